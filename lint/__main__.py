@@ -1,0 +1,3 @@
+from batchlint.cli import main
+
+main()

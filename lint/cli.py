@@ -1,0 +1,105 @@
+"""The command line: `batchlint [check] PATHS`, `batchlint rule CODE`.
+
+Exit codes: 0 clean, 1 findings, 2 usage, config or I/O error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import click
+
+from . import __version__
+
+
+class _DefaultToCheck(click.Group):
+    """`batchlint configs/` means `batchlint check configs/`, as with ruff."""
+
+    def parse_args(self, ctx, args):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check"] + list(args)
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="batchlint", message="%(prog)s %(version)s")
+def main():
+    """Static checks for the batch arithmetic of distributed-training configs.
+
+    Run `batchlint PATHS` (same as `batchlint check PATHS`) to lint files and
+    folders, `batchlint rule CODE` to read what a rule checks.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("-w", "--world-size", type=click.IntRange(min=1), help="GPUs of the job (W), for checks that need it.")
+@click.option("--global-batch", type=click.IntRange(min=1), help="The global batch (sequences per optimizer step) you mean to train with.")
+@click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True)
+@click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated; replaces the config's).")
+@click.option("--ignore", multiple=True, help="Skip these codes or prefixes (comma-separated; adds to the config's).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use instead of the nearest pyproject.toml/batchlint.toml.")
+@click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+def check(paths, world_size, global_batch, fmt, select, ignore, config_path, force_exclude, exit_zero):
+    """Lint the training configs under PATHS (default: the current folder)."""
+    from .config import ConfigError, load_settings, parse_codes
+    from .discover import MissingPath, discover
+    from .engine import Options, lint_file
+    from .report import Summary, render
+    from batchlint.rules import RULES
+
+    try:
+        settings = load_settings(config_path)
+        cli_select = parse_codes(select, "--select")
+        cli_ignore = parse_codes(ignore, "--ignore")
+    except ConfigError as exc:
+        _fail(str(exc))
+    settings = dataclasses.replace(
+        settings, select=cli_select or settings.select, ignore=settings.ignore + cli_ignore
+    )
+    options = Options(world_size=world_size, global_batch=global_batch)
+    try:
+        files = list(discover(list(paths) or ["."], settings, force_exclude))
+    except MissingPath as exc:
+        _fail(f"no such file or directory: {exc}")
+    results = [lint_file(path, settings, options, RULES) for path in files]
+
+    errors = [r.error for r in results if r.error]
+    for error in errors:
+        click.echo(f"batchlint: error: {error}", err=True)
+    diagnostics = [d for r in results for d in r.diagnostics]
+    summary = Summary(files=len(files), configs=sum(1 for r in results if r.framework), unreadable=len(errors))
+    if not files and fmt == "text":
+        click.echo("batchlint: warning: no Python, YAML, TOML or JSON files found", err=True)
+    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    click.echo(render(fmt, diagnostics, summary, color=color), nl=False)
+    if errors:
+        sys.exit(2)
+    sys.exit(0 if exit_zero or not diagnostics else 1)
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+def rule(code, show_all):
+    """Explain what rule CODE checks, why, and how to fix it."""
+    from batchlint.rules import all_rules, find
+
+    if show_all or not code:
+        for r in all_rules():
+            click.echo(f"{r.code}  {r.name:<32} {r.severity:<8} {r.summary}")
+        return
+    found = find(code)
+    if found is None:
+        _fail(f"unknown rule {code!r}; `batchlint rule --all` lists them")
+    scope = ", ".join(found.frameworks) if found.frameworks else "every framework"
+    click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {scope}.\n")
+    click.echo(found.documentation)
+
+
+def _fail(message: str):
+    click.echo(f"batchlint: error: {message}", err=True)
+    sys.exit(2)

@@ -1,0 +1,155 @@
+"""Project configuration: `[tool.batchlint]` in pyproject.toml, or batchlint.toml.
+
+The nearest file upward from the working directory wins. A file that is
+present but broken is a usage error (exit 2), never silently ignored.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .directives import CODES
+
+
+class ConfigError(Exception):
+    """A broken project config or option; the CLI prints it and exits 2."""
+
+
+@dataclass
+class Settings:
+    select: tuple = ()  # empty: every rule
+    ignore: tuple = ()
+    exclude: tuple = ()
+    per_file_ignores: dict = field(default_factory=dict)  # glob -> codes
+    world_size: Optional[int] = None
+    global_batch: Optional[int] = None
+    root: str = "."  # where exclude and per-file-ignores patterns are anchored
+    source: str = ""  # the config file, for messages
+
+    def enabled(self, code: str, relpath: str) -> bool:
+        if self.select and not any(code.startswith(s) or s == "ALL" for s in self.select):
+            return False
+        if any(code.startswith(s) or s == "ALL" for s in self.ignore):
+            return False
+        for pattern, codes in self.per_file_ignores.items():
+            if _path_matches(relpath, pattern) and any(code.startswith(c) or c == "ALL" for c in codes):
+                return False
+        return True
+
+    def excluded(self, relpath: str) -> bool:
+        return any(_path_matches(relpath, pattern) for pattern in self.exclude)
+
+    def relative(self, path: str) -> str:
+        """A path relative to the config's folder, with forward slashes."""
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
+        return rel.replace(os.sep, "/")
+
+
+def _path_matches(relpath: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(relpath, pattern) or fnmatch.fnmatch(relpath, pattern + "/*"):
+        return True
+    # A pattern without a slash also matches any single path component.
+    return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in relpath.split("/"))
+
+
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch"}
+
+
+def find_config(start: str) -> Optional[tuple]:
+    """(path, table) of the nearest batchlint.toml or pyproject.toml with [tool.batchlint]."""
+    folder = os.path.abspath(start)
+    while True:
+        for name in ("batchlint.toml", "pyproject.toml"):
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate):
+                table = _load(candidate)
+                if name == "batchlint.toml":
+                    return candidate, table.get("tool", {}).get("batchlint", table)
+                if "batchlint" in table.get("tool", {}):
+                    return candidate, table["tool"]["batchlint"]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _load(path: str) -> dict:
+    from .sources.toml import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def load_settings(config_path: Optional[str] = None, start: str = ".") -> Settings:
+    if config_path:
+        if not os.path.isfile(config_path):
+            raise ConfigError(f"config file not found: {config_path}")
+        table = _load(config_path)
+        if os.path.basename(config_path) == "pyproject.toml" or "tool" in table:
+            table = table.get("tool", {}).get("batchlint", {})
+        found = (config_path, table)
+    else:
+        found = find_config(start)
+    if found is None:
+        return Settings(root=os.path.abspath(start))
+    path, table = found
+    return _settings_from(table, path)
+
+
+def _settings_from(table: dict, path: str) -> Settings:
+    where = os.path.relpath(path)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.batchlint] must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} in [tool.batchlint] (known: {', '.join(sorted(_KEYS))})")
+    settings = Settings(root=os.path.dirname(os.path.abspath(path)), source=where)
+    settings.select = _codes(table, "select", where)
+    settings.ignore = _codes(table, "ignore", where)
+    settings.exclude = tuple(_strings(table, "exclude", where))
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+    settings.per_file_ignores = {glob: _codes(pfi, glob, where) for glob in pfi}
+    for key in ("world-size", "global-batch"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
+            setattr(settings, key.replace("-", "_"), value)
+    return settings
+
+
+def _strings(table: dict, key: str, where: str) -> list:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings")
+    return value
+
+
+def _codes(table: dict, key: str, where: str) -> tuple:
+    return parse_codes(_strings(table, key, where), f"{where}: {key}")
+
+
+def parse_codes(values, context: str) -> tuple:
+    codes = []
+    for value in values:
+        for code in value.split(","):
+            code = code.strip().upper()
+            if not code:
+                continue
+            if not CODES.match(code):
+                raise ConfigError(f"{context}: {code!r} is not a rule code or prefix (like BL101 or BL1)")
+            codes.append(code)
+    return tuple(codes)

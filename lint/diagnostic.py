@@ -1,0 +1,31 @@
+"""Diagnostic: one finding, located and complete, as reporters print it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .document import Span
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    severity: str
+    message: str
+    path: str
+    span: Span
+    framework: Optional[str] = None
+    fix: Optional[str] = None
+    related: tuple = field(default=())  # Related, with path filled in
+
+    @property
+    def text(self) -> str:
+        """Message and fix as one line."""
+        return f"{self.message}; fix: {self.fix}" if self.fix else self.message
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.line, self.span.column, self.code)

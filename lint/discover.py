@@ -1,0 +1,52 @@
+"""Which files to lint: the paths given, directories walked, excludes applied."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from .config import Settings
+from .sources import format_of
+
+# Folders no one wants linted; pruned before descending.
+SKIPPED_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist",
+}
+
+
+class MissingPath(Exception):
+    pass
+
+
+def discover(paths: list, settings: Settings, force_exclude: bool = False) -> Iterator[str]:
+    """Yield config-format files under `paths`, sorted within each directory.
+    Files named explicitly are yielded even when excluded, unless force_exclude
+    (pre-commit passes every file explicitly)."""
+    seen = set()
+    for path in paths:
+        if not os.path.exists(path):
+            raise MissingPath(path)
+        if os.path.isdir(path):
+            candidates = _walk(path, settings)
+        else:
+            candidates = [path] if format_of(path) else []
+            if force_exclude:
+                candidates = [p for p in candidates if not settings.excluded(settings.relative(p))]
+        for candidate in candidates:
+            key = os.path.realpath(candidate)
+            if key not in seen:
+                seen.add(key)
+                yield candidate
+
+
+def _walk(top: str, settings: Settings) -> Iterator[str]:
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(
+            d for d in dirs
+            if d not in SKIPPED_DIRS and not settings.excluded(settings.relative(os.path.join(folder, d)))
+        )
+        for name in sorted(files):
+            full = os.path.join(folder, name)
+            if format_of(name) and not settings.excluded(settings.relative(full)):
+                yield full

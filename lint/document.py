@@ -1,0 +1,126 @@
+"""The format-neutral tree every source reader produces.
+
+Every value knows where it was written (its Span), so a rule can point at the
+exact characters at fault whatever the file format. A value the reader could
+not know is `Unknown`, never a guess. Python configs also record which
+top-level names a value was computed from (`deps`), because some rules judge
+how a value was derived, not only what it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional, Union
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based line and column; the end column is exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, line: int, column: int = 1) -> "Span":
+        return cls(line, column, line, column + 1)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A name a Python config imported or defined, resolved to its qualified name."""
+
+    qualname: str
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    def __str__(self) -> str:
+        return self.qualname
+
+
+class Node:
+    span: Span
+    deps: frozenset = frozenset()
+    # The top-level assignment that produced this value (Python configs), so a
+    # rule can name the variable rather than only the characters.
+    origin: Optional[str] = None
+
+
+@dataclass(eq=False)
+class Scalar(Node):
+    value: Any  # int, float, bool, str, None or Symbol
+    span: Span
+    deps: frozenset = frozenset()
+    origin: Optional[str] = None
+    # Text exactly as written (YAML/TOML); lets rules tell `"4"` from `4`.
+    quoted: bool = False
+
+
+@dataclass(eq=False)
+class Mapping(Node):
+    items: dict = field(default_factory=dict)  # str -> Node
+    key_spans: dict = field(default_factory=dict)  # str -> Span
+    span: Span = Span(1, 1, 1, 1)
+    deps: frozenset = frozenset()
+    origin: Optional[str] = None
+    duplicates: list = field(default_factory=list)  # [(key, Span)] for keys given twice
+
+    def get(self, *path: str) -> Optional[Node]:
+        node: Optional[Node] = self
+        for key in path:
+            if not isinstance(node, Mapping):
+                return None
+            node = node.items.get(key)
+        return node
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items)
+
+
+@dataclass(eq=False)
+class Sequence(Node):
+    items: list = field(default_factory=list)
+    span: Span = Span(1, 1, 1, 1)
+    deps: frozenset = frozenset()
+    origin: Optional[str] = None
+
+
+@dataclass(eq=False)
+class Unknown(Node):
+    """A value that cannot be known without running something."""
+
+    span: Span
+    why: str = ""
+    deps: frozenset = frozenset()
+    origin: Optional[str] = None
+
+
+Value = Union[Scalar, Mapping, Sequence, Unknown]
+
+
+@dataclass
+class Document:
+    path: str  # as the user should see it
+    format: str  # "python", "yaml", "toml", "json"
+    root: Mapping
+    text: str
+    # Python only: top-level name -> Node as it stands after the module body.
+    namespace: dict = field(default_factory=dict)
+    # Python only: names assigned at top level that no later statement reads.
+    unused: set = field(default_factory=set)
+
+    def get(self, *path: str) -> Optional[Node]:
+        return self.root.get(*path)
+
+
+class ParseError(Exception):
+    """A file that is not valid in its format; becomes a BL001 diagnostic."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = max(1, line)
+        self.column = max(1, column)

@@ -1,0 +1,53 @@
+"""DeepSpeed JSON configs.
+
+train_batch_size (tb) = train_micro_batch_size_per_gpu (mb) x
+gradient_accumulation_steps (ga) x W, W being the data-parallel world size.
+When one of them is omitted DeepSpeed derives it by floor division and then
+asserts the identity (deepspeed/runtime/config.py `_set_batch_related_parameters`,
+`_batch_assertion`). "auto" values are filled in by the Hugging Face
+integration, so no batch arithmetic is checked while any is "auto".
+"""
+
+from __future__ import annotations
+
+from ..document import Document, Scalar
+from ..plan import Fact, TrainingPlan
+from .facts import Outside, number
+
+NAME = "deepspeed"
+FORMATS = ("json",)
+MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimization")
+
+TB, MB, GA = "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"
+_OWN_KEYS = {TB, MB, "zero_optimization", "steps_per_print", "gradient_clipping", "zero_allow_untested_optimizer"}
+
+
+def plan(doc: Document, outside: Outside):
+    root = doc.root
+    if not (_OWN_KEYS & set(root.items)) or "per_device_train_batch_size" in root.items:
+        return None
+    plan = TrainingPlan(
+        framework=NAME,
+        document=doc,
+        world_size=outside.world_size,
+        target_global_batch=outside.target_global_batch,
+    )
+    nodes = {key: root.get(key) for key in (TB, MB, GA)}
+    if any(isinstance(n, Scalar) and n.value == "auto" for n in nodes.values()):
+        return plan  # the Hugging Face integration fills these in
+    tb, mb, ga = (number(nodes[k], k) for k in (TB, MB, GA))
+    if world := outside.world_size:
+        plan.data_parallel = Fact(world.value, "W", world.span, world.source)
+    plan.micro_batch, plan.grad_accum, plan.declared_global_batch = mb, ga, tb
+    if tb is not None and (mb is None or ga is None):
+        # DeepSpeed derives the missing factor from train_batch_size.
+        if ga is None:
+            plan.derived_from_global = "grad_accum"
+            if mb is None:  # tb alone: ga = 1, mb = tb // W
+                plan.grad_accum = Fact(1, GA, None, "default")
+                plan.derived_from_global = "micro_batch"
+        else:
+            plan.derived_from_global = "micro_batch"
+    elif tb is None and mb is not None and ga is None:
+        plan.grad_accum = Fact(1, GA, None, "default")
+    return plan

@@ -1,0 +1,71 @@
+"""Helpers adapters share to turn Document nodes into plan facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..document import Mapping, Node, Scalar, Sequence
+from ..plan import Fact
+
+
+@dataclass(frozen=True)
+class Outside:
+    """Facts about a file that come from outside it: the launch or the user."""
+
+    world_size: Optional[Fact] = None
+    target_global_batch: Optional[Fact] = None
+
+
+def number(node: Optional[Node], key: str, default=None, source: str = "default") -> Optional[Fact]:
+    """An integer fact from a node; a missing node gives the default; a node
+    whose value is not a plain integer (a string, "auto", Unknown) gives a fact
+    whose value is not known, so arithmetic skips it."""
+    if node is None:
+        return None if default is None else Fact(default, key, None, source)
+    value = node.value if isinstance(node, Scalar) else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return Fact(value, _label(node, key), node.span, "file", node)
+
+
+def flag(node: Optional[Node], key: str) -> Optional[Fact]:
+    """A boolean fact; only a written true/false counts (None when unknown)."""
+    if isinstance(node, Scalar) and isinstance(node.value, bool):
+        return Fact(node.value, _label(node, key), node.span, "file", node)
+    return None
+
+
+def _label(node: Node, key: str) -> str:
+    # A Python value defined once and referenced from a dict is best named by
+    # its variable: users edit `batch_size = 1`, not `train_dataloader.batch_size`.
+    return node.origin or key
+
+
+def find_key(node: Optional[Node], key: str, limit: int = 2000) -> Optional[Node]:
+    """The first value stored under `key` anywhere below `node` (breadth first)."""
+    queue = [node]
+    seen = 0
+    while queue and seen < limit:
+        current = queue.pop(0)
+        seen += 1
+        if isinstance(current, Mapping):
+            if key in current.items:
+                return current.items[key]
+            queue.extend(current.items.values())
+        elif isinstance(current, Sequence):
+            queue.extend(current.items)
+    return None
+
+
+def divide(world: Optional[Fact], divisors: list, key: str = "dp") -> Optional[Fact]:
+    """dp = W / product(divisors), when W is known and the division is exact."""
+    if world is None or not world.known or not all(d.known for d in divisors):
+        return None
+    product = 1
+    for d in divisors:
+        product *= d.value
+    if product <= 0 or world.value % product:
+        return None
+    shown = " / ".join([f"W ({world.value})"] + [d.describe() for d in divisors if d.value != 1])
+    return Fact(world.value // product, key, None, f"derived: {shown}")

@@ -1,0 +1,85 @@
+"""TrainingPlan: the batch facts of one config, whatever framework wrote it.
+
+Adapters fill a plan; rules read it. Every fact carries its value, the key
+the user knows it by, and where it came from, so a finding can quote both the
+numbers and their lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .document import Document, Node, Span
+
+
+@dataclass(frozen=True)
+class Fact:
+    value: Any
+    key: str  # the name the user knows it by: "accumulative_counts", "[training] local_batch_size"
+    span: Optional[Span] = None  # None: not written in this file
+    source: str = "file"  # file | default | derived | --world-size | project config | directive
+    node: Optional[Node] = None  # Python configs: how the value was derived
+
+    @property
+    def known(self) -> bool:
+        return isinstance(self.value, int) and not isinstance(self.value, bool)
+
+    def describe(self) -> str:
+        """`key (value)` plus where a value not written in the file came from."""
+        text = f"{self.key} ({self.value})"
+        if self.source == "file":
+            return text
+        if self.source == "default":
+            return f"{self.key} (default {self.value})"
+        return f"{self.key} ({self.value}, {self.source})"
+
+
+@dataclass
+class TrainingPlan:
+    framework: str
+    document: Document
+    micro_batch: Optional[Fact] = None
+    grad_accum: Optional[Fact] = None
+    world_size: Optional[Fact] = None
+    # Parallel degrees by short name: sp, cp, tp, pp, ep, dp_replicate, dp_shard.
+    parallel: dict = field(default_factory=dict)
+    # dp as the framework computes it; the adapter knows the formula.
+    data_parallel: Optional[Fact] = None
+    # What dp is a multiple of whatever W is (TorchTitan's replicate degree
+    # when the shard degree is -1), for verdicts that hold for every W.
+    data_parallel_factor: Optional[Fact] = None
+    # A global batch written in the file (TorchTitan global_batch_size,
+    # DeepSpeed train_batch_size).
+    declared_global_batch: Optional[Fact] = None
+    # The factor the framework derives from the declared global batch by
+    # floor division ("grad_accum" or "micro_batch"), or None when the
+    # framework instead asserts declared == micro x GA x dp.
+    derived_from_global: Optional[str] = None
+    # The global batch the user says they mean (option, project config, directive).
+    target_global_batch: Optional[Fact] = None
+    seq_len: Optional[Fact] = None
+    packing: Optional[Fact] = None
+    length_grouping: Optional[Fact] = None
+    sampler: Optional[Fact] = None
+
+    def factor(self, name: str) -> Optional[Fact]:
+        return getattr(self, name)
+
+    def produced_global_batch(self) -> Optional[tuple]:
+        """(value, formula) of micro x GA x dp when every factor is known."""
+        facts = (self.micro_batch, self.grad_accum, self.data_parallel)
+        if not all(f is not None and f.known for f in facts):
+            return None
+        micro, ga, dp = facts
+        value = micro.value * ga.value * dp.value
+        formula = f"{micro.describe()} x {ga.describe()} x dp ({dp.value})"
+        return value, formula
+
+    def effective_global_batch(self) -> Optional[tuple]:
+        """The global batch the job trains with: the declared one where the
+        framework derives a factor from it, else micro x GA x dp."""
+        declared = self.declared_global_batch
+        if declared is not None and declared.known and self.derived_from_global:
+            return declared.value, declared.describe()
+        return self.produced_global_batch()

@@ -1,0 +1,101 @@
+"""The rule registry: one module per rule, listed here once.
+
+Engine codes (BL001 parse-error, BL002 invalid-directive) live in the engine;
+`ENGINE_RULES` documents them alongside.
+"""
+
+from batchlint.rule import Rule
+
+from . import (
+    global_batch_indivisible,
+    global_batch_mismatch,
+    non_positive_batch,
+    packing_with_length_grouping,
+    sp_unscaled_accumulation,
+    sp_unsafe_sampler,
+)
+
+RULES = tuple(
+    sorted(
+        (
+            sp_unscaled_accumulation.RULE,
+            sp_unsafe_sampler.RULE,
+            global_batch_mismatch.RULE,
+            global_batch_indivisible.RULE,
+            non_positive_batch.RULE,
+            packing_with_length_grouping.RULE,
+        ),
+        key=lambda rule: rule.code,
+    )
+)
+
+
+def _no_check(plan):
+    return ()
+
+
+ENGINE_RULES = (
+    Rule(
+        code="BL001",
+        name="parse-error",
+        severity="error",
+        summary="a config file that cannot be parsed",
+        check=_no_check,
+        doc="""
+        ## What it does
+        Reports a training config (a file one of batchlint's adapters would
+        read) that is not valid Python, YAML, TOML, JSON or UTF-8, at the line
+        of the error.
+
+        ## Why is this bad?
+        The framework will fail to load it too; and nothing else in it can be
+        checked until it parses.
+
+        ## Example
+        ```yaml
+        per_device_train_batch_size: [2
+        ```
+
+        ## Use instead
+        ```yaml
+        per_device_train_batch_size: 2
+        ```
+        """,
+    ),
+    Rule(
+        code="BL002",
+        name="invalid-directive",
+        severity="warning",
+        summary="a `# batchlint:` comment that batchlint cannot understand",
+        check=_no_check,
+        doc="""
+        ## What it does
+        Reports a `# batchlint:` comment with an unknown directive or a bad
+        value, which batchlint therefore ignores.
+
+        ## Why is this bad?
+        A mistyped `# batchlint: world_size=8` or `disable=BL10l` silently
+        does nothing: checks you meant to configure or suppress behave as if
+        the comment were not there.
+
+        ## Example
+        ```python
+        # batchlint: world_size=8
+        ```
+
+        ## Use instead
+        ```python
+        # batchlint: world-size=8
+        ```
+        """,
+    ),
+)
+
+
+def all_rules() -> tuple:
+    return ENGINE_RULES + RULES
+
+
+def find(code: str):
+    code = code.upper()
+    return next((rule for rule in all_rules() if rule.code == code or rule.name == code.lower()), None)

@@ -1,0 +1,52 @@
+"""
+## What it does
+Flags a micro batch, gradient accumulation or declared global batch written
+as zero or a negative number (TorchTitan's `global_batch_size = -1`, which
+means "local x dp", is not flagged).
+
+## Why is this bad?
+DeepSpeed asserts each of its three batch keys is greater than zero; the
+other frameworks fail later, inside the data loader or the optimizer step.
+Either way the job dies after it has its GPUs.
+
+## Example
+```json
+{"train_micro_batch_size_per_gpu": 0, "gradient_accumulation_steps": 4}
+```
+
+## Use instead
+```json
+{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4}
+```
+
+## Source
+deepspeed/runtime/config.py `_batch_assertion` ("... has to be greater than 0").
+"""
+
+from batchlint.rule import Example, Finding, Rule
+
+
+def check(plan):
+    for fact in (plan.micro_batch, plan.grad_accum, plan.declared_global_batch):
+        if fact is not None and fact.known and fact.value <= 0 and fact.span is not None:
+            yield Finding(
+                span=fact.span,
+                message=f"{fact.key} is {fact.value}; a batch size must be a positive whole number",
+                fix=f"set {fact.key} to 1 or more",
+            )
+
+
+RULE = Rule(
+    code="BL104",
+    name="non-positive-batch",
+    severity="error",
+    summary="a batch size or accumulation of zero or less",
+    check=check,
+    doc=__doc__,
+    examples=(
+        Example("ds_zero.json", '{\n  "train_micro_batch_size_per_gpu": 0,\n  "gradient_accumulation_steps": 4\n}\n', flagged=(2,)),
+        Example("ds_one.json", '{\n  "train_micro_batch_size_per_gpu": 1,\n  "gradient_accumulation_steps": 4\n}\n'),
+        Example("hf_negative.yaml", "per_device_train_batch_size: 4\ngradient_accumulation_steps: -2\n", flagged=(2,)),
+        Example("titan_default_global.toml", "[training]\nlocal_batch_size = 8\nglobal_batch_size = -1\n"),
+    ),
+)

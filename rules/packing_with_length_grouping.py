@@ -1,0 +1,88 @@
+"""
+## What it does
+Flags packing and length-grouped sampling enabled together: XTuner
+`pack_to_max_length=True` with a `LengthGroupedSampler`; `packing`,
+`neat_packing` or axolotl's `sample_packing` together with `group_by_length`
+(or `train_sampling_strategy: group_by_length`).
+
+## Why is this bad?
+Packing concatenates samples into sequences of one fixed length, so there are
+no lengths left to group by: the grouping costs start-up time and does
+nothing. ms-swift can crash on it (its length sampler reads a `lengths`
+column a packed dataset lacks). No framework checks the combination.
+
+## Example
+```yaml
+packing: true
+group_by_length: true
+```
+
+## Use instead
+```yaml
+packing: true
+group_by_length: false
+```
+
+## Source
+xtuner docs `length_grouped_sampler.rst`; axolotl `core/trainers/base.py`
+(grouping silently ignored with sample packing); ms-swift `trainers/mixin.py`.
+"""
+
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    packing, grouping = plan.packing, plan.length_grouping
+    if packing is None or grouping is None or packing.value is not True or grouping.value is not True:
+        return
+    where = f" (line {packing.span.line})" if packing.span else ""
+    message = (
+        f"{grouping.key} groups samples by length, but {packing.key}{where} packs them into "
+        f"full-length sequences: there is nothing left to group"
+    )
+    if plan.framework == "xtuner":
+        fix = f"use the default sampler, or set {packing.key} = False if you want length grouping"
+    else:
+        fix = f"remove {grouping.key}, or turn {packing.key} off if you want length grouping"
+    related = (Related(f"{packing.key} enabled here", packing.span),) if packing.span else ()
+    yield Finding(span=grouping.span, message=message, fix=fix, related=related)
+
+
+_XTUNER = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+pack_to_max_length = {pack}
+batch_size = 1
+accumulative_counts = 16
+train_dataset = dict(type=process_hf_dataset, max_length=2048, pack_to_max_length=pack_to_max_length)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(
+        type={sampler},
+        length_property="length",
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+"""
+
+RULE = Rule(
+    code="BL301",
+    name="packing-with-length-grouping",
+    severity="warning",
+    summary="packing and length-grouped sampling enabled together",
+    check=check,
+    doc=__doc__,
+    examples=(
+        Example("xtuner_packed_grouped.py", _XTUNER.format(pack=True, sampler="LengthGroupedSampler"), flagged=(13,)),
+        Example("xtuner_grouped.py", _XTUNER.format(pack=False, sampler="LengthGroupedSampler")),
+        Example("xtuner_packed.py", _XTUNER.format(pack=True, sampler="DefaultSampler")),
+        Example("trl_packed_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,)),
+        Example("trl_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: false\nper_device_train_batch_size: 2\ngroup_by_length: true\n"),
+        Example("lf_neat_strategy.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n", flagged=(3,)),
+        Example("axolotl_packed_grouped.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\ngroup_by_length: true\nmicro_batch_size: 2\n", flagged=(3,)),
+        Example("axolotl_packed.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\ngroup_by_length: false\nmicro_batch_size: 2\n"),
+    ),
+)

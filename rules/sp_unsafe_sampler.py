@@ -1,0 +1,84 @@
+"""
+## What it does
+Flags an XTuner config with `sequence_parallel_size` > 1 whose train sampler
+splits the data by global rank (`DefaultSampler`, `LengthGroupedSampler`)
+instead of by data-parallel rank (`SequenceParallelSampler`,
+`InternRepoSampler`). It also names a `sampler` variable that the config
+computes but never uses - the upstream slip behind most of these.
+
+## Why is this bad?
+The sp ranks of one sequence-parallel group must read the same sample, each
+taking a slice of it. A sampler that hands every rank a different sample
+makes the group attend across unrelated sequences: the job hangs or trains
+on garbage (InternLM/xtuner#818).
+
+## Example
+```python
+sequence_parallel_size = 4
+train_dataloader = dict(sampler=dict(type=DefaultSampler, shuffle=True))
+```
+
+## Use instead
+```python
+sequence_parallel_size = 4
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(sampler=dict(type=sampler, shuffle=True))
+```
+
+## Source
+xtuner/parallel/sequence/sampler.py (ranks from get_data_parallel_rank);
+mmengine DefaultSampler and xtuner/dataset/samplers/length_grouped.py (get_dist_info: global ranks).
+"""
+
+from batchlint.rule import Example, Finding, Rule
+
+GLOBAL_RANK_SAMPLERS = {"DefaultSampler", "LengthGroupedSampler"}
+
+
+def check(plan):
+    sp, sampler = plan.parallel.get("sp"), plan.sampler
+    if sp is None or not sp.known or sp.value <= 1 or sampler is None:
+        return
+    name = sampler.value.name
+    if name not in GLOBAL_RANK_SAMPLERS:
+        return
+    message = (
+        f"{name} splits the data over all W ranks, but with {sp.key} ({sp.value}) the {sp.value} ranks of a "
+        f"sequence-parallel group must read the same sample: the job hangs or trains on mixed sequences"
+    )
+    unused = plan.document.namespace.get("sampler")
+    if "sampler" in plan.document.unused and unused is not None:
+        message += f"; the `sampler` variable (line {plan.document.root.key_spans['sampler'].line}) is computed but not used"
+        fix = "use `type=sampler`"
+    else:
+        fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"
+    yield Finding(span=sampler.span, message=message, fix=fix)
+
+
+_CONFIG = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = {sp}
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type={sampler}, shuffle=True))
+"""
+
+RULE = Rule(
+    code="BL201",
+    name="sp-unsafe-sampler",
+    severity="error",
+    summary="a sampler that splits by global rank under sequence parallelism",
+    check=check,
+    frameworks=("xtuner",),
+    doc=__doc__,
+    examples=(
+        Example("sp_default_sampler.py", _CONFIG.format(sp=4, sampler="DefaultSampler"), flagged=(9,)),
+        Example("sp_sampler_variable.py", _CONFIG.format(sp=4, sampler="sampler")),
+        Example("sp1_default_sampler.py", _CONFIG.format(sp=1, sampler="DefaultSampler")),
+        Example("sp_sp_sampler.py", _CONFIG.format(sp=2, sampler="SequenceParallelSampler")),
+    ),
+)

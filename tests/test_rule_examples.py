@@ -1,0 +1,29 @@
+"""Every rule's own examples: flagged ones report exactly the lines they name,
+clean twins report nothing for that rule."""
+
+import pytest
+
+from batchlint.rules import RULES
+
+from conftest import lint_text
+
+CASES = [(rule, example) for rule in RULES for example in rule.examples]
+
+
+@pytest.mark.parametrize("rule,example", CASES, ids=[f"{r.code}-{e.filename}" for r, e in CASES])
+def test_example(tmp_path, rule, example):
+    result = lint_text(tmp_path, example.filename, example.text, example.world_size, example.global_batch)
+    assert result.framework is not None, "the example is not recognised as a training config"
+    lines = sorted(d.span.line for d in result.diagnostics if d.code == rule.code)
+    assert lines == sorted(example.flagged), [d.text for d in result.diagnostics]
+    for d in result.diagnostics:
+        if d.code == rule.code:
+            assert d.severity in ("error", "warning", "info")
+            assert any(ch.isdigit() for ch in d.message), "a finding states the numbers behind it"
+            assert d.fix, "a finding says what to change"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_every_rule_has_flagged_and_clean_examples(rule):
+    assert any(e.flagged for e in rule.examples), "no example the rule must flag"
+    assert any(not e.flagged for e in rule.examples), "no nearly-identical example it must not flag"
