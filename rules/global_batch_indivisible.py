@@ -59,7 +59,7 @@ def check(plan):
     upper = lower + divisor
     message = (
         f"{declared.key} ({declared.value}) is not divisible by {parts} = {divisor}{every_w}: "
-        f"{plan.framework} derives {derived_name} from it and refuses to start"
+        f"{derived_name} is derived from it by floor division and the job refuses to start"
     )
     suggestions = " or ".join(str(v) for v in (lower, upper) if v > 0)
     fix = f"set {declared.key} to a multiple of {divisor} ({suggestions})"

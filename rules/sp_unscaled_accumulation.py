@@ -48,7 +48,10 @@ def check(plan):
             f"if the factor is already in it, the literal will not follow the next change of {sp.key}; "
             f"if it is not, {batch}"
         )
-        fix = f"write `{ga.key} = {ga.value // sp.value} * {sp.key}` so the factor is explicit"
+        fix = (
+            f"write `{ga.key} = {ga.value // sp.value} * {sp.key}` if the factor is in it, "
+            f"else add `{ga.key} *= {sp.key}` after it"
+        )
     else:
         message = f"{ga.key} ({ga.value}) is not scaled by {sp.key} ({sp.value}): {batch}"
         fix = f"add `{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"set {ga.key} = {ga.value} * {sp.key}"

@@ -1,0 +1,39 @@
+# XTuner v0.1 QLoRA fine-tune with sequence parallelism 4, in the shape of the
+# upstream configs. FLAWED: sp was raised from 1 to 4 and accumulation was not
+# scaled, so the global batch is 4x smaller than intended (BL101).
+# batchlint: world-size=32
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from torch.optim import AdamW
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+max_length = 32768
+pack_to_max_length = True
+
+# parallel
+sequence_parallel_size = 4
+
+batch_size = 1  # per_device
+accumulative_counts = 16
+lr = 2e-4
+
+train_dataset = dict(
+    type=process_hf_dataset,
+    max_length=max_length,
+    pack_to_max_length=pack_to_max_length,
+)
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=sampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn),
+)
+optim_wrapper = dict(
+    type=AmpOptimWrapper,
+    optimizer=dict(type=AdamW, lr=lr),
+    accumulative_counts=accumulative_counts,
+    dtype="bfloat16",
+)
