@@ -10,12 +10,12 @@ how a value was derived, not only what it is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Iterator, NamedTuple, Optional, Union
 
 
-@dataclass(frozen=True)
-class Span:
-    """1-based line and column; the end column is exclusive."""
+class Span(NamedTuple):
+    """1-based line and column; the end column is exclusive. A NamedTuple:
+    readers create one per value, so it must be cheap."""
 
     line: int
     column: int

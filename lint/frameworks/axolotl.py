@@ -8,7 +8,7 @@ is on, whose effect on dp is not modelled here (dp stays unknown).
 
 from __future__ import annotations
 
-from ..document import Document
+from ..document import Document, Scalar
 from ..plan import Fact, TrainingPlan
 from .facts import Outside, flag, number
 
@@ -19,8 +19,9 @@ MARKERS = (b"base_model",)
 
 def plan(doc: Document, outside: Outside):
     root = doc.root
-    if "base_model" not in root.items:
-        return None
+    base_model = root.get("base_model")
+    if not (isinstance(base_model, Scalar) and isinstance(base_model.value, str)):
+        return None  # axolotl names a model; NeMo's muTransfer configs nest one
     micro = number(root.get("micro_batch_size"), "micro_batch_size")
     grad_accum = number(root.get("gradient_accumulation_steps"), "gradient_accumulation_steps")
     per_device = number(root.get("batch_size"), "batch_size")

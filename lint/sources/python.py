@@ -74,6 +74,9 @@ def read_python(path: str, text: str) -> Document:
 class _Evaluator:
     def __init__(self, text: str):
         self.lines = text.splitlines()
+        # Lines where UTF-8 bytes and characters differ; elsewhere ast's byte
+        # columns are already character columns.
+        self.wide_lines = set() if text.isascii() else {i + 1 for i, t in enumerate(self.lines) if not t.isascii()}
         self.names: dict[str, Node] = {}
         self.assigned_at: dict[str, Span] = {}  # top-level name -> span of its target
         self.reads: set[str] = set()
@@ -81,18 +84,17 @@ class _Evaluator:
     # -- positions -------------------------------------------------------
     def _column(self, line: int, byte_offset: int) -> int:
         """ast columns count UTF-8 bytes; users count characters."""
-        if 0 < line <= len(self.lines):
-            text = self.lines[line - 1]
-            if not text.isascii():
-                return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
-        return byte_offset + 1
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
 
     def span(self, node: ast.AST) -> Span:
-        line = getattr(node, "lineno", 1)
-        end_line = getattr(node, "end_lineno", None) or line
-        column = self._column(line, getattr(node, "col_offset", 0))
-        end_offset = getattr(node, "end_col_offset", None)
-        end_column = self._column(end_line, end_offset) if end_offset is not None else column + 1
+        line, end_line = node.lineno, node.end_lineno or node.lineno
+        column, end_column = node.col_offset + 1, (node.end_col_offset or 0) + 1
+        wide = self.wide_lines
+        if wide and line in wide:
+            column = self._column(line, column - 1)
+        if wide and end_line in wide:
+            end_column = self._column(end_line, end_column - 1)
         return Span(line, column, end_line, end_column)
 
     # -- statements ------------------------------------------------------
@@ -234,10 +236,10 @@ class _Evaluator:
 
     # -- expressions -----------------------------------------------------
     def expr(self, node: ast.expr) -> Node:
-        method = getattr(self, "expr_" + type(node).__name__, None)
+        method = _EXPRESSIONS.get(type(node))
         if method is None:
             return Unknown(self.span(node), f"{type(node).__name__} is not evaluated", self.deps_of(node))
-        return method(node)
+        return method(self, node)
 
     def deps_of(self, node: ast.AST) -> frozenset:
         """Names an unevaluated expression reads, so derivations stay visible."""
@@ -447,9 +449,15 @@ class _Evaluator:
         return mapping
 
     def _keyword_span(self, keyword: ast.keyword) -> Span:
-        if hasattr(keyword, "lineno"):
-            return self.span(keyword)
-        return self.span(keyword.value)
+        return self.span(keyword)  # keywords carry positions since Python 3.9
+
+
+# ast node type -> evaluator method, built once instead of a getattr per node.
+_EXPRESSIONS = {
+    getattr(ast, name[5:]): method
+    for name, method in vars(_Evaluator).items()
+    if name.startswith("expr_") and hasattr(ast, name[5:])
+}
 
 
 class _Missing:
@@ -479,14 +487,13 @@ def _truth(node: Node) -> Optional[bool]:
     return None
 
 
-def _copy(node: Node, **changes) -> Node:
+def _copy(node: Node, span=None, deps=None, origin=None) -> Node:
+    span = span or node.span
+    deps = node.deps if deps is None else deps
+    origin = origin or node.origin
     if isinstance(node, Scalar):
-        fields = dict(value=node.value, span=node.span, deps=node.deps, origin=node.origin, quoted=node.quoted)
-        fields.update(changes)
-        return Scalar(**fields)
-    fields = dict(span=node.span, why=node.why, deps=node.deps, origin=node.origin)
-    fields.update(changes)
-    return Unknown(**fields)
+        return Scalar(node.value, span, deps, origin, node.quoted)
+    return Unknown(span, node.why, deps, origin)
 
 
 def _safe_scalar(value) -> bool:
