@@ -42,19 +42,17 @@ def check(plan):
         return  # derived from sp: scaled (or deliberately not) in the open
     per_device = micro.value if micro is not None and micro.known else None
     batch = _batches(plan, per_device, ga.value, sp.value)
+    add = f"add `{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"set {ga.key} = {ga.value} * {sp.key}"
     if ga.value % sp.value == 0:
         message = (
-            f"{ga.key} ({ga.value}) is a multiple of {sp.key} ({sp.value}) but not derived from it: "
-            f"if the factor is already in it, the literal will not follow the next change of {sp.key}; "
-            f"if it is not, {batch}"
+            f"{ga.key} ({ga.value}) is not derived from {sp.key} ({sp.value}): unless the factor is already in it, "
+            f"{batch}; as a multiple of {sp.value} it may include the factor, but a literal will not follow the next "
+            f"change of {sp.key}"
         )
-        fix = (
-            f"write `{ga.key} = {ga.value // sp.value} * {sp.key}` if the factor is in it, "
-            f"else add `{ga.key} *= {sp.key}` after it"
-        )
+        fix = f"{add}, or if the factor is in it write `{ga.key} = {ga.value // sp.value} * {sp.key}`"
     else:
         message = f"{ga.key} ({ga.value}) is not scaled by {sp.key} ({sp.value}): {batch}"
-        fix = f"add `{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"set {ga.key} = {ga.value} * {sp.key}"
+        fix = add
     yield Finding(span=ga.span or sp.span, message=message, fix=fix)
 
 
