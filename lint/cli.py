@@ -72,7 +72,7 @@ def check(paths, world_size, global_batch, fmt, select, ignore, config_path, for
         click.echo(f"batchlint: error: {error}", err=True)
     diagnostics = [d for r in results for d in r.diagnostics]
     summary = Summary(files=len(files), configs=sum(1 for r in results if r.framework), unreadable=len(errors))
-    if not files and fmt == "text":
+    if not files:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML or JSON files found", err=True)
     color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     click.echo(render(fmt, diagnostics, summary, color=color), nl=False)

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .directives import CODES
+from .directives import CODES, code_matches
 
 
 class ConfigError(Exception):
@@ -30,12 +30,12 @@ class Settings:
     source: str = ""  # the config file, for messages
 
     def enabled(self, code: str, relpath: str) -> bool:
-        if self.select and not any(code.startswith(s) or s == "ALL" for s in self.select):
+        if self.select and not code_matches(code, self.select):
             return False
-        if any(code.startswith(s) or s == "ALL" for s in self.ignore):
+        if code_matches(code, self.ignore):
             return False
         for pattern, codes in self.per_file_ignores.items():
-            if _path_matches(relpath, pattern) and any(code.startswith(c) or c == "ALL" for c in codes):
+            if _path_matches(relpath, pattern) and code_matches(code, codes):
                 return False
         return True
 
@@ -67,14 +67,21 @@ def find_config(start: str) -> Optional[tuple]:
             candidate = os.path.join(folder, name)
             if os.path.isfile(candidate):
                 table = _load(candidate)
+                section = _tool_section(table)
                 if name == "batchlint.toml":
-                    return candidate, table.get("tool", {}).get("batchlint", table)
-                if "batchlint" in table.get("tool", {}):
-                    return candidate, table["tool"]["batchlint"]
+                    return candidate, table if section is None else section
+                if section is not None:
+                    return candidate, section
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+
+
+def _tool_section(table: dict):
+    """The [tool.batchlint] table of a parsed file, or None when it has none."""
+    tool = table.get("tool")
+    return tool.get("batchlint") if isinstance(tool, dict) else None
 
 
 def _load(path: str) -> dict:
@@ -95,7 +102,8 @@ def load_settings(config_path: Optional[str] = None, start: str = ".") -> Settin
             raise ConfigError(f"config file not found: {config_path}")
         table = _load(config_path)
         if os.path.basename(config_path) == "pyproject.toml" or "tool" in table:
-            table = table.get("tool", {}).get("batchlint", {})
+            section = _tool_section(table)
+            table = {} if section is None else section
         found = (config_path, table)
     else:
         found = find_config(start)

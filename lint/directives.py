@@ -1,6 +1,7 @@
 """In-file directives: `# batchlint: ...` comments.
 
     # batchlint: disable=BL101,BL3      that line (trailing) or the next line (alone)
+    # batchlint: disable=BL101  # why   text after a second `#` is a reason, not a directive
     # batchlint: disable                every code, same placement
     # batchlint: disable-file=BL301     the whole file
     # batchlint: world-size=8           facts for this file
@@ -17,8 +18,10 @@ from typing import Optional
 
 from .document import Span
 
-_COMMENT = re.compile(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>.*)$")
-_ITEM = re.compile(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;]*))?")
+# The body ends at a second `#`, which starts the reason: `disable=BL101  # why`.
+_COMMENT = re.compile(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
+# A value is a comma-separated list, with or without spaces after the commas.
+_ITEM = re.compile(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;,]*(?:\s*,\s*[^\s;,]+)*))?")
 CODES = re.compile(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
 
 
@@ -31,10 +34,11 @@ class Directives:
     problems: list = field(default_factory=list)  # [(span, message)]
 
     def suppresses(self, code: str, line: int) -> bool:
-        return _matches(code, self.file_disabled) or _matches(code, self.line_disabled.get(line, ()))
+        return code_matches(code, self.file_disabled) or code_matches(code, self.line_disabled.get(line, ()))
 
 
-def _matches(code: str, selectors) -> bool:
+def code_matches(code: str, selectors) -> bool:
+    """Whether a code is named by any selector: itself, a prefix of it, or ALL."""
     return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
@@ -67,6 +71,9 @@ def _next_code_line(lines: list, index: int) -> int:
 
 def _apply(found: Directives, key: str, value: Optional[str], span: Span, target: int) -> None:
     if key in ("disable", "disable-file"):
+        if value == "":
+            found.problems.append((span, f"'{key}=' needs codes, as in '{key}=BL101' (or '{key}' alone for every code)"))
+            return
         codes = {c.strip().upper() for c in (value or "ALL").split(",") if c.strip()}
         bad = sorted(c for c in codes if not CODES.match(c))
         if bad:

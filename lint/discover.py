@@ -15,6 +15,16 @@ SKIPPED_DIRS = {
 }
 
 
+def display_path(path: str, root: str = "") -> str:
+    """`path` relative to `root` (default: the working directory) when inside
+    it, else as given; forward slashes, no leading `./`."""
+    absolute = os.path.abspath(path)
+    root = os.path.abspath(root or os.getcwd())
+    if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
+        path = os.path.relpath(absolute, root)
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
 class MissingPath(Exception):
     pass
 

@@ -6,13 +6,13 @@ format, and runs every rule whose framework matches the plan.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Optional
 
 from . import directives as directive_parser
 from .config import Settings
 from .diagnostic import Diagnostic
+from .discover import display_path
 from .document import ParseError, Span
 from .frameworks import for_format, markers_for
 from .frameworks.facts import Outside
@@ -38,15 +38,6 @@ class FileResult:
     diagnostics: list = field(default_factory=list)
     framework: Optional[str] = None  # None: not a training config
     error: Optional[str] = None  # unreadable: the CLI exits 2
-
-
-def display_path(path: str) -> str:
-    """Relative to the working directory when inside it, with forward slashes."""
-    absolute = os.path.abspath(path)
-    cwd = os.getcwd()
-    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
-        path = os.path.relpath(absolute, cwd)
-    return os.path.normpath(path).replace(os.sep, "/")
 
 
 def lint_file(path: str, settings: Settings, options: Options, rules: tuple) -> FileResult:

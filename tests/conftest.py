@@ -1,7 +1,17 @@
+"""Shared test helpers: lint a file in-process (`lint_text`, the `lint`
+fixture), run the CLI in-process (`run`) or as `python -m batchlint`
+(`run_module`), and the small configs the CLI-level tests lint, each written
+out in full with the line a rule reports named next to it."""
+
 import os
+import re
+import subprocess
+import sys
 
 import pytest
+from click.testing import CliRunner
 
+from batchlint.cli import main
 from batchlint.config import Settings
 from batchlint.engine import Options, lint_file
 from batchlint.rules import RULES
@@ -12,11 +22,7 @@ CORPUS = os.path.normpath(os.path.join(SHARED, "corpus"))
 
 def lint_text(folder, filename, text, world_size=None, global_batch=None, settings=None):
     """Write `text` to folder/filename and lint it in-process; returns the FileResult."""
-    path = os.path.join(str(folder), filename)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    mode = "wb" if isinstance(text, bytes) else "w"
-    with open(path, mode) as handle:
-        handle.write(text)
+    path = write(folder, filename, text)
     settings = settings or Settings(root=str(folder))
     return lint_file(path, settings, Options(world_size=world_size, global_batch=global_batch), RULES)
 
@@ -27,3 +33,118 @@ def lint(tmp_path):
         return lint_text(tmp_path, filename, text, **kwargs)
 
     return run
+
+
+
+# BL101 (warning) on line 6: accumulation not scaled by sequence_parallel_size.
+XTUNER_SP = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+XTUNER_SP_LINE = 6
+
+# The same config with accumulation scaled: clean.
+XTUNER_CLEAN = XTUNER_SP.replace(
+    "accumulative_counts = 16\n", "accumulative_counts = 16\naccumulative_counts *= sequence_parallel_size\n"
+)
+
+# HF TrainingArguments (ms-swift): global batch = 2 x 8 x W. Clean without a
+# target; BL102 (warning) on line 2 when a target global batch differs.
+HF_YAML = """\
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+model_type: qwen2
+"""
+HF_LINE = 2
+
+# DeepSpeed: 4 x 4 x 8 = 128, not 64. BL102 (error) on line 2 with W = 8.
+DS_MISMATCH = """\
+{
+  "train_batch_size": 64,
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+"""
+DS_LINE = 2
+
+# TorchTitan: 8 does not divide 100 for any W. BL103 (error) on line 6.
+TITAN_INDIVISIBLE = """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 100
+seq_len = 8192
+"""
+TITAN_LINE = 6
+
+# TRL: packing with length grouping. BL301 (warning) on line 4.
+TRL_PACKED_GROUPED = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 2
+group_by_length: true
+"""
+TRL_LINE = 4
+
+FINDING = re.compile(
+    r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>BL\d{3}) \[(?P<severity>error|warning|info)\] (?P<message>.+)$"
+)
+
+
+def write(folder, name, text):
+    """Write text (str or bytes) to folder/name, creating folders; returns the path."""
+    path = os.path.join(str(folder), name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb" if isinstance(text, bytes) else "w", encoding=None if isinstance(text, bytes) else "utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def run(*args, env=None):
+    """Invoke the CLI in-process. A crash (any exception but SystemExit) is
+    re-raised so the test fails on it with its traceback."""
+    result = CliRunner().invoke(main, [str(a) for a in args], env=env)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def run_module(*args, cwd, env=None, timeout=60):
+    """`python -m batchlint ARGS` in cwd, as a user would run it."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "NO_COLOR")}
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "batchlint", *[str(a) for a in args]],
+        cwd=str(cwd), env=full_env, capture_output=True, text=True, timeout=timeout,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def findings(stdout):
+    """The finding lines of text output, parsed; other lines are left out."""
+    return [m.groupdict() for m in map(FINDING.match, stdout.splitlines()) if m]
+
+
+def codes(stdout):
+    return sorted(f["code"] for f in findings(stdout))
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A fresh folder as the working directory, free of CI variables that would
+    change the output (or write into a real Actions step summary)."""
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ..diagnostic import SEVERITY_ORDER
+from ..discover import display_path
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -21,15 +22,23 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def repo_path(path: str) -> str:
+    """The path relative to the checkout ($GITHUB_WORKSPACE), where GitHub looks
+    for annotated files, even when batchlint ran in a subfolder."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    return display_path(path, workspace) if workspace else path
+
+
 def annotation(d) -> str:
     span = d.span
-    props = [f"file={escape_property(d.path)}", f"line={span.line}"]
+    path = repo_path(d.path)
+    props = [f"file={escape_property(path)}", f"line={span.line}"]
     if span.end_line == span.line:
         props += [f"col={span.column}", f"endLine={span.end_line}", f"endColumn={span.end_column}"]
     else:
         props.append(f"endLine={span.end_line}")
     props.append(f"title={escape_property(f'{d.code} {d.name}')}")
-    message = f"{d.path}:{span.line}:{span.column} {d.code} {d.text}"
+    message = f"{path}:{span.line}:{span.column} {d.code} {d.text}"
     return f"::{_LEVEL.get(d.severity, 'warning')} {','.join(props)}::{escape_data(message)}"
 
 
@@ -43,11 +52,14 @@ def render(diagnostics: list, summary) -> str:
 
 
 def markdown_table(diagnostics: list, summary) -> str:
-    head = f"### batchlint: {len(diagnostics)} finding{'s' if len(diagnostics) != 1 else ''} in {summary.configs} training configs\n\n"
+    head = (
+        f"### batchlint: {len(diagnostics)} finding{'s' if len(diagnostics) != 1 else ''} "
+        f"in {summary.configs} training config{'s' if summary.configs != 1 else ''}\n\n"
+    )
     if not diagnostics:
         return head
     rows = ["| Severity | Code | Location | Message |", "| --- | --- | --- | --- |"]
     for d in diagnostics:
         text = d.text.replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| {d.severity} | {d.code} {d.name} | `{d.path}:{d.span.line}:{d.span.column}` | {text} |")
+        rows.append(f"| {d.severity} | {d.code} {d.name} | `{repo_path(d.path)}:{d.span.line}:{d.span.column}` | {text} |")
     return head + "\n".join(rows) + "\n\n"

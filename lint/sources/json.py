@@ -16,6 +16,9 @@ from ..document import Document, Mapping, ParseError, Scalar, Sequence, Span
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
+# Each level costs two Python frames; deeper nesting would hit the interpreter's
+# recursion limit first and lose the position of the fault.
+MAX_DEPTH = 200
 
 
 def read_json(path: str, text: str) -> Document:
@@ -53,7 +56,7 @@ class _Parser:
         return value
 
     def value(self, offset: int, depth: int):
-        if depth > 500:
+        if depth > MAX_DEPTH:
             self.fail("nesting is too deep", offset)
         if offset >= len(self.text):
             self.fail("unexpected end of file", offset)
@@ -72,7 +75,10 @@ class _Parser:
         number = _NUMBER.match(self.text, offset)
         if number and number.end() > offset:
             raw = number.group()
-            parsed = float(raw) if number.group(1) or number.group(2) else int(raw)
+            try:
+                parsed = float(raw) if number.group(1) or number.group(2) else int(raw)
+            except ValueError:  # more digits than int() converts; Python's json refuses it too
+                self.fail("number with too many digits", offset)
             return Scalar(parsed, self.span(offset, number.end())), number.end()
         self.fail(f"unexpected character {ch!r}", offset)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Optional
 
 from ..document import Document, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, Unknown
@@ -19,6 +20,11 @@ from ..document import Document, Mapping, Node, ParseError, Scalar, Sequence, Sp
 # Bounds that keep a hostile file from costing time or memory.
 MAX_INT_BITS = 4096
 MAX_LENGTH = 10_000
+# Deeper expressions become Unknown rather than exhausting the interpreter's stack.
+MAX_DEPTH = 200
+# The line breaks of Python's tokenizer. str.splitlines() also breaks at \f,
+# \x1c, \u2028... in comments and strings, which would shift every later line.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -61,8 +67,8 @@ def read_python(path: str, text: str) -> Document:
         tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise ParseError(f"Python syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1) from None
-    except (ValueError, MemoryError) as exc:  # e.g. a NUL byte
-        raise ParseError(f"Python source cannot be parsed: {exc}") from None
+    except (ValueError, MemoryError) as exc:  # a NUL byte; a bare MemoryError: nested too deeply
+        raise ParseError(f"Python source cannot be parsed: {str(exc) or 'it is nested too deeply'}") from None
     evaluator = _Evaluator(text)
     evaluator.run(tree.body)
     names = evaluator.names
@@ -73,13 +79,16 @@ def read_python(path: str, text: str) -> Document:
 
 class _Evaluator:
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.lines = _LINE_BREAK.split(text)
         # Lines where UTF-8 bytes and characters differ; elsewhere ast's byte
         # columns are already character columns.
         self.wide_lines = set() if text.isascii() else {i + 1 for i, t in enumerate(self.lines) if not t.isascii()}
         self.names: dict[str, Node] = {}
         self.assigned_at: dict[str, Span] = {}  # top-level name -> span of its target
         self.reads: set[str] = set()
+        self.depth = 0  # of the expression being evaluated
+        # Deps of the undecidable `if` tests around the running statement; None outside them.
+        self.condition: Optional[frozenset] = None
 
     # -- positions -------------------------------------------------------
     def _column(self, line: int, byte_offset: int) -> int:
@@ -115,7 +124,8 @@ class _Evaluator:
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
-                qualname = f"{module}.{alias.name}" if module else alias.name
+                # `from . import x` is `.x`, not `..x`: no dot after the leading dots alone.
+                qualname = f"{module}.{alias.name}" if stmt.module else module + alias.name
                 self.bind(alias.asname or alias.name, Scalar(Symbol(qualname), self.span(stmt)), stmt, declare=False)
         elif isinstance(stmt, ast.Assign):
             value = self.expr(stmt.value)
@@ -128,16 +138,27 @@ class _Evaluator:
         elif isinstance(stmt, ast.If):
             self.branch(stmt)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.note_reads(stmt)
             self.bind(stmt.name, Scalar(Symbol(stmt.name), self.span(stmt)), stmt, declare=False)
         elif isinstance(stmt, ast.Delete):
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
                     self.names.pop(target.id, None)
+                elif isinstance(target, (ast.Subscript, ast.Attribute)):
+                    self.delete_from(target, stmt)
         elif isinstance(stmt, ast.Expr):
+            self.note_reads(stmt)
             self.expression_statement(stmt)
         else:
             # Loops, with, try, match...: whatever they assign is not known.
+            self.note_reads(stmt)
             self.forget_assigned(stmt)
+
+    def note_reads(self, stmt: ast.stmt) -> None:
+        """A name that a statement not evaluated mentions is still used (`print(sampler)`)."""
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.reads.add(node.id)
 
     def bind(self, name: str, value: Node, stmt: ast.stmt, declare: bool = True) -> None:
         self.names[name] = value
@@ -168,17 +189,42 @@ class _Evaluator:
 
     def assign_into(self, target: ast.expr, value: Node, stmt: ast.stmt) -> None:
         """`cfg['key'] = v` and `cfg.key = v` update a known mapping in place."""
-        container = self.expr(target.value)
-        if isinstance(target, ast.Attribute):
-            key: object = target.attr
-        else:
-            key_node = self.expr(target.slice)
-            key = key_node.value if isinstance(key_node, Scalar) else None
+        container, key = self.item_of(target)
         if isinstance(container, Mapping) and isinstance(key, str):
+            if self.condition is not None:
+                # The mapping is shared with the other branch: the key may or may not have changed.
+                before = container.items.get(key)
+                deps = value.deps | self.condition | (before.deps if before else frozenset())
+                value = Unknown(self.span(stmt), "assigned under a condition that cannot be evaluated", deps)
             container.items[key] = value
             container.key_spans[key] = self.span(target)
-        elif isinstance(target.value, ast.Name) and target.value.id in self.names:
-            self.names[target.value.id] = Unknown(self.span(stmt), "modified in a way not followed")
+        else:
+            self.forget_base(target, stmt, "modified in a way not followed")
+
+    def delete_from(self, target: ast.expr, stmt: ast.stmt) -> None:
+        """`del cfg['key']` removes a key that is known to go; anything else is not followed."""
+        container, key = self.item_of(target)
+        if isinstance(container, Mapping) and isinstance(key, str) and self.condition is None:
+            container.items.pop(key, None)
+            container.key_spans.pop(key, None)
+        else:
+            self.assign_into(target, Unknown(self.span(stmt), "deleted in a way not followed"), stmt)
+
+    def item_of(self, target: ast.expr) -> tuple:
+        """The container and key that `cfg['key']` or `cfg.key` names (None when not known)."""
+        container = self.expr(target.value)
+        if isinstance(target, ast.Attribute):
+            return container, target.attr
+        key_node = self.expr(target.slice)
+        return container, key_node.value if isinstance(key_node, Scalar) else None
+
+    def forget_base(self, target: ast.expr, stmt: ast.stmt, why: str) -> None:
+        """`cfg.model[k] = v` with k unknown: all of `cfg` becomes unknown."""
+        base = target
+        while isinstance(base, (ast.Attribute, ast.Subscript)):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in self.names:
+            self.names[base.id] = Unknown(self.span(stmt), why)
 
     def augmented(self, stmt: ast.AugAssign) -> None:
         if not isinstance(stmt.target, ast.Name):
@@ -201,12 +247,14 @@ class _Evaluator:
         if truth is False:
             self.run(stmt.orelse)
             return
-        before = dict(self.names)
+        before, outer = dict(self.names), self.condition
+        self.condition = (outer or frozenset()) | test.deps
         self.run(stmt.body)
         after_body = self.names
         self.names = dict(before)
         self.run(stmt.orelse)
         after_else = self.names
+        self.condition = outer
         merged = dict(before)
         for name in set(after_body) | set(after_else):
             a, b = after_body.get(name), after_else.get(name)
@@ -219,7 +267,9 @@ class _Evaluator:
 
     def expression_statement(self, stmt: ast.Expr) -> None:
         """`hooks.append(x)` or `cfg.update(...)` changes a value in ways not followed."""
-        call = stmt.value
+        self.forget_called(stmt.value, stmt)
+
+    def forget_called(self, call: ast.AST, stmt: ast.stmt) -> None:
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             base = call.func.value
             while isinstance(base, (ast.Attribute, ast.Subscript)):
@@ -228,18 +278,31 @@ class _Evaluator:
                 self.names[base.id] = Unknown(self.span(stmt), f"changed by {call.func.attr}()")
 
     def forget_assigned(self, stmt: ast.stmt) -> None:
-        for node in ast.walk(stmt):
+        """A block not evaluated may have run any number of times: what it changes is unknown."""
+        nodes = list(ast.walk(stmt))
+        why = "assigned inside a block that is not evaluated"
+        for node in nodes:  # names first, so that `cfg[i] = ...` sees the loop variable as unknown
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                self.bind(node.id, Unknown(self.span(stmt), "assigned inside a block that is not evaluated"), stmt)
+                self.bind(node.id, Unknown(self.span(stmt), why), stmt)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.names[node.name] = Unknown(self.span(node), "defined inside a block")
+        for node in nodes:
+            if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.assign_into(node, Unknown(self.span(stmt), why), stmt)
+            else:
+                self.forget_called(node, stmt)
 
     # -- expressions -----------------------------------------------------
     def expr(self, node: ast.expr) -> Node:
         method = _EXPRESSIONS.get(type(node))
-        if method is None:
-            return Unknown(self.span(node), f"{type(node).__name__} is not evaluated", self.deps_of(node))
-        return method(self, node)
+        if method is None or self.depth >= MAX_DEPTH:
+            why = f"{type(node).__name__} is not evaluated" if method is None else "expression nested too deeply"
+            return Unknown(self.span(node), why, self.deps_of(node))
+        self.depth += 1
+        try:
+            return method(self, node)
+        finally:
+            self.depth -= 1
 
     def deps_of(self, node: ast.AST) -> frozenset:
         """Names an unevaluated expression reads, so derivations stay visible."""

@@ -3,9 +3,9 @@
 Composing builds the node graph with positions and constructs no object, so a
 `!!python/object` tag is inert: such a node becomes Unknown. Aliases are
 shared, not copied, so an alias bomb costs nothing; a hard budget on nodes
-guards the conversion anyway. Scalars are typed here, the YAML 1.1 way the
-frameworks' PyYAML loaders do it, except that `1e-4` counts as a number (the
-frameworks' argument parsers convert it).
+guards the conversion anyway. Scalars are typed by the tag PyYAML's resolver
+gives them, the YAML 1.1 way the frameworks' loaders do it, except that `1e-4`
+counts as a number (the frameworks' argument parsers convert it).
 """
 
 from __future__ import annotations
@@ -22,14 +22,22 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _Loader
 
 MAX_NODES = 200_000
+# libyaml's composer recurses in C: ~30 000 nested levels overflow an 8 MB stack
+# and kill the process. Text that might nest deeper than this goes through the
+# pure-Python loader, whose recursion fails cleanly (a RecursionError).
+MAX_C_DEPTH = 5_000
 
-_TRUE = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"}
-_FALSE = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"}
-_NULL = {"", "~", "null", "Null", "NULL"}
-_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
-_HEX = re.compile(r"[-+]?0x[0-9a-fA-F_]+$")
-_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
-_INF_NAN = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
+_STR = "tag:yaml.org,2002:str"
+# Only scalar constructors, which build plain values from text; never objects.
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_TYPED = {
+    "tag:yaml.org,2002:null": _CONSTRUCTOR.construct_yaml_null,
+    "tag:yaml.org,2002:bool": _CONSTRUCTOR.construct_yaml_bool,
+    "tag:yaml.org,2002:int": _CONSTRUCTOR.construct_yaml_int,
+    "tag:yaml.org,2002:float": _CONSTRUCTOR.construct_yaml_float,
+}
+# YAML 1.1 wants a dot and a signed exponent (`1.0e-4`); `1e-4`, `1E5`, `1.0e4` are our extension.
+_EXPONENT = re.compile(r"[-+]?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -47,8 +55,9 @@ _STANDARD_TAGS = {
 
 
 def read_yaml(path: str, text: str) -> Document:
+    pure = _Loader is yaml.SafeLoader or _depth_bound(text) > MAX_C_DEPTH
     try:
-        loader = _Loader(text)
+        loader = yaml.SafeLoader(text) if pure else _Loader(text)
         try:
             node = loader.get_single_node()
         finally:
@@ -58,6 +67,12 @@ def read_yaml(path: str, text: str) -> Document:
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"
         raise ParseError(f"YAML syntax error: {problem}", line, column) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        # libyaml counts this offset in UTF-8 bytes, the pure reader in characters.
+        offset = exc.position if pure else len(text.encode("utf-8")[: exc.position].decode("utf-8", "ignore"))
+        before = text[:offset]
+        line, column = before.count("\n") + 1, offset - before.rfind("\n")
+        raise ParseError(f"YAML error: {exc.reason} (#x{exc.character:04x})", line, column) from None
     except yaml.YAMLError as exc:
         message = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         raise ParseError(f"YAML error: {message}") from None
@@ -66,6 +81,17 @@ def read_yaml(path: str, text: str) -> Document:
     if not isinstance(root, Mapping):
         root = Mapping(span=Span(1, 1, 1, 1))
     return Document(path=path, format="yaml", root=root, text=text)
+
+
+def _depth_bound(text: str) -> int:
+    """An upper bound on how deep `text` nests, cheap enough for every file.
+
+    A block level starts at a deeper column than its parent (only a sequence
+    right under a mapping key may share the key's column), so block levels are
+    at most twice the longest line; each flow level needs its own bracket.
+    """
+    longest = max(map(len, text.split("\n")))
+    return 2 * longest + 2 + text.count("[") + text.count("{")
 
 
 def _span(node) -> Span:
@@ -126,29 +152,19 @@ class _Converter:
                             mapping.key_spans[name] = base.key_spans.get(name, base.span)
 
 
-def _scalar(node) -> Scalar:
-    text = node.value
+def _scalar(node):
+    """Type a scalar by its (resolved or explicit) tag, as PyYAML's safe loader would."""
     span = _span(node)
-    if node.style:  # quoted or block scalars are strings (plain: None or "")
+    text = node.value
+    if node.tag == _STR:
+        # Quoted, block, `!!str`, or plain text that YAML 1.1 leaves a string.
+        if not node.style and _EXPONENT.match(text):
+            return Scalar(float(text.replace("_", "")), span)
         return Scalar(text, span, quoted=node.style in ("'", '"'))
-    return Scalar(plain_value(text), span)
-
-
-def plain_value(text: str):
-    """The value of an unquoted scalar."""
-    if text in _NULL:
-        return None
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if _INT.match(text):
-        return int(text.replace("_", ""))
-    if _HEX.match(text):
-        return int(text.replace("_", ""), 16)
-    if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
-        try:
-            return float(text.replace("_", ""))
-        except ValueError:
-            return text
-    return _INF_NAN.get(text.lower(), text)
+    construct = _TYPED.get(node.tag)
+    if construct is None:  # a timestamp, `=`, `<<`, binary...: kept as written
+        return Scalar(text, span)
+    try:
+        return Scalar(construct(node), span, quoted=node.style in ("'", '"'))
+    except (ValueError, KeyError, yaml.YAMLError) as exc:  # `!!int x`, or more digits than int() takes
+        return Unknown(span, f"{text[:20]!r} is not a valid {node.tag.rsplit(':', 1)[-1]}: {str(exc)[:60]}")
