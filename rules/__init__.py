@@ -1,33 +1,23 @@
-"""The rule registry: one module per rule, listed here once.
+"""The rule registry: every module in this package that defines `RULE`.
 
-Engine codes (BL001 parse-error, BL002 invalid-directive) live in the engine;
-`ENGINE_RULES` documents them alongside.
+Adding a rule is adding one module; `tests/test_registry.py` keeps codes and
+names unique and the documentation complete. Engine codes (BL001
+parse-error, BL002 invalid-directive) live in the engine; `ENGINE_RULES`
+documents them alongside.
 """
+
+import importlib
+import pkgutil
 
 from batchlint.rule import Rule
 
-from . import (
-    global_batch_indivisible,
-    global_batch_mismatch,
-    non_positive_batch,
-    packing_with_length_grouping,
-    sp_unscaled_accumulation,
-    sp_unsafe_sampler,
-)
 
-RULES = tuple(
-    sorted(
-        (
-            sp_unscaled_accumulation.RULE,
-            sp_unsafe_sampler.RULE,
-            global_batch_mismatch.RULE,
-            global_batch_indivisible.RULE,
-            non_positive_batch.RULE,
-            packing_with_length_grouping.RULE,
-        ),
-        key=lambda rule: rule.code,
-    )
-)
+def _discover() -> tuple:
+    modules = (importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__))
+    return tuple(sorted((m.RULE for m in modules), key=lambda rule: rule.code))
+
+
+RULES = _discover()
 
 
 def _no_check(plan):
