@@ -58,7 +58,15 @@ class TrainingPlan:
     derived_from_global: Optional[str] = None
     # The global batch the user says they mean (option, project config, directive).
     target_global_batch: Optional[Fact] = None
+    # Parallel degrees whose product must equal W (layout_exact) or divide it.
+    # One of them may be -1: "the ranks left over" (TorchTitan's shard degree).
+    layout: tuple = ()
+    layout_exact: bool = True
     seq_len: Optional[Fact] = None
+    # What seq_len must be a multiple of; its `source` says which check demands it.
+    seq_len_multiple: Optional[Fact] = None
+    fp16: Optional[Fact] = None
+    bf16: Optional[Fact] = None
     packing: Optional[Fact] = None
     length_grouping: Optional[Fact] = None
     sampler: Optional[Fact] = None

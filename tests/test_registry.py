@@ -21,7 +21,7 @@ def test_codes_and_names_are_unique_and_well_formed():
     assert len(names) == len(set(names))
     for rule in all_rules():
         assert re.fullmatch(r"BL\d{3}", rule.code), rule.code
-        assert re.fullmatch(r"[a-z]+(-[a-z0-9]+)*", rule.name), rule.name
+        assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", rule.name), rule.name
         assert rule.severity in SEVERITIES
 
 

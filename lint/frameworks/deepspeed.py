@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..document import Document, Scalar
 from ..plan import Fact, TrainingPlan
-from .facts import Outside, number
+from .facts import Outside, flag, number
 
 NAME = "deepspeed"
 FORMATS = ("json",)
@@ -32,6 +32,8 @@ def plan(doc: Document, outside: Outside):
         world_size=outside.world_size,
         target_global_batch=outside.target_global_batch,
     )
+    plan.fp16 = flag(root.get("fp16", "enabled"), "fp16.enabled")
+    plan.bf16 = flag(root.get("bf16", "enabled") or root.get("bfloat16", "enabled"), "bf16.enabled")
     nodes = {key: root.get(key) for key in (TB, MB, GA)}
     if any(isinstance(n, Scalar) and n.value == "auto" for n in nodes.values()):
         return plan  # the Hugging Face integration fills these in

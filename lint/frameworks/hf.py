@@ -68,6 +68,8 @@ def plan(doc: Document, outside: Outside):
         data_parallel=divide(world, [sp]),
         packing=_first_true(root, ("packing", "neat_packing")),
         length_grouping=_length_grouping(root),
+        fp16=flag(root.get("fp16"), "fp16"),
+        bf16=flag(root.get("bf16"), "bf16"),
     )
     return plan
 

@@ -9,7 +9,7 @@ local_batch_size x dp; gradient accumulation is derived from it
 
 from __future__ import annotations
 
-from ..document import Document, Mapping
+from ..document import Document, Mapping, Scalar
 from ..plan import Fact, TrainingPlan
 from .facts import Outside, number
 
@@ -53,6 +53,8 @@ def plan(doc: Document, outside: Outside):
     declared = number(training.get("global_batch_size"), "[training] global_batch_size")
     if declared is not None and not (declared.known and declared.value < 0):
         plan.declared_global_batch = declared  # -1 means local x dp: nothing declared
+    plan.layout = tuple(parallel[k] for k in ("dp_replicate", "dp_shard", "cp", "tp", "pp"))
+    plan.seq_len_multiple = _seq_len_multiple(doc, parallel)
     plan.data_parallel = _data_parallel(parallel, outside.world_size)
     if plan.data_parallel is None and parallel["dp_replicate"].known:
         plan.data_parallel_factor = parallel["dp_replicate"]
@@ -60,6 +62,19 @@ def plan(doc: Document, outside: Outside):
         # No global batch given: TorchTitan trains with local x dp and no accumulation.
         plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: no global_batch_size")
     return plan
+
+
+# Models whose parallelize.py asserts seq_len % parallel_dims.seq_len_divisor (v0.2.2).
+_SEQ_LEN_CHECKED = {"llama3", "llama4", "qwen3", "deepseek_v3", "gpt_oss", "transformers_modeling_backend", "vlm"}
+
+
+def _seq_len_multiple(doc: Document, parallel: dict):
+    """tp x 2 x cp: sequence parallelism splits by tp, load-balanced context parallelism by 2 x cp."""
+    model = doc.get("model", "name")
+    tp, cp = parallel["tp"], parallel["cp"]
+    if not (isinstance(model, Scalar) and model.value in _SEQ_LEN_CHECKED and tp.known and cp.known):
+        return None
+    return Fact(tp.value * 2 * cp.value, "seq_len divisor", None, f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
 
 
 def _data_parallel(parallel: dict, world):
