@@ -1,5 +1,7 @@
 """The real corpus in ../shared/corpus: every file lints without a crash and
-every finding is one we have read and defend (listed in EXPECTED)."""
+every finding is one we have read and defend. The findings expected on each
+framework's folder are listed, with the reason each is true, in
+tests/corpus_expected/<framework>.txt."""
 
 import os
 from collections import Counter
@@ -12,20 +14,18 @@ from batchlint.rules import RULES
 
 from conftest import CORPUS
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 FRAMEWORKS = ["axolotl", "deepspeed", "llamafactory", "nemo", "swift", "torchtitan", "torchtune", "verl"]
 
-# Findings on the unmodified corpus, as (path below the corpus, code). Each one
-# has been read against its file; the issue notes say why it is true.
-EXPECTED = set()
-
-# What each folder's files are recognised as, at least.
-RECOGNISED = {
-    "torchtitan": {"torchtitan": 23},
-    "deepspeed": {"deepspeed": 27},
-    "axolotl": {"axolotl": 250, "deepspeed": 8},
-    "llamafactory": {"llamafactory": 54, "deepspeed": 7},
-    "swift": {"swift": 3},
-}
+def expected(framework):
+    """From tests/corpus_expected/<framework>.txt: the findings {(path, code)},
+    and {adapter: at least how many files it must recognise} from its
+    `@recognised NAME COUNT` lines."""
+    with open(os.path.join(HERE, "corpus_expected", framework + ".txt"), encoding="utf-8") as handle:
+        rows = [line.split() for line in handle if line.strip() and not line.startswith("#")]
+    findings = {(row[0], row[1]) for row in rows if row[0] != "@recognised"}
+    recognised = {row[1]: int(row[2]) for row in rows if row[0] == "@recognised"}
+    return findings, recognised
 
 
 def _lint_folder(folder):
@@ -33,7 +33,7 @@ def _lint_folder(folder):
     for top, _, files in os.walk(folder):
         for name in sorted(files):
             path = os.path.join(top, name)
-            yield os.path.relpath(path, CORPUS), lint_file(path, settings, Options(), RULES)
+            yield os.path.relpath(path, CORPUS).replace(os.sep, "/"), lint_file(path, settings, Options(), RULES)
 
 
 @pytest.mark.skipif(not os.path.isdir(CORPUS), reason="../shared/corpus is not present")
@@ -43,9 +43,9 @@ def test_corpus_folder(framework):
     assert results
     assert not [r.error for _, r in results if r.error]
     assert not [d.text for _, r in results for d in r.diagnostics if d.code == "BL001"]
+    findings, recognised = expected(framework)
     found = {(path, d.code) for path, r in results for d in r.diagnostics}
-    expected = {e for e in EXPECTED if e[0].startswith(framework + "/")}
-    assert found == expected, [d.text for _, r in results for d in r.diagnostics]
+    assert found == findings, [d.text for _, r in results for d in r.diagnostics]
     counts = Counter(r.framework for _, r in results if r.framework)
-    for name, minimum in RECOGNISED.get(framework, {}).items():
+    for name, minimum in recognised.items():
         assert counts[name] >= minimum, counts
