@@ -82,6 +82,36 @@ def check(paths, world_size, global_batch, fmt, select, ignore, config_path, for
 
 
 @main.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@click.option("-w", "--world-size", "world_sizes", type=click.IntRange(min=1), multiple=True,
+              help="GPUs of the job (W); give several to compare: -w 8 -w 16 -w 32.")
+@click.option("--global-batch", type=click.IntRange(min=1), help="The global batch you mean to train with.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use.")
+def explain(path, world_sizes, global_batch, fmt, config_path):
+    """Show the batch arithmetic of one config or launch script, each number with its source."""
+    import json
+
+    from .config import ConfigError, load_settings
+    from .explain import as_json, as_text, explain as build
+
+    try:
+        settings = load_settings(config_path)
+    except ConfigError as exc:
+        _fail(str(exc))
+    try:
+        explanations = build(path, settings, tuple(world_sizes), global_batch)
+    except OSError as exc:
+        _fail(f"cannot read {path}: {exc.strerror or exc}")
+    if fmt == "json":
+        click.echo(json.dumps(as_json(explanations, tuple(world_sizes)), indent=2))
+    else:
+        click.echo(as_text(explanations, tuple(world_sizes)), nl=False)
+    if not explanations:
+        sys.exit(1)
+
+
+@main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 def rule(code, show_all):

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from .config import Settings
 from .sources import format_of
+from .sources.shell import is_shell_script
 
 # Folders no one wants linted; pruned before descending.
 SKIPPED_DIRS = {
@@ -40,7 +41,7 @@ def discover(paths: list, settings: Settings, force_exclude: bool = False) -> It
         if os.path.isdir(path):
             candidates = _walk(path, settings)
         else:
-            candidates = [path] if format_of(path) else []
+            candidates = [path] if format_of(path) or _shebang_script(path, os.path.basename(path)) else []
             if force_exclude:
                 candidates = [p for p in candidates if not settings.excluded(settings.relative(p))]
         for candidate in candidates:
@@ -58,5 +59,17 @@ def _walk(top: str, settings: Settings) -> Iterator[str]:
         )
         for name in sorted(files):
             full = os.path.join(folder, name)
-            if format_of(name) and not settings.excluded(settings.relative(full)):
+            if (format_of(name) or _shebang_script(full, name)) and not settings.excluded(settings.relative(full)):
                 yield full
+
+
+def _shebang_script(path: str, name: str) -> bool:
+    """A launch script without a suffix (`train`, `run`) that starts with a shell shebang."""
+    if "." in name:
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(128)
+    except OSError:
+        return False
+    return is_shell_script(path, head)

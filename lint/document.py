@@ -14,17 +14,24 @@ from typing import Any, Iterator, NamedTuple, Optional, Union
 
 
 class Span(NamedTuple):
-    """1-based line and column; the end column is exclusive. A NamedTuple:
-    readers create one per value, so it must be cheap."""
+    """1-based line and column; the end column is exclusive. `path` is set only
+    for a value written in another file than the document's own (a launch
+    script's override applied to a config). A NamedTuple: readers create one
+    per value, so it must be cheap."""
 
     line: int
     column: int
     end_line: int
     end_column: int
+    path: Optional[str] = None
 
     @classmethod
     def point(cls, line: int, column: int = 1) -> "Span":
         return cls(line, column, line, column + 1)
+
+    def elsewhere(self, path: Optional[str]) -> "Span":
+        """The same place, marked as being in file `path`."""
+        return Span(self.line, self.column, self.end_line, self.end_column, path)
 
 
 @dataclass(frozen=True)

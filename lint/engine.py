@@ -6,19 +6,22 @@ format, and runs every rule whose framework matches the plan.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Optional
 
 from . import directives as directive_parser
+from . import launch
 from .config import Settings
 from .diagnostic import Diagnostic
 from .discover import display_path
-from .document import ParseError, Span
+from .document import Document, ParseError, Span
 from .frameworks import for_format, markers_for
 from .frameworks.facts import Outside
 from .plan import Fact
 from .rule import Related
 from .sources import format_of, read
+from .sources.shell import is_shell_script
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
@@ -30,6 +33,8 @@ class Options:
 
     world_size: Optional[int] = None
     global_batch: Optional[int] = None
+    # `explain -w 8 -w 16` asks "what if": the given W beats the launch line's.
+    world_size_wins: bool = False
 
 
 @dataclass
@@ -43,70 +48,166 @@ class FileResult:
 def lint_file(path: str, settings: Settings, options: Options, rules: tuple) -> FileResult:
     shown = display_path(path)
     result = FileResult(shown)
-    fmt = format_of(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        checker = check_file(path, settings, options, rules)
     except OSError as exc:
         result.error = f"cannot read {shown}: {exc.strerror or exc}"
         return result
-    if fmt is None or not any(marker in raw for marker in markers_for(fmt)):
-        return result  # no adapter could recognise it: not a training config
-    relpath = settings.relative(path)
-
-    def emit(code, name, severity, message, span, framework=None, fix=None, related=()):
-        if settings.enabled(code, relpath):
-            result.diagnostics.append(Diagnostic(code, name, severity, message, shown, span, framework, fix, related))
-
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        emit(*PARSE_ERROR, "error", f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-             Span.point(line), fix="save the file as UTF-8")
-        return result
-    found = directive_parser.parse(text) if fmt != "json" else directive_parser.Directives()
-    for span, problem in found.problems:
-        emit(*BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
-             fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
-    try:
-        document = read(shown, text, fmt)
-    except ParseError as exc:
-        emit(*PARSE_ERROR, "error", exc.message, Span.point(exc.line, exc.column), fix="correct the syntax")
-        return _filtered(result, found)
-    outside = _outside(found, options, settings)
-    plan = None
-    for adapter in for_format(fmt):
-        plan = adapter.plan(document, outside)
-        if plan is not None:
-            break
-    if plan is None:
-        return _filtered(result, found)
-    result.framework = plan.framework
-    for rule in rules:
-        if not rule.applies_to(plan.framework) or not settings.enabled(rule.code, relpath):
-            continue
-        for finding in rule.check(plan):
-            related = tuple(Related(r.message, r.span, r.path or shown) for r in finding.related)
-            emit(rule.code, rule.name, finding.severity or rule.severity, finding.message, finding.span,
-                 plan.framework, finding.fix, related)
-    return _filtered(result, found)
-
-
-def _filtered(result: FileResult, found) -> FileResult:
-    result.diagnostics = [
-        d for d in result.diagnostics if d.code == BAD_DIRECTIVE[0] or not found.suppresses(d.code, d.span.line)
-    ]
-    result.diagnostics.sort(key=Diagnostic.sort_key)
+    result.framework = checker.framework
+    result.diagnostics = sorted(set(checker.diagnostics), key=Diagnostic.sort_key)
     return result
 
 
-def _outside(found, options: Options, settings: Settings) -> Outside:
-    """World size and target: the in-file directive, then the CLI, then the project config."""
-    return Outside(
-        world_size=_nearest("world size", found.world_size, options.world_size, settings.world_size),
-        target_global_batch=_nearest("global batch", found.global_batch, options.global_batch, settings.global_batch),
-    )
+def check_file(path: str, settings: Settings, options: Options, rules: tuple) -> "_Checker":
+    """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    checker = _Checker(settings, options, rules)
+    fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
+    markers = launch.MARKERS if fmt == "shell" else markers_for(fmt) if fmt else ()
+    if not any(marker in raw for marker in markers):
+        return checker  # no adapter could recognise it: not a training config
+    source = checker.load(path, raw, fmt)
+    if source is not None:
+        if fmt == "shell":
+            checker.script(source)
+        else:
+            checker.config(source, checker.outside(source.directives))
+    return checker
+
+
+@dataclass
+class _Source:
+    """A file read for linting: its document and its own directives."""
+
+    path: str  # as shown to the user
+    document: Document
+    directives: directive_parser.Directives
+
+
+class _Checker:
+    """Collects the diagnostics of one file linted, and of the configs its launch lines name."""
+
+    def __init__(self, settings: Settings, options: Options, rules: tuple):
+        self.settings, self.options, self.rules = settings, options, rules
+        self.diagnostics: list = []
+        self.plans: list = []  # (the launch that applied, if any; TrainingPlan), for `explain`
+        self.framework: Optional[str] = None
+        self.directives: dict = {}  # shown path -> Directives, for suppression
+
+    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=()):
+        where = span.path or path
+        if not self.settings.enabled(code, self.settings.relative(where)):
+            return
+        found = self.directives.get(where)
+        if found is not None and code != BAD_DIRECTIVE[0] and found.suppresses(code, span.line):
+            return
+        self.diagnostics.append(Diagnostic(code, name, severity, message, where, span._replace(path=None), framework, fix, related))
+
+    def load(self, path: str, raw: bytes, fmt: str) -> Optional[_Source]:
+        """Decode and parse; a file that fails becomes a BL001 diagnostic."""
+        shown = display_path(path)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            self.emit(shown, *PARSE_ERROR, "error",
+                      f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                      Span.point(line), fix="save the file as UTF-8")
+            return None
+        found = directive_parser.parse(text) if fmt != "json" else directive_parser.Directives()
+        self.directives[shown] = found
+        for span, problem in found.problems:
+            self.emit(shown, *BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
+                      fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
+        try:
+            document = read(shown, text, fmt)
+        except ParseError as exc:
+            self.emit(shown, *PARSE_ERROR, "error", exc.message, Span.point(exc.line, exc.column), fix="correct the syntax")
+            return None
+        return _Source(shown, document, found)
+
+    def outside(self, found, launched: Optional[Fact] = None, script: Optional[_Source] = None) -> Outside:
+        """World size and target, nearest first: the config's directive, the launch script's
+        directive, the launch line, the CLI, the project config."""
+
+        def directive(name):
+            value = getattr(found, name)
+            if value is None and script is not None and getattr(script.directives, name) is not None:
+                number, span = getattr(script.directives, name)
+                value = (number, span.elsewhere(script.path))
+            return value
+
+        world = _nearest("world size", directive("world_size"), self.options.world_size, self.settings.world_size)
+        if self.options.world_size_wins and self.options.world_size:
+            world = _nearest("world size", None, self.options.world_size, None)
+        elif launched is not None and directive("world_size") is None:
+            world = launched
+        return Outside(
+            world_size=world,
+            target_global_batch=_nearest("global batch", directive("global_batch"), self.options.global_batch,
+                                         self.settings.global_batch),
+        )
+
+    def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
+        """Recognise the document, plan it, run the rules that apply."""
+        plan = None
+        for adapter in for_format(source.document.format):
+            plan = adapter.plan(source.document, outside)
+            if plan is not None:
+                break
+        if plan is None:
+            return
+        self.framework = self.framework or plan.framework
+        self.plans.append((note[0] if note else None, plan))
+        self.run_rules(plan, source.path, note)
+
+    def run_rules(self, plan, path: str, note: tuple = ()) -> None:
+        for rule in self.rules:
+            if not rule.applies_to(plan.framework):
+                continue
+            for finding in rule.check(plan):
+                related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
+                                for r in finding.related) + note
+                self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
+                          finding.span, plan.framework, finding.fix, related)
+
+    def script(self, source: _Source) -> None:
+        """A launch script: its own rules, then each launch line's config under that launch."""
+        from .plan import TrainingPlan
+
+        self.framework = "launch"
+        self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
+        base = os.path.dirname(os.path.abspath(source.document.path))
+        for line in launch.launches(source.document):
+            outside = self.outside(source.directives, line.world_size)
+            where = line.command.span
+            note = (Related(f"launched here ({line.launcher}"
+                            + (f", W={outside.world_size.value})" if outside.world_size else ")"), where, source.path),)
+            for word in line.configs:
+                config = self.linked_config(word, base)
+                if config is not None:
+                    launch.apply_overrides(config.document, line.overrides, source.path)
+                    self.config(config, self.outside(config.directives, line.world_size, source), note)
+            if line.framework and not line.configs:
+                inline = launch.inline_document(line, source.path, source.document.text)
+                self.config(_Source(source.path, inline, source.directives), outside)
+
+    def linked_config(self, word, base: str) -> Optional[_Source]:
+        """The config file a launch line names, if it can be found and read."""
+        if not word.known:
+            return None
+        for folder in (base, os.getcwd(), self.settings.root):
+            candidate = os.path.normpath(os.path.join(folder, str(word.value)))
+            fmt = format_of(candidate)
+            if fmt and os.path.isfile(candidate):
+                try:
+                    with open(candidate, "rb") as handle:
+                        raw = handle.read()
+                except OSError:
+                    return None
+                return self.load(candidate, raw, fmt)
+        return None
 
 
 def _nearest(label: str, directive, cli, project) -> Optional[Fact]:

@@ -65,6 +65,8 @@ class TrainingPlan:
     seq_len: Optional[Fact] = None
     # What seq_len must be a multiple of; its `source` says which check demands it.
     seq_len_multiple: Optional[Fact] = None
+    # Megatron-style sequence parallelism: a flag that only acts with tp > 1.
+    sequence_parallel: Optional[Fact] = None
     fp16: Optional[Fact] = None
     bf16: Optional[Fact] = None
     packing: Optional[Fact] = None

@@ -33,7 +33,8 @@ def value(node):
 def test_python_files_are_read_as_python():
     assert format_of("configs/sft.py") == "python"
     assert format_of("configs/SFT.PY") == "python"
-    assert format_of("configs/run.sh") is None
+    assert format_of("configs/run.sh") == "shell"
+    assert format_of("configs/notes.txt") is None
 
 
 # -- literals and names ------------------------------------------------------

@@ -9,10 +9,10 @@ adapters read the same format: the first that recognises a file takes it.
 
 from __future__ import annotations
 
-from . import axolotl, deepspeed, hf, llamafactory, nemo, swift, torchtitan, torchtune, verl, xtuner, xtuner_v1
+from . import axolotl, deepspeed, hf, llamafactory, megatron, nemo, swift, torchtitan, torchtune, verl, xtuner, xtuner_v1
 
 # Specific schemas first; hf (generic TrainingArguments) last.
-ADAPTERS = (xtuner_v1, xtuner, torchtitan, deepspeed, axolotl, torchtune, verl, nemo, llamafactory, swift, hf)
+ADAPTERS = (xtuner_v1, xtuner, torchtitan, deepspeed, axolotl, torchtune, verl, nemo, megatron, llamafactory, swift, hf)
 
 
 def for_format(fmt: str) -> tuple:

@@ -14,6 +14,8 @@ FORMATS = {
     ".yml": "yaml",
     ".toml": "toml",
     ".json": "json",
+    ".sh": "shell",
+    ".bash": "shell",
 }
 
 
@@ -31,6 +33,8 @@ def read(path: str, text: str, fmt: str) -> Document:
         from .toml import read_toml as reader
     elif fmt == "json":
         from .json import read_json as reader
+    elif fmt == "shell":
+        from .shell import read_shell as reader
     else:  # pragma: no cover - FORMATS and this table change together
         raise ValueError(fmt)
     try:

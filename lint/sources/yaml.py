@@ -168,3 +168,19 @@ def _scalar(node):
         return Scalar(construct(node), span, quoted=node.style in ("'", '"'))
     except (ValueError, KeyError, yaml.YAMLError) as exc:  # `!!int x`, or more digits than int() takes
         return Unknown(span, f"{text[:20]!r} is not a valid {node.tag.rsplit(':', 1)[-1]}: {str(exc)[:60]}")
+
+
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def typed_plain(text: str):
+    """The value `text` has when written unquoted: how the frameworks' parsers
+    read a command-line override such as `data.train_batch_size=1024`."""
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    if tag == _STR:
+        return float(text.replace("_", "")) if _EXPONENT.match(text) else text
+    try:
+        return _TYPED[tag](yaml.ScalarNode(tag, text)) if tag in _TYPED else text
+    except (ValueError, KeyError, yaml.YAMLError):
+        return text
+

@@ -1,0 +1,60 @@
+"""Megatron-LM arguments, as a launch line passes them to pretrain_*.py
+(`--micro-batch-size 1 --global-batch-size 1536 --tensor-model-parallel-size 8`).
+
+dp = W / (tp x pp x cp), which must divide exactly; the global batch must be a
+multiple of micro batch x dp, gradient accumulation being derived from it
+(megatron/core/num_microbatches_calculator.py). With context parallelism the
+sequence length must split into 2 x cp chunks.
+"""
+
+from __future__ import annotations
+
+from ..document import Document
+from ..plan import Fact, TrainingPlan
+from .facts import Outside, divide, flag, number
+
+NAME = "megatron"
+FORMATS = ("yaml",)  # launch lines become YAML-like documents; Megatron has no config file
+MARKERS = (b"micro-batch-size", b"tensor-model-parallel-size")
+
+_KEYS = {"micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size"}
+
+
+def plan(doc: Document, outside: Outside):
+    root = doc.root
+    if not set(root.items) & _KEYS:
+        return None
+    degrees = {
+        "tp": number(root.get("tensor-model-parallel-size"), "--tensor-model-parallel-size", default=1),
+        "pp": number(root.get("pipeline-model-parallel-size"), "--pipeline-model-parallel-size", default=1),
+        "cp": number(root.get("context-parallel-size"), "--context-parallel-size", default=1),
+    }
+    micro = number(root.get("micro-batch-size"), "--micro-batch-size", default=1)
+    plan = TrainingPlan(
+        framework=NAME,
+        document=doc,
+        micro_batch=micro,
+        world_size=outside.world_size,
+        target_global_batch=outside.target_global_batch,
+        parallel=degrees,
+        layout=tuple(degrees.values()),
+        layout_exact=False,
+        data_parallel=divide(outside.world_size, list(degrees.values())),
+        declared_global_batch=number(root.get("global-batch-size"), "--global-batch-size"),
+        derived_from_global="grad_accum",
+        seq_len=number(root.get("seq-length"), "--seq-length"),
+        sequence_parallel=flag(root.get("sequence-parallel"), "--sequence-parallel"),
+        fp16=flag(root.get("fp16"), "--fp16"),
+        bf16=flag(root.get("bf16"), "--bf16"),
+    )
+    cp = degrees["cp"]
+    if cp.known and cp.value > 1:
+        plan.seq_len_multiple = Fact(2 * cp.value, "seq_len divisor", cp.span, f"2 x --context-parallel-size {cp.value}")
+    if plan.declared_global_batch is None and plan.data_parallel and micro.known:
+        plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: no --global-batch-size")
+    elif plan.declared_global_batch and plan.declared_global_batch.known and plan.data_parallel and micro.known:
+        per_step = micro.value * plan.data_parallel.value
+        if per_step and plan.declared_global_batch.value % per_step == 0:
+            plan.grad_accum = Fact(plan.declared_global_batch.value // per_step, "gradient accumulation", None,
+                                   f"derived: --global-batch-size // (--micro-batch-size x dp {plan.data_parallel.value})")
+    return plan

@@ -1,0 +1,78 @@
+"""
+## What it does
+Flags a `\\` at the end of a launch-script line that is followed by spaces or
+a comment, when the lines after it look like more arguments of the same
+command.
+
+## Why is this bad?
+Bash joins two lines only when the backslash is the very last character. A
+`\\` followed by a space escapes that space instead; the command ends at the
+newline and every following line runs as a command of its own: `--lr 1e-5`
+fails as "command not found", `data.train_batch_size=1024` is not even an
+error. The job launches without those settings, and nothing says so.
+
+## Example
+```bash
+python3 -m verl.trainer.main_ppo \\
+    algorithm.pf_ppo.reweight_method=pow \\  # ["pow", "max_min"]
+    data.train_batch_size=1024 \\
+    trainer.n_gpus_per_node=8
+```
+
+## Use instead
+```bash
+# reweight_method: one of "pow", "max_min"
+python3 -m verl.trainer.main_ppo \\
+    algorithm.pf_ppo.reweight_method=pow \\
+    data.train_batch_size=1024 \\
+    trainer.n_gpus_per_node=8
+```
+
+## Source
+bash(1), QUOTING: "A non-quoted backslash (\\) ... If a \\<newline> pair appears ... it is treated as a line
+continuation"; anything else after the backslash is not. Upstream example:
+verl examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh:6 @ b178a3c.
+"""
+
+from batchlint.rule import Example, Finding, Rule
+
+
+def check(plan):
+    for broken in getattr(plan.document, "broken_continuations", ()):
+        lines = "line of arguments runs as a separate command" if broken.dropped == 1 else (
+            f"{broken.dropped} lines of arguments run as separate commands")
+        after = "a comment" if broken.comment else "trailing spaces"
+        yield Finding(
+            span=broken.span,
+            message=(
+                f"this `\\` is followed by {after}, so it does not continue the command: the command ends here "
+                f"and the next {lines}, silently dropped from the launch"
+            ),
+            fix="make `\\` the last character of the line (move the comment above the command)",
+        )
+
+
+_SCRIPT = """\
+#!/bin/bash
+set -x
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=gae \\
+    algorithm.pf_ppo.reweight_method=pow \\{tail}
+    data.train_batch_size=1024 \\
+    trainer.n_gpus_per_node=8
+"""
+
+RULE = Rule(
+    code="BL601",
+    name="broken-line-continuation",
+    severity="error",
+    summary="a `\\` followed by spaces or a comment, which ends the launch command",
+    check=check,
+    frameworks=("launch",),
+    doc=__doc__,
+    examples=(
+        Example("run_comment.sh", _SCRIPT.format(tail='  # ["pow", "max_min"]'), flagged=(5,)),
+        Example("run_spaces.sh", _SCRIPT.format(tail="   "), flagged=(5,)),
+        Example("run_ok.sh", _SCRIPT.format(tail="")),
+    ),
+)

@@ -1,0 +1,107 @@
+"""Launch scripts: the world size and overrides of a launch line flow into the
+config it names, and a line that holds all settings is checked itself."""
+
+import pytest
+
+from conftest import lint_text, write
+
+HF = "model_type: qwen2\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\n"
+DS = '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
+TITAN = (
+    '[model]\nname = "llama4"\n\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n\n'
+    "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 8\npipeline_parallel_degree = 4\n"
+)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def lint_script(repo, text, name="train.sh", **kwargs):
+    return lint_text(repo, name, text, **kwargs)
+
+
+def found(result):
+    return sorted((d.path, d.code, d.span.line) for d in result.diagnostics)
+
+
+def test_torchrun_world_size_reaches_the_config(repo):
+    write(repo, "configs/sft.yaml", HF)
+    script = "#!/bin/bash\n# batchlint: global-batch=64\ntorchrun --nproc_per_node 4 --nnodes 2 train.py --config configs/sft.yaml\n"
+    result = lint_script(repo, script)
+    # 2 x 8 x W 8 = 128, not 64
+    assert found(result) == [("configs/sft.yaml", "BL102", 3)]
+    [finding] = result.diagnostics
+    assert "the global batch is 128" in finding.message
+    assert [(r.path, r.span.line) for r in finding.related] == [("train.sh", 2), ("train.sh", 3)]
+
+
+def test_an_override_on_the_launch_line_is_what_is_reported(repo):
+    write(repo, "configs/sft.yaml", HF)
+    script = "# batchlint: global-batch=64\nNPROC_PER_NODE=8 swift sft --config configs/sft.yaml \\\n    --gradient_accumulation_steps 16\n"
+    [finding] = lint_script(repo, script).diagnostics
+    assert (finding.path, finding.code, finding.span.line, finding.span.column) == ("train.sh", "BL102", 3, 35)
+    assert "gradient_accumulation_steps (16)" in finding.message and "the global batch is 256" in finding.message
+
+
+def test_deepspeed_launcher_num_gpus_is_w_for_the_json(repo):
+    write(repo, "ds.json", DS)
+    result = lint_script(repo, "deepspeed --num_gpus 8 --num_nodes 1 train.py --deepspeed ds.json\n")
+    assert found(result) == [("ds.json", "BL102", 2)]
+    assert "world size (8)" in result.diagnostics[0].message
+
+
+def test_accelerate_num_processes_counts_all_nodes(repo):
+    write(repo, "ds.json", DS)
+    # 4 x 4 x 4 = 64: consistent
+    assert lint_script(repo, "accelerate launch --num_processes 4 --num_machines 2 train.py --deepspeed ds.json\n").diagnostics == []
+
+
+def test_unknown_world_size_stays_silent(repo):
+    write(repo, "ds.json", DS.replace("64", "128"))
+    assert lint_script(repo, "deepspeed train.py --deepspeed ds.json\n").diagnostics == []
+
+
+def test_directive_in_the_config_beats_the_launch_line(repo):
+    write(repo, "ds.json", DS)  # JSON has no directives: use YAML
+    write(repo, "configs/sft.yaml", "# batchlint: world-size=4 global-batch=64\n" + HF)
+    result = lint_script(repo, "torchrun --nproc_per_node 8 train.py configs/sft.yaml\n")
+    assert result.diagnostics == []  # 2 x 8 x 4 = 64
+
+
+def test_torchtitan_layout_at_the_launch_world_size(repo):
+    write(repo, "llama4.toml", TITAN)
+    script = (
+        'NGPU=${NGPU:-"8"}\nCONFIG_FILE=${CONFIG_FILE:-"llama4.toml"}\n'
+        "torchrun --nproc_per_node=${NGPU} --rdzv_backend c10d --local-ranks-filter 0 --role rank --tee 3 \\\n"
+        "    -m torchtitan.train --job.config_file ${CONFIG_FILE} --training.seq_len 8190\n"
+    )
+    result = lint_script(repo, script)
+    assert found(result) == [("llama4.toml", "BL202", 10), ("train.sh", "BL401", 4)]
+    layout = next(d for d in result.diagnostics if d.code == "BL202")
+    assert "W (8)" in layout.message and "= 32" in layout.message
+
+
+def test_megatron_arguments_in_arrays_are_checked_in_the_script(repo):
+    script = (
+        "GPUS_PER_NODE=8\nNUM_NODES=1\n"
+        "DISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE \n    --nnodes $NUM_NODES \n)\n"
+        "TRAINING_ARGS=(\n    --micro-batch-size 1 \n    --global-batch-size 1536 \n    --seq-length 2048\n)\n"
+        "MODEL_PARALLEL_ARGS=(\n\t--tensor-model-parallel-size 8 \n\t--pipeline-model-parallel-size 16 \n)\n"
+        "torchrun ${DISTRIBUTED_ARGS[@]} examples/classes/pretrain_gpt.py \\\n"
+        "    ${TRAINING_ARGS[@]} \\\n    ${MODEL_PARALLEL_ARGS[@]}\n"
+    )
+    result = lint_script(repo, script)
+    assert found(result) == [("train.sh", "BL202", 14)]
+    assert "W (8)" in result.diagnostics[0].message and "= 128" in result.diagnostics[0].message
+
+
+def test_missing_config_file_is_no_crash(repo):
+    assert lint_script(repo, "torchrun --nproc_per_node 8 train.py --config missing.yaml\n").diagnostics == []
+
+
+def test_scripts_without_a_launcher_yield_nothing(repo):
+    result = lint_script(repo, "#!/bin/bash\necho hello\nls -la\n")
+    assert result.diagnostics == []
