@@ -182,8 +182,8 @@ class _Checker:
         for line in launch.launches(source.document):
             outside = self.outside(source.directives, line.world_size)
             where = line.command.span
-            note = (Related(f"launched here ({line.launcher}"
-                            + (f", W={outside.world_size.value})" if outside.world_size else ")"), where, source.path),)
+            with_w = f" with W={line.world_size.value}" if line.world_size else ""
+            note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),)
             for word in line.configs:
                 config = self.linked_config(word, base)
                 if config is not None:

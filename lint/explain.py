@@ -41,7 +41,9 @@ def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Opt
     explanations = []
     for index, (launch_note, plan) in enumerate(runs[0]):
         per_w = [run[index][1] for run in runs if index < len(run)]
-        title = plan.document.path + (f" ({launch_note.message} at {launch_note.path}:{launch_note.span.line})" if launch_note else "")
+        title = plan.document.path
+        if launch_note:
+            title += f", as {launch_note.message.replace('launched here', 'launched')} at {launch_note.path}:{launch_note.span.line}"
         explanations.append(Explanation(title, plan.framework, _rows(per_w)))
     return explanations
 
@@ -50,7 +52,7 @@ def _rows(plans: list) -> list:
     first = plans[0]
     rows = [
         _fact_row("micro batch (per GPU)", [p.micro_batch for p in plans]),
-        _fact_row("gradient accumulation", [p.grad_accum for p in plans]),
+        _fact_row("gradient accumulation", [p.accumulation() for p in plans], missing="unknown: needs W"),
         _fact_row("world size W", [p.world_size for p in plans], missing="unknown: pass --world-size"),
     ]
     for short, fact in first.parallel.items():
@@ -63,7 +65,7 @@ def _rows(plans: list) -> list:
                     _formula(first) if any(globals_) else "unknown: needs micro batch, accumulation and dp"))
     rows.append(_fact_row("sequence length", [p.seq_len for p in plans]))
     rows.append(_tokens(plans, globals_))
-    steps = [p.grad_accum.value if p.grad_accum is not None and p.grad_accum.known else "?" for p in plans]
+    steps = [a.value if a is not None and a.known else "?" for a in (p.accumulation() for p in plans)]
     rows.append(Row("micro-steps per optimizer step", steps, "= gradient accumulation"))
     packing = first.packing
     if packing is not None:

@@ -86,6 +86,20 @@ class TrainingPlan:
         formula = f"{micro.describe()} x {ga.describe()} x dp ({dp.value})"
         return value, formula
 
+    def accumulation(self) -> Optional[Fact]:
+        """Gradient accumulation as written, or as the framework derives it from
+        the declared global batch (TorchTitan, Megatron): global // (micro x dp)."""
+        if self.grad_accum is not None or self.derived_from_global != "grad_accum":
+            return self.grad_accum
+        facts = (self.declared_global_batch, self.micro_batch, self.data_parallel)
+        if not all(f is not None and f.known and f.value > 0 for f in facts):
+            return None
+        declared, micro, dp = facts
+        if declared.value % (micro.value * dp.value):
+            return None
+        shown = f"{declared.key} {declared.value} // ({micro.key} {micro.value} x dp {dp.value})"
+        return Fact(declared.value // (micro.value * dp.value), "gradient accumulation", None, f"derived: {shown}")
+
     def effective_global_batch(self) -> Optional[tuple]:
         """The global batch the job trains with: the declared one where the
         framework derives a factor from it, else micro x GA x dp."""

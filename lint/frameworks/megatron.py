@@ -50,11 +50,7 @@ def plan(doc: Document, outside: Outside):
     cp = degrees["cp"]
     if cp.known and cp.value > 1:
         plan.seq_len_multiple = Fact(2 * cp.value, "seq_len divisor", cp.span, f"2 x --context-parallel-size {cp.value}")
-    if plan.declared_global_batch is None and plan.data_parallel and micro.known:
+    if plan.declared_global_batch is None:
+        # Without --global-batch-size Megatron trains micro x dp with no accumulation.
         plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: no --global-batch-size")
-    elif plan.declared_global_batch and plan.declared_global_batch.known and plan.data_parallel and micro.known:
-        per_step = micro.value * plan.data_parallel.value
-        if per_step and plan.declared_global_batch.value % per_step == 0:
-            plan.grad_accum = Fact(plan.declared_global_batch.value // per_step, "gradient accumulation", None,
-                                   f"derived: --global-batch-size // (--micro-batch-size x dp {plan.data_parallel.value})")
     return plan

@@ -1,0 +1,78 @@
+"""`batchlint explain` on the examples' launch scripts: the numbers match the
+formulas of shared/DOMAIN.md, and each names where it came from."""
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from batchlint.cli import main
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def at_repo_root(monkeypatch):
+    monkeypatch.chdir(REPO)
+
+
+def explain(*args):
+    result = CliRunner().invoke(main, ["explain", "--format", "json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def rows(explanation, column=0):
+    return {row["name"]: row["values"][column] for row in explanation["rows"]}
+
+
+def sources(explanation):
+    return {row["name"]: row["source"] for row in explanation["rows"]}
+
+
+def test_xtuner_global_batch_is_micro_x_ga_x_w_over_sp():
+    [e] = explain("examples/xtuner/train.sh")
+    r = rows(e)
+    # 1 x (16 x sp 4) x (W 32 / sp 4)
+    assert (r["micro batch (per GPU)"], r["gradient accumulation"], r["world size W"]) == (1, 64, 32)
+    assert (r["data parallel dp"], r["global batch (sequences/step)"]) == (8, 512)
+    assert r["tokens per optimizer step"] == 512 * 32768
+    assert sources(e)["micro batch (per GPU)"] == "batch_size, line 17"
+
+
+def test_torchtitan_accumulation_is_derived_from_the_declared_global_batch():
+    [e] = explain("examples/torchtitan/train.sh")
+    r = rows(e)
+    # dp = 8 // tp 2 = 4; GA = 128 // (2 x 4) = 16
+    assert (r["data parallel dp"], r["global batch (sequences/step)"], r["gradient accumulation"]) == (4, 128, 16)
+    assert r["micro-steps per optimizer step"] == 16
+    assert r["tokens per optimizer step"] == 128 * 8192
+
+
+def test_swift_and_deepspeed_global_batches():
+    [swift] = explain("examples/swift/train.sh")
+    assert rows(swift)["global batch (sequences/step)"] == 1 * 16 * 8
+    [ds] = explain("examples/deepspeed/train.sh")
+    assert rows(ds)["global batch (sequences/step)"] == 4 * 4 * 8
+    assert "--num_gpus 8" in sources(ds)["world size W"]
+
+
+def test_several_world_sizes_give_one_column_each():
+    [e] = explain("examples/torchtitan/llama3_8b_fixed.toml", "-w", "8", "-w", "16", "-w", "32")
+    dp = next(row for row in e["rows"] if row["name"] == "data parallel dp")
+    ga = next(row for row in e["rows"] if row["name"] == "gradient accumulation")
+    assert dp["values"] == [4, 8, 16]
+    assert ga["values"] == [16, 8, 4]
+
+
+def test_unknown_world_size_says_how_to_know_it():
+    [e] = explain("examples/deepspeed/ds_zero2_fixed.json")
+    assert rows(e)["world size W"] == "?"
+    assert sources(e)["world size W"] == "unknown: pass --world-size"
+
+
+def test_text_output_is_a_table():
+    result = CliRunner().invoke(main, ["explain", "examples/swift/train.sh"])
+    assert result.exit_code == 0
+    assert "global batch (sequences/step)" in result.stdout and "128" in result.stdout
