@@ -1,9 +1,9 @@
 """
 ## What it does
 Flags an XTuner config with `sequence_parallel_size` > 1 whose train sampler
-splits the data by global rank (`DefaultSampler`, `LengthGroupedSampler`)
-instead of by data-parallel rank (`SequenceParallelSampler`,
-`InternRepoSampler`). It also names a `sampler` variable that the config
+splits the data by global rank (`DefaultSampler`, `InfiniteSampler`,
+`LengthGroupedSampler`) instead of by data-parallel rank
+(`SequenceParallelSampler`, `InternRepoSampler`). It also names a `sampler` variable that the config
 computes but never uses - the upstream slip behind most of these.
 
 ## Why is this bad?
@@ -26,22 +26,24 @@ train_dataloader = dict(sampler=dict(type=sampler, shuffle=True))
 ```
 
 ## Source
-xtuner/parallel/sequence/sampler.py (ranks from get_data_parallel_rank);
-mmengine DefaultSampler and xtuner/dataset/samplers/length_grouped.py (get_dist_info: global ranks).
+Data-parallel ranks @ xtuner 0.2.0: xtuner/parallel/sequence/sampler.py:19-20,
+xtuner/dataset/samplers/intern_repo.py:25-26. Global ranks (`get_dist_info`):
+mmengine 0.10.6 mmengine/dataset/sampler.py:48 and 125,
+xtuner/dataset/samplers/length_grouped.py:81.
 """
 
+from batchlint.frameworks.xtuner import sampler_spec
 from batchlint.rule import Example, Finding, Rule
-
-GLOBAL_RANK_SAMPLERS = {"DefaultSampler", "LengthGroupedSampler"}
 
 
 def check(plan):
     sp, sampler = plan.parallel.get("sp"), plan.sampler
     if sp is None or not sp.known or sp.value <= 1 or sampler is None:
         return
-    name = sampler.value.name
-    if name not in GLOBAL_RANK_SAMPLERS:
+    spec = sampler_spec(sampler.value)
+    if spec is None or spec.by_dp_rank:
         return
+    name = sampler.value.name
     message = (
         f"{name} splits the data over all W ranks, but with {sp.key} ({sp.value}) the {sp.value} ranks of a "
         f"sequence-parallel group must read the same sample: the job hangs or trains on mixed sequences"

@@ -27,8 +27,11 @@ accumulative_counts *= sequence_parallel_size
 ```
 
 ## Source
-xtuner docs/zh_cn/user_guides/sequence_parallel.md (global batch formula);
-214 upstream configs write `accumulative_counts *= sequence_parallel_size`.
+XTuner's sequence-parallel guide: "raise gradient accumulation by
+sequence_parallel_world_size, since data_parallel_world_size drops to 1/sp"
+(docs/zh_cn/user_guides/sequence_parallel.md:40-53, at docs/zh_cn/legacy/ on
+main @ b934f46); 214 of xtuner 0.2.0's configs write
+`accumulative_counts *= sequence_parallel_size`.
 """
 
 from batchlint.rule import Example, Finding, Rule

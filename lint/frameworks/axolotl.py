@@ -1,20 +1,28 @@
 """axolotl YAML.
 
-micro_batch_size is per device; `batch_size` (also per device) derives
-gradient_accumulation_steps = batch_size // micro_batch_size, a silent floor
-(src/axolotl/utils/schemas/validation.py). dp = W unless context parallelism
-is on, whose effect on dp is not modelled here (dp stays unknown).
+micro_batch_size and gradient_accumulation_steps are per device (schema
+defaults 1 and 1, src/axolotl/utils/schemas/training.py:71-82); the global
+batch is micro x GA x dp with dp = W // context_parallel_size //
+tensor_parallel_size (utils/config/__init__.py:198-230). A `batch_size` does
+not set the accumulation: validation fills GA's default 1 before
+normalize_config reads batch_size (rules/axolotl_batch_size_accumulation.py).
+With the expert-parallel plugin the ep ranks come out of W first and dp is
+not modelled. The axolotl rules share the helpers at the end of this module.
 """
 
 from __future__ import annotations
 
-from ..document import Document, Scalar
+from typing import Optional
+
+from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..plan import Fact, TrainingPlan
-from .facts import Outside, flag, number
+from .facts import Outside, divide, flag, number
 
 NAME = "axolotl"
 FORMATS = ("yaml",)
 MARKERS = (b"base_model",)
+
+BATCH_FIELDS = ("micro_batch_size", "gradient_accumulation_steps", "batch_size")
 
 
 def plan(doc: Document, outside: Outside):
@@ -22,30 +30,97 @@ def plan(doc: Document, outside: Outside):
     base_model = root.get("base_model")
     if not (isinstance(base_model, Scalar) and isinstance(base_model.value, str)):
         return None  # axolotl names a model; NeMo's muTransfer configs nest one
-    micro = number(root.get("micro_batch_size"), "micro_batch_size")
-    grad_accum = number(root.get("gradient_accumulation_steps"), "gradient_accumulation_steps")
-    per_device = number(root.get("batch_size"), "batch_size")
-    if grad_accum is None and per_device and per_device.known and micro and micro.known and micro.value > 0:
-        grad_accum = Fact(per_device.value // micro.value, "gradient_accumulation_steps", None,
-                          f"derived: batch_size ({per_device.value}) // micro_batch_size ({micro.value})")
-    elif grad_accum is None and micro is not None:
-        grad_accum = Fact(1, "gradient_accumulation_steps", None, "default")
-    cp = number(root.get("context_parallel_size") or root.get("sequence_parallel_degree"),
-                "context_parallel_size", default=1)
     world = outside.world_size
-    data_parallel = None
-    if world and world.known and cp.known and cp.value == 1:
-        data_parallel = Fact(world.value, "dp", world.span, world.source)
-    return TrainingPlan(
+    cp = context_parallel(root)
+    tp = number(root.get("tensor_parallel_size"), "tensor_parallel_size", default=1)
+    ep = expert_parallel(root)
+    plan = TrainingPlan(
         framework=NAME,
         document=doc,
-        micro_batch=micro,
-        grad_accum=grad_accum,
+        micro_batch=number(root.get("micro_batch_size"), "micro_batch_size", default=1),
+        grad_accum=number(root.get("gradient_accumulation_steps"), "gradient_accumulation_steps", default=1),
         world_size=world,
         target_global_batch=outside.target_global_batch,
-        parallel={"cp": cp},
-        data_parallel=data_parallel,
+        parallel={"cp": cp, "tp": tp},
         packing=flag(root.get("sample_packing"), "sample_packing"),
         length_grouping=flag(root.get("group_by_length"), "group_by_length"),
         seq_len=number(root.get("sequence_len"), "sequence_len"),
     )
+    if ep is not None and ep.known and ep.value > 1:
+        # The expert-parallel plugin demands ep x dp_shard x tp x cp == W (integrations/expert_parallel/plugin.py:283-290).
+        plan.parallel["ep"] = ep
+        plan.layout = (ep, number(root.get("dp_shard_size"), "dp_shard_size", default=1), tp, cp)
+    else:
+        plan.data_parallel = divide(world, [cp, tp])
+        if not _fsdp1(root):
+            # tp x cp must divide W: the mesh filled with the leftover ranks must multiply back to W
+            # (utils/distributed.py:320-375); axolotl builds no mesh under FSDP1 (loaders/model.py:205-220).
+            plan.layout, plan.layout_exact = (tp, cp), False
+    return plan
+
+
+def _fsdp1(root: Mapping) -> bool:
+    if written(root, "fsdp_config") is None:
+        return False
+    versions = (root.get("fsdp_version"), root.get("fsdp_config", "fsdp_version"), root.get("fsdp_config", "version"))
+    return not any(isinstance(v, Scalar) and str(v.value) == "2" for v in versions)
+
+
+# --------------------------------------------------------------------------- shared with the rules
+
+
+def written(root: Mapping, key: str) -> Optional[Node]:
+    """The node of `key` when axolotl treats it as set (`data.get(key)` truthy)."""
+    node = root.get(key)
+    if isinstance(node, Scalar) and not node.value:
+        return None
+    return node
+
+
+def context_parallel(root: Mapping) -> Fact:
+    """context_parallel_size, or the deprecated sequence_parallel_degree when it is unset
+    (utils/schemas/validation.py:1634-1640)."""
+    for key in ("context_parallel_size", "sequence_parallel_degree"):
+        node = written(root, key)
+        if node is not None:
+            return number(node, key)
+    return Fact(1, "context_parallel_size", None, "default")
+
+
+def expert_parallel(root: Mapping) -> Optional[Fact]:
+    """expert_parallel_size, which only the expert-parallel plugin reads."""
+    plugins = root.get("plugins")
+    listed = isinstance(plugins, Sequence) and any(
+        isinstance(p, Scalar) and "expert_parallel" in str(p.value) for p in plugins.items
+    )
+    return number(root.get("expert_parallel_size"), "expert_parallel_size") if listed else None
+
+
+# Legacy boolean flags in the order axolotl maps them to attn_implementation
+# (utils/schemas/enums.py:117-124, applied in utils/schemas/config.py:1527-1570).
+LEGACY_ATTENTION = {
+    "xformers_attention": "xformers",
+    "sage_attention": "sage",
+    "flex_attention": "flex_attention",
+    "flash_attention": "flash_attention_2",
+    "sdp_attention": "sdpa",
+    "eager_attention": "eager",
+}
+# Backends that use the flash-attn library (utils/schemas/enums.py:149-156).
+FLASH_LIB = {"flash_attention_2", "flash_attention_3", "kernels-community/flash-attn2", "kernels-community/flash-attn3"}
+
+
+def attention(root: Mapping) -> tuple:
+    """(implementation, node it was written at): attn_implementation, else the
+    first legacy flag set; (None, None) when nothing chooses one. Unknown when
+    both are written (axolotl rejects that) or a model option picks it
+    (gemma4_hybrid_attn_impl defaults to flash_attention_2)."""
+    flags = [key for key in LEGACY_ATTENTION if written(root, key) is not None]
+    explicit = root.get("attn_implementation")
+    if isinstance(explicit, Scalar) and explicit.value is not None:
+        return (explicit.value, explicit) if not flags else ("unknown", None)
+    if flags:
+        return LEGACY_ATTENTION[flags[0]], root.get(flags[0])
+    if written(root, "gemma4_hybrid_attn_impl") is not None:
+        return "unknown", None
+    return None, None

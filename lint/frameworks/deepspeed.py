@@ -6,13 +6,21 @@ When one of them is omitted DeepSpeed derives it by floor division and then
 asserts the identity (deepspeed/runtime/config.py `_set_batch_related_parameters`,
 `_batch_assertion`). "auto" values are filled in by the Hugging Face
 integration, so no batch arithmetic is checked while any is "auto".
+
+Precision sections are read as DeepSpeed reads them: `bf16`, or the older
+spelling `bfloat16` only when there is no `bf16` (precision_config.py
+`get_bfloat16_config`); `enabled` is a pydantic bool, so `"true"` and `1` count,
+while "auto" is dropped before validation (config_utils.py
+`DeepSpeedConfigModel.__init__`) and means off to raw DeepSpeed.
 """
 
 from __future__ import annotations
 
-from ..document import Document, Scalar
+from typing import Optional
+
+from ..document import Document, Mapping, Node, Scalar
 from ..plan import Fact, TrainingPlan
-from .facts import Outside, flag, number
+from .facts import Outside, number
 
 NAME = "deepspeed"
 FORMATS = ("json",)
@@ -32,8 +40,8 @@ def plan(doc: Document, outside: Outside):
         world_size=outside.world_size,
         target_global_batch=outside.target_global_batch,
     )
-    plan.fp16 = flag(root.get("fp16", "enabled"), "fp16.enabled")
-    plan.bf16 = flag(root.get("bf16", "enabled") or root.get("bfloat16", "enabled"), "bf16.enabled")
+    plan.fp16 = _enabled(root, "fp16")
+    plan.bf16 = _enabled(root, "bfloat16" if _absent(root.items.get("bf16")) else "bf16")
     nodes = {key: root.get(key) for key in (TB, MB, GA)}
     if any(isinstance(n, Scalar) and n.value == "auto" for n in nodes.values()):
         return plan  # the Hugging Face integration fills these in
@@ -53,3 +61,32 @@ def plan(doc: Document, outside: Outside):
     elif tb is None and mb is not None and ga is None:
         plan.grad_accum = Fact(1, GA, None, "default")
     return plan
+
+
+# pydantic's lax bool (DeepSpeedConfigModel is a pydantic model).
+_PYDANTIC_BOOL = {"1": True, "on": True, "t": True, "true": True, "y": True, "yes": True,
+                  "0": False, "off": False, "f": False, "false": False, "n": False, "no": False}
+
+
+def _enabled(root: Mapping, section: str) -> Optional[Fact]:
+    """`<section>.enabled` as DeepSpeed validates it; None when not a bool to it."""
+    node = root.get(section, "enabled")
+    value = _pydantic_bool(node)
+    return None if value is None else Fact(value, f"{section}.enabled", node.span, "file", node)
+
+
+def _absent(node: Optional[Node]) -> bool:
+    return node is None or (isinstance(node, Scalar) and node.value is None)
+
+
+def _pydantic_bool(node: Optional[Node]) -> Optional[bool]:
+    if not isinstance(node, Scalar):
+        return None
+    value = node.value
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        return _PYDANTIC_BOOL.get(value.lower())
+    return None

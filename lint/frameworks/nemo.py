@@ -1,9 +1,117 @@
-"""NeMo 1 YAML (trainer: + model:). Not read yet: see the issue tracker."""
+"""NeMo 1 Megatron YAML configs (`trainer:` + `model:`, examples/nlp/*/conf).
+
+W = trainer.devices x trainer.num_nodes (devices "auto", -1 or a list is
+unknown; num_nodes defaults to 1). A W from the user wins over the file's.
+dp = W / (tp x pp x cp); the global batch must divide by micro batch x dp,
+and gradient accumulation is derived from it (megatron-core's microbatch
+calculator, initialised by nemo/collections/nlp/modules/common/megatron/
+megatron_init.py). Defaults are MegatronBaseModel's `cfg.get(key, 1)`.
+Interpolations (`${...}`), `???` and null are unknown.
+
+With `model.rampup_batch_size` the global batch is not checked (the ramp
+reaches it only later in the run). A config whose model is restored from `model.pretrained_model_path` (T5
+LM adaptation) takes its parallel layout from the checkpoint, not the file:
+no layout is checked there.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..document import Document, Mapping, Scalar
+from ..plan import Fact, TrainingPlan
+from .facts import Outside, divide, number
 
 NAME = "nemo"
 FORMATS = ("yaml",)
-MARKERS = (b"micro_batch_size",)
+MARKERS = (b"tensor_model_parallel_size", b"global_batch_size")
+
+_MODEL_KEYS = {"micro_batch_size", "global_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size"}
+_DEGREES = {
+    "tp": "tensor_model_parallel_size",
+    "pp": "pipeline_model_parallel_size",
+    "cp": "context_parallel_size",
+    "ep": "expert_model_parallel_size",
+}
 
 
-def plan(doc, outside):
+def plan(doc: Document, outside: Outside):
+    trainer, model = doc.get("trainer"), doc.get("model")
+    if not (isinstance(trainer, Mapping) and isinstance(model, Mapping)):
+        return None
+    if not ({"devices", "num_nodes"} & set(trainer.items) and _MODEL_KEYS & set(model.items)):
+        return None
+    world = outside.world_size or _file_world_size(trainer)
+    parallel = {short: model_number(model, key, default=1) for short, key in _DEGREES.items()}
+    layout = () if _restored_layout(model) else (parallel["tp"], parallel["pp"], parallel["cp"])
+    plan = TrainingPlan(
+        framework=NAME,
+        document=doc,
+        world_size=world,
+        target_global_batch=outside.target_global_batch,
+        micro_batch=model_number(model, "micro_batch_size"),
+        declared_global_batch=None if _ramps_up(model) else model_number(model, "global_batch_size"),
+        derived_from_global="grad_accum",
+        parallel=parallel,
+        layout=layout,
+        layout_exact=False,
+        data_parallel=divide(world, list(layout)) if layout else None,
+    )
+    plan.seq_len, plan.seq_len_multiple = _context_parallel_split(model, parallel["cp"])
+    return plan
+
+
+def model_number(model: Mapping, key: str, default=None) -> Optional[Fact]:
+    """model.<key> as an integer fact; null is unknown (None when absent without default)."""
+    return number(model.get(key), f"model.{key}", default=default)
+
+
+def _file_world_size(trainer: Mapping) -> Optional[Fact]:
+    devices = number(trainer.get("devices"), "trainer.devices")
+    nodes = number(trainer.get("num_nodes"), "trainer.num_nodes", default=1)
+    if devices is None or not (devices.known and nodes.known) or devices.value < 1 or nodes.value < 1:
+        return None
+    return Fact(devices.value * nodes.value, "trainer.devices x trainer.num_nodes", devices.span, "file")
+
+
+def _ramps_up(model: Mapping) -> bool:
+    """A batch-size ramp-up reaches global_batch_size only later in the run: its checks are not start-up ones."""
+    ramp = model.get("rampup_batch_size")
+    return ramp is not None and not (isinstance(ramp, Scalar) and ramp.value is None)
+
+
+def _restored_layout(model: Mapping) -> bool:
+    path = model.get("pretrained_model_path")
+    return isinstance(path, Scalar) and path.value is not None
+
+
+def _context_parallel_split(model: Mapping, cp: Fact):
+    """GPT pre-training cuts every sequence into 2 x cp chunks (megatron_gpt_model.py
+    get_batch_on_this_context_parallel_rank); fine-tuning datasets pad to that
+    multiple themselves, so only GPT-family (encoder_seq_length, not BERT)
+    pre-training configs (no data.train_ds) are checked."""
+    if not cp.known or cp.value <= 1 or not _gpt_pretraining(model):
+        return None, None
+    seq = _seq_length(model)
+    if seq is None:
+        return None, None
+    multiple = Fact(2 * cp.value, "seq_length divisor", cp.span, f"2 x {cp.describe()}: each sequence is cut into 2 x cp chunks")
+    return seq, multiple
+
+
+def _gpt_pretraining(model: Mapping) -> bool:
+    keys = set(model.items)
+    return "encoder_seq_length" in keys and not keys & {"mcore_bert", "bert_binary_head"} and not isinstance(
+        model.get("data", "train_ds"), Mapping
+    )
+
+
+def _seq_length(model: Mapping) -> Optional[Fact]:
+    """model.data.seq_length when it is a number, else model.encoder_seq_length it usually interpolates."""
+    data_seq = model.get("data", "seq_length")
+    if isinstance(data_seq, Scalar) and isinstance(data_seq.value, int) and not isinstance(data_seq.value, bool):
+        return number(data_seq, "model.data.seq_length")
+    if data_seq is None or (isinstance(data_seq, Scalar) and data_seq.value == "${model.encoder_seq_length}"):
+        fact = model_number(model, "encoder_seq_length")
+        return fact if fact is not None and fact.known else None
     return None

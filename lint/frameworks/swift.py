@@ -1,31 +1,55 @@
-"""ms-swift: TrainingArguments-style YAML/JSON (`swift sft --config`).
+"""ms-swift: TrainingArguments-style YAML/JSON (`swift sft --config`), and its
+Megatron schema (swift_megatron.py), tried first.
 
 Defaults differ from transformers: a micro batch of 1, and accumulation
-max(1, ceil(16 / micro / W)) when not given (swift/trainers/arguments.py).
-dp = W / sequence_parallel_size.
+max(1, ceil(16 / micro / W)) when not given (swift/trainers/arguments.py:283-286).
+dp = W / sequence_parallel_size, which must divide W. The world size may come from the file: an
+`ENV:` block's NPROC_PER_NODE x NNODES, which swift exports unless the
+environment already sets them (swift/cli/main.py:53-59), so a world size
+given on the command line or in the project config wins over it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import Optional
 
-from ..document import Document
+from ..document import Document, Mapping, Scalar
 from ..plan import Fact
+from . import swift_megatron
 from .facts import Outside
-from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
+from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
 NAME = "swift"
 __all__ = ["NAME", "FORMATS", "MARKERS", "plan"]
 
+MARKERS = _TA_MARKERS + (b"micro_batch_size", b"global_batch_size")  # Megatron configs
 _SWIFT = {"tuner_type", "train_type", "sft_type", "model_type", "rlhf_type", "attn_impl", "lazy_tokenize",
           "model_author", "sequence_parallel_size", "padding_free", "ENV"}
 
 
 def plan(doc: Document, outside: Outside):
     root = doc.root
-    if not (set(root.items) & _SWIFT) or not is_training_arguments(root):
+    if not _is_swift(set(root.items)):
         return None
-    return plan_from(doc, outside, NAME, micro_default=1, grad_accum_default=_default_accumulation)
+    world = outside.world_size or _env_world_size(root)
+    megatron = swift_megatron.plan(doc, outside, world)
+    if megatron is not None:
+        return megatron
+    if not is_training_arguments(root):
+        return None
+    outside = dataclasses.replace(outside, world_size=world)
+    plan = plan_from(doc, outside, NAME, micro_default=1, grad_accum_default=_default_accumulation)
+    # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
+    plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
+    return plan
+
+
+def _is_swift(keys: set) -> bool:
+    # padding_free is TRL's key too: next to TRL's model_name_or_path (ms-swift says `model`) and no
+    # other ms-swift key, the config is TRL's.
+    return bool(keys & (_SWIFT - {"padding_free"})) or ("padding_free" in keys and "model_name_or_path" not in keys)
 
 
 def _default_accumulation(micro, world):
@@ -33,3 +57,21 @@ def _default_accumulation(micro, world):
         value = max(1, math.ceil(16 / micro.value / world.value))
         return Fact(value, "gradient_accumulation_steps", None, f"ms-swift default for W={world.value}")
     return None
+
+
+def _env_world_size(root: Mapping) -> Optional[Fact]:
+    """NPROC_PER_NODE x NNODES (default 1) from the file's ENV: block."""
+    nproc, nnodes = (_env_int(root, key) for key in ("NPROC_PER_NODE", "NNODES"))
+    if not nproc or nnodes is False:
+        return None
+    value = nproc[0] * (nnodes[0] if nnodes else 1)
+    return Fact(value, "world size", nproc[1].span, "ENV NPROC_PER_NODE" + (" x NNODES" if nnodes else ""))
+
+
+def _env_int(root: Mapping, key: str):
+    """(value, node) of an ENV: entry; None when absent; False when written but not a whole number."""
+    node = root.get("ENV", key)
+    if node is None:
+        return None
+    text = str(node.value).strip() if isinstance(node, Scalar) else ""
+    return (int(text), node) if text.isdigit() and int(text) > 0 else False

@@ -1,9 +1,290 @@
-"""verl YAML (Hydra) configs. Not read yet: see the issue tracker."""
+"""verl YAML (Hydra) configs: the PPO trainer (`ppo_trainer.yaml`,
+`ppo_megatron_trainer.yaml` and the user configs composed over them) and the
+FSDP SFT trainer (`sft_trainer.yaml`).
+
+A verl file is usually partial: Hydra composes it over the trainer's defaults
+and shell scripts override it again. A fact is what the file writes, else
+verl's own default (`DEFAULTS`, read in verl/trainer/config @ b178a3c); a
+Hydra interpolation (`${...}`) is a string and stays unknown.
+
+World size: the PPO trainer's resource pool is trainer.n_gpus_per_node x
+trainer.nnodes (verl/trainer/main_ppo.py `init_resource_pool_mgr`), so a file
+that writes n_gpus_per_node gives its own W (a W from the user wins). The SFT
+trainer runs under torchrun and never reads those keys: its W only comes from
+the user.
+
+PPO rules read the per-role settings through `ppo(plan)`; the generic plan
+carries the Ulysses (FSDP) or Megatron layout for BL202 and, for SFT, the
+global batch for BL103.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..document import Document, Mapping, Scalar
+from ..plan import Fact, TrainingPlan
+from .facts import Outside, divide, number
 
 NAME = "verl"
 FORMATS = ("yaml",)
-MARKERS = (b"actor_rollout_ref",)
+MARKERS = (b"actor_rollout_ref", b"partial_pretrain")
+
+ACTOR = "actor_rollout_ref.actor"
+# Defaults of the keys the rules read (verl/trainer/config @ b178a3c).
+DEFAULTS = {
+    "data.train_batch_size": 1024,  # data/legacy_data.yaml
+    "actor_rollout_ref.rollout.n": 1,  # rollout/rollout.yaml
+    f"{ACTOR}.ppo_mini_batch_size": 256,  # actor/actor.yaml
+    f"{ACTOR}.ulysses_sequence_parallel_size": 1,  # actor/dp_actor.yaml
+    "actor_rollout_ref.model.use_remove_padding": True,  # model/hf_model.yaml
+    "critic.model.use_remove_padding": False,  # critic/dp_critic.yaml
+    "critic.ulysses_sequence_parallel_size": 1,  # critic/dp_critic.yaml
+    "trainer.nnodes": 1,  # ppo_trainer.yaml
+    f"{ACTOR}.megatron.tensor_model_parallel_size": 1,  # engine/megatron.yaml
+    f"{ACTOR}.megatron.pipeline_model_parallel_size": 1,
+    f"{ACTOR}.megatron.context_parallel_size": 1,
+}
+FSDP = ("fsdp", "fsdp2")
 
 
-def plan(doc, outside):
+@dataclass(frozen=True)
+class Role:
+    """The PPO batch settings of one trained model: the actor or the critic."""
+
+    name: str  # "actor" | "critic"
+    strategy: Optional[str]  # "fsdp", "fsdp2", "megatron"; None: unknown
+    mini: Fact  # ppo_mini_batch_size (prompts)
+    micro: Optional[Fact]  # ppo_micro_batch_size_per_gpu (sequences), None when null
+    sp: Fact  # ulysses_sequence_parallel_size
+    rollout_n: Fact
+    dynamic: Optional[bool]  # use_dynamic_bsz; None: unknown
+    remove_padding: Fact
+    # The critic inherits most values from the actor: its checks only run on
+    # what its own section writes, so one mistake is reported once.
+    own: bool = True
+
+    @property
+    def fsdp(self) -> bool:
+        return self.strategy in FSDP
+
+
+@dataclass(frozen=True)
+class PPO:
+    train_batch: Fact
+    actor: Role
+    critic: Optional[Role]  # None: the critic is not trained (or not known to be)
+    legacy_workers: bool  # verl/workers/fsdp_workers.py (trainer.use_legacy_worker_impl != disable)
+    megatron: dict  # tp, pp, cp of the Megatron actor
+
+
+def plan(doc: Document, outside: Outside):
+    root = doc.root
+    if isinstance(root.get("actor_rollout_ref"), Mapping):
+        return _ppo_plan(doc, outside)
+    if isinstance(root.get("model", "partial_pretrain"), Scalar) and isinstance(root.get("data"), Mapping):
+        return _sft_plan(doc, outside)
     return None
+
+
+# -- PPO ---------------------------------------------------------------------------------
+
+def ppo(plan: TrainingPlan) -> Optional[PPO]:
+    """The PPO settings of a verl plan (None for other frameworks and for SFT)."""
+    if plan.framework != NAME or not isinstance(plan.document.get("actor_rollout_ref"), Mapping):
+        return None
+    return _read_ppo(plan.document.root)
+
+
+def _read_ppo(root: Mapping) -> PPO:
+    default_strategy = "megatron" if _composes_megatron(root) else "fsdp"
+    actor = _actor(root, default_strategy)
+    return PPO(
+        train_batch=_number(root, "data.train_batch_size"),
+        actor=actor,
+        critic=_critic(root, actor, default_strategy) if _critic_used(root) else None,
+        legacy_workers=_text(root, "trainer.use_legacy_worker_impl", "auto") in ("auto", "enable"),
+        megatron={
+            short: _number(root, f"{ACTOR}.megatron.{key}")
+            for short, key in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
+                               ("cp", "context_parallel_size"))
+        },
+    )
+
+
+def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
+    world = outside.world_size or _file_world_size(doc.root)
+    settings = _read_ppo(doc.root)
+    actor = settings.actor
+    plan = TrainingPlan(
+        framework=NAME,
+        document=doc,
+        world_size=world,
+        target_global_batch=outside.target_global_batch,
+        micro_batch=actor.micro,
+        layout_exact=False,
+    )
+    if actor.strategy == "megatron":
+        # verl/utils/config.py validate_config: n_gpus % (tp x pp x cp) == 0.
+        plan.parallel = {k: v for k, v in settings.megatron.items() if v is not None}
+        plan.layout = _layout(settings.megatron[k] for k in ("tp", "pp", "cp"))
+    elif actor.fsdp and actor.sp is not None:
+        # fsdp_workers.py builds a (W // sp, sp) device mesh.
+        plan.parallel = {"sp": actor.sp}
+        plan.layout = _layout([actor.sp])
+    plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
+    return plan
+
+
+def _layout(degrees) -> tuple:
+    """The degrees, or none at all when one is written null."""
+    degrees = tuple(degrees)
+    return degrees if all(d is not None for d in degrees) else ()
+
+
+def _actor(root: Mapping, default_strategy: str) -> Role:
+    strategy = _text(root, f"{ACTOR}.strategy", default_strategy)
+    return Role(
+        name="actor",
+        strategy=strategy if strategy in FSDP + ("megatron",) else None,
+        mini=_number(root, f"{ACTOR}.ppo_mini_batch_size"),
+        micro=_number(root, f"{ACTOR}.ppo_micro_batch_size_per_gpu"),
+        sp=_number(root, f"{ACTOR}.ulysses_sequence_parallel_size"),
+        rollout_n=_number(root, "actor_rollout_ref.rollout.n"),
+        dynamic=_bool(root, f"{ACTOR}.use_dynamic_bsz", False),
+        remove_padding=_flag(root, "actor_rollout_ref.model.use_remove_padding"),
+    )
+
+
+def _critic(root: Mapping, actor: Role, default_strategy: str) -> Role:
+    """critic/critic.yaml takes mini batch, rollout n and dynamic batching from the actor."""
+    strategy = _text(root, "critic.strategy", default_strategy)
+    own_keys = ("ppo_mini_batch_size", "ppo_micro_batch_size_per_gpu", "ulysses_sequence_parallel_size", "rollout_n")
+    return Role(
+        name="critic",
+        strategy=strategy if strategy in FSDP + ("megatron",) else None,
+        mini=_number(root, "critic.ppo_mini_batch_size", inherit=actor.mini),
+        micro=_number(root, "critic.ppo_micro_batch_size_per_gpu"),
+        sp=_number(root, "critic.ulysses_sequence_parallel_size"),
+        rollout_n=_number(root, "critic.rollout_n", inherit=actor.rollout_n),
+        dynamic=_bool(root, "critic.use_dynamic_bsz", actor.dynamic),
+        remove_padding=_flag(root, "critic.model.use_remove_padding"),
+        own=any(_written(root, f"critic.{key}") for key in own_keys),
+    )
+
+
+def _critic_used(root: Mapping) -> bool:
+    """verl/trainer/ppo/utils.py need_critic: critic.enable, else adv_estimator == gae (the default)."""
+    enable = root.get("critic", "enable")
+    if isinstance(enable, Scalar) and isinstance(enable.value, bool):
+        return enable.value
+    if enable is not None and not (isinstance(enable, Scalar) and enable.value is None):
+        return False  # an interpolation: unknown
+    return _text(root, "algorithm.adv_estimator", "gae") == "gae"
+
+
+def _composes_megatron(root: Mapping) -> bool:
+    """Whether the Hydra defaults list pulls in the Megatron trainer or workers."""
+    defaults = root.get("defaults")
+    entries = getattr(defaults, "items", ())
+    texts = []
+    for entry in entries:
+        if isinstance(entry, Scalar):
+            texts.append(str(entry.value))
+        elif isinstance(entry, Mapping):
+            texts += [str(k) for k in entry.items] + [str(getattr(v, "value", "")) for v in entry.items.values()]
+    return any("megatron" in text for text in texts)
+
+
+def _file_world_size(root: Mapping) -> Optional[Fact]:
+    gpus = _number(root, "trainer.n_gpus_per_node")
+    nodes = _number(root, "trainer.nnodes")
+    if gpus is None or gpus.span is None or nodes is None or not (gpus.known and nodes.known):
+        return None
+    if gpus.value < 1 or nodes.value < 1:
+        return None
+    return Fact(gpus.value * nodes.value, "trainer.n_gpus_per_node x trainer.nnodes", gpus.span, "file")
+
+
+# -- SFT (verl/trainer/fsdp_sft_trainer.py) ---------------------------------------------
+
+_SFT_DEFAULTS = {  # sft_trainer.yaml
+    "data.train_batch_size": 256,
+    "data.micro_batch_size_per_gpu": 4,
+    "ulysses_sequence_parallel_size": 1,
+    "use_remove_padding": False,
+}
+
+
+def _sft_plan(doc: Document, outside: Outside) -> TrainingPlan:
+    """train_batch_size % (W // sp) == 0, then (train_batch_size // dp) %
+    micro_batch_size_per_gpu == 0 (`_normalize_config_bsz`): BL103's check."""
+    root, world = doc.root, outside.world_size
+    sp = _number(root, "ulysses_sequence_parallel_size", table=_SFT_DEFAULTS)
+    layout = _layout([sp])
+    return TrainingPlan(
+        framework=NAME,
+        document=doc,
+        world_size=world,
+        target_global_batch=outside.target_global_batch,
+        micro_batch=_number(root, "data.micro_batch_size_per_gpu", table=_SFT_DEFAULTS),
+        declared_global_batch=_number(root, "data.train_batch_size", table=_SFT_DEFAULTS),
+        derived_from_global="grad_accum",
+        parallel={"sp": sp} if sp is not None else {},
+        layout=layout,
+        layout_exact=False,
+        data_parallel=divide(world, list(layout)) if layout else None,
+    )
+
+
+def sft_remove_padding(plan: TrainingPlan) -> Optional[Fact]:
+    """The SFT trainer's top-level use_remove_padding (None for PPO configs and other frameworks)."""
+    if plan.framework != NAME or isinstance(plan.document.get("actor_rollout_ref"), Mapping):
+        return None
+    return _flag(plan.document.root, "use_remove_padding", table=_SFT_DEFAULTS)
+
+
+# -- reading values ----------------------------------------------------------------------
+
+def _node(root: Mapping, dotted: str):
+    return root.get(*dotted.split("."))
+
+
+def _written(root: Mapping, dotted: str) -> bool:
+    node = _node(root, dotted)
+    return isinstance(node, Scalar) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _number(root: Mapping, dotted: str, table=DEFAULTS, inherit: Optional[Fact] = None) -> Optional[Fact]:
+    """An integer fact: the file's value, else what verl inherits or defaults to;
+    None when the file writes null (the key is off) or nothing is known."""
+    node = _node(root, dotted)
+    if isinstance(node, Scalar) and node.value is None:
+        return None
+    if node is None and inherit is not None:
+        return inherit
+    return number(node, dotted, default=table.get(dotted))
+
+
+def _flag(root: Mapping, dotted: str, table=DEFAULTS) -> Fact:
+    node = _node(root, dotted)
+    if isinstance(node, Scalar) and isinstance(node.value, bool):
+        return Fact(node.value, dotted, node.span, "file", node)
+    if node is None and dotted in table:
+        return Fact(table[dotted], dotted, None, "default")
+    return Fact(None, dotted, getattr(node, "span", None))  # an interpolation: unknown
+
+
+def _bool(root: Mapping, dotted: str, default: Optional[bool]) -> Optional[bool]:
+    node = _node(root, dotted)
+    if node is None:
+        return default
+    return node.value if isinstance(node, Scalar) and isinstance(node.value, bool) else None
+
+
+def _text(root: Mapping, dotted: str, default: str) -> Optional[str]:
+    node = _node(root, dotted)
+    if node is None:
+        return default
+    return node.value if isinstance(node, Scalar) and isinstance(node.value, str) and "${" not in node.value else None

@@ -1,13 +1,21 @@
 """XTuner v0.1: mmengine-style Python configs.
 
 Global batch = batch_size x accumulative_counts x W / sequence_parallel_size
-(xtuner docs/zh_cn/user_guides/sequence_parallel.md). XTuner v1 configs
-(`from xtuner.v1 ...`) are a different schema and are not read here.
+(xtuner docs/zh_cn/user_guides/sequence_parallel.md); W must be a multiple of
+sequence_parallel_size (xtuner/parallel/sequence/setup_distributed.py:23-27 @
+0.2.0). XTuner v1 configs (`from xtuner.v1 ...`) are another schema, read by
+xtuner_v1.py.
+
+The XTuner rules (rules/xtuner_*.py, BL101, BL201) share the helpers at the
+end of this module: the varlen-attention flags, the datasets of the train
+dataloader, the sampler's arguments.
 """
 
 from __future__ import annotations
 
-from ..document import Document, Mapping, Scalar, Symbol
+from typing import Iterator, NamedTuple, Optional
+
+from ..document import Document, Mapping, Node, Scalar, Sequence, Symbol
 from ..plan import Fact, TrainingPlan
 from .facts import Outside, divide, find_key, flag, number
 
@@ -16,6 +24,30 @@ FORMATS = ("python",)
 MARKERS = (b"train_dataloader", b"accumulative_counts")
 
 LENGTH_GROUPED = "LengthGroupedSampler"
+VARLEN = "use_varlen_attn"
+
+
+class SamplerSpec(NamedTuple):
+    package: str  # where the class lives: a same-named class from elsewhere is not this one
+    accepts: tuple  # keyword arguments besides `dataset`, which mmengine passes with `seed`
+    requires: tuple
+    by_dp_rank: bool  # splits the data by data-parallel rank: safe under sequence parallelism
+
+
+# The signatures @ xtuner 0.2.0 / mmengine 0.10.6 (mmengine/dataset/sampler.py:43-47,
+# 121-124; xtuner/parallel/sequence/sampler.py:12-20; xtuner/dataset/samplers/
+# intern_repo.py:17-26, length_grouped.py:71-83).
+SAMPLERS = {
+    "DefaultSampler": SamplerSpec("mmengine.", ("shuffle", "seed", "round_up"), (), False),
+    "InfiniteSampler": SamplerSpec("mmengine.", ("shuffle", "seed"), (), False),
+    "SequenceParallelSampler": SamplerSpec("xtuner.", ("shuffle", "seed", "round_up"), (), True),
+    "InternRepoSampler": SamplerSpec("xtuner.", ("shuffle", "seed"), (), True),
+    "InternlmRepoSampler": SamplerSpec("xtuner.", ("shuffle", "seed"), (), True),
+    LENGTH_GROUPED: SamplerSpec(
+        "xtuner.", ("per_device_batch_size", "length_property", "mega_batch_mult", "seed", "round_up"),
+        ("per_device_batch_size",), False,
+    ),
+}
 
 
 def is_v1(doc: Document) -> bool:
@@ -48,14 +80,124 @@ def plan(doc: Document, outside: Outside):
         world_size=outside.world_size,
         target_global_batch=outside.target_global_batch,
         parallel={"sp": sp},
-        seq_len=number(doc.namespace.get("max_length"), "max_length"),
+        seq_len=_packed_length(doc),
         packing=flag(find_key(loader.get("dataset"), "pack_to_max_length"), "pack_to_max_length"),
+        # init_sequence_parallel raises unless sp divides W.
+        layout=(sp,),
+        layout_exact=False,
     )
     plan.data_parallel = divide(outside.world_size, [sp])
-    sampler = loader.get("sampler")
-    sampler_type = sampler.get("type") if isinstance(sampler, Mapping) else None
-    if isinstance(sampler_type, Scalar) and isinstance(sampler_type.value, Symbol):
+    plan.seq_len_multiple = _varlen_sp_multiple(doc, sp)
+    sampler_type = sampler_class(doc)
+    if sampler_type is not None:
         plan.sampler = Fact(sampler_type.value, "train_dataloader.sampler.type", sampler_type.span, node=sampler_type)
         grouped = sampler_type.value.name == LENGTH_GROUPED
         plan.length_grouping = Fact(grouped, sampler_type.value.name, sampler_type.span, node=sampler_type)
     return plan
+
+
+def _packed_length(doc: Document) -> Optional[Fact]:
+    """The length every packed sample has: build_packed_dataset's
+    `packed_length`, else the dataset's (or the file's) `max_length`."""
+    dataset = train_loader(doc).get("dataset")
+    for key in ("packed_length", "max_length"):
+        node = find_key(dataset, key)
+        if node is not None:
+            return number(node, key)
+    return number(doc.namespace.get("max_length"), "max_length")
+
+
+def _varlen_sp_multiple(doc: Document, sp: Fact) -> Optional[Fact]:
+    """default_collate_fn asserts, with varlen attention, that the packed
+    length divides by sp (default_collate_fn.py:54-55 @ 0.2.0); without varlen
+    it pads instead, and preference_collate_fn always pads."""
+    collate = collate_fn(doc)
+    varlen = flag(collate.get(VARLEN), VARLEN)
+    if not (sp.known and sp.value > 1 and varlen is not None and varlen.value):
+        return None
+    if not is_xtuner_symbol(collate.get("type"), "default_collate_fn"):
+        return None
+    why = f"{sp.key} with {VARLEN}: default_collate_fn splits each packed sequence into {sp.value} equal parts"
+    return Fact(sp.value, sp.key, sp.span, why, sp.node)
+
+
+# -- helpers the XTuner rules share -------------------------------------------------------
+
+def train_loader(doc: Document) -> Mapping:
+    loader = doc.get("train_dataloader")
+    return loader if isinstance(loader, Mapping) else Mapping()
+
+
+def collate_fn(doc: Document) -> Mapping:
+    collate = train_loader(doc).get("collate_fn")
+    return collate if isinstance(collate, Mapping) else Mapping()
+
+
+def sampler_args(doc: Document) -> Mapping:
+    sampler = train_loader(doc).get("sampler")
+    return sampler if isinstance(sampler, Mapping) else Mapping()
+
+
+def sampler_class(doc: Document) -> Optional[Scalar]:
+    """The train sampler's `type` when it resolves to an imported class."""
+    sampler_type = sampler_args(doc).get("type")
+    if isinstance(sampler_type, Scalar) and isinstance(sampler_type.value, Symbol):
+        return sampler_type
+    return None
+
+
+def sampler_spec(sampler: Optional[Symbol]) -> Optional[SamplerSpec]:
+    """What batchlint knows of a sampler class, None for one it does not know."""
+    spec = SAMPLERS.get(sampler.name) if sampler is not None else None
+    return spec if spec is not None and sampler.qualname.startswith(spec.package) else None
+
+
+def datasets(doc: Document, limit: int = 500) -> Iterator[Mapping]:
+    """The train dataset's dict and every dict inside it (ConcatDataset
+    members, the tokenizer...), breadth first."""
+    queue: list = [train_loader(doc).get("dataset")]
+    seen = 0
+    while queue and seen < limit:
+        node = queue.pop(0)
+        seen += 1
+        if isinstance(node, Mapping):
+            yield node
+            queue.extend(node.items.values())
+        elif isinstance(node, Sequence):
+            queue.extend(node.items)
+
+
+def varlen_flags(doc: Document) -> list:
+    """Every written `use_varlen_attn` boolean, as (where, Fact): the
+    top-level variable check_cfg reads, the model's, each dataset's, the
+    collate_fn's. Values that are not plain booleans are left out."""
+    places = [("the config", doc.namespace.get(VARLEN), VARLEN)]
+    model = doc.get("model")
+    if isinstance(model, Mapping):
+        places.append(("the model", model.get(VARLEN), f"model.{VARLEN}"))
+    places += [
+        (f"the dataset ({type_name(d)})", d.get(VARLEN), f"train_dataset.{VARLEN}")
+        for d in datasets(doc)
+        if VARLEN in d.items
+    ]
+    places.append(("the collate_fn", collate_fn(doc).get(VARLEN), f"train_dataloader.collate_fn.{VARLEN}"))
+    found = []
+    for where, node, key in places:
+        fact = flag(node, key)
+        if fact is not None:
+            found.append((where, fact))
+    return found
+
+
+def type_name(mapping: Mapping) -> str:
+    """The short name of a config dict's `type` ("process_hf_dataset"), or "?"."""
+    node = mapping.get("type")
+    return node.value.name if isinstance(node, Scalar) and isinstance(node.value, Symbol) else "?"
+
+
+def is_xtuner_symbol(node: Optional[Node], name: str) -> bool:
+    """`node` is the XTuner object `name` (imported from any xtuner module)."""
+    return (
+        isinstance(node, Scalar) and isinstance(node.value, Symbol)
+        and node.value.name == name and node.value.qualname.startswith("xtuner.")
+    )

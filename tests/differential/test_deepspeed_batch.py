@@ -1,4 +1,5 @@
-"""Differential test: DeepSpeed's own config validation judges batchlint's BL1xx verdicts.
+"""Differential test: DeepSpeed's own config validation judges batchlint's BL1xx verdicts,
+and (at the end of this file) BL501 (fp16 with bf16) and BL520 (duplicate keys).
 
 For every generated DeepSpeed JSON config and data-parallel world size W we ask two judges:
 
@@ -251,3 +252,112 @@ def test_deepspeed_batch_arithmetic_agrees_without_world_size(tmp_path):
             ds[case_id] = (False, f"W={accepted_at[0]} {accepted_at[1]}")
     bl = batchlint_verdicts(tmp_path, cases)
     _compare(cases, ds, bl, "deepspeed-differential (W unknown)")
+
+
+# --------------------------------------------------------------------------- beyond the batch keys
+#
+# Two more start-up refusals DeepSpeedConfig can judge on its own:
+#
+# * fp16 and bf16 both enabled: `assert not (float16 enabled and bfloat16 enabled)`
+#   (runtime/config.py `_initialize_params`). DeepSpeed reads `bf16`, or `bfloat16` when `bf16` is
+#   absent or null, and validates `enabled` as a pydantic bool after dropping "auto". batchlint's
+#   BL501 must fire exactly when that assertion does.
+# * duplicate keys: reading a config *file*, DeepSpeed raises "Duplicate keys in DeepSpeed config"
+#   for a key given twice in any object. batchlint's BL520 must fire exactly then.
+#
+# ZeRO offload settings the stage ignores (BL521) cannot be judged here: DeepSpeedConfig accepts
+# them; the engine ignores them later.
+
+ENABLED_VALUES = [ABSENT, True, False, "auto", "true", "off", 1, 0, None]
+BF16_SPELLINGS = ["bf16", "bfloat16", "both"]
+
+
+def precision_configs():
+    """(case_id, config) for every fp16.enabled x bf16.enabled value and bf16 spelling."""
+    cases = []
+    for fp16, bf16, spelling in itertools.product(ENABLED_VALUES, ENABLED_VALUES, BF16_SPELLINGS):
+        cfg = {MB: 1}
+        if fp16 is not ABSENT:
+            cfg["fp16"] = {"enabled": fp16}
+        if bf16 is not ABSENT:
+            if spelling == "both":  # `bf16` shadows `bfloat16`: the latter is read only when the former is absent
+                cfg["bf16"] = {}
+                cfg["bfloat16"] = {"enabled": bf16}
+            else:
+                cfg[spelling] = {"enabled": bf16}
+        cases.append((f"precision_{len(cases):04d}", cfg))
+    return cases
+
+
+def _precision_refused(cfg):
+    rejects, detail = deepspeed_verdict(cfg, 1)
+    return rejects and "cannot be simultaneously enabled" in detail, detail
+
+
+def _findings_by_file(tmp_path, texts, select):
+    """Lint each text as its own ds_config.json; map case_id -> findings with a code in `select`."""
+    paths = {}
+    for case_id, text in texts:
+        folder = tmp_path / case_id
+        folder.mkdir()
+        path = folder / "ds_config.json"
+        path.write_text(text)
+        paths[path.resolve()] = case_id
+    from click.testing import CliRunner
+
+    from batchlint.cli import main
+
+    result = CliRunner().invoke(main, ["check", "--format", "json", "--select", select, *map(str, paths)],
+                                catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    found = {case_id: [] for case_id in paths.values()}
+    for f in json.loads(result.stdout):
+        found[paths[(Path.cwd() / f["path"]).resolve()]].append(f)
+    return found
+
+
+def test_fp16_with_bf16_agrees(tmp_path):
+    """BL501 on a DeepSpeed config <=> DeepSpeed asserts fp16 and bf16 cannot both be enabled."""
+    logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+    cases = precision_configs()
+    found = _findings_by_file(tmp_path, [(c, json.dumps(cfg)) for c, cfg in cases], "BL501")
+    disagreements = []
+    for case_id, cfg in cases:
+        refused, detail = _precision_refused(cfg)
+        if refused != bool(found[case_id]):
+            disagreements.append(f"{json.dumps(cfg)}: DeepSpeed {detail!r}, batchlint {found[case_id]}")
+    print(f"\nfp16/bf16: {len(cases)} cases, {sum(_precision_refused(c)[0] for _, c in cases)} refused, "
+          f"{len(disagreements)} disagree")
+    assert not disagreements, "\n".join(disagreements[:20])
+
+
+DUPLICATE_TEXTS = [
+    ("top_level", '{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2, "gradient_accumulation_steps": 2}', True),
+    ("nested", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "stage": 3}}', True),
+    ("deep", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu", "device": "none"}}}', True),
+    ("in_array", '{"train_micro_batch_size_per_gpu": 1, "tensorboard": {"enabled": false}, "x": [{"a": 1, "a": 2}]}', True),
+    ("thrice", '{"train_micro_batch_size_per_gpu": 1, "steps_per_print": 1, "steps_per_print": 2, "steps_per_print": 3}', True),
+    ("siblings", '{"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": false}, "bf16": {"enabled": false}}', False),
+    ("same_key_nested_and_top", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1}, "stage": 1}', False),
+    ("none", '{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2}', False),
+]
+
+
+def _file_refused(path):
+    """Does DeepSpeedConfig, reading the file itself, refuse it for duplicate keys?"""
+    with mock.patch.object(ds_comm, "get_rank", lambda *a, **k: 0):
+        try:
+            DeepSpeedConfig(str(path), mpu=_DataParallelMPU(1))
+        except Exception as exc:
+            return "Duplicate keys" in str(exc), f"{type(exc).__name__}: {exc}"
+    return False, "accepted"
+
+
+def test_duplicate_keys_agree(tmp_path):
+    """BL520 on a DeepSpeed config file <=> DeepSpeed refuses to read the file for duplicate keys."""
+    logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
+    found = _findings_by_file(tmp_path, [(name, text) for name, text, _ in DUPLICATE_TEXTS], "BL520")
+    for name, text, duplicated in DUPLICATE_TEXTS:
+        refused, detail = _file_refused(tmp_path / name / "ds_config.json")
+        assert refused == duplicated, (name, detail)
+        assert bool(found[name]) == refused, (name, detail, found[name])

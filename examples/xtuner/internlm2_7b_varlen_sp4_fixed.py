@@ -1,0 +1,54 @@
+# The same config, correct: one packed sequence per device, made twice as long
+# (batch_size = 2 with 32k behaves like batch_size = 1 with 64k); 65536 still
+# divides by sequence_parallel_size, as varlen attention requires.
+# batchlint: world-size=32
+from datasets import load_dataset
+from mmengine.optim import AmpOptimWrapper
+from torch.optim import AdamW
+from torch.utils.data import BatchSampler
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+from xtuner.dataset.samplers import InternRepoSampler
+from xtuner.model import SupervisedFinetune
+
+pretrained_model_name_or_path = "internlm/internlm2-7b"
+use_varlen_attn = True
+
+max_length = 65536
+pack_to_max_length = True
+
+# parallel
+sequence_parallel_size = 4
+
+batch_size = 1  # per_device
+accumulative_counts = 1
+accumulative_counts *= sequence_parallel_size
+
+tokenizer = dict(type=AutoTokenizer.from_pretrained, pretrained_model_name_or_path=pretrained_model_name_or_path)
+model = dict(
+    type=SupervisedFinetune,
+    use_varlen_attn=use_varlen_attn,
+    llm=dict(type=AutoModelForCausalLM.from_pretrained, pretrained_model_name_or_path=pretrained_model_name_or_path),
+)
+train_dataset = dict(
+    type=process_hf_dataset,
+    use_varlen_attn=use_varlen_attn,
+    dataset=dict(type=load_dataset, path="json", data_files=["/path/to/file.json"]),
+    tokenizer=tokenizer,
+    max_length=max_length,
+    pack_to_max_length=pack_to_max_length,
+)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=InternRepoSampler, shuffle=True, seed=1024),
+    batch_sampler=dict(type=BatchSampler, drop_last=True, batch_size=batch_size),
+    collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn),
+)
+optim_wrapper = dict(
+    type=AmpOptimWrapper,
+    optimizer=dict(type=AdamW, lr=4e-5),
+    accumulative_counts=accumulative_counts,
+    dtype="bfloat16",
+)

@@ -1,0 +1,94 @@
+"""The DeepSpeed config a TrainingArguments config names: `deepspeed: ds_z3.json`.
+
+The name is resolved as a launch from the project would find it: next to the
+config, then from the project root (the nearest folder upward holding a
+pyproject.toml or .git), then from the working directory. It is read through
+batchlint's own JSON reader, once per file. Anything that is not a readable
+JSON file (ms-swift's built-in `zero2`, a missing or broken file) gives None:
+no cross-file finding, never a crash. A `deepspeed:` mapping written inline
+is the DeepSpeed config itself.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from ..discover import display_path
+from ..document import Document, Mapping, Node, ParseError, Scalar
+from ..sources import format_of, read
+
+MAX_BYTES = 1 << 20  # a DeepSpeed config is a few kB; anything larger is not one
+_ROOT_MARKERS = ("pyproject.toml", ".git")
+
+
+@dataclass(frozen=True)
+class LinkedConfig:
+    root: Mapping  # the DeepSpeed config
+    path: Optional[str]  # its display path; None when written inline in this file
+    reference: Node  # the `deepspeed:` value that names it
+
+
+def deepspeed_config(doc: Document) -> Optional[LinkedConfig]:
+    """The DeepSpeed config `doc`'s `deepspeed:` key names, or None."""
+    reference = doc.root.get("deepspeed")
+    if isinstance(reference, Mapping):
+        return LinkedConfig(reference, None, reference)
+    if not isinstance(reference, Scalar) or not isinstance(reference.value, str):
+        return None
+    path = resolve(reference.value.strip(), os.path.abspath(doc.path))
+    linked = _read(path) if path else None
+    if linked is None:
+        return None
+    return LinkedConfig(linked.root, linked.path, reference)
+
+
+def resolve(name: str, config_path: str) -> Optional[str]:
+    """The JSON file `name` refers to, seen from the config at `config_path`."""
+    if not name or format_of(name) != "json":
+        return None
+    if os.path.isabs(name):
+        return name if os.path.isfile(name) else None
+    folder = os.path.dirname(config_path)
+    bases = [folder, project_root(folder), os.getcwd()]
+    return next((os.path.join(b, name) for b in bases if b and os.path.isfile(os.path.join(b, name))), None)
+
+
+def project_root(folder: str) -> Optional[str]:
+    """The nearest folder from `folder` upward that holds a pyproject.toml or .git."""
+    while True:
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+_cache: dict = {}
+
+
+def _read(path: str) -> Optional[Document]:
+    """The file as a Document, memoised per file version; None if unreadable."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _cache:
+        if len(_cache) >= 256:
+            _cache.clear()
+        _cache[key] = _load(path, stat.st_size)
+    return _cache[key]
+
+
+def _load(path: str, size: int) -> Optional[Document]:
+    if size > MAX_BYTES:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8-sig")
+        return read(display_path(path), text, "json")
+    except (OSError, UnicodeDecodeError, ParseError):
+        return None

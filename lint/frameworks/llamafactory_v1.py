@@ -1,0 +1,83 @@
+"""LLaMA-Factory v1 YAML (`examples/v1/*`: micro_batch_size, global_batch_size, dist_config, cp_size).
+
+dp = dp_size when written, else W // cp_size, and dp x cp must be W
+(src/llamafactory/v1/accelerator/interface.py:87-99). Without
+global_batch_size the global batch is dp x micro_batch_size and nothing is
+accumulated; with it, global_batch_size % (dp x micro_batch_size) must be 0
+and the accumulation is the quotient (v1/core/utils/batching.py:184-195).
+Read through the LLaMA-Factory adapter (llamafactory.py), which tries this
+schema first.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..document import Document, Mapping, Node, Scalar
+from ..plan import Fact, TrainingPlan
+from .facts import Outside, divide, flag, number
+
+NAME = "llamafactory-v1"
+
+# Keys only v1 configs use (v1/config/*.py); v0 and the other schemas have none of them.
+_V1_KEYS = {"model_class", "dist_config", "train_dataset", "batching_strategy", "cp_size", "cp_mode", "dp_size",
+            "kernel_config", "peft_config", "init_config", "quant_config", "optim_config", "mp_shard_size",
+            "mp_replicate_size", "sample_backend"}
+
+
+def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
+    root = doc.root
+    keys = set(root.items)
+    if not keys & {"micro_batch_size", "global_batch_size"} or not keys & _V1_KEYS:
+        return None
+    world = outside.world_size
+    cp = number(_given(root, "cp_size"), "cp_size", default=1)
+    dp_size = number(_given(root, "dp_size"), "dp_size")
+    plan = TrainingPlan(
+        framework=NAME,
+        document=doc,
+        micro_batch=number(_given(root, "micro_batch_size"), "micro_batch_size", default=1),
+        world_size=world,
+        target_global_batch=outside.target_global_batch,
+        parallel={"cp": cp},
+        data_parallel=_data_parallel(dp_size, cp, world),
+        seq_len=number(_given(root, "cutoff_len"), "cutoff_len", default=2048),
+        bf16=flag(root.get("bf16"), "bf16"),
+    )
+    declared = number(_given(root, "global_batch_size"), "global_batch_size")
+    if declared is not None:
+        plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
+    else:
+        plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: no global_batch_size")
+    if not _single_gpu(world):
+        plan.layout, plan.layout_exact = ((dp_size, cp), True) if dp_size is not None else ((cp,), False)
+    return plan
+
+
+def _single_gpu(world) -> bool:
+    # One GPU runs without torchrun: not distributed, dp 1, no mesh check (v1/launcher.py:49, interface.py:87-88).
+    return world is not None and world.known and world.value == 1
+
+
+def _data_parallel(dp_size, cp, world) -> Optional[Fact]:
+    """dp_size when written (and positive), else W // cp_size."""
+    if _single_gpu(world):
+        return Fact(1, "dp", None, "derived: one GPU, not distributed")
+    if dp_size is None:
+        return divide(world, [cp])
+    return dp_size if dp_size.known and dp_size.value > 0 else None
+
+
+def _given(root: Mapping, key: str) -> Optional[Node]:
+    """The node of `key`, or None when absent or written as null (the dataclass default applies)."""
+    node = root.get(key)
+    return None if isinstance(node, Scalar) and node.value is None else node
+
+
+def attention(root: Mapping) -> tuple:
+    """(flash_attn value, node): v1 passes it to from_pretrained as attn_implementation,
+    default "sdpa" (v1/config/model_args.py:36-41, v1/core/model_engine.py:186-192)."""
+    node = root.get("flash_attn")
+    if node is None:
+        return "sdpa", None
+    return (node.value if isinstance(node, Scalar) else None), node

@@ -1,0 +1,89 @@
+"""
+## What it does
+Checks axolotl's batch keys the way its config validation does: at least two
+of `micro_batch_size`, `gradient_accumulation_steps` and `batch_size` must be
+set (a 0 counts as unset), and `gradient_accumulation_steps` and
+`batch_size` must not both be set.
+
+## Why is this bad?
+axolotl validates the config before it loads anything and refuses to start
+with "At least two of micro_batch_size, gradient_accumulation_steps,
+batch_size must be set" or "please set only one of
+gradient_accumulation_steps or batch_size" - after the job has its GPUs.
+
+## Example
+```yaml
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+batch_size: 32
+```
+
+## Use instead
+```yaml
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+```
+
+## Source
+axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:218-226
+(`check_batch_size_fields`) and 272-279 (`check_gas_bsz`).
+"""
+
+from batchlint.document import Span
+from batchlint.frameworks.axolotl import BATCH_FIELDS, written
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    nodes = {key: written(root, key) for key in BATCH_FIELDS}
+    present = [key for key in BATCH_FIELDS if nodes[key] is not None]
+    if len(present) < 2:
+        shown = f"only {present[0]} ({getattr(nodes[present[0]], 'value', '...')}) is" if present else "none of them is"
+        at = nodes[present[0]].span if present else Span.point(1)
+        fix = _MISSING_FIX.get(tuple(present), "set micro_batch_size and gradient_accumulation_steps")
+        yield Finding(
+            span=at,
+            message=f"axolotl needs at least two of micro_batch_size, gradient_accumulation_steps and batch_size "
+                    f"(a 0 counts as unset), but {shown} set: the config fails validation",
+            fix=fix,
+        )
+    ga, batch = nodes["gradient_accumulation_steps"], nodes["batch_size"]
+    if ga is not None and batch is not None:
+        yield Finding(
+            span=batch.span,
+            message=f"batch_size ({getattr(batch, 'value', '...')}) and gradient_accumulation_steps "
+                    f"({getattr(ga, 'value', '...')}) are both set; "
+                    f"axolotl accepts only one of them and the config fails validation",
+            fix="remove batch_size (gradient_accumulation_steps already sets the accumulation)",
+            related=(Related("gradient_accumulation_steps set here", ga.span),),
+        )
+
+
+_MISSING_FIX = {
+    ("micro_batch_size",): "set gradient_accumulation_steps (1 for no accumulation)",
+    ("gradient_accumulation_steps",): "set micro_batch_size",
+    ("batch_size",): "replace batch_size with micro_batch_size and gradient_accumulation_steps",
+}
+
+_CONFIG = "base_model: NousResearch/Llama-3.2-1B\nsequence_len: 4096\n{batch}num_epochs: 1\n"
+
+RULE = Rule(
+    code="BL150",
+    name="axolotl-batch-fields",
+    severity="error",
+    summary="axolotl: fewer than two batch keys, or accumulation together with batch_size",
+    check=check,
+    frameworks=("axolotl",),
+    doc=__doc__,
+    examples=(
+        Example("both.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\nbatch_size: 32\n"),
+                flagged=(5,)),
+        Example("ga.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\n")),
+        Example("micro_only.yaml", _CONFIG.format(batch="micro_batch_size: 2\n"), flagged=(3,)),
+        Example("zero_ga.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 0\n"),
+                flagged=(3,)),
+    ),
+)

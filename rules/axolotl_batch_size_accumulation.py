@@ -1,0 +1,114 @@
+"""
+## What it does
+Flags an axolotl `batch_size` that does not give the accumulation it
+implies. With `micro_batch_size` and `batch_size` and no
+`gradient_accumulation_steps` key, config validation fills the accumulation
+with its default 1 before `normalize_config` would derive it from
+`batch_size`: the run accumulates nothing. With `gradient_accumulation_steps:`
+written empty (null), it is derived as `batch_size // micro_batch_size`, a
+floor that drops the remainder (and is 0 when batch_size < micro_batch_size).
+
+## Why is this bad?
+The run trains with another batch than the config states, silently: each
+optimizer step takes `micro_batch_size` x dp sequences, not `batch_size` x dp.
+axolotl also computes the number of steps from `batch_size`, so unless
+`max_steps` is set the run stops after micro_batch_size / batch_size of the
+planned epochs. An accumulation of 0 fails when the trainer divides by it.
+
+## Example
+```yaml
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+batch_size: 4
+```
+
+## Use instead
+```yaml
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+```
+
+## Source
+axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/training.py:71-76
+(gradient_accumulation_steps default 1), utils/config/__init__.py:439-498
+(validate_config dumps the defaults) and 198-206 (normalize_config:
+`gradient_accumulation_steps or batch_size // micro_batch_size`),
+utils/trainer.py:495 and 521 (steps from batch_size), core/builders/base.py:677
+(max_steps). Reproduced with validate_config + normalize_config: micro 1 +
+batch_size 4 gives gradient_accumulation_steps 1.
+"""
+
+from batchlint.frameworks.axolotl import written
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    micro, batch = written(root, "micro_batch_size"), written(root, "batch_size")
+    if micro is None or batch is None or written(root, "gradient_accumulation_steps") is not None:
+        return  # fewer keys, or accumulation and batch_size together: axolotl-batch-fields
+    if not all(type(getattr(n, "value", None)) is int and n.value > 0 for n in (micro, batch)):
+        return
+    mb, bs = micro.value, batch.value
+    related = (Related(f"micro_batch_size = {mb}", micro.span),)
+    if "gradient_accumulation_steps" not in root.items:  # written as null or 0, it is derived below
+        if bs == mb:
+            return  # accumulation 1 is what batch_size means
+        yield Finding(
+            span=batch.span,
+            message=f"batch_size ({bs}) does not set the accumulation: validation fills gradient_accumulation_steps "
+                    f"with its default 1 first, so each step takes micro_batch_size ({mb}) x dp sequences, not {bs} x dp, "
+                    f"and the step count (computed from batch_size) ends the run after {mb}/{bs} of the planned epochs "
+                    f"unless max_steps is set",
+            fix=_fix(mb, bs),
+            related=related,
+        )
+        return
+    ga = bs // mb
+    if ga == 0:
+        yield Finding(
+            span=batch.span,
+            message=f"batch_size ({bs}) // micro_batch_size ({mb}) = 0: the accumulation is derived as 0 and "
+                    f"training fails when the trainer divides by it",
+            fix=f"set batch_size to a multiple of {mb}, or write gradient_accumulation_steps instead",
+            severity="error",
+            related=related,
+        )
+    elif bs % mb:
+        yield Finding(
+            span=batch.span,
+            message=f"batch_size ({bs}) is not a multiple of micro_batch_size ({mb}): the accumulation is derived by "
+                    f"floor division as {ga}, so each step takes {ga * mb} x dp sequences, not {bs} x dp",
+            fix=_fix(mb, bs),
+            related=related,
+        )
+
+
+def _fix(mb, bs):
+    if bs % mb == 0:
+        return f"replace batch_size: {bs} with gradient_accumulation_steps: {bs // mb}"
+    lower = max(bs // mb, 1)
+    return (f"replace batch_size with gradient_accumulation_steps: {lower} ({lower * mb} per device) "
+            f"or {lower + 1} ({(lower + 1) * mb} per device)")
+
+
+_CONFIG = "base_model: NousResearch/Llama-3.2-1B\nsequence_len: 2048\nmicro_batch_size: {micro}\n{accumulation}num_epochs: 4\n"
+
+RULE = Rule(
+    code="BL151",
+    name="axolotl-batch-size-accumulation",
+    severity="warning",
+    summary="axolotl: a batch_size that does not give the accumulation it implies",
+    check=check,
+    frameworks=("axolotl",),
+    doc=__doc__,
+    examples=(
+        Example("batch_size.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,)),
+        Example("accumulation.yaml", _CONFIG.format(micro=1, accumulation="gradient_accumulation_steps: 4\n")),
+        Example("batch_equals_micro.yaml", _CONFIG.format(micro=4, accumulation="batch_size: 4\n")),
+        Example("null_floor.yaml", _CONFIG.format(micro=3, accumulation="gradient_accumulation_steps:\nbatch_size: 8\n"),
+                flagged=(5,)),
+        Example("null_exact.yaml", _CONFIG.format(micro=2, accumulation="gradient_accumulation_steps:\nbatch_size: 8\n")),
+    ),
+)

@@ -1,0 +1,77 @@
+"""
+## What it does
+Flags an axolotl config that packs samples (`sample_packing: true`) under
+context parallelism (`context_parallel_size` > 1) with a `micro_batch_size`
+above 1.
+
+## Why is this bad?
+With packing, context parallelism uses ring-flash-attn's varlen kernel, which
+takes one packed row per step: axolotl's validation refuses the config
+("micro_batch_size must be set to 1 when sample_packing is enabled due to a
+`ring-flash-attn` requirement") before training starts.
+
+## Example
+```yaml
+sample_packing: true
+context_parallel_size: 4
+micro_batch_size: 2
+```
+
+## Use instead
+```yaml
+sample_packing: true
+context_parallel_size: 4
+micro_batch_size: 1
+gradient_accumulation_steps: 2   # keeps the batch per optimizer step
+```
+
+## Source
+axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:1659-1663
+(`check_context_parallel_size`; skipped with `use_glm_dsa_kernels`).
+"""
+
+from batchlint.frameworks.axolotl import written
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    cp, packing, micro = plan.parallel.get("cp"), plan.packing, plan.micro_batch
+    if cp is None or not cp.known or cp.value <= 1 or packing is None or packing.value is not True:
+        return
+    if micro is None or not micro.known or micro.value <= 1 or micro.span is None:
+        return
+    if written(plan.document.root, "use_glm_dsa_kernels") is not None:
+        return  # the GLM DSA kernels bring their own context-parallel attention
+    related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (packing, cp) if f.span)
+    yield Finding(
+        span=micro.span,
+        message=f"micro_batch_size is {micro.value}, but sample_packing with {cp.key} {cp.value} runs ring-flash-attn's "
+                f"varlen kernel, which needs micro_batch_size 1: axolotl refuses the config",
+        fix=f"set micro_batch_size: 1 and multiply gradient_accumulation_steps by {micro.value} to keep the batch",
+        related=related,
+    )
+
+
+_CONFIG = """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: {packing}
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+micro_batch_size: {micro}
+gradient_accumulation_steps: 4
+"""
+
+RULE = Rule(
+    code="BL350",
+    name="axolotl-context-parallel-packing",
+    severity="error",
+    summary="axolotl: packing under context parallelism with a micro batch above 1",
+    check=check,
+    frameworks=("axolotl",),
+    doc=__doc__,
+    examples=(
+        Example("cp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,)),
+        Example("cp_packed_mb1.yaml", _CONFIG.format(packing="true", micro=1)),
+        Example("cp_unpacked_mb2.yaml", _CONFIG.format(packing="false", micro=2)),
+    ),
+)

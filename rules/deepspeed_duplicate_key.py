@@ -1,0 +1,98 @@
+"""
+## What it does
+Flags a key given twice in the same object of a DeepSpeed JSON config, at any
+depth (`"fp16"` twice at the top, `"stage"` twice in `zero_optimization`).
+
+## Why is this bad?
+Only one of the two values can count, and which one depends on who reads the
+file: DeepSpeed's own reader (`deepspeed --deepspeed_config ds.json`,
+`deepspeed.initialize(config="ds.json")`) refuses the file with "Duplicate
+keys in DeepSpeed config"; the Hugging Face Trainer and Accelerate read it
+with `json.load`, which keeps the last value silently, so the first one you
+see is not the one that trains.
+
+## Example
+```json
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 8,
+  "gradient_accumulation_steps": 4
+}
+```
+
+## Use instead
+```json
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+```
+
+## Source
+deepspeed/runtime/config.py:444 `DeepSpeedConfig.__init__` (hjson.load with
+`object_pairs_hook=dict_raise_error_on_duplicate_keys`) and
+runtime/config_utils.py:205-212 @ 0.19.8; accelerate/utils/deepspeed.py:141-143
+`HfDeepSpeedConfig` (plain `json.load`) @ accelerate 1.15.0.
+"""
+
+from batchlint.document import Mapping, Sequence
+from batchlint.rule import Example, Finding, Rule
+
+
+def check(plan):
+    for mapping in _mappings(plan.document.root):
+        for key, span in mapping.duplicates:
+            yield Finding(
+                span=span,
+                message=(
+                    f'"{key}" is given more than once in the object that starts on line {mapping.span.line}: '
+                    f"DeepSpeed's own reader refuses the file, while the Hugging Face Trainer and Accelerate "
+                    f"keep the last value silently"
+                ),
+                fix=f'keep one "{key}" with the value you mean and delete the other',
+            )
+
+
+def _mappings(node):
+    """Every object in the tree, depth first in file order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Mapping):
+            yield current
+            stack.extend(reversed(list(current.items.values())))
+        elif isinstance(current, Sequence):
+            stack.extend(reversed(current.items))
+
+
+RULE = Rule(
+    code="BL520",
+    name="deepspeed-duplicate-key",
+    severity="warning",
+    summary="DeepSpeed JSON: a key given twice in the same object",
+    check=check,
+    frameworks=("deepspeed",),
+    doc=__doc__,
+    examples=(
+        Example(
+            "ds_twice.json",
+            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n'
+            '  "gradient_accumulation_steps": 4\n}\n',
+            flagged=(4,),
+        ),
+        Example(
+            "ds_once.json",
+            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n',
+        ),
+        Example(
+            "ds_nested_twice.json",
+            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {\n    "stage": 2,\n'
+            '    "stage": 3\n  }\n}\n',
+            flagged=(5,),
+        ),
+        Example(
+            "ds_same_key_in_two_objects.json",
+            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "fp16": {"enabled": false},\n  "bf16": {"enabled": true}\n}\n',
+        ),
+    ),
+)

@@ -1,0 +1,129 @@
+"""
+## What it does
+Flags ZeRO offload settings the configured `zero_optimization.stage` does not
+use: `offload_param` (or the deprecated `cpu_offload_param`) with a device
+other than "none" below stage 3, and `offload_optimizer` (or the deprecated
+`cpu_offload`) at stage 0. Only a stage written as a number is judged.
+
+## Why is this bad?
+Only stage 3 partitions the parameters, so only stage 3 hands `offload_param`
+to its optimizer: at stages 0-2 DeepSpeed ignores it without a word and the
+parameters stay on the GPU - the memory you planned to free is not freed.
+Stage 0 builds no ZeRO optimizer at all, so nothing moves the optimizer state
+off the GPU; DeepSpeed still selects its CPU optimizer for the offload, which
+then refuses the GPU-resident parameters ("CPUAdam param is on cuda:0 and
+must be 'cpu'") or, with an optimizer of your own, stops at start-up unless
+`zero_force_ds_cpu_optimizer` is false.
+
+## Example
+```json
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 2,
+    "offload_param": {"device": "cpu"}
+  }
+}
+```
+
+## Use instead
+```json
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 3,
+    "offload_param": {"device": "cpu"}
+  }
+}
+```
+or, to stay at stage 2, offload the optimizer state instead
+(`"offload_optimizer": {"device": "cpu"}`).
+
+## Source
+deepspeed/runtime/zero/config.py:164-176 (offload_param "valid only with stage
+3", offload_optimizer "valid for ZeRO stage 1, 2, 3"), 188-220 (deprecated
+spellings); runtime/engine.py:2655-2709 (stages 1-2 build their optimizer
+without `offload_param_config`), 2297 and 2358 (stage 0 builds no ZeRO
+optimizer), 1562 and 2384 (`zero_use_cpu_optimizer` picks the CPU optimizer);
+ops/adam/cpu_adam.py:148 @ 0.19.8.
+"""
+
+from batchlint.document import Mapping, Scalar
+from batchlint.rule import Example, Finding, Related, Rule
+
+_OFFLOADING = ("cpu", "nvme")
+
+
+def check(plan):
+    zero = plan.document.get("zero_optimization")
+    stage = zero.items.get("stage") if isinstance(zero, Mapping) else None
+    if not isinstance(stage, Scalar) or type(stage.value) is not int or stage.value not in (0, 1, 2, 3):
+        return
+    related = (Related(f"zero_optimization.stage = {stage.value}", stage.span),)
+    if stage.value < 3 and (where := _offloading(zero, "offload_param", "cpu_offload_param")):
+        node, shown = where
+        yield Finding(
+            span=node.span,
+            message=(
+                f"zero_optimization.{shown} has no effect at ZeRO stage {stage.value}: only stage 3 partitions, "
+                f"and so offloads, the parameters; DeepSpeed ignores it silently and they stay on the GPU"
+            ),
+            fix="set zero_optimization.stage to 3 to offload the parameters, or remove the parameter offload",
+            related=related,
+        )
+    if stage.value == 0 and (where := _offloading(zero, "offload_optimizer", "cpu_offload")):
+        node, shown = where
+        yield Finding(
+            span=node.span,
+            message=(
+                f"zero_optimization.{shown} needs ZeRO stage 1, 2 or 3, but the stage is 0: no ZeRO optimizer "
+                f"moves the optimizer state off the GPU, and the CPU optimizer DeepSpeed picks for the offload "
+                f"refuses GPU parameters"
+            ),
+            fix="set zero_optimization.stage to 1 or more, or remove the optimizer offload",
+            related=related,
+        )
+
+
+def _offloading(zero, key, deprecated):
+    """(node, how it is written) when `key` offloads to a device, or the deprecated flag is true."""
+    device = zero.get(key, "device")
+    if isinstance(device, Scalar) and device.value in _OFFLOADING:
+        return device, f'{key}.device ("{device.value}")'
+    flag = zero.items.get(deprecated)
+    if isinstance(flag, Scalar) and flag.value is True:
+        return flag, f"{deprecated} (true)"
+    return None
+
+
+_DS = """\
+{{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {{
+    "stage": {stage},
+    "{key}": {{"device": "{device}"}}
+  }}
+}}
+"""
+
+RULE = Rule(
+    code="BL521",
+    name="deepspeed-offload-ignored",
+    severity="warning",
+    summary="DeepSpeed ZeRO offload settings the chosen stage does not use",
+    check=check,
+    frameworks=("deepspeed",),
+    doc=__doc__,
+    examples=(
+        Example("ds_z2_param_offload.json", _DS.format(stage=2, key="offload_param", device="cpu"), flagged=(5,)),
+        Example("ds_z3_param_offload.json", _DS.format(stage=3, key="offload_param", device="cpu")),
+        Example("ds_z2_no_param_offload.json", _DS.format(stage=2, key="offload_param", device="none")),
+        Example("ds_z0_optimizer_offload.json", _DS.format(stage=0, key="offload_optimizer", device="nvme"), flagged=(5,)),
+        Example("ds_z1_optimizer_offload.json", _DS.format(stage=1, key="offload_optimizer", device="nvme")),
+        Example(
+            "ds_z2_deprecated.json",
+            '{\n  "train_batch_size": 8,\n  "zero_optimization": {\n    "stage": 2,\n    "cpu_offload_param": true\n  }\n}\n',
+            flagged=(5,),
+        ),
+    ),
+)

@@ -1,0 +1,262 @@
+"""
+## What it does
+Reads the DeepSpeed config a TrainingArguments config names (`deepspeed:
+ds_z2.json`, resolved next to the config, then from the project root, then
+from the working directory; or written inline as a mapping) and compares it
+the way the Hugging Face Trainer does: every concrete (not "auto") DeepSpeed
+value must equal the one TrainingArguments gives.
+
+| DeepSpeed | TrainingArguments |
+| --- | --- |
+| `train_micro_batch_size_per_gpu` | `per_device_train_batch_size` (not with `auto_find_batch_size`) |
+| `gradient_accumulation_steps` | `gradient_accumulation_steps` |
+| `train_batch_size` | W x `per_device_train_batch_size` x `gradient_accumulation_steps` (not with `auto_find_batch_size`) |
+| `gradient_clipping` | `max_grad_norm` |
+| `fp16.enabled` | `fp16` or `fp16_full_eval` |
+| `bf16.enabled` | `bf16` or `bf16_full_eval` |
+
+`train_batch_size` needs the world size; without it only a value that no W
+can give is reported. A key not written counts with its default where that
+is certain: micro batch 8 and no accumulation (ms-swift: its own), and, except
+for ms-swift (which takes the precision from the model), `max_grad_norm` 1.0
+and fp16 off. `bf16` off is assumed only for LLaMA-Factory: TRL's configs turn
+it on unless fp16 is.
+
+## Why is this bad?
+The Trainer collects every mismatch and refuses to start training with
+"Please correct the following DeepSpeed config values that mismatch
+TrainingArguments values" - after the job got its GPUs and loaded the model.
+
+## Example
+`ds_z2.json`:
+```json
+{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
+```
+`sft.yaml`:
+```yaml
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+deepspeed: ds_z2.json
+```
+
+## Use instead
+```json
+{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
+```
+
+## Source
+transformers/integrations/deepspeed.py:105-131 `fill_match`, 133-205
+`trainer_config_process` (the pairs above), 269-274 (the error) @ 4.57.1, the
+same at 5.23.0 (fill_match 108-134, `fp16.enabled` without apex 183);
+training_args.py:2063-2075 (processed when TrainingArguments is built) and
+trainer.py:2358-2370 (`auto_find_batch_size` redoes it without the batch
+checks) @ 4.57.1.
+"""
+
+from typing import Any, NamedTuple, Optional
+
+from batchlint.document import Span
+from batchlint.frameworks.facts import flag
+from batchlint.frameworks.linked import deepspeed_config
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    linked = deepspeed_config(plan.document)
+    if linked is None:
+        return
+    root = plan.document.root
+    where = linked.path or "the inline deepspeed config"
+    for ds_key, expected in _expected_values(plan, root):
+        ds_node = linked.root.get(*ds_key.split("."))
+        if not _comparable(ds_node, expected):
+            continue
+        verdict = _verdict(ds_node.value, expected)
+        if verdict is None:
+            continue
+        message, fix = verdict
+        yield Finding(
+            span=_at_fault(linked, ds_node, expected),
+            message=f"{ds_key} ({_shown(ds_node.value)}) in {where} {message}: the Hugging Face Trainer refuses to "
+                    f'start ("DeepSpeed config values that mismatch TrainingArguments")',
+            fix=f'set "{ds_key}" to "auto" in {where} so the Trainer fills it in, or {fix}',
+            related=_related(linked, ds_key, ds_node, expected),
+        )
+
+
+def _at_fault(linked, ds_node, expected):
+    """The DeepSpeed value when it is in this file, else the TrainingArguments value,
+    else the `deepspeed:` line that names the other file."""
+    if linked.path is None:
+        return ds_node.span
+    return expected.span or linked.reference.span
+
+
+def _related(linked, ds_key, ds_node, expected):
+    shown = _shown(ds_node.value)
+    related = [Related(f"{ds_key} = {shown} in the DeepSpeed config", ds_node.span, linked.path)]
+    if linked.path is None and expected.span is not None:
+        related.append(Related(f"{expected.described} set here", expected.span))
+    if linked.path is not None and expected.span is not None:
+        related.append(Related(f"the DeepSpeed config {linked.path} is named here", linked.reference.span))
+    return tuple(related)
+
+
+class _Expected(NamedTuple):
+    """A TrainingArguments value, how to name it, and where it is written (None: a default)."""
+
+    value: Any
+    described: str
+    span: Optional[Span] = None
+    per_world: Optional[int] = None  # train_batch_size without W: the per-GPU product W multiplies
+
+
+def _expected_values(plan, root):
+    micro, ga = plan.micro_batch, plan.grad_accum
+    batch_checked = _auto_find_batch_size(root) is False
+    if batch_checked and micro is not None and micro.known:
+        yield "train_micro_batch_size_per_gpu", _Expected(micro.value, micro.describe(), micro.span)
+    if ga is not None and ga.known:
+        yield "gradient_accumulation_steps", _Expected(ga.value, ga.describe(), ga.span)
+    if batch_checked and micro is not None and micro.known and ga is not None and ga.known:
+        yield "train_batch_size", _train_batch(plan.world_size, micro, ga)
+    clip = _max_grad_norm(plan, root)
+    if clip is not None:
+        yield "gradient_clipping", clip
+    for precision in ("fp16", "bf16"):
+        enabled = _precision(plan, root, precision)
+        if enabled is not None:
+            yield f"{precision}.enabled", enabled
+
+
+def _train_batch(world, micro, ga):
+    span = ga.span or micro.span
+    if world is not None and world.known:
+        value = world.value * micro.value * ga.value
+        return _Expected(value, f"W ({world.value}) x {micro.describe()} x {ga.describe()} = {value}", span)
+    per_world = micro.value * ga.value
+    return _Expected(None, f"W x {micro.describe()} x {ga.describe()} = W x {per_world}", span, per_world)
+
+
+def _auto_find_batch_size(root):
+    """True/False as written, False by default; None when written as something else."""
+    node = root.get("auto_find_batch_size")
+    if node is None:
+        return False
+    fact = flag(node, "auto_find_batch_size")
+    return None if fact is None else fact.value
+
+
+def _max_grad_norm(plan, root):
+    node = root.get("max_grad_norm")
+    if node is None:
+        # transformers, TRL and LLaMA-Factory keep transformers' default; ms-swift is not assumed.
+        return None if plan.framework == "swift" else _Expected(1.0, "max_grad_norm (default 1.0)")
+    if _is_number(getattr(node, "value", None)):
+        return _Expected(node.value, f"max_grad_norm ({node.value})", node.span)
+    return None
+
+
+def _precision(plan, root, precision):
+    """`fp16 or fp16_full_eval` (likewise bf16) as the Trainer computes it; None when unknown."""
+    if precision == "fp16" and any(_written(root, k) == "apex" for k in ("fp16_backend", "half_precision_backend")):
+        return None  # transformers 4.x: with apex, fp16.enabled is expected off and amp.enabled on; not judged
+    keys = (precision, f"{precision}_full_eval")
+    on = next((k for k in keys if _written(root, k) is True), None)
+    if on is not None:
+        return _Expected(True, f"{on} (true)", root.get(on).span)
+    if not (_off(root, precision, _default_off(plan.framework, precision)) and _off(root, keys[1], True)):
+        return None
+    main = root.get(precision)
+    return _Expected(False, f"{precision} (false)", main.span) if main else _Expected(False, f"{precision} (default false)")
+
+
+def _off(root, key, default_off):
+    """Known to be false: written false, or absent with a default known to be off."""
+    node = root.get(key)
+    return default_off if node is None else getattr(node, "value", None) is False
+
+
+def _default_off(framework, precision):
+    # transformers, TRL and LLaMA-Factory default fp16 to off; TRL turns bf16 on unless fp16 is,
+    # and ms-swift picks both from the model's dtype. The *_full_eval flags default to off everywhere.
+    if precision == "fp16":
+        return framework != "swift"
+    return framework == "llamafactory"
+
+
+def _written(root, key):
+    node = root.get(key)
+    return getattr(node, "value", None)
+
+
+def _comparable(ds_node, expected):
+    value = getattr(ds_node, "value", None)
+    if value is None or value == "auto":
+        return False
+    if isinstance(expected.value, bool):
+        return isinstance(value, bool)
+    return _is_number(value)
+
+
+def _verdict(ds_value, expected):
+    """(what is wrong, the other fix) or None when the two agree."""
+    if expected.per_world is not None:
+        if ds_value > 0 and ds_value % expected.per_world == 0:
+            return None
+        return (
+            f"is not {expected.described} for any world size W",
+            f"give it a multiple of {expected.per_world} (W x {expected.per_world})",
+        )
+    if ds_value == expected.value:
+        return None
+    return f"differs from {expected.described}", f"make it {_shown(expected.value)}"
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _shown(value):
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+_YAML = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: {micro}
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: {bf16}
+  zero_optimization:
+    stage: 2
+"""
+
+RULE = Rule(
+    code="BL120",
+    name="hf-deepspeed-mismatch",
+    severity="error",
+    summary="a DeepSpeed config value that differs from the TrainingArguments that name it",
+    check=check,
+    frameworks=("transformers", "trl", "llamafactory", "swift"),
+    doc=__doc__,
+    examples=(
+        Example("sft_inline_mismatch.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,)),
+        Example("sft_inline_auto.yaml", _YAML.format(micro="auto", bf16="auto")),
+        Example("sft_inline_match.yaml", _YAML.format(micro=2, bf16="true")),
+        Example("sft_inline_bf16_off.yaml", _YAML.format(micro=2, bf16="false"), flagged=(9,)),
+        Example(
+            "sft_train_batch.yaml",
+            "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 100\n",
+            flagged=(4,),
+        ),
+        Example(
+            "sft_train_batch_w8.yaml",
+            "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 128\n",
+            world_size=8,
+        ),
+    ),
+)

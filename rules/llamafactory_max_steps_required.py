@@ -1,0 +1,96 @@
+"""
+## What it does
+Flags a LLaMA-Factory config whose data has no length but that sets no
+`max_steps`: `streaming: true` (v0 configs, where `max_steps` defaults to -1)
+or `batching_strategy: dynamic_batching` (v1 configs).
+
+## Why is this bad?
+A streamed dataset and dynamically sized batches give no number of steps
+per epoch, so the schedule needs `max_steps`. LLaMA-Factory refuses to start
+without it ("Please specify `max_steps` in streaming mode.",
+"`dynamic_batching` requires `max_steps` because it is step-driven.").
+
+## Example
+```yaml
+streaming: true
+num_train_epochs: 3.0
+```
+
+## Use instead
+```yaml
+streaming: true
+max_steps: 10000
+```
+
+## Source
+LLaMA-Factory ff6d4d1: src/llamafactory/hparams/parser.py:474-475
+(`get_train_args`, max_steps -1); a max_steps of 0 then fails in transformers
+4.57 trainer.py `set_initial_training_values` ("args.max_steps must be set to
+a positive value if dataloader does not have a length");
+src/llamafactory/v1/config/training_args.py:195-196.
+"""
+
+from batchlint.frameworks.facts import flag, number
+from batchlint.rule import Example, Finding, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    if plan.framework == "llamafactory":
+        trigger = flag(root.get("streaming"), "streaming")
+        if trigger is None or trigger.value is not True:
+            return
+        what = "streaming is enabled"
+    else:
+        strategy = root.get("batching_strategy")
+        if getattr(strategy, "value", None) != "dynamic_batching":
+            return
+        trigger, what = strategy, "batching_strategy is dynamic_batching"
+    steps = number(root.get("max_steps"), "max_steps")
+    if steps is not None and (not steps.known or steps.value > 0):
+        return
+    shown = "is not set" if steps is None or steps.value is None else f"is {steps.value}"
+    yield Finding(
+        span=trigger.span,
+        message=f"{what}, so the data has no length, but max_steps {shown}: LLaMA-Factory refuses to start "
+                f"without a positive max_steps (1 or more)",
+        fix="set max_steps to the number of optimizer steps to train",
+    )
+
+
+_V0 = """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: pt
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+{steps}"""
+
+_V1 = """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 2
+batching_strategy: dynamic_batching
+{steps}"""
+
+RULE = Rule(
+    code="BL550",
+    name="llamafactory-max-steps-required",
+    severity="error",
+    summary="LLaMA-Factory: streaming or dynamic batching without max_steps",
+    check=check,
+    frameworks=("llamafactory", "llamafactory-v1"),
+    doc=__doc__,
+    examples=(
+        Example("streaming_epochs.yaml", _V0.format(steps="num_train_epochs: 3.0\n"), flagged=(6,)),
+        Example("streaming_steps.yaml", _V0.format(steps="max_steps: 10000\n")),
+        Example("v1_dynamic.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,)),
+        Example("v1_dynamic_steps.yaml", _V1.format(steps="max_steps: 10\n")),
+    ),
+)

@@ -1,0 +1,84 @@
+"""
+## What it does
+Flags a LLaMA-Factory config with `neat_packing: true` and `flash_attn: fa2`
+whose `per_device_train_batch_size` is not 1 (it defaults to 8).
+
+## Why is this bad?
+With FlashAttention-2, neat packing feeds one packed row per step and lets
+the varlen kernel keep the packed samples apart: the SFT collator asserts
+"bsz should be 1 for neat packing" on the first batch, so the job dies once
+the model is loaded and the data is tokenized.
+
+## Example
+```yaml
+neat_packing: true
+flash_attn: fa2
+per_device_train_batch_size: 4
+```
+
+## Use instead
+```yaml
+neat_packing: true
+flash_attn: fa2
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 4   # keeps the batch per optimizer step
+```
+
+## Source
+LLaMA-Factory ff6d4d1: src/llamafactory/data/collator.py:534-541
+(`SFTDataCollatorWith4DAttentionMask.__call__`), model/model_utils/attention.py:77-84
+(fa2 -> flash_attention_2 when flash-attn is installed), train/sft/workflow.py:61-71.
+"""
+
+from batchlint.frameworks.facts import flag
+from batchlint.frameworks.llamafactory import stage
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    neat = flag(root.get("neat_packing"), "neat_packing")
+    attn = root.get("flash_attn")
+    micro = plan.micro_batch
+    if neat is None or neat.value is not True or getattr(attn, "value", None) != "fa2" or stage(root) != "sft":
+        return
+    if micro is None or not micro.known or micro.value == 1 or "tp" in plan.parallel:
+        return  # Megatron (MCA) runs use their own collator
+    model = str(getattr(root.get("model_name_or_path"), "value", ""))
+    if "gpt-oss" in model.lower() or "gpt_oss" in model.lower():
+        return  # LLaMA-Factory runs gpt-oss with FlashAttention-3, not the fa2 path
+    related = (Related("neat_packing enabled here", neat.span), Related("flash_attn = fa2", attn.span))
+    yield Finding(
+        span=micro.span or neat.span,
+        message=f"{micro.describe()} is not 1, but neat_packing with flash_attn fa2 collates one packed row per "
+                f"step and asserts 'bsz should be 1 for neat packing' on the first batch",
+        fix=f"set per_device_train_batch_size: 1 and multiply gradient_accumulation_steps by {micro.value}",
+        related=related,
+    )
+
+
+_CONFIG = """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+flash_attn: fa2
+neat_packing: true
+per_device_train_batch_size: {micro}
+gradient_accumulation_steps: 4
+"""
+
+RULE = Rule(
+    code="BL354",
+    name="llamafactory-neat-packing-batch",
+    severity="error",
+    summary="LLaMA-Factory: neat_packing with FlashAttention-2 and a micro batch other than 1",
+    check=check,
+    frameworks=("llamafactory",),
+    doc=__doc__,
+    examples=(
+        Example("neat_fa2_mb4.yaml", _CONFIG.format(micro=4), flagged=(7,)),
+        Example("neat_fa2_mb1.yaml", _CONFIG.format(micro=1)),
+        Example("neat_fa2_default.yaml", _CONFIG.replace("per_device_train_batch_size: {micro}\n", ""), flagged=(6,)),
+    ),
+)

@@ -1,0 +1,76 @@
+"""
+## What it does
+Flags a LLaMA-Factory v1 config with `batching_strategy: padding_free` whose
+attention is not `flash_attn: flash_attention_2` (v1 defaults to `sdpa`).
+
+## Why is this bad?
+Padding-free batching concatenates a micro batch into one row and relies on
+the flash-attention varlen kernel to keep the samples apart: the trainer
+raises "`padding_free` requires `flash_attn: flash_attention_2`" when it
+builds the batch generator, after the model is loaded.
+
+## Example
+```yaml
+micro_batch_size: 4
+batching_strategy: padding_free
+```
+
+## Use instead
+```yaml
+micro_batch_size: 4
+batching_strategy: padding_free
+flash_attn: flash_attention_2
+```
+
+## Source
+LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:164-169
+(`_create_batch_generator`); default attention v1/config/model_args.py:36-41.
+"""
+
+from batchlint.frameworks.llamafactory_v1 import attention
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    strategy = root.get("batching_strategy")
+    if getattr(strategy, "value", None) != "padding_free":
+        return
+    impl, node = attention(root)
+    if impl is None or impl == "flash_attention_2":
+        return
+    written = f"flash_attn is {impl}" if node is not None else "flash_attn is not set (default sdpa)"
+    yield Finding(
+        span=strategy.span,
+        message=f"batching_strategy padding_free needs flash_attention_2, but {written}: the trainer refuses to start",
+        fix="set flash_attn: flash_attention_2",
+        related=(Related(f"flash_attn = {impl}", node.span),) if node is not None else (),
+    )
+
+
+_CONFIG = """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 4
+batching_strategy: padding_free
+{attention}cutoff_len: 2048
+max_steps: 10
+"""
+
+RULE = Rule(
+    code="BL355",
+    name="llamafactory-v1-padding-free-attention",
+    severity="error",
+    summary="LLaMA-Factory v1: padding_free batching without flash_attention_2",
+    check=check,
+    frameworks=("llamafactory-v1",),
+    doc=__doc__,
+    examples=(
+        Example("v1_padding_free_sdpa.yaml", _CONFIG.format(attention=""), flagged=(7,)),
+        Example("v1_padding_free_fa2.yaml", _CONFIG.format(attention="flash_attn: flash_attention_2\n")),
+        Example("v1_padding_free_eager.yaml", _CONFIG.format(attention="flash_attn: eager\n"), flagged=(7,)),
+    ),
+)

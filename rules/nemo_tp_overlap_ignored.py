@@ -1,0 +1,102 @@
+"""
+## What it does
+Flags a NeMo 1 Megatron config that enables `model.ub_tp_comm_overlap`
+(userbuffer tensor-parallel communication overlap) where NeMo turns it off:
+without sequence parallelism in effect (`model.sequence_parallel` not true,
+or true with tensor-parallel size 1, which NeMo turns off first) or with
+`model.fsdp: true`.
+
+## Why is this bad?
+The overlap only exists for sequence-parallel communication and not under
+Torch FSDP. NeMo logs an info line and sets it to false: the throughput the
+config was tuned for (and the `tp_overlap` userbuffer config it may load)
+silently does not apply.
+
+## Example
+```yaml
+model:
+  tensor_model_parallel_size: 4
+  sequence_parallel: false
+  ub_tp_comm_overlap: true
+```
+
+## Use instead
+```yaml
+model:
+  tensor_model_parallel_size: 4
+  sequence_parallel: true
+  ub_tp_comm_overlap: true
+```
+
+## Source
+NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
+megatron_base_model.py:1019-1025 (sequence parallel off with tp 1), then
+1072-1087 (`ub_tp_comm_overlap` off without sequence parallel or with FSDP).
+"""
+
+from batchlint.frameworks.facts import flag
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    model = plan.document.get("model")
+    overlap = flag(model.get("ub_tp_comm_overlap"), "model.ub_tp_comm_overlap")
+    if overlap is None or overlap.value is not True:
+        return
+    tp = plan.parallel.get("tp")
+    reason = _why_off(model, tp)
+    if reason is None:
+        return
+    why, culprit = reason
+    yield Finding(
+        span=overlap.span,
+        message=f"model.ub_tp_comm_overlap is true{_with(tp)} but {why}: NeMo silently sets it to false",
+        fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
+        related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
+    )
+
+
+def _with(tp) -> str:
+    return f" with {tp.describe()}" if tp is not None and tp.known and tp.value != 1 else ""
+
+
+def _why_off(model, tp):
+    """(why, the fact behind it or None), or None when the overlap stays on or it cannot be known."""
+    fsdp = flag(model.get("fsdp"), "model.fsdp")
+    if fsdp is not None and fsdp.value:
+        return "model.fsdp is true (no userbuffer overlap under Torch FSDP)", fsdp
+    node = model.get("sequence_parallel")
+    sp = flag(node, "model.sequence_parallel")
+    if node is None or (sp is not None and sp.value is False):
+        return "model.sequence_parallel is not enabled (the overlap is for sequence-parallel communication)", sp
+    if sp is not None and tp is not None and tp.known and tp.value == 1:
+        return f"sequence parallelism is turned off with {tp.describe()} of 1", tp
+    return None
+
+
+_CONFIG = """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: {tp}
+  sequence_parallel: {sp}
+  ub_tp_comm_overlap: true
+"""
+
+RULE = Rule(
+    code="BL244",
+    name="nemo-tp-overlap-ignored",
+    severity="warning",
+    summary="NeMo: ub_tp_comm_overlap without sequence parallelism (or with FSDP) is silently off",
+    check=check,
+    frameworks=("nemo",),
+    doc=__doc__,
+    examples=(
+        Example("overlap_no_sp.yaml", _CONFIG.format(tp=4, sp="false"), flagged=(8,)),
+        Example("overlap_sp.yaml", _CONFIG.format(tp=4, sp="true")),
+        Example("overlap_sp_tp1.yaml", _CONFIG.format(tp=1, sp="true"), flagged=(8,)),
+        Example("overlap_fsdp.yaml", _CONFIG.format(tp=4, sp="true") + "  fsdp: true\n", flagged=(8,)),
+    ),
+)

@@ -1,0 +1,82 @@
+"""
+## What it does
+Flags an ms-swift config (plain or Megatron) that sets `lazy_tokenize: true`
+together with `packing: true` or `streaming: true`. Left unset, ms-swift
+turns lazy tokenization off for packed and streamed data by itself.
+
+## Why is this bad?
+Packing must tokenize the whole dataset up front to know the lengths it
+packs by, and a streamed dataset is tokenized as it streams: ms-swift
+refuses both combinations when it parses the arguments ("Packing and
+lazy_tokenize are incompatible.", "Streaming and lazy_tokenize are
+incompatible.").
+
+## Example
+```yaml
+packing: true
+lazy_tokenize: true
+```
+
+## Use instead
+```yaml
+packing: true
+```
+
+## Source
+ms-swift 3602360: swift/arguments/base_args/base_args.py:125-138
+(`_init_lazy_tokenize`, called from `BaseArguments.__post_init__`, which the
+Megatron arguments run too: swift/megatron/arguments/megatron_base_args.py:34-38).
+"""
+
+from batchlint.frameworks.facts import flag
+from batchlint.frameworks.swift_megatron import lookup
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    lazy = flag(lookup(root, "lazy_tokenize"), "lazy_tokenize")
+    if lazy is None or lazy.value is not True:
+        return
+    for key in ("packing", "streaming"):
+        other = flag(lookup(root, key), key)
+        if other is not None and other.value:
+            yield Finding(
+                span=lazy.span,
+                message=f"lazy_tokenize is true together with {key} (line {other.span.line}); ms-swift "
+                        f"refuses the combination and does not start",
+                fix="remove lazy_tokenize (ms-swift turns it off for packed and streamed data)",
+                related=(Related(f"{key} enabled here", other.span),),
+            )
+            return
+
+
+_CONFIG = """\
+model: Qwen/Qwen2.5-VL-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+packing: true
+lazy_tokenize: {lazy}
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+"""
+
+RULE = Rule(
+    code="BL357",
+    name="swift-lazy-tokenize-conflict",
+    severity="error",
+    summary="ms-swift: lazy_tokenize together with packing or streaming",
+    check=check,
+    frameworks=("swift", "swift-megatron"),
+    doc=__doc__,
+    examples=(
+        Example("packing_lazy.yaml", _CONFIG.format(lazy="true"), flagged=(5,)),
+        Example("packing_eager.yaml", _CONFIG.format(lazy="false")),
+        Example(
+            "megatron_streaming_lazy.yaml",
+            "model: Qwen/Qwen3-8B\ntuner_type: full\nstreaming: true\nlazy_tokenize: true\n"
+            "micro_batch_size: 1\nglobal_batch_size: 16\n",
+            flagged=(4,),
+        ),
+    ),
+)

@@ -1,0 +1,143 @@
+"""
+## What it does
+Checks TorchTitan's expert-parallel degrees:
+- with `expert_parallel_degree` (ep) > 1, `expert_tensor_parallel_degree`
+  (etp) must be 1 or equal `tensor_parallel_degree` (tp);
+- ep x etp must divide dp_shard x cp x tp, the ranks the expert mesh is cut
+  from (its FSDP part is dp_shard x cp x tp // (etp x ep)). The shard degree
+  -1 is resolved with the world size; this part stays silent while it
+  cannot be known, and on one GPU (no mesh is built);
+- `expert_parallel_comm_backend = "deepep"` needs ep > 1 and etp = 1 (llama4
+  and deepseek_v3).
+
+## Why is this bad?
+`ParallelDims` asserts "Currently we only support ETP=TP or ETP=1"; a mesh whose
+degrees do not multiply back to the world size fails to unflatten ("The
+product of mesh_sizes=(1, 1, 2, 3, 1) is 6, but the original dimension at
+dim=0 has size 8"); DeepEP raises in the model's parallelize function. All
+at start-up, after the job has its GPUs.
+
+## Example
+```toml
+[parallelism]
+tensor_parallel_degree = 2
+expert_parallel_degree = 4
+expert_tensor_parallel_degree = 4   # neither 1 nor tp
+```
+
+## Use instead
+```toml
+[parallelism]
+tensor_parallel_degree = 2
+expert_parallel_degree = 4
+expert_tensor_parallel_degree = 2
+```
+
+## Source
+torchtitan/distributed/parallel_dims.py @ v0.2.2: 58-59 (etp), 136-158 and
+190-210 (`build_mesh`: efsdp = dp_shard x cp x tp // (etp x ep), unflattened from
+the world mesh); the mesh is built at start-up by `set_determinism` when W > 1
+(train.py:111, distributed/utils.py:156-158); DeepEP:
+models/llama4/infra/parallelize.py:114-126, models/deepseek_v3/infra/parallelize.py:100-112.
+"""
+
+from batchlint.frameworks.torchtitan import model_name, parallelism_value, resolved_shard
+from batchlint.rule import Example, Finding, Related, Rule
+
+_DEEPEP_MODELS = {"llama4", "deepseek_v3"}
+
+
+def check(plan):
+    p = plan.parallel
+    ep, etp, tp = p["ep"], p["etp"], p["tp"]
+    if not all(f.known and f.value >= 1 for f in (ep, etp, tp)):
+        return  # degrees below 1 are BL211's finding
+    if ep.value > 1 and etp.value not in (1, tp.value):
+        yield Finding(
+            span=etp.span or ep.span,
+            message=f"{etp.describe()} must be 1 or equal {tp.describe()} when {ep.describe()} > 1: TorchTitan refuses the layout",
+            fix=f"set {etp.key} to 1 or {tp.value}",
+            related=_related(ep, tp),
+        )
+        return
+    yield from _mesh(plan, ep, etp, tp)
+    yield from _deepep(plan, ep, etp)
+
+
+def _mesh(plan, ep, etp, tp):
+    shard = resolved_shard(plan.parallel, plan.world_size)
+    cp, replicate, pp = (plan.parallel[k] for k in ("cp", "dp_replicate", "pp"))
+    if shard is None or not all(f.known and f.value >= 1 for f in (cp, replicate, pp)) or ep.value * etp.value == 1:
+        return
+    ranks = shard * cp.value * tp.value
+    world = ranks * replicate.value * pp.value
+    if world <= 1 or ranks % (ep.value * etp.value) == 0:
+        return
+    if plan.world_size is not None and plan.world_size.known and plan.world_size.value != world:
+        return  # the layout itself does not fit W: BL202's finding, raised first
+    at_fault = ep if ep.value > 1 else etp
+    yield Finding(
+        span=at_fault.span or etp.span or ep.span,
+        message=(
+            f"the expert mesh is cut from dp_shard ({shard}) x cp ({cp.value}) x tp ({tp.value}) = {ranks} ranks, "
+            f"which {ep.describe()} x {etp.describe()} = {ep.value * etp.value} does not divide: "
+            f"the device mesh cannot be built and the job refuses to start"
+        ),
+        fix=f"choose {ep.key} x {etp.key} dividing {ranks}",
+        related=_related(etp if at_fault is ep else ep, tp),
+    )
+
+
+def _deepep(plan, ep, etp):
+    backend, node = parallelism_value(plan.document, "expert_parallel_comm_backend", "standard")
+    if backend != "deepep" or model_name(plan.document) not in _DEEPEP_MODELS:
+        return
+    if ep.value == 1:
+        why, fix = f"DeepEP requires {ep.key} > 1", f"set {ep.key} > 1, or expert_parallel_comm_backend to \"standard\""
+    elif etp.value > 1:
+        why, fix = f"DeepEP does not support {etp.describe()}", f"set {etp.key} to 1, or use the \"standard\" backend"
+    else:
+        return
+    yield Finding(span=node.span, message=f"{why}: the model's parallelize function raises at start-up", fix=fix,
+                  related=_related(ep, etp))
+
+
+def _related(*facts):
+    return tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span)
+
+
+_TITAN = """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = {shard}
+tensor_parallel_degree = 2
+expert_parallel_degree = {ep}
+expert_tensor_parallel_degree = {etp}
+"""
+
+RULE = Rule(
+    code="BL210",
+    name="torchtitan-expert-parallel-layout",
+    severity="error",
+    summary="TorchTitan: expert-parallel degrees the device mesh cannot hold (etp not 1 or tp, ep x etp not dividing the ranks)",
+    check=check,
+    frameworks=("torchtitan",),
+    doc=__doc__,
+    examples=(
+        Example("titan_etp_4.toml", _TITAN.format(shard=-1, ep=4, etp=4), flagged=(9,)),
+        Example("titan_etp_tp.toml", _TITAN.format(shard=-1, ep=4, etp=2)),
+        # W=8, tp=2: dp_shard = 4; the expert mesh has 4 x 2 = 8 ranks; ep 3 does not divide them.
+        Example("titan_ep_3_w8.toml", _TITAN.format(shard=-1, ep=3, etp=1), flagged=(8,), world_size=8),
+        Example("titan_ep_8_w8.toml", _TITAN.format(shard=-1, ep=8, etp=1), world_size=8),
+        # A written shard degree needs no W: 2 x 2 = 4 ranks, ep 8 does not divide them.
+        Example("titan_ep_8_shard_2.toml", _TITAN.format(shard=2, ep=8, etp=1), flagged=(8,)),
+        Example(
+            "titan_deepep_ep1.toml",
+            _TITAN.format(shard=-1, ep=1, etp=1) + 'expert_parallel_comm_backend = "deepep"\n',
+            flagged=(10,),
+        ),
+    ),
+)

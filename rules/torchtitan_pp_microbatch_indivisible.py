@@ -1,0 +1,102 @@
+"""
+## What it does
+With pipeline parallelism (`pipeline_parallel_degree` > 1), checks that
+`[training] local_batch_size` is a multiple of
+`[parallelism] pipeline_parallel_microbatch_size` (default 1), the size of
+one pipeline microbatch.
+
+## Why is this bad?
+TorchTitan cuts each local batch into `local_batch_size //
+pipeline_parallel_microbatch_size` microbatches and refuses a remainder
+("Batch size 6 must be divisible by microbatch_size 4") when it builds the
+pipeline schedule, after the model has been created on every GPU.
+
+## Example
+```toml
+[training]
+local_batch_size = 6
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_microbatch_size = 4
+```
+
+## Use instead
+```toml
+[training]
+local_batch_size = 8
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_microbatch_size = 4
+```
+
+## Source
+torchtitan/distributed/pipeline_parallel.py:186-194 @ v0.2.2
+(`build_pipeline_schedule`, reached from train.py:218-239 when pp > 1).
+"""
+
+from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    pp, local = plan.parallel["pp"], plan.micro_batch
+    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or pipelining_refused(plan.document):
+        return
+    size, node = parallelism_value(plan.document, "pipeline_parallel_microbatch_size", 1)
+    if node is None or not isinstance(size, int) or isinstance(size, bool):
+        return
+    key = "[parallelism] pipeline_parallel_microbatch_size"
+    related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (local, pp) if f.span)
+    if size < 1:
+        yield Finding(
+            span=node.span,
+            message=f"{key} is {size}; with {pp.describe()} TorchTitan divides {local.describe()} by it and the job fails",
+            fix=f"set {key} to a divisor of {local.value} (1 gives {local.value} microbatches)",
+            related=related,
+        )
+    elif local.value % size:
+        divisors = [d for d in range(1, local.value + 1) if local.value % d == 0]
+        nearest = max((d for d in divisors if d < size), default=1)
+        yield Finding(
+            span=node.span,
+            message=(
+                f"{local.describe()} is not divisible by {key} ({size}) = {local.value / size:g} microbatches; "
+                f"with {pp.describe()} TorchTitan refuses to build the pipeline schedule"
+            ),
+            fix=f"set {key} to a divisor of {local.value} (e.g. {nearest}), or {local.key} to a multiple of {size}",
+            related=related,
+        )
+
+
+_TITAN = """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = {local}
+seq_len = 8192
+
+[parallelism]
+pipeline_parallel_degree = {pp}
+pipeline_parallel_microbatch_size = 4
+pipeline_parallel_schedule = "GPipe"
+"""
+
+RULE = Rule(
+    code="BL110",
+    name="torchtitan-pp-microbatch-indivisible",
+    severity="error",
+    summary="TorchTitan: local_batch_size not a multiple of pipeline_parallel_microbatch_size under pipeline parallelism",
+    check=check,
+    frameworks=("torchtitan",),
+    doc=__doc__,
+    examples=(
+        Example("titan_pp_6_by_4.toml", _TITAN.format(local=6, pp=2), flagged=(11,)),
+        Example("titan_pp_8_by_4.toml", _TITAN.format(local=8, pp=2)),
+        # Without pipeline parallelism the microbatch size is never read.
+        Example("titan_no_pp.toml", _TITAN.format(local=6, pp=1)),
+    ),
+)

@@ -1,0 +1,130 @@
+"""
+## What it does
+With pipeline parallelism, checks the number of microbatches per step,
+`local_batch_size // pipeline_parallel_microbatch_size`, against what the
+chosen `pipeline_parallel_schedule` accepts:
+- `1F1B` (the default): at least one microbatch per stage, i.e. at least
+  `pipeline_parallel_degree`;
+- `DualPipeV`: at least the number of stages, 2 x `pipeline_parallel_degree`;
+- `Interleaved1F1B`, `InterleavedZeroBubble`: a multiple of the number of
+  rounds, max(1, microbatches // `pipeline_parallel_degree`).
+
+`GPipe`, `LoopedBFS` and `ZBVZeroBubble` accept any count (TorchTitan only
+logs that fewer microbatches than stages leave a bubble), so they are not
+flagged.
+
+## Why is this bad?
+TorchTitan itself only warns ("may result in a bubble in the pipeline"), but
+the schedule it then builds raises, e.g. "Number of microbatches (1) must be
+greater than or equal to the number of stages (4)", after the model has been
+created on every GPU.
+
+## Example
+```toml
+[training]
+local_batch_size = 1     # 1 microbatch
+
+[parallelism]
+pipeline_parallel_degree = 4   # 4 stages with the default 1F1B schedule
+```
+
+## Use instead
+```toml
+[training]
+local_batch_size = 4
+
+[parallelism]
+pipeline_parallel_degree = 4
+```
+
+## Source
+torchtitan/distributed/pipeline_parallel.py:186-210 @ v0.2.2 (microbatch count,
+warning, schedule construction); torch/distributed/pipelining/schedules.py
+@ torch 2.13.0: Schedule1F1B 1020-1024, ScheduleInterleaved1F1B 2935-2942,
+ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
+"""
+
+from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    pp, local = plan.parallel["pp"], plan.micro_batch
+    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or pipelining_refused(plan.document):
+        return
+    size, size_node = parallelism_value(plan.document, "pipeline_parallel_microbatch_size", 1)
+    schedule, schedule_node = parallelism_value(plan.document, "pipeline_parallel_schedule", "1F1B")
+    csv, _ = parallelism_value(plan.document, "pipeline_parallel_schedule_csv", "")
+    if csv != "" or not isinstance(schedule, str) or not isinstance(size, int) or size < 1 or local.value % size:
+        return  # a CSV schedule is loaded at run time; a bad microbatch size is BL110's finding
+    count = local.value // size
+    problem = _refusal(schedule, count, pp.value)
+    if problem is None:
+        return
+    needed, why = problem
+    counted = f"{local.describe()}" + (f" / microbatch size {size}" if size != 1 else "")
+    span = local.span or pp.span
+    if span is None:
+        return
+    related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (pp,) if f.span)
+    if schedule_node is not None:
+        related += (Related(f"pipeline_parallel_schedule = {schedule!r}", schedule_node.span),)
+    if size_node is not None:
+        related += (Related(f"pipeline_parallel_microbatch_size = {size}", size_node.span),)
+    yield Finding(
+        span=span,
+        message=f"{counted} gives {count} microbatch{'es' if count != 1 else ''}, but {why}: the job refuses to start",
+        fix=f"set {local.key} to {needed * size}" + (" (or lower the microbatch size)" if size > 1 else "")
+        + f", or lower {pp.key}",
+        related=related,
+    )
+
+
+def _refusal(schedule: str, count: int, pp: int):
+    """(a microbatch count the schedule accepts, why this one is refused), or None.
+    PyTorch matches schedule names without regard to case."""
+    name = schedule.lower()
+    if name == "1f1b" and count < pp:
+        return pp, f"the 1F1B schedule needs at least one per stage ({pp} stages)"
+    if name == "dualpipev" and count < 2 * pp:
+        return 2 * pp, f"DualPipeV needs at least one per stage ({2 * pp} stages: 2 per rank x {pp})"
+    if name in ("interleaved1f1b", "interleavedzerobubble"):
+        rounds = max(1, count // pp)
+        if count % rounds:
+            # the multiple below keeps the same number of rounds
+            return count // rounds * rounds, f"{schedule} needs a multiple of its {rounds} rounds (max(1, {count} // {pp}))"
+    return None
+
+
+_TITAN = """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+local_batch_size = {local}
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+{schedule}"""
+
+RULE = Rule(
+    code="BL111",
+    name="torchtitan-pp-too-few-microbatches",
+    severity="error",
+    summary="TorchTitan: a microbatch count the pipeline schedule refuses (fewer than the stages for 1F1B)",
+    check=check,
+    frameworks=("torchtitan",),
+    doc=__doc__,
+    examples=(
+        Example("titan_1f1b_1_of_4.toml", _TITAN.format(local=1, schedule=""), flagged=(6,)),
+        Example("titan_1f1b_4_of_4.toml", _TITAN.format(local=4, schedule="")),
+        # GPipe runs with a bubble; it does not refuse.
+        Example("titan_gpipe_1_of_4.toml", _TITAN.format(local=1, schedule='pipeline_parallel_schedule = "GPipe"\n')),
+        # Interleaved1F1B: 9 microbatches over 4 ranks = 2 rounds, and 9 is odd.
+        Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'), flagged=(6,)),
+        Example("titan_interleaved_8.toml", _TITAN.format(local=8, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n')),
+    ),
+)

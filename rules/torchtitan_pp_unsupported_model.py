@@ -1,0 +1,73 @@
+"""
+## What it does
+Flags `pipeline_parallel_degree` > 1 for a TorchTitan model that has no
+pipelining function: flux, qwen3, gpt_oss and the vlm experiment (v0.2.2).
+
+## Why is this bad?
+The trainer raises "Pipeline Parallel is enabled but qwen3 does not support
+pipelining" once the model has been built on every GPU.
+
+## Example
+```toml
+[model]
+name = "qwen3"
+
+[parallelism]
+pipeline_parallel_degree = 2
+```
+
+## Use instead
+```toml
+[model]
+name = "qwen3"
+
+[parallelism]
+pipeline_parallel_degree = 1
+tensor_parallel_degree = 2
+```
+
+## Source
+torchtitan/train.py:218-223 @ v0.2.2; `pipelining_fn=None` in
+models/flux/__init__.py:113, models/qwen3/__init__.py:199,
+models/gpt_oss/__init__.py:85, experiments/vlm/__init__.py:54.
+"""
+
+from batchlint.frameworks.torchtitan import model_name, pipelining_refused
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    pp = plan.parallel["pp"]
+    if not (pp.known and pp.value > 1 and pp.span is not None) or not pipelining_refused(plan.document):
+        return
+    name = plan.document.get("model", "name")
+    yield Finding(
+        span=pp.span,
+        message=f"{pp.describe()}, but TorchTitan's {model_name(plan.document)} model has no pipelining support: the trainer refuses to start",
+        fix=f"set {pp.key} to 1 and use tensor or data parallelism instead",
+        related=(Related(f"model {model_name(plan.document)}", name.span),) if name is not None else (),
+    )
+
+
+_TITAN = """\
+[model]
+name = "{model}"
+flavor = "32B"
+
+[parallelism]
+pipeline_parallel_degree = 2
+"""
+
+RULE = Rule(
+    code="BL213",
+    name="torchtitan-pp-unsupported-model",
+    severity="error",
+    summary="TorchTitan: pipeline parallelism for a model without pipelining support",
+    check=check,
+    frameworks=("torchtitan",),
+    doc=__doc__,
+    examples=(
+        Example("titan_qwen3_pp.toml", _TITAN.format(model="qwen3"), flagged=(6,)),
+        Example("titan_llama3_pp.toml", _TITAN.format(model="llama3")),
+    ),
+)

@@ -1,0 +1,81 @@
+"""
+## What it does
+With pipeline parallelism, checks that `[parallelism]
+pipeline_parallel_schedule` names a schedule PyTorch knows (the comparison
+ignores case): 1F1B, Interleaved1F1B, GPipe, LoopedBFS,
+InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, PipelineScheduleSingle,
+PipelineScheduleMulti.
+
+## Why is this bad?
+TorchTitan looks the name up when it splits the model into stages and raises
+"Unknown schedule name", after the job has its GPUs. The TOML loader accepts
+any string, so a typo survives until then.
+
+## Example
+```toml
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved-1F1B"
+```
+
+## Use instead
+```toml
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved1F1B"
+```
+
+## Source
+torchtitan/distributed/pipeline_parallel.py:55-57 @ v0.2.2 (`pipeline_llm`);
+torch/distributed/pipelining/schedules.py:3620-3645 @ torch 2.13.0
+(`get_schedule_class`).
+"""
+
+import difflib
+
+from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
+from batchlint.rule import Example, Finding, Rule
+
+SCHEDULES = (
+    "1F1B", "Interleaved1F1B", "GPipe", "LoopedBFS", "InterleavedZeroBubble", "PipelineScheduleSingle",
+    "PipelineScheduleMulti", "ZBVZeroBubble", "DualPipeV",
+)
+
+
+def check(plan):
+    pp = plan.parallel["pp"]
+    if not (pp.known and pp.value > 1) or pipelining_refused(plan.document):
+        return
+    schedule, node = parallelism_value(plan.document, "pipeline_parallel_schedule", "1F1B")
+    if node is None or not isinstance(schedule, str) or schedule.lower() in {s.lower() for s in SCHEDULES}:
+        return
+    close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
+    yield Finding(
+        span=node.span,
+        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()} the job fails when it builds the pipeline",
+        fix=f"use {close[0]!r}" if close else f"use one of {', '.join(SCHEDULES)}",
+    )
+
+
+_TITAN = """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "{schedule}"
+"""
+
+RULE = Rule(
+    code="BL214",
+    name="torchtitan-unknown-pp-schedule",
+    severity="error",
+    summary="TorchTitan: a pipeline_parallel_schedule PyTorch does not know",
+    check=check,
+    frameworks=("torchtitan",),
+    doc=__doc__,
+    examples=(
+        Example("titan_typo_schedule.toml", _TITAN.format(schedule="Interleaved-1F1B"), flagged=(6,)),
+        Example("titan_schedule.toml", _TITAN.format(schedule="interleaved1f1b")),
+    ),
+)

@@ -1,0 +1,122 @@
+"""
+## What it does
+Flags torchtune's `optimizer_in_bwd: True` together with
+`gradient_accumulation_steps` > 1, with gradient clipping (`clip_grad_norm`
+set to anything but null), or, in the distributed full and QAT recipes, with
+a compiled optimizer step (`compile: True`, or `compile.optimizer_step:
+True`), in the recipes that read the
+flag: full finetuning (single device and distributed), QAT, full DPO, early
+exit and PPO (PPO checks accumulation only). LoRA, knowledge-distillation and
+GRPO recipes ignore the flag and are not flagged.
+
+## Why is this bad?
+With the optimizer in the backward pass each parameter is updated as soon as
+its gradient exists: there is no moment when gradients of several micro
+batches are summed, or when the total norm is known, and no optimizer step
+to compile. The recipes raise "Gradient accumulation is not supported with
+optimizer in bwd.", "Gradient clipping is not supported with optimizer in
+bwd." and "optimizer_in_bwd not supported with compiling the optimizer
+step" at start-up.
+
+## Example
+```yaml
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 8
+```
+
+## Use instead
+```yaml
+optimizer_in_bwd: True
+gradient_accumulation_steps: 1
+```
+
+## Source
+torchtune recipes @ bd2a0fc: full_finetune_distributed.py:222-232,
+full_finetune_single_device.py:151-160, qat_distributed.py:231-241,
+qat_single_device.py:140-150, full_dpo_distributed.py:170-180,
+dev/early_exit_finetune_distributed.py:214-224,
+ppo_full_finetune_single_device.py:436-440 (accumulation only); compiled
+optimizer step: full_finetune_distributed.py:343-354 and 399-403,
+qat_distributed.py:351-362 and 410-414.
+"""
+
+from batchlint.document import Mapping, Scalar
+from batchlint.frameworks.torchtune import traits
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    in_bwd = root.get("optimizer_in_bwd")
+    if not (isinstance(in_bwd, Scalar) and in_bwd.value is True):
+        return
+    found = traits(plan.document)
+    if "training" not in found or found & {"lora", "kd", "grpo"}:
+        return  # recipes that never read optimizer_in_bwd
+    related = (Related("optimizer_in_bwd: True", in_bwd.span),)
+    ga = plan.grad_accum
+    if ga is not None and ga.known and ga.value > 1 and ga.span is not None:
+        yield Finding(
+            span=ga.span,
+            message=f"{ga.key} is {ga.value}, but optimizer_in_bwd (line {in_bwd.span.line}) steps the optimizer inside every backward pass: the recipe refuses to start",
+            fix=f"set {ga.key}: 1 (raise batch_size instead), or optimizer_in_bwd: False",
+            related=related,
+        )
+    compiled = _compiles_optimizer_step(root.get("compile"))
+    if compiled is not None and "parallel_dims" in found:  # full_finetune_distributed, qat_distributed
+        yield Finding(
+            span=compiled.span,
+            message=f"compile (line {compiled.span.line}) compiles the optimizer step, which optimizer_in_bwd (line {in_bwd.span.line}) replaces with per-parameter hooks: the distributed recipe refuses to start",
+            fix="set compile: {model: True, loss: True, optimizer_step: False}, or optimizer_in_bwd: False",
+            related=related,
+        )
+    clip = root.get("clip_grad_norm")
+    if clip is not None and not (isinstance(clip, Scalar) and clip.value is None) and "ppo" not in found:
+        shown = clip.value if isinstance(clip, Scalar) else "set"
+        yield Finding(
+            span=clip.span,
+            message=f"clip_grad_norm is {shown}, but optimizer_in_bwd (line {in_bwd.span.line}) updates each parameter before the total gradient norm is known: the recipe refuses to start",
+            fix="set clip_grad_norm: null, or optimizer_in_bwd: False",
+            related=related,
+        )
+
+
+def _compiles_optimizer_step(node):
+    """The node that turns optimizer-step compilation on: `compile: True`, or a mapping
+    with `optimizer_step: True` (its default there is False); None otherwise."""
+    if isinstance(node, Scalar):
+        return node if node.value is True else None
+    step = node.get("optimizer_step") if isinstance(node, Mapping) else None
+    return step if isinstance(step, Scalar) and step.value is True else None
+
+
+_TUNE = """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: {clip}
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: {ga}
+"""
+
+RULE = Rule(
+    code="BL512",
+    name="torchtune-optimizer-in-backward",
+    severity="error",
+    summary="torchtune: optimizer_in_bwd with gradient accumulation or gradient clipping",
+    check=check,
+    frameworks=("torchtune",),
+    doc=__doc__,
+    examples=(
+        Example("tune_in_bwd_ga8.yaml", _TUNE.format(clip="null", ga=8), flagged=(9,)),
+        Example("tune_in_bwd_ga1.yaml", _TUNE.format(clip="null", ga=1)),
+        Example("tune_in_bwd_clip.yaml", _TUNE.format(clip=1.0, ga=1), flagged=(7,)),
+        Example("tune_in_bwd_compile.yaml", _TUNE.format(clip="null", ga=1) + "compile: True\n", flagged=(10,)),
+        Example("tune_in_bwd_compile_model.yaml", _TUNE.format(clip="null", ga=1) + "compile:\n  model: True\n  optimizer_step: False\n"),
+        # LoRA recipes never read optimizer_in_bwd.
+        Example("tune_lora_in_bwd_ga8.yaml", _TUNE.format(clip="null", ga=8).replace("llama3_2_1b", "lora_llama3_2_1b")),
+    ),
+)

@@ -1,0 +1,125 @@
+"""
+## What it does
+Flags a torchtune text dataset with `packed: True` whose tokenizer has no
+`max_seq_len` (written as `null`, or left out for a tokenizer whose builder
+defaults it to None, which all text tokenizers do).
+
+## Why is this bad?
+Packing concatenates samples into sequences of exactly `max_seq_len` tokens;
+without one, the dataset builder raises "PackedDataset requires a max_seq_len
+to be set on the tokenizer." when the recipe sets up its data, after the
+model has been loaded. The shipped configs write `max_seq_len: null` next to
+`packed: False  # True increases speed`, so turning packing on alone fails.
+
+## Example
+```yaml
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True
+```
+
+## Use instead
+```yaml
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: 4096
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True
+```
+
+## Source
+torchtune @ bd2a0fc: torchtune/datasets/_alpaca.py:89-94, _grammar.py:90-95,
+_samsum.py:91-96, _slimorca.py:90-95, _instruct.py:149-154, _chat.py:181-186,
+_text_completion.py:163-169 (wikitext_dataset passes `packed` on to it).
+"""
+
+from batchlint.document import Mapping, Scalar
+from batchlint.frameworks.torchtune import component, datasets
+from batchlint.rule import Example, Finding, Related, Rule
+
+# Builders that raise on packed=True without tokenizer.max_seq_len.
+_CHECKING_BUILDERS = {
+    "alpaca_dataset", "alpaca_cleaned_dataset", "grammar_dataset", "samsum_dataset", "slimorca_dataset",
+    "instruct_dataset", "chat_dataset", "text_completion_dataset", "wikitext_dataset",
+}
+# Text tokenizer builders default max_seq_len to None (torchtune/models/*/_model_builders.py);
+# the multimodal transforms default to 8192 (llama3_2_vision, llama4), clip to 77, t5 to 512.
+_DEFAULTS_SET = ("transform", "clip_tokenizer", "t5_tokenizer")
+
+
+def check(plan):
+    root = plan.document.root
+    missing = _missing_length(root.get("tokenizer"))
+    if missing is None:
+        return
+    why, null = missing
+    for dataset in datasets(root):
+        packed, builder = dataset.get("packed"), component(dataset)
+        name = builder.rsplit(".", 1)[-1]
+        if not (isinstance(packed, Scalar) and packed.value is True and builder.startswith("torchtune.datasets.")):
+            continue
+        if name in _CHECKING_BUILDERS:
+            yield Finding(
+                span=packed.span,
+                message=f"{name} is packed, but {why}: packing needs a length to fill, and the dataset builder raises at start-up",
+                fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
+                related=(Related("max_seq_len: null", null.span),) if null is not None else (),
+            )
+
+
+def _missing_length(tokenizer):
+    """(why the tokenizer has no max_seq_len, the `null` node if written), or None
+    when it has one or batchlint cannot tell (an interpolation, a custom tokenizer)."""
+    builder = component(tokenizer)
+    length = tokenizer.get("max_seq_len") if isinstance(tokenizer, Mapping) else None
+    if length is None:
+        if not builder.startswith("torchtune.") or builder.endswith(_DEFAULTS_SET):
+            return None
+        return f"{builder.rsplit('.', 1)[-1]} has no max_seq_len (its default is None)", None
+    if isinstance(length, Scalar) and length.value is None:
+        return f"tokenizer.max_seq_len is null (line {length.span.line})", length
+    return None
+
+
+_TUNE = """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: {max_seq_len}
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: {packed}  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+"""
+
+RULE = Rule(
+    code="BL310",
+    name="torchtune-packed-without-max-seq-len",
+    severity="error",
+    summary="torchtune: dataset.packed without tokenizer.max_seq_len",
+    check=check,
+    frameworks=("torchtune",),
+    doc=__doc__,
+    examples=(
+        Example("tune_packed_null.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,)),
+        Example("tune_packed_4096.yaml", _TUNE.format(max_seq_len=4096, packed="True")),
+        Example("tune_unpacked_null.yaml", _TUNE.format(max_seq_len="null", packed="False")),
+        Example(
+            "tune_packed_absent.yaml",
+            _TUNE.format(max_seq_len="null", packed="True").replace("  max_seq_len: null\n", ""),
+            flagged=(7,),
+        ),
+    ),
+)

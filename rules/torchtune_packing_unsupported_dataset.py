@@ -1,0 +1,81 @@
+"""
+## What it does
+Flags `packed: True` on a torchtune dataset builder that cannot pack:
+preference datasets (`preference_dataset`, `stack_exchange_paired_dataset`,
+`hh_rlhf_helpful_dataset`, used for DPO) and multimodal datasets
+(`the_cauldron_dataset`, `llava_instruct_dataset`, `multimodal_chat_dataset`,
+`vqa_dataset`).
+
+## Why is this bad?
+These builders raise "Packed is currently not supported for preference
+datasets." and "Multimodal datasets don't support packing yet." when the
+recipe sets up its data, after the model has been loaded.
+
+## Example
+```yaml
+dataset:
+  _component_: torchtune.datasets.stack_exchange_paired_dataset
+  packed: True
+```
+
+## Use instead
+```yaml
+dataset:
+  _component_: torchtune.datasets.stack_exchange_paired_dataset
+```
+
+## Source
+torchtune @ bd2a0fc: torchtune/datasets/_preference.py:112-115 (the preference
+builders pass `packed` on to PreferenceDataset); torchtune/datasets/multimodal/
+_the_cauldron.py:219-220, _llava_instruct.py:121-122, _multimodal.py:178-179,
+_vqa.py:132-133.
+"""
+
+from batchlint.document import Scalar
+from batchlint.frameworks.torchtune import component, datasets
+from batchlint.rule import Example, Finding, Rule
+
+_PREFERENCE = {"preference_dataset", "stack_exchange_paired_dataset", "hh_rlhf_helpful_dataset"}
+_MULTIMODAL = {"the_cauldron_dataset", "llava_instruct_dataset", "multimodal_chat_dataset", "vqa_dataset"}
+
+
+def check(plan):
+    for dataset in datasets(plan.document.root):
+        packed, builder = dataset.get("packed"), component(dataset)
+        if not (isinstance(packed, Scalar) and packed.value is True and builder.startswith("torchtune.datasets.")):
+            continue
+        name = builder.rsplit(".", 1)[-1]
+        kind = "preference" if name in _PREFERENCE else "multimodal" if name in _MULTIMODAL else None
+        if kind is None:
+            continue
+        yield Finding(
+            span=packed.span,
+            message=f"packed: True (line {packed.span.line}) asks to pack {name}, a {kind} dataset torchtune cannot pack: its builder raises at start-up",
+            fix="remove packed (or set packed: False)",
+        )
+
+
+_TUNE = """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.{builder}
+  packed: {packed}
+batch_size: 4
+"""
+
+RULE = Rule(
+    code="BL311",
+    name="torchtune-packing-unsupported-dataset",
+    severity="error",
+    summary="torchtune: packed: True on a preference or multimodal dataset",
+    check=check,
+    frameworks=("torchtune",),
+    doc=__doc__,
+    examples=(
+        Example("tune_dpo_packed.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"), flagged=(5,)),
+        Example("tune_dpo_unpacked.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="False")),
+        Example("tune_vision_packed.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"), flagged=(5,)),
+        Example("tune_sft_packed.yaml", _TUNE.format(builder="alpaca_cleaned_dataset", packed="True")),
+    ),
+)

@@ -1,0 +1,95 @@
+"""
+## What it does
+Checks the batch arithmetic of torchtune's PPO recipe: `batch_size` (the
+trajectories generated per step) must be a multiple of `forward_batch_size`
+and of `ppo_batch_size`; `ppo_batch_size` must be a multiple of
+`gradient_accumulation_steps`; and `num_steps` must reach at least one
+`batch_size`.
+
+## Why is this bad?
+The recipe splits each batch into forward and PPO minibatches with integer
+division and raises "batch_size (N) must be exactly divisible by ..." or
+"num_steps N must be greater than the batch size M." when it sets up, after
+loading four models (policy, reference, value, reward).
+
+## Example
+```yaml
+batch_size: 64
+ppo_batch_size: 48
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+```
+
+## Use instead
+```yaml
+batch_size: 64
+ppo_batch_size: 32
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+```
+
+## Source
+recipes/ppo_full_finetune_single_device.py:411-451 @ torchtune bd2a0fc
+(`_setup_training_parameters`, `_setup_training_hyperparameters`).
+"""
+
+from batchlint.frameworks.facts import number
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    if "ppo_batch_size" not in root.items:
+        return
+    batch, ga = plan.micro_batch, plan.grad_accum
+    forward = number(root.get("forward_batch_size"), "forward_batch_size")
+    ppo = number(root.get("ppo_batch_size"), "ppo_batch_size")
+    steps = number(root.get("num_steps"), "num_steps")
+    for whole, part in ((batch, forward), (batch, ppo), (ppo, ga)):
+        if _known(whole, part) and whole.value % part.value:
+            yield Finding(
+                span=part.span,
+                message=f"{whole.key} ({whole.value}) is not divisible by {part.key} ({part.value}): the PPO recipe refuses to start",
+                fix=f"set {part.key} to a divisor of {whole.value}, or {whole.key} to a multiple of {part.value}",
+                related=(Related(f"{whole.key} = {whole.value}", whole.span),) if whole.span else (),
+            )
+    if _known(steps, batch) and steps.value < batch.value:
+        yield Finding(
+            span=steps.span,
+            message=f"{steps.key} ({steps.value}) // {batch.key} ({batch.value}) = 0 PPO steps: the recipe refuses to start",
+            fix=f"set {steps.key} to at least {batch.value} (it counts trajectories, not steps)",
+            related=(Related(f"{batch.key} = {batch.value}", batch.span),) if batch.span else (),
+        )
+
+
+def _known(*facts):
+    return all(f is not None and f.known and f.value > 0 and f.span is not None for f in facts)
+
+
+_TUNE = """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: {steps}
+ppo_epochs: 1
+ppo_batch_size: {ppo}
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+"""
+
+RULE = Rule(
+    code="BL112",
+    name="torchtune-ppo-batch-indivisible",
+    severity="error",
+    summary="torchtune PPO: batch_size, forward_batch_size, ppo_batch_size and accumulation that do not divide",
+    check=check,
+    frameworks=("torchtune",),
+    doc=__doc__,
+    examples=(
+        Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,)),
+        Example("tune_ppo_32.yaml", _TUNE.format(steps=10000, ppo=32)),
+        Example("tune_ppo_steps.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,)),
+    ),
+)

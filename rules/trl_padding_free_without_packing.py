@@ -1,0 +1,101 @@
+"""
+## What it does
+Flags a TRL SFT config with `padding_free: true`, packing off and a
+`max_length` (1024 unless set to null).
+
+## Why is this bad?
+Padding-free batches are flattened into one sequence without truncation, so
+`max_length` would not be enforced; since TRL 1.0 SFTTrainer refuses the
+combination at start-up ("When `padding_free=True` without packing,
+`max_length` is not enforced"), and for a vision dataset it refuses
+padding-free training altogether.
+
+## Example
+```yaml
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: false
+padding_free: true
+max_length: 2048
+```
+
+## Use instead
+```yaml
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true          # packing_strategy "bfd" (the default) is padding-free
+max_length: 2048
+```
+or keep `padding_free: true` with `max_length: null` and inputs you
+truncated yourself.
+
+## Source
+trl/trainer/sft_trainer.py:999-1004 (the error), 783-787 (vision datasets),
+916 (bfd packing implies padding-free); sft_config.py:202-209 (`max_length`
+default 1024), 222, 238 @ 1.16.0; the check first appears in 1.0.0
+(sft_trainer.py:924), 0.29.1 has none.
+"""
+
+from batchlint.frameworks.facts import flag
+from batchlint.frameworks.hf import SFT_KEYS
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    root = plan.document.root
+    padding_free = flag(root.get("padding_free"), "padding_free")
+    if padding_free is None or not padding_free.value or not any(k in root.items for k in SFT_KEYS):
+        return  # without an SFT-only key this may be a DPO config, whose padding_free means something else
+    packing = flag(root.get("packing"), "packing")
+    if (root.get("packing") is not None and packing is None) or (packing is not None and packing.value):
+        return
+    max_length = root.get("max_length")
+    if max_length is None:
+        length = "max_length (default 1024)"
+    elif getattr(max_length, "value", None) is None:
+        return
+    else:
+        length = f"max_length ({max_length.value})"
+    related = tuple(
+        Related(text, node.span) for text, node in (("packing is off here", root.get("packing")),
+                                                    (f"{length} set here", max_length)) if node is not None
+    )
+    yield Finding(
+        span=padding_free.span,
+        message=(
+            f"padding_free is on while packing is {'off' if packing is not None else 'off (default)'}, so {length} "
+            f"cannot be enforced: TRL 1.0 and later refuse to start"
+        ),
+        fix="turn packing on (its default bfd strategy is padding-free), or set max_length: null and truncate the data yourself",
+        related=related,
+    )
+
+
+_SFT = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: {packing}
+padding_free: true
+max_length: {max_length}
+"""
+
+RULE = Rule(
+    code="BL320",
+    name="trl-padding-free-without-packing",
+    severity="error",
+    summary="TRL SFT: padding_free without packing while max_length is set",
+    check=check,
+    frameworks=("trl",),
+    doc=__doc__,
+    examples=(
+        Example("sft_padding_free.yaml", _SFT.format(packing="false", max_length=2048), flagged=(4,)),
+        Example("sft_padding_free_packed.yaml", _SFT.format(packing="true", max_length=2048)),
+        Example("sft_padding_free_no_limit.yaml", _SFT.format(packing="false", max_length="null")),
+        Example(
+            "swift_padding_free.yaml",
+            "model: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: false\npadding_free: true\nmax_length: 2048\n",
+        ),
+        Example(
+            "dpo_padding_free.yaml",
+            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npadding_free: true\nbeta: 0.1\n",
+        ),
+    ),
+)

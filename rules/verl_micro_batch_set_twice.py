@@ -1,0 +1,105 @@
+"""
+## What it does
+Flags a verl PPO config that sets a micro batch twice: the deprecated global
+key (`ppo_micro_batch_size`, `log_prob_micro_batch_size`) together with its
+per-GPU replacement (`..._per_gpu`), for the actor, the rollout or a critic
+the run trains. Not checked with `use_dynamic_bsz`.
+
+## Why is this bad?
+verl refuses the pair at start-up ("You have set both ... Please remove
+...") rather than guess which one you meant - typically after an old script
+override re-adds the deprecated key to a config that moved on.
+
+## Example
+```yaml
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: 64
+    ppo_micro_batch_size_per_gpu: 8
+```
+
+## Use instead
+```yaml
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size_per_gpu: 8
+```
+
+## Source
+verl/workers/config/actor.py:178-184 @ b178a3c (actor);
+verl/workers/config/critic.py:104-105 and 143-153 (critic);
+verl/utils/config.py:117-168 (rollout `log_prob_micro_batch_size`).
+"""
+
+from batchlint.frameworks import verl
+from batchlint.rule import Example, Finding, Related, Rule
+
+# (section, deprecated key, whether the run needs the critic)
+_PAIRS = (
+    ("actor_rollout_ref.actor", "ppo_micro_batch_size", False),
+    ("actor_rollout_ref.rollout", "log_prob_micro_batch_size", False),
+    ("critic", "ppo_micro_batch_size", True),
+)
+
+
+def check(plan):
+    settings = verl.ppo(plan)
+    if settings is None:
+        return
+    root = plan.document.root
+    for section, key, needs_critic in _PAIRS:
+        role = settings.critic if needs_critic else settings.actor
+        if role is None or role.dynamic is not False:
+            continue
+        old, new = (root.get(*section.split("."), name) for name in (key, f"{key}_per_gpu"))
+        if not (_integer(old) and _integer(new)):
+            continue
+        yield Finding(
+            span=old.span,
+            message=(
+                f"{section}.{key} ({old.value}, deprecated, global) and {section}.{key}_per_gpu ({new.value}) "
+                f"are both set: verl refuses to start"
+            ),
+            fix=f"remove {section}.{key} (or set it to null) and keep {key}_per_gpu",
+            related=(Related(f"{key}_per_gpu = {new.value}", new.span),),
+        )
+
+
+def _integer(node) -> bool:
+    value = getattr(node, "value", None)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_CONFIG = """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: {old}
+    ppo_micro_batch_size_per_gpu: 8
+"""
+
+RULE = Rule(
+    code="BL143",
+    name="verl-micro-batch-set-twice",
+    severity="error",
+    summary="verl: a deprecated micro batch key set together with its _per_gpu replacement",
+    check=check,
+    frameworks=("verl",),
+    doc=__doc__,
+    examples=(
+        Example("both.yaml", _CONFIG.format(old=64), flagged=(6,)),
+        Example("new_only.yaml", _CONFIG.format(old="null")),
+        Example(
+            "rollout_both.yaml",
+            "defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  rollout:\n"
+            "    log_prob_micro_batch_size: 128\n    log_prob_micro_batch_size_per_gpu: 16\n",
+            flagged=(5,),
+        ),
+        Example(
+            "dynamic_both.yaml",
+            _CONFIG.format(old=64) + "    use_dynamic_bsz: true\n",
+        ),
+    ),
+)

@@ -1,0 +1,108 @@
+"""
+## What it does
+Flags a verl PPO config whose `ppo_mini_batch_size` (actor, or a critic the
+run trains) is larger than `data.train_batch_size`. Values the file does not
+write are verl's defaults (train batch 1024, mini batch 256; the critic
+inherits the actor's). Not checked with `use_dynamic_bsz`.
+
+## Why is this bad?
+One PPO step splits its `train_batch_size` prompts into mini-batches of
+`ppo_mini_batch_size` prompts, one optimizer step each; a mini-batch cannot
+be larger than the step. verl raises "train_batch_size (...) must be >=
+actor.ppo_mini_batch_size (...)" at start-up. It holds whatever the GPU count:
+lowering the train batch of a config that keeps the default mini batch of
+256 is the usual slip.
+
+## Example
+```yaml
+data:
+  train_batch_size: 128
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 256
+```
+
+## Use instead
+```yaml
+data:
+  train_batch_size: 128
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+```
+
+## Source
+verl/workers/config/actor.py:200-207 @ b178a3c (`ActorConfig.validate`);
+verl/workers/config/critic.py:114-126 (`CriticConfig.validate`); called from
+verl/utils/config.py:151-152 and 184-186.
+"""
+
+from batchlint.frameworks import verl
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    settings = verl.ppo(plan)
+    if settings is None:
+        return
+    batch = settings.train_batch
+    roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
+    for role in roles:
+        mini = role.mini
+        if role.dynamic is not False or not all(f is not None and f.known and f.value > 0 for f in (batch, mini)):
+            continue
+        if batch.value >= mini.value:
+            continue
+        at_fault, other = (mini, batch) if mini.span is not None else (batch, mini)
+        if at_fault.span is None:
+            continue
+        yield Finding(
+            span=at_fault.span,
+            message=(
+                f"{batch.describe()} is smaller than the {role.name}'s {mini.describe()}: a mini-batch cannot hold "
+                f"more prompts than the step it is cut from, and verl refuses to start"
+            ),
+            fix=f"set {mini.key} to {batch.value} or a smaller divisor of it, or raise {batch.key} to a multiple of {mini.value}",
+            related=(Related(f"{other.key} = {other.value}", other.span),) if other.span else (),
+        )
+
+
+_CONFIG = """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 128
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: {mini}
+critic:
+  ppo_mini_batch_size: {critic}
+"""
+
+RULE = Rule(
+    code="BL141",
+    name="verl-mini-batch-exceeds-train-batch",
+    severity="error",
+    summary="verl: ppo_mini_batch_size larger than data.train_batch_size",
+    check=check,
+    frameworks=("verl",),
+    doc=__doc__,
+    examples=(
+        Example("mini_256.yaml", _CONFIG.format(mini=256, critic=64), flagged=(8,)),
+        Example("mini_64.yaml", _CONFIG.format(mini=64, critic=64)),
+        # The critic (trained: adv_estimator defaults to gae) has its own mini batch.
+        Example("critic_256.yaml", _CONFIG.format(mini=64, critic=256), flagged=(10,)),
+        # GRPO trains no critic: its mini batch is never checked.
+        Example(
+            "grpo_critic_256.yaml",
+            _CONFIG.format(mini=64, critic=256) + "algorithm:\n  adv_estimator: grpo\n",
+        ),
+        # Only the train batch is written: the default mini batch of 256 is larger.
+        Example(
+            "default_mini.yaml",
+            "defaults:\n  - ppo_trainer\ndata:\n  train_batch_size: 128\nactor_rollout_ref:\n  hybrid_engine: true\n",
+            flagged=(4,),
+        ),
+    ),
+)

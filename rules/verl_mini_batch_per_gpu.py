@@ -1,0 +1,155 @@
+"""
+## What it does
+Recomputes how verl's FSDP workers normalise a PPO mini-batch per GPU:
+`ppo_mini_batch_size` x `rollout.n` // (W / `ulysses_sequence_parallel_size`),
+for the actor and for a critic the run trains. Reports (error) a per-GPU
+mini-batch of 0 or one that `ppo_micro_batch_size_per_gpu` does not divide,
+and (warning) a mini-batch that does not divide over the data-parallel ranks,
+which the floor division silently shrinks. Silent while W is unknown.
+
+## Why is this bad?
+The workers assert the normalised mini-batch is > 0 and a multiple of the
+micro batch, after Ray placed them on their GPUs. A remainder is worse: it is
+dropped without a word, so every optimizer step sees fewer sequences than
+written (and a PPO step is cut into more mini-batches than planned). Upstream
+`examples/rollout_correction/run_with_rollout_corr*.sh` fail the divisibility
+check at launch (32 x 1 // 8 = 4 is no multiple of 8).
+
+## Example
+```yaml
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8   # 32 x 1 // 8 GPUs = 4 per GPU
+trainer:
+  n_gpus_per_node: 8
+```
+
+## Use instead
+```yaml
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 4
+```
+
+## Source
+verl/workers/fsdp_workers.py:240-262 @ b178a3c (actor normalisation and
+asserts), 1231-1252 (critic); the legacy FSDP workers are the default
+(verl/trainer/main_ppo.py:128-170, `use_legacy_worker_impl: auto`).
+"""
+
+from math import gcd
+
+from batchlint.frameworks import verl
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    settings = verl.ppo(plan)
+    world = plan.world_size
+    if settings is None or not settings.legacy_workers or world is None or not world.known or world.value < 1:
+        return
+    roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
+    for role in roles:
+        finding = _check_role(role, world)
+        if finding is not None:
+            yield finding
+
+
+def _check_role(role, world):
+    mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
+    if not role.fsdp or not all(f is not None and f.known and f.value > 0 for f in (mini, n, sp)):
+        return None
+    if world.value % sp.value:
+        return None  # the (W // sp, sp) mesh does not fit: BL202
+    dp = world.value // sp.value
+    sequences = mini.value * n.value
+    per_gpu = sequences // dp
+    micro = micro if micro is not None and micro.known and micro.value > 0 else None
+    ranks = f"dp {dp} (W {world.value} / sp {sp.value})" if sp.value > 1 else f"W ({world.value})"
+    made = f"{mini.describe()} x {n.describe()} // {ranks}"
+    facts = (mini, n, sp, world) + ((micro,) if micro else ())
+    if per_gpu == 0:
+        at_fault, severity = mini, "error"
+        message = f"the {role.name}'s per-GPU mini-batch {made} is 0: verl asserts it is larger than 0 and refuses to start"
+        fix = f"set {mini.key} to at least {-(-dp // n.value)}, or run on fewer GPUs"
+    elif micro and per_gpu % micro.value:
+        at_fault, severity = micro, "error"
+        message = (
+            f"the {role.name}'s per-GPU mini-batch {made} = {per_gpu} is not divisible by {micro.describe()}: "
+            f"verl asserts it is and refuses to start"
+        )
+        fix = (
+            f"set {micro.key} to a divisor of {per_gpu} (e.g. {_largest_divisor(per_gpu, micro.value)}), "
+            f"or {mini.key} to a multiple of {_multiple(micro.value * dp, n.value)}"
+        )
+    elif sequences % dp:
+        at_fault, severity = mini, "warning"
+        message = (
+            f"the {role.name}'s mini-batch {mini.describe()} x {n.describe()} = {sequences} sequences is not "
+            f"divisible by {ranks}: each GPU's share is floored to {per_gpu}, so every optimizer step sees "
+            f"{per_gpu * dp} sequences, not {sequences}"
+        )
+        step = _multiple(dp, n.value)
+        fix = f"set {mini.key} to a multiple of {step} ({mini.value // step * step or step} or {mini.value // step * step + step})"
+    else:
+        return None
+    if at_fault.span is None:
+        at_fault = next((f for f in facts if f.span is not None), None)
+        if at_fault is None:
+            return None
+    related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span and f is not at_fault)
+    return Finding(span=at_fault.span, message=message, fix=fix, severity=severity, related=related)
+
+
+def _multiple(sequences: int, n: int) -> int:
+    """The smallest step of ppo_mini_batch_size for which mini x n is a multiple of `sequences`."""
+    return sequences // gcd(sequences, n)
+
+
+def _largest_divisor(value: int, below: int) -> int:
+    return next(d for d in range(min(value, below), 0, -1) if value % d == 0)
+
+
+_CONFIG = """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: {mini}
+    ppo_micro_batch_size_per_gpu: {micro}
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""
+
+RULE = Rule(
+    code="BL142",
+    name="verl-mini-batch-per-gpu",
+    severity="error",
+    summary="verl: a per-GPU PPO mini-batch that is 0, not a multiple of the micro batch, or floored",
+    check=check,
+    frameworks=("verl",),
+    doc=__doc__,
+    examples=(
+        # The rollout-correction examples: 32 x 1 // 8 = 4, not a multiple of 8.
+        Example("rollout_corr.yaml", _CONFIG.format(mini=32, micro=8), flagged=(9,)),
+        Example("rollout_corr_fixed.yaml", _CONFIG.format(mini=32, micro=4)),
+        # 4 x 1 // 8 = 0.
+        Example("mini_4.yaml", _CONFIG.format(mini=4, micro=1), flagged=(8,)),
+        # 36 // 8 = 4 (a multiple of 2), but 4 sequences per step are silently dropped.
+        Example("mini_36.yaml", _CONFIG.format(mini=36, micro=2), flagged=(8,)),
+        # On 6 GPUs 36 // 6 = 6 exactly.
+        Example("mini_36_w6.yaml", _CONFIG.format(mini=36, micro=2), world_size=6),
+        # Unknown world size: nothing to say.
+        Example("mini_unknown_w.yaml", _CONFIG.format(mini=32, micro=8).replace("  n_gpus_per_node: 8\n", "")),
+    ),
+)

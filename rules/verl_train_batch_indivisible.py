@@ -1,0 +1,155 @@
+"""
+## What it does
+Checks verl's first start-up assertion: the sequences of one PPO step,
+`data.train_batch_size` x `actor_rollout_ref.rollout.n`, must divide evenly
+over the GPUs - over W = `trainer.n_gpus_per_node` x `trainer.nnodes` for an
+FSDP actor, over dp x `ppo_micro_batch_size_per_gpu` for a Megatron actor
+(dp = W / (tp x pp x cp)). Silent while W is unknown, and with
+`use_dynamic_bsz`, which skips the check.
+
+## Why is this bad?
+`validate_config` asserts "real_train_batch_size (...) must be divisible by
+minimal possible batch size (...)" before any worker starts: the job dies
+after Ray has its GPUs. The usual slip is changing the GPU count (or the
+GRPO group size n) without the batch.
+
+## Example
+```yaml
+data:
+  train_batch_size: 100   # x n 1 = 100 sequences over 8 GPUs
+actor_rollout_ref:
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+```
+
+## Use instead
+```yaml
+data:
+  train_batch_size: 96
+```
+
+## Source
+verl/utils/config.py:86-113 @ b178a3c (`validate_config`: n_gpus, Megatron
+minimal_bsz, the assertion); verl/trainer/main_ppo.py:199-205 (resource pool
+= n_gpus_per_node x nnodes).
+"""
+
+from math import gcd
+
+from batchlint.frameworks import verl
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    settings = verl.ppo(plan)
+    if settings is None or settings.actor.dynamic is not False:
+        return
+    world, batch, n = plan.world_size, settings.train_batch, settings.actor.rollout_n
+    if not all(f is not None and f.known and f.value > 0 for f in (world, batch, n)):
+        return
+    minimal = _minimal_batch(settings, world)
+    if minimal is None:
+        return
+    divisor, described, parts = minimal
+    sequences = batch.value * n.value
+    if sequences % divisor == 0:
+        return
+    step = divisor // gcd(divisor, n.value)  # train_batch_size must be a multiple of this
+    lower = batch.value // step * step
+    options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
+    at_fault = next((f for f in (batch, n) if f.span is not None), None)
+    span = at_fault.span if at_fault else world.span
+    if span is None:
+        return
+    related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (n, world, *parts) if f.span and f is not at_fault)
+    yield Finding(
+        span=span,
+        message=(
+            f"{batch.describe()} x {n.describe()} = {sequences} sequences per step is not divisible by "
+            f"{described}: verl's validate_config refuses to start"
+        ),
+        fix=f"set {batch.key} to a multiple of {step} ({options}), or run on a GPU count that divides {sequences}",
+        related=related,
+    )
+
+
+def _minimal_batch(settings, world):
+    """(divisor, how it is made, the facts in it) as validate_config computes it."""
+    actor = settings.actor
+    if actor.fsdp:
+        return world.value, f"W ({world.value})", ()
+    if actor.strategy != "megatron":
+        return None
+    degrees = [settings.megatron[k] for k in ("tp", "pp", "cp")]
+    micro = actor.micro
+    if micro is None or not micro.known or micro.value < 1 or not all(d is not None and d.known and d.value > 0 for d in degrees):
+        return None
+    model = degrees[0].value * degrees[1].value * degrees[2].value
+    if world.value % model:
+        return None  # the layout itself does not fit W: BL202
+    dp = world.value // model
+    divisor = dp * micro.value
+    return divisor, f"dp ({dp} = W {world.value} / {model}) x {micro.describe()} = {divisor}", (micro, *degrees)
+
+
+_CONFIG = """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: {batch}
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+  rollout:
+    n: {n}
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""
+
+_MEGATRON = """\
+defaults:
+  - ppo_megatron_trainer
+  - _self_
+data:
+  train_batch_size: {batch}
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 16
+    ppo_micro_batch_size_per_gpu: 4
+    megatron:
+      tensor_model_parallel_size: 2
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""
+
+RULE = Rule(
+    code="BL140",
+    name="verl-train-batch-indivisible",
+    severity="error",
+    summary="verl: train_batch_size x rollout.n not divisible over the GPUs",
+    check=check,
+    frameworks=("verl",),
+    doc=__doc__,
+    examples=(
+        Example("grpo_100.yaml", _CONFIG.format(batch=100, n=1), flagged=(8,)),
+        Example("grpo_96.yaml", _CONFIG.format(batch=96, n=1)),
+        # 100 x 2 = 200 is a multiple of 8: the group size makes it fit.
+        Example("grpo_100_n2.yaml", _CONFIG.format(batch=100, n=2)),
+        # The user's W wins over the file's 8: 96 over 64 GPUs.
+        Example("grpo_96_w64.yaml", _CONFIG.format(batch=96, n=1), flagged=(8,), world_size=64),
+        # Megatron: dp = 8 / tp 2 = 4, x micro 4 = 16 does not divide 40.
+        Example("megatron_40.yaml", _MEGATRON.format(batch=40), flagged=(5,)),
+        Example("megatron_48.yaml", _MEGATRON.format(batch=48)),
+    ),
+)

@@ -1,0 +1,107 @@
+"""
+## What it does
+Checks the arguments of an XTuner config's train sampler against the
+sampler's signature: `LengthGroupedSampler` takes no `shuffle` (it always
+shuffles) and needs `per_device_batch_size`; `DefaultSampler`,
+`SequenceParallelSampler` and `InternRepoSampler` take `shuffle` and `seed`
+(and `round_up`, except InternRepoSampler).
+
+## Why is this bad?
+mmengine builds the sampler by calling its class with the dict's keys. An
+argument the class does not take - typically `shuffle=True` left over when
+`DefaultSampler` was swapped for `LengthGroupedSampler` - stops the job with a
+TypeError when the dataloader is built, after the model has loaded.
+
+## Example
+```python
+sampler=dict(type=LengthGroupedSampler, shuffle=True, per_device_batch_size=batch_size * accumulative_counts)
+```
+
+## Use instead
+```python
+sampler=dict(type=LengthGroupedSampler, length_property="length", per_device_batch_size=batch_size * accumulative_counts)
+```
+
+## Source
+mmengine 0.10.6: mmengine/runner/runner.py:1387-1392 (the sampler is built
+from its dict with `dataset` and `seed` added), mmengine/registry/build_functions.py:123
+(`obj_cls(**args)`), mmengine/dataset/sampler.py:43-47, 121-124. xtuner 0.2.0:
+xtuner/dataset/samplers/length_grouped.py:71-79, intern_repo.py:17-19,
+xtuner/parallel/sequence/sampler.py:12-18.
+"""
+
+from batchlint.frameworks.xtuner import sampler_args, sampler_class, sampler_spec
+from batchlint.rule import Example, Finding, Rule
+
+
+def check(plan):
+    sampler = sampler_class(plan.document)
+    spec = sampler_spec(sampler.value) if sampler is not None else None
+    if spec is None:
+        return
+    name, args = sampler.value.name, sampler_args(plan.document)
+    accepted = ", ".join(spec.accepts)
+    for key, span in args.key_spans.items():
+        if key in ("type", "dataset") or key in spec.accepts:
+            continue
+        always = " (it always shuffles)" if key == "shuffle" else ""
+        yield Finding(
+            span=span,
+            message=(
+                f"{name} (line {sampler.span.line}) takes no `{key}` argument{always}: it accepts {accepted}; "
+                f"building the sampler fails with a TypeError before training starts"
+            ),
+            fix=f"remove `{key}`",
+        )
+    for key in spec.requires:
+        if key not in args.items:
+            yield Finding(
+                span=sampler.span,
+                message=(
+                    f"{name} needs `{key}`, which the sampler dict (lines {args.span.line}-{args.span.end_line}) "
+                    f"does not give: building the sampler fails with a TypeError"
+                ),
+                fix=f"add `{key}=batch_size * accumulative_counts`",
+            )
+
+
+_CONFIG = """\
+from xtuner.dataset import LLaVADataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+batch_size = 16  # per_device
+accumulative_counts = 1
+
+llava_dataset = dict(type=LLaVADataset, max_length=2048)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=llava_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        {argument},
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+
+RULE = Rule(
+    code="BL332",
+    name="xtuner-sampler-arguments",
+    severity="error",
+    summary="an XTuner train sampler given an argument its class does not take, or missing a required one",
+    check=check,
+    frameworks=("xtuner",),
+    doc=__doc__,
+    examples=(
+        Example("grouped_shuffle.py", _CONFIG.format(argument="shuffle=True"), flagged=(13,)),
+        Example("grouped_length_property.py", _CONFIG.format(argument='length_property="modality_length"')),
+        Example(
+            "grouped_no_batch.py",
+            _CONFIG.format(argument='length_property="modality_length"').replace(
+                "        per_device_batch_size=batch_size * accumulative_counts,\n", ""
+            ),
+            flagged=(12,),
+        ),
+    ),
+)

@@ -1,0 +1,88 @@
+"""
+## What it does
+Flags an XTuner config at `sequence_parallel_size = 1` that computes a
+`sampler` variable from `sequence_parallel_size` but never uses it: the train
+dataloader names a sampler that splits by global rank (`DefaultSampler`)
+directly.
+
+## Why is this bad?
+Nothing is wrong yet. But the config looks ready for sequence parallelism, and
+raising `sequence_parallel_size` will keep the hard-coded sampler, which hands
+each rank of a sequence-parallel group a different sample: the job then hangs
+or trains on mixed sequences (BL201). At sp > 1, BL201 reports it instead.
+
+## Example
+```python
+sequence_parallel_size = 1
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(sampler=dict(type=DefaultSampler, shuffle=True))
+```
+
+## Use instead
+```python
+sequence_parallel_size = 1
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(sampler=dict(type=sampler, shuffle=True))
+```
+
+## Source
+xtuner 0.2.0: configs/orpo/internlm/internlm2_chat_1_8b_orpo_full_varlenattn_jsonl_dataset.py:91,118
+(the upstream instance); the samplers' ranks as in BL201.
+"""
+
+from batchlint.frameworks.xtuner import sampler_spec
+from batchlint.rule import Example, Finding, Related, Rule
+
+SP = "sequence_parallel_size"
+
+
+def check(plan):
+    doc, sp, used = plan.document, plan.parallel.get("sp"), plan.sampler
+    variable = doc.namespace.get("sampler")
+    if variable is None or "sampler" not in doc.unused or SP not in variable.deps:
+        return
+    if sp is None or not sp.known or sp.value != 1 or used is None:
+        return
+    spec = sampler_spec(used.value)
+    if spec is None or spec.by_dp_rank:
+        return
+    line = doc.root.key_spans["sampler"].line
+    yield Finding(
+        span=used.span,
+        message=(
+            f"`sampler` (line {line}) is computed from {SP} but never used: train_dataloader names "
+            f"{used.value.name} directly, so raising {SP} above 1 keeps a sampler that splits by global rank"
+        ),
+        fix="use `type=sampler`",
+        related=(Related("`sampler` computed here", doc.root.key_spans["sampler"]),),
+    )
+
+
+_CONFIG = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = {sp}
+batch_size = 1  # per_device
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type={sampler}, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+
+RULE = Rule(
+    code="BL334",
+    name="xtuner-unused-sampler",
+    severity="info",
+    summary="XTuner sampler variable computed for sequence parallelism but not used",
+    check=check,
+    frameworks=("xtuner",),
+    doc=__doc__,
+    examples=(
+        Example("sampler_hard_coded.py", _CONFIG.format(sp=1, sampler="DefaultSampler"), flagged=(10,)),
+        Example("sampler_used.py", _CONFIG.format(sp=1, sampler="sampler")),
+        Example("sampler_hard_coded_sp4.py", _CONFIG.format(sp=4, sampler="DefaultSampler")),  # BL201's finding
+    ),
+)

@@ -1,0 +1,93 @@
+"""
+## What it does
+Flags an XTuner v1 `DataloaderConfig` that asks for length grouping
+(`group_by_length=True`) while turning packing off (`pack_level="none"`).
+
+## Why is this bad?
+In XTuner v1 length grouping works on packed samples: the
+`LengthGroupedSampler` groups packs, and the config refuses the combination
+when it is built, so the launch fails before any GPU work. (This is the
+opposite of XTuner v0.1, where packing makes grouping pointless: BL301.)
+Leaving `group_by_length` out with `pack_level="none"` turns it off.
+
+## Example
+```python
+dataloader_config = DataloaderConfig(dataset_config_list=datasets, pack_level="none", group_by_length=True)
+```
+
+## Use instead
+```python
+dataloader_config = DataloaderConfig(dataset_config_list=datasets, pack_level="none")
+```
+
+## Source
+xtuner main @ b934f46: xtuner/v1/datasets/config.py:365-377
+(`DataloaderConfig._infer_group_by_length`: "group_by_length must be False
+when pack_level is none"), 488-509 (the sampler needs a packed dataset).
+"""
+
+from batchlint.document import Scalar
+from batchlint.frameworks.xtuner_v1 import dataloader_configs
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    for config in dataloader_configs(plan.document):
+        level, grouping = config.get("pack_level"), config.get("group_by_length")
+        if not (isinstance(level, Scalar) and level.value == "none"):
+            continue
+        if not (isinstance(grouping, Scalar) and grouping.value is True):
+            continue
+        yield Finding(
+            span=grouping.span,
+            message=(
+                f"group_by_length=True with pack_level=\"none\" (line {level.span.line}): XTuner v1 groups packed "
+                f"samples only, and DataloaderConfig refuses the combination when the config loads"
+            ),
+            fix='remove group_by_length (it then defaults to False), or choose a pack_level such as "soft"',
+            related=(Related('pack_level="none" here', level.span),),
+        )
+
+
+_CONFIG = """\
+from xtuner.v1.config import AdamWConfig, LRConfig
+from xtuner.v1.datasets.config import DataloaderConfig, DatasetConfig
+from xtuner.v1.datasets import OpenaiTokenizeFunctionConfig
+from xtuner.v1.model import Qwen3Dense8BConfig
+from xtuner.v1.train import TrainerConfig
+
+dataset_config = [
+    {{
+        "dataset": DatasetConfig(name="alpaca", anno_path="data/alpaca.jsonl"),
+        "tokenize_fn": OpenaiTokenizeFunctionConfig(chat_template="qwen3", max_length=8192),
+    }}
+]
+dataloader_config = DataloaderConfig(
+    dataset_config_list=dataset_config,
+    pack_level="none",
+    {grouping}
+)
+trainer = TrainerConfig(
+    model_cfg=Qwen3Dense8BConfig(),
+    optim_cfg=AdamWConfig(lr=1e-5),
+    lr_cfg=LRConfig(lr_type="cosine"),
+    dataloader_cfg=dataloader_config,
+    global_batch_size=32,
+    total_epoch=1,
+)
+"""
+
+RULE = Rule(
+    code="BL335",
+    name="xtuner-v1-grouping-without-packing",
+    severity="error",
+    summary="XTuner v1 group_by_length with pack_level none",
+    check=check,
+    frameworks=("xtuner-v1",),
+    doc=__doc__,
+    examples=(
+        Example("v1_grouped_unpacked.py", _CONFIG.format(grouping="group_by_length=True,"), flagged=(16,)),
+        Example("v1_unpacked.py", _CONFIG.format(grouping="num_workers=4,")),
+        Example("v1_grouped_soft.py", _CONFIG.format(grouping="group_by_length=True,").replace('"none"', '"soft"')),
+    ),
+)

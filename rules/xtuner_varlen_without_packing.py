@@ -1,0 +1,88 @@
+"""
+## What it does
+Flags an XTuner `process_hf_dataset` given `use_varlen_attn=True` together
+with `pack_to_max_length=False`.
+
+## Why is this bad?
+Variable-length attention exists for packed samples: it keeps the samples
+packed into one sequence from attending to each other, using the cumulative
+lengths the packer records. Without packing there is nothing to record, and
+`process_hf_dataset` asserts packing when it builds the dataset - after the
+job has its GPUs and has loaded the tokenizer.
+
+## Example
+```python
+use_varlen_attn = True
+pack_to_max_length = False
+train_dataset = dict(type=process_hf_dataset, pack_to_max_length=pack_to_max_length, use_varlen_attn=use_varlen_attn)
+```
+
+## Use instead
+```python
+use_varlen_attn = True
+pack_to_max_length = True
+train_dataset = dict(type=process_hf_dataset, pack_to_max_length=pack_to_max_length, use_varlen_attn=use_varlen_attn)
+```
+
+## Source
+xtuner 0.2.0: xtuner/dataset/huggingface.py:182-186 (`process`, called by
+`process_hf_dataset`, whose `pack_to_max_length` defaults to True: 267);
+docs/zh_cn/acceleration/varlen_flash_attn.rst.
+"""
+
+from batchlint.frameworks.facts import flag
+from batchlint.frameworks.xtuner import VARLEN, datasets, is_xtuner_symbol
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    for dataset in datasets(plan.document):
+        if not is_xtuner_symbol(dataset.get("type"), "process_hf_dataset"):
+            continue
+        varlen = flag(dataset.get(VARLEN), VARLEN)
+        packing = flag(dataset.get("pack_to_max_length"), "pack_to_max_length")
+        if varlen is None or packing is None or not varlen.value or packing.value:
+            continue
+        yield Finding(
+            span=packing.span,
+            message=(
+                f"{packing.key} is False, but process_hf_dataset gets {varlen.key} = True (line {varlen.span.line}): "
+                f"variable-length attention needs packed samples, and the dataset refuses to build without them"
+            ),
+            fix=f"set {packing.key} = True, or {varlen.key} = False",
+            related=(Related(f"{varlen.key} = True here", varlen.span),),
+        )
+
+
+_CONFIG = """\
+from xtuner.dataset import process_hf_dataset
+
+use_varlen_attn = True
+max_length = 4096
+pack_to_max_length = {pack}
+batch_size = 1  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(
+    type=process_hf_dataset,
+    max_length=max_length,
+    pack_to_max_length=pack_to_max_length,
+    use_varlen_attn=use_varlen_attn,
+)
+train_dataloader = dict(batch_size=batch_size, dataset=train_dataset)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+
+RULE = Rule(
+    code="BL330",
+    name="xtuner-varlen-without-packing",
+    severity="error",
+    summary="XTuner variable-length attention on a dataset that is not packed",
+    check=check,
+    frameworks=("xtuner",),
+    doc=__doc__,
+    examples=(
+        Example("varlen_unpacked.py", _CONFIG.format(pack=False), flagged=(5,)),
+        Example("varlen_packed.py", _CONFIG.format(pack=True)),
+    ),
+)

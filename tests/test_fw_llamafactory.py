@@ -1,0 +1,117 @@
+"""LLaMA-Factory: v0 (TrainingArguments), its Megatron (MCA / Megatron Bridge)
+configs, and the v1 schema; the upstream examples linted with the world size
+they were written for. Behaviour checked against LLaMA-Factory @ ff6d4d1."""
+
+import os
+
+import pytest
+
+from batchlint.frameworks import llamafactory
+from batchlint.frameworks.facts import Outside
+from batchlint.plan import Fact
+from batchlint.sources import read as read_document
+
+from conftest import CORPUS
+
+
+def codes(result):
+    return sorted(d.code for d in result.diagnostics)
+
+
+def read(path):
+    with open(os.path.join(CORPUS, path), encoding="utf-8") as handle:
+        return handle.read()
+
+
+needs_corpus = pytest.mark.skipif(not os.path.isdir(CORPUS), reason="../shared/corpus is not present")
+
+V1 = """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 2
+{extra}max_steps: 10
+"""
+
+
+def plan_of(text, world_size=None):
+    document = read_document("c.yaml", text, "yaml")
+    world = Fact(world_size, "world size", None, "from --world-size") if world_size else None
+    return llamafactory.plan(document, Outside(world_size=world))
+
+
+# -- v1 ----------------------------------------------------------------------------------------
+
+def test_v1_global_batch_must_divide_by_dp_times_micro(lint):
+    text = V1.format(extra="global_batch_size: 12\n")
+    # W 4: dp 4 x micro 2 = 8 does not divide 12 (v1/core/utils/batching.py:186-195).
+    [finding] = lint("v1.yaml", text, world_size=4).diagnostics
+    assert finding.code == "BL103" and finding.span.line == 7 and "= 8" in finding.message
+    assert lint("v1.yaml", text, world_size=3).diagnostics == []  # 3 x 2 = 6 divides 12
+    # Without W only what fails for every W: micro 2 divides 12.
+    assert lint("v1.yaml", text).diagnostics == []
+    assert codes(lint("v1odd.yaml", V1.format(extra="global_batch_size: 13\n"))) == ["BL103"]
+
+
+def test_v1_dp_is_world_over_cp_or_written(lint):
+    plan = plan_of(V1.format(extra="cp_size: 2\n"), world_size=8)
+    assert plan.framework == "llamafactory-v1" and plan.data_parallel.value == 4
+    assert plan.grad_accum.value == 1  # no global_batch_size: dp x micro, no accumulation
+    # dp_size x cp_size must be W exactly (v1/accelerator/interface.py:95-99).
+    assert codes(lint("dp.yaml", V1.format(extra="dp_size: 2\ncp_size: 2\nflash_attn: flash_attention_2\n"),
+                      world_size=8)) == ["BL202"]
+    # One GPU runs without torchrun: not distributed, dp 1, no mesh check.
+    assert plan_of(V1.format(extra="cp_size: 2\n"), world_size=1).layout == ()
+
+
+def test_other_yaml_with_a_micro_batch_is_not_v1(lint):
+    assert plan_of("model: Qwen/Qwen3-0.6B\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\n") is None
+    swift_megatron = "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 1\nglobal_batch_size: 16\n"
+    assert lint("m.yaml", swift_megatron).framework == "swift-megatron"
+
+
+@needs_corpus
+def test_v1_examples_are_read_and_clean(lint):
+    folder = os.path.join(CORPUS, "llamafactory", "examples", "v1")
+    for top, _, files in os.walk(folder):
+        for name in files:
+            result = lint(name, read(os.path.join(top, name)), world_size=8)
+            expected = None if name == "export_lora.yaml" else "llamafactory-v1"
+            assert result.framework == expected, name
+            assert result.diagnostics == [], name
+
+
+# -- v0 ----------------------------------------------------------------------------------------
+
+def test_stage_pt_packs_by_default(lint):
+    text = "stage: pt\ndataset: c4_demo\nper_device_train_batch_size: 2\ngroup_by_length: true\n"
+    [finding] = lint("pt.yaml", text).diagnostics
+    assert finding.code == "BL301" and finding.span.line == 4
+    assert lint("pt_unpacked.yaml", text.replace("dataset", "packing: false\ndataset")).diagnostics == []
+    assert lint("sft.yaml", text.replace("stage: pt", "stage: sft")).diagnostics == []
+
+
+# -- Megatron (MCA, Megatron Bridge) -----------------------------------------------------------
+
+@needs_corpus
+def test_mca_global_batch_is_not_the_one_the_comment_states(lint):
+    # qwen3_moe_full.yaml:12 says "global batchsize = (8 // 2 // 4) * 8 = 8" on its 8 GPUs, dividing by ep too.
+    # mcore_adapter counts dp = W / (tp x pp x cp) = 8 / 4 = 2, so the global batch is 1 x 8 x 2 = 16.
+    text = read("llamafactory/examples/megatron/qwen3_moe_full.yaml")
+    assert lint("moe.yaml", text, world_size=8).diagnostics == []
+    [finding] = lint("moe.yaml", text, world_size=8, global_batch=8).diagnostics
+    assert finding.code == "BL102" and "the global batch is 16" in finding.message
+    # pipeline_model_parallel_size 4 does not divide 2 GPUs (megatron core initialize_model_parallel).
+    assert codes(lint("moe.yaml", text, world_size=2)) == ["BL202"]
+
+
+@needs_corpus
+def test_megatron_bridge_parallel_size_must_divide_the_world(lint):
+    text = read("llamafactory/examples/megatron_bridge/llama3_sft.yaml")
+    assert lint("bridge.yaml", text, world_size=3).diagnostics == []
+    text = text.replace("expert_model_parallel_size: 1", "expert_model_parallel_size: 2")
+    # tp x pp x cp x ep = 2 must divide W (hparams/parser.py:336-349); ep counts for the bridge.
+    assert codes(lint("bridge.yaml", text, world_size=3)) == ["BL202"]
+    assert plan_of(text, world_size=4).data_parallel is None  # the bridge's derived global batch is not modelled

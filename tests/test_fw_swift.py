@@ -1,0 +1,108 @@
+"""ms-swift: TrainingArguments configs, Megatron configs (plain and Ray), the
+world size a file states, and the upstream examples linted with the world size
+they were written for. Behaviour checked against ms-swift @ 3602360."""
+
+import os
+
+import pytest
+
+from conftest import CORPUS
+
+
+def codes(result):
+    return sorted(d.code for d in result.diagnostics)
+
+
+def read(path):
+    with open(os.path.join(CORPUS, path), encoding="utf-8") as handle:
+        return handle.read()
+
+
+needs_corpus = pytest.mark.skipif(not os.path.isdir(CORPUS), reason="../shared/corpus is not present")
+
+MEGATRON = "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 2\nglobal_batch_size: 16\n"
+
+
+# -- TrainingArguments configs -----------------------------------------------------------------
+
+def test_default_accumulation_is_kept(lint):
+    # ceil(16 / micro 2 / W 4) = 2 -> 2 x 2 x 4 = 16.
+    text = "model_type: qwen2\nper_device_train_batch_size: 2\n"
+    assert lint("s.yaml", text, world_size=4, global_batch=16).diagnostics == []
+
+
+def test_env_block_states_the_world_size(lint):
+    text = "ENV:\n  NPROC_PER_NODE: '4'\n  NNODES: 2\nmodel_type: qwen2\nper_device_train_batch_size: 3\n"
+    # W = 4 x 2 = 8: ceil(16 / 3 / 8) = 1 -> 3 x 1 x 8 = 24.
+    assert lint("env.yaml", text, global_batch=24).diagnostics == []
+    [finding] = lint("env.yaml", text, global_batch=32).diagnostics
+    assert "the global batch is 24" in finding.message and "W=8" in finding.message
+    # The environment (here --world-size) wins over the ENV block, as in swift/cli/main.py:53-59:
+    # W = 2: ceil(16 / 3 / 2) = 3 -> 3 x 3 x 2 = 18.
+    assert lint("env.yaml", text, world_size=2, global_batch=18).diagnostics == []
+
+
+def test_packing_without_flash_attention(lint):
+    text = "model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: lora\npacking: true\nper_device_train_batch_size: 1\n"
+    assert codes(lint("p.yaml", text)) == ["BL356"]
+    assert lint("p.yaml", text + "attn_impl: flash_attention_2\n").diagnostics == []
+
+
+# -- Megatron ----------------------------------------------------------------------------------
+
+def test_megatron_global_batch_against_dp(lint):
+    # dp = W 8 / (tp 2 x pp 1 x cp 1) = 4 -> 2 x 4 = 8 divides 16.
+    text = MEGATRON + "tensor_model_parallel_size: 2\n"
+    result = lint("m.yaml", text, world_size=8)
+    assert result.framework == "swift-megatron" and result.diagnostics == []
+    [finding] = lint("m.yaml", text.replace("global_batch_size: 16", "global_batch_size: 12"), world_size=8).diagnostics
+    assert finding.code == "BL103" and finding.span.line == 4 and "= 8" in finding.message
+    # tp 2 does not divide 3 GPUs.
+    assert codes(lint("m.yaml", text, world_size=3)) == ["BL202"]
+
+
+def test_megatron_length_grouping_needs_padding_free_off(lint):
+    assert codes(lint("g.yaml", MEGATRON + "group_by_length: true\n")) == ["BL358"]
+    assert lint("g.yaml", MEGATRON + "group_by_length: true\npadding_free: false\n").diagnostics == []
+
+
+def test_ray_train_group_overrides_and_names_the_gpus(lint):
+    text = MEGATRON + "sequence_parallel: true\ntrain:\n  gpus: 4\n  tensor_model_parallel_size: 2\n"
+    # train.gpus 4 / tp 2 = dp 2; the train group's tp makes sequence_parallel real. --world-size does not
+    # change the train group's GPUs.
+    assert lint("ray.yaml", text, world_size=64).diagnostics == []
+    # A directive is the user's own word for this file and wins.
+    assert codes(lint("ray.yaml", "# batchlint: world-size=3\n" + text)) == ["BL202"]
+
+
+@needs_corpus
+def test_megatron_example_on_the_4_gpus_of_its_launcher(lint):
+    # examples/yaml/megatron/sft.sh launches it with NPROC_PER_NODE=4: global 4 = micro 1 x dp 4.
+    text = read("swift/examples/yaml/megatron/sft.yaml")
+    [warning] = lint("sft.yaml", text, world_size=4).diagnostics
+    assert warning.code == "BL252" and warning.span.line == 56
+    # On 8 GPUs dp is 8 and 4 sequences cannot be split.
+    assert codes(lint("sft.yaml", text, world_size=8)) == ["BL103", "BL252"]
+
+
+@needs_corpus
+@pytest.mark.parametrize("name", ["ray_grpo_colocate.yaml", "ray_grpo_separate.yaml"])
+def test_ray_grpo_examples_fit_their_train_gpus(lint, name):
+    text = read(f"swift/examples/ray/grpo/{name}")
+    assert lint(name, text).diagnostics == []
+    # On 8 train GPUs the 16 x 4 / 8 = 8 prompts give each rank 1, less than micro_batch_size 2.
+    [finding] = lint(name, text.replace("gpus: 4", "gpus: 8")).diagnostics
+    assert finding.code == "BL153" and "micro_batch_size (2)" in finding.message
+
+
+def test_sequence_parallel_size_must_divide_the_world(lint):
+    text = "model_type: qwen2\nattn_impl: flash_attn\npadding_free: true\nsequence_parallel_size: 3\nper_device_train_batch_size: 1\n"
+    assert codes(lint("sp.yaml", text, world_size=8)) == ["BL202"]
+    assert lint("sp.yaml", text, world_size=6).diagnostics == []
+
+
+def test_a_trl_config_with_padding_free_is_not_swift(lint):
+    trl = "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npadding_free: true\nmax_length: null\n"
+    result = lint("trl.yaml", trl)
+    assert result.framework == "trl" and result.diagnostics == []
+    assert lint("s.yaml", trl.replace("model_name_or_path", "model")).framework == "swift"

@@ -1,0 +1,99 @@
+"""TorchTitan: the upstream mistakes DOMAIN.md names, linted with the world
+size they were written against; the adapter's facts; the v0.2.2 key set
+against the installed package."""
+
+import dataclasses
+import importlib.util
+import os
+import sys
+import types
+
+import pytest
+
+from batchlint.frameworks import torchtitan
+from batchlint.frameworks.facts import Outside
+from batchlint.plan import Fact
+from batchlint.sources.toml import read_toml
+
+from conftest import CORPUS, lint_text
+
+LLAMA4_128E = os.path.join(CORPUS, "torchtitan", "torchtitan", "models", "llama4", "train_configs", "llama4_17bx128e.toml")
+
+
+def by_code(result):
+    return {d.code: d for d in result.diagnostics}
+
+
+def plan_of(text, world_size=None):
+    doc = read_toml("t.toml", text)
+    world = Fact(world_size, "world size", None, "--world-size") if world_size else None
+    return torchtitan.plan(doc, Outside(world_size=world))
+
+
+@pytest.mark.skipif(not os.path.isfile(LLAMA4_128E), reason="../shared/corpus is not present")
+def test_llama4_maverick_needs_32_gpus_and_4_microbatches(tmp_path):
+    """llama4_17bx128e.toml: tp 8 x pp 4 = 32 GPUs against run_train.sh's default NGPU=8, and
+    local_batch_size 1 = 1 microbatch for the 4 stages of the default 1F1B schedule."""
+    with open(LLAMA4_128E, encoding="utf-8") as handle:
+        text = handle.read()
+    found = by_code(lint_text(tmp_path, "llama4_17bx128e.toml", text, world_size=8))
+    assert set(found) == {"BL202", "BL111"}, [d.text for d in found.values()]
+    layout, microbatches = found["BL202"], found["BL111"]
+    assert layout.span.line == 42 and "32" in layout.message and "W (8)" in layout.message
+    assert microbatches.span.line == 33  # local_batch_size = 1
+    assert "1 microbatch" in microbatches.message and "4 stages" in microbatches.message
+    assert "local_batch_size to 4" in microbatches.fix
+    # On the 32 GPUs it was written for, the layout fits; the schedule still refuses.
+    assert set(by_code(lint_text(tmp_path, "llama4_17bx128e.toml", text, world_size=32))) == {"BL111"}
+
+
+def test_a_config_from_before_the_renames_fails_to_parse(tmp_path):
+    old = (
+        "[training]\nbatch_size = 8\nseq_len = 2048\n\n"
+        "[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_microbatches = 4\n"
+        "[experimental]\ncontext_parallel_degree = 2\n"
+    )
+    found = [d for d in lint_text(tmp_path, "old.toml", old).diagnostics if d.code == "BL510"]
+    assert [d.span.line for d in found] == [2, 7, 9]
+    assert "local_batch_size" in found[0].fix
+    assert "pipeline_parallel_microbatch_size" in found[1].fix
+    assert "[parallelism]" in found[2].fix  # moved, not renamed
+
+
+def test_adapter_reads_every_degree_and_resolves_the_shard_degree():
+    text = (
+        '[model]\nname = "llama3_ft"\n\n[training]\nlocal_batch_size = 2\nseq_len = 4096\n\n'
+        "[parallelism]\ndata_parallel_replicate_degree = 2\ntensor_parallel_degree = 2\n"
+        "context_parallel_degree = 2\nexpert_parallel_degree = 4\nexpert_tensor_parallel_degree = 1\n"
+    )
+    plan = plan_of(text, world_size=32)
+    assert {k: f.value for k, f in plan.parallel.items()} == {
+        "dp_replicate": 2, "dp_shard": -1, "tp": 2, "pp": 1, "cp": 2, "ep": 4, "etp": 1}
+    assert plan.data_parallel.value == 2 * 4  # dp_shard = 32 // (2 x 2 x 2 x 1)
+    assert plan.seq_len_multiple.value == 2 * 2 * 2  # llama3_ft uses llama3's parallelize
+    assert torchtitan.resolved_shard(plan.parallel, None) is None  # -1 without W: unknown
+    assert plan_of(text).data_parallel is None
+
+
+def _installed_job_config():
+    """torchtitan's JobConfig class, imported without the package __init__ (which needs triton)."""
+    spec = importlib.util.find_spec("torchtitan")
+    if spec is None:
+        pytest.skip("torchtitan is not installed")
+    from importlib.metadata import version
+
+    if version("torchtitan") != "0.2.2":
+        pytest.skip(f"the embedded key set is v0.2.2's, found torchtitan {version('torchtitan')}")
+    if "torchtitan" not in sys.modules and importlib.util.find_spec("triton") is None:
+        package = types.ModuleType("torchtitan")
+        package.__path__ = list(spec.submodule_search_locations)
+        sys.modules["torchtitan"] = package
+    return pytest.importorskip("torchtitan.config.job_config").JobConfig
+
+
+def _fields(cls):
+    return {f.name: _fields(f.type) if dataclasses.is_dataclass(f.type) else None for f in dataclasses.fields(cls)}
+
+
+def test_embedded_key_set_is_the_installed_job_config():
+    assert torchtitan.JOB_CONFIG_KEYS == _fields(_installed_job_config())

@@ -1,0 +1,118 @@
+"""torchtune: which YAML files the adapter takes, the recipe traits and facts
+it reads, and the shipped configs' own traps (turning on what their comments
+suggest), linted with the world sizes they were written for."""
+
+import os
+
+import pytest
+
+from batchlint.frameworks import torchtune
+from batchlint.frameworks.facts import Outside
+from batchlint.plan import Fact
+from batchlint.sources.yaml import read_yaml
+
+from conftest import CORPUS, lint_text
+
+CONFIGS = os.path.join(CORPUS, "torchtune", "recipes", "configs")
+needs_corpus = pytest.mark.skipif(not os.path.isdir(CONFIGS), reason="../shared/corpus is not present")
+
+
+def corpus_text(name):
+    with open(os.path.join(CONFIGS, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def codes(result):
+    return sorted(d.code for d in result.diagnostics)
+
+
+def plan_of(name, text, world_size=None):
+    world = Fact(world_size, "world size", None, "--world-size") if world_size else None
+    return torchtune.plan(read_yaml(name, text), Outside(world_size=world))
+
+
+# -- which files are torchtune's ---------------------------------------------------------
+
+def test_yaml_without_component_mappings_is_not_torchtune(lint):
+    # `_component_` only in a comment or a value: not a torchtune builder mapping.
+    text = "# set _component_ to your model\nbatch_size: 2\nmodel: _component_\n"
+    assert lint("plain.yaml", text).framework is None
+
+
+def test_axolotl_and_hf_configs_keep_their_adapters(lint):
+    axolotl = "base_model: NousResearch/Llama-3.2-1B\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+    hf = "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\n"
+    assert lint("axolotl.yaml", axolotl).framework == "axolotl"
+    assert lint("sft.yaml", hf).framework not in (None, "torchtune")
+
+
+@needs_corpus
+def test_recipe_traits_of_shipped_configs():
+    expected = {
+        "llama3_1/8B_full.yaml": {"training", "parallel_dims"},
+        "llama3_1/8B_lora_single_device.yaml": {"training", "lora", "single_device"},
+        "llama3_1/8B_full_dpo.yaml": {"training", "dpo"},
+        "mistral/7B_full_ppo_low_memory.yaml": {"training", "ppo", "single_device"},  # header: ppo_..._single_device.py
+        "llama3_1/8B_qat_lora.yaml": {"training", "lora", "quantizer"},
+        "generation.yaml": set(),  # no optimizer: not a training config
+    }
+    for name, traits in expected.items():
+        assert torchtune.traits(read_yaml(name, corpus_text(name))) == traits, name
+
+
+# -- facts -------------------------------------------------------------------------------------
+
+@needs_corpus
+def test_layout_and_dp_of_the_70b_multinode_config():
+    """tensor_parallel_dim 8 with data_parallel_shard_dim -1 (2 nodes x 8 H100 in its header)."""
+    text = corpus_text("llama3_3/70B_full_multinode.yaml")
+    plan = plan_of("70B_full_multinode.yaml", text, world_size=16)
+    assert [f.value for f in plan.layout] == [1, -1, 8, 1]
+    assert plan.data_parallel.value == 2  # dp_shard = 16 // 8
+    assert plan.micro_batch.value == 4 and plan.grad_accum.value == 1
+    assert plan_of("70B_full_multinode.yaml", text).data_parallel is None  # W unknown
+
+
+@needs_corpus
+def test_multinode_config_on_one_node_of_four_gpus(tmp_path):
+    text = corpus_text("llama3_3/70B_full_multinode.yaml")
+    found = lint_text(tmp_path, "70B_full_multinode.yaml", text, world_size=4).diagnostics
+    assert [(d.code, d.span.line) for d in found] == [("BL202", 51)]
+    assert codes(lint_text(tmp_path, "70B_full_multinode.yaml", text, world_size=16)) == []
+
+
+@needs_corpus
+def test_global_batch_against_a_target(tmp_path):
+    text = corpus_text("llama3_3/70B_full_multinode.yaml")
+    # 4 x GA 1 x dp 2 = 8 sequences per step, not the 64 the user means.
+    found = lint_text(tmp_path, "70B_full_multinode.yaml", text, world_size=16, global_batch=64).diagnostics
+    assert [d.code for d in found] == ["BL102"] and "8" in found[0].message
+    assert codes(lint_text(tmp_path, "70B_full_multinode.yaml", text, world_size=16, global_batch=8)) == []
+
+
+# -- the shipped configs' own suggestions -------------------------------------------------------
+
+@needs_corpus
+def test_packing_as_the_comment_suggests_needs_a_max_seq_len(tmp_path):
+    """`packed: False  # True increases speed` next to `max_seq_len: null`: following the
+    comment alone makes alpaca_cleaned_dataset raise at start-up."""
+    text = corpus_text("llama3_1/8B_full.yaml")
+    assert codes(lint_text(tmp_path, "8B_full.yaml", text)) == []
+    packed = text.replace("packed: False  # True increases speed", "packed: True")
+    found = lint_text(tmp_path, "8B_full.yaml", packed).diagnostics
+    assert [(d.code, d.span.line) for d in found] == [("BL310", 32)]
+    fixed = packed.replace("max_seq_len: null", "max_seq_len: 4096")
+    assert codes(lint_text(tmp_path, "8B_full.yaml", fixed)) == []
+
+
+@needs_corpus
+def test_optimizer_in_bwd_config_with_accumulation(tmp_path):
+    """8B_full_single_device.yaml: `optimizer_in_bwd: True  # ... Requires gradient_accumulation_steps=1`."""
+    text = corpus_text("llama3_1/8B_full_single_device.yaml")
+    assert codes(lint_text(tmp_path, "8B_full_single_device.yaml", text)) == []
+    raised = text.replace("gradient_accumulation_steps: 1", "gradient_accumulation_steps: 8")
+    assert codes(lint_text(tmp_path, "8B_full_single_device.yaml", raised)) == ["BL512"]
+    # The LoRA config's recipe never reads optimizer_in_bwd.
+    lora = corpus_text("llama3_1/8B_lora_single_device.yaml")
+    lora = lora.replace("gradient_accumulation_steps: 8", "gradient_accumulation_steps: 8\noptimizer_in_bwd: True")
+    assert "BL512" not in codes(lint_text(tmp_path, "8B_lora_single_device.yaml", lora))

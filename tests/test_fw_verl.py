@@ -1,0 +1,198 @@
+"""verl adapter: which YAML files it reads, where W and the defaults come from,
+and the real upstream mistakes, linted with the world size they run on."""
+
+import os
+
+import pytest
+
+from conftest import CORPUS
+
+
+def codes(result):
+    return sorted(d.code for d in result.diagnostics)
+
+
+def lines(result, code):
+    return sorted(d.span.line for d in result.diagnostics if d.code == code)
+
+
+# examples/rollout_correction/run_with_rollout_corr.sh @ b178a3c, its overrides over
+# ppo_trainer.yaml written out as a config: 32 x n 1 // 8 GPUs = 4 per GPU, micro 8.
+ROLLOUT_CORR = """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 128
+algorithm:
+  adv_estimator: rloo
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    name: vllm
+    log_prob_micro_batch_size_per_gpu: 8
+"""
+
+SFT = """\
+data:
+  train_batch_size: {batch}
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: ~/models/gemma-1.1-7b-it
+ulysses_sequence_parallel_size: {sp}
+use_remove_padding: true
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""
+
+
+# -- what the adapter reads ------------------------------------------------------------
+
+def test_ppo_user_config_and_sft_config_are_verl(lint):
+    assert lint("grpo.yaml", "defaults:\n  - ppo_trainer\ndata:\n  train_batch_size: 256\n"
+                "actor_rollout_ref:\n  hybrid_engine: true\n").framework == "verl"
+    assert lint("sft.yaml", SFT.format(batch=256, sp=1)).framework == "verl"
+
+
+def test_config_group_fragments_are_not_read(lint):
+    # verl/trainer/config/actor/dp_actor.yaml and critic/critic.yaml: pieces Hydra composes, no whole config.
+    actor = "defaults:\n  - actor\n  - _self_\nstrategy: fsdp\nppo_mini_batch_size: 256\nulysses_sequence_parallel_size: 1\n"
+    critic = "rollout_n: ${oc.select:actor_rollout_ref.rollout.n,1}\nppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}\n"
+    assert lint("dp_actor.yaml", actor).framework is None
+    assert lint("critic.yaml", critic).framework is None
+
+
+def test_a_nemo_config_is_not_verl(lint):
+    nemo = "trainer:\n  devices: 8\nmodel:\n  micro_batch_size: 4\n  global_batch_size: 8\n  tensor_model_parallel_size: 1\n"
+    assert lint("megatron_gpt_config.yaml", nemo).framework == "nemo"
+
+
+# -- world size ------------------------------------------------------------------------
+
+def test_file_world_size_is_gpus_per_node_times_nodes(lint):
+    text = ROLLOUT_CORR + "trainer:\n  nnodes: 2\n  n_gpus_per_node: 4\n"
+    [finding] = [d for d in lint("corr.yaml", text).diagnostics if d.code == "BL142"]
+    assert "// W (8) = 4" in finding.message
+
+
+def test_user_world_size_wins_over_the_files(lint):
+    text = ROLLOUT_CORR + "trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n"
+    # On 4 GPUs: 32 // 4 = 8, a multiple of 8: the launch the user states is fine.
+    assert "BL142" not in codes(lint("corr.yaml", text, world_size=4))
+    assert "BL142" in codes(lint("corr8.yaml", text))
+
+
+def test_interpolated_world_size_is_unknown(lint):
+    text = ROLLOUT_CORR + "trainer:\n  nnodes: 1\n  n_gpus_per_node: ${oc.env:GPUS}\n"
+    assert codes(lint("corr.yaml", text)) == []
+
+
+def test_sft_world_size_never_comes_from_the_file(lint):
+    # fsdp_sft_trainer runs under torchrun: trainer.n_gpus_per_node is not its W.
+    text = SFT.format(batch=100, sp=1)
+    assert codes(lint("sft.yaml", text)) == []  # 100 % 4 == 0: fine for some W
+    result = lint("sft8.yaml", text, world_size=8)
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL103", 2)]
+    assert "data.micro_batch_size_per_gpu (4) x dp (8) = 32" in result.diagnostics[0].message
+
+
+# -- the real upstream mistake -----------------------------------------------------------
+
+def test_rollout_correction_example_fails_on_its_8_gpus(lint):
+    result = lint("run_with_rollout_corr.yaml", ROLLOUT_CORR, world_size=8)
+    [finding] = result.diagnostics
+    assert (finding.code, finding.severity, finding.span.line) == ("BL142", "error", 14)
+    assert "ppo_mini_batch_size (32) x actor_rollout_ref.rollout.n (default 1) // W (8) = 4" in finding.message
+    assert "ppo_micro_batch_size_per_gpu (8)" in finding.message
+
+
+def test_rollout_correction_is_silent_without_a_world_size(lint):
+    assert lint("run_with_rollout_corr.yaml", ROLLOUT_CORR).diagnostics == []
+
+
+# -- defaults, strategy and roles ------------------------------------------------------
+
+def test_interpolated_values_are_unknown(lint):
+    text = ROLLOUT_CORR.replace("ppo_mini_batch_size: 32", "ppo_mini_batch_size: ${data.train_batch_size}")
+    assert lint("corr.yaml", text, world_size=8).diagnostics == []
+
+
+def test_new_engine_workers_are_not_checked_by_the_legacy_rule(lint):
+    text = ROLLOUT_CORR + "trainer:\n  use_legacy_worker_impl: disable\n"
+    assert "BL142" not in codes(lint("corr.yaml", text, world_size=8))
+
+
+def test_megatron_trainer_layout_must_divide_w(lint):
+    text = (
+        "defaults:\n  - ppo_megatron_trainer\n  - _self_\ndata:\n  train_batch_size: 64\n"
+        "actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 16\n    megatron:\n"
+        "      tensor_model_parallel_size: 4\n      pipeline_model_parallel_size: 2\n"
+        "trainer:\n  nnodes: 1\n  n_gpus_per_node: 4\n"
+    )
+    result = lint("megatron.yaml", text)
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL202", 10)]
+    # Megatron actors have no Ulysses mesh and no per-GPU mini-batch assertion.
+    assert "BL142" not in codes(lint("megatron8.yaml", text, world_size=8))
+
+
+def test_ulysses_sp_must_divide_w(lint):
+    text = (
+        "defaults:\n  - ppo_trainer\ndata:\n  train_batch_size: 96\nactor_rollout_ref:\n  actor:\n"
+        "    ppo_mini_batch_size: 24\n    ulysses_sequence_parallel_size: 4\n"
+    )
+    assert [(d.code, d.span.line) for d in lint("sp4.yaml", text, world_size=6).diagnostics] == [("BL202", 8)]
+    assert lint("sp4_8.yaml", text, world_size=8).diagnostics == []
+
+
+def test_critic_checks_only_what_the_critic_section_writes(lint):
+    base = "defaults:\n  - ppo_trainer\ndata:\n  train_batch_size: 128\nactor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\n"
+    # The critic inherits the actor's 256: one finding, at the actor.
+    assert [(d.code, d.span.line) for d in lint("gae.yaml", base).diagnostics] == [("BL141", 7)]
+    critic = base.replace("256", "64") + "critic:\n  ppo_mini_batch_size: 512\n"
+    assert [(d.code, d.span.line) for d in lint("gae_critic.yaml", critic).diagnostics] == [("BL141", 9)]
+    grpo = critic + "algorithm:\n  adv_estimator: grpo\n"
+    assert lint("grpo.yaml", grpo).diagnostics == []
+
+
+def test_dynamic_batch_size_skips_the_static_batch_checks(lint):
+    text = ROLLOUT_CORR.replace("    ppo_mini_batch_size: 32\n", "    ppo_mini_batch_size: 512\n    use_dynamic_bsz: true\n")
+    assert "BL141" not in codes(lint("dyn.yaml", text, world_size=8))
+
+
+def test_sft_sequence_parallel_must_divide_w(lint):
+    result = lint("sft_sp.yaml", SFT.format(batch=192, sp=4), world_size=6)
+    assert ("BL202", 6) in [(d.code, d.span.line) for d in result.diagnostics]
+
+
+# -- the corpus files themselves -------------------------------------------------------
+
+VERL = os.path.join(CORPUS, "verl")
+
+
+@pytest.mark.skipif(not os.path.isdir(VERL), reason="../shared/corpus is not present")
+def test_shipped_defaults_are_clean_on_their_own_8_gpus(tmp_path):
+    from batchlint.config import Settings
+    from batchlint.engine import Options, lint_file
+    from batchlint.rules import RULES
+
+    for name in ("_generated_ppo_trainer.yaml", "_generated_ppo_megatron_trainer.yaml", "ppo_trainer.yaml"):
+        result = lint_file(os.path.join(VERL, "verl/trainer/config", name), Settings(root=str(tmp_path)), Options(world_size=8), RULES)
+        assert result.framework == "verl" and result.diagnostics == [], name
+
+
+@pytest.mark.skipif(not os.path.isdir(VERL), reason="../shared/corpus is not present")
+def test_generated_defaults_floor_the_mini_batch_on_6_gpus(tmp_path):
+    from batchlint.config import Settings
+    from batchlint.engine import Options, lint_file
+    from batchlint.rules import RULES
+
+    path = os.path.join(VERL, "verl/trainer/config/_generated_ppo_trainer.yaml")
+    result = lint_file(path, Settings(root=str(tmp_path)), Options(world_size=6), RULES)
+    found = {(d.code, d.severity) for d in result.diagnostics}
+    assert found == {("BL140", "error"), ("BL142", "warning")}  # 1024 % 6; 256 // 6 = 42 per GPU
