@@ -1,7 +1,8 @@
 """
 ## What it does
-Flags Megatron-style sequence parallelism (`--sequence-parallel`,
-`sequence_parallel: true`) switched on with a tensor-parallel size of 1.
+Flags Megatron-style sequence parallelism (Megatron's `--sequence-parallel`,
+NeMo's `model.sequence_parallel`, ms-swift Megatron's `sequence_parallel`)
+switched on with a tensor-parallel size of 1 (written, or the default).
 
 ## Why is this bad?
 Megatron's sequence parallelism splits the layer-norm and dropout activations
@@ -21,8 +22,10 @@ torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --seq
 or drop `--sequence-parallel`.
 
 ## Source
-megatron/training/arguments.py (validate_args: "if args.tensor_model_parallel_size == 1: ...
-args.sequence_parallel = False").
+megatron/training/arguments.py `validate_args` ("disable sequence parallelism when tp=1");
+NeMo @ 8cfedd7 nemo/collections/nlp/models/language_modeling/megatron_base_model.py:1019-1025
+(NeMo 2: nemo/collections/llm/api.py:1363-1367); ms-swift @ 3602360
+swift/megatron/arguments/megatron_args.py:891-892.
 """
 
 from batchlint.rule import Example, Finding, Related, Rule
@@ -35,7 +38,8 @@ def check(plan):
     related = (Related(f"{tp.key} = 1", tp.span),) if tp.span else ()
     yield Finding(
         span=flag.span,
-        message=f"{flag.key} needs tensor parallelism, but {tp.key} is 1: it is silently turned off at start-up",
+        message=f"{flag.key} needs tensor parallelism, but {tp.describe()} is 1: it is silently turned off at start-up, "
+                f"so the activation memory it was meant to save is not saved",
         fix=f"raise {tp.key} above 1, or drop {flag.key}",
         severity="warning",
         related=related,
@@ -51,6 +55,25 @@ torchrun --nproc_per_node 8 pretrain_gpt.py \\
     --sequence-parallel
 """
 
+_NEMO = """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: {tp}
+  sequence_parallel: {sp}
+"""
+
+_SWIFT = """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 1
+global_batch_size: 16
+{tp}sequence_parallel: true
+"""
+
 RULE = Rule(
     code="BL203",
     name="sequence-parallel-without-tp",
@@ -61,5 +84,12 @@ RULE = Rule(
     examples=(
         Example("megatron_sp_tp1.sh", _SCRIPT.format(tp=1), flagged=(6,)),
         Example("megatron_sp_tp2.sh", _SCRIPT.format(tp=2)),
+        Example("nemo_sp_tp1.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,)),
+        Example("nemo_sp_tp2.yaml", _NEMO.format(tp=2, sp="true")),
+        Example("nemo_no_sp_tp1.yaml", _NEMO.format(tp=1, sp="false")),
+        Example("nemo_sp_tp_interpolated.yaml", _NEMO.format(tp="${oc.env:TP}", sp="true")),  # unknown: silent
+        Example("swift_megatron_sp_default_tp.yaml", _SWIFT.format(tp=""), flagged=(5,)),
+        Example("swift_megatron_sp_tp2.yaml", _SWIFT.format(tp="tensor_model_parallel_size: 2\n")),
+        Example("swift_ray_sp_train_tp2.yaml", _SWIFT.format(tp="") + "train:\n  gpus: 4\n  tensor_model_parallel_size: 2\n"),
     ),
 )

@@ -80,9 +80,9 @@ def test_megatron_example_on_the_4_gpus_of_its_launcher(lint):
     # examples/yaml/megatron/sft.sh launches it with NPROC_PER_NODE=4: global 4 = micro 1 x dp 4.
     text = read("swift/examples/yaml/megatron/sft.yaml")
     [warning] = lint("sft.yaml", text, world_size=4).diagnostics
-    assert warning.code == "BL252" and warning.span.line == 56
+    assert warning.code == "BL203" and warning.span.line == 56
     # On 8 GPUs dp is 8 and 4 sequences cannot be split.
-    assert codes(lint("sft.yaml", text, world_size=8)) == ["BL103", "BL252"]
+    assert codes(lint("sft.yaml", text, world_size=8)) == ["BL103", "BL203"]
 
 
 @needs_corpus

@@ -79,7 +79,8 @@ def test_torchtitan_layout_at_the_launch_world_size(repo):
         "    -m torchtitan.train --job.config_file ${CONFIG_FILE} --training.seq_len 8190\n"
     )
     result = lint_script(repo, script)
-    assert found(result) == [("llama4.toml", "BL202", 10), ("train.sh", "BL401", 4)]
+    # W 8 < tp 8 x pp 4; 1 microbatch for 4 stages; 8190 not a multiple of tp 8 x 2
+    assert found(result) == [("llama4.toml", "BL111", 5), ("llama4.toml", "BL202", 10), ("train.sh", "BL401", 4)]
     layout = next(d for d in result.diagnostics if d.code == "BL202")
     assert "W (8)" in layout.message and "= 32" in layout.message
 

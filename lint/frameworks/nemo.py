@@ -20,7 +20,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, TrainingPlan
-from .facts import Outside, divide, number
+from .facts import Outside, divide, number, flag
 
 NAME = "nemo"
 FORMATS = ("yaml",)
@@ -56,6 +56,7 @@ def plan(doc: Document, outside: Outside):
         layout=layout,
         layout_exact=False,
         data_parallel=divide(world, list(layout)) if layout else None,
+        sequence_parallel=flag(model.get("sequence_parallel"), "model.sequence_parallel"),
     )
     plan.seq_len, plan.seq_len_multiple = _context_parallel_split(model, parallel["cp"])
     return plan

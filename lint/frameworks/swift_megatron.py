@@ -41,6 +41,7 @@ def plan(doc: Document, outside: Outside, world: Optional[Fact]) -> Optional[Tra
         layout_exact=False,
         packing=flag(lookup(doc.root, "packing"), "packing"),
         seq_len=number(lookup(doc.root, "max_length"), "max_length"),
+        sequence_parallel=flag(lookup(doc.root, "sequence_parallel"), "sequence_parallel"),
     )
     declared = number(lookup(doc.root, "global_batch_size"), "global_batch_size")
     if declared is not None:  # the default 16 has no line to point at: left out
