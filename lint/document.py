@@ -118,6 +118,9 @@ class Document:
     namespace: dict = field(default_factory=dict)
     # Python only: names assigned at top level that no later statement reads.
     unused: set = field(default_factory=set)
+    # A launch line's own settings (`megatron sft --micro_batch_size 1 ...`) carry
+    # the framework their launcher implies, since the keys alone may not tell.
+    launched_by: Optional[str] = None
 
     def get(self, *path: str) -> Optional[Node]:
         return self.root.get(*path)

@@ -52,7 +52,7 @@ def _rows(plans: list) -> list:
     first = plans[0]
     rows = [
         _fact_row("micro batch (per GPU)", [p.micro_batch for p in plans]),
-        _fact_row("gradient accumulation", [p.accumulation() for p in plans], missing="unknown: needs W"),
+        _fact_row("gradient accumulation", [p.accumulation() for p in plans], missing="unknown"),
         _fact_row("world size W", [p.world_size for p in plans], missing="unknown: pass --world-size"),
     ]
     for short, fact in first.parallel.items():

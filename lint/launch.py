@@ -115,9 +115,28 @@ def _run(launcher: _Launcher, command: Command, args: list, script: str) -> Laun
     return launch
 
 
+# Hydra launchers: where the overrides name the process and node counts, and the
+# defaults of the framework's own config (verl/trainer/config/ppo_trainer.yaml).
+_HYDRA_WORLD = {"verl": (("trainer", "n_gpus_per_node"), 8, ("trainer", "nnodes"), 1)}
+
+
 def _hydra(command: Command, args: list, framework: str, script: str) -> Launch:
     launch = Launch(framework, command, framework=framework)
     launch.overrides = _flags(args, "key=value")
+    nproc_key, nproc_default, nodes_key, nodes_default = _HYDRA_WORLD[framework]
+    given = {keys: value for keys, value, _ in launch.overrides}
+    counts = []
+    for keys, default in ((nproc_key, nproc_default), (nodes_key, nodes_default)):
+        word = given.get(keys)
+        if word is None:
+            counts.append((default, None, f"assumed: {'.'.join(keys)} defaults to {default}"))
+        elif word.known and str(word.value).isdigit() and int(word.value) > 0:
+            counts.append((int(word.value), word.span, f"{'.'.join(keys)}={word.value}"))
+        else:
+            return launch  # an interpolation or a variable from the environment: W unknown
+    (nproc, span, shown), (nodes, node_span, node_shown) = counts
+    where = (span or node_span or command.span).elsewhere(script)
+    launch.world_size = Fact(nproc * nodes, "world size", where, f"from the launch line: {shown} x {node_shown}")
     return launch
 
 
@@ -242,7 +261,10 @@ def _path(key: str) -> tuple:
 
 
 def _value_span(word: Word, value: str) -> Span:
-    """The span of `value` at the end of `key=value` (when the word was written in one piece)."""
+    """The span of `value` at the end of `key=value`: where its variable was set for
+    `key=${VAR}`, else the word's tail (when the word was written in one piece)."""
+    if word.value_span is not None:
+        return word.value_span
     span = word.span
     if span.line == span.end_line and span.end_column - span.column >= len(value):
         return Span(span.line, span.end_column - len(value) - (1 if word.raw.endswith(("'", '"')) else 0),
@@ -278,6 +300,7 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
 
 def inline_document(launch: Launch, script: str, text: str) -> Document:
     """The settings of a launch line that holds them all (swift flags, verl overrides, Megatron args)."""
-    doc = Document(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text)
+    doc = Document(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
+                   launched_by=launch.framework)
     apply_overrides(doc, launch.overrides, script=None)
     return doc

@@ -38,7 +38,8 @@ def check(plan):
     related = (Related(f"{tp.key} = 1", tp.span),) if tp.span else ()
     yield Finding(
         span=flag.span,
-        message=f"{flag.key} needs tensor parallelism, but {tp.describe()} is 1: it is silently turned off at start-up, "
+        message=f"{flag.key} needs tensor parallelism, but {tp.key} is 1{' (its default)' if tp.source == 'default' else ''}: "
+                f"it is silently turned off at start-up, "
                 f"so the activation memory it was meant to save is not saved",
         fix=f"raise {tp.key} above 1, or drop {flag.key}",
         severity="warning",

@@ -106,3 +106,35 @@ def test_missing_config_file_is_no_crash(repo):
 def test_scripts_without_a_launcher_yield_nothing(repo):
     result = lint_script(repo, "#!/bin/bash\necho hello\nls -la\n")
     assert result.diagnostics == []
+
+
+def test_verl_overrides_on_top_of_verl_defaults(repo):
+    # The shape of verl's examples/rollout_correction/run_with_rollout_corr.sh: W from verl's defaults
+    # (8 GPUs x 1 node); per-GPU mini batch 32 x n 1 // 8 = 4 is not divisible by the micro batch 8.
+    script = (
+        "#!/usr/bin/env bash\nset -xeuo pipefail\n"
+        "train_batch_size=128\nppo_mini_batch_size=32\n"
+        "python3 -m verl.trainer.main_ppo \\\n"
+        "    data.train_batch_size=${train_batch_size} \\\n"
+        "    actor_rollout_ref.actor.ppo_mini_batch_size=${ppo_mini_batch_size} \\\n"
+        "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \\\n"
+        "    actor_rollout_ref.rollout.name=vllm \\\n"
+        "    trainer.total_epochs=10\n"
+    )
+    result = lint_script(repo, script)
+    assert found(result) == [("train.sh", "BL142", 8)]
+    [finding] = result.diagnostics
+    assert "// W (8) = 4" in finding.message
+    assert ("train.sh", 4) in [(r.path, r.span.line) for r in finding.related]  # where 32 was set
+    # Told the real GPU count, the same script is fine: 32 x 1 // 4 = 8.
+    assert lint_script(repo, script.replace("trainer.total_epochs=10", "trainer.n_gpus_per_node=4"), "four.sh").diagnostics == []
+
+
+def test_swift_megatron_sequence_parallel_at_tp1_on_the_launch_line(repo):
+    script = (
+        "NPROC_PER_NODE=8 \\\nmegatron sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    --tensor_model_parallel_size 1 \\\n    --sequence_parallel true \\\n"
+        "    --micro_batch_size 1 \\\n    --global_batch_size 16\n"
+    )
+    assert found(lint_script(repo, script)) == [("train.sh", "BL203", 5)]
+    assert found(lint_script(repo, script.replace("parallel_size 1", "parallel_size 2"), "tp2.sh")) == []

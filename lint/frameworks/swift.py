@@ -31,7 +31,7 @@ _SWIFT = {"tuner_type", "train_type", "sft_type", "model_type", "rlhf_type", "at
 
 def plan(doc: Document, outside: Outside):
     root = doc.root
-    if not _is_swift(set(root.items)):
+    if not (_is_swift(set(root.items)) or doc.launched_by == NAME):
         return None
     world = outside.world_size or _env_world_size(root)
     megatron = swift_megatron.plan(doc, outside, world)

@@ -47,6 +47,8 @@ class Word:
     value: object
     span: Span
     raw: str = ""
+    # For `key=$VAR`: where VAR's value was written, the place a finding on the value should point.
+    value_span: Optional[Span] = None
 
     @property
     def known(self) -> bool:
@@ -424,7 +426,7 @@ class _Interpreter:
             if value is not None and len(value.split()) > 1:
                 return [Word(piece, where or word.span, word.raw) for piece in value.split()]
         text = ""
-        origin = None
+        origin = tail = None
         for part in word.parts:
             kind = part[0]
             if kind == "lit":
@@ -437,6 +439,7 @@ class _Interpreter:
                 text += value
                 if len(word.parts) == 1:
                     origin = where
+                tail = where
             elif kind == "arith":
                 value = self._arithmetic(part[1])
                 if value is None:
@@ -444,7 +447,9 @@ class _Interpreter:
                 text += str(value)
             else:
                 return [Word(UNKNOWN, word.span, word.raw)]
-        return [Word(text, origin or word.span, word.raw)]
+        last = word.parts[-1] if word.parts else None
+        trailing = tail if last is not None and last[0] == "var" and "=" in text else None
+        return [Word(text, origin or word.span, word.raw, value_span=trailing)]
 
     def _variable(self, part: tuple, span: Span):
         _, name, default, op = part[:4]
