@@ -43,11 +43,13 @@ def main():
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use instead of the nearest pyproject.toml/batchlint.toml.")
 @click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-def check(paths, world_size, global_batch, fmt, select, ignore, config_path, force_exclude, exit_zero):
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
+def check(paths, world_size, global_batch, fmt, select, ignore, config_path, force_exclude, exit_zero, jobs):
     """Lint the training configs under PATHS (default: the current folder)."""
     from .config import ConfigError, load_settings, parse_codes
     from .discover import MissingPath, discover
-    from .engine import Options, lint_file
+    from .engine import Options
+    from .parallel import lint_files
     from .report import Summary, render
     from batchlint.rules import RULES
 
@@ -65,7 +67,7 @@ def check(paths, world_size, global_batch, fmt, select, ignore, config_path, for
         files = list(discover(list(paths) or ["."], settings, force_exclude))
     except MissingPath as exc:
         _fail(f"no such file or directory: {exc}")
-    results = [lint_file(path, settings, options, RULES) for path in files]
+    results = lint_files(files, settings, options, RULES, jobs or 0)
 
     errors = [r.error for r in results if r.error]
     for error in errors:
