@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .document import Document, Mapping, Scalar, Span
+from .document import Document, Mapping, Scalar, Sequence, Span
 from .plan import Fact
 from .sources.shell import UNKNOWN, Command, ShellDocument, Word
 
@@ -31,6 +31,7 @@ class Launch:
     configs: list = field(default_factory=list)  # Words naming config files
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
     framework: Optional[str] = None  # the framework the inline settings belong to, when they are a whole config
+    config_name: Optional[Word] = None  # Hydra's --config-name: the primary config the overrides apply to
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,9 @@ _HYDRA_WORLD = {"verl": (("trainer", "n_gpus_per_node"), 8, ("trainer", "nnodes"
 
 def _hydra(command: Command, args: list, framework: str, script: str) -> Launch:
     launch = Launch(framework, command, framework=framework)
-    launch.overrides = _flags(args, "key=value")
+    launch.overrides = [o for o in _flags(args, "key=value") if o[0] not in (("config-name",), ("config-path",), ("cn",), ("cp",))]
+    named = [value for keys, value, _ in _flags(args, "key=value") if keys in (("config-name",), ("cn",))]
+    launch.config_name = named[-1] if named else None
     nproc_key, nproc_default, nodes_key, nodes_default = _HYDRA_WORLD[framework]
     given = {keys: value for keys, value, _ in launch.overrides}
     counts = []
@@ -302,5 +305,9 @@ def inline_document(launch: Launch, script: str, text: str) -> Document:
     """The settings of a launch line that holds them all (swift flags, verl overrides, Megatron args)."""
     doc = Document(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
                    launched_by=launch.framework)
+    if launch.config_name is not None and launch.config_name.known:
+        # Hydra composes the overrides over the named primary config, as a defaults list would.
+        name = Scalar(launch.config_name.value, launch.config_name.span)
+        doc.root.items["defaults"] = Sequence(items=[name], span=launch.config_name.span)
     apply_overrides(doc, launch.overrides, script=None)
     return doc

@@ -138,3 +138,19 @@ def test_swift_megatron_sequence_parallel_at_tp1_on_the_launch_line(repo):
     )
     assert found(lint_script(repo, script)) == [("train.sh", "BL203", 5)]
     assert found(lint_script(repo, script.replace("parallel_size 1", "parallel_size 2"), "tp2.sh")) == []
+
+
+def test_hydra_config_name_selects_the_megatron_trainer(repo):
+    # verl's --config-name=ppo_megatron_trainer: the FSDP per-GPU mini-batch check does not apply.
+    script = (
+        "python3 -m verl.trainer.main_ppo --config-path=config \\\n"
+        "    --config-name='ppo_megatron_trainer.yaml' \\\n"
+        "    data.train_batch_size=64 \\\n"
+        "    actor_rollout_ref.actor.ppo_mini_batch_size=64 \\\n"
+        "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16 \\\n"
+        "    actor_rollout_ref.rollout.n=5 \\\n"
+        "    trainer.nnodes=3\n"
+    )
+    assert "BL142" not in [d.code for d in lint_script(repo, script).diagnostics]
+    fsdp = script.replace("    --config-name='ppo_megatron_trainer.yaml' \\\n", "")
+    assert "BL142" in [d.code for d in lint_script(repo, fsdp, "fsdp.sh").diagnostics]  # 64 x 5 // 24 = 13, 13 % 16

@@ -1,0 +1,89 @@
+"""
+## What it does
+Flags an override on a launch line whose key is not in the framework's
+config but is one or two letters away from a key that is
+(`actor_rollout_ref.actor.ppo_mini_batchsize=256`), for verl's Hydra
+overrides. TorchTitan's `--section.key` overrides are checked against its key
+set by BL510 at the place they are written.
+
+## Why is this bad?
+Hydra refuses to override a key the config does not have, so the job fails
+at start-up, after it was queued; with a `+` in front the typo instead adds a
+new key nobody reads, and the setting silently keeps its default.
+
+## Example
+```bash
+python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_mini_batchsize=256
+```
+
+## Use instead
+```bash
+python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_mini_batch_size=256
+```
+
+## Source
+hydra/_internal/config_loader_impl.py (`Could not override '...'. ... Key '...' is not in struct`);
+verl b178a3c verl/trainer/config/_generated_ppo_trainer.yaml for the key set.
+"""
+
+import difflib
+
+from batchlint.frameworks.verl_keys import KEYS as VERL_KEYS
+from batchlint.launch import launches
+from batchlint.rule import Example, Finding, Rule
+
+KNOWN_KEYS = {"verl": VERL_KEYS}
+
+
+def check(plan):
+    for line in launches(plan.document):
+        known = KNOWN_KEYS.get(line.framework)
+        if known is None:
+            continue
+        for keys, _, key_word in line.overrides:
+            dotted = ".".join(keys)
+            if dotted in known or str(key_word.value).startswith(("+", "~")):
+                continue
+            guess = _closest(dotted, known)
+            if guess is None:
+                continue  # far from every key: an addition or an open dict, not a typo we can name
+            yield Finding(
+                span=key_word.span,
+                message=f"`{dotted}` is not a key of {line.framework}'s config; `{guess}` is: Hydra refuses the override at start-up",
+                fix=f"write `{guess}=...`",
+            )
+
+
+def _closest(dotted: str, known: frozenset):
+    parent, _, leaf = dotted.rpartition(".")
+    siblings = [k.rpartition(".")[2] for k in known if k.rpartition(".")[0] == parent]
+    match = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.85)
+    if match:
+        return f"{parent}.{match[0]}" if parent else match[0]
+    match = difflib.get_close_matches(dotted, known, n=1, cutoff=0.92)
+    return match[0] if match else None
+
+
+_SCRIPT = """\
+#!/bin/bash
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=1024 \\
+    actor_rollout_ref.actor.{key}=256 \\
+    trainer.n_gpus_per_node=8
+"""
+
+RULE = Rule(
+    code="BL602",
+    name="override-key-typo",
+    severity="error",
+    summary="a launch-line override whose key is a typo of a config key",
+    check=check,
+    frameworks=("launch",),
+    doc=__doc__,
+    examples=(
+        Example("verl_typo.sh", _SCRIPT.format(key="ppo_mini_batchsize"), flagged=(4,)),
+        Example("verl_ok.sh", _SCRIPT.format(key="ppo_mini_batch_size")),
+        Example("verl_added.sh", _SCRIPT.format(key="ppo_mini_batch_size").replace(
+            "    trainer.n_gpus", "    +actor_rollout_ref.actor.ppo_mini_batchsize=1 \\\n    trainer.n_gpus")),
+    ),
+)
