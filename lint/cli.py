@@ -72,7 +72,7 @@ def check(paths, world_size, global_batch, fmt, select, ignore, config_path, for
     errors = [r.error for r in results if r.error]
     for error in errors:
         click.echo(f"batchlint: error: {error}", err=True)
-    diagnostics = [d for r in results for d in r.diagnostics]
+    diagnostics = _unique(d for r in results for d in r.diagnostics)
     summary = Summary(files=len(files), configs=sum(1 for r in results if r.framework), unreadable=len(errors))
     if not files:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML or JSON files found", err=True)
@@ -130,6 +130,19 @@ def rule(code, show_all):
     scope = ", ".join(found.frameworks) if found.frameworks else "every framework"
     click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {scope}.\n")
     click.echo(found.documentation)
+
+
+def _unique(diagnostics) -> list:
+    """One finding per code and place: a config linted on its own and again through
+    the launch script that names it reports once (the first, launch context first
+    when the script sorts first)."""
+    seen, kept = set(), []
+    for d in diagnostics:
+        key = (d.code, d.path, d.span.line, d.span.column)
+        if key not in seen:
+            seen.add(key)
+            kept.append(d)
+    return kept
 
 
 def _fail(message: str):

@@ -154,3 +154,18 @@ def test_hydra_config_name_selects_the_megatron_trainer(repo):
     assert "BL142" not in [d.code for d in lint_script(repo, script).diagnostics]
     fsdp = script.replace("    --config-name='ppo_megatron_trainer.yaml' \\\n", "")
     assert "BL142" in [d.code for d in lint_script(repo, fsdp, "fsdp.sh").diagnostics]  # 64 x 5 // 24 = 13, 13 % 16
+
+
+def test_a_config_and_its_launch_script_report_a_finding_once(repo):
+    from click.testing import CliRunner
+
+    from batchlint.cli import main
+
+    write(repo, "sft.yaml", "model: Qwen/Qwen3-8B\nmicro_batch_size: 1\nglobal_batch_size: 16\nsequence_parallel: true\n")
+    write(repo, "sft.sh", "NPROC_PER_NODE=4 megatron sft --config sft.yaml\n")
+    result = CliRunner().invoke(main, ["--format", "json", "."])
+    import json
+
+    findings = json.loads(result.stdout)
+    assert [(f["path"], f["code"]) for f in findings] == [("sft.yaml", "BL203")]
+    assert findings[0]["related"][-1]["path"] == "sft.sh"  # the launch's context was kept
