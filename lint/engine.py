@@ -187,6 +187,7 @@ class _Checker:
             for word in line.configs:
                 config = self.linked_config(word, base)
                 if config is not None:
+                    config.document.launched_by = line.framework
                     launch.apply_overrides(config.document, line.overrides, source.path)
                     self.config(config, self.outside(config.directives, line.world_size, source), note)
             if line.framework and not line.configs:

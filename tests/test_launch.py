@@ -161,7 +161,7 @@ def test_a_config_and_its_launch_script_report_a_finding_once(repo):
 
     from batchlint.cli import main
 
-    write(repo, "sft.yaml", "model: Qwen/Qwen3-8B\nmicro_batch_size: 1\nglobal_batch_size: 16\nsequence_parallel: true\n")
+    write(repo, "sft.yaml", "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 1\nglobal_batch_size: 16\nsequence_parallel: true\n")
     write(repo, "sft.sh", "NPROC_PER_NODE=4 megatron sft --config sft.yaml\n")
     result = CliRunner().invoke(main, ["--format", "json", "."])
     import json
