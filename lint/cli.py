@@ -37,14 +37,16 @@ def main():
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("-w", "--world-size", type=click.IntRange(min=1), help="GPUs of the job (W), for checks that need it.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch (sequences per optimizer step) you mean to train with.")
-@click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "github", "json", "sarif"]), default="text", show_default=True)
+@click.option("--output", "output", type=click.Path(dir_okay=False, writable=True, path_type=str),
+              help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated; replaces the config's).")
 @click.option("--ignore", multiple=True, help="Skip these codes or prefixes (comma-separated; adds to the config's).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use instead of the nearest pyproject.toml/batchlint.toml.")
 @click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
-def check(paths, world_size, global_batch, fmt, select, ignore, config_path, force_exclude, exit_zero, jobs):
+def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, exit_zero, jobs):
     """Lint the training configs under PATHS (default: the current folder)."""
     from .config import ConfigError, load_settings, parse_codes
     from .discover import MissingPath, discover
@@ -77,7 +79,15 @@ def check(paths, world_size, global_batch, fmt, select, ignore, config_path, for
     if not files:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML or JSON files found", err=True)
     color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    click.echo(render(fmt, diagnostics, summary, color=color), nl=False)
+    report = render(fmt, diagnostics, summary, color=color and not output)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(report)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    else:
+        click.echo(report, nl=False)
     if errors:
         sys.exit(2)
     sys.exit(0 if exit_zero or not diagnostics else 1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-FORMATS = ("text", "github", "json")
+FORMATS = ("text", "github", "json", "sarif")
 
 
 def render(fmt: str, diagnostics: list, summary: "Summary", color: bool = False) -> str:
@@ -10,6 +10,8 @@ def render(fmt: str, diagnostics: list, summary: "Summary", color: bool = False)
         from .json import render as renderer
     elif fmt == "github":
         from .github import render as renderer
+    elif fmt == "sarif":
+        from .sarif import render as renderer
     else:
         from .text import render as renderer
         return renderer(diagnostics, summary, color=color)

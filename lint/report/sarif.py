@@ -1,0 +1,119 @@
+"""SARIF 2.1.0, for GitHub code scanning (`github/codeql-action/upload-sarif`).
+
+Every rule is described in the driver (id, name, short and full description,
+help, default level); every finding is a result with a repo-relative location
+and a `primaryLocationLineHash` computed from the code and the text of its
+line, so a finding keeps its identity when lines above it move.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from .. import __version__
+from ..discover import display_path
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def render(diagnostics: list, summary) -> str:
+    from batchlint.rules import all_rules
+
+    rules = all_rules()
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    lines = _LineCache()
+    results = [_result(d, index, lines) for d in diagnostics]
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "batchlint",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/batchlint/",
+                        "rules": [_descriptor(rule) for rule in rules],
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _descriptor(rule) -> dict:
+    doc = rule.documentation
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": _section(doc, "What it does") or rule.summary},
+        "help": {"text": doc or rule.summary, "markdown": doc or rule.summary},
+        "defaultConfiguration": {"level": _LEVEL.get(rule.severity, "warning")},
+        "properties": {"frameworks": list(rule.frameworks or ())},
+    }
+
+
+def _section(doc: str, title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", doc, re.S | re.M)
+    return " ".join(match.group(1).split()) if match else ""
+
+
+def _result(d, index: dict, lines: "_LineCache") -> dict:
+    result = {
+        "ruleId": d.code,
+        "level": _LEVEL.get(d.severity, "warning"),
+        "message": {"text": d.text},
+        "locations": [_location(d.path, d.span)],
+        "partialFingerprints": {"primaryLocationLineHash": _fingerprint(d, lines)},
+    }
+    if d.code in index:
+        result["ruleIndex"] = index[d.code]
+    if d.related:
+        result["relatedLocations"] = [
+            dict(_location(r.path, r.span), id=i, message={"text": r.message}) for i, r in enumerate(d.related)
+        ]
+    return result
+
+
+def _location(path: str, span) -> dict:
+    region = {"startLine": span.line, "startColumn": span.column}
+    if span.end_line >= span.line:
+        region["endLine"] = span.end_line
+        if span.end_line > span.line or span.end_column > span.column:
+            region["endColumn"] = span.end_column
+    return {
+        "physicalLocation": {
+            "artifactLocation": {"uri": display_path(path), "uriBaseId": "%SRCROOT%"},
+            "region": region,
+        }
+    }
+
+
+def _fingerprint(d, lines: "_LineCache") -> str:
+    """Stable across edits elsewhere in the file: the code, the path and the
+    whitespace-folded text of the line, not the line number."""
+    text = " ".join(lines.get(d.path, d.span.line).split())
+    digest = hashlib.sha256(f"{d.code}\0{d.path}\0{text}".encode("utf-8")).hexdigest()[:32]
+    return f"{digest}:1"
+
+
+class _LineCache:
+    def __init__(self):
+        self.files: dict = {}
+
+    def get(self, path: str, line: int) -> str:
+        if path not in self.files:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    self.files[path] = handle.read().splitlines()
+            except OSError:
+                self.files[path] = []
+        lines = self.files[path]
+        return lines[line - 1] if 0 < line <= len(lines) else ""

@@ -1,0 +1,94 @@
+"""SARIF output: valid against the SARIF 2.1.0 schema, with what GitHub code
+scanning needs, and fingerprints that survive edits elsewhere in the file.
+
+The schema comes from the npm registry (it ships in @microsoft/jest-sarif);
+the schema test skips when npm or the registry is not there."""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+from click.testing import CliRunner
+
+from batchlint.cli import main
+from batchlint.rules import all_rules
+
+from conftest import CORPUS, write
+
+SCHEMA_PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def schema(request):
+    cache = str(request.config.cache.mkdir("sarif-schema")) if request.config.cache else None
+    folder = cache or str(request.getfixturevalue("tmp_path_factory").mktemp("sarif"))
+    found = glob.glob(os.path.join(folder, "**", "sarif-2.1.0*.json"), recursive=True)
+    if not found:
+        if shutil.which("npm") is None:
+            pytest.skip("npm is not installed: cannot fetch the SARIF schema")
+        packed = subprocess.run(["npm", "pack", "--silent", SCHEMA_PACKAGE], cwd=folder, capture_output=True, text=True, timeout=120)
+        tarballs = glob.glob(os.path.join(folder, "*.tgz"))
+        if packed.returncode or not tarballs:
+            pytest.skip(f"cannot fetch {SCHEMA_PACKAGE}: {packed.stderr.strip()[:200]}")
+        with tarfile.open(tarballs[0]) as archive:
+            member = next(m for m in archive.getmembers() if m.name.endswith(".json") and "sarif-2.1.0" in m.name)
+            archive.extract(member, folder)
+        found = glob.glob(os.path.join(folder, "**", "sarif-2.1.0*.json"), recursive=True)
+    with open(found[0], encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def sarif(*args):
+    result = CliRunner().invoke(main, ["check", "--format", "sarif", *args])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def test_corpus_and_examples_validate_against_the_schema(schema, monkeypatch):
+    jsonschema = pytest.importorskip("jsonschema")
+    monkeypatch.chdir(REPO)
+    paths = ["examples"] + ([CORPUS] if os.path.isdir(CORPUS) else [])
+    log = sarif("-w", "8", *paths)
+    jsonschema.validate(log, schema)
+    assert len(log["runs"][0]["results"]) > 10
+
+
+def test_rules_and_results_carry_what_code_scanning_reads(monkeypatch):
+    monkeypatch.chdir(REPO)
+    run = sarif("examples")["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [r.code for r in all_rules()]
+    for rule in rules:
+        assert rule["name"] and rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
+        assert rule["help"]["text"] and rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
+    for result in run["results"]:
+        location = result["locations"][0]["physicalLocation"]
+        assert not location["artifactLocation"]["uri"].startswith(("/", "./"))
+        assert location["region"]["startLine"] >= 1 and location["region"]["startColumn"] >= 1
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["partialFingerprints"]["primaryLocationLineHash"].endswith(":1")
+
+
+def test_fingerprint_survives_lines_inserted_above(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = "packing: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n"
+    write(tmp_path, "sft.yaml", text)
+    before = sarif("sft.yaml")["runs"][0]["results"][0]
+    write(tmp_path, "sft.yaml", "# a comment\n\n" + text)
+    after = sarif("sft.yaml")["runs"][0]["results"][0]
+    assert before["locations"][0]["physicalLocation"]["region"]["startLine"] + 2 == \
+        after["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert before["partialFingerprints"] == after["partialFingerprints"]
+
+
+def test_output_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    target = tmp_path / "batchlint.sarif"
+    result = CliRunner().invoke(main, ["check", "--format", "sarif", "--output", str(target), "examples"])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert json.loads(target.read_text())["version"] == "2.1.0"
