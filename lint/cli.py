@@ -45,52 +45,95 @@ def main():
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use instead of the nearest pyproject.toml/batchlint.toml.")
 @click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings.")
+@click.option("--show-source", is_flag=True, help="Show the line of each finding under it (text output).")
+@click.option("--stdin-filename", type=str, help="Lint standard input as if it were this file (for editors).")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), help="Report only findings this baseline file does not record.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), help="Record today's findings in this file and exit 0.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
-def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, exit_zero, jobs):
+def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, exit_zero,
+          statistics, show_source, stdin_filename, baseline, write_baseline, jobs):
     """Lint the training configs under PATHS (default: the current folder)."""
+    from . import baseline as baselines
     from .config import ConfigError, load_settings, parse_codes
-    from .discover import MissingPath, discover
     from .engine import Options
-    from .parallel import lint_files
-    from .report import Summary, render
-    from batchlint.rules import RULES
+    from .fingerprint import SourceLines
+    from .report import Summary, render, statistics_table
 
     try:
         settings = load_settings(config_path)
-        cli_select = parse_codes(select, "--select")
-        cli_ignore = parse_codes(ignore, "--ignore")
+        settings = dataclasses.replace(
+            settings,
+            select=parse_codes(select, "--select") or settings.select,
+            ignore=settings.ignore + parse_codes(ignore, "--ignore"),
+        )
+        known = baselines.load(baseline) if baseline else None
     except ConfigError as exc:
         _fail(str(exc))
-    settings = dataclasses.replace(
-        settings, select=cli_select or settings.select, ignore=settings.ignore + cli_ignore
-    )
     options = Options(world_size=world_size, global_batch=global_batch)
-    try:
-        files = list(discover(list(paths) or ["."], settings, force_exclude))
-    except MissingPath as exc:
-        _fail(f"no such file or directory: {exc}")
-    results = lint_files(files, settings, options, RULES, jobs or 0)
+    stdin_text = None
+    if stdin_filename:
+        stdin_text = sys.stdin.buffer.read()
+        files, results = [stdin_filename], _lint_stdin(stdin_filename, stdin_text, settings, options)
+    else:
+        files, results = _lint_paths(paths, settings, options, force_exclude, jobs)
 
     errors = [r.error for r in results if r.error]
     for error in errors:
         click.echo(f"batchlint: error: {error}", err=True)
     diagnostics = _unique(d for r in results for d in r.diagnostics)
+    lines = SourceLines({results[0].path: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
+    if write_baseline:
+        try:
+            baselines.write(write_baseline, diagnostics, lines)
+        except ConfigError as exc:
+            _fail(str(exc))
+        click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
+        sys.exit(2 if errors else 0)
+    if known is not None:
+        diagnostics = baselines.new_findings(diagnostics, known, lines)
     summary = Summary(files=len(files), configs=sum(1 for r in results if r.framework), unreadable=len(errors))
     if not files:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML or JSON files found", err=True)
-    color = fmt == "text" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    report = render(fmt, diagnostics, summary, color=color and not output)
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as handle:
-                handle.write(report)
-        except OSError as exc:
-            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    color = fmt == "text" and not output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    if statistics:
+        report = statistics_table(diagnostics, color=color)
     else:
-        click.echo(report, nl=False)
+        report = render(fmt, diagnostics, summary, color=color, source=lines if show_source else None)
+    _write(report, output)
     if errors:
         sys.exit(2)
     sys.exit(0 if exit_zero or not diagnostics else 1)
+
+
+def _lint_paths(paths, settings, options, force_exclude, jobs):
+    from .discover import MissingPath, discover
+    from .parallel import lint_files
+    from batchlint.rules import RULES
+
+    try:
+        files = list(discover(list(paths) or ["."], settings, force_exclude))
+    except MissingPath as exc:
+        _fail(f"no such file or directory: {exc}")
+    return files, lint_files(files, settings, options, RULES, jobs or 0)
+
+
+def _lint_stdin(filename, raw, settings, options):
+    from .engine import lint_file
+    from batchlint.rules import RULES
+
+    return [lint_file(filename, settings, options, RULES, raw=raw)]
+
+
+def _write(report: str, output):
+    if not output:
+        click.echo(report, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as handle:
+            handle.write(report)
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
 
 
 @main.command()

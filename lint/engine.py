@@ -45,11 +45,12 @@ class FileResult:
     error: Optional[str] = None  # unreadable: the CLI exits 2
 
 
-def lint_file(path: str, settings: Settings, options: Options, rules: tuple) -> FileResult:
+def lint_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> FileResult:
+    """Lint the file at `path` (or `raw`, its content given another way: an editor's buffer)."""
     shown = display_path(path)
     result = FileResult(shown)
     try:
-        checker = check_file(path, settings, options, rules)
+        checker = check_file(path, settings, options, rules, raw)
     except OSError as exc:
         result.error = f"cannot read {shown}: {exc.strerror or exc}"
         return result
@@ -58,10 +59,11 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple) -> 
     return result
 
 
-def check_file(path: str, settings: Settings, options: Options, rules: tuple) -> "_Checker":
+def check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> "_Checker":
     """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
-    with open(path, "rb") as handle:
-        raw = handle.read()
+    if raw is None:
+        with open(path, "rb") as handle:
+            raw = handle.read()
     checker = _Checker(settings, options, rules)
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
     markers = launch.MARKERS if fmt == "shell" else markers_for(fmt) if fmt else ()

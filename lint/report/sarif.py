@@ -8,12 +8,12 @@ line, so a finding keeps its identity when lines above it move.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
 from .. import __version__
 from ..discover import display_path
+from ..fingerprint import SourceLines, fingerprint
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -24,7 +24,7 @@ def render(diagnostics: list, summary) -> str:
 
     rules = all_rules()
     index = {rule.code: i for i, rule in enumerate(rules)}
-    lines = _LineCache()
+    lines = SourceLines()
     results = [_result(d, index, lines) for d in diagnostics]
     log = {
         "$schema": SCHEMA,
@@ -65,13 +65,13 @@ def _section(doc: str, title: str) -> str:
     return " ".join(match.group(1).split()) if match else ""
 
 
-def _result(d, index: dict, lines: "_LineCache") -> dict:
+def _result(d, index: dict, lines: SourceLines) -> dict:
     result = {
         "ruleId": d.code,
         "level": _LEVEL.get(d.severity, "warning"),
         "message": {"text": d.text},
         "locations": [_location(d.path, d.span)],
-        "partialFingerprints": {"primaryLocationLineHash": _fingerprint(d, lines)},
+        "partialFingerprints": {"primaryLocationLineHash": f"{fingerprint(d, lines)}:1"},
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]
@@ -94,26 +94,3 @@ def _location(path: str, span) -> dict:
             "region": region,
         }
     }
-
-
-def _fingerprint(d, lines: "_LineCache") -> str:
-    """Stable across edits elsewhere in the file: the code, the path and the
-    whitespace-folded text of the line, not the line number."""
-    text = " ".join(lines.get(d.path, d.span.line).split())
-    digest = hashlib.sha256(f"{d.code}\0{d.path}\0{text}".encode("utf-8")).hexdigest()[:32]
-    return f"{digest}:1"
-
-
-class _LineCache:
-    def __init__(self):
-        self.files: dict = {}
-
-    def get(self, path: str, line: int) -> str:
-        if path not in self.files:
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    self.files[path] = handle.read().splitlines()
-            except OSError:
-                self.files[path] = []
-        lines = self.files[path]
-        return lines[line - 1] if 0 < line <= len(lines) else ""

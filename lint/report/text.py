@@ -8,7 +8,7 @@ _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"
 
 
-def render(diagnostics: list, summary, color: bool = False) -> str:
+def render(diagnostics: list, summary, color: bool = False, source=None) -> str:
     lines = []
     for d in diagnostics:
         where = f"{d.path}:{d.span.line}:{d.span.column}:"
@@ -17,10 +17,24 @@ def render(diagnostics: list, summary, color: bool = False) -> str:
             where = _BOLD + where + _RESET
             severity = _COLORS.get(d.severity, "") + severity + _RESET
         lines.append(f"{where} {d.code} {severity} {d.text}")
+        if source is not None:
+            lines.extend(_snippet(d, source))
         for related in d.related:
             lines.append(f"    {related.path}:{related.span.line}:{related.span.column}: note: {related.message}")
     lines.append(_summary(diagnostics, summary))
     return "\n".join(lines) + "\n"
+
+
+def _snippet(d, source) -> list:
+    """The finding's line, with carets under its span (ruff's --show-source)."""
+    text = source.line(d.path, d.span.line).expandtabs(1)
+    if not text:
+        return []
+    start = d.span.column - 1
+    end = d.span.end_column - 1 if d.span.end_line == d.span.line else len(text)
+    width = max(1, min(end, len(text)) - start)
+    gutter = f"{d.span.line:>5} | "
+    return [f"{gutter}{text}", " " * (len(gutter) - 2) + "| " + " " * start + "^" * width]
 
 
 def _summary(diagnostics: list, summary) -> str:

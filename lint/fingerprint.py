@@ -1,0 +1,31 @@
+"""The text of a finding's line, and a fingerprint of the finding that survives
+edits elsewhere in the file (SARIF's primaryLocationLineHash, baselines)."""
+
+from __future__ import annotations
+
+import hashlib
+
+
+class SourceLines:
+    """Lines of the files findings point into, each file read once."""
+
+    def __init__(self, overrides: dict = None):
+        self.files: dict = {}
+        for path, text in (overrides or {}).items():
+            self.files[path] = text.splitlines()
+
+    def line(self, path: str, number: int) -> str:
+        if path not in self.files:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    self.files[path] = handle.read().splitlines()
+            except OSError:
+                self.files[path] = []
+        lines = self.files[path]
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def fingerprint(diagnostic, lines: SourceLines) -> str:
+    """The code, the path and the whitespace-folded text of the line: not the line number."""
+    text = " ".join(lines.line(diagnostic.path, diagnostic.span.line).split())
+    return hashlib.sha256(f"{diagnostic.code}\0{diagnostic.path}\0{text}".encode("utf-8")).hexdigest()[:32]
