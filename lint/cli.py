@@ -50,9 +50,11 @@ def main():
 @click.option("--stdin-filename", type=str, help="Lint standard input as if it were this file (for editors).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), help="Report only findings this baseline file does not record.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), help="Record today's findings in this file and exit 0.")
+@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes findings offer, then report what is left.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
 def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, exit_zero,
-          statistics, show_source, stdin_filename, baseline, write_baseline, jobs):
+          statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs):
     """Lint the training configs under PATHS (default: the current folder)."""
     from . import baseline as baselines
     from .config import ConfigError, load_settings, parse_codes
@@ -78,6 +80,12 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     else:
         files, results = _lint_paths(paths, settings, options, force_exclude, jobs)
 
+    if (apply_fixes or show_diff) and not stdin_filename:
+        if _fix(results, settings, options, write=apply_fixes) and show_diff:
+            sys.exit(1)  # like ruff --diff: fixes are pending
+        if show_diff:
+            sys.exit(0)
+        files, results = _lint_paths(paths, settings, options, force_exclude, jobs)  # what is left
     errors = [r.error for r in results if r.error]
     for error in errors:
         click.echo(f"batchlint: error: {error}", err=True)
@@ -116,6 +124,30 @@ def _lint_paths(paths, settings, options, force_exclude, jobs):
     except MissingPath as exc:
         _fail(f"no such file or directory: {exc}")
     return files, lint_files(files, settings, options, RULES, jobs or 0)
+
+
+def _fix(results, settings, options, write: bool) -> int:
+    """Apply (or, without `write`, print as a diff) every fix; returns how many files change."""
+    from .engine import lint_file
+    from .fix import fix, write as write_file
+    from batchlint.rules import RULES
+
+    def relint(path, text):
+        return lint_file(path, settings, options, RULES, raw=text.encode("utf-8")).diagnostics
+
+    changed = 0
+    for result in fix(_unique(d for r in results for d in r.diagnostics), relint):
+        if result.refused:
+            click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
+        elif result.after != result.before:
+            changed += 1
+            if write:
+                write_file(result)
+                fixed = ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(result.codes.items()))
+                click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
+            else:
+                click.echo(result.diff(), nl=False)
+    return changed
 
 
 def _lint_stdin(filename, raw, settings, options):

@@ -21,6 +21,7 @@ class Diagnostic:
     framework: Optional[str] = None
     fix: Optional[str] = None
     related: tuple = field(default=())  # Related, with path filled in
+    edits: tuple = field(default=(), compare=False)  # Edit, with path filled in: what --fix applies
 
     @property
     def text(self) -> str:

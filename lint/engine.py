@@ -19,7 +19,7 @@ from .document import Document, ParseError, Span
 from .frameworks import for_format, markers_for
 from .frameworks.facts import Outside
 from .plan import Fact
-from .rule import Related
+from .rule import Edit, Related
 from .sources import format_of, read
 from .sources.shell import is_shell_script
 
@@ -97,14 +97,15 @@ class _Checker:
         self.framework: Optional[str] = None
         self.directives: dict = {}  # shown path -> Directives, for suppression
 
-    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=()):
+    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=()):
         where = span.path or path
         if not self.settings.enabled(code, self.settings.relative(where)):
             return
         found = self.directives.get(where)
         if found is not None and code != BAD_DIRECTIVE[0] and found.suppresses(code, span.line):
             return
-        self.diagnostics.append(Diagnostic(code, name, severity, message, where, span._replace(path=None), framework, fix, related))
+        self.diagnostics.append(Diagnostic(code, name, severity, message, where, span._replace(path=None), framework, fix,
+                                           related, edits))
 
     def load(self, path: str, raw: bytes, fmt: str) -> Optional[_Source]:
         """Decode and parse; a file that fails becomes a BL001 diagnostic."""
@@ -171,8 +172,10 @@ class _Checker:
             for finding in rule.check(plan):
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
                                 for r in finding.related) + note
+                edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
+                              for e in finding.edits)
                 self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
-                          finding.span, plan.framework, finding.fix, related)
+                          finding.span, plan.framework, finding.fix, related, edits)
 
     def script(self, source: _Source) -> None:
         """A launch script: its own rules, then each launch line's config under that launch."""

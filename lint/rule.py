@@ -25,6 +25,16 @@ class Related:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """Replace the text under `span` with `replacement` (an empty span inserts).
+    `--fix` applies it; a rule offers one only when the fix is unambiguous."""
+
+    span: Span
+    replacement: str
+    path: Optional[str] = None  # None: the file of the finding (or span.path)
+
+
+@dataclass(frozen=True)
 class Finding:
     """What a rule's check yields; the engine adds code, path and framework."""
 
@@ -33,6 +43,7 @@ class Finding:
     fix: str  # the change that fixes it
     severity: Optional[str] = None  # overrides the rule's default
     related: tuple = ()
+    edits: tuple = ()  # Edit: the fix, mechanically
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ from typing import Any, NamedTuple, Optional
 from batchlint.document import Span
 from batchlint.frameworks.facts import flag
 from batchlint.frameworks.linked import deepspeed_config
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
 def check(plan):
@@ -81,7 +81,18 @@ def check(plan):
                     f'start ("DeepSpeed config values that mismatch TrainingArguments")',
             fix=f'set "{ds_key}" to "auto" in {where} so the Trainer fills it in, or {fix}',
             related=_related(linked, ds_key, ds_node, expected),
+            edits=_auto(linked, ds_key, ds_node),
         )
+
+
+_FILLED = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size")
+
+
+def _auto(linked, ds_key, ds_node) -> tuple:
+    """"auto" where the Trainer fills the value in: the batch keys, in a DeepSpeed JSON file."""
+    if ds_key not in _FILLED or linked.path is None or not linked.path.endswith(".json"):
+        return ()
+    return (Edit(ds_node.span, '"auto"', path=linked.path),)
 
 
 def _at_fault(linked, ds_node, expected):

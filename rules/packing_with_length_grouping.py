@@ -28,7 +28,7 @@ xtuner docs `length_grouped_sampler.rst`; axolotl `core/trainers/base.py`
 (grouping silently ignored with sample packing); ms-swift `trainers/mixin.py`.
 """
 
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
 def check(plan):
@@ -45,7 +45,15 @@ def check(plan):
     else:
         fix = f"remove {grouping.key}, or turn {packing.key} off if you want length grouping"
     related = (Related(f"{packing.key} enabled here", packing.span),) if packing.span else ()
-    yield Finding(span=grouping.span, message=message, fix=fix, related=related)
+    yield Finding(span=grouping.span, message=message, fix=fix, related=related, edits=_turn_off(plan, grouping))
+
+
+def _turn_off(plan, grouping) -> tuple:
+    """`group_by_length: false` / `train_sampling_strategy: random` (transformers' default)."""
+    if plan.document.format not in ("yaml", "json") or grouping.span is None or grouping.span.path:
+        return ()
+    off = {"group_by_length": "false", "train_sampling_strategy": '"random"'}.get(grouping.key)
+    return (Edit(grouping.span, off),) if off else ()
 
 
 _XTUNER = """\

@@ -33,7 +33,7 @@ xtuner/dataset/samplers/length_grouped.py:81.
 """
 
 from batchlint.frameworks.xtuner import sampler_spec
-from batchlint.rule import Example, Finding, Rule
+from batchlint.rule import Edit, Example, Finding, Rule
 
 
 def check(plan):
@@ -49,12 +49,15 @@ def check(plan):
         f"sequence-parallel group must read the same sample: the job hangs or trains on mixed sequences"
     )
     unused = plan.document.namespace.get("sampler")
+    edits = ()
     if "sampler" in plan.document.unused and unused is not None:
         message += f"; the `sampler` variable (line {plan.document.root.key_spans['sampler'].line}) is computed but not used"
         fix = "use `type=sampler`"
+        if sp.key in unused.deps:  # it follows sp: using it is the whole fix
+            edits = (Edit(sampler.span, "sampler"),)
     else:
         fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"
-    yield Finding(span=sampler.span, message=message, fix=fix)
+    yield Finding(span=sampler.span, message=message, fix=fix, edits=edits)
 
 
 _CONFIG = """\

@@ -34,7 +34,10 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 `accumulative_counts *= sequence_parallel_size`.
 """
 
-from batchlint.rule import Example, Finding, Rule
+import re
+
+from batchlint.document import Span
+from batchlint.rule import Edit, Example, Finding, Rule
 
 
 def check(plan):
@@ -56,7 +59,21 @@ def check(plan):
     else:
         message = f"{ga.key} ({ga.value}) is not scaled by {sp.key} ({sp.value}): {batch}"
         fix = add
-    yield Finding(span=ga.span or sp.span, message=message, fix=fix)
+    edits = () if ga.value % sp.value == 0 else _insert_scaling(plan, ga, sp)
+    yield Finding(span=ga.span or sp.span, message=message, fix=fix, edits=edits)
+
+
+def _insert_scaling(plan, ga, sp) -> tuple:
+    """`name *= sequence_parallel_size` on the line after `name = <literal>`, same indentation."""
+    if ga.span is None or ga.span.line != ga.span.end_line:
+        return ()
+    lines = plan.document.text.splitlines()
+    line = lines[ga.span.line - 1] if ga.span.line <= len(lines) else ""
+    if not re.match(rf"\s*{re.escape(ga.key)}\s*=\s*\d+\s*(#.*)?$", line):
+        return ()  # not a plain literal assignment: leave it to the author
+    indent = line[: len(line) - len(line.lstrip())]
+    end = Span(ga.span.line, len(line) + 1, ga.span.line, len(line) + 1)
+    return (Edit(end, f"\n{indent}{ga.key} *= {sp.key}"),)
 
 
 def _batches(plan, per_device, ga, sp):
