@@ -93,6 +93,15 @@ def main() -> None:
         whole = timed(batchlint + ["check", "--exit-zero"] + trees, 5)
         rows.append((f"{label}: {count} files, default (one per core)", whole,
                      f"{count / whole:.0f} files/s, {one / whole:.2f}x the single process"))
+        cache = tempfile.mkdtemp(prefix="batchlint-bench-cache-")
+        cached = batchlint + ["check", "--exit-zero", "--cache-dir", cache] + trees
+        start = time.perf_counter()
+        subprocess.run(cached, capture_output=True, env=ENV)  # cold: fills the cache
+        cold = time.perf_counter() - start
+        rows.append((f"{label}: cold run with --cache-dir (fills it)", cold, ""))
+        warm = timed(cached, 5)
+        rows.append((f"{label}: warm rerun with --cache-dir", warm, f"{warm / cold:.2f} of the cold run"))
+        shutil.rmtree(cache, ignore_errors=True)
 
     width = max(len(r[0]) for r in rows)
     print(f"{'command'.ljust(width)}  {'median':>9}  note")

@@ -53,8 +53,10 @@ def main():
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes findings offer, then report what is left.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
+@click.option("--cache-dir", envvar="BATCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=str),
+              help="Keep results here and reuse them while files are unchanged (opt-in; env BATCHLINT_CACHE_DIR).")
 def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, exit_zero,
-          statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs):
+          statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs, cache_dir):
     """Lint the training configs under PATHS (default: the current folder)."""
     from . import baseline as baselines
     from .config import ConfigError, load_settings, parse_codes
@@ -78,14 +80,14 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
         stdin_text = sys.stdin.buffer.read()
         files, results = [stdin_filename], _lint_stdin(stdin_filename, stdin_text, settings, options)
     else:
-        files, results = _lint_paths(paths, settings, options, force_exclude, jobs)
+        files, results = _lint_paths(paths, settings, options, force_exclude, jobs, cache_dir)
 
     if (apply_fixes or show_diff) and not stdin_filename:
         if _fix(results, settings, options, write=apply_fixes) and show_diff:
             sys.exit(1)  # like ruff --diff: fixes are pending
         if show_diff:
             sys.exit(0)
-        files, results = _lint_paths(paths, settings, options, force_exclude, jobs)  # what is left
+        files, results = _lint_paths(paths, settings, options, force_exclude, jobs, cache_dir)  # what is left
     errors = [r.error for r in results if r.error]
     for error in errors:
         click.echo(f"batchlint: error: {error}", err=True)
@@ -114,7 +116,7 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     sys.exit(0 if exit_zero or not diagnostics else 1)
 
 
-def _lint_paths(paths, settings, options, force_exclude, jobs):
+def _lint_paths(paths, settings, options, force_exclude, jobs, cache_dir=None):
     from .discover import MissingPath, discover
     from .parallel import lint_files
     from batchlint.rules import RULES
@@ -123,7 +125,7 @@ def _lint_paths(paths, settings, options, force_exclude, jobs):
         files = list(discover(list(paths) or ["."], settings, force_exclude))
     except MissingPath as exc:
         _fail(f"no such file or directory: {exc}")
-    return files, lint_files(files, settings, options, RULES, jobs or 0)
+    return files, lint_files(files, settings, options, RULES, jobs or 0, cache_dir or "")
 
 
 def _fix(results, settings, options, write: bool) -> int:

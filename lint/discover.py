@@ -45,21 +45,21 @@ def discover(paths: list, settings: Settings, force_exclude: bool = False) -> It
             if force_exclude:
                 candidates = [p for p in candidates if not settings.excluded(settings.relative(p))]
         for candidate in candidates:
-            key = os.path.realpath(candidate)
+            key = os.path.abspath(candidate)  # os.walk follows no directory links, so this is unique enough
             if key not in seen:
                 seen.add(key)
                 yield candidate
 
 
 def _walk(top: str, settings: Settings) -> Iterator[str]:
+    def excluded(path: str) -> bool:
+        return bool(settings.exclude) and settings.excluded(settings.relative(path))
+
     for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(
-            d for d in dirs
-            if d not in SKIPPED_DIRS and not settings.excluded(settings.relative(os.path.join(folder, d)))
-        )
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not excluded(os.path.join(folder, d)))
         for name in sorted(files):
             full = os.path.join(folder, name)
-            if (format_of(name) or _shebang_script(full, name)) and not settings.excluded(settings.relative(full)):
+            if (format_of(name) or _shebang_script(full, name)) and not excluded(full):
                 yield full
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from . import directives as directive_parser
-from . import launch
+from . import launch, reads
 from .config import Settings
 from .diagnostic import Diagnostic
 from .discover import display_path
@@ -206,6 +206,7 @@ class _Checker:
         for folder in (base, os.getcwd(), self.settings.root):
             candidate = os.path.normpath(os.path.join(folder, str(word.value)))
             fmt = format_of(candidate)
+            reads.record(candidate)  # even when missing: creating it changes the result
             if fmt and os.path.isfile(candidate):
                 try:
                     with open(candidate, "rb") as handle:

@@ -1,8 +1,8 @@
-"""Lint many files on every core.
+"""Lint many files: on every core, and through the cache when one is asked for.
 
-Worth it only for a tree: starting workers costs more than linting a handful
-of files, which is what pre-commit hands over, so small runs stay in-process.
-Workers are forked, inheriting everything already imported.
+Workers are worth it only for a tree: starting them costs more than linting a
+handful of files, which is what pre-commit hands over, so small runs stay
+in-process. Workers are forked, inheriting everything already imported.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import multiprocessing
 import os
 from functools import partial
 
+from . import reads
 from .engine import lint_file
 
 # Below this many files one process is faster than starting others.
@@ -25,13 +26,37 @@ def worker_count(files: int, jobs: int = 0) -> int:
     return max(1, min(cores, files // MIN_FILES_PER_WORKER))
 
 
-def lint_files(paths: list, settings, options, rules, jobs: int = 0) -> list:
-    """FileResults in the order of `paths`."""
-    workers = worker_count(len(paths), jobs)
-    lint = partial(lint_file, settings=settings, options=options, rules=rules)
+def lint_files(paths: list, settings, options, rules, jobs: int = 0, cache_dir: str = "") -> list:
+    """FileResults in the order of `paths`; with `cache_dir`, unchanged files are not linted again."""
+    cache = None
+    if cache_dir:
+        from .cache import Cache
+
+        cache = Cache(cache_dir, settings, options)
+    keys = [cache.key(path) for path in paths] if cache else [None] * len(paths)
+    results = [cache.get(key) for key in keys] if cache else [None] * len(paths)
+    todo = [i for i, result in enumerate(results) if result is None]
+    lint = partial(_lint_tracked, settings=settings, options=options, rules=rules)
+    for i, (result, others) in zip(todo, _map(lint, [paths[i] for i in todo], jobs)):
+        results[i] = result
+        if cache:
+            cache.put(keys[i], result, others - {os.path.abspath(paths[i])})
+    if cache:
+        cache.save()
+    return results
+
+
+def _map(function, items: list, jobs: int) -> list:
+    workers = worker_count(len(items), jobs)
     if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [lint(path) for path in paths]
-    context = multiprocessing.get_context("fork")
-    chunk = max(1, len(paths) // (workers * 8))
-    with context.Pool(workers) as pool:
-        return pool.map(lint, paths, chunksize=chunk)
+        return [function(item) for item in items]
+    chunk = max(1, len(items) // (workers * 8))
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(function, items, chunksize=chunk)
+
+
+def _lint_tracked(path: str, settings, options, rules) -> tuple:
+    """The result, and the other files linting it read."""
+    with reads.tracking() as others:
+        result = lint_file(path, settings, options, rules)
+    return result, set(others)

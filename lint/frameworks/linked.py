@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
+from .. import reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
 from ..sources import format_of, read
@@ -71,6 +72,7 @@ _cache: dict = {}
 
 def _read(path: str) -> Optional[Document]:
     """The file as a Document, memoised per file version; None if unreadable."""
+    reads.record(path)
     try:
         stat = os.stat(path)
     except OSError:
