@@ -231,14 +231,20 @@ def test_v1_target_global_batch_is_the_declared_one(lint):
         ("global_batch_size = {global_batch}", "global_batch_size = int(os.environ.get('GLOBAL_BATCH_SIZE', '66'))"),
         # a name assigned twice: which value the call saw is not followed
         ("fsdp_cfg = FSDPConfig", "global_batch_size = 64\nfsdp_cfg = FSDPConfig"),
-        # a call's result changed after it was made
-        ("trainer = TrainerConfig(", "fsdp_cfg.tp_size = 3\ntrainer = TrainerConfig("),
+        # a call's result changed in a way not followed
+        ("trainer = TrainerConfig(", "fsdp_cfg.__dict__.update(tp_size=3)\ntrainer = TrainerConfig("),
     ],
 )
 def test_v1_values_that_cannot_be_known_give_no_finding(lint, change):
     old, new = change
     text = "import os\n" + V1.replace(old, new).format(global_batch=66, tp=2, sp=2, extra="")
     assert found(lint("unknown.py", text, world_size=16)) == []
+
+
+def test_v1_attribute_assignment_is_followed(lint):
+    # pydantic models take attribute assignment: the trainer sees tp 3, and 16 GPUs are not a multiple of 3 x 2.
+    text = v1(global_batch=64, tp=2, sp=2).replace("trainer = TrainerConfig(", "fsdp_cfg.tp_size = 3\ntrainer = TrainerConfig(")
+    assert found(lint("assigned.py", text, world_size=16)) == [("BL202", 16)]
 
 
 def test_v1_non_ascii_line_keeps_character_columns(lint):

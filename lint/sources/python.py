@@ -489,6 +489,16 @@ class _Evaluator:
                     result = _UNKNOWN
                 if _safe_scalar(result):
                     return Scalar(result, span, deps)
+        imported = callee is not None and "." in callee and not callee.startswith("builtins.")
+        if imported and not node.args and all(kw.arg for kw in node.keywords):
+            # `Config(a=1)` with keywords only reads as mmengine's `dict(type=Config, a=1)`
+            # (XTuner v1 builds its configs this way); positional arguments would need the signature.
+            mapping = Mapping(span=span, deps=deps)
+            mapping.items["type"] = Scalar(func.value, self.span(node.func), func.deps)
+            for keyword in node.keywords:
+                mapping.items[keyword.arg] = kwargs[keyword.arg]
+                mapping.key_spans[keyword.arg] = self._keyword_span(keyword)
+            return mapping
         return Unknown(span, f"call to {callee or 'an unknown function'}", deps)
 
     def call_dict(self, node: ast.Call, span: Span) -> Node:
