@@ -109,10 +109,18 @@ def write(folder, name, text):
     return path
 
 
+def cli_runner() -> CliRunner:
+    """A CliRunner that keeps stdout and stderr apart (click < 8.2, for Python 3.9, needs asking)."""
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:  # click >= 8.2 always keeps them apart
+        return CliRunner()
+
+
 def run(*args, env=None):
     """Invoke the CLI in-process. A crash (any exception but SystemExit) is
     re-raised so the test fails on it with its traceback."""
-    result = CliRunner().invoke(main, [str(a) for a in args], env=env)
+    result = cli_runner().invoke(main, [str(a) for a in args], env=env)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     assert "Traceback" not in result.stderr

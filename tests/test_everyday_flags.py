@@ -2,15 +2,14 @@
 
 import json
 
-from click.testing import CliRunner
 
 from batchlint.cli import main
 
-from conftest import TRL_PACKED_GROUPED, TRL_LINE, XTUNER_SP, XTUNER_SP_LINE, write
+from conftest import TRL_PACKED_GROUPED, TRL_LINE, XTUNER_SP, XTUNER_SP_LINE, write, cli_runner
 
 
 def run(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+    return cli_runner().invoke(main, [str(a) for a in args], input=input)
 
 
 def test_statistics_counts_each_rule(workdir):

@@ -5,9 +5,10 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
 
 from batchlint.cli import main
+
+from conftest import cli_runner
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,7 +19,7 @@ def at_repo_root(monkeypatch):
 
 
 def explain(*args):
-    result = CliRunner().invoke(main, ["explain", "--format", "json", *args])
+    result = cli_runner().invoke(main, ["explain", "--format", "json", *args])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -73,6 +74,6 @@ def test_unknown_world_size_says_how_to_know_it():
 
 
 def test_text_output_is_a_table():
-    result = CliRunner().invoke(main, ["explain", "examples/swift/train.sh"])
+    result = cli_runner().invoke(main, ["explain", "examples/swift/train.sh"])
     assert result.exit_code == 0
     assert "global batch (sequences/step)" in result.stdout and "128" in result.stdout

@@ -4,14 +4,13 @@ break the file is refused."""
 
 import os
 
-from click.testing import CliRunner
 
 from batchlint.cli import main
 from batchlint.document import Span
 from batchlint.fix import FileFix, _problem, apply
 from batchlint.rule import Edit
 
-from conftest import write
+from conftest import write, cli_runner
 
 XTUNER = """\
 from mmengine.dataset import DefaultSampler
@@ -38,7 +37,7 @@ DS_FIXED = DS.replace('"train_micro_batch_size_per_gpu": 4', '"train_micro_batch
 
 
 def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+    return cli_runner().invoke(main, [str(a) for a in args])
 
 
 def read(path):

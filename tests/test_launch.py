@@ -3,7 +3,7 @@ config it names, and a line that holds all settings is checked itself."""
 
 import pytest
 
-from conftest import lint_text, write
+from conftest import lint_text, write, cli_runner
 
 HF = "model_type: qwen2\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\n"
 DS = '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
@@ -157,13 +157,12 @@ def test_hydra_config_name_selects_the_megatron_trainer(repo):
 
 
 def test_a_config_and_its_launch_script_report_a_finding_once(repo):
-    from click.testing import CliRunner
-
+    
     from batchlint.cli import main
 
     write(repo, "sft.yaml", "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 1\nglobal_batch_size: 16\nsequence_parallel: true\n")
     write(repo, "sft.sh", "NPROC_PER_NODE=4 megatron sft --config sft.yaml\n")
-    result = CliRunner().invoke(main, ["--format", "json", "."])
+    result = cli_runner().invoke(main, ["--format", "json", "."])
     import json
 
     findings = json.loads(result.stdout)

@@ -12,12 +12,11 @@ import subprocess
 import tarfile
 
 import pytest
-from click.testing import CliRunner
 
 from batchlint.cli import main
 from batchlint.rules import all_rules
 
-from conftest import CORPUS, write
+from conftest import CORPUS, write, cli_runner
 
 SCHEMA_PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +24,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def schema(request):
-    cache = str(request.config.cache.mkdir("sarif-schema")) if request.config.cache else None
+    cache = getattr(request.config, "cache", None)
+    cache = str(cache.mkdir("sarif-schema")) if cache is not None else None
     folder = cache or str(request.getfixturevalue("tmp_path_factory").mktemp("sarif"))
     found = glob.glob(os.path.join(folder, "**", "sarif-2.1.0*.json"), recursive=True)
     if not found:
@@ -44,7 +44,7 @@ def schema(request):
 
 
 def sarif(*args):
-    result = CliRunner().invoke(main, ["check", "--format", "sarif", *args])
+    result = cli_runner().invoke(main, ["check", "--format", "sarif", *args])
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.stdout)
 
@@ -89,6 +89,6 @@ def test_fingerprint_survives_lines_inserted_above(tmp_path, monkeypatch):
 def test_output_file(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     target = tmp_path / "batchlint.sarif"
-    result = CliRunner().invoke(main, ["check", "--format", "sarif", "--output", str(target), "examples"])
+    result = cli_runner().invoke(main, ["check", "--format", "sarif", "--output", str(target), "examples"])
     assert result.exit_code == 1 and result.stdout == ""
     assert json.loads(target.read_text())["version"] == "2.1.0"
