@@ -134,3 +134,8 @@ class ParseError(Exception):
         self.message = message
         self.line = max(1, line)
         self.column = max(1, column)
+
+
+class LimitExceeded(ParseError):
+    """A file past one of the bounds in lint/limits.py: one BL003 diagnostic at
+    the place the bound was reached, and the file is not checked further."""
