@@ -27,6 +27,8 @@ class Settings:
     world_size: Optional[int] = None
     global_batch: Optional[int] = None
     root: str = "."  # where exclude and per-file-ignores patterns are anchored
+    # Folders outside the project that references may still resolve into (lint/project.py).
+    reference_paths: tuple = ()
     source: str = ""  # the config file, for messages
 
     def enabled(self, code: str, relpath: str) -> bool:
@@ -56,7 +58,7 @@ def _path_matches(relpath: str, pattern: str) -> bool:
     return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in relpath.split("/"))
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths"}
 
 
 def find_config(start: str) -> Optional[tuple]:
@@ -124,6 +126,8 @@ def _settings_from(table: dict, path: str) -> Settings:
     settings.select = _codes(table, "select", where)
     settings.ignore = _codes(table, "ignore", where)
     settings.exclude = tuple(_strings(table, "exclude", where))
+    settings.reference_paths = tuple(os.path.normpath(os.path.join(settings.root, p))
+                                     for p in _strings(table, "reference-paths", where))
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")

@@ -1,0 +1,119 @@
+"""The project boundary, and the one way batchlint reads a file.
+
+References between files (a linked DeepSpeed JSON, a config a launch line
+names) resolve only inside the project: the git root above each linted path,
+else the folder of the project config, else the linted paths themselves, plus
+the folders the project config adds with `reference-paths`. The check is on
+real paths, so a symlink that leaves the project is outside too. Nothing of a
+file outside reaches the output: CI annotations and job summaries are public.
+
+Only regular files are read (a FIFO would block, `/dev/zero` never ends), and
+no more than `limits.MAX_FILE_BYTES` of them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import stat
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Optional
+
+from .limits import MAX_FILE_BYTES
+
+
+class NotRegular(OSError):
+    """A FIFO, device, socket or directory where a file was expected: skipped with a notice."""
+
+
+class TooLarge(OSError):
+    """A regular file past MAX_FILE_BYTES: one BL003 diagnostic."""
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The content of the regular file at `path`; raises NotRegular, TooLarge or OSError."""
+    _require_regular(os.stat(path), path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        _require_regular(info, path)  # it may have been swapped since the stat
+        if info.st_size > limit:
+            raise TooLarge(f"{info.st_size:,} bytes, over the {limit:,}-byte bound")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"over the {limit:,}-byte bound")
+    return data
+
+
+def _require_regular(info: os.stat_result, path: str) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegular(f"not a regular file ({kind_of(info.st_mode)})")
+
+
+def kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+@dataclass(frozen=True)
+class Project:
+    """The folders whose files may be read into the output (real paths)."""
+
+    roots: tuple = ()
+
+    def contains(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
+
+
+def git_root(start: str) -> Optional[str]:
+    """The nearest folder from `start` upward that holds `.git` (a folder, or a worktree's file)."""
+    folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def find_project(paths: Iterable[str], settings) -> Project:
+    """The project of a run over `paths` with `settings` (see the module's docstring)."""
+    roots = []
+    for path in paths:
+        top = git_root(path)
+        if top is None:
+            top = settings.root if settings.source else (path if os.path.isdir(path) else os.path.dirname(path) or ".")
+        roots.append(top)
+    roots.extend(settings.reference_paths)
+    return Project(tuple(sorted({os.path.realpath(r) for r in roots})))
+
+
+_current: contextvars.ContextVar = contextvars.ContextVar("batchlint_project", default=None)
+
+
+@contextmanager
+def using(project: Project) -> Iterator[Project]:
+    """Make `project` the boundary for references read inside the block."""
+    token = _current.set(project)
+    try:
+        yield project
+    finally:
+        _current.reset(token)
+
+
+def current() -> Optional[Project]:
+    return _current.get()
+
+
+def may_read(path: str) -> bool:
+    """Whether a reference to `path` may be followed: inside the current project (any path
+    when no project is set: a library caller that chose no boundary)."""
+    project = current()
+    return project is None or project.contains(path)
