@@ -38,12 +38,14 @@ def main():
 @click.option("-w", "--world-size", type=click.IntRange(min=1), help="GPUs of the job (W), for checks that need it.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch (sequences per optimizer step) you mean to train with.")
 @click.option("--format", "fmt", type=click.Choice(["text", "github", "json", "sarif"]), default="text", show_default=True)
-@click.option("--output", "output", type=click.Path(dir_okay=False, writable=True, path_type=str),
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=str),
               help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated; replaces the config's).")
 @click.option("--ignore", multiple=True, help="Skip these codes or prefixes (comma-separated; adds to the config's).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use instead of the nearest pyproject.toml/batchlint.toml.")
 @click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True,
+              help="Skip files that .gitignore and .git/info/exclude ignore.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings.")
 @click.option("--show-source", is_flag=True, help="Show the line of each finding under it (text output).")
@@ -51,18 +53,22 @@ def main():
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), help="Report only findings this baseline file does not record.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), help="Record today's findings in this file and exit 0.")
 @click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes findings offer, then report what is left.")
-@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (also with --fix).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
 @click.option("--cache-dir", envvar="BATCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=str),
               help="Keep results here and reuse them while files are unchanged (opt-in; env BATCHLINT_CACHE_DIR).")
-def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, exit_zero,
-          statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs, cache_dir):
+@click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error.")
+def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, respect_gitignore,
+          exit_zero, statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs,
+          cache_dir, verbose):
     """Lint the training configs under PATHS (default: the current folder)."""
     from . import baseline as baselines
-    from .config import ConfigError, load_settings, parse_codes
+    from . import run as runs
+    from .config import ConfigError, load_settings, parse_codes, unknown_codes
     from .engine import Options
     from .fingerprint import SourceLines
     from .report import Summary, render, statistics_table
+    from batchlint.rules import known_codes
 
     try:
         settings = load_settings(config_path)
@@ -71,6 +77,7 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
             select=parse_codes(select, "--select") or settings.select,
             ignore=settings.ignore + parse_codes(ignore, "--ignore"),
         )
+        unknown_codes(settings, known_codes())
         known = baselines.load(baseline) if baseline else None
     except ConfigError as exc:
         _fail(str(exc))
@@ -78,73 +85,80 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     stdin_text = None
     if stdin_filename:
         stdin_text = sys.stdin.buffer.read()
-        files, results = [stdin_filename], _lint_stdin(stdin_filename, stdin_text, settings, options)
-    else:
-        files, results = _lint_paths(paths, settings, options, force_exclude, jobs, cache_dir)
 
-    if (apply_fixes or show_diff) and not stdin_filename:
-        if _fix(results, settings, options, write=apply_fixes) and show_diff:
-            sys.exit(1)  # like ruff --diff: fixes are pending
+    def lint():
+        if stdin_text is not None:
+            return runs.lint_text(stdin_filename, stdin_text, settings, options)
+        return runs.lint_paths(paths, settings, options, force_exclude=force_exclude,
+                               respect_gitignore=respect_gitignore, jobs=jobs or 0, cache_dir=cache_dir or "")
+
+    run = lint()
+    if (apply_fixes or show_diff) and stdin_text is None:
+        changed = _fix(run, paths, settings, options, write=apply_fixes and not show_diff)
         if show_diff:
-            sys.exit(0)
-        files, results = _lint_paths(paths, settings, options, force_exclude, jobs, cache_dir)  # what is left
-    errors = [r.error for r in results if r.error]
-    for error in errors:
-        click.echo(f"batchlint: error: {error}", err=True)
-    diagnostics = _unique(d for r in results for d in r.diagnostics)
-    lines = SourceLines({results[0].path: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
+            _report_problems(run, verbose)
+            sys.exit(2 if run.errors else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
+        if changed:
+            run = lint()  # what is left
+    _report_problems(run, verbose)
+    diagnostics = run.diagnostics
+    lines = SourceLines({run.files[0]: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
     if write_baseline:
         try:
             baselines.write(write_baseline, diagnostics, lines)
-        except ConfigError as exc:
+        except (ConfigError, OSError) as exc:
             _fail(str(exc))
         click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
-        sys.exit(2 if errors else 0)
+        sys.exit(2 if run.errors else 0)
     if known is not None:
         diagnostics = baselines.new_findings(diagnostics, known, lines)
-    summary = Summary(files=len(files), configs=sum(1 for r in results if r.framework), unreadable=len(errors))
-    if not files:  # on stderr, so it never mixes into json or github output
-        click.echo("batchlint: warning: no Python, YAML, TOML or JSON files found", err=True)
+    summary = Summary(files=len(run.files), configs=run.configs, unreadable=len(run.errors))
+    if not run.files and not run.errors:  # on stderr, so it never mixes into json or github output
+        click.echo("batchlint: warning: no Python, YAML, TOML, JSON or shell files found", err=True)
     color = fmt == "text" and not output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     if statistics:
         report = statistics_table(diagnostics, color=color)
     else:
         report = render(fmt, diagnostics, summary, color=color, source=lines if show_source else None)
     _write(report, output)
-    if errors:
-        sys.exit(2)
-    sys.exit(0 if exit_zero or not diagnostics else 1)
+    sys.exit(runs.exit_code(run, diagnostics, exit_zero))
 
 
-def _lint_paths(paths, settings, options, force_exclude, jobs, cache_dir=None):
-    from .discover import MissingPath, discover
-    from .parallel import lint_files
-    from batchlint.rules import RULES
+def _report_problems(run, verbose: bool) -> None:
+    """Notices and errors on stderr: one line each, after linting everything that could be."""
+    from .report import printable
 
-    try:
-        files = list(discover(list(paths) or ["."], settings, force_exclude))
-    except MissingPath as exc:
-        _fail(f"no such file or directory: {exc}")
-    return files, lint_files(files, settings, options, RULES, jobs or 0, cache_dir or "")
+    for notice in run.notices:
+        click.echo(printable(f"batchlint: notice: {notice}"), err=True)
+    for error in run.errors:
+        hint = " (run with --verbose for the traceback)" if "internal error" in error and not verbose else ""
+        click.echo(printable(f"batchlint: error: {error}{hint}"), err=True)
+    if verbose:
+        for trace in run.tracebacks:
+            click.echo(trace, err=True)
 
 
-def _fix(results, settings, options, write: bool) -> int:
-    """Apply (or, without `write`, print as a diff) every fix; returns how many files change."""
-    from .engine import lint_file
-    from .fix import fix, write as write_file
-    from batchlint.rules import RULES
+def _fix(run, paths, settings, options, write: bool) -> int:
+    """Apply (or, without `write`, print as a diff) every fix until none is left; returns how many files change."""
+    from . import run as runs
+    from .fix import fix_until_stable
+    from .project import overlaid
 
-    def relint(path, text):
-        return lint_file(path, settings, options, RULES, raw=text.encode("utf-8")).diagnostics
+    def lint(overlay: dict) -> tuple:
+        with overlaid(overlay):
+            again = runs.lint_paths(paths, settings, options, jobs=1) if overlay else run
+        digests = {}
+        for result in again.results:
+            digests.update(result.reads)
+        return again.diagnostics, digests
 
     changed = 0
-    for result in fix(_unique(d for r in results for d in r.diagnostics), relint):
+    for result in fix_until_stable(lint, write=write):
         if result.refused:
             click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
         elif result.after != result.before:
             changed += 1
             if write:
-                write_file(result)
                 fixed = ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(result.codes.items()))
                 click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
             else:
@@ -152,20 +166,17 @@ def _fix(results, settings, options, write: bool) -> int:
     return changed
 
 
-def _lint_stdin(filename, raw, settings, options):
-    from .engine import lint_file
-    from batchlint.rules import RULES
-
-    return [lint_file(filename, settings, options, RULES, raw=raw)]
-
-
 def _write(report: str, output):
+    from .report import without_surrogates
+
+    report = without_surrogates(report)  # fields were made printable by each reporter
     if not output:
         click.echo(report, nl=False)
         return
+    from .atomic import write_atomic
+
     try:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(report)
+        write_atomic(output, report)
     except OSError as exc:
         _fail(f"cannot write {output}: {exc.strerror or exc}")
 
@@ -217,19 +228,6 @@ def rule(code, show_all):
     scope = ", ".join(found.frameworks) if found.frameworks else "every framework"
     click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {scope}.\n")
     click.echo(found.documentation)
-
-
-def _unique(diagnostics) -> list:
-    """One finding per code and place: a config linted on its own and again through
-    the launch script that names it reports once (the first, launch context first
-    when the script sorts first)."""
-    seen, kept = set(), []
-    for d in diagnostics:
-        key = (d.code, d.path, d.span.line, d.span.column)
-        if key not in seen:
-            seen.add(key)
-            kept.append(d)
-    return kept
 
 
 def _fail(message: str):

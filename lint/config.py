@@ -32,9 +32,10 @@ class Settings:
     source: str = ""  # the config file, for messages
 
     def enabled(self, code: str, relpath: str) -> bool:
-        if self.select and not code_matches(code, self.select):
-            return False
-        if code_matches(code, self.ignore):
+        """The most specific selector decides, as in ruff: `select BL101, ignore BL1`
+        keeps BL101; at equal specificity ignore wins. No select means every code."""
+        chosen = specificity(code, self.select) if self.select else 0
+        if chosen < 0 or specificity(code, self.ignore) >= chosen:
             return False
         for pattern, codes in self.per_file_ignores.items():
             if _path_matches(relpath, pattern) and code_matches(code, codes):
@@ -48,6 +49,21 @@ class Settings:
         """A path relative to the config's folder, with forward slashes."""
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.root))
         return rel.replace(os.sep, "/")
+
+
+def specificity(code: str, selectors) -> int:
+    """How specific the most specific selector naming `code` is (ALL: 0, BL1: 3), -1 if none."""
+    return max((0 if s == "ALL" else len(s) for s in selectors if s == "ALL" or code.startswith(s)), default=-1)
+
+
+def unknown_codes(settings: "Settings", known: set) -> None:
+    """Raise ConfigError for a selector that names no rule: a typo would silently
+    select nothing (or ignore nothing)."""
+    for field_name, selectors in (("select", settings.select), ("ignore", settings.ignore),
+                                  *(("per-file-ignores", codes) for codes in settings.per_file_ignores.values())):
+        for selector in selectors:
+            if selector != "ALL" and not any(code.startswith(selector) for code in known):
+                raise ConfigError(f"{field_name}: {selector!r} names no rule (`batchlint rule --all` lists them)")
 
 
 def _path_matches(relpath: str, pattern: str) -> bool:

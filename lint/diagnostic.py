@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -30,3 +31,16 @@ class Diagnostic:
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.line, self.span.column, self.code)
+
+
+_LONG_NUMBER = re.compile(r"\d{41,}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_MESSAGE = 2_000
+
+
+def clean_text(text: str) -> str:
+    """A message fit for any output: long digit runs abbreviated (a config may hold a
+    number with thousands of digits), lone surrogates replaced, the length bounded."""
+    text = _LONG_NUMBER.sub(lambda m: f"{m.group()[:6]}...({len(m.group())} digits)", text)
+    text = _SURROGATE.sub("\ufffd", text)
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "..."

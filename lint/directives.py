@@ -23,6 +23,8 @@ _COMMENT = re.compile(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
 # A value is a comma-separated list, with or without spaces after the commas.
 _ITEM = re.compile(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;,]*(?:\s*,\s*[^\s;,]+)*))?")
 CODES = re.compile(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
+# ASCII digits only (`"²".isdigit()` is true), and few enough to stay a count of GPUs.
+_WHOLE = re.compile(r"[0-9]{1,9}")
 
 
 @dataclass
@@ -42,11 +44,14 @@ def code_matches(code: str, selectors) -> bool:
     return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
-def parse(text: str) -> Directives:
+def parse(text: str, known: frozenset = frozenset()) -> Directives:
+    """The directives of `text`. A comment with any problem applies none of its
+    items: `disable BL501` (no `=`) must not silently disable everything.
+    `known`: the codes a `disable` may name (empty: any code of the right shape)."""
     found = Directives()
     if "batchlint:" not in text:
         return found
-    lines = text.splitlines()
+    lines = text.split("\n")  # the line numbering every reader shares for comments
     for index, line in enumerate(lines):
         match = _COMMENT.search(line)
         if not match:
@@ -55,10 +60,33 @@ def parse(text: str) -> Directives:
         standalone = not line[: match.start()].strip()
         target = _next_code_line(lines, index) if standalone else number
         body_start = match.start("body")
+        comment = Directives()
         for item in _ITEM.finditer(match.group("body")):
             span = Span(number, body_start + item.start() + 1, number, body_start + item.end() + 1)
-            _apply(found, item.group("key").lower(), item.group("value"), span, target)
+            _apply(comment, item.group("key").lower(), item.group("value"), span, target, known)
+        _check_codes_follow_equals(comment, match.group("body"), number, body_start)
+        if comment.problems:
+            found.problems.extend(comment.problems)
+            continue
+        found.file_disabled |= comment.file_disabled
+        for line_number, codes in comment.line_disabled.items():
+            found.line_disabled.setdefault(line_number, set()).update(codes)
+        found.world_size = comment.world_size or found.world_size
+        found.global_batch = comment.global_batch or found.global_batch
     return found
+
+
+_BARE_CODES = re.compile(r"\b(disable(?:-file)?)\s+((?:BL\d*|ALL)\b(?:\s*,\s*(?:BL\d*|ALL)\b)*)", re.IGNORECASE)
+
+
+def _check_codes_follow_equals(comment: Directives, body: str, number: int, body_start: int) -> None:
+    """`disable BL501` reads as `disable` (every code) and an unknown directive `BL501`:
+    say what was meant instead of the two confusing problems."""
+    match = _BARE_CODES.search(body)
+    if match:
+        span = Span(number, body_start + match.start() + 1, number, body_start + match.end() + 1)
+        comment.problems[:] = [(span, f"'{match.group(1)} {match.group(2)}' needs '=': write "
+                                      f"'{match.group(1)}={match.group(2).replace(' ', '')}'")]
 
 
 def _next_code_line(lines: list, index: int) -> int:
@@ -69,7 +97,7 @@ def _next_code_line(lines: list, index: int) -> int:
     return index + 1
 
 
-def _apply(found: Directives, key: str, value: Optional[str], span: Span, target: int) -> None:
+def _apply(found: Directives, key: str, value: Optional[str], span: Span, target: int, known: frozenset) -> None:
     if key in ("disable", "disable-file"):
         if value == "":
             found.problems.append((span, f"'{key}=' needs codes, as in '{key}=BL101' (or '{key}' alone for every code)"))
@@ -78,13 +106,17 @@ def _apply(found: Directives, key: str, value: Optional[str], span: Span, target
         bad = sorted(c for c in codes if not CODES.match(c))
         if bad:
             found.problems.append((span, f"'{', '.join(bad)}' is not a rule code or prefix (like BL101 or BL1)"))
-            codes -= set(bad)
+            return
+        unknown = sorted(c for c in codes if known and c != "ALL" and not any(k.startswith(c) for k in known))
+        if unknown:
+            found.problems.append((span, f"'{', '.join(unknown)}' names no rule (`batchlint rule --all` lists them)"))
+            return
         if key == "disable-file":
             found.file_disabled |= codes
         else:
             found.line_disabled.setdefault(target, set()).update(codes)
     elif key in ("world-size", "global-batch"):
-        if value is None or not value.isdigit() or int(value) < 1:
+        if value is None or not _WHOLE.fullmatch(value) or int(value) < 1:
             found.problems.append((span, f"{key} needs a positive whole number, as in '{key}=8'"))
         elif key == "world-size":
             found.world_size = (int(value), span)

@@ -7,15 +7,19 @@ format, and runs every rule whose framework matches the plan.
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 from . import directives as directive_parser
-from . import launch, reads
+from . import launch, project, reads
 from .config import Settings
-from .diagnostic import Diagnostic
-from .discover import display_path
-from .document import Document, ParseError, Span
+from .diagnostic import Diagnostic, clean_text
+from .discover import display_path, is_run_artifact
+from .document import Document, LimitExceeded, ParseError, Span
 from .frameworks import for_format, markers_for
 from .frameworks.facts import Outside
 from .plan import Fact
@@ -25,6 +29,11 @@ from .sources.shell import is_shell_script
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
+PAST_LIMIT = ("BL003", "past-reading-limit")
+
+# A safety net behind the readers' own bounds: a file that still takes this long
+# is reported as an internal error instead of holding up the run.
+FILE_SECONDS = 20
 
 
 @dataclass
@@ -35,6 +44,8 @@ class Options:
     global_batch: Optional[int] = None
     # `explain -w 8 -w 16` asks "what if": the given W beats the launch line's.
     world_size_wins: bool = False
+    # Where references may resolve (lint/project.py); None: found from each file linted.
+    project: Optional[project.Project] = None
 
 
 @dataclass
@@ -42,29 +53,82 @@ class FileResult:
     path: str
     diagnostics: list = field(default_factory=list)
     framework: Optional[str] = None  # None: not a training config
-    error: Optional[str] = None  # unreadable: the CLI exits 2
+    error: Optional[str] = None  # not linted (unreadable, or an internal error): the CLI exits 2
+    notices: list = field(default_factory=list)  # skipped or not followed, for stderr
+    reads: dict = field(default_factory=dict)  # every file read: absolute path -> sha256 (lint/reads.py)
+    traceback: Optional[str] = None  # of an internal error, shown with --verbose
+
+
+class TimeLimit(Exception):
+    pass
 
 
 def lint_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> FileResult:
-    """Lint the file at `path` (or `raw`, its content given another way: an editor's buffer)."""
+    """Lint the file at `path` (or `raw`, its content given another way: an editor's buffer).
+    Never raises: whatever goes wrong is this file's result, so no other file's findings are lost."""
     shown = display_path(path)
     result = FileResult(shown)
-    try:
-        checker = check_file(path, settings, options, rules, raw)
-    except OSError as exc:
-        result.error = f"cannot read {shown}: {exc.strerror or exc}"
-        return result
-    result.framework = checker.framework
-    result.diagnostics = sorted(set(checker.diagnostics), key=Diagnostic.sort_key)
+    boundary = options.project or project.find_project([path], settings)
+    with reads.tracking() as touched, project.using(boundary):
+        try:
+            with _time_limit(FILE_SECONDS):
+                checker = check_file(path, settings, options, rules, raw)
+            result.framework = checker.framework
+            result.diagnostics = sorted(set(checker.diagnostics), key=Diagnostic.sort_key)
+        except project.NotRegular as exc:
+            reads.notice(f"skipped {shown}: {exc}")
+        except OSError as exc:
+            result.error = f"cannot read {shown}: {exc.strerror or exc}"
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: B036 - a defect of ours must not end the run
+            why = "took longer than the per-file limit" if isinstance(exc, TimeLimit) else f"{type(exc).__name__}: {exc}"
+            result.error = f"internal error while linting {shown}: {_short(why)}"
+            result.traceback = traceback.format_exc()
+            result.diagnostics = []
+    result.notices = list(touched.notices)
+    result.reads = dict(touched.paths)
     return result
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+@contextmanager
+def _time_limit(seconds: int) -> Iterator[None]:
+    """Raise TimeLimit in this thread after `seconds` (main thread of a process only,
+    where signals arrive; elsewhere, and when a limit is already running, no limit)."""
+    usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if not usable or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeLimit()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> "_Checker":
     """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
-    if raw is None:
-        with open(path, "rb") as handle:
-            raw = handle.read()
     checker = _Checker(settings, options, rules)
+    if is_run_artifact(path):
+        reads.notice(f"skipped {display_path(path)}: written by a training run, not a config")
+        return checker
+    if raw is None:
+        try:
+            raw = project.read_bytes(path)
+        except project.TooLarge as exc:
+            checker.emit(display_path(path), *PAST_LIMIT, "warning", f"not checked: the file has {exc}",
+                         Span.point(1), fix="lint the config, not a data file; or split it")
+            return checker
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
     markers = launch.MARKERS if fmt == "shell" else markers_for(fmt) if fmt else ()
     if not any(marker in raw for marker in markers):
@@ -92,6 +156,7 @@ class _Checker:
 
     def __init__(self, settings: Settings, options: Options, rules: tuple):
         self.settings, self.options, self.rules = settings, options, rules
+        self.known = frozenset(r.code for r in rules) | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0]}
         self.diagnostics: list = []
         self.plans: list = []  # (the launch that applied, if any; TrainingPlan), for `explain`
         self.framework: Optional[str] = None
@@ -104,8 +169,10 @@ class _Checker:
         found = self.directives.get(where)
         if found is not None and code != BAD_DIRECTIVE[0] and found.suppresses(code, span.line):
             return
-        self.diagnostics.append(Diagnostic(code, name, severity, message, where, span._replace(path=None), framework, fix,
-                                           related, edits))
+        related = tuple(r if r.message == clean_text(r.message) else Related(clean_text(r.message), r.span, r.path)
+                        for r in related)
+        self.diagnostics.append(Diagnostic(code, name, severity, clean_text(message), where, span._replace(path=None),
+                                           framework, clean_text(fix) if fix else fix, related, edits))
 
     def load(self, path: str, raw: bytes, fmt: str) -> Optional[_Source]:
         """Decode and parse; a file that fails becomes a BL001 diagnostic."""
@@ -118,13 +185,17 @@ class _Checker:
                       f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
                       Span.point(line), fix="save the file as UTF-8")
             return None
-        found = directive_parser.parse(text) if fmt != "json" else directive_parser.Directives()
+        found = directive_parser.parse(text, self.known) if fmt != "json" else directive_parser.Directives()
         self.directives[shown] = found
         for span, problem in found.problems:
             self.emit(shown, *BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
                       fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
         try:
             document = read(shown, text, fmt)
+        except LimitExceeded as exc:
+            self.emit(shown, *PAST_LIMIT, "warning", f"not checked: {exc.message}", Span.point(exc.line, exc.column),
+                      fix="simplify the file, or exclude it if it is not a training config")
+            return None
         except ParseError as exc:
             self.emit(shown, *PARSE_ERROR, "error", exc.message, Span.point(exc.line, exc.column), fix="correct the syntax")
             return None
@@ -190,7 +261,7 @@ class _Checker:
             with_w = f" with W={line.world_size.value}" if line.world_size else ""
             note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),)
             for word in line.configs:
-                config = self.linked_config(word, base)
+                config = self.linked_config(word, base, source.path)
                 if config is not None:
                     config.document.launched_by = line.framework
                     launch.apply_overrides(config.document, line.overrides, source.path)
@@ -199,7 +270,7 @@ class _Checker:
                 inline = launch.inline_document(line, source.path, source.document.text)
                 self.config(_Source(source.path, inline, source.directives), outside)
 
-    def linked_config(self, word, base: str) -> Optional[_Source]:
+    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
         """The config file a launch line names, if it can be found and read."""
         if not word.known:
             return None
@@ -208,9 +279,12 @@ class _Checker:
             fmt = format_of(candidate)
             reads.record(candidate)  # even when missing: creating it changes the result
             if fmt and os.path.isfile(candidate):
+                if not project.may_read(candidate):
+                    reads.notice(f"{script_path}:{word.span.line}: `{word.value}` resolves outside "
+                                 "the project; not read (widen it with `reference-paths` in the project config)")
+                    return None
                 try:
-                    with open(candidate, "rb") as handle:
-                        raw = handle.read()
+                    raw = project.read_bytes(candidate)
                 except OSError:
                     return None
                 return self.load(candidate, raw, fmt)

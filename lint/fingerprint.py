@@ -28,4 +28,5 @@ class SourceLines:
 def fingerprint(diagnostic, lines: SourceLines) -> str:
     """The code, the path and the whitespace-folded text of the line: not the line number."""
     text = " ".join(lines.line(diagnostic.path, diagnostic.span.line).split())
-    return hashlib.sha256(f"{diagnostic.code}\0{diagnostic.path}\0{text}".encode("utf-8")).hexdigest()[:32]
+    key = f"{diagnostic.code}\0{diagnostic.path}\0{text}".encode("utf-8", "surrogateescape")  # undecodable names
+    return hashlib.sha256(key).hexdigest()[:32]

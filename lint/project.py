@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Optional
 
-from .limits import MAX_FILE_BYTES
+from . import limits, reads
 
 
 class NotRegular(OSError):
@@ -31,8 +31,20 @@ class TooLarge(OSError):
     """A regular file past MAX_FILE_BYTES: one BL003 diagnostic."""
 
 
-def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The content of the regular file at `path`; raises NotRegular, TooLarge or OSError."""
+def read_bytes(path: str, limit: Optional[int] = None) -> bytes:
+    """The content of the regular file at `path` (or its overlay: `--fix` re-lints
+    text it has not written); raises NotRegular, TooLarge or OSError. Every read is
+    recorded with its digest, for the cache and for `--fix`'s check that a file
+    did not change between linting and writing."""
+    overlay = _overlay.get()
+    data = overlay.get(os.path.realpath(path)) if overlay else None
+    if data is None:
+        data = _read_regular(path, limits.MAX_FILE_BYTES if limit is None else limit)
+    reads.record(path, data)
+    return data
+
+
+def _read_regular(path: str, limit: int) -> bytes:
     _require_regular(os.stat(path), path)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as handle:
@@ -93,6 +105,19 @@ def find_project(paths: Iterable[str], settings) -> Project:
         roots.append(top)
     roots.extend(settings.reference_paths)
     return Project(tuple(sorted({os.path.realpath(r) for r in roots})))
+
+
+_overlay: contextvars.ContextVar = contextvars.ContextVar("batchlint_overlay", default=None)
+
+
+@contextmanager
+def overlaid(texts: dict) -> Iterator[None]:
+    """Inside the block, `read_bytes` of a path in `texts` (real path -> bytes) gives that content."""
+    token = _overlay.set({os.path.realpath(p): data for p, data in texts.items()})
+    try:
+        yield
+    finally:
+        _overlay.reset(token)
 
 
 _current: contextvars.ContextVar = contextvars.ContextVar("batchlint_project", default=None)

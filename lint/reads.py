@@ -5,6 +5,7 @@ project, a FIFO skipped), which the CLI prints on stderr."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,16 +14,21 @@ from typing import Iterator, Optional
 
 @dataclass
 class Touched:
-    paths: set = field(default_factory=set)
+    paths: dict = field(default_factory=dict)  # absolute path -> sha256 of the bytes read ("" if not read)
     notices: list = field(default_factory=list)
 
 
 _log: Optional[Touched] = None
 
 
-def record(path: str) -> None:
+def record(path: str, data: Optional[bytes] = None) -> None:
+    """`path` was read (its bytes given) or looked for (None: creating it changes the result)."""
     if _log is not None:
-        _log.paths.add(os.path.abspath(path))
+        _log.paths.setdefault(os.path.abspath(path), digest(data) if data is not None else "")
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def notice(message: str) -> None:

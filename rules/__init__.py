@@ -2,7 +2,7 @@
 
 Adding a rule is adding one module; `tests/test_registry.py` keeps codes and
 names unique and the documentation complete. Engine codes (BL001
-parse-error, BL002 invalid-directive) live in the engine; `ENGINE_RULES`
+parse-error, BL002 invalid-directive, BL003 past-reading-limit) live in the engine; `ENGINE_RULES`
 documents them alongside.
 """
 
@@ -79,11 +79,49 @@ ENGINE_RULES = (
         ```
         """,
     ),
+    Rule(
+        code="BL003",
+        name="past-reading-limit",
+        severity="warning",
+        summary="a file past one of batchlint's reading bounds, so not checked",
+        check=_no_check,
+        doc="""
+        ## What it does
+        Reports a file that batchlint stopped reading because it passed one of
+        the bounds that keep every run fast and small (the README lists them):
+        more than 4 MiB, too many YAML nodes or aliases, nesting deeper than
+        any config needs, a TOML key with thousands of parts. The message
+        names the bound.
+
+        ## Why is this bad?
+        Nothing in the file was checked. Real training configs stay far below
+        every bound, so such a file is usually data or generated (exclude it),
+        or built to exhaust the tools that read it.
+
+        ## Example
+        ```yaml
+        a: &a [x, x, x, x, x, x, x, x, x, x]
+        b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+        c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+        # ... nine more levels: a billion nodes from a few lines
+        ```
+
+        ## Use instead
+        ```yaml
+        per_device_train_batch_size: 2
+        ```
+        """,
+    ),
 )
 
 
 def all_rules() -> tuple:
     return ENGINE_RULES + RULES
+
+
+def known_codes() -> set:
+    """Every code `--select`, `--ignore` and directives may name."""
+    return {rule.code for rule in all_rules()}
 
 
 def find(code: str):

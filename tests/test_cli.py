@@ -132,14 +132,14 @@ def test_unreadable_file_exits_2_and_the_rest_is_still_linted(workdir):
 def test_unreadable_file_even_as_root(workdir, monkeypatch):
     """The same path, with the permission error simulated so it runs as root too."""
     secret = os.path.abspath(_unreadable_run(workdir))
-    real_open = builtins.open
+    real_open = os.open
 
     def guarded_open(file, *args, **kwargs):
         if isinstance(file, str) and os.path.abspath(file) == secret:
             raise PermissionError(13, "Permission denied", file)
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "open", guarded_open)
+    monkeypatch.setattr(os, "open", guarded_open)
     result = run(".")
     _assert_unreadable_reported(result, "Permission denied")
 

@@ -281,8 +281,8 @@ def test_step_summary_gets_the_full_table(workdir, monkeypatch):
     assert "| Severity | Code | Location | Message |" in table
     rows = [line for line in table.splitlines() if line.startswith("| error") or line.startswith("| warning")]
     assert len(rows) == 24
-    assert rows[0].startswith(f"| error | BL102 global-batch-mismatch | `ds00.json:{DS_LINE}:")
-    assert rows[-1].startswith(f"| warning | BL301 packing-with-length-grouping | `trl11.yaml:{TRL_LINE}:")
+    assert rows[0].startswith(f"| error | BL102 global-batch-mismatch | <code>ds00.json:{DS_LINE}:")
+    assert rows[-1].startswith(f"| warning | BL301 packing-with-length-grouping | <code>trl11.yaml:{TRL_LINE}:")
     assert "24 findings" in table
 
 
@@ -316,4 +316,4 @@ def test_github_as_subprocess_with_step_summary(tmp_path):
     assert proc.returncode == 1
     assert [line.split(" ", 1)[0] for line in proc.stdout.splitlines()] == ["::error", "::warning"]
     assert "file=configs/ds.json," in proc.stdout
-    assert "`configs/trl.yaml:" in summary.read_text()
+    assert "<code>configs/trl.yaml:" in summary.read_text()

@@ -15,12 +15,11 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-from .. import reads
+from .. import project, reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
 from ..sources import format_of, read
 
-MAX_BYTES = 1 << 20  # a DeepSpeed config is a few kB; anything larger is not one
 _ROOT_MARKERS = ("pyproject.toml", ".git")
 
 
@@ -39,6 +38,10 @@ def deepspeed_config(doc: Document) -> Optional[LinkedConfig]:
     if not isinstance(reference, Scalar) or not isinstance(reference.value, str):
         return None
     path = resolve(reference.value.strip(), os.path.abspath(doc.path))
+    if path and not project.may_read(path):
+        reads.notice(f"{doc.path}:{reference.span.line}: `deepspeed: {reference.value.strip()}` resolves outside "
+                     "the project; not read (widen it with `reference-paths` in the project config)")
+        return None
     linked = _read(path) if path else None
     if linked is None:
         return None
@@ -71,26 +74,22 @@ _cache: dict = {}
 
 
 def _read(path: str) -> Optional[Document]:
-    """The file as a Document, memoised per file version; None if unreadable."""
-    reads.record(path)
+    """The file as a Document, memoised per content; None if unreadable."""
     try:
-        stat = os.stat(path)
+        raw = project.read_bytes(path)
     except OSError:
+        reads.record(path)
         return None
-    key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
+    key = (os.path.realpath(path), reads.digest(raw))
     if key not in _cache:
         if len(_cache) >= 256:
             _cache.clear()
-        _cache[key] = _load(path, stat.st_size)
+        _cache[key] = _load(path, raw)
     return _cache[key]
 
 
-def _load(path: str, size: int) -> Optional[Document]:
-    if size > MAX_BYTES:
-        return None
+def _load(path: str, raw: bytes) -> Optional[Document]:
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8-sig")
-        return read(display_path(path), text, "json")
-    except (OSError, UnicodeDecodeError, ParseError):
+        return read(display_path(path), raw.decode("utf-8-sig"), "json")
+    except (UnicodeDecodeError, ParseError):
         return None

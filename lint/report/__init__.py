@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 FORMATS = ("text", "github", "json", "sarif")
 
 
@@ -35,3 +37,24 @@ class Summary:
         self.files = files
         self.configs = configs
         self.unreadable = unreadable
+
+
+# C0 and C1 controls, DEL, and the bidirectional overrides and isolates that can
+# make a terminal show other text than the file holds ("Trojan source").
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str, keep_lines: bool = False) -> str:
+    """`text` safe to print: control characters out (tabs and, with `keep_lines`,
+    line ends kept; else a line end becomes a space), lone surrogates (from
+    undecodable file names) shown as U+FFFD."""
+    if not keep_lines:
+        text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    text = _SURROGATES.sub("\ufffd", text)
+    return _CONTROLS.sub("", text) if keep_lines else _CONTROLS.sub("", text.replace("\t", " "))
+
+
+def without_surrogates(text: str) -> str:
+    """Lone surrogates (from undecodable file names) as U+FFFD, so any output encodes."""
+    return _SURROGATES.sub("\ufffd", text)

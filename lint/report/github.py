@@ -6,16 +6,19 @@ also goes to $GITHUB_STEP_SUMMARY when that is set.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 
 from ..diagnostic import SEVERITY_ORDER
 from ..discover import display_path
+from . import printable
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text, keep_lines=True).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
@@ -45,10 +48,24 @@ def annotation(d) -> str:
 def render(diagnostics: list, summary) -> str:
     ordered = sorted(diagnostics, key=lambda d: (SEVERITY_ORDER.get(d.severity, 9),) + d.sort_key())
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    warning = ""
     if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown_table(ordered, summary))
-    return "".join(annotation(d) + "\n" for d in ordered)
+        try:
+            with open(step_summary, "a", encoding="utf-8") as handle:
+                handle.write(markdown_table(ordered, summary))
+        except OSError as exc:  # the annotations matter more than the summary
+            warning = f"::warning title=batchlint::{escape_data(f'cannot write the job summary: {exc.strerror or exc}')}\n"
+    return warning + "".join(annotation(d) + "\n" for d in ordered)
+
+
+# Markdown's inline punctuation, escaped so a config's text cannot become a
+# link, an image, emphasis or a table cell in a public job summary.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+def markdown_text(text: str) -> str:
+    """Config text as literal text in GitHub-flavoured Markdown (HTML escaped too)."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(printable(text), quote=True))
 
 
 def markdown_table(diagnostics: list, summary) -> str:
@@ -60,6 +77,6 @@ def markdown_table(diagnostics: list, summary) -> str:
         return head
     rows = ["| Severity | Code | Location | Message |", "| --- | --- | --- | --- |"]
     for d in diagnostics:
-        text = d.text.replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| {d.severity} | {d.code} {d.name} | `{repo_path(d.path)}:{d.span.line}:{d.span.column}` | {text} |")
+        where = markdown_text(f"{repo_path(d.path)}:{d.span.line}:{d.span.column}")
+        rows.append(f"| {d.severity} | {d.code} {d.name} | <code>{where}</code> | {markdown_text(d.text)} |")
     return head + "\n".join(rows) + "\n\n"

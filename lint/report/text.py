@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from . import printable
+
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"
 
@@ -11,23 +13,23 @@ _BOLD, _RESET = "\033[1m", "\033[0m"
 def render(diagnostics: list, summary, color: bool = False, source=None) -> str:
     lines = []
     for d in diagnostics:
-        where = f"{d.path}:{d.span.line}:{d.span.column}:"
+        where = printable(f"{d.path}:{d.span.line}:{d.span.column}:")
         severity = f"[{d.severity}]"
         if color:
             where = _BOLD + where + _RESET
             severity = _COLORS.get(d.severity, "") + severity + _RESET
-        lines.append(f"{where} {d.code} {severity} {d.text}")
+        lines.append(f"{where} {d.code} {severity} {printable(d.text)}")
         if source is not None:
             lines.extend(_snippet(d, source))
         for related in d.related:
-            lines.append(f"    {related.path}:{related.span.line}:{related.span.column}: note: {related.message}")
+            lines.append(printable(f"    {related.path}:{related.span.line}:{related.span.column}: note: {related.message}"))
     lines.append(_summary(diagnostics, summary))
     return "\n".join(lines) + "\n"
 
 
 def _snippet(d, source) -> list:
     """The finding's line, with carets under its span (ruff's --show-source)."""
-    text = source.line(d.path, d.span.line).expandtabs(1)
+    text = printable(source.line(d.path, d.span.line).expandtabs(1))
     if not text:
         return []
     start = d.span.column - 1

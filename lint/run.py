@@ -1,0 +1,109 @@
+"""One run over many paths, shared by the command line and any other front end:
+discovery, linting (in workers, through the cache), one deterministic list of
+findings, and what could not be linted. Front ends only print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .config import Settings
+from .diagnostic import Diagnostic
+from .engine import FileResult, Options
+
+
+@dataclass
+class Run:
+    files: list = field(default_factory=list)  # what was linted, as discovered
+    results: list = field(default_factory=list)  # FileResult per file
+    diagnostics: list = field(default_factory=list)  # deduplicated, in a total order
+    notices: list = field(default_factory=list)  # skipped files, references not followed
+    errors: list = field(default_factory=list)  # paths that could not be linted: exit 2
+    tracebacks: list = field(default_factory=list)  # of internal errors, for --verbose
+
+    @property
+    def configs(self) -> int:
+        return sum(1 for r in self.results if r.framework)
+
+
+def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclude: bool = False,
+               respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
+    """Discover and lint `paths` (default: the current folder)."""
+    from batchlint.rules import RULES
+
+    from .discover import discover
+    from .parallel import lint_files
+    from .project import find_project
+
+    paths = list(paths) or ["."]
+    boundary = options.project or find_project(paths, settings)
+    options = Options(**{**options.__dict__, "project": boundary})
+    try:  # TEMPORARY until the new discovery lands
+        found = discover(paths, settings, force_exclude, respect_gitignore=respect_gitignore, project=boundary)
+    except TypeError:
+        from types import SimpleNamespace
+        found = SimpleNamespace(files=list(discover(paths, settings, force_exclude)), notices=[], problems=[])
+    run = Run(files=list(found.files), notices=list(found.notices), errors=list(found.problems))
+    run.results = lint_files(run.files, settings, options, RULES, jobs, cache_dir)
+    return collect(run)
+
+
+def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -> Run:
+    """Lint `raw` as if it were the file `filename` (an editor's buffer on stdin)."""
+    from batchlint.rules import RULES
+
+    from .engine import lint_file
+
+    return collect(Run(files=[filename], results=[lint_file(filename, settings, options, RULES, raw=raw)]))
+
+
+def collect(run: Run) -> Run:
+    for result in run.results:
+        run.notices.extend(result.notices)
+        if result.error:
+            run.errors.append(result.error)
+        if result.traceback:
+            run.tracebacks.append(result.traceback)
+    run.notices = sorted(set(run.notices))
+    run.diagnostics = unique(d for r in run.results for d in r.diagnostics)
+    return run
+
+
+def unique(diagnostics) -> list:
+    """Every finding once, in one total order, whatever order files were linted in.
+
+    A config linted on its own and again through the launch script that names
+    it yields the same finding twice: they are one, with the notes of both
+    ("launched here"). Two different findings at one place are both kept."""
+    merged: dict = {}
+    for d in diagnostics:
+        key = (d.code, d.path, d.span, d.message, d.severity)
+        kept = merged.get(key)
+        if kept is None:
+            merged[key] = d
+        elif d.related != kept.related or d.edits != kept.edits:
+            merged[key] = _merge(kept, d)
+    return sorted(merged.values(), key=order)
+
+
+def _merge(a: Diagnostic, b: Diagnostic) -> Diagnostic:
+    import dataclasses
+
+    related = tuple(sorted(set(a.related) | set(b.related), key=lambda r: (r.path or "", r.span, r.message)))
+    edits = a.edits if a.edits else b.edits
+    return dataclasses.replace(a, related=related, edits=edits, fix=a.fix or b.fix)
+
+
+def order(d: Diagnostic) -> tuple:
+    """A total order: place, then code, then the rest, so no tie is left to chance."""
+    return (d.path, d.span.line, d.span.column, d.code, d.span.end_line, d.span.end_column, d.message,
+            d.severity, d.fix or "", d.framework or "")
+
+
+def exit_code(run: Run, diagnostics: Optional[list] = None, exit_zero: bool = False) -> int:
+    """2 when anything could not be linted (after reporting everything else), 1 for findings, else 0."""
+    if run.errors:
+        return 2
+    return 0 if exit_zero or not (run.diagnostics if diagnostics is None else diagnostics) else 1
+
