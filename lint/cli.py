@@ -199,10 +199,15 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
         settings = load_settings(config_path)
     except ConfigError as exc:
         _fail(str(exc))
+    from . import project
+
     try:
-        explanations = build(path, settings, tuple(world_sizes), global_batch)
+        with project.using(project.find_project([path], settings)):
+            explanations = build(path, settings, tuple(world_sizes), global_batch)
     except OSError as exc:
         _fail(f"cannot read {path}: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 - a defect of ours is exit 2 with one line, not a traceback
+        _fail(f"internal error while explaining {path}: {type(exc).__name__}: {exc}")
     if fmt == "json":
         click.echo(json.dumps(as_json(explanations, tuple(world_sizes)), indent=2))
     else:

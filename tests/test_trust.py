@@ -336,3 +336,21 @@ def test_a_file_past_the_size_bound_is_one_bl003(tmp_path, monkeypatch):
     result = lint_file(path, Settings(root=str(tmp_path)), Options(), RULES)
     assert [d.code for d in result.diagnostics] == ["BL003"]
     assert "over the 1,000-byte bound" in result.diagnostics[0].message
+
+
+def test_a_verdict_does_not_depend_on_the_pre_commit_batch(workdir):
+    """pre-commit splits files into batches: a config and the launch script that runs it may
+    land together or apart. Each finding is the same either way (only the notes of a finding
+    seen in both contexts are merged when they land together)."""
+    write(workdir, "sft.py", XTUNER_SP)
+    write(workdir, "train.sh", "#!/bin/bash\nNPROC_PER_NODE=8 NNODES=4 xtuner train sft.py\n")
+    write(workdir, "ds.json", DS_MISMATCH)
+
+    def first_lines(*paths):
+        out = run("-w", "8", *paths).stdout
+        return {line for line in out.splitlines() if not line.startswith((" ", "Found", "All"))}
+
+    together = first_lines("sft.py", "train.sh", "ds.json")
+    apart = first_lines("sft.py", "ds.json") | first_lines("train.sh")
+    assert together == apart
+    assert {line.split(" ", 2)[1] for line in together} == {"BL101", "BL102"}
