@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from .atomic import write_atomic
 from .config import ConfigError
 from .fingerprint import SourceLines, fingerprint
+from .project import read_bytes
 
 VERSION = 1
+# A baseline records every finding of a legacy repository: far more than one config holds.
+MAX_BASELINE_BYTES = 1 << 28
 
 
 def write(path: str, diagnostics: list, lines: SourceLines) -> None:
@@ -22,23 +26,23 @@ def write(path: str, diagnostics: list, lines: SourceLines) -> None:
         {"code": d.code, "path": d.path, "fingerprint": fingerprint(d, lines), "line": d.span.line, "message": d.message}
         for d in diagnostics
     ]
+    text = json.dumps({"batchlint_baseline": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n"
     try:
-        with open(path, "w", encoding="utf-8") as handle:
-            json.dump({"batchlint_baseline": VERSION, "findings": entries}, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
+        # A full disk leaves the old baseline as it was. A path that is not UTF-8 keeps its bytes.
+        write_atomic(path, text.encode("utf-8", "surrogateescape"))
     except OSError as exc:
         raise ConfigError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
 
 
 def load(path: str) -> Counter:
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        # A regular file only (a FIFO would block), bounded.
+        data = json.loads(read_bytes(path, MAX_BASELINE_BYTES).decode("utf-8-sig", "surrogateescape"))
         entries = data["findings"]
         return Counter((e["code"], e["path"], e["fingerprint"]) for e in entries)
     except OSError as exc:
         raise ConfigError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise ConfigError(f"{path} is not a batchlint baseline (write one with --write-baseline)") from None
 
 

@@ -1,83 +1,376 @@
 """An opt-in cache of lint results (`--cache-dir DIR`), like ruff's.
 
-A result is keyed by the file's bytes and path, under an index per batchlint
-version, settings and command-line facts. It also records the other files
-linting read (a launch line's config, a linked DeepSpeed JSON) with their size
-and mtime, and is reused only while they are unchanged. One index file per
-settings, read once and written once, keeps a warm run to reading and hashing
-the files. Opt-in because batchlint writes no file it was not asked to.
+A result is keyed by the file's bytes, its path and the working directory
+(results show paths relative to it), under an index per batchlint version,
+settings, command-line facts and result schema. It also records the other
+files linting read (a launch line's config, a linked DeepSpeed JSON) with the
+sha256 of the bytes read, and is reused only while they still hold those bytes
+(a file that was looked for and missing must still be missing).
+
+The index is JSON, read with a size bound and checked field by field: loading
+it runs no code, whoever wrote it (a cache folder committed in a pull request
+is data, never a program), and a corrupt, truncated, hostile or foreign index
+is ignored and rewritten. One index file per settings, read once and written
+once (atomically), keeps a warm run to reading and hashing the files. Opt-in
+because batchlint writes no file it was not asked to.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+import math
 import os
-import pickle
-import tempfile
-from typing import Optional
+import re
+import stat
+import typing
+from typing import Any, Optional
 
-from . import __version__
+from . import __version__, project, reads
+from .atomic import write_atomic
+from .diagnostic import Diagnostic
+from .document import Span
+from .rule import SEVERITIES, Edit, Related
 
 MAX_ENTRIES = 100_000
+# The index is read whole: past this it is not read, and a save keeps the newest entries under it.
+MAX_INDEX_BYTES = 64 << 20
+FORMAT = 1
+_MAX_INT = 1 << 31
+
+_KEY = re.compile(r"[0-9a-f]{64}\Z")
+_DIGEST = re.compile(r"(?:[0-9a-f]{64})?\Z")
+_CODE = re.compile(r"BL[0-9]{3}\Z")
+
+_SPAN_FIELDS = ("line", "column", "end_line", "end_column", "path")
+_DIAGNOSTIC_FIELDS = ("code", "name", "severity", "message", "path", "span", "framework", "fix", "related", "edits")
+_RELATED_FIELDS = ("message", "span", "path")
+_EDIT_FIELDS = ("span", "replacement", "path")
+
+
+class Invalid(ValueError):
+    """Stored data that is not what this version writes."""
 
 
 class Cache:
     def __init__(self, folder: str, settings, options):
-        salt = repr((__version__, settings, options)).encode("utf-8")
-        self.index_path = os.path.join(folder, f"{__version__}-{hashlib.sha256(salt).hexdigest()[:16]}.pickle")
-        self.entries = self._read_index()
-        self.fresh: dict = {}
+        salt = repr((__version__, settings, options, _schema())).encode("utf-8")
+        self.index_path = os.path.join(folder, f"{__version__}-{hashlib.sha256(salt).hexdigest()[:16]}.json")
+        self.entries = self._read_index()  # key -> stored entry (checked when used)
+        self.fresh: dict = {}  # key -> entry of this run
+        self.digests: dict = {}  # path -> sha256 of its bytes now ("" when unreadable)
+        try:
+            self.cwd = os.getcwd()  # results show paths relative to it
+        except OSError:
+            self.cwd = ""
 
     def key(self, path: str) -> Optional[str]:
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
+            raw = project.read_bytes(path)
         except OSError:
-            return None  # linted without the cache, so the engine reports the error
-        return hashlib.sha256(os.path.abspath(path).encode("utf-8") + b"\0" + raw).hexdigest()
+            return None  # linted without the cache, so the engine reports it
+        if not self.cwd:
+            return None
+        where = f"{self.cwd}\0{os.path.abspath(path)}\0".encode("utf-8", "surrogateescape")
+        return hashlib.sha256(where + raw).hexdigest()
 
     def get(self, key: Optional[str]):
+        """The stored FileResult for `key`, if every file it read still has the bytes it read."""
         entry = self.entries.get(key) if key else None
         if entry is None:
             return None
-        result, others = entry
-        if any(_version(p) != v for p, v in others.items()):
+        try:
+            others = _others(entry.get("others"))
+            if any(self._digest(path) != value for path, value in others.items()):
+                return None
+            result = result_from_dict(entry.get("result"))
+        except (Invalid, RecursionError):
             return None
         self.fresh[key] = entry
         return result
 
-    def put(self, key: Optional[str], result, others: set) -> None:
-        if key and result.error is None:
-            self.fresh[key] = (result, {p: _version(p) for p in others})
+    def put(self, key: Optional[str], result, others) -> None:
+        """Keep `result`; `others`: {absolute path: sha256 read} of the other files linting read
+        (a set of paths is digested now)."""
+        if not key or getattr(result, "error", None) is not None or getattr(result, "traceback", None):
+            return
+        others = getattr(others, "paths", others)  # a reads.Touched
+        if not isinstance(others, dict):
+            others = {os.path.abspath(p): self._digest(os.path.abspath(p)) for p in others}
+        try:
+            entry = {"result": result_to_dict(result), "others": {str(p): str(d) for p, d in others.items()}}
+        except Invalid:
+            return  # a field this cache cannot store as data: not cached
+        self.fresh[key] = entry
 
     def save(self) -> None:
         """Keep this run's entries and, room permitting, the older ones."""
-        merged = dict(self.fresh)
-        for key, entry in self.entries.items():
-            if len(merged) >= MAX_ENTRIES:
+        parts, size = [], 64
+        for key, entry in list(self.fresh.items()) + [(k, e) for k, e in self.entries.items() if k not in self.fresh]:
+            if len(parts) >= MAX_ENTRIES:
                 break
-            merged.setdefault(key, entry)
+            try:
+                # ASCII: a path that is not UTF-8 (a lone surrogate) survives as an escape.
+                part = f"{json.dumps(key)}: {json.dumps(entry, allow_nan=False)}"
+            except (TypeError, ValueError, RecursionError):
+                continue
+            size += len(part) + 2
+            if size > MAX_INDEX_BYTES:
+                break
+            parts.append(part)
+        text = '{"batchlint_cache": %d, "version": %s, "entries": {\n%s\n}}\n' % (
+            FORMAT, json.dumps(__version__), ",\n".join(parts))
         try:
             os.makedirs(os.path.dirname(self.index_path), exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=os.path.dirname(self.index_path))
-            with os.fdopen(handle, "wb") as out:
-                pickle.dump(merged, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.index_path)
+            write_atomic(self.index_path, text, follow_symlinks=False)  # a planted symlink is replaced, not followed
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
+    def _digest(self, path: str) -> str:
+        if path not in self.digests:
+            try:
+                self.digests[path] = reads.digest(project.read_bytes(path))
+            except OSError:
+                self.digests[path] = ""
+        return self.digests[path]
+
     def _read_index(self) -> dict:
+        """The stored entries; {} for anything that is not an index this version wrote."""
         try:
-            with open(self.index_path, "rb") as handle:
-                entries = pickle.load(handle)
-            return entries if isinstance(entries, dict) else {}
-        except (OSError, pickle.PickleError, EOFError, ValueError, TypeError, AttributeError, ImportError):
+            data = json.loads(_read_bounded(self.index_path, MAX_INDEX_BYTES))
+            if not isinstance(data, dict) or (data.get("batchlint_cache"), data.get("version")) != (FORMAT, __version__):
+                return {}
+            entries = data.get("entries")
+            if not isinstance(entries, dict):
+                return {}
+            return {k: e for k, e in entries.items() if isinstance(k, str) and _KEY.match(k) and isinstance(e, dict)}
+        except Exception:  # noqa: BLE001 - a cache that cannot be read only costs speed
             return {}
 
 
-def _version(path: str) -> Optional[tuple]:
+def _read_bounded(path: str, limit: int) -> bytes:
+    """A regular file's bytes, not through a symlink, at most `limit` of them; raises OSError or Invalid."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise Invalid("not a cache index")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise Invalid("not a cache index")
+    return data
+
+
+def _others(value) -> dict:
+    if not isinstance(value, dict):
+        raise Invalid("others")
+    for path, digest in value.items():
+        if not isinstance(digest, str) or not _DIGEST.match(digest) or not os.path.isabs(path):
+            raise Invalid("others")
+    return value
+
+
+# -- FileResult as data ---------------------------------------------------------------
+
+def result_to_dict(result) -> dict:
+    """Every field of a FileResult: diagnostics explicitly, the rest as plain data."""
+    out = {}
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        out[f.name] = [diagnostic_to_dict(d) for d in value] if f.name == "diagnostics" else _plain(value)
+    return out
+
+
+def result_from_dict(data):
+    """The FileResult `data` describes; raises Invalid unless every field is there with its type."""
+    from .engine import FileResult
+
+    names = [f.name for f in dataclasses.fields(FileResult)]
+    if not isinstance(data, dict) or set(data) != set(names):
+        raise Invalid("result")
+    hints = _hints(FileResult)
+    values = {}
+    for name in names:
+        if name == "diagnostics":
+            values[name] = [diagnostic_from_dict(d) for d in _list(data[name])]
+        else:
+            values[name] = _typed(hints.get(name, Any), data[name])
+    if not isinstance(values.get("path"), str):
+        raise Invalid("path")
+    return FileResult(**values)
+
+
+def diagnostic_to_dict(d: Diagnostic) -> dict:
+    _same_fields(Diagnostic, _DIAGNOSTIC_FIELDS)
+    return {
+        "code": d.code, "name": d.name, "severity": d.severity, "message": d.message, "path": d.path,
+        "span": span_to_list(d.span), "framework": d.framework, "fix": d.fix,
+        "related": [related_to_dict(r) for r in d.related], "edits": [edit_to_dict(e) for e in d.edits],
+    }
+
+
+def diagnostic_from_dict(data) -> Diagnostic:
+    _keys(data, _DIAGNOSTIC_FIELDS)
+    code = _str(data["code"])
+    if not _CODE.match(code):
+        raise Invalid("code")
+    severity = _str(data["severity"])
+    if severity not in SEVERITIES:
+        raise Invalid("severity")
+    return Diagnostic(
+        code, _str(data["name"]), severity, _str(data["message"]), _str(data["path"]), span_from_list(data["span"]),
+        _optional_str(data["framework"]), _optional_str(data["fix"]),
+        tuple(related_from_dict(r) for r in _list(data["related"])),
+        tuple(edit_from_dict(e) for e in _list(data["edits"])),
+    )
+
+
+def related_to_dict(r: Related) -> dict:
+    _same_fields(Related, _RELATED_FIELDS)
+    return {"message": r.message, "span": span_to_list(r.span), "path": r.path}
+
+
+def related_from_dict(data) -> Related:
+    _keys(data, _RELATED_FIELDS)
+    return Related(_str(data["message"]), span_from_list(data["span"]), _optional_str(data["path"]))
+
+
+def edit_to_dict(e: Edit) -> dict:
+    _same_fields(Edit, _EDIT_FIELDS)
+    return {"span": span_to_list(e.span), "replacement": e.replacement, "path": e.path}
+
+
+def edit_from_dict(data) -> Edit:
+    _keys(data, _EDIT_FIELDS)
+    return Edit(span_from_list(data["span"]), _str(data["replacement"]), _optional_str(data["path"]))
+
+
+def span_to_list(span: Span) -> list:
+    if Span._fields != _SPAN_FIELDS:
+        raise Invalid("Span has fields this cache does not know")
+    return [span.line, span.column, span.end_line, span.end_column, span.path]
+
+
+def span_from_list(data) -> Span:
+    if not isinstance(data, list) or len(data) != len(_SPAN_FIELDS):
+        raise Invalid("span")
+    numbers = [_int(v) for v in data[:4]]
+    return Span(*numbers, _optional_str(data[4]))
+
+
+# -- checks -----------------------------------------------------------------------------
+
+def _schema() -> tuple:
+    """What a stored result looks like: another shape is another index."""
+    from .engine import FileResult
+
+    return (FORMAT, tuple(f.name for f in dataclasses.fields(FileResult)),
+            tuple(f.name for f in dataclasses.fields(Diagnostic)), tuple(Span._fields),
+            tuple(f.name for f in dataclasses.fields(Related)), tuple(f.name for f in dataclasses.fields(Edit)))
+
+
+def _same_fields(cls, expected: tuple) -> None:
+    if tuple(f.name for f in dataclasses.fields(cls)) != expected:
+        raise Invalid(f"{cls.__name__} has fields this cache does not know")
+
+
+def _keys(data, expected: tuple) -> None:
+    if not isinstance(data, dict) or len(data) != len(expected) or any(k not in data for k in expected):
+        raise Invalid("fields")
+
+
+def _str(value) -> str:
+    if not isinstance(value, str):
+        raise Invalid("str")
+    return value
+
+
+def _optional_str(value) -> Optional[str]:
+    return None if value is None else _str(value)
+
+
+def _int(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < _MAX_INT:
+        raise Invalid("int")
+    return value
+
+
+def _list(value) -> list:
+    if not isinstance(value, list):
+        raise Invalid("list")
+    return value
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain(value):
+    """`value` as JSON data (tuples become lists); raises Invalid for anything else."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise Invalid("float")
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _plain(v) for k, v in value.items()}
+    raise Invalid(f"{type(value).__name__} is not plain data")
+
+
+def _hints(cls) -> dict:
     try:
-        stat = os.stat(path)
-    except OSError:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: such fields take scalars only
+        return {}
+
+
+def _typed(hint, value):
+    """`value` checked against the annotation `hint`; a bare list or dict holds scalars."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        if not isinstance(value, _SCALARS):
+            raise Invalid("scalar")
+        return value
+    if origin is typing.Union or (origin is not None and type(hint).__name__ == "UnionType"):
+        for option in args:
+            try:
+                return _typed(option, value)
+            except Invalid:
+                continue
+        raise Invalid("union")
+    if hint is type(None) or hint is None:
+        if value is not None:
+            raise Invalid("None")
         return None
-    return stat.st_mtime_ns, stat.st_size
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise Invalid("bool")
+        return value
+    if hint is int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise Invalid("int")
+        return value
+    if hint is float:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise Invalid("float")
+        return float(value)
+    if hint is str:
+        return _str(value)
+    if hint in (list, tuple) or origin in (list, tuple):
+        items = _list(value)
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            if len(args) != len(items):
+                raise Invalid("tuple")
+            checked = [_typed(a, v) for a, v in zip(args, items)]
+        else:
+            item = args[0] if args else Any
+            checked = [_typed(item, v) for v in items]
+        return tuple(checked) if (hint is tuple or origin is tuple) else checked
+    if hint is dict or origin is dict:
+        if not isinstance(value, dict):
+            raise Invalid("dict")
+        key_hint, item_hint = args if len(args) == 2 else (str, Any)
+        return {_typed(key_hint, k): _typed(item_hint, v) for k, v in value.items()}
+    raise Invalid(f"no stored form for {hint!r}")

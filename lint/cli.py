@@ -67,6 +67,7 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     from .config import ConfigError, load_settings, parse_codes, unknown_codes
     from .engine import Options
     from .fingerprint import SourceLines
+    from .project import find_project
     from .report import Summary, render, statistics_table
     from batchlint.rules import known_codes
 
@@ -86,7 +87,7 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     if stdin_filename:
         stdin_text = sys.stdin.buffer.read()
 
-    def lint():
+    def lint(jobs=jobs, cache_dir=cache_dir):
         if stdin_text is not None:
             return runs.lint_text(stdin_filename, stdin_text, settings, options)
         return runs.lint_paths(paths, settings, options, force_exclude=force_exclude,
@@ -94,12 +95,16 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
 
     run = lint()
     if (apply_fixes or show_diff) and stdin_text is None:
-        changed = _fix(run, paths, settings, options, write=apply_fixes and not show_diff)
+        project = find_project(list(paths) or ["."], settings)
+        options = dataclasses.replace(options, project=project)
+        changed, failed = _fix(run, lambda: lint(jobs=1, cache_dir=""), project, write=apply_fixes and not show_diff)
         if show_diff:
             _report_problems(run, verbose)
-            sys.exit(2 if run.errors else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
+            sys.exit(2 if run.errors or failed else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
         if changed:
             run = lint()  # what is left
+        if failed:
+            run.errors.append("a fix could not be written (see above)")
     _report_problems(run, verbose)
     diagnostics = run.diagnostics
     lines = SourceLines({run.files[0]: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
@@ -138,32 +143,34 @@ def _report_problems(run, verbose: bool) -> None:
             click.echo(trace, err=True)
 
 
-def _fix(run, paths, settings, options, write: bool) -> int:
-    """Apply (or, without `write`, print as a diff) every fix until none is left; returns how many files change."""
-    from . import run as runs
+def _fix(run, relint, project, write: bool) -> tuple:
+    """Apply (or, without `write`, print as a diff) every fix until none is left.
+    Returns (files changed, whether a write failed)."""
     from .fix import fix_until_stable
     from .project import overlaid
 
     def lint(overlay: dict) -> tuple:
         with overlaid(overlay):
-            again = runs.lint_paths(paths, settings, options, jobs=1) if overlay else run
-        digests = {}
+            again = relint() if overlay else run
+        digests: dict = {}
         for result in again.results:
-            digests.update(result.reads)
+            for path, digest in result.reads.items():
+                digests[path] = digest or digests.get(path, "")  # a read beats a look that found nothing
         return again.diagnostics, digests
 
-    changed = 0
-    for result in fix_until_stable(lint, write=write):
+    changed, failed = 0, False
+    for result in fix_until_stable(lint, write=write, project=project):
         if result.refused:
+            failed = failed or result.error
             click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
-        elif result.after != result.before:
+        elif result.changed:
             changed += 1
             if write:
                 fixed = ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(result.codes.items()))
                 click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
             else:
                 click.echo(result.diff(), nl=False)
-    return changed
+    return changed, failed
 
 
 def _write(report: str, output):

@@ -9,8 +9,28 @@ how a value was derived, not only what it is.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NamedTuple, Optional, Union
+
+# Where each reader starts a new line, which is what a Span's line counts.
+# str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
+# U+2029, which JSON and TOML allow inside strings: every later line would be off.
+LINE_BREAKS = {
+    "python": re.compile(r"\r\n|\r|\n"),  # the tokenizer's
+    "yaml": re.compile("\r\n|[\r\n\x85\u2028\u2029]"),  # PyYAML's and libyaml's
+}
+_NEWLINE_ONLY = re.compile("\n")  # JSON, TOML, shell; CRLF ends a line at its "\n"
+
+
+def line_starts(text: str, fmt: Optional[str]) -> list:
+    """Offset of the first character of each line, lines broken as the reader of `fmt` breaks them."""
+    return [0] + [m.end() for m in LINE_BREAKS.get(fmt, _NEWLINE_ONLY).finditer(text)]
+
+
+def split_lines(text: str, fmt: Optional[str]) -> list:
+    """The lines of `text` as Spans number them, without their line breaks."""
+    return LINE_BREAKS.get(fmt, _NEWLINE_ONLY).split(text)
 
 
 class Span(NamedTuple):

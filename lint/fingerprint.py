@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import hashlib
 
+from .document import split_lines
+from .sources import format_of
+
 
 class SourceLines:
-    """Lines of the files findings point into, each file read once."""
+    """Lines of the files findings point into, each file read once, numbered as Spans number them."""
 
     def __init__(self, overrides: dict = None):
         self.files: dict = {}
         for path, text in (overrides or {}).items():
-            self.files[path] = text.splitlines()
+            self.files[path] = split_lines(text, format_of(path))
 
     def line(self, path: str, number: int) -> str:
         if path not in self.files:
+            from .project import read_bytes
+
             try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    self.files[path] = handle.read().splitlines()
+                text = read_bytes(path).decode("utf-8", "replace")
+                self.files[path] = split_lines(text.removeprefix("\ufeff"), format_of(path))
             except OSError:
                 self.files[path] = []
         lines = self.files[path]

@@ -23,8 +23,12 @@ _log: Optional[Touched] = None
 
 def record(path: str, data: Optional[bytes] = None) -> None:
     """`path` was read (its bytes given) or looked for (None: creating it changes the result)."""
-    if _log is not None:
-        _log.paths.setdefault(os.path.abspath(path), digest(data) if data is not None else "")
+    if _log is None:
+        return
+    if data is not None:
+        _log.paths[os.path.abspath(path)] = digest(data)
+    else:
+        _log.paths.setdefault(os.path.abspath(path), "")
 
 
 def digest(data: bytes) -> str:

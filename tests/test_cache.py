@@ -1,6 +1,17 @@
-"""The opt-in result cache: reused while nothing it depends on changes."""
+"""The opt-in result cache: reused while nothing it depends on changes, stored as
+data (JSON, checked field by field) so that loading it can run no code, and
+giving output byte for byte the same as linting afresh."""
 
+import hashlib
+import json
 import os
+import pickle
+import shutil
+
+import pytest
+
+from batchlint import __version__
+from batchlint.cache import Cache, result_from_dict, result_to_dict
 
 from batchlint import reads
 from batchlint.config import Settings
@@ -8,7 +19,7 @@ from batchlint.engine import Options
 from batchlint.parallel import lint_files
 from batchlint.rules import RULES
 
-from conftest import TRL_PACKED_GROUPED, write
+from conftest import DS_MISMATCH, TRL_PACKED_GROUPED, cli_runner, write
 
 HF = "stage: sft\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed: ds.json\n"
 DS = '{\n  "train_micro_batch_size_per_gpu": %d,\n  "gradient_accumulation_steps": 8\n}\n'
@@ -60,4 +71,207 @@ def test_reads_are_tracked_only_inside_the_block():
     reads.record("/nowhere")  # outside: ignored
     with reads.tracking() as seen:
         reads.record("a.json")
-    assert seen == {os.path.abspath("a.json")}
+        reads.record("b.json", b"{}")
+    assert seen.paths == {os.path.abspath("a.json"): "", os.path.abspath("b.json"): hashlib.sha256(b"{}").hexdigest()}
+
+
+
+# --- the index is data ---------------------------------------------------------------------------
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+
+
+class Planted:
+    """Loading a pickle of this creates the file `path`: what a hostile cache would do."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def index_files(cache):
+    return sorted(os.listdir(cache))
+
+
+def test_the_index_is_json(workdir):
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    lint([path], workdir, workdir / "cache")
+    (name,) = index_files(workdir / "cache")
+    assert name.endswith(".json")
+    with open(workdir / "cache" / name, encoding="utf-8") as handle:
+        data = json.load(handle)
+    assert data["batchlint_cache"] == 1 and len(data["entries"]) == 1
+
+
+def test_a_planted_pickle_is_never_loaded(workdir):
+    """A pull request that commits a cache file must not run code in CI: the old
+    index name was predictable, and loading it unpickled whatever it held."""
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    settings, options = Settings(root=str(workdir)), Options()
+    os.makedirs(workdir / "cache")
+    salt = repr((__version__, settings, options)).encode("utf-8")
+    planted = workdir / "cache" / f"{__version__}-{hashlib.sha256(salt).hexdigest()[:16]}.pickle"
+    with open(planted, "wb") as handle:
+        pickle.dump(Planted(str(workdir / "pwned")), handle)
+    for name in os.listdir(workdir / "cache"):  # and under the new name too, whatever it is
+        shutil.copy(planted, workdir / "cache" / name.replace(".pickle", ".json"))
+    results = lint_files([path], settings, options, RULES, jobs=1, cache_dir=str(workdir / "cache"))
+    assert codes(results) == [["BL301"]]
+    assert not os.path.exists(workdir / "pwned")
+
+
+@pytest.mark.parametrize("content", [
+    b"",
+    b"\x80\x04\x95 not json",
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"',  # truncated
+    b"[" * 100_000 + b"]" * 100_000,  # nested past the parser's recursion limit
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": []}',
+    b'{"batchlint_cache": "1", "version": "VERSION", "entries": {}}',
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"KEY": {"result": 1, "others": {}}}}',
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"KEY": {"result": {"path": []}, "others": []}}}',
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"KEY": {"result": RESULT, "others": {"x": 1}}}}',
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"KEY": {"result": RESULT, "others": {"/x": "zz"}}}}',
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"KEY": {"result": RESULT, "others": {}}}} trailing',
+    b'{"batchlint_cache": 1, "version": "VERSION", "entries": {"KEY": {"result": RESULT, "others": {}}}, "x": "'
+    + b"9" * 100_000 + b'"}',
+], ids=["empty", "pickle", "truncated", "deep", "entries-list", "format-str", "result-int", "result-fields",
+        "others-relative", "others-digest", "trailing", "long-number"])
+def test_a_corrupt_or_hostile_index_is_ignored_and_rewritten(workdir, content):
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    cold = lint([path], workdir, workdir / "cache")
+    (name,) = index_files(workdir / "cache")
+    index = workdir / "cache" / name
+    with open(index, encoding="utf-8") as handle:
+        (key, entry), = json.load(handle)["entries"].items()
+    bad_result = dict(entry["result"], diagnostics=[dict(entry["result"]["diagnostics"][0], code="RM -RF")])
+    content = (content.replace(b"VERSION", __version__.encode()).replace(b"KEY", key.encode())
+               .replace(b"RESULT", json.dumps(bad_result).encode()))
+    with open(index, "wb") as handle:
+        handle.write(content)
+    again = lint([path], workdir, workdir / "cache")
+    assert [(r.path, r.diagnostics) for r in again] == [(r.path, r.diagnostics) for r in cold]
+    with open(index, encoding="utf-8") as handle:
+        assert list(json.load(handle)["entries"]) == [key]  # rewritten whole
+
+
+@pytest.mark.parametrize("change", [
+    {"code": "BL30"}, {"code": 301}, {"severity": "fatal"}, {"message": None}, {"span": [1, 2, 3]},
+    {"span": [1, 2, 3, "4", None]}, {"span": [True, 1, 1, 2, None]}, {"span": [-1, 1, 1, 2, None]},
+    {"span": [1, 1, 1, 2 ** 40, None]}, {"related": [{"message": "m", "span": [1, 1, 1, 2, None]}]},
+    {"edits": [{"span": [1, 1, 1, 2, None], "replacement": 5, "path": None}]}, {"extra": 1},
+])
+def test_every_field_is_checked(workdir, change):
+    result = lint_file_result(workdir)
+    data = result_to_dict(result)
+    assert result_from_dict(json.loads(json.dumps(data))) == result
+    data["diagnostics"][0] = {**data["diagnostics"][0], **change}
+    with pytest.raises(ValueError):
+        result_from_dict(json.loads(json.dumps(data)))
+
+
+@pytest.mark.parametrize("change", [{"framework": 3}, {"error": []}, {"notices": "x"}, {"notices": [{"a": 1}]},
+                                    {"reads": []}, {"reads": {"a": [1]}}, {"path": None}, {"diagnostics": {}}])
+def test_every_result_field_is_checked(workdir, change):
+    data = {**result_to_dict(lint_file_result(workdir)), **change}
+    with pytest.raises(ValueError):
+        result_from_dict(data)
+    data = result_to_dict(lint_file_result(workdir))
+    del data["framework"]
+    with pytest.raises(ValueError):
+        result_from_dict(data)
+
+
+def lint_file_result(workdir):
+    from batchlint.engine import lint_file
+
+    write(workdir, "ds.json", DS_MISMATCH)
+    result = lint_file(str(workdir / "ds.json"), Settings(root=str(workdir)), Options(world_size=8), RULES)
+    assert result.diagnostics and result.diagnostics[0].related
+    return result
+
+
+def test_an_oversized_index_is_not_read(workdir, monkeypatch):
+    import batchlint.cache
+
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    lint([path], workdir, workdir / "cache")
+    monkeypatch.setattr(batchlint.cache, "MAX_INDEX_BYTES", 100)
+    cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options())
+    assert cache.entries == {}
+
+
+def test_a_symlinked_index_is_neither_followed_nor_written_through(workdir):
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    lint([path], workdir, workdir / "cache")
+    (name,) = index_files(workdir / "cache")
+    victim = write(workdir, "victim.txt", "keep me\n")
+    os.remove(workdir / "cache" / name)
+    os.symlink(victim, workdir / "cache" / name)
+    lint([path], workdir, workdir / "cache")
+    with open(victim, encoding="utf-8") as handle:
+        assert handle.read() == "keep me\n"
+    assert not os.path.islink(workdir / "cache" / name)
+
+
+# --- validity: the bytes read, not mtimes ------------------------------------------------------------
+
+
+def test_a_linked_file_changed_with_the_same_size_and_mtime_invalidates(workdir):
+    config = write(workdir, "sft.yaml", HF)
+    write(workdir, "ds.json", DS % 2)
+    os.utime("ds.json", ns=(10**18, 10**18))
+    assert codes(lint([config], workdir, workdir / "cache")) == [[]]
+    write(workdir, "ds.json", DS % 4)  # same size
+    os.utime("ds.json", ns=(10**18, 10**18))  # same mtime
+    assert codes(lint([config], workdir, workdir / "cache")) == [["BL120"]]
+
+
+def test_paths_are_shown_relative_to_the_folder_of_each_run(workdir, monkeypatch):
+    path = write(workdir, "configs/sft.yaml", TRL_PACKED_GROUPED)
+    assert [r.path for r in lint([path], workdir, workdir / "cache")] == ["configs/sft.yaml"]
+    monkeypatch.chdir(workdir / "configs")
+    assert [r.path for r in lint([path], workdir, workdir / "cache")] == ["sft.yaml"]
+    assert [d.path for r in lint([path], workdir, workdir / "cache") for d in r.diagnostics] == ["sft.yaml"]
+
+
+# --- cached output is fresh output ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_cached_output_is_byte_identical(workdir, fmt):
+    from batchlint.cli import main
+
+    shutil.copytree(EXAMPLES, workdir / "examples")
+    runner = cli_runner()
+    args = ["examples", "-j", "1", "--format", fmt]
+    fresh = runner.invoke(main, args)
+    cold = runner.invoke(main, args + ["--cache-dir", "cache"])
+    assert os.listdir("cache")
+    warm = runner.invoke(main, args + ["--cache-dir", "cache"])
+    assert fresh.exit_code == cold.exit_code == warm.exit_code == 1, warm.output
+    assert fresh.stdout == cold.stdout == warm.stdout
+    assert fresh.stderr == cold.stderr == warm.stderr
+
+
+def test_a_warm_run_over_the_examples_lints_nothing(workdir, monkeypatch):
+    import batchlint.parallel
+
+    shutil.copytree(EXAMPLES, workdir / "examples")
+    files = sorted(os.path.join(d, f) for d, _, names in os.walk("examples") for f in names)
+    cold = lint(files, workdir, workdir / "cache")
+    monkeypatch.setattr(batchlint.parallel, "lint_file", lambda path, *a, **k: (_ for _ in ()).throw(AssertionError(path)))
+    warm = lint(files, workdir, workdir / "cache")
+    assert [(r.path, r.diagnostics, r.notices) for r in warm] == [(r.path, r.diagnostics, r.notices) for r in cold]
+
+
+def test_a_path_that_is_not_utf8_is_stored_and_read_back(workdir):
+    from batchlint.engine import FileResult
+
+    result = FileResult("bad\udcff.yaml", notices=["skipped bad\udcff.yaml"], reads={"/x/bad\udcff.yaml": "0" * 64})
+    cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options())
+    cache.put("a" * 64, result, {})
+    cache.save()
+    again = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options())
+    assert again.get("a" * 64) == result

@@ -7,7 +7,7 @@ import os
 
 from batchlint.cli import main
 from batchlint.document import Span
-from batchlint.fix import FileFix, _problem, apply
+from batchlint.fix import FileFix, apply, parse_problem
 from batchlint.rule import Edit
 
 from conftest import write, cli_runner
@@ -104,11 +104,8 @@ def test_overlapping_edits_apply_once():
 
 
 def test_a_fix_that_would_not_parse_is_refused(workdir):
-    assert _problem("sft.yaml", "a: 1\n", "a: [1\n", {"BL301": 1}, lambda p, t: []).startswith("the fixed file would not parse")
-    assert "BL301" in _problem("sft.yaml", "a: 1\n", "a: 2\n", {"BL301": 1}, lambda p, t: [_Code("BL301")])
+    assert parse_problem("sft.yaml", "a: [1\n", "yaml").startswith("the fixed file would not parse")
+    assert parse_problem("sft.json", '{"a": }', "json").startswith("the fixed file would not parse")
+    assert parse_problem("sft.py", "a = (1\n", "python").startswith("the fixed file would not parse")
+    assert parse_problem("sft.yaml", "a: 2\n", "yaml") == ""
     assert FileFix("x.yaml", "a\n", "b\n").diff() == "--- a/x.yaml\n+++ b/x.yaml\n@@ -1 +1 @@\n-a\n+b\n"
-
-
-class _Code:
-    def __init__(self, code):
-        self.code = code

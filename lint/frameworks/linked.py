@@ -55,8 +55,13 @@ def resolve(name: str, config_path: str) -> Optional[str]:
     if os.path.isabs(name):
         return name if os.path.isfile(name) else None
     folder = os.path.dirname(config_path)
-    bases = [folder, project_root(folder), os.getcwd()]
-    return next((os.path.join(b, name) for b in bases if b and os.path.isfile(os.path.join(b, name))), None)
+    for base in (folder, project_root(folder), os.getcwd()):
+        if base:
+            candidate = os.path.join(base, name)
+            if os.path.isfile(candidate):
+                return candidate
+            reads.record(candidate)  # missing: creating it changes the result
+    return None
 
 
 def project_root(folder: str) -> Optional[str]:
