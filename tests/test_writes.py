@@ -24,30 +24,14 @@ from batchlint.engine import Options, lint_file
 from batchlint.document import line_starts
 from batchlint.fix import FileFix, Refused, apply, fix_until_stable, write
 from batchlint.rule import Edit
+
 from batchlint.rules import RULES
 
 from conftest import run, write as write_file
+from test_fix import HF, TRL, TRL_FIXED, XTUNER, XTUNER_FIXED  # the same configs, fixed the same way
 
-TRL = "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true  # full sequences\ngroup_by_length: true\n"
-TRL_FIXED = TRL.replace("group_by_length: true", "group_by_length: false")
-HF = "stage: sft\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed: ds.json\n"
 DS = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8\n}\n'
 DS_FIXED = DS.replace('"train_micro_batch_size_per_gpu": 4', '"train_micro_batch_size_per_gpu": "auto"')
-XTUNER = """\
-from mmengine.dataset import DefaultSampler
-from xtuner.parallel.sequence import SequenceParallelSampler
-
-sequence_parallel_size = 4
-batch_size = 1  # per_device
-accumulative_counts = 6  # tuned at sp=1
-sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
-train_dataloader = dict(batch_size=batch_size, sampler=dict(type=DefaultSampler, shuffle=True))
-optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
-XTUNER_FIXED = XTUNER.replace(
-    "accumulative_counts = 6  # tuned at sp=1\n",
-    "accumulative_counts = 6  # tuned at sp=1\naccumulative_counts *= sequence_parallel_size\n",
-).replace("sampler=dict(type=DefaultSampler,", "sampler=dict(type=sampler,")
 
 
 def read(path) -> str:
