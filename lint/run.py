@@ -39,11 +39,7 @@ def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclu
     paths = list(paths) or ["."]
     boundary = options.project or find_project(paths, settings)
     options = Options(**{**options.__dict__, "project": boundary})
-    try:  # TEMPORARY until the new discovery lands
-        found = discover(paths, settings, force_exclude, respect_gitignore=respect_gitignore, project=boundary)
-    except TypeError:
-        from types import SimpleNamespace
-        found = SimpleNamespace(files=list(discover(paths, settings, force_exclude)), notices=[], problems=[])
+    found = discover(paths, settings, force_exclude, respect_gitignore=respect_gitignore, project=boundary)
     run = Run(files=list(found.files), notices=list(found.notices), errors=list(found.problems))
     run.results = lint_files(run.files, settings, options, RULES, jobs, cache_dir)
     return collect(run)

@@ -48,7 +48,7 @@ def test_action_annotates_summarises_and_writes_sarif(tmp_path):
     assert lines[0].startswith("::error file=examples/deepspeed/ds_zero2.json,line=2,")  # errors first
     assert any(line.startswith("::warning file=examples/swift/qwen2_5_sft.yaml,") for line in lines)
     summary = (tmp_path / "summary.md").read_text()
-    assert "| error | BL102 global-batch-mismatch | `examples/deepspeed/ds_zero2.json:2:23` |" in summary
+    assert "| error | BL102 global-batch-mismatch | <code>examples/deepspeed/ds\\_zero2.json:2:23</code> |" in summary
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

@@ -190,7 +190,7 @@ def test_folder_without_config_files_warns_and_exits_0(workdir, fmt):
     for folder in ("docs", "empty"):
         result = run("--format", fmt, folder)
         assert result.exit_code == 0
-        assert result.stderr == "batchlint: warning: no Python, YAML, TOML or JSON files found\n"
+        assert result.stderr == "batchlint: warning: no Python, YAML, TOML, JSON or shell files found\n"
         if fmt == "text":
             assert result.stdout == "All checks passed (0 training configs in 0 files).\n"
         elif fmt == "json":

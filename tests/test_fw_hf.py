@@ -14,6 +14,7 @@ from unittest import mock
 import pytest
 
 from batchlint.config import Settings
+from batchlint.project import Project
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks.linked import deepspeed_config
 from batchlint.rules import RULES
@@ -26,8 +27,11 @@ def codes(result, prefix="BL"):
     return sorted(d.code for d in result.diagnostics if d.code.startswith(prefix))
 
 
-def lint_path(path, world_size=None):
-    return lint_file(str(path), Settings(root=os.path.dirname(str(path))), Options(world_size=world_size), RULES)
+def lint_path(path, world_size=None, project_root=None):
+    """Lint `path`; `project_root`: the project boundary (default: found as the CLI finds it)."""
+    boundary = Project((os.path.realpath(project_root),)) if project_root else None
+    return lint_file(str(path), Settings(root=os.path.dirname(str(path))),
+                     Options(world_size=world_size, project=boundary), RULES)
 
 
 SFT = """\
@@ -64,15 +68,16 @@ def test_from_the_project_root(tmp_path, marker):
     (tmp_path / marker).mkdir() if marker == ".git" else write(tmp_path, marker, "[project]\nname = 'x'\n")
     write(tmp_path, "examples/deepspeed/ds.json", DS_MICRO_4)
     config = write(tmp_path, "examples/train/sft.yaml", SFT.format(name="examples/deepspeed/ds.json"))
-    assert codes(lint_path(config)) == ["BL120"]
+    assert codes(lint_path(config, project_root=tmp_path)) == ["BL120"]
 
 
 def test_from_the_working_directory(tmp_path, monkeypatch):
     write(tmp_path, "run/ds.json", DS_MICRO_4)
     config = write(tmp_path, "configs/sft.yaml", SFT.format(name="ds.json"))
-    assert codes(lint_path(config)) == []
+    assert codes(lint_path(config, project_root=tmp_path)) == []
     monkeypatch.chdir(tmp_path / "run")
-    assert codes(lint_path(config)) == ["BL120"]
+    assert codes(lint_path(config, project_root=tmp_path)) == ["BL120"]
+    assert codes(lint_path(config)) == [], "outside a git checkout and with no project config, the project is the linted path"
 
 
 def test_an_absolute_path(tmp_path):
