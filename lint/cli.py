@@ -22,6 +22,21 @@ class _DefaultToCheck(click.Group):
             args = ["check"] + list(args)
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx):
+        """A defect of ours is exit 2 with one line (the traceback with -v), never exit 1,
+        which CI reads as "findings"."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001
+            import traceback
+
+            if "-v" in sys.argv or "--verbose" in sys.argv:
+                click.echo(traceback.format_exc(), err=True, nl=False)
+            click.echo(f"batchlint: error: internal error: {type(exc).__name__}: {exc}", err=True)
+            sys.exit(2)
+
 
 @click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="batchlint", message="%(prog)s %(version)s")

@@ -354,3 +354,15 @@ def test_a_verdict_does_not_depend_on_the_pre_commit_batch(workdir):
     apart = first_lines("sft.py", "ds.json") | first_lines("train.sh")
     assert together == apart
     assert {line.split(" ", 2)[1] for line in together} == {"BL101", "BL102"}
+
+
+def test_an_error_outside_any_file_is_exit_2_with_one_line(workdir, monkeypatch):
+    write(workdir, "ds.json", DS_MISMATCH)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("broken reporter")
+
+    monkeypatch.setattr("batchlint.report.render", broken)
+    result = cli_runner().invoke(main, ["ds.json"])
+    assert result.exit_code == 2
+    assert result.stderr == "batchlint: error: internal error: RuntimeError: broken reporter\n"
