@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from batchlint.document import Mapping, ParseError, Scalar, Sequence, Span
+from batchlint.document import Mapping, ParseError, Scalar, Sequence, Span, Unknown
 from batchlint.sources import format_of, read
 
 
@@ -171,11 +171,14 @@ def test_syntax_errors_have_line_and_column(text, line, column):
     assert caught.value.message.startswith("JSON syntax error: ")
 
 
-def test_an_integer_with_too_many_digits_is_a_parse_error_where_it_is():
-    with pytest.raises(ParseError) as caught:
-        read("big.json", '{\n "a": ' + "1" * 5000 + "}", "json")
-    assert (caught.value.line, caught.value.column) == (2, 7)
-    assert "digits" in caught.value.message
+@pytest.mark.parametrize("digits", [31, 5000])
+def test_an_integer_with_too_many_digits_is_unknown_where_it_is(digits):
+    d = read("big.json", '{\n "a": -' + "1" * digits + ', "b": 2}', "json")
+    assert isinstance(d.get("a"), Unknown)
+    assert d.get("a").why == f"a number with {digits:,} digits"
+    assert d.get("a").span == Span(2, 7, 2, 8 + digits)
+    assert d.get("b").value == 2
+    assert read("ok.json", '{"a": ' + "9" * 30 + "}", "json").get("a").value == int("9" * 30)
 
 
 def test_reasonable_nesting_reads():

@@ -819,9 +819,16 @@ def test_costly_expressions_are_refused_quickly(expression):
 
 
 def test_a_large_but_reasonable_power_is_computed():
-    d = _bounded("x = 2 ** 64\ny = 3 ** 200\n")
+    d = _bounded("x = 2 ** 64\ny = 3 ** 62\n")
     assert d.get("x").value == 18446744073709551616
-    assert d.get("y").value == 3**200
+    assert d.get("y").value == 3**62  # 30 digits: MAX_NUMBER_DIGITS
+
+
+@pytest.mark.parametrize("expression", ["3 ** 63", "3 ** 200", "10 ** 30", "0x" + "f" * 5000, "-(10 ** 29) * 10"])
+def test_an_integer_past_the_digit_bound_is_unknown(expression):
+    node = _bounded(f"x = {expression}\n").get("x")
+    assert isinstance(node, Unknown)
+    assert node.why.startswith("a number with ") and node.why.endswith(" digits")
 
 
 def test_a_long_chain_of_operations_is_unknown_but_the_rest_of_the_file_is_read():

@@ -10,7 +10,8 @@ import tracemalloc
 import pytest
 import yaml
 
-from batchlint.document import Mapping, ParseError, Scalar, Sequence, Span, Unknown
+from batchlint.document import LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown
+from batchlint.limits import MAX_DEPTH, MAX_NODES
 from batchlint.sources import format_of, read
 
 
@@ -259,21 +260,28 @@ def _billion_laughs(levels, width=10):
     return "\n".join(lines) + "\n"
 
 
-def test_an_alias_bomb_reads_quickly():
+def test_aliases_of_aliases_are_shared():
+    d = read("laughs.yaml", _billion_laughs(4), "yaml")  # 10 ** 4 strings if expanded: under the bound
+    top = d.get("lol4")
+    assert len(top.items) == 10
+    assert all(item is d.get("lol3") for item in top.items)
+    assert all(item is d.get("lol0") for item in d.get("lol1").items)
+    assert d.get("lol0").value == "lol"
+
+
+def test_an_alias_bomb_stops_at_the_node_bound_quickly():
     text = _billion_laughs(12)  # 10 ** 12 strings if expanded
     tracemalloc.start()
     start = time.perf_counter()
-    d = read("bomb.yaml", text, "yaml")
+    with pytest.raises(LimitExceeded) as caught:
+        read("bomb.yaml", text, "yaml")
     elapsed = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert elapsed < 1.0
     assert peak < 20 * 1024 * 1024
-    top = d.get("lol12")
-    assert len(top.items) == 10
-    assert all(item is d.get("lol11") for item in top.items)
-    assert all(item is d.get("lol0") for item in d.get("lol1").items)
-    assert d.get("lol0").value == "lol"
+    assert f"more than {MAX_NODES:,} once its aliases are expanded" in caught.value.message
+    assert caught.value.line == 6  # lol5: 10 ** 5 strings and the lists around them
 
 
 def test_a_merge_key_bomb_reads_quickly():
@@ -438,11 +446,13 @@ def test_absurd_nesting_is_a_parse_error_not_a_crash(text, tmp_path):
     assert float(seconds) < 10
 
 
-def test_moderate_nesting_reads():
-    depth = 300
-    d = read("deep.yaml", "a: " + "[" * depth + "1" + "]" * depth + "\n", "yaml")
+def test_nesting_reads_up_to_the_bound():
+    d = read("deep.yaml", "a: " + "[" * MAX_DEPTH + "1" + "]" * MAX_DEPTH + "\n", "yaml")
     node = d.get("a")
-    for _ in range(depth):
+    for _ in range(MAX_DEPTH):
         assert isinstance(node, Sequence)
         node = node.items[0]
     assert node.value == 1
+    with pytest.raises(LimitExceeded) as caught:
+        read("deep.yaml", "a: " + "[" * (MAX_DEPTH + 1) + "1" + "]" * (MAX_DEPTH + 1) + "\n", "yaml")
+    assert (caught.value.line, caught.value.column) == (1, 4 + MAX_DEPTH)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
+import gc
 import os
+import re
+from typing import Optional
 
-from ..document import Document, ParseError
+from ..document import Document, LimitExceeded, ParseError, line_starts
+from ..limits import MAX_NUMBER_DIGITS
 
 # Suffix -> format name; the reader module is imported only when a file of its
 # format is actually read, which keeps the pre-commit path lean.
@@ -19,12 +24,54 @@ FORMATS = {
 }
 
 
+# -- checks every reader applies to the values it keeps ---------------------------
+
+_INT_LIMIT = 10**MAX_NUMBER_DIGITS
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def digits_why(count: int) -> str:
+    return f"a number with {count:,} digits"
+
+
+def long_int(value: int) -> Optional[str]:
+    """Why an integer is too long to keep as a value, or None when it is fine."""
+    if -_INT_LIMIT < value < _INT_LIMIT:
+        return None
+    bits = value.bit_length()
+    # str() itself refuses past 4,300 digits and is quadratic: estimate beyond a few hundred.
+    return digits_why(len(str(abs(value))) if bits < 1000 else int(bits * 0.30103) + 1)
+
+
+def clean(text: str) -> str:
+    """`text` with each lone surrogate (written as an escape such as `\\ud800`)
+    replaced by U+FFFD: a surrogate cannot be encoded as UTF-8 by a report."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def surrogate_at(text: str) -> Optional[int]:
+    """Offset of the first lone surrogate in `text` (only a caller that did not
+    decode the file from UTF-8 can pass one), or None."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return found.start() if found else None
+
+
 def format_of(path: str) -> str | None:
     return FORMATS.get(os.path.splitext(path)[1].lower())
 
 
 def read(path: str, text: str, fmt: str) -> Document:
-    """Parse `text` as `fmt`; raises ParseError for a file that is not valid."""
+    """Parse `text` as `fmt`; raises ParseError for a file that is not valid
+    and LimitExceeded for one past a bound of lint/limits.py, nothing else."""
+    bad = surrogate_at(text)
+    if bad is not None:  # not from a UTF-8 file: every reader would stumble on it differently
+        starts = line_starts(text, fmt)
+        line = bisect.bisect_right(starts, bad)
+        raise ParseError(f"the text holds a lone surrogate U+{ord(text[bad]):04X}", line, bad - starts[line - 1] + 1)
     if fmt == "python":
         from .python import read_python as reader
     elif fmt == "yaml":
@@ -37,10 +84,17 @@ def read(path: str, text: str, fmt: str) -> Document:
         from .shell import read_shell as reader
     else:  # pragma: no cover - FORMATS and this table change together
         raise ValueError(fmt)
+    collecting = gc.isenabled()
+    # A reader allocates a great many objects and keeps them all: the cyclic
+    # collector would rescan them again and again (half the time of a large file).
+    gc.disable()
     try:
         return reader(path, text)
-    except RecursionError:
-        raise ParseError("the file is nested too deeply to read") from None
+    except RecursionError:  # a last resort: every reader bounds its nesting by MAX_DEPTH
+        raise LimitExceeded("the file is nested too deeply to read") from None
+    finally:
+        if collecting:
+            gc.enable()
 
 
-__all__ = ["FORMATS", "format_of", "read", "ParseError"]
+__all__ = ["FORMATS", "format_of", "read", "ParseError", "LimitExceeded"]

@@ -3,6 +3,9 @@
 The standard `json` module gives no positions, so this is a small recursive
 descent parser; strings go through json's own C scanner. Duplicate keys are
 recorded (DeepSpeed rejects them, other loaders keep the last silently).
+
+Lines end at "\\n" only (a "\\r" before it is the last column of its line), as
+JSON's own whitespace rules have it; columns count characters.
 """
 
 from __future__ import annotations
@@ -11,14 +14,13 @@ import bisect
 import re
 from json.decoder import scanstring
 
-from ..document import Document, Mapping, ParseError, Scalar, Sequence, Span
+from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown, line_starts
+from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
+from . import clean, digits_why
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-_LITERALS = {"true": True, "false": False, "null": None}
-# Each level costs two Python frames; deeper nesting would hit the interpreter's
-# recursion limit first and lose the position of the fault.
-MAX_DEPTH = 200
+_LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 
 def read_json(path: str, text: str) -> Document:
@@ -32,7 +34,8 @@ def read_json(path: str, text: str) -> Document:
 class _Parser:
     def __init__(self, text: str):
         self.text = text
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.line_starts = line_starts(text, "json")
+        self.nodes = 0
 
     def position(self, offset: int) -> tuple:
         index = bisect.bisect_right(self.line_starts, offset) - 1
@@ -40,6 +43,11 @@ class _Parser:
 
     def span(self, start: int, end: int) -> Span:
         return Span(*self.position(start), *self.position(end))
+
+    def scalar_span(self, start: int, end: int) -> Span:
+        """A scalar never holds a raw line break: one lookup is enough."""
+        line, column = self.position(start)
+        return Span(line, column, line, column + end - start)
 
     def fail(self, message: str, offset: int):
         raise ParseError(f"JSON syntax error: {message}", *self.position(offset))
@@ -56,8 +64,12 @@ class _Parser:
         return value
 
     def value(self, offset: int, depth: int):
+        # Each level costs two Python frames: stop well before the interpreter's limit.
         if depth > MAX_DEPTH:
-            self.fail("nesting is too deep", offset)
+            raise LimitExceeded(f"JSON nesting is too deep (more than {MAX_DEPTH} levels)", *self.position(offset))
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise LimitExceeded(f"JSON document has too many values (more than {MAX_NODES:,})", *self.position(offset))
         if offset >= len(self.text):
             self.fail("unexpected end of file", offset)
         ch = self.text[offset]
@@ -67,20 +79,26 @@ class _Parser:
             return self.array(offset, depth)
         if ch == '"':
             string, end = self.string(offset)
-            return Scalar(string, self.span(offset, end), quoted=True), end
-        for word, literal in _LITERALS.items():
+            return Scalar(clean(string), self.scalar_span(offset, end), quoted=True), end
+        if ch in _LITERALS:
+            word, literal = _LITERALS[ch]
             if self.text.startswith(word, offset):
                 end = offset + len(word)
-                return Scalar(literal, self.span(offset, end)), end
+                return Scalar(literal, self.scalar_span(offset, end)), end
         number = _NUMBER.match(self.text, offset)
         if number and number.end() > offset:
-            raw = number.group()
-            try:
-                parsed = float(raw) if number.group(1) or number.group(2) else int(raw)
-            except ValueError:  # more digits than int() converts; Python's json refuses it too
-                self.fail("number with too many digits", offset)
-            return Scalar(parsed, self.span(offset, number.end())), number.end()
+            return self.number(number), number.end()
         self.fail(f"unexpected character {ch!r}", offset)
+
+    def number(self, match) -> Scalar | Unknown:
+        raw = match.group()
+        span = self.scalar_span(match.start(), match.end())
+        if match.group(1) or match.group(2):
+            return Scalar(float(raw), span)  # past a float's range is inf, as json.loads gives
+        digits = len(raw) - raw.startswith("-")
+        if digits > MAX_NUMBER_DIGITS:  # before int(): past 4,300 digits it raises, and it is quadratic
+            return Unknown(span, digits_why(digits))
+        return Scalar(int(raw), span)
 
     def string(self, offset: int):
         try:
@@ -98,7 +116,8 @@ class _Parser:
             if not self.text.startswith('"', offset):
                 self.fail("expected a key in double quotes", offset)
             key, key_end = self.string(offset)
-            key_span = self.span(offset, key_end)
+            key = clean(key)
+            key_span = self.scalar_span(offset, key_end)
             offset = self.skip(key_end)
             if not self.text.startswith(":", offset):
                 self.fail("expected ':' after a key", offset)

@@ -6,25 +6,64 @@ lists/tuples, a few pure builtins and imports (resolved to qualified names)
 are understood. Anything else - a call, a loop, a function - makes the values
 it touches `Unknown`. Each value records the top-level names it was computed
 from, so `accumulative_counts *= sequence_parallel_size` leaves a trace.
+
+Every cost is bounded before it is paid (lint/limits.py): the source's size in
+tokens before `ast.parse`, each operation's result before it is computed, the
+evaluation's steps as it goes, and each top-level value's size once shared
+parts are counted at every use.
+
+Lines end at "\r\n", "\r" or "\n", as Python's tokenizer has it (not at "\f",
+"\x1c", "\u2028"... which str.splitlines() would take); columns count characters.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
+import math
 import operator
 import re
+import warnings
 from typing import Optional
 
-from ..document import Document, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, Unknown
+from ..document import (
+    Document,
+    LimitExceeded,
+    Mapping,
+    Node,
+    ParseError,
+    Scalar,
+    Sequence,
+    Span,
+    Symbol,
+    Unknown,
+    line_starts,
+    split_lines,
+)
+from ..limits import (
+    MAX_DEPS,
+    MAX_DEPTH,
+    MAX_EVAL_STEPS,
+    MAX_FSTRING_FIELDS,
+    MAX_LENGTH,
+    MAX_NODES,
+    MAX_NUMBER_DIGITS,
+    MAX_PYTHON_TOKENS,
+)
+from . import clean, long_int
 
-# Bounds that keep a hostile file from costing time or memory.
-MAX_INT_BITS = 4096
-MAX_LENGTH = 10_000
-# Deeper expressions become Unknown rather than exhausting the interpreter's stack.
-MAX_DEPTH = 200
-# The line breaks of Python's tokenizer. str.splitlines() also breaks at \f,
-# \x1c, \u2028... in comments and strings, which would shift every later line.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# An estimate of Python's tokens: a string or a comment counts as one.
+# Unrolled loops (`[^"]*(?:\\.[^"]*)*`): the regex engine keeps no state per character of a long string.
+_STRING = (r'''(?:"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*\'\'\''''
+           r'''|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*')''')
+_TOKEN = re.compile(rf"[rRbBuUfF]{{0,2}}{_STRING}|#[^\n]*|\w+|[^\w\s]", re.S)
+_FSTRING = re.compile(rf"(?<![\w])(?:[rR][fF]|[fF][rR]?){_STRING}", re.S)
+# An f-string field costs Python's parser about three tokens' time.
+_FIELD_TOKENS = 3
+# A result this many bits long may have more than MAX_NUMBER_DIGITS digits: not computed.
+_INT_BITS = math.ceil(MAX_NUMBER_DIGITS * math.log2(10))
 
 _BINOPS = {
     ast.Add: operator.add,
@@ -63,26 +102,104 @@ _NUMBER = (int, float)
 
 
 def read_python(path: str, text: str) -> Document:
+    _check_size(text)
     try:
-        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # `1if x else 2`, `"\d"`: the config's business, not a report's
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise ParseError(f"Python syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1) from None
-    except (ValueError, MemoryError) as exc:  # a NUL byte; a bare MemoryError: nested too deeply
-        raise ParseError(f"Python source cannot be parsed: {str(exc) or 'it is nested too deeply'}") from None
+    except ValueError as exc:  # a NUL byte (before Python 3.12)
+        raise ParseError(f"Python source cannot be parsed: {exc}") from None
+    except (RecursionError, MemoryError):  # the parser's own stack: nested too deeply
+        raise LimitExceeded("Python source is nested too deeply for Python's parser") from None
     evaluator = _Evaluator(text)
     evaluator.run(tree.body)
     names = evaluator.names
+    _bound_sizes(names)
     root = Mapping(items=dict(names), key_spans=dict(evaluator.assigned_at), span=Span(1, 1, 1, 1))
     unused = {name for name in evaluator.assigned_at if name not in evaluator.reads}
     return Document(path=path, format="python", root=root, text=text, namespace=names, unused=unused)
 
 
+def _position(text: str, offset: int) -> tuple:
+    starts = line_starts(text, "python")
+    index = bisect.bisect_right(starts, offset) - 1
+    return index + 1, offset - starts[index] + 1
+
+
+def _check_size(text: str) -> None:
+    """Refuse, before `ast.parse` spends seconds and gigabytes on it, source
+    of more than MAX_PYTHON_TOKENS tokens or with an f-string of more than
+    MAX_FSTRING_FIELDS fields (their parse is quadratic before Python 3.12)."""
+    tokens = len(_TOKEN.findall(text)) + text.count("\n")  # each line ends with a NEWLINE token
+    if text.count("{") > MAX_FSTRING_FIELDS // 4:  # only then can f-string fields matter
+        for fstring in _FSTRING.finditer(text):
+            fields = fstring.group().count("{")
+            if fields > MAX_FSTRING_FIELDS:
+                raise LimitExceeded(f"Python f-string with more than {MAX_FSTRING_FIELDS:,} fields",
+                                    *_position(text, fstring.start()))
+            tokens += _FIELD_TOKENS * fields
+    if tokens > MAX_PYTHON_TOKENS:
+        # Where the bound was passed, roughly: line breaks are not in the regex.
+        past = next(itertools.islice(_TOKEN.finditer(text), MAX_PYTHON_TOKENS, None), None)
+        where = _position(text, past.start()) if past else (1, 1)
+        raise LimitExceeded(f"Python source has too many tokens (more than {MAX_PYTHON_TOKENS:,})", *where)
+
+
+def _bound_sizes(names: dict) -> None:
+    """A value built by sharing (`x = [x, x]` forty times) is small here but
+    huge to whatever walks it: count each top-level value with its shared parts
+    counted at every use, and make the values past MAX_NODES together, or
+    nested past MAX_DEPTH, Unknown."""
+    sizes: dict = {}
+    left = MAX_NODES
+    for name, value in names.items():
+        if not isinstance(value, (Mapping, Sequence)):
+            continue
+        size, depth = _size(value, sizes)
+        if depth > MAX_DEPTH:
+            names[name] = Unknown(value.span, f"a value nested more than {MAX_DEPTH} levels deep", value.deps, name)
+        elif size > left:
+            why = f"past {MAX_NODES:,} values in the file, a shared part counted at each use"
+            names[name] = Unknown(value.span, why, value.deps, name)
+        else:
+            left -= size
+
+
+def _size(top: Node, sizes: dict) -> tuple:
+    """(nodes, depth) of a value, each shared part counted at every use; a part
+    that holds itself counts once. Iterative: a value may nest thousands deep."""
+    stack = [(top, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children = node.items.values() if isinstance(node, Mapping) else node.items
+        if done:
+            total, depth = 1, 0
+            for child in children:
+                size, child_depth = sizes.get(id(child), (1, 0)) or (1, 0)
+                total, depth = total + size, max(depth, child_depth)
+            sizes[key] = (total, depth + 1)
+            continue
+        if key in sizes:
+            continue
+        sizes[key] = None  # on the path: a cycle back to it counts as one node
+        stack.append((node, True))
+        stack.extend((child, False) for child in children
+                     if isinstance(child, (Mapping, Sequence)) and id(child) not in sizes)
+    return sizes[id(top)]
+
+
 class _Evaluator:
     def __init__(self, text: str):
-        self.lines = _LINE_BREAK.split(text)
+        self.lines = split_lines(text, "python")
         # Lines where UTF-8 bytes and characters differ; elsewhere ast's byte
         # columns are already character columns.
         self.wide_lines = set() if text.isascii() else {i + 1 for i, t in enumerate(self.lines) if not t.isascii()}
+        self.wide_columns: dict = {}  # line -> (byte offsets of its non-ASCII characters, extra bytes up to each)
+        self.steps = MAX_EVAL_STEPS
+        self.line = 1  # of the statement being evaluated
         self.names: dict[str, Node] = {}
         self.assigned_at: dict[str, Span] = {}  # top-level name -> span of its target
         self.reads: set[str] = set()
@@ -92,9 +209,27 @@ class _Evaluator:
 
     # -- positions -------------------------------------------------------
     def _column(self, line: int, byte_offset: int) -> int:
-        """ast columns count UTF-8 bytes; users count characters."""
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", "ignore")) + 1
+        """ast columns count UTF-8 bytes; users count characters. Each wide line
+        is measured once, so that a long one costs no more per value than a short one."""
+        found = self.wide_columns.get(line)
+        if found is None:
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            found = self.wide_columns[line] = _wide_characters(text)
+        starts, extras = found
+        before = bisect.bisect_left(starts, byte_offset)  # non-ASCII characters before the offset
+        return byte_offset - (extras[before - 1] if before else 0) + 1
+
+    def charge(self, steps: int) -> None:
+        """Spend evaluation steps; the whole file is past its bound when they run out."""
+        self.steps -= steps
+        if self.steps < 0:
+            raise LimitExceeded(f"Python config needs more than {MAX_EVAL_STEPS:,} evaluation steps", self.line)
+
+    def walk(self, node: ast.AST) -> list:
+        """Every node below `node`, each one paid for."""
+        nodes = list(ast.walk(node))
+        self.charge(len(nodes))
+        return nodes
 
     def span(self, node: ast.AST) -> Span:
         line, end_line = node.lineno, node.end_lineno or node.lineno
@@ -112,6 +247,8 @@ class _Evaluator:
             self.statement(stmt)
 
     def statement(self, stmt: ast.stmt) -> None:
+        self.line = stmt.lineno
+        self.charge(1)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
@@ -156,7 +293,7 @@ class _Evaluator:
 
     def note_reads(self, stmt: ast.stmt) -> None:
         """A name that a statement not evaluated mentions is still used (`print(sampler)`)."""
-        for node in ast.walk(stmt):
+        for node in self.walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 self.reads.add(node.id)
 
@@ -194,7 +331,7 @@ class _Evaluator:
             if self.condition is not None:
                 # The mapping is shared with the other branch: the key may or may not have changed.
                 before = container.items.get(key)
-                deps = value.deps | self.condition | (before.deps if before else frozenset())
+                deps = _joined(value.deps, self.condition, before.deps if before else frozenset())
                 value = Unknown(self.span(stmt), "assigned under a condition that cannot be evaluated", deps)
             container.items[key] = value
             container.key_spans[key] = self.span(target)
@@ -247,23 +384,41 @@ class _Evaluator:
         if truth is False:
             self.run(stmt.orelse)
             return
-        before, outer = dict(self.names), self.condition
-        self.condition = (outer or frozenset()) | test.deps
+        # Only names a branch mentions can change: copying all of them per `if` would be quadratic.
+        touched = self.touched(stmt.body + stmt.orelse)
+        before, outer = {name: self.names.get(name) for name in touched}, self.condition
+        self.condition = _joined(outer or frozenset(), test.deps)
         self.run(stmt.body)
-        after_body = self.names
-        self.names = dict(before)
-        self.run(stmt.orelse)
-        after_else = self.names
-        self.condition = outer
-        merged = dict(before)
-        for name in set(after_body) | set(after_else):
-            a, b = after_body.get(name), after_else.get(name)
-            if a is not None and a is b:
-                merged[name] = a
+        after_body = {name: self.names.get(name) for name in touched}
+        for name, value in before.items():
+            if value is None:
+                self.names.pop(name, None)
             else:
-                deps = (a.deps if a else frozenset()) | (b.deps if b else frozenset()) | test.deps
-                merged[name] = Unknown(self.span(stmt), "assigned under a condition that cannot be evaluated", deps)
-        self.names = merged
+                self.names[name] = value
+        self.run(stmt.orelse)
+        self.condition = outer
+        for name in touched:
+            a, b = after_body[name], self.names.get(name)
+            if a is not None and a is b:
+                continue
+            if a is None and b is None:
+                self.names.pop(name, None)
+                continue
+            deps = _joined(a.deps if a else frozenset(), b.deps if b else frozenset(), test.deps)
+            self.names[name] = Unknown(self.span(stmt), "assigned under a condition that cannot be evaluated", deps)
+
+    def touched(self, body: list) -> set:
+        """The top-level names statements could bind, rebind or delete."""
+        found = set()
+        for stmt in body:
+            for node in self.walk(stmt):
+                if isinstance(node, ast.Name):
+                    found.add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    found.add(node.name)
+                elif isinstance(node, ast.alias):
+                    found.add(node.asname or node.name.split(".", 1)[0])
+        return found
 
     def expression_statement(self, stmt: ast.Expr) -> None:
         """`hooks.append(x)` or `cfg.update(...)` changes a value in ways not followed."""
@@ -279,7 +434,7 @@ class _Evaluator:
 
     def forget_assigned(self, stmt: ast.stmt) -> None:
         """A block not evaluated may have run any number of times: what it changes is unknown."""
-        nodes = list(ast.walk(stmt))
+        nodes = self.walk(stmt)
         why = "assigned inside a block that is not evaluated"
         for node in nodes:  # names first, so that `cfg[i] = ...` sees the loop variable as unknown
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -298,6 +453,7 @@ class _Evaluator:
         if method is None or self.depth >= MAX_DEPTH:
             why = f"{type(node).__name__} is not evaluated" if method is None else "expression nested too deeply"
             return Unknown(self.span(node), why, self.deps_of(node))
+        self.charge(1)
         self.depth += 1
         try:
             return method(self, node)
@@ -306,13 +462,10 @@ class _Evaluator:
 
     def deps_of(self, node: ast.AST) -> frozenset:
         """Names an unevaluated expression reads, so derivations stay visible."""
-        found = set()
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in self.names:
-                self.reads.add(sub.id)
-                found.add(sub.id)
-                found |= self.names[sub.id].deps
-        return frozenset(found)
+        read = {sub.id for sub in self.walk(node)
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in self.names}
+        self.reads |= read
+        return _joined(frozenset(read), *(self.names[name].deps for name in read))
 
     def name(self, name: str, node: ast.expr) -> Node:
         self.reads.add(name)
@@ -321,7 +474,7 @@ class _Evaluator:
             if name in _BUILTIN_NAMES:
                 return Scalar(Symbol("builtins." + name), self.span(node))
             return Unknown(self.span(node), f"{name} is not defined in this file")
-        deps = value.deps | {name}
+        deps = _joined(value.deps, frozenset((name,)))
         if isinstance(value, Scalar) and isinstance(value.value, Symbol):
             return _copy(value, deps=deps, span=self.span(node))  # a class is best shown where it is used
         if isinstance(value, (Scalar, Unknown)):
@@ -332,7 +485,15 @@ class _Evaluator:
         return self.name(node.id, node)
 
     def expr_Constant(self, node: ast.Constant) -> Node:
-        return Scalar(node.value, self.span(node))
+        value = node.value
+        if isinstance(value, str):
+            return Scalar(clean(value), self.span(node))  # `'\\ud800'` would not encode as UTF-8
+        if isinstance(value, int) and not isinstance(value, bool):
+            too_long = long_int(value)  # `0xfff...` takes no digit limit; `str()` of it later would
+            return Unknown(self.span(node), too_long) if too_long else Scalar(value, self.span(node))
+        if value is None or isinstance(value, (bool, float)):
+            return Scalar(value, self.span(node))
+        return Unknown(self.span(node), f"a {type(value).__name__} constant")  # bytes, complex, `...`
 
     def expr_Attribute(self, node: ast.Attribute) -> Node:
         base = self.expr(node.value)
@@ -345,7 +506,7 @@ class _Evaluator:
     def expr_Subscript(self, node: ast.Subscript) -> Node:
         base = self.expr(node.value)
         key = self.expr(node.slice)
-        deps = base.deps | key.deps
+        deps = _joined(base.deps, key.deps)
         if isinstance(key, Scalar):
             if isinstance(base, Mapping) and isinstance(key.value, str) and key.value in base.items:
                 return base.items[key.value]
@@ -372,25 +533,29 @@ class _Evaluator:
         return self.binop(type(node.op), self.expr(node.left), self.expr(node.right), self.span(node))
 
     def binop(self, op: type, left: Node, right: Node, span: Span) -> Node:
-        deps = left.deps | right.deps
+        deps = _joined(left.deps, right.deps)
         if isinstance(left, Sequence) and isinstance(right, Sequence) and op is ast.Add:
             if len(left.items) + len(right.items) <= MAX_LENGTH:
+                self.charge(len(left.items) + len(right.items))
                 return Sequence(items=left.items + right.items, span=left.span, deps=deps)
         if isinstance(left, Scalar) and isinstance(right, Scalar) and op in _BINOPS:
             result = _arith(op, left.value, right.value)
-            if result is not None:
-                return Scalar(result, span, deps)
+            if not isinstance(result, _Refused):
+                return _result(result, span, deps)
+            if result.why:
+                return Unknown(span, result.why, deps)
         return Unknown(span, "operation on values that are not known", deps)
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Node:
         deps: frozenset = frozenset()
         last: Optional[Node] = None
-        for value_node in node.values:
+        for index, value_node in enumerate(node.values):
             last = self.expr(value_node)
-            deps |= last.deps
+            deps = _joined(deps, last.deps)
             truth = _truth(last)
-            if truth is None:
-                return Unknown(self.span(node), "boolean operation", deps | self.deps_of(node))
+            if truth is None:  # the values not evaluated yet still count (those evaluated did: no second walk)
+                rest = (self.deps_of(rest) for rest in node.values[index + 1:])
+                return Unknown(self.span(node), "boolean operation", _joined(deps, *rest))
             if truth is isinstance(node.op, ast.Or):
                 break
         assert last is not None
@@ -400,12 +565,14 @@ class _Evaluator:
         left = self.expr(node.left)
         deps = left.deps
         result = True
-        for op, right_node in zip(node.ops, node.comparators):
+        for index, (op, right_node) in enumerate(zip(node.ops, node.comparators)):
             right = self.expr(right_node)
-            deps |= right.deps
-            a, b = _plain(left), _plain(right)
+            deps = _joined(deps, right.deps)
+            a, b = self.plain(left), self.plain(right)
             if a is _UNKNOWN or b is _UNKNOWN:
-                return Unknown(self.span(node), "comparison", deps | self.deps_of(node))
+                rest = (self.deps_of(rest) for rest in node.comparators[index + 1:])
+                return Unknown(self.span(node), "comparison", _joined(deps, *rest))
+            self.charge(_cost(a) + _cost(b))  # comparing two long tuples or strings
             try:
                 if not _COMPARE[type(op)](a, b):
                     result = False
@@ -418,11 +585,11 @@ class _Evaluator:
         test = self.expr(node.test)
         truth = _truth(test)
         if truth is None:
-            deps = test.deps | self.expr(node.body).deps | self.expr(node.orelse).deps
+            deps = _joined(test.deps, self.expr(node.body).deps, self.expr(node.orelse).deps)
             return Unknown(self.span(node), "condition that cannot be evaluated", deps)
         chosen = self.expr(node.body if truth else node.orelse)
         if isinstance(chosen, (Scalar, Unknown)):
-            return _copy(chosen, deps=chosen.deps | test.deps)
+            return _copy(chosen, deps=_joined(chosen.deps, test.deps))
         return chosen
 
     def expr_Dict(self, node: ast.Dict) -> Node:
@@ -432,6 +599,7 @@ class _Evaluator:
             if key_node is None:  # {**other}
                 if not isinstance(value, Mapping):
                     return Unknown(self.span(node), "unpacking of an unknown mapping", value.deps)
+                self.charge(len(value.items))
                 mapping.items.update(value.items)
                 mapping.key_spans.update(value.key_spans)
                 continue
@@ -449,6 +617,9 @@ class _Evaluator:
                 inner = self.expr(element.value)
                 if not isinstance(inner, Sequence):
                     return Unknown(self.span(node), "unpacking of an unknown sequence", inner.deps)
+                if len(items) + len(inner.items) > MAX_LENGTH:
+                    return Unknown(self.span(node), f"a list of more than {MAX_LENGTH:,} items", inner.deps)
+                self.charge(len(inner.items))
                 items.extend(inner.items)
             else:
                 items.append(self.expr(element))
@@ -459,16 +630,21 @@ class _Evaluator:
 
     def expr_JoinedStr(self, node: ast.JoinedStr) -> Node:
         parts = []
+        length = 0
         deps: frozenset = frozenset()
         for value in node.values:
             if isinstance(value, ast.Constant):
-                parts.append(str(value.value))
-                continue
-            inner = self.expr(value.value) if isinstance(value, ast.FormattedValue) else self.expr(value)
-            deps |= inner.deps
-            if not isinstance(inner, Scalar) or value.format_spec is not None or value.conversion != -1:
-                return Unknown(self.span(node), "f-string", deps)
-            parts.append(str(inner.value))
+                part = str(value.value)
+            else:
+                inner = self.expr(value.value) if isinstance(value, ast.FormattedValue) else self.expr(value)
+                deps = _joined(deps, inner.deps)
+                if not isinstance(inner, Scalar) or value.format_spec is not None or value.conversion != -1:
+                    return Unknown(self.span(node), "f-string", deps)
+                part = str(inner.value)
+            length += len(part)
+            if length > MAX_LENGTH:  # before joining: `f'{a}{a}{a}...'` over a long `a` doubles on every line
+                return Unknown(self.span(node), f"a string of more than {MAX_LENGTH:,} characters", deps)
+            parts.append(part)
         return Scalar("".join(parts), self.span(node), deps)
 
     def expr_Call(self, node: ast.Call) -> Node:
@@ -479,16 +655,13 @@ class _Evaluator:
             return self.call_dict(node, span)
         args = [self.expr(arg) for arg in node.args if not isinstance(arg, ast.Starred)]
         kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
-        deps = func.deps | frozenset().union(*(a.deps for a in args), *(v.deps for v in kwargs.values()))
+        deps = _joined(func.deps, *(a.deps for a in args), *(v.deps for v in kwargs.values()))
         if callee and callee.startswith("builtins.") and callee[9:] in _PURE_BUILTINS and not kwargs:
-            values = [_plain(a) for a in args]
+            values = [self.plain(a) for a in args]
             if len(args) == len(node.args) and _UNKNOWN not in values:
-                try:
-                    result = _PURE_BUILTINS[callee[9:]](*values)
-                except (TypeError, ValueError, OverflowError):
-                    result = _UNKNOWN
-                if _safe_scalar(result):
-                    return Scalar(result, span, deps)
+                result = _call_builtin(callee[9:], values)
+                if result is not _UNKNOWN:
+                    return _result(result, span, deps)
         imported = callee is not None and "." in callee and not callee.startswith("builtins.")
         if imported and not node.args and all(kw.arg for kw in node.keywords):
             # `Config(a=1)` with keywords only reads as mmengine's `dict(type=Config, a=1)`
@@ -507,6 +680,7 @@ class _Evaluator:
             base = self.expr(arg)
             if not isinstance(base, Mapping):
                 return Unknown(span, "dict() of an unknown value", base.deps)
+            self.charge(len(base.items))
             mapping.items.update(base.items)
             mapping.key_spans.update(base.key_spans)
         for keyword in node.keywords:
@@ -514,6 +688,7 @@ class _Evaluator:
             if keyword.arg is None:
                 if not isinstance(value, Mapping):
                     return Unknown(span, "unpacking of an unknown mapping", value.deps)
+                self.charge(len(value.items))
                 mapping.items.update(value.items)
                 mapping.key_spans.update(value.key_spans)
             else:
@@ -523,6 +698,18 @@ class _Evaluator:
 
     def _keyword_span(self, keyword: ast.keyword) -> Span:
         return self.span(keyword)  # keywords carry positions since Python 3.9
+
+    def plain(self, node: Node):
+        """A Python value to compute with, or _UNKNOWN; a sequence of more than
+        MAX_LENGTH items in all, or nested past MAX_DEPTH, is not made one."""
+        if isinstance(node, Scalar):
+            return node.value
+        if not isinstance(node, Sequence):
+            return _UNKNOWN
+        budget = [MAX_LENGTH]
+        value = _plain_sequence(node, budget, 0)
+        self.charge(MAX_LENGTH - budget[0])
+        return value
 
 
 # ast node type -> evaluator method, built once instead of a getattr per node.
@@ -540,14 +727,52 @@ class _Missing:
 _UNKNOWN = _Missing()
 
 
-def _plain(node: Node):
-    """A Python value to compute with, or _UNKNOWN."""
-    if isinstance(node, Scalar):
-        return node.value
-    if isinstance(node, Sequence):
-        values = [_plain(item) for item in node.items]
-        return _UNKNOWN if _UNKNOWN in values else tuple(values)
-    return _UNKNOWN
+def _plain_sequence(node: Sequence, budget: list, depth: int):
+    """The tuple of a sequence's plain values, spending one of `budget[0]` per
+    item (shared parts paid at every use), or _UNKNOWN."""
+    budget[0] -= len(node.items)
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        return _UNKNOWN
+    values = []
+    for item in node.items:
+        value = item.value if isinstance(item, Scalar) else (
+            _plain_sequence(item, budget, depth + 1) if isinstance(item, Sequence) else _UNKNOWN)
+        if value is _UNKNOWN:
+            return _UNKNOWN
+        values.append(value)
+    return tuple(values)
+
+
+def _joined(*parts: frozenset) -> frozenset:
+    """The union of dependency sets, at most MAX_DEPS names: a part that would
+    take it past is left out (unions of ever growing sets along a chain of
+    ten thousand assignments would be quadratic)."""
+    result: frozenset = frozenset()
+    for part in parts:
+        if not part or part is result:
+            continue
+        if not result:
+            result = part
+        elif len(result) + len(part) <= MAX_DEPS:
+            result = result | part
+    return result
+
+
+def _cost(value) -> int:
+    """Steps a comparison over `value` may take."""
+    return len(value) if isinstance(value, (str, tuple)) else 1
+
+
+def _wide_characters(line: str) -> tuple:
+    """Byte offsets of a line's non-ASCII characters, and the bytes beyond one
+    each of them and those before it take."""
+    starts, extras = [], []
+    extra = 0
+    for found in _NON_ASCII.finditer(line):
+        starts.append(found.start() + extra)
+        extra += len(found.group().encode("utf-8")) - 1
+        extras.append(extra)
+    return starts, extras
 
 
 def _truth(node: Node) -> Optional[bool]:
@@ -569,40 +794,69 @@ def _copy(node: Node, span=None, deps=None, origin=None) -> Node:
     return Unknown(span, node.why, deps, origin)
 
 
-def _safe_scalar(value) -> bool:
-    if isinstance(value, bool) or value is None:
-        return True
+def _result(value, span: Span, deps: frozenset) -> Node:
+    """A computed value, or Unknown when it is not a plain scalar or is too long to keep."""
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return Scalar(value, span, deps)
     if isinstance(value, int):
-        return value.bit_length() <= MAX_INT_BITS
-    if isinstance(value, float):
-        return True
+        too_long = long_int(value)
+        return Unknown(span, too_long, deps) if too_long else Scalar(value, span, deps)
     if isinstance(value, str):
-        return len(value) <= MAX_LENGTH
-    return False
+        if len(value) > MAX_LENGTH:
+            return Unknown(span, f"a string of more than {MAX_LENGTH:,} characters", deps)
+        return Scalar(value, span, deps)
+    return Unknown(span, f"a {type(value).__name__} value", deps)  # `(-8) ** 0.5` is complex
+
+
+def _call_builtin(name: str, values: list):
+    """A pure builtin's result, or _UNKNOWN when it fails or could cost more
+    than its arguments' size (`round(1, -10**9)` computes 10 ** 10 ** 9)."""
+    if name == "round" and len(values) == 2 and isinstance(values[1], int) and abs(values[1]) > _INT_BITS:
+        return _UNKNOWN
+    try:
+        return _PURE_BUILTINS[name](*values)
+    except (TypeError, ValueError, OverflowError):
+        return _UNKNOWN
+
+
+def _refusal(op: type, a, b) -> Optional[str]:
+    """Why `a op b` is not computed, checked before anything long is made;
+    None when it is computed. An empty why: an operation not followed."""
+    numbers = isinstance(a, _NUMBER) and isinstance(b, _NUMBER)
+    if op is ast.Pow:
+        if not numbers:
+            return ""
+        # A float power is one machine operation (or an OverflowError); an integer one is as long as its result.
+        if isinstance(a, int) and isinstance(b, int) and b > 0 and abs(a) > 1 and a.bit_length() * b > 2 * _INT_BITS:
+            return f"a number with about {int((a.bit_length() - 1) * b * 0.30103) + 1:,} digits"
+        return None
+    if op is ast.Mult and not numbers:
+        count = b if isinstance(b, int) else a if isinstance(a, int) else None
+        other = a if count is b else b
+        if count is None or not isinstance(other, str):
+            return ""
+        return None if len(other) * max(count, 0) <= MAX_LENGTH else f"a string of more than {MAX_LENGTH:,} characters"
+    if op is ast.Add and not numbers:
+        if not (isinstance(a, str) and isinstance(b, str)):
+            return ""
+        return None if len(a) + len(b) <= MAX_LENGTH else f"a string of more than {MAX_LENGTH:,} characters"
+    return None if numbers else ""  # `%` on strings is formatting: not followed
 
 
 def _arith(op: type, a, b):
-    """Compute a binary operation on plain values, refusing anything costly."""
+    """Compute a binary operation on plain values, refusing anything costly:
+    the result, or the refusal's why as a _Refused."""
     if isinstance(a, Symbol) or isinstance(b, Symbol):
-        return None
-    numbers = isinstance(a, _NUMBER) and isinstance(b, _NUMBER)
-    if op is ast.Pow:
-        if not numbers or abs(b) > 256 or (isinstance(a, int) and a.bit_length() * abs(b) > MAX_INT_BITS):
-            return None
-    elif op is ast.Mult and not numbers:
-        count = b if isinstance(b, int) else a if isinstance(a, int) else None
-        other = a if count is b else b
-        if count is None or not isinstance(other, str) or len(other) * max(count, 0) > MAX_LENGTH:
-            return None
-    elif op is ast.Add and not numbers:
-        if not (isinstance(a, str) and isinstance(b, str)):
-            return None
-    elif op is ast.Mod and not numbers:
-        return None
-    elif not numbers:
-        return None
+        return _Refused("")
+    why = _refusal(op, a, b)
+    if why is not None:
+        return _Refused(why)
     try:
-        result = _BINOPS[op](a, b)
+        return _BINOPS[op](a, b)
     except (ArithmeticError, TypeError, ValueError):
-        return None
-    return result if _safe_scalar(result) else None
+        return _Refused("")
+
+
+class _Refused:
+    def __init__(self, why: str):
+        self.why = why

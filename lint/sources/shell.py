@@ -4,30 +4,59 @@ A small reader for the part of bash that launch scripts use: variables
 (`X=1`, `export X=1`, `${X:-8}`, `$((X * 2))`), env prefixes (`A=1 cmd`),
 arrays (`args=(a b)`, `"${args[@]}"`), quotes, line continuations and
 comments (`#` starts one only at the start of a word). Nothing is executed:
-`$(...)`, globbing and unknown variables leave a word unknown. Variables
-assigned inside if/for/while/case blocks are unknown afterwards, since the
-branch taken cannot be known.
+`$(...)`, backquotes, brace expansion, globbing and unknown variables leave a
+word unknown. Variables assigned inside if/for/while/case blocks are unknown
+afterwards, since the branch taken cannot be known.
+
+The reader works in time linear in the script (every scan is a regular
+expression or a find from the current offset) and bounds what expansion
+makes: a value longer than MAX_LENGTH characters is unknown, and a script
+whose expansions produce more than MAX_SHELL_OUTPUT characters in all is past
+its bound (a few lines that double a variable would otherwise reach gigabytes).
 
 It also records the continuations that do not continue: a `\\` followed by
 spaces or a comment escapes a space, not the newline, so the command ends
 there and the lines after it run as separate commands.
+
+Lines end at "\\n" only, as bash reads them: a "\\r" before it is part of the
+line (and of the last word on it); columns count characters.
 """
 
 from __future__ import annotations
 
-import ast
+import bisect
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..document import Document, Mapping, ParseError, Span
+from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
+from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_OUTPUT
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_INDEXED_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
 _OPENERS = {"if", "for", "while", "until", "case", "select"}
 _CLOSERS = {"fi", "done", "esac"}
 _KEYWORDS = {"then", "else", "elif", "do", "!", "{", "}", "time", "nohup", "exec", "command"}
-_OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n")
+_LEADING_WORDS = _KEYWORDS | _OPENERS | _CLOSERS
+_DECLARATIONS = ("export", "declare", "local", "readonly", "typeset")
+_DECLARE_FLAGS = re.compile(r"[-+][A-Za-z]+")
+
+# Scanners, each matched at the current offset.
+_BLANKS = re.compile(r"(?:[ \t]|\\\n)+")  # spaces, tabs and line continuations
+_COMMENT = re.compile(r"#[^\n]*")
+_OPERATOR = re.compile(r"&&|\|\||;;|\|&|[;|&\n]")
+_PLAIN = re.compile(r"[^ \t\n;&|()\\'\"$`]+")  # unquoted text without anything special
+_QUOTED_PLAIN = re.compile(r'[^"\\$`]+')  # the same inside double quotes
+_BACKQUOTED = re.compile(r"[^`\\]*(?:\\.[^`\\]*)*`", re.S)
+_HEREDOC_WORD = re.compile(r"<<(-?)[ \t]*([^ \t\n;|&<>]*)")
+_PAREN = re.compile(r"[()]")
+_BRACE = re.compile(r"[{}]")
+# `{a,b}` and `{1..100000000}`: bash expands them into many words; not followed.
+_BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+# Digits past this run are a number too long to keep (whatever reads the word would call int() on it).
+_LONG_NUMBER = re.compile(r"[0-9]{%d}" % (MAX_NUMBER_DIGITS + 1))
 
 
 class _Unknown:
@@ -106,7 +135,7 @@ def read_shell(path: str, text: str) -> ShellDocument:
 
 @dataclass
 class _RawWord:
-    parts: list  # ("lit", text) | ("var", name, default, op) | ("array", name) | ("arith", expr) | ("unknown",)
+    parts: list  # ("lit", text) | ("var", name, default, op, quoted) | ("array", name) | ("arith", expr) | ("unknown",)
     span: Span
     raw: str
     assignment_array: Optional[list] = None  # NAME=( ... ): the element words
@@ -116,53 +145,43 @@ class _Lexer:
     def __init__(self, text: str):
         self.text = text
         self.i = 0
-        self.line = 1
-        self.col = 1
+        self.line_starts = line_starts(text, "shell")
         self.depth = 0  # if/for/while/case nesting of the command being read
+        self.words = 0
 
-    def peek(self, k: int = 0) -> str:
-        j = self.i + k
-        return self.text[j] if j < len(self.text) else ""
+    def position(self, offset: int) -> tuple:
+        index = bisect.bisect_right(self.line_starts, offset) - 1
+        return index + 1, offset - self.line_starts[index] + 1
 
-    def advance(self, n: int = 1) -> str:
-        taken = self.text[self.i:self.i + n]
-        for ch in taken:
-            if ch == "\n":
-                self.line += 1
-                self.col = 1
-            else:
-                self.col += 1
-        self.i += n
-        return taken
+    def span(self, start: int, end: int) -> Span:
+        return Span(*self.position(start), *self.position(end))
 
     def commands(self) -> list:
         """[(words, depth, span)] for every simple command."""
+        text, end = self.text, len(self.text)
         found = []
         words: list = []
-        start = (self.line, self.col)
-        while self.i < len(self.text):
-            ch = self.peek()
-            if ch in " \t":
-                self.advance()
-            elif ch == "\\" and self.peek(1) == "\n":
-                self.advance(2)
-            elif ch == "#" :
-                while self.i < len(self.text) and self.peek() != "\n":
-                    self.advance()
-            elif any(self.text.startswith(op, self.i) for op in _OPERATORS):
-                op = next(op for op in _OPERATORS if self.text.startswith(op, self.i))
-                self.advance(len(op))
+        start = 0
+        while self.i < end:
+            ch = text[self.i]
+            if ch in " \t" or text.startswith("\\\n", self.i):
+                self.i = _BLANKS.match(text, self.i).end()
+            elif ch == "#":
+                self.i = _COMMENT.match(text, self.i).end()
+            elif ch in ";|&\n":
+                self.i = _OPERATOR.match(text, self.i).end()
                 if words:
                     found.append(self._finish(words, start))
                     words = []
-                start = (self.line, self.col)
             elif ch in "()":
-                self.advance()  # subshells and `name()` of functions: their commands are read as any other
-            elif ch == "<" and self.text.startswith("<<", self.i):
+                self.i += 1  # subshells and `name()` of functions: their commands are read as any other
+            elif text.startswith("<<<", self.i):
+                self.i += 3  # a here-string: the word after it is read as any other
+            elif text.startswith("<<", self.i):
                 self._heredoc()
             else:
                 if not words:
-                    start = (self.line, self.col)
+                    start = self.i
                 word = self._word()
                 if word is not None:
                     words.append(word)
@@ -170,7 +189,7 @@ class _Lexer:
             found.append(self._finish(words, start))
         return found
 
-    def _finish(self, words: list, start: tuple):
+    def _finish(self, words: list, start: int):
         """A command with the block depth it runs at (if/for/while/case/{ bodies are deeper)."""
         end = words[-1].span
         first = words[0].raw
@@ -179,156 +198,172 @@ class _Lexer:
         depth = self.depth
         if first in _OPENERS or any(w.raw == "{" for w in words):
             self.depth += 1
-        return words, depth, Span(start[0], start[1], end.end_line, end.end_column)
+        line, column = self.position(start)
+        return words, depth, Span(line, column, end.end_line, end.end_column)
 
     def _heredoc(self) -> None:
-        self.advance(2)
-        if self.peek() == "-":
-            self.advance()
-        while self.peek() in " \t":
-            self.advance()
-        delimiter = ""
-        while self.i < len(self.text) and self.peek() not in " \t\n;|&":
-            delimiter += self.advance()
-        delimiter = delimiter.strip("'\"")
-        while self.i < len(self.text) and self.peek() != "\n":
-            self.advance()
-        while self.i < len(self.text):
-            self.advance()  # the newline
-            line_end = self.text.find("\n", self.i)
-            line = self.text[self.i: line_end if line_end >= 0 else len(self.text)]
-            if line.strip() == delimiter:
-                self.advance(len(line))
+        """Skip `<<EOF` to the end of its line, then the lines up to the delimiter."""
+        text = self.text
+        delimiter = _HEREDOC_WORD.match(text, self.i).group(2).strip("'\"")
+        line_end = text.find("\n", self.i)
+        position = len(text) if line_end < 0 else line_end + 1
+        while position < len(text):
+            end = text.find("\n", position)
+            end = len(text) if end < 0 else end
+            if text[position:end].strip() == delimiter:
+                self.i = end
                 return
-            self.advance(len(line))
+            position = end + 1
+        self.i = len(text)
 
-    def _word(self) -> Optional[_RawWord]:
-        start_line, start_col, start_i = self.line, self.col, self.i
+    def _word(self, in_array: bool = False) -> Optional[_RawWord]:
+        text, end = self.text, len(self.text)
+        start = self.i
         parts: list = []
-        literal = ""
+        literal: list = []
 
         def flush():
-            nonlocal literal
             if literal:
-                parts.append(("lit", literal))
-                literal = ""
+                parts.append(("lit", "".join(literal)))
+                literal.clear()
 
-        while self.i < len(self.text):
-            ch = self.peek()
+        while self.i < end:
+            ch = text[self.i]
             if ch in " \t\n;&|()":
                 break
             if ch == "\\":
-                if self.peek(1) == "\n":
-                    self.advance(2)
+                if text.startswith("\\\n", self.i):
+                    self.i += 2
                     continue
-                self.advance()
-                literal += self.advance() if self.i < len(self.text) else ""
+                literal.append(text[self.i + 1:self.i + 2])
+                self.i = min(self.i + 2, end)
             elif ch == "'":
-                self.advance()
-                end = self.text.find("'", self.i)
-                if end < 0:
-                    raise ParseError("unterminated single quote", start_line, start_col)
-                literal += self.advance(end - self.i)
-                self.advance()
+                close = text.find("'", self.i + 1)
+                if close < 0:
+                    raise ParseError("unterminated single quote", *self.position(start))
+                literal.append(text[self.i + 1:close])
+                self.i = close + 1
             elif ch == '"':
-                self.advance()
                 flush()
                 self._double_quoted(parts)
             elif ch == "$":
                 flush()
                 parts.append(self._dollar())
+            elif ch == "`":
+                flush()
+                parts.append(self._backquoted())
             else:
-                literal += self.advance()
+                plain = _PLAIN.match(text, self.i)
+                if _BRACE_EXPANSION.search(plain.group()):
+                    flush()
+                    parts.append(("unknown",))
+                literal.append(plain.group())
+                self.i = plain.end()
         flush()
-        raw = self.text[start_i:self.i]
-        span = Span(start_line, start_col, self.line, self.col)
-        word = _RawWord(parts, span, raw)
-        # NAME=( a b c ): an array assignment
-        if self.peek() == "(" and raw.endswith("=") and _ASSIGNMENT.fullmatch(raw):
-            self.advance()
-            elements = []
-            while self.i < len(self.text) and self.peek() != ")":
-                ch = self.peek()
-                if ch in " \t\n":
-                    self.advance()
-                elif ch == "\\" and self.peek(1) == "\n":
-                    self.advance(2)
-                elif ch == "#":
-                    while self.i < len(self.text) and self.peek() != "\n":
-                        self.advance()
+        raw = text[start:self.i]
+        word = _RawWord(parts, self.span(start, self.i), raw)
+        if not in_array and self.i < end and text[self.i] == "(" and raw.endswith("=") and _ASSIGNMENT.fullmatch(raw):
+            word.assignment_array = self._array_elements()  # NAME=( a b c )
+            word.raw, word.span = text[start:self.i], self.span(start, self.i)
+        if not raw and word.assignment_array is None:
+            return None
+        self.words += 1
+        if self.words > MAX_NODES:
+            raise LimitExceeded(f"launch script has too many words (more than {MAX_NODES:,})", *self.position(start))
+        return word
+
+    def _array_elements(self) -> list:
+        text, end = self.text, len(self.text)
+        self.i += 1  # (
+        elements = []
+        while self.i < end and text[self.i] != ")":
+            ch = text[self.i]
+            if ch in " \t\n" or text.startswith("\\\n", self.i):
+                self.i = _BLANKS.match(text, self.i).end() if ch != "\n" else self.i + 1
+            elif ch == "#":
+                self.i = _COMMENT.match(text, self.i).end()
+            else:
+                element = self._word(in_array=True)  # arrays do not nest
+                if element is None or not element.raw:
+                    self.i += 1
                 else:
-                    element = self._word()
-                    if element is None or not element.raw:
-                        self.advance()
-                    else:
-                        elements.append(element)
-            if self.peek() == ")":
-                self.advance()
-            word.assignment_array = elements
-            word.raw = self.text[start_i:self.i]
-        return word if raw or word.assignment_array is not None else None
+                    elements.append(element)
+        if self.i < end:
+            self.i += 1  # )
+        return elements
 
     def _double_quoted(self, parts: list) -> None:
-        literal = ""
-        while self.i < len(self.text) and self.peek() != '"':
-            ch = self.peek()
-            if ch == "\\" and self.peek(1) in '"\\$`\n':
-                self.advance()
-                if self.peek() == "\n":
-                    self.advance()
-                    continue
-                literal += self.advance()
-            elif ch == "$":
-                if literal:
-                    parts.append(("lit", literal))
-                    literal = ""
-                parts.append(self._dollar(quoted=True))
-            else:
-                literal += self.advance()
+        text, end = self.text, len(self.text)
+        self.i += 1  # "
+        literal: list = []
+        while self.i < end:
+            plain = _QUOTED_PLAIN.match(text, self.i)
+            if plain:
+                literal.append(plain.group())
+                self.i = plain.end()
+                continue
+            ch = text[self.i]
+            if ch == '"':
+                self.i += 1
+                break
+            if ch == "\\":
+                following = text[self.i + 1:self.i + 2]
+                if following in ("\n", ""):  # a continuation, or a backslash at the end of the file
+                    self.i = min(self.i + 2, end)
+                elif following and following in '"\\$`':
+                    literal.append(following)
+                    self.i += 2
+                else:
+                    literal.append("\\")
+                    self.i += 1
+                continue
+            if literal:
+                parts.append(("lit", "".join(literal)))
+                literal = []
+            parts.append(self._dollar(quoted=True) if ch == "$" else self._backquoted())
         if literal:
-            parts.append(("lit", literal))
-        if self.peek() == '"':
-            self.advance()
+            parts.append(("lit", "".join(literal)))
 
     def _dollar(self, quoted: bool = False) -> tuple:
-        self.advance()  # $
-        ch = self.peek()
-        if self.text.startswith("((", self.i):
-            expr = self._balanced("((", "))")
-            return ("arith", expr)
-        if ch == "(":
-            self._balanced("(", ")")
+        text = self.text
+        self.i += 1  # $
+        if text.startswith("((", self.i):
+            body = self._balanced(_PAREN, "(")  # `(1 + 2)`: the arithmetic in its inner parentheses
+            return ("arith", body[1:-1]) if body and body.startswith("(") and body.endswith(")") else ("unknown",)
+        if text.startswith("(", self.i):
+            self._balanced(_PAREN, "(")
             return ("unknown",)
-        if ch == "{":
-            body = self._balanced("{", "}")
-            return _parameter(body) + (quoted,)
-        match = _NAME.match(self.text, self.i)
+        if text.startswith("{", self.i):
+            body = self._balanced(_BRACE, "{")
+            return _parameter(body) + (quoted,) if body is not None else ("unknown",)
+        match = _NAME.match(text, self.i)
         if match:
-            self.advance(match.end() - self.i)
+            self.i = match.end()
             return ("var", match.group(), None, None, quoted)
+        ch = text[self.i:self.i + 1]
         if ch and (ch.isdigit() or ch in "@*#?$!-"):
-            self.advance()
+            self.i += 1
             return ("unknown",)
         return ("lit", "$")
 
-    def _balanced(self, opener: str, closer: str) -> str:
-        self.advance(len(opener))
-        depth = 1
-        start = self.i
-        while self.i < len(self.text):
-            if self.text.startswith(closer, self.i):
-                depth -= 1
-                if depth == 0:
-                    body = self.text[start:self.i]
-                    self.advance(len(closer))
-                    return body
-                self.advance(len(closer))
-            elif self.text.startswith(opener, self.i):
-                depth += 1
-                self.advance(len(opener))
-            else:
-                self.advance()
-        return self.text[start:self.i]
+    def _balanced(self, pattern, opener: str) -> Optional[str]:
+        """The text inside the bracket at the current offset, up to the bracket
+        that closes it (quotes inside are not looked at); None when the file ends first."""
+        start = self.i + 1
+        depth = 0
+        for bracket in pattern.finditer(self.text, self.i):
+            depth += 1 if bracket.group() == opener else -1
+            if depth == 0:
+                self.i = bracket.end()
+                return self.text[start:bracket.start()]
+        self.i = len(self.text)
+        return None
+
+    def _backquoted(self) -> tuple:
+        """`command`: never run, so unknown."""
+        closing = _BACKQUOTED.match(self.text, self.i + 1)
+        self.i = closing.end() if closing else len(self.text)
+        return ("unknown",)
 
 
 def _parameter(body: str) -> tuple:
@@ -343,7 +378,10 @@ def _parameter(body: str) -> tuple:
         return ("var", name, None, None)
     for op in (":-", ":=", "-", "="):
         if rest.startswith(op):
-            return ("var", name, rest[len(op):].strip("\"'"), op)
+            default = rest[len(op):]
+            if "$" in default or "`" in default:  # a default that itself expands: not followed
+                return ("unknown",)
+            return ("var", name, default.strip("\"'"), op)
     return ("unknown",)
 
 
@@ -352,6 +390,8 @@ def _parameter(body: str) -> tuple:
 class _Interpreter:
     def __init__(self):
         self.variables: dict = {}  # name -> Word | list[Word] (arrays)
+        self.produced = 0  # characters all expansions made so far
+        self.words = 0  # and words
 
     def run(self, raw) -> Optional[Command]:
         raw_words, depth, span = raw
@@ -359,30 +399,50 @@ class _Interpreter:
             if len(raw_words) > 1 and raw_words[0].raw != "case":  # the loop variable
                 self.variables[raw_words[1].raw] = Word(UNKNOWN, raw_words[1].span, raw_words[1].raw)
             return None
-        while raw_words and raw_words[0].raw in _KEYWORDS | _OPENERS | _CLOSERS:
-            raw_words = raw_words[1:]
-        env: dict = {}
         index = 0
+        while index < len(raw_words) and raw_words[index].raw in _LEADING_WORDS:
+            index += 1
+        env: dict = {}
+        arrays: dict = {}  # name -> the word of an array assignment among the prefixes
         while index < len(raw_words):
-            match = _ASSIGNMENT.match(raw_words[index].raw)
-            if not match or raw_words[index].raw.startswith(("'", '"')):
+            word = raw_words[index]
+            if word.raw.startswith(("'", '"')):
                 break
-            env[match.group(1)] = self._assigned(raw_words[index], match, depth)
+            indexed = _INDEXED_ASSIGNMENT.match(word.raw)
+            match = _ASSIGNMENT.match(word.raw)
+            if indexed:  # a[1]=x: the array changes in a way not followed
+                env[indexed.group(1)] = Word(UNKNOWN, word.span, word.raw)
+            elif match:
+                env[match.group(1)] = self._assigned(word, match, depth)
+                if word.assignment_array is not None:
+                    arrays[match.group(1)] = word
+            else:
+                break
             index += 1
         words = raw_words[index:]
         if not words:
             self._set_all(env, depth)  # a plain assignment
             return None
-        if words[0].raw in ("export", "declare", "local", "readonly", "typeset"):
-            for word in words[1:]:
-                match = _ASSIGNMENT.match(word.raw)
-                if match:
-                    self._set_all({match.group(1): self._assigned(word, match, depth)}, depth)
+        if words[0].raw in _DECLARATIONS:
+            self._declare(words[1:], depth)
             return None
+        # `arr=(a b) cmd`: an array cannot be passed in the environment (bash refuses it).
+        for name, word in arrays.items():
+            env[name] = Word(UNKNOWN, word.span, word.raw)
         expanded: list = []
         for word in words:
             expanded.extend(self.expand(word))
         return Command(expanded, env, span)
+
+    def _declare(self, words: list, depth: int) -> None:
+        """`export A=1`, `declare -a A=(1 2)`; an integer, associative or name-reference
+        declaration (`-i`, `-A`, `-n`) gives values not followed."""
+        followed = not any(_DECLARE_FLAGS.fullmatch(word.raw) and set(word.raw) & set("Ain") for word in words)
+        for word in words:
+            match = _ASSIGNMENT.match(word.raw)
+            if match:
+                value = self._assigned(word, match, depth) if followed else Word(UNKNOWN, word.span, word.raw)
+                self._set_all({match.group(1): value}, depth)
 
     def _set_all(self, assignments: dict, depth: int) -> None:
         for name, value in assignments.items():
@@ -392,12 +452,16 @@ class _Interpreter:
             self.variables[name] = value
 
     def _assigned(self, word: _RawWord, match, depth: int):
+        name, append = match.group(1), match.group(2) == "+"
         if word.assignment_array is not None:
             values = []
             for element in word.assignment_array:
                 values.extend(self.expand(element))
-            if match.group(2) == "+" and isinstance(self.variables.get(match.group(1)), list):
-                values = self.variables[match.group(1)] + values
+            before = self.variables.get(name)
+            if append and isinstance(before, list):
+                if len(before) + len(values) > MAX_LENGTH:
+                    return Word(UNKNOWN, word.span, word.raw)
+                values = before + values
             return values
         prefix = len(match.group())
         value_word = _RawWord(_strip_prefix(word.parts, prefix), word.span, word.raw[prefix:])
@@ -405,51 +469,72 @@ class _Interpreter:
         [expanded] = self.expand(value_word, join=True) or [Word("", value_span, "")]
         if expanded.span == word.span:
             expanded.span = value_span
-        if match.group(2) == "+":
-            before = self.variables.get(match.group(1))
-            if isinstance(before, Word) and before.known and expanded.known:
+        if append:
+            before = self.variables.get(name)
+            if isinstance(before, Word) and before.known and expanded.known \
+                    and len(before.value) + len(expanded.value) <= MAX_LENGTH:
+                self._produce(len(before.value) + len(expanded.value), 1, value_span)
                 expanded = Word(before.value + expanded.value, value_span, word.raw)
             else:
                 expanded = Word(UNKNOWN, value_span, word.raw)
         return expanded
+
+    def _produce(self, characters: int, words: int, span: Span) -> None:
+        """Count what an expansion makes, before it is made: its characters and
+        its words (each a node of the document)."""
+        self.produced += characters
+        self.words += words
+        if self.produced > MAX_SHELL_OUTPUT:
+            raise LimitExceeded(f"launch script expands to more than {MAX_SHELL_OUTPUT:,} characters",
+                                span.line, span.column)
+        if self.words > MAX_NODES:
+            raise LimitExceeded(f"launch script expands to more than {MAX_NODES:,} words", span.line, span.column)
 
     def expand(self, word: _RawWord, join: bool = False) -> list:
         """A raw word's expansions: several words for `${array[@]}`, one otherwise."""
         if len(word.parts) == 1 and word.parts[0][0] == "array" and not join:
             value = self.variables.get(word.parts[0][1])
             if isinstance(value, list):
+                self._produce(sum(len(w.value) for w in value if w.known), len(value), word.span)
                 return list(value)
             return [Word(UNKNOWN, word.span, word.raw)]
         if len(word.parts) == 1 and word.parts[0][0] == "var" and not word.parts[0][-1] and not join:
             # An unquoted $VAR is split into words, as bash does: GPT_ARGS="--a 1 --b 2".
             value, where = self._variable(word.parts[0], word.span)
-            if value is not None and len(value.split()) > 1:
-                return [Word(piece, where or word.span, word.raw) for piece in value.split()]
-        text = ""
+            if value is not None and len(value.split(None, 1)) > 1:
+                pieces = value.split()
+                self._produce(len(value), len(pieces), word.span)
+                return [_checked(Word(piece, where or word.span, word.raw)) for piece in pieces]
+        pieces = []
+        length = 0
         origin = tail = None
         for part in word.parts:
             kind = part[0]
             if kind == "lit":
-                text += part[1]
-                continue
-            if kind == "var":
-                value, where = self._variable(part, word.span)
-                if value is None:
+                piece = part[1]
+            elif kind == "var":
+                piece, where = self._variable(part, word.span)
+                if piece is None:
                     return [Word(UNKNOWN, word.span, word.raw)]
-                text += value
                 if len(word.parts) == 1:
                     origin = where
                 tail = where
             elif kind == "arith":
-                value = self._arithmetic(part[1])
-                if value is None:
+                number = _arithmetic(part[1], self.variables)
+                if number is None:
                     return [Word(UNKNOWN, word.span, word.raw)]
-                text += str(value)
+                piece = str(number)
             else:
                 return [Word(UNKNOWN, word.span, word.raw)]
+            length += len(piece)
+            if length > MAX_LENGTH:  # before joining: `a=$a$a` forty times would be gigabytes
+                return [Word(UNKNOWN, word.span, word.raw)]
+            pieces.append(piece)
+        self._produce(length, 1, word.span)
+        text = "".join(pieces)
         last = word.parts[-1] if word.parts else None
         trailing = tail if last is not None and last[0] == "var" and "=" in text else None
-        return [Word(text, origin or word.span, word.raw, value_span=trailing)]
+        return [_checked(Word(text, origin or word.span, word.raw, value_span=trailing))]
 
     def _variable(self, part: tuple, span: Span):
         _, name, default, op = part[:4]
@@ -464,37 +549,164 @@ class _Interpreter:
             return default, span
         return None, None  # from the environment: not known here
 
-    def _arithmetic(self, expr: str):
-        """$(( ... )) over integers and known variables, evaluated on its syntax tree."""
 
-        def replace(match):
-            value = self.variables.get(match.group(1))
-            if isinstance(value, Word) and value.known and str(value.value).lstrip("-").isdigit():
-                return str(value.value)
-            raise LookupError(match.group(1))
+def _checked(word: Word) -> Word:
+    """A word holding a number too long to keep is unknown (a reader of the
+    launch line would call int() on it)."""
+    if word.known and _LONG_NUMBER.search(word.value):
+        return Word(UNKNOWN, word.span, word.raw, word.value_span)
+    return word
 
-        try:
-            text = re.sub(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?", replace, expr)
-            return _integer(ast.parse(text.strip(), mode="eval").body)
-        except (LookupError, SyntaxError, ValueError, ZeroDivisionError):
+
+# -- arithmetic: $(( ... )) as bash computes it, without recursion ------------------
+
+# A number, ${name}, $name or name, an operator, or anything else (which makes the expression unknown).
+_ARITH_TOKEN = re.compile(
+    r"([0-9][0-9A-Za-z_#@]*)|\$\{([A-Za-z_]\w*)\}|\$?([A-Za-z_]\w*)"
+    r"|(\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%()<>!~&|^])|(\S)"
+)
+# Binary operators by precedence, as in bash's manual; unary ones bind tighter still.
+_BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,
+           "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10, "**": 11}
+_UNARY = {"-": "neg", "+": "pos", "!": "not", "~": "inv"}
+_UNARY_NAMES = set(_UNARY.values())
+_UNARY_PRECEDENCE = 12
+_INT64 = 1 << 63
+
+
+def _arithmetic(expr: str, variables: dict) -> Optional[int]:
+    """$(( ... )) over integers and known variables, or None: bash's 64-bit
+    integers (a result outside them is not followed rather than wrapped),
+    division towards zero, no assignments, no `?:`."""
+    if "++" in expr or "--" in expr:  # increments change variables
+        return None
+    program = _postfix(expr, variables)
+    return _run(program) if program else None
+
+
+def _postfix(expr: str, variables: dict) -> Optional[list]:
+    """The expression in postfix order (shunting-yard): numbers and operator names."""
+    output: list = []
+    pending: list = []
+    operand = False  # whether the last token was an operand (then an operator is binary)
+    for number, braced, name, op, other in _ARITH_TOKEN.findall(expr):
+        if other:
             return None
+        if not op:
+            value = _literal(number) if number else _variable_number(variables.get(braced or name))
+            if value is None or operand:
+                return None
+            output.append(value)
+            operand = True
+        elif op == "(":
+            pending.append(op)
+            operand = False
+        elif op == ")":
+            while pending and pending[-1] != "(":
+                output.append(pending.pop())
+            if not pending:
+                return None
+            pending.pop()
+            operand = True
+        elif not operand:
+            if op not in _UNARY:
+                return None
+            pending.append(_UNARY[op])
+        else:
+            precedence = _BINARY[op]
+            while pending and pending[-1] != "(" and (
+                pending[-1] in _UNARY_NAMES or _BINARY[pending[-1]] > precedence
+                or (_BINARY[pending[-1]] == precedence and op != "**")
+            ):
+                output.append(pending.pop())
+            pending.append(op)
+            operand = False
+    while pending:
+        op = pending.pop()
+        if op == "(":
+            return None
+        output.append(op)
+    return output if operand else None
 
 
-_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-               ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+def _variable_number(value) -> Optional[int]:
+    """A variable's value as a number in arithmetic: only a plain integer is followed
+    (bash would evaluate any other text as an expression of its own)."""
+    if not (isinstance(value, Word) and value.known):
+        return None
+    text = value.value.strip()
+    negative = text.startswith("-")
+    text = text[1:] if negative else text
+    number = _literal(text) if text.isascii() and text.isdigit() else None
+    return -number if negative and number is not None else number
 
 
-def _integer(node) -> int:
-    """Integer arithmetic as bash does it; anything else raises ValueError."""
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_integer(node.operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
-        value = _ARITHMETIC[type(node.op)](_integer(node.left), _integer(node.right))
-        if abs(value) < 1 << 62:
-            return value
-    raise ValueError("not integer arithmetic")
+def _literal(text: str) -> Optional[int]:
+    """A bash integer constant: decimal, 0x hex, 0 octal, base#digits; None past 64 bits."""
+    if len(text) > 70:  # no 64-bit number is written longer (base 2 with a prefix)
+        return None
+    try:
+        if "#" in text:
+            base, digits = text.split("#", 1)
+            value = int(digits, int(base)) if 2 <= int(base) <= 36 else None
+        elif text[:2] in ("0x", "0X"):
+            value = int(text[2:], 16)
+        elif text.startswith("0") and len(text) > 1:
+            value = int(text, 8)
+        else:
+            value = int(text)
+    except ValueError:
+        return None
+    return value if value is not None and value < _INT64 else None
+
+
+def _run(program: list) -> Optional[int]:
+    stack: list = []
+    for item in program:
+        if type(item) is int:
+            stack.append(item)
+        elif item in _UNARY_NAMES:
+            if not stack:
+                return None
+            stack.append(_UNARY_OPERATIONS[item](stack.pop()))
+        elif len(stack) < 2:
+            return None
+        else:
+            b, a = stack.pop(), stack.pop()
+            result = _CHECKED[item](a, b) if item in _CHECKED else _SIMPLE[item](a, b)
+            if result is None or not -_INT64 <= result < _INT64:
+                return None
+            stack.append(result)
+    return stack[0] if len(stack) == 1 else None
+
+
+def _divide(a: int, b: int) -> Optional[int]:
+    """Towards zero, as C and bash divide; None for a division by zero."""
+    if b == 0:
+        return None
+    return abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+
+
+def _remainder(a: int, b: int) -> Optional[int]:
+    quotient = _divide(a, b)
+    return None if quotient is None else a - b * quotient
+
+
+# Operations whose cost or validity is checked first (operands are 64-bit integers).
+_CHECKED = {
+    "/": _divide,
+    "%": _remainder,
+    "**": lambda a, b: None if b < 0 or (b > 64 and abs(a) > 1) else a**b,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else None,
+    ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
+}
+_SIMPLE = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_, "|": operator.or_, "^": operator.xor,
+    "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
+    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+    "&&": lambda a, b: int(bool(a) and bool(b)), "||": lambda a, b: int(bool(a) or bool(b)),
+}
+_UNARY_OPERATIONS = {"neg": operator.neg, "pos": operator.pos, "not": lambda a: int(not a), "inv": operator.invert}
 
 
 def _strip_prefix(parts: list, length: int) -> list:
@@ -527,16 +739,18 @@ _LOOKS_LIKE_ARGUMENT = re.compile(r"^\s+(-{1,2}[A-Za-z]|[A-Za-z_+~][\w.+~\-\[\]]
 
 def _broken_continuations(text: str) -> list:
     lines = text.split("\n")
+    # How many argument-like lines follow each line, counted once from the end (not once per `\`).
+    following = [0] * (len(lines) + 1)
+    for index in range(len(lines) - 1, 0, -1):
+        following[index - 1] = following[index] + 1 if _LOOKS_LIKE_ARGUMENT.match(lines[index]) else 0
     found = []
     for index, line in enumerate(lines):
+        if "\\" not in line:
+            continue
         match = _BROKEN.search(line)
         if not match or _in_quotes(line[: match.start()]) or line.lstrip().startswith("#"):
             continue
-        dropped = 0
-        for later in lines[index + 1:]:
-            if not _LOOKS_LIKE_ARGUMENT.match(later):
-                break
-            dropped += 1
+        dropped = following[index]
         if dropped == 0:
             continue
         span = Span(index + 1, match.start() + 1, index + 1, len(line) + 1)

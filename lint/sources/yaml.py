@@ -1,43 +1,60 @@
-"""Read YAML into a Document through PyYAML's composer, never its constructor.
+"""Read YAML into a Document from PyYAML's parser events, never its constructor.
 
-Composing builds the node graph with positions and constructs no object, so a
-`!!python/object` tag is inert: such a node becomes Unknown. Aliases are
-shared, not copied, so an alias bomb costs nothing; a hard budget on nodes
-guards the conversion anyway. Scalars are typed by the tag PyYAML's resolver
-gives them, the YAML 1.1 way the frameworks' loaders do it, except that `1e-4`
-counts as a number (the frameworks' argument parsers convert it).
+The events come from libyaml (PyYAML's pure-Python parser when libyaml is
+missing) and are built into the Document here, in one loop without recursion:
+no object is constructed, so a `!!python/object` tag is inert (such a node
+becomes Unknown); nesting is bounded by MAX_DEPTH and the document by
+MAX_NODES, both counted while building, before the next node is read. An alias
+is shared, not copied, but counts as many nodes as its value holds, so a
+billion laughs stops at the bound. Scalars are typed by the tag PyYAML's
+resolver gives them, the YAML 1.1 way the frameworks' loaders do it, except
+that `1e-4` counts as a number (the frameworks' argument parsers convert it).
+
+Lines end at "\\r\\n", "\\r", "\\n", "\\x85", "\\u2028" and "\\u2029", as
+PyYAML and libyaml count them; columns count characters.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 import yaml
+from yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 
-from ..document import Document, Mapping, ParseError, Scalar, Sequence, Span, Unknown
+from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
+from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
+from . import clean, digits_why, long_int
 
 try:
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _Loader
 
-MAX_NODES = 200_000
-# libyaml's composer recurses in C: ~30 000 nested levels overflow an 8 MB stack
-# and kill the process. Text that might nest deeper than this goes through the
-# pure-Python loader, whose recursion fails cleanly (a RecursionError).
-MAX_C_DEPTH = 5_000
-
 _STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_MERGE = "tag:yaml.org,2002:merge"
 # Only scalar constructors, which build plain values from text; never objects.
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _TYPED = {
     "tag:yaml.org,2002:null": _CONSTRUCTOR.construct_yaml_null,
     "tag:yaml.org,2002:bool": _CONSTRUCTOR.construct_yaml_bool,
-    "tag:yaml.org,2002:int": _CONSTRUCTOR.construct_yaml_int,
+    _INT: _CONSTRUCTOR.construct_yaml_int,
     "tag:yaml.org,2002:float": _CONSTRUCTOR.construct_yaml_float,
 }
+# What a constructor raises on text that is not of its type (`!!int`, `!!bool x`, `!!float abc`).
+_NOT_OF_TYPE = (ValueError, KeyError, IndexError, TypeError, OverflowError, yaml.YAMLError)
 # YAML 1.1 wants a dot and a signed exponent (`1.0e-4`); `1e-4`, `1E5`, `1.0e4` are our extension.
 _EXPONENT = re.compile(r"[-+]?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
+_NOT_DIGIT = re.compile(r"[^0-9a-fA-F]+")
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -52,14 +69,15 @@ _STANDARD_TAGS = {
     "tag:yaml.org,2002:binary",
     "tag:yaml.org,2002:value",
 }
+_RESOLVER = yaml.resolver.Resolver()
 
 
 def read_yaml(path: str, text: str) -> Document:
-    pure = _Loader is yaml.SafeLoader or _depth_bound(text) > MAX_C_DEPTH
+    pure = _Loader is yaml.SafeLoader
     try:
-        loader = yaml.SafeLoader(text) if pure else _Loader(text)
+        loader = _Loader(text)  # only its parser is used: the events
         try:
-            node = loader.get_single_node()
+            root = _Builder(loader).document()
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
@@ -76,111 +94,220 @@ def read_yaml(path: str, text: str) -> Document:
     except yaml.YAMLError as exc:
         message = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         raise ParseError(f"YAML error: {message}") from None
-    converter = _Converter()
-    root = converter.convert(node) if node is not None else None
     if not isinstance(root, Mapping):
         root = Mapping(span=Span(1, 1, 1, 1))
     return Document(path=path, format="yaml", root=root, text=text)
 
 
-def _depth_bound(text: str) -> int:
-    """An upper bound on how deep `text` nests, cheap enough for every file.
-
-    A block level starts at a deeper column than its parent (only a sequence
-    right under a mapping key may share the key's column), so block levels are
-    at most twice the longest line; each flow level needs its own bracket.
-    """
-    longest = max(map(len, text.split("\n")))
-    return 2 * longest + 2 + text.count("[") + text.count("{")
-
-
-def _span(node) -> Span:
-    start, end = node.start_mark, node.end_mark
+def _span(start, end) -> Span:
     return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
 
-class _Converter:
-    def __init__(self):
-        self.seen: dict = {}
-        self.count = 0
+class _Open:
+    """A collection whose end event has not come yet."""
 
-    def convert(self, node):
-        done = self.seen.get(id(node))
-        if done is not None:
-            return done
-        self.count += 1
+    __slots__ = ("node", "start", "tag", "anchor", "size", "key", "merges")
+
+    def __init__(self, node, start, tag: str, anchor: Optional[str]):
+        self.node = node
+        self.start = start  # the start event
+        self.tag = tag
+        self.anchor = anchor
+        self.size = 1  # nodes below and including it, aliases counted in full
+        self.key = _NO_KEY  # a mapping's key waiting for its value
+        self.merges: list = []  # `<<` values, applied at the end
+
+
+_NO_KEY = object()
+_MERGE_KEY = object()
+_SKIPPED_KEY = object()  # a key that is not a scalar: the pair is left out, as PyYAML's loaders fail on it
+
+
+class _Builder:
+    def __init__(self, loader):
+        self.loader = loader
+        self.anchors: dict = {}  # anchor -> [node, size]; size None while the node is still open
+        self.sizes: dict = {}  # id(collection) -> nodes it holds, aliases counted in full
+        self.count = 0  # nodes so far, aliases counted in full
+        self.through_aliases = 0
+
+    def document(self) -> Optional[Node]:
+        """The single document's root, or None for an empty stream."""
+        loader = self.loader
+        loader.get_event()  # stream start
+        if loader.check_event(StreamEndEvent):
+            return None
+        start = loader.get_event()  # document start
+        root = self.root()
+        loader.get_event()  # document end
+        if not loader.check_event(StreamEndEvent):
+            event = loader.get_event()
+            raise yaml.composer.ComposerError(
+                "expected a single document in the stream", start.start_mark,
+                "but found another document", event.start_mark,
+            )
+        return root
+
+    def root(self) -> Node:
+        stack: list = []
+        get = self.loader.get_event
+        while True:
+            event = get()
+            kind = type(event)
+            merge = False
+            if kind is ScalarEvent:
+                self.counted(1, event)
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
+                value, size, merge = self.scalar(event, tag), 1, tag == _MERGE
+                if event.anchor is not None:
+                    self.anchor(event, [value, 1])
+            elif kind is AliasEvent:
+                value, size = self.alias(event)
+            elif kind is SequenceStartEvent or kind is MappingStartEvent:
+                stack.append(self.open(event, len(stack)))
+                continue
+            else:  # the end of the innermost collection
+                value, size = self.close(stack.pop(), event)
+            if not stack:
+                return value
+            self.add(stack[-1], value, size, merge)
+
+    # -- counting --------------------------------------------------------------
+    def counted(self, size: int, event, alias: bool = False) -> None:
+        """Count `size` more nodes, stopping at the bound before building them."""
+        self.count += size
+        if alias:
+            self.through_aliases += size
         if self.count > MAX_NODES:
-            raise ParseError("YAML document has too many nodes (an alias bomb?)", node.start_mark.line + 1)
-        if node.tag not in _STANDARD_TAGS:
-            result = Unknown(_span(node), f"YAML tag {node.tag} is not interpreted")
-        elif isinstance(node, yaml.ScalarNode):
-            result = _scalar(node)
-        elif isinstance(node, yaml.SequenceNode):
-            result = Sequence(span=_span(node))
-            self.seen[id(node)] = result
-            result.items = [self.convert(item) for item in node.value]
-        else:
-            result = Mapping(span=_span(node))
-            self.seen[id(node)] = result
-            self.fill(result, node)
-        self.seen[id(node)] = result
-        return result
+            why = " once its aliases are expanded" if self.through_aliases else ""
+            mark = event.start_mark
+            raise LimitExceeded(f"YAML document has too many nodes: more than {MAX_NODES:,}{why}",
+                                mark.line + 1, mark.column + 1)
 
-    def fill(self, mapping: Mapping, node) -> None:
-        merged = []
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                merged.append(value_node)
-                continue
-            key = self.convert(key_node)
-            if not isinstance(key, Scalar):
-                continue
+    def anchor(self, event, entry: list) -> None:
+        if event.anchor in self.anchors:
+            first = self.anchors[event.anchor][0].span.line
+            problem = f"found duplicate anchor {event.anchor!r}; the first is on line {first}"
+            raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
+        self.anchors[event.anchor] = entry
+
+    def alias(self, event) -> tuple:
+        entry = self.anchors.get(event.anchor)
+        if entry is None:
+            raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}", event.start_mark)
+        node, size = entry
+        # An alias inside its own anchor's value (`&a [*a]`) is a reference back: one node.
+        self.counted(size or 1, event, alias=True)
+        return node, size or 1
+
+    # -- collections -------------------------------------------------------------
+    def open(self, event, depth: int) -> _Open:
+        if depth > MAX_DEPTH:
+            mark = event.start_mark
+            raise LimitExceeded(f"YAML nesting is too deep (more than {MAX_DEPTH} levels)",
+                                mark.line + 1, mark.column + 1)
+        self.counted(1, event)
+        mapping = type(event) is MappingStartEvent
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = _RESOLVER.resolve(yaml.MappingNode if mapping else yaml.SequenceNode, None, event.implicit)
+        node = Mapping() if mapping else Sequence()
+        node.span = _span(event.start_mark, event.start_mark)
+        frame = _Open(node, event, tag, event.anchor)
+        if event.anchor is not None:
+            self.anchor(event, [node, None])
+        return frame
+
+    def add(self, frame: _Open, value: Node, size: int, merge: bool) -> None:
+        node = frame.node
+        if isinstance(node, Sequence):
+            node.items.append(value)
+            frame.size += size
+            return
+        if frame.key is _NO_KEY:  # `value` is a key
+            frame.key = _MERGE_KEY if merge else value if isinstance(value, Scalar) else _SKIPPED_KEY
+            frame.size += size
+            return
+        key, frame.key = frame.key, _NO_KEY
+        if key is _MERGE_KEY:  # not a value of the mapping: only the keys it brings count (in merge())
+            frame.merges.append(value)
+            self.count -= size
+            return
+        if key is not _SKIPPED_KEY:
             name = key.value if isinstance(key.value, str) else str(key.value)
-            if name in mapping.items:
-                mapping.duplicates.append((name, key.span))
-            mapping.items[name] = self.convert(value_node)
-            mapping.key_spans[name] = key.span
-        # `<<: *base` fills only the keys the mapping does not set itself.
-        for value_node in merged:
-            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
-            for source in sources:
-                base = self.convert(source)
-                if isinstance(base, Mapping):
-                    for name, value in base.items.items():
-                        if name not in mapping.items:
-                            mapping.items[name] = value
-                            mapping.key_spans[name] = base.key_spans.get(name, base.span)
+            if name in node.items:
+                node.duplicates.append((name, key.span))
+            node.items[name] = value
+            node.key_spans[name] = key.span
+        frame.size += size
+
+    def close(self, frame: _Open, end) -> tuple:
+        node = frame.node
+        node.span = _span(frame.start.start_mark, end.end_mark)
+        if frame.merges:
+            self.merge(frame, end)
+        if frame.tag not in _STANDARD_TAGS:
+            node = Unknown(node.span, f"YAML tag {frame.tag} is not interpreted")
+        self.sizes[id(node)] = frame.size
+        if frame.anchor is not None:
+            self.anchors[frame.anchor] = [node, frame.size]
+        return node, frame.size
+
+    def merge(self, frame: _Open, event) -> None:
+        """`<<: *base` fills only the keys the mapping does not set itself."""
+        mapping = frame.node
+        for value in frame.merges:
+            for base in value.items if isinstance(value, Sequence) else [value]:
+                if not isinstance(base, Mapping):
+                    continue
+                self.counted(len(base.items), event, alias=True)  # the keys looked at
+                for name, item in base.items.items():
+                    if name not in mapping.items:
+                        size = self.sizes.get(id(item), 1)
+                        self.counted(size, event, alias=True)
+                        frame.size += size + 1
+                        mapping.items[name] = item
+                        mapping.key_spans[name] = base.key_spans.get(name, base.span)
+
+    # -- scalars -------------------------------------------------------------------
+    @staticmethod
+    def scalar(event, tag: str) -> Node:
+        span = _span(event.start_mark, event.end_mark)
+        if tag not in _STANDARD_TAGS:
+            return Unknown(span, f"YAML tag {tag} is not interpreted")
+        return _scalar(tag, clean(event.value), event.style, span)
 
 
-def _scalar(node):
+def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
     """Type a scalar by its (resolved or explicit) tag, as PyYAML's safe loader would."""
-    span = _span(node)
-    text = node.value
-    if node.tag == _STR:
+    if tag == _STR:
         # Quoted, block, `!!str`, or plain text that YAML 1.1 leaves a string.
-        if not node.style and _EXPONENT.match(text):
+        if not style and _EXPONENT.match(text):
             return Scalar(float(text.replace("_", "")), span)
-        return Scalar(text, span, quoted=node.style in ("'", '"'))
-    construct = _TYPED.get(node.tag)
+        return Scalar(text, span, quoted=style in ("'", '"'))
+    construct = _TYPED.get(tag)
     if construct is None:  # a timestamp, `=`, `<<`, binary...: kept as written
         return Scalar(text, span)
+    if tag == _INT and len(text) > MAX_NUMBER_DIGITS:
+        digits = len(_NOT_DIGIT.sub("", text))
+        if digits > MAX_NUMBER_DIGITS:  # before int(): past 4,300 digits it raises, and it is quadratic
+            return Unknown(span, digits_why(digits))
     try:
-        return Scalar(construct(node), span, quoted=node.style in ("'", '"'))
-    except (ValueError, KeyError, yaml.YAMLError) as exc:  # `!!int x`, or more digits than int() takes
-        return Unknown(span, f"{text[:20]!r} is not a valid {node.tag.rsplit(':', 1)[-1]}: {str(exc)[:60]}")
-
-
-_RESOLVER = yaml.resolver.Resolver()
+        value = construct(yaml.ScalarNode(tag, text, style=style))
+    except _NOT_OF_TYPE as exc:  # `!!int x`, `!!int` with no value, `!!bool maybe`...
+        return Unknown(span, f"{text[:20]!r} is not a valid {tag.rsplit(':', 1)[-1]}: {str(exc)[:60]}")
+    too_long = long_int(value) if type(value) is int else None  # `1:2:3:...`, base 60
+    if too_long:
+        return Unknown(span, too_long)
+    return Scalar(value, span, quoted=style in ("'", '"'))
 
 
 def typed_plain(text: str):
     """The value `text` has when written unquoted: how the frameworks' parsers
-    read a command-line override such as `data.train_batch_size=1024`."""
+    read a command-line override such as `data.train_batch_size=1024`. Text
+    that would be a number too long to keep stays text."""
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
-    if tag == _STR:
-        return float(text.replace("_", "")) if _EXPONENT.match(text) else text
-    try:
-        return _TYPED[tag](yaml.ScalarNode(tag, text)) if tag in _TYPED else text
-    except (ValueError, KeyError, yaml.YAMLError):
-        return text
-
+    node = _scalar(tag, text, None, Span(1, 1, 1, 1))
+    return node.value if isinstance(node, Scalar) else text
