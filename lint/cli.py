@@ -79,45 +79,29 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     """Lint the training configs under PATHS (default: the current folder)."""
     from . import baseline as baselines
     from . import run as runs
-    from .config import ConfigError, load_settings, parse_codes, unknown_codes
+    from .config import ConfigError
     from .engine import Options
     from .fingerprint import SourceLines
-    from .project import find_project
     from .report import Summary, render, statistics_table
-    from batchlint.rules import known_codes
 
     try:
-        settings = load_settings(config_path)
-        settings = dataclasses.replace(
-            settings,
-            select=parse_codes(select, "--select") or settings.select,
-            ignore=settings.ignore + parse_codes(ignore, "--ignore"),
-        )
-        unknown_codes(settings, known_codes())
+        settings = runs.settings_for(config_path, select, ignore)
         known = baselines.load(baseline) if baseline else None
     except ConfigError as exc:
         _fail(str(exc))
-    options = Options(world_size=world_size, global_batch=global_batch)
-    stdin_text = None
-    if stdin_filename:
-        stdin_text = sys.stdin.buffer.read()
-
-    def lint(jobs=jobs, cache_dir=cache_dir):
-        if stdin_text is not None:
-            return runs.lint_text(stdin_filename, stdin_text, settings, options)
-        return runs.lint_paths(paths, settings, options, force_exclude=force_exclude,
-                               respect_gitignore=respect_gitignore, jobs=jobs or 0, cache_dir=cache_dir or "")
-
-    run = lint()
+    stdin_text = sys.stdin.buffer.read() if stdin_filename else None
+    request = runs.Request(tuple(paths), settings, Options(world_size=world_size, global_batch=global_batch),
+                           force_exclude=force_exclude, respect_gitignore=respect_gitignore, jobs=jobs or 0,
+                           cache_dir=cache_dir or "", stdin=(stdin_filename, stdin_text) if stdin_filename else None)
+    run = runs.lint(request)
     if (apply_fixes or show_diff) and stdin_text is None:
-        project = find_project(list(paths) or ["."], settings)
-        options = dataclasses.replace(options, project=project)
-        changed, failed = _fix(run, lambda: lint(jobs=1, cache_dir=""), project, write=apply_fixes and not show_diff)
+        request = request.with_project()
+        changed, failed = _print_fixes(runs.fix(request, run, write=apply_fixes and not show_diff))
         if show_diff:
             _report_problems(run, verbose)
             sys.exit(2 if run.errors or failed else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
         if changed:
-            run = lint()  # what is left
+            run = runs.lint(request)  # what is left
         if failed:
             run.errors.append("a fix could not be written (see above)")
     _report_problems(run, verbose)
@@ -158,29 +142,16 @@ def _report_problems(run, verbose: bool) -> None:
             click.echo(trace, err=True)
 
 
-def _fix(run, relint, project, write: bool) -> tuple:
-    """Apply (or, without `write`, print as a diff) every fix until none is left.
-    Returns (files changed, whether a write failed)."""
-    from .fix import fix_until_stable
-    from .project import overlaid
-
-    def lint(overlay: dict) -> tuple:
-        with overlaid(overlay):
-            again = relint() if overlay else run
-        digests: dict = {}
-        for result in again.results:
-            for path, digest in result.reads.items():
-                digests[path] = digest or digests.get(path, "")  # a read beats a look that found nothing
-        return again.diagnostics, digests
-
+def _print_fixes(fixes: list) -> tuple:
+    """Each fix as a line (written) or a diff (not written); returns (files changed, whether a write failed)."""
     changed, failed = 0, False
-    for result in fix_until_stable(lint, write=write, project=project):
+    for result in fixes:
         if result.refused:
             failed = failed or result.error
             click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
         elif result.changed:
             changed += 1
-            if write:
+            if result.written:
                 fixed = ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(result.codes.items()))
                 click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
             else:

@@ -5,12 +5,80 @@ findings, and what could not be linted. Front ends only print.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
 from .config import Settings
 from .diagnostic import Diagnostic
 from .engine import FileResult, Options
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to lint and how: everything a front end decides before linting."""
+
+    paths: tuple
+    settings: Settings
+    options: Options
+    force_exclude: bool = False
+    respect_gitignore: bool = True
+    jobs: int = 0
+    cache_dir: str = ""
+    stdin: Optional[tuple] = None  # (file name, bytes): an editor's buffer instead of `paths`
+
+    def with_project(self) -> "Request":
+        """The same request with its project boundary fixed, so every round of `--fix` shares it."""
+        if self.options.project is not None:
+            return self
+        from .project import find_project
+
+        project = find_project(list(self.paths) or ["."], self.settings)
+        return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
+
+
+def settings_for(config_path: Optional[str], select=(), ignore=()) -> Settings:
+    """The project config, then the command line: `select` replaces the config's, `ignore` adds to it.
+    Raises ConfigError for a broken config or a code that names no rule."""
+    from batchlint.rules import known_codes
+
+    from .config import load_settings, parse_codes, unknown_codes
+
+    settings = load_settings(config_path)
+    settings = dataclasses.replace(
+        settings,
+        select=parse_codes(select, "--select") or settings.select,
+        ignore=settings.ignore + parse_codes(ignore, "--ignore"),
+    )
+    unknown_codes(settings, known_codes())
+    return settings
+
+
+def lint(request: Request) -> Run:
+    if request.stdin is not None:
+        return lint_text(request.stdin[0], request.stdin[1], request.settings, request.options)
+    return lint_paths(list(request.paths), request.settings, request.options, force_exclude=request.force_exclude,
+                      respect_gitignore=request.respect_gitignore, jobs=request.jobs, cache_dir=request.cache_dir)
+
+
+def fix(request: Request, run: "Run", write: bool) -> list:
+    """Every fix the findings of `run` offer, applied round after round until none is left
+    (written only with `write`). Returns FileFix per file touched."""
+    from .fix import fix_until_stable
+    from .project import overlaid
+
+    request = dataclasses.replace(request.with_project(), jobs=1, cache_dir="")  # the cache knows no overlay
+
+    def lint_round(overlay: dict) -> tuple:
+        with overlaid(overlay):
+            again = lint(request) if overlay else run
+        digests: dict = {}
+        for result in again.results:
+            for path, digest in result.reads.items():
+                digests[path] = digest or digests.get(path, "")  # a read beats a look that found nothing
+        return again.diagnostics, digests
+
+    return fix_until_stable(lint_round, write=write, project=request.options.project)
 
 
 @dataclass
