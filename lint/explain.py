@@ -69,14 +69,20 @@ def _rows(plans: list) -> list:
     rows.append(Row("micro-steps per optimizer step", steps, "= gradient accumulation"))
     packing = first.packing
     if packing is not None:
-        rows.append(Row("packing", [packing.value] * len(plans), _where(packing)))
+        rows.append(Row("packing", [_plain(packing.value)] * len(plans), _where(packing)))
     return rows
 
 
 def _fact_row(name: str, facts: list, missing: str = "not set") -> Row:
     present = next((f for f in facts if f is not None), None)
-    values = [f.value if f is not None and f.value is not None else "?" for f in facts]
+    values = [_plain(f.value) if f is not None and f.value is not None else "?" for f in facts]
     return Row(name, values, _where(present) if present is not None else missing)
+
+
+def _plain(value):
+    """A value as the table and its JSON show it: numbers, text and booleans as they
+    are; anything else a config can hold (a date, an imported name, a list) as text."""
+    return value if isinstance(value, (bool, int, float, str)) else str(value)
 
 
 def _where(fact: Fact) -> str:

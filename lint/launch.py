@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .document import Document, Mapping, Scalar, Sequence, Span
+from .frameworks.facts import whole_number
 from .plan import Fact
 from .sources.shell import UNKNOWN, Command, ShellDocument, Word
 
@@ -128,13 +129,20 @@ def _hydra(command: Command, args: list, framework: str, script: str) -> Launch:
     launch.config_name = named[-1] if named else None
     nproc_key, nproc_default, nodes_key, nodes_default = _HYDRA_WORLD[framework]
     given = {keys: value for keys, value, _ in launch.overrides}
+    for word in args:
+        # `trainer.nnodes=$NODES` with NODES unknown is an unknown word, not in the overrides:
+        # its key still shows in the text as written, and W is then unknown, not the default.
+        key = word.raw.strip("'\"").lstrip("+~").partition("=")[0] if not word.known else ""
+        if _path(key) in (nproc_key, nodes_key):
+            return launch
     counts = []
     for keys, default in ((nproc_key, nproc_default), (nodes_key, nodes_default)):
         word = given.get(keys)
+        value = whole_number(word.value) if word is not None and word.known else None
         if word is None:
             counts.append((default, None, f"assumed: {'.'.join(keys)} defaults to {default}"))
-        elif word.known and str(word.value).isdigit() and int(word.value) > 0:
-            counts.append((int(word.value), word.span, f"{'.'.join(keys)}={word.value}"))
+        elif value is not None:
+            counts.append((value, word.span, f"{'.'.join(keys)}={word.value}"))
         else:
             return launch  # an interpolation or a variable from the environment: W unknown
     (nproc, span, shown), (nodes, node_span, node_shown) = counts
@@ -199,11 +207,14 @@ def _count(source: dict, names: tuple) -> Optional[tuple]:
         word = source.get(name)
         if word is None:
             continue
-        text = word.value
-        if word.known and isinstance(text, str) and re.fullmatch(r"\d+", text) and int(text) > 0:
-            return int(text), word.span, f"{name} {text}"
-        if word.known and isinstance(text, str) and re.fullmatch(r"(\d+):\1", text):
-            return int(text.split(":")[0]), word.span, f"{name} {text}"
+        if not isinstance(word, Word):  # an array (`NPROC_PER_NODE=(4 4) cmd`): no count
+            return UNKNOWN, None, name
+        text = word.value if word.known and isinstance(word.value, str) else ""
+        # torchrun's elastic `--nproc_per_node 8:8` (min:max, equal) counts as 8.
+        low, colon, high = text.partition(":")
+        value = whole_number(low) if not colon or low == high else None
+        if value is not None:
+            return value, word.span, f"{name} {text}"
         return UNKNOWN, word.span, name
     return None
 

@@ -25,6 +25,12 @@ class Fact:
     def known(self) -> bool:
         return isinstance(self.value, int) and not isinstance(self.value, bool)
 
+    @property
+    def positive(self) -> bool:
+        """Known and at least 1: a value a batch size, count or degree can take
+        (a rule that divides by it, or by a product of such values, is safe)."""
+        return self.known and self.value > 0
+
     def describe(self) -> str:
         """`key (value)` plus where a value not written in the file came from."""
         text = f"{self.key} ({self.value})"

@@ -45,6 +45,16 @@ class Finding:
     related: tuple = ()
     edits: tuple = ()  # Edit: the fix, mechanically
 
+    def __post_init__(self):
+        # A finding about values no file writes (framework defaults, a W from the
+        # command line) has no span of its own: it is reported at the top of the
+        # file rather than lost. Rules should point at a written value when there is one.
+        if self.span is None:
+            object.__setattr__(self, "span", Span.point(1))
+        # Related places without a span (a default) cannot be shown: they are left out.
+        if any(r is None or r.span is None for r in self.related):
+            object.__setattr__(self, "related", tuple(r for r in self.related if r is not None and r.span is not None))
+
 
 @dataclass(frozen=True)
 class Example:
@@ -75,3 +85,23 @@ class Rule:
     @property
     def documentation(self) -> str:
         return inspect.cleandoc(self.doc or "")
+
+
+def largest_divisor(value: int, limit: int, budget: int = 10_000) -> int:
+    """The largest divisor of `value` (> 0) that is at most `limit`, for a fix to
+    suggest. The search takes at most about 2 x `budget` steps, so a value of 30
+    digits costs no more than a small one: past the budget it returns the best
+    divisor found (at worst 1, which divides everything)."""
+    top = min(value, limit)
+    if top < 1:
+        return 1
+    for candidate in range(top, max(top - budget, 0), -1):
+        if value % candidate == 0:
+            return candidate
+    # Below that window: small divisors q, and their co-divisors value // q.
+    best = 1
+    for q in range(1, min(budget, top) + 1):
+        if value % q == 0:
+            partner = value // q
+            best = max(best, q, partner if partner <= top else 1)
+    return best

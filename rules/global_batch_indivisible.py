@@ -44,7 +44,7 @@ def check(plan):
         return
     derived_name = "gradient accumulation" if derived == "grad_accum" else "the micro batch"
     dp = plan.data_parallel
-    if dp is not None and dp.known:
+    if dp is not None and dp.positive:
         divisor, parts = other.value * dp.value, f"{other.describe()} x dp ({dp.value})"
         every_w = ""
     else:

@@ -48,7 +48,7 @@ def _declared_vs_product(plan):
         return
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (micro, ga) if f.span)
     per_rank = micro.value * ga.value
-    if dp is not None and dp.known:
+    if dp is not None and dp.positive:
         product = per_rank * dp.value
         if product == declared.value:
             return
@@ -97,13 +97,16 @@ def _editable(plan):
 
 
 def _fix(plan, target, at_fault):
-    if at_fault is not None and at_fault is plan.declared_global_batch:
-        return f"set {at_fault.key} to {target}"
+    declared = plan.declared_global_batch
+    if declared is not None and plan.derived_from_global:
+        # The framework derives the rest from the global batch (written, or its default): set that.
+        return f"set {declared.key} to {target}"
     micro, dp = plan.micro_batch, plan.data_parallel
-    if micro is not None and micro.known and dp is not None and dp.known and micro.value * dp.value > 0:
+    if micro is not None and micro.positive and dp is not None and dp.positive:
         per_step = micro.value * dp.value
+        accumulation = plan.grad_accum.key if plan.grad_accum is not None else "the gradient accumulation"
         if target % per_step == 0:
-            return f"set {plan.grad_accum.key} to {target // per_step} ({micro.value} x dp {dp.value} per micro-step)"
+            return f"set {accumulation} to {target // per_step} ({micro.value} x dp {dp.value} per micro-step)"
         return f"no whole accumulation gives {target} with {micro.value} x dp {dp.value} sequences per micro-step; change the micro batch or the target"
     return f"change the batch settings to give {target}"
 

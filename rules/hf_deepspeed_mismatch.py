@@ -129,7 +129,8 @@ def _expected_values(plan, root):
         yield "train_micro_batch_size_per_gpu", _Expected(micro.value, micro.describe(), micro.span)
     if ga is not None and ga.known:
         yield "gradient_accumulation_steps", _Expected(ga.value, ga.describe(), ga.span)
-    if batch_checked and micro is not None and micro.known and ga is not None and ga.known:
+    if batch_checked and micro is not None and micro.positive and ga is not None and ga.positive:
+        # (a micro batch or accumulation of 0 or less is BL104's finding: no product to compare)
         yield "train_batch_size", _train_batch(plan.world_size, micro, ga)
     clip = _max_grad_norm(plan, root)
     if clip is not None:

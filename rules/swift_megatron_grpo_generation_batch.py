@@ -50,6 +50,8 @@ def check(plan):
     facts = {key: number(lookup(root, key), key, default=default) for key, default in _DEFAULTS.items()}
     if not all(f is None or f.known for f in facts.values()):
         return
+    if not all(facts[k] is None or facts[k].positive for k in _SIZES):
+        return  # a size of 0 or less makes no generation batch (BL104 reports the batch sizes)
     at = next((f for f in (facts[k] for k in _BLAME) if f is not None and f.span is not None), None)
     if at is None:
         return
@@ -61,6 +63,8 @@ def check(plan):
 
 _DEFAULTS = {"global_batch_size": 16, "steps_per_generation": None, "generation_batch_size": None,
              "num_generations": 8, "micro_batch_size": 1}
+# What must be 1 or more for the generation batch to be worked out (steps_per_generation has its own finding).
+_SIZES = ("global_batch_size", "generation_batch_size", "num_generations", "micro_batch_size")
 # The value to point at, in the order a user would change them.
 _BLAME = ("generation_batch_size", "steps_per_generation", "global_batch_size", "num_generations")
 
@@ -107,7 +111,7 @@ def _align(facts, plan):
         return (f"each of dp {dp.value} ranks gets {prompts // dp.value} prompts ({how} = {batch} / num_generations "
                 f"{n} / dp {dp.value}), not a multiple of micro_batch_size ({micro})",
                 f"make the generation batch a multiple of num_generations x dp x micro = {n * dp.value * micro}")
-    if batch // world.value < 1:
+    if world is not None and world.positive and batch // world.value < 1:
         return (f"the generation batch {batch} gives each of W {world.value} GPUs less than one completion",
                 f"raise the generation batch to at least {world.value}")
     return None

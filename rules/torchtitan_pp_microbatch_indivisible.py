@@ -37,7 +37,7 @@ torchtitan/distributed/pipeline_parallel.py:186-194 @ v0.2.2
 """
 
 from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
 def check(plan):
@@ -57,8 +57,7 @@ def check(plan):
             related=related,
         )
     elif local.value % size:
-        divisors = [d for d in range(1, local.value + 1) if local.value % d == 0]
-        nearest = max((d for d in divisors if d < size), default=1)
+        nearest = largest_divisor(local.value, size - 1)
         yield Finding(
             span=node.span,
             message=(

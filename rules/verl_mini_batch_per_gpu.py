@@ -42,7 +42,7 @@ asserts), 1231-1252 (critic); the legacy FSDP workers are the default
 from math import gcd
 
 from batchlint.frameworks import verl
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
 def check(plan):
@@ -81,7 +81,7 @@ def _check_role(role, world):
             f"verl asserts it is and refuses to start"
         )
         fix = (
-            f"set {micro.key} to a divisor of {per_gpu} (e.g. {_largest_divisor(per_gpu, micro.value)}), "
+            f"set {micro.key} to a divisor of {per_gpu} (e.g. {largest_divisor(per_gpu, micro.value)}), "
             f"or {mini.key} to a multiple of {_multiple(micro.value * dp, n.value)}"
         )
     elif sequences % dp:
@@ -106,10 +106,6 @@ def _check_role(role, world):
 def _multiple(sequences: int, n: int) -> int:
     """The smallest step of ppo_mini_batch_size for which mini x n is a multiple of `sequences`."""
     return sequences // gcd(sequences, n)
-
-
-def _largest_divisor(value: int, below: int) -> int:
-    return next(d for d in range(min(value, below), 0, -1) if value % d == 0)
 
 
 _CONFIG = """\

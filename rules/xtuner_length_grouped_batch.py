@@ -58,7 +58,7 @@ def check(plan):
     if per_device.value % step == 0 or (mult is not None and mult.known and group % step == 0):
         return
     yield Finding(
-        span=args.key_spans["per_device_batch_size"],  # the argument, not the variable it may name
+        span=args.key_spans.get("per_device_batch_size", per_device.span),  # the argument, not the variable it may name
         message=(
             f"per_device_batch_size ({per_device.value}) is not a multiple of {micro.key} ({micro.value}) x "
             f"{ga.key} ({ga.value}) = {step}, the samples a rank takes per optimizer step: LengthGroupedSampler's "

@@ -77,3 +77,15 @@ def test_text_output_is_a_table():
     result = cli_runner().invoke(main, ["explain", "examples/swift/train.sh"])
     assert result.exit_code == 0
     assert "global batch (sequences/step)" in result.stdout and "128" in result.stdout
+
+
+def test_values_of_any_type_are_shown_and_serialised(tmp_path, monkeypatch):
+    """A degree written as a TOML date (or any value that is no number) used to make the
+    JSON output fail (`date is not JSON serializable`); it is shown as text."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.toml").write_text("[training]\nlocal_batch_size = 1979-05-27\n[parallelism]\n"
+                                     "pipeline_parallel_degree = 1979-05-27T07:32:00\ntensor_parallel_degree = [2]\n")
+    [explanation] = explain("t.toml", "-w", "8")
+    values = rows(explanation)
+    assert values["micro batch (per GPU)"] == "1979-05-27" and values["pipeline parallel degree"] == "1979-05-27 07:32:00"
+    assert values["tensor parallel degree"] == "?"  # a list is no value batchlint reads

@@ -155,6 +155,16 @@ def test_train_batch_size_needs_the_world_size_unless_no_world_size_fits(lint):
     assert "for any world size W" in finding.message and "multiple of 16" in finding.fix
 
 
+@pytest.mark.parametrize("micro, ga", [(0, 8), (2, 0), (-2, 8), (0, 0)])
+def test_train_batch_size_is_not_compared_with_a_batch_of_zero_or_less(lint, micro, ga):
+    """micro x GA of 0 used to divide by zero; a product of 0 or less is no batch to compare
+    (BL104 reports the value itself)."""
+    text = inline({"train_batch_size": 100}, head=f"per_device_train_batch_size: {micro}\ngradient_accumulation_steps: {ga}\n")
+    result = lint("sft.yaml", text)
+    assert result.error is None
+    assert "BL120" not in {d.code for d in result.diagnostics} and "BL104" in {d.code for d in result.diagnostics}
+
+
 def test_auto_find_batch_size_leaves_the_batch_but_not_the_accumulation(lint):
     head = "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\nauto_find_batch_size: true\n"
     ds = {"train_micro_batch_size_per_gpu": 4, "train_batch_size": 100, "gradient_accumulation_steps": 4}

@@ -42,6 +42,16 @@ def test_env_block_states_the_world_size(lint):
     assert lint("env.yaml", text, world_size=2, global_batch=18).diagnostics == []
 
 
+@pytest.mark.parametrize("value", ["'\u00b2'", "\u00b9", "'" + "9" * 5000 + "'", "'0'", "-4", "4.0", "[4]", "true"])
+def test_env_values_that_are_no_count_leave_the_world_size_unknown(lint, value):
+    """int() refuses '²' although '²'.isdigit(), and strings of over 4300 digits: such an
+    ENV: value used to crash the adapter; like any value that is no positive count, it
+    now leaves W unknown (nothing is checked against it)."""
+    text = f"ENV:\n  NPROC_PER_NODE: {value}\n  NNODES: {value}\nmodel_type: qwen2\nper_device_train_batch_size: 3\n"
+    result = lint("env.yaml", text, global_batch=7)
+    assert result.error is None and result.diagnostics == []
+
+
 def test_packing_without_flash_attention(lint):
     text = "model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: lora\npacking: true\nper_device_train_batch_size: 1\n"
     assert codes(lint("p.yaml", text)) == ["BL356"]
@@ -83,6 +93,17 @@ def test_megatron_example_on_the_4_gpus_of_its_launcher(lint):
     assert warning.code == "BL203" and warning.span.line == 56
     # On 8 GPUs dp is 8 and 4 sequences cannot be split.
     assert codes(lint("sft.yaml", text, world_size=8)) == ["BL103", "BL203"]
+
+
+@pytest.mark.parametrize("size", ["num_generations: 0", "micro_batch_size: 0", "global_batch_size: 0",
+                                  "generation_batch_size: 0", "global_batch_size: -16"])
+def test_grpo_sizes_of_zero_or_less_are_no_generation_batch(lint, size):
+    """A zero num_generations or micro batch used to be divided by; such a config has no
+    generation batch to check (BL104 reports batch sizes of 0 or less)."""
+    text = "rlhf_type: grpo\nmodel: Qwen/Qwen2.5-VL-3B-Instruct\nmicro_batch_size: 2\nglobal_batch_size: 16\n" \
+           "num_generations: 8\nuse_vllm: true\n" + size + "\n"
+    result = lint("grpo.yaml", text, world_size=8)
+    assert result.error is None and "BL153" not in codes(result)
 
 
 @needs_corpus

@@ -97,3 +97,65 @@ def _fields(cls):
 
 def test_embedded_key_set_is_the_installed_job_config():
     assert torchtitan.JOB_CONFIG_KEYS == _fields(_installed_job_config())
+
+
+# -- values no real config has: never a crash or a hang (found by fuzz/fuzz.py) ----------------
+
+PLAIN_TP3 = (
+    '[model]\nname = "llama3"\nflavor = "8B"\n\n[training]\nlocal_batch_size = 8\nsteps = 1000\n\n'
+    "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 3\n"
+)
+
+
+@pytest.mark.parametrize("world_size", [None, 6, 8])
+def test_tp3_with_the_default_seq_len_is_reported_at_the_degree(tmp_path, world_size):
+    """seq_len left at its default 2048 is no multiple of tp 3 x 2: the finding has no seq_len
+    line to point at, so it points at tensor_parallel_degree (it used to crash the linter)."""
+    result = lint_text(tmp_path, "llama3_8b.toml", PLAIN_TP3, world_size=world_size)
+    assert result.error is None
+    [finding] = [d for d in result.diagnostics if d.code == "BL401"]
+    assert finding.span.line == 11 and "seq_len (2048) is not a multiple of 6" in finding.message
+
+
+def test_a_huge_prime_local_batch_suggests_a_divisor_at_once(tmp_path):
+    """BL110 suggests the largest divisor of local_batch_size below the microbatch size;
+    it used to list every divisor from 1 to local_batch_size (2**61 - 1 steps here)."""
+    prime = 2**61 - 1
+    text = (f"[training]\nlocal_batch_size = {prime}\n\n[parallelism]\npipeline_parallel_degree = 2\n"
+            "pipeline_parallel_microbatch_size = 2\n")
+    with _time_limit(5):
+        result = lint_text(tmp_path, "t.toml", text)
+    [finding] = [d for d in result.diagnostics if d.code == "BL110"]
+    assert f"a divisor of {prime} (e.g. 1)" in finding.fix
+
+
+def _time_limit(seconds):
+    import contextlib
+    import signal
+
+    @contextlib.contextmanager
+    def limit():
+        def expired(signum, frame):
+            raise TimeoutError(f"over {seconds} s")
+
+        previous = signal.signal(signal.SIGALRM, expired)
+        signal.alarm(seconds)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return limit()
+
+
+@pytest.mark.parametrize("replicate", [0, -2])
+def test_a_replicate_degree_below_one_gives_no_data_parallel_size(tmp_path, replicate):
+    """dp = replicate x shard came out 0 (or negative) and BL101 divided the global batch by it.
+    The degree itself is BL211's finding; dp is unknown."""
+    text = (f"[training]\nlocal_batch_size = 2\nglobal_batch_size = 128\n\n[parallelism]\n"
+            f"data_parallel_replicate_degree = {replicate}\ndata_parallel_shard_degree = 15\n")
+    result = lint_text(tmp_path, "t.toml", text, world_size=8)
+    assert result.error is None
+    assert {d.code for d in result.diagnostics} == {"BL211"}
+    assert plan_of(text, world_size=8).data_parallel is None

@@ -116,3 +116,16 @@ def test_optimizer_in_bwd_config_with_accumulation(tmp_path):
     lora = corpus_text("llama3_1/8B_lora_single_device.yaml")
     lora = lora.replace("gradient_accumulation_steps: 8", "gradient_accumulation_steps: 8\noptimizer_in_bwd: True")
     assert "BL512" not in codes(lint_text(tmp_path, "8B_lora_single_device.yaml", lora))
+
+
+@pytest.mark.parametrize("dims", [
+    "data_parallel_replicate_dim: -1\ntensor_parallel_dim: -1\ndata_parallel_shard_dim: 2\ncontext_parallel_dim: 4\n",
+    "data_parallel_replicate_dim: 0\ndata_parallel_shard_dim: -1\n",
+    "data_parallel_replicate_dim: 1\ndata_parallel_shard_dim: -2\ntensor_parallel_dim: -4\n",
+])
+def test_degrees_below_one_give_no_data_parallel_size(dims):
+    """-1 x 2 x -1 x 4 multiplies to W 8, but a negative degree is no layout: dp used to come
+    out as -2. Degrees below 1 are BL211's finding; dp stays unknown."""
+    text = ("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\noptimizer:\n  _component_: torch.optim.AdamW\n"
+            "batch_size: 2\ngradient_accumulation_steps: 1\n" + dims)
+    assert plan_of("8B_full.yaml", text, world_size=8).data_parallel is None

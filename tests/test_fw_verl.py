@@ -196,3 +196,36 @@ def test_generated_defaults_floor_the_mini_batch_on_6_gpus(tmp_path):
     result = lint_file(path, Settings(root=str(tmp_path)), Options(world_size=6), RULES)
     found = {(d.code, d.severity) for d in result.diagnostics}
     assert found == {("BL140", "error"), ("BL142", "warning")}  # 1024 % 6; 256 // 6 = 42 per GPU
+
+
+def test_a_huge_prime_per_gpu_batch_suggests_a_divisor_at_once(lint):
+    """BL142 suggests the largest divisor of the per-GPU mini-batch up to the micro batch;
+    it used to count down from the micro batch one by one (2**61 - 2 steps here)."""
+    import signal
+
+    prime = 2**61 - 1
+    text = (f"actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: {8 * prime}\n"
+            f"    ppo_micro_batch_size_per_gpu: {prime - 1}\n  rollout:\n    n: 1\n"
+            "trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n")
+
+    def expired(signum, frame):
+        raise TimeoutError("over 5 s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(5)
+    try:
+        result = lint("ppo.yaml", text)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    [finding] = [d for d in result.diagnostics if d.code == "BL142"]
+    assert f"= {prime} is not divisible" in finding.message and "(e.g. 1)" in finding.fix
+
+
+@pytest.mark.parametrize("data", ["data:\n  train_files: x.parquet\n", "data:\n  micro_batch_size_per_gpu: 2\n"])
+def test_sft_target_against_the_default_train_batch_size(lint, data):
+    """The SFT trainer derives accumulation from data.train_batch_size (default 256), so that is
+    what to set; the fix used to name the plan's accumulation, which it has none of (a crash)."""
+    result = lint("sft.yaml", data + "model:\n  partial_pretrain: Qwen/Qwen2.5-0.5B\n", world_size=8, global_batch=64)
+    [finding] = [d for d in result.diagnostics if d.code == "BL102"]
+    assert "the global batch is 256" in finding.message and finding.fix == "set data.train_batch_size to 64"

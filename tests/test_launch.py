@@ -53,6 +53,34 @@ def test_deepspeed_launcher_num_gpus_is_w_for_the_json(repo):
     assert "world size (8)" in result.diagnostics[0].message
 
 
+@pytest.mark.parametrize("count", ["\u00b2", "9" * 5000, "0", "0:0", "-1", "4:8", "'$GPUS'"])
+def test_a_process_count_that_is_no_positive_whole_number_leaves_w_unknown(repo, count):
+    """'²' passes str.isdigit() but not int(); 5000 digits pass the regex but not int()'s
+    4300-digit limit; `0:0` used to give W = 0. None of them is a world size."""
+    write(repo, "ds.json", DS)
+    result = lint_script(repo, f"deepspeed --num_gpus {count} train.py --deepspeed ds.json\n")
+    assert result.error is None and result.diagnostics == []
+
+
+def test_an_elastic_count_with_equal_bounds_is_that_count(repo):
+    write(repo, "ds.json", DS)
+    assert found(lint_script(repo, "torchrun --nproc_per_node=4:4 train.py --deepspeed ds.json\n")) == []
+    assert found(lint_script(repo, "torchrun --nproc_per_node=8:8 t.py --deepspeed ds.json\n", "b.sh")) == [
+        ("ds.json", "BL102", 2)]
+
+
+def test_an_array_as_env_prefix_is_no_count(repo):
+    """`NPROC_PER_NODE=(4 4) swift sft ...`: the reader gives the prefix as a list of words,
+    which used to crash the launch reader; it is no process count."""
+    write(repo, "ds.json", DS)
+    script = ("NPROC_PER_NODE=(4 4) NNODES=(1) swift sft --per_device_train_batch_size 2 --sequence_parallel_size 3\n"
+              "NGPU=(8) ./run_train.sh --training.local_batch_size 2\n"
+              "A=(1 2) torchrun --nproc_per_node 8 train.py --deepspeed ds.json\n")
+    result = lint_script(repo, script)
+    assert result.error is None
+    assert found(result) == [("ds.json", "BL102", 2)]  # the torchrun line still gives W = 8
+
+
 def test_accelerate_num_processes_counts_all_nodes(repo):
     write(repo, "ds.json", DS)
     # 4 x 4 x 4 = 64: consistent
@@ -128,6 +156,16 @@ def test_verl_overrides_on_top_of_verl_defaults(repo):
     assert ("train.sh", 4) in [(r.path, r.span.line) for r in finding.related]  # where 32 was set
     # Told the real GPU count, the same script is fine: 32 x 1 // 4 = 8.
     assert lint_script(repo, script.replace("trainer.total_epochs=10", "trainer.n_gpus_per_node=4"), "four.sh").diagnostics == []
+
+
+@pytest.mark.parametrize("gpus", ["\u00b2", "9" * 5000, "0", "$GPUS", "${GPUS:-$N}"])
+def test_verl_gpu_count_that_is_no_positive_whole_number_leaves_w_unknown(repo, gpus):
+    """Not verl's default 8 either: `trainer.n_gpus_per_node=$GPUS` (from the environment) used
+    to be dropped as an unknown word, and W assumed to be 8."""
+    script = ("python3 -m verl.trainer.main_ppo data.train_batch_size=128 actor_rollout_ref.actor.ppo_mini_batch_size=32 "
+              f"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 trainer.n_gpus_per_node={gpus}\n")
+    result = lint_script(repo, script)
+    assert result.error is None and result.diagnostics == []
 
 
 def test_swift_megatron_sequence_parallel_at_tp1_on_the_launch_line(repo):

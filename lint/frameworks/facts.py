@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence
+from ..limits import MAX_NUMBER_DIGITS
 from ..plan import Fact
 
 
@@ -27,6 +28,18 @@ def number(node: Optional[Node], key: str, default=None, source: str = "default"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return Fact(value, _label(node, key), node.span, "file", node)
+
+
+def whole_number(text) -> Optional[int]:
+    """A count written as text (an environment variable, a launcher option, a
+    Hydra override) as the launchers read it: ASCII digits only (`"²".isdigit()`
+    is true, but int() refuses it), at most MAX_NUMBER_DIGITS of them, greater
+    than zero; None for anything else."""
+    text = str(text).strip() if isinstance(text, (str, int)) and not isinstance(text, bool) else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_NUMBER_DIGITS:
+        return None
+    value = int(text)
+    return value if value > 0 else None
 
 
 def flag(node: Optional[Node], key: str) -> Optional[Fact]:

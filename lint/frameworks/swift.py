@@ -18,7 +18,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact
 from . import swift_megatron
-from .facts import Outside
+from .facts import Outside, whole_number
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
 NAME = "swift"
@@ -73,5 +73,5 @@ def _env_int(root: Mapping, key: str):
     node = root.get("ENV", key)
     if node is None:
         return None
-    text = str(node.value).strip() if isinstance(node, Scalar) else ""
-    return (int(text), node) if text.isdigit() and int(text) > 0 else False
+    value = whole_number(node.value) if isinstance(node, Scalar) else None
+    return (value, node) if value is not None else False

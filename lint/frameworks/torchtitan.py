@@ -60,7 +60,7 @@ def plan(doc: Document, outside: Outside):
     plan.layout = tuple(parallel[k] for k in ("dp_replicate", "dp_shard", "cp", "tp", "pp"))
     plan.seq_len_multiple = _seq_len_multiple(doc, parallel)
     plan.data_parallel = _data_parallel(parallel, outside.world_size)
-    if plan.data_parallel is None and parallel["dp_replicate"].known:
+    if plan.data_parallel is None and parallel["dp_replicate"].positive:
         plan.data_parallel_factor = parallel["dp_replicate"]
     if plan.declared_global_batch is None and plan.data_parallel and plan.micro_batch.known:
         # No global batch given: TorchTitan trains with local x dp and no accumulation.
@@ -82,14 +82,15 @@ def _seq_len_multiple(doc: Document, parallel: dict):
     tp, cp = parallel["tp"], parallel["cp"]
     if not (model_name(doc) in _SEQ_LEN_CHECKED and tp.known and cp.known):
         return None
-    return Fact(tp.value * 2 * cp.value, "seq_len divisor", None, f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
+    return Fact(tp.value * 2 * cp.value, "seq_len divisor", tp.span or cp.span,
+                f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
 
 
 def _data_parallel(parallel: dict, world):
     replicate = parallel["dp_replicate"]
     shard = resolved_shard(parallel, world)
-    if shard is None or not replicate.known:
-        return None
+    if shard is None or not replicate.positive:
+        return None  # a degree below 1 is BL211's finding, not a dp
     if parallel["dp_shard"].value != -1:
         return Fact(replicate.value * shard, "dp", None, f"derived: {replicate.describe()} x {parallel['dp_shard'].describe()}")
     shown = f"dp_shard -1 resolved to W ({world.value}) // {world.value // shard} = {shard}"

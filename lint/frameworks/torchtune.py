@@ -68,11 +68,13 @@ def plan(doc: Document, outside: Outside):
 
 def _data_parallel(parallel: dict, world):
     """dp_replicate x dp_shard, the shard degree -1 resolved with W."""
-    if world is None or not world.known or not all(f.known and f.value != 0 for f in parallel.values()):
+    if world is None or not world.positive or not all(f.known for f in parallel.values()):
         return None
     replicate, shard, tp, cp = (parallel[k].value for k in ("dp_replicate", "dp_shard", "tp", "cp"))
+    if min(replicate, tp, cp) < 1 or (shard < 1 and shard != -1):
+        return None  # a degree below 1 (other than the shard's -1) is no layout
     if shard == -1:
-        if min(replicate, tp, cp) < 1 or world.value % (replicate * tp * cp):
+        if world.value % (replicate * tp * cp):
             return None  # the layout does not fit W: BL202's finding
         shard = world.value // (replicate * tp * cp)
     if shard < 1 or replicate * shard * tp * cp != world.value:
