@@ -22,7 +22,7 @@ from .discover import display_path, is_run_artifact
 from .document import Document, LimitExceeded, ParseError, Span
 from .frameworks import for_format, markers_for
 from .frameworks.facts import Outside
-from .plan import Fact
+from .plan import Fact, Origin
 from .rule import Edit, Related
 from .sources import format_of, read
 from .sources.shell import is_shell_script
@@ -294,10 +294,10 @@ class _Checker:
 def _nearest(label: str, directive, cli, project) -> Optional[Fact]:
     if directive is not None:
         value, span = directive
-        return Fact(value, label, span, "from the batchlint directive")
+        return Fact(value, label, span, Origin.DIRECTIVE)
     if cli is not None:
         flag = "--world-size" if label == "world size" else "--global-batch"
-        return Fact(cli, label, None, f"from {flag}")
+        return Fact(cli, label, None, Origin.COMMAND_LINE, detail=flag)
     if project is not None:
-        return Fact(project, label, None, "from the project config")
+        return Fact(project, label, None, Origin.PROJECT)
     return None

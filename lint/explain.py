@@ -12,7 +12,7 @@ from typing import Optional
 
 from .config import Settings
 from .engine import Options, check_file
-from .plan import Fact, TrainingPlan
+from .plan import Fact, Origin, TrainingPlan
 
 _DEGREES = {"sp": "sequence parallel", "cp": "context parallel", "tp": "tensor parallel",
             "pp": "pipeline parallel", "ep": "expert parallel", "dp_replicate": "dp replicate", "dp_shard": "dp shard"}
@@ -86,14 +86,14 @@ def _plain(value):
 
 
 def _where(fact: Fact) -> str:
-    if fact.span is not None and fact.source == "file":
+    if fact.span is not None and fact.origin is Origin.FILE:
         path = fact.span.path or ""
         return f"{fact.key}, {path + ':' if path else 'line '}{fact.span.line}"
-    if fact.source == "default":
+    if fact.origin is Origin.DEFAULT:
         return f"{fact.key}: framework default"
-    if fact.source.startswith("from the launch line"):
-        return fact.source + (f" ({fact.span.path}:{fact.span.line})" if fact.span is not None and fact.span.path else "")
-    return f"{fact.key}: {fact.source}"
+    if fact.origin is Origin.LAUNCH:
+        return fact.provenance + (f" ({fact.span.path}:{fact.span.line})" if fact.span is not None and fact.span.path else "")
+    return f"{fact.key}: {fact.provenance}"
 
 
 def _formula(plan: TrainingPlan) -> str:

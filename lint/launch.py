@@ -15,7 +15,7 @@ from typing import Optional
 
 from .document import Document, Mapping, Scalar, Sequence, Span
 from .frameworks.facts import whole_number
-from .plan import Fact
+from .plan import Fact, Origin
 from .sources.shell import UNKNOWN, Command, ShellDocument, Word
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
@@ -147,7 +147,7 @@ def _hydra(command: Command, args: list, framework: str, script: str) -> Launch:
             return launch  # an interpolation or a variable from the environment: W unknown
     (nproc, span, shown), (nodes, node_span, node_shown) = counts
     where = (span or node_span or command.span).elsewhere(script)
-    launch.world_size = Fact(nproc * nodes, "world size", where, f"from the launch line: {shown} x {node_shown}")
+    launch.world_size = Fact(nproc * nodes, "world size", where, Origin.LAUNCH, detail=f"{shown} x {node_shown}")
     return launch
 
 
@@ -198,7 +198,7 @@ def _world_size(launcher: _Launcher, options: dict, command: Command, script: st
     nodes = nnodes[0] if nnodes else 1
     span = nproc[1] or command.span
     where = nproc[2] + (f" x {nnodes[2]}" if nnodes else "")
-    return Fact(nproc[0] * nodes, "world size", span.elsewhere(script), f"from the launch line: {where}")
+    return Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
 
 
 def _count(source: dict, names: tuple) -> Optional[tuple]:

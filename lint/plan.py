@@ -7,10 +7,34 @@ numbers and their lines.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .document import Document, Node, Span
+
+
+class Origin(enum.Enum):
+    """Where a fact's value came from. `Fact.detail` says more: the formula of a
+    derived value, the launch line, the flag, the release whose default it is."""
+
+    FILE = "file"  # written in the file (its span says where)
+    DEFAULT = "default"  # the framework's default
+    DERIVED = "derived"  # computed from other facts
+    LAUNCH = "launch line"  # the launch line that runs the config
+    DIRECTIVE = "directive"  # a `# batchlint:` directive
+    COMMAND_LINE = "command line"  # --world-size, --global-batch
+    PROJECT = "project config"  # [tool.batchlint]
+
+
+# How each origin reads in a message, with `detail` filled in.
+_PROVENANCE = {
+    Origin.DERIVED: "derived: {detail}",
+    Origin.LAUNCH: "from the launch line: {detail}",
+    Origin.DIRECTIVE: "from the batchlint directive",
+    Origin.COMMAND_LINE: "from {detail}",
+    Origin.PROJECT: "from the project config",
+}
 
 
 @dataclass(frozen=True)
@@ -18,8 +42,9 @@ class Fact:
     value: Any
     key: str  # the name the user knows it by: "accumulative_counts", "[training] local_batch_size"
     span: Optional[Span] = None  # None: not written in this file
-    source: str = "file"  # file | default | derived | --world-size | project config | directive
+    origin: Origin = Origin.FILE
     node: Optional[Node] = None  # Python configs: how the value was derived
+    detail: str = ""  # see Origin
 
     @property
     def known(self) -> bool:
@@ -31,14 +56,19 @@ class Fact:
         (a rule that divides by it, or by a product of such values, is safe)."""
         return self.known and self.value > 0
 
+    @property
+    def provenance(self) -> str:
+        """Where the value came from, as a message says it."""
+        template = _PROVENANCE.get(self.origin)
+        return template.format(detail=self.detail) if template else (self.detail or self.origin.value)
+
     def describe(self) -> str:
         """`key (value)` plus where a value not written in the file came from."""
-        text = f"{self.key} ({self.value})"
-        if self.source == "file":
-            return text
-        if self.source == "default":
+        if self.origin is Origin.FILE and not self.detail:
+            return f"{self.key} ({self.value})"
+        if self.origin is Origin.DEFAULT and not self.detail:
             return f"{self.key} (default {self.value})"
-        return f"{self.key} ({self.value}, {self.source})"
+        return f"{self.key} ({self.value}, {self.provenance})"
 
 
 @dataclass
@@ -104,7 +134,8 @@ class TrainingPlan:
         if declared.value % (micro.value * dp.value):
             return None
         shown = f"{declared.key} {declared.value} // ({micro.key} {micro.value} x dp {dp.value})"
-        return Fact(declared.value // (micro.value * dp.value), "gradient accumulation", None, f"derived: {shown}")
+        return Fact(declared.value // (micro.value * dp.value), "gradient accumulation", None, Origin.DERIVED,
+                    detail=shown)
 
     def effective_global_batch(self) -> Optional[tuple]:
         """The global batch the job trains with: the declared one where the

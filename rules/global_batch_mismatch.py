@@ -78,7 +78,7 @@ def _target(plan):
         return
     value, formula = effective
     at_fault = _editable(plan)
-    message = f"the global batch is {value} ({formula}), not the {target.value} stated ({target.source})"
+    message = f"the global batch is {value} ({formula}), not the {target.value} stated ({target.provenance})"
     fix = _fix(plan, target.value, at_fault)
     related = (Related(f"global batch {target.value} stated here", target.span),) if target.span else ()
     span = at_fault.span if at_fault is not None else Span.point(1)

@@ -43,10 +43,10 @@ def check(plan):
     lower = seq.value // multiple.value * multiple.value
     options = " or ".join(str(v) for v in (lower, lower + multiple.value) if v > 0)
     # A seq_len left at its default is reported where the divisor is written.
-    related = (Related(f"{multiple.source}", multiple.span),) if multiple.span and seq.span else ()
+    related = (Related(multiple.detail or multiple.provenance, multiple.span),) if multiple.span and seq.span else ()
     yield Finding(
         span=seq.span or multiple.span,
-        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value} ({multiple.source}): the job refuses to start",
+        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value} ({multiple.detail or multiple.provenance}): the job refuses to start",
         fix=f"set {seq.key} to a multiple of {multiple.value} ({options})",
         related=related,
     )

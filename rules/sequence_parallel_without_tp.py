@@ -29,6 +29,7 @@ swift/megatron/arguments/megatron_args.py:891-892.
 """
 
 from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.plan import Origin
 
 
 def check(plan):
@@ -38,7 +39,7 @@ def check(plan):
     related = (Related(f"{tp.key} = 1", tp.span),) if tp.span else ()
     yield Finding(
         span=flag.span,
-        message=f"{flag.key} needs tensor parallelism, but {tp.key} is 1{' (its default)' if tp.source == 'default' else ''}: "
+        message=f"{flag.key} needs tensor parallelism, but {tp.key} is 1{' (its default)' if tp.origin is Origin.DEFAULT else ''}: "
                 f"it is silently turned off at start-up, "
                 f"so the activation memory it was meant to save is not saved",
         fix=f"raise {tp.key} above 1, or drop {flag.key}",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 
 NAME = "axolotl"
@@ -84,7 +84,7 @@ def context_parallel(root: Mapping) -> Fact:
         node = written(root, key)
         if node is not None:
             return number(node, key)
-    return Fact(1, "context_parallel_size", None, "default")
+    return Fact(1, "context_parallel_size", None, Origin.DEFAULT)
 
 
 def expert_parallel(root: Mapping) -> Optional[Fact]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 
 NAME = "deepspeed"
@@ -47,19 +47,19 @@ def plan(doc: Document, outside: Outside):
         return plan  # the Hugging Face integration fills these in
     tb, mb, ga = (number(nodes[k], k) for k in (TB, MB, GA))
     if world := outside.world_size:
-        plan.data_parallel = Fact(world.value, "W", world.span, world.source)
+        plan.data_parallel = Fact(world.value, "W", world.span, world.origin, detail=world.detail)
     plan.micro_batch, plan.grad_accum, plan.declared_global_batch = mb, ga, tb
     if tb is not None and (mb is None or ga is None):
         # DeepSpeed derives the missing factor from train_batch_size.
         if ga is None:
             plan.derived_from_global = "grad_accum"
             if mb is None:  # tb alone: ga = 1, mb = tb // W
-                plan.grad_accum = Fact(1, GA, None, "default")
+                plan.grad_accum = Fact(1, GA, None, Origin.DEFAULT)
                 plan.derived_from_global = "micro_batch"
         else:
             plan.derived_from_global = "micro_batch"
     elif tb is None and mb is not None and ga is None:
-        plan.grad_accum = Fact(1, GA, None, "default")
+        plan.grad_accum = Fact(1, GA, None, Origin.DEFAULT)
     return plan
 
 
@@ -72,7 +72,7 @@ def _enabled(root: Mapping, section: str) -> Optional[Fact]:
     """`<section>.enabled` as DeepSpeed validates it; None when not a bool to it."""
     node = root.get(section, "enabled")
     value = _pydantic_bool(node)
-    return None if value is None else Fact(value, f"{section}.enabled", node.span, "file", node)
+    return None if value is None else Fact(value, f"{section}.enabled", node.span, Origin.FILE, node)
 
 
 def _absent(node: Optional[Node]) -> bool:

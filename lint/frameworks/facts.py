@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence
 from ..limits import MAX_NUMBER_DIGITS
-from ..plan import Fact
+from ..plan import Fact, Origin
 
 
 @dataclass(frozen=True)
@@ -18,16 +18,16 @@ class Outside:
     target_global_batch: Optional[Fact] = None
 
 
-def number(node: Optional[Node], key: str, default=None, source: str = "default") -> Optional[Fact]:
+def number(node: Optional[Node], key: str, default=None) -> Optional[Fact]:
     """An integer fact from a node; a missing node gives the default; a node
     whose value is not a plain integer (a string, "auto", Unknown) gives a fact
     whose value is not known, so arithmetic skips it."""
     if node is None:
-        return None if default is None else Fact(default, key, None, source)
+        return None if default is None else Fact(default, key, None, Origin.DEFAULT)
     value = node.value if isinstance(node, Scalar) else None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return Fact(value, _label(node, key), node.span, "file", node)
+    return Fact(value, _label(node, key), node.span, Origin.FILE, node)
 
 
 def whole_number(text) -> Optional[int]:
@@ -45,7 +45,7 @@ def whole_number(text) -> Optional[int]:
 def flag(node: Optional[Node], key: str) -> Optional[Fact]:
     """A boolean fact; only a written true/false counts (None when unknown)."""
     if isinstance(node, Scalar) and isinstance(node.value, bool):
-        return Fact(node.value, _label(node, key), node.span, "file", node)
+        return Fact(node.value, _label(node, key), node.span, Origin.FILE, node)
     return None
 
 
@@ -81,4 +81,4 @@ def divide(world: Optional[Fact], divisors: list, key: str = "dp") -> Optional[F
     if product <= 0 or world.value % product:
         return None
     shown = " / ".join([f"W ({world.value})"] + [d.describe() for d in divisors if d.value != 1])
-    return Fact(world.value // product, key, None, f"derived: {shown}")
+    return Fact(world.value // product, key, None, Origin.DERIVED, detail=shown)

@@ -12,7 +12,7 @@ USE_MEGATRON_BRIDGE=1 (tp x pp x cp x ep must divide W, parser.py:336-349).
 from __future__ import annotations
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact
+from ..plan import Fact, Origin
 from . import llamafactory_v1
 from .facts import Outside, divide, number
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
@@ -39,7 +39,7 @@ def plan(doc: Document, outside: Outside):
         return None
     plan = plan_from(doc, outside, NAME)
     if plan.packing is None and stage(root) == "pt":
-        plan.packing = Fact(True, "packing", None, "default for stage pt")
+        plan.packing = Fact(True, "packing", None, Origin.DEFAULT, detail="default for stage pt")
     if set(root.items) & set(_MEGATRON):
         _megatron(plan, root, outside.world_size)
     return plan

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 
 NAME = "llamafactory-v1"
@@ -48,7 +48,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if declared is not None:
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
     else:
-        plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: no global_batch_size")
+        plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     if not _single_gpu(world):
         plan.layout, plan.layout_exact = ((dp_size, cp), True) if dp_size is not None else ((cp,), False)
     return plan
@@ -62,7 +62,7 @@ def _single_gpu(world) -> bool:
 def _data_parallel(dp_size, cp, world) -> Optional[Fact]:
     """dp_size when written (and positive), else W // cp_size."""
     if _single_gpu(world):
-        return Fact(1, "dp", None, "derived: one GPU, not distributed")
+        return Fact(1, "dp", None, Origin.DERIVED, detail="one GPU, not distributed")
     if dp_size is None:
         return divide(world, [cp])
     return dp_size if dp_size.known and dp_size.value > 0 else None

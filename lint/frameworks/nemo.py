@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, flag
 
 NAME = "nemo"
@@ -72,7 +72,7 @@ def _file_world_size(trainer: Mapping) -> Optional[Fact]:
     nodes = number(trainer.get("num_nodes"), "trainer.num_nodes", default=1)
     if devices is None or not (devices.known and nodes.known) or devices.value < 1 or nodes.value < 1:
         return None
-    return Fact(devices.value * nodes.value, "trainer.devices x trainer.num_nodes", devices.span, "file")
+    return Fact(devices.value * nodes.value, "trainer.devices x trainer.num_nodes", devices.span)
 
 
 def _ramps_up(model: Mapping) -> bool:
@@ -96,7 +96,8 @@ def _context_parallel_split(model: Mapping, cp: Fact):
     seq = _seq_length(model)
     if seq is None:
         return None, None
-    multiple = Fact(2 * cp.value, "seq_length divisor", cp.span, f"2 x {cp.describe()}: each sequence is cut into 2 x cp chunks")
+    multiple = Fact(2 * cp.value, "seq_length divisor", cp.span, Origin.DERIVED,
+                    detail=f"2 x {cp.describe()}: each sequence is cut into 2 x cp chunks")
     return seq, multiple
 
 

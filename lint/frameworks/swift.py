@@ -16,7 +16,7 @@ import math
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact
+from ..plan import Fact, Origin
 from . import swift_megatron
 from .facts import Outside, whole_number
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
@@ -55,7 +55,7 @@ def _is_swift(keys: set) -> bool:
 def _default_accumulation(micro, world):
     if world and world.known and micro.known and micro.value > 0:
         value = max(1, math.ceil(16 / micro.value / world.value))
-        return Fact(value, "gradient_accumulation_steps", None, f"ms-swift default for W={world.value}")
+        return Fact(value, "gradient_accumulation_steps", None, Origin.DEFAULT, detail=f"ms-swift default for W={world.value}")
     return None
 
 
@@ -65,7 +65,7 @@ def _env_world_size(root: Mapping) -> Optional[Fact]:
     if not nproc or nnodes is False:
         return None
     value = nproc[0] * (nnodes[0] if nnodes else 1)
-    return Fact(value, "world size", nproc[1].span, "ENV NPROC_PER_NODE" + (" x NNODES" if nnodes else ""))
+    return Fact(value, "world size", nproc[1].span, Origin.FILE, detail="ENV NPROC_PER_NODE" + (" x NNODES" if nnodes else ""))
 
 
 def _env_int(root: Mapping, key: str):

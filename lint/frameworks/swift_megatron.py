@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 
 NAME = "swift-megatron"
@@ -65,14 +65,14 @@ def padding_free(root: Mapping) -> Optional[Fact]:
         return packing
     node = lookup(root, "padding_free")
     if node is None:
-        return Fact(True, "padding_free", None, "default")
+        return Fact(True, "padding_free", None, Origin.DEFAULT)
     return flag(node, "padding_free")  # None when not a plain true/false
 
 
 def _train_gpus(root: Mapping, outside: Outside) -> Optional[Fact]:
-    if outside.world_size is not None and outside.world_size.source == "from the batchlint directive":
+    if outside.world_size is not None and outside.world_size.origin is Origin.DIRECTIVE:
         return None
     gpus = root.get("train", "gpus")
     if isinstance(gpus, Scalar) and isinstance(gpus.value, int) and not isinstance(gpus.value, bool) and gpus.value > 0:
-        return Fact(gpus.value, "world size", gpus.span, "train.gpus")
+        return Fact(gpus.value, "world size", gpus.span, Origin.FILE, detail="train.gpus")
     return None

@@ -13,7 +13,7 @@ this module: the v0.2.2 key set, the resolved shard degree, the model name.
 from __future__ import annotations
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 
 NAME = "torchtitan"
@@ -64,7 +64,7 @@ def plan(doc: Document, outside: Outside):
         plan.data_parallel_factor = parallel["dp_replicate"]
     if plan.declared_global_batch is None and plan.data_parallel and plan.micro_batch.known:
         # No global batch given: TorchTitan trains with local x dp and no accumulation.
-        plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: no global_batch_size")
+        plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     return plan
 
 
@@ -82,8 +82,8 @@ def _seq_len_multiple(doc: Document, parallel: dict):
     tp, cp = parallel["tp"], parallel["cp"]
     if not (model_name(doc) in _SEQ_LEN_CHECKED and tp.known and cp.known):
         return None
-    return Fact(tp.value * 2 * cp.value, "seq_len divisor", tp.span or cp.span,
-                f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
+    return Fact(tp.value * 2 * cp.value, "seq_len divisor", tp.span or cp.span, Origin.DERIVED,
+                detail=f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
 
 
 def _data_parallel(parallel: dict, world):
@@ -92,9 +92,10 @@ def _data_parallel(parallel: dict, world):
     if shard is None or not replicate.positive:
         return None  # a degree below 1 is BL211's finding, not a dp
     if parallel["dp_shard"].value != -1:
-        return Fact(replicate.value * shard, "dp", None, f"derived: {replicate.describe()} x {parallel['dp_shard'].describe()}")
+        return Fact(replicate.value * shard, "dp", None, Origin.DERIVED,
+                    detail=f"{replicate.describe()} x {parallel['dp_shard'].describe()}")
     shown = f"dp_shard -1 resolved to W ({world.value}) // {world.value // shard} = {shard}"
-    return Fact(replicate.value * shard, "dp", None, f"derived: {shown}")
+    return Fact(replicate.value * shard, "dp", None, Origin.DERIVED, detail=shown)
 
 
 # --------------------------------------------------------------------------- shared with the rules

@@ -24,7 +24,7 @@ import os
 import re
 
 from ..document import Document, Mapping, Scalar, Sequence
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, flag, number
 
 NAME = "torchtune"
@@ -62,7 +62,7 @@ def plan(doc: Document, outside: Outside):
         plan.layout = tuple(plan.parallel[k] for k in ("dp_replicate", "dp_shard", "tp", "cp"))
         plan.data_parallel = _data_parallel(plan.parallel, world)
     elif world is not None and world.known:
-        plan.data_parallel = Fact(world.value, "dp", world.span, world.source)
+        plan.data_parallel = Fact(world.value, "dp", world.span, world.origin, detail=world.detail)
     return plan
 
 
@@ -79,7 +79,7 @@ def _data_parallel(parallel: dict, world):
         shard = world.value // (replicate * tp * cp)
     if shard < 1 or replicate * shard * tp * cp != world.value:
         return None
-    return Fact(replicate * shard, "dp", None, f"derived: data_parallel_replicate_dim x data_parallel_shard_dim ({shard})")
+    return Fact(replicate * shard, "dp", None, Origin.DERIVED, detail=f"data_parallel_replicate_dim x data_parallel_shard_dim ({shard})")
 
 
 def _packing(root: Mapping):

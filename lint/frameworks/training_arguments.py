@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 
 FORMATS = ("yaml", "json")
@@ -45,7 +45,7 @@ def plan_from(
     sp = number(root.get("sequence_parallel_size"), "sequence_parallel_size", default=1)
     grad_accum = number(root.get("gradient_accumulation_steps"), "gradient_accumulation_steps")
     if grad_accum is None:
-        grad_accum = grad_accum_default(micro, world) if grad_accum_default else Fact(1, "gradient_accumulation_steps", None, "default")
+        grad_accum = grad_accum_default(micro, world) if grad_accum_default else Fact(1, "gradient_accumulation_steps", None, Origin.DEFAULT)
     return TrainingPlan(
         framework=framework,
         document=doc,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number
 
 NAME = "verl"
@@ -204,7 +204,7 @@ def _file_world_size(root: Mapping) -> Optional[Fact]:
         return None
     if gpus.value < 1 or nodes.value < 1:
         return None
-    return Fact(gpus.value * nodes.value, "trainer.n_gpus_per_node x trainer.nnodes", gpus.span, "file")
+    return Fact(gpus.value * nodes.value, "trainer.n_gpus_per_node x trainer.nnodes", gpus.span)
 
 
 # -- SFT (verl/trainer/fsdp_sft_trainer.py) ---------------------------------------------
@@ -270,9 +270,9 @@ def _number(root: Mapping, dotted: str, table=DEFAULTS, inherit: Optional[Fact] 
 def _flag(root: Mapping, dotted: str, table=DEFAULTS) -> Fact:
     node = _node(root, dotted)
     if isinstance(node, Scalar) and isinstance(node.value, bool):
-        return Fact(node.value, dotted, node.span, "file", node)
+        return Fact(node.value, dotted, node.span, Origin.FILE, node)
     if node is None and dotted in table:
-        return Fact(table[dotted], dotted, None, "default")
+        return Fact(table[dotted], dotted, None, Origin.DEFAULT)
     return Fact(None, dotted, getattr(node, "span", None))  # an interpolation: unknown
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple, Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence, Symbol
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, find_key, flag, number
 
 NAME = "xtuner"
@@ -118,7 +118,7 @@ def _varlen_sp_multiple(doc: Document, sp: Fact) -> Optional[Fact]:
     if not is_xtuner_symbol(collate.get("type"), "default_collate_fn"):
         return None
     why = f"{sp.key} with {VARLEN}: default_collate_fn splits each packed sequence into {sp.value} equal parts"
-    return Fact(sp.value, sp.key, sp.span, why, sp.node)
+    return Fact(sp.value, sp.key, sp.span, Origin.DERIVED, sp.node, detail=why)
 
 
 # -- helpers the XTuner rules share -------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..document import Document, Mapping, Scalar, Sequence, Symbol
-from ..plan import Fact, TrainingPlan
+from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number
 from .xtuner import is_v1
 
@@ -53,7 +53,7 @@ def _batch_facts(plan: TrainingPlan, trainer: Mapping, outside: Outside) -> None
     plan.micro_batch = number(trainer.get("intra_layer_micro_batch"), "intra_layer_micro_batch", default=1)
     declared = trainer.get("global_batch_size")
     if isinstance(declared, Scalar) and declared.value is None:
-        plan.grad_accum = Fact(1, "gradient accumulation", None, "derived: global_batch_size None")
+        plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="global_batch_size None")
     elif declared is not None:
         plan.declared_global_batch = number(declared, "global_batch_size")
         plan.derived_from_global = "grad_accum"
