@@ -12,6 +12,7 @@ import json
 from collections import Counter
 
 from .atomic import write_atomic
+from .codes import canonical
 from .config import ConfigError
 from .fingerprint import SourceLines, fingerprint
 from .project import read_bytes
@@ -48,7 +49,9 @@ def load(path: str) -> Counter:
 
 def new_findings(diagnostics: list, known: Counter, lines: SourceLines) -> list:
     """The findings the baseline does not account for."""
-    left = Counter(known)
+    left = Counter()
+    for (code, path, print_), count in known.items():
+        left[(canonical(code), path, print_)] += count  # an entry of a retired code matches its successor
     fresh = []
     for d in diagnostics:
         key = (d.code, d.path, fingerprint(d, lines))

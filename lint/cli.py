@@ -214,6 +214,7 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 def rule(code, show_all):
     """Explain what rule CODE checks, why, and how to fix it."""
+    from batchlint.applies import describe
     from batchlint.rules import all_rules, find
 
     if show_all or not code:
@@ -223,8 +224,7 @@ def rule(code, show_all):
     found = find(code)
     if found is None:
         _fail(f"unknown rule {code!r}; `batchlint rule --all` lists them")
-    scope = ", ".join(found.frameworks) if found.frameworks else "every framework"
-    click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {scope}.\n")
+    click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {describe(found)}.\n")
     click.echo(found.documentation)
 
 

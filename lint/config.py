@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .codes import canonical_all
 from .directives import CODES, code_matches
 
 
@@ -53,6 +54,7 @@ class Settings:
 
 def specificity(code: str, selectors) -> int:
     """How specific the most specific selector naming `code` is (ALL: 0, BL1: 3), -1 if none."""
+    selectors = canonical_all(selectors)  # a retired code selects its successor
     return max((0 if s == "ALL" else len(s) for s in selectors if s == "ALL" or code.startswith(s)), default=-1)
 
 

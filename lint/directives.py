@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .codes import canonical, canonical_all
 from .document import Span
 
 # The body ends at a second `#`, which starts the reason: `disable=BL101  # why`.
@@ -40,8 +41,9 @@ class Directives:
 
 
 def code_matches(code: str, selectors) -> bool:
-    """Whether a code is named by any selector: itself, a prefix of it, or ALL."""
-    return any(s == "ALL" or code.startswith(s) for s in selectors)
+    """Whether a code is named by any selector: itself, a prefix of it, ALL, or
+    a retired code it succeeds."""
+    return any(s == "ALL" or code.startswith(s) for s in canonical_all(selectors))
 
 
 def parse(text: str, known: frozenset = frozenset()) -> Directives:
@@ -107,7 +109,8 @@ def _apply(found: Directives, key: str, value: Optional[str], span: Span, target
         if bad:
             found.problems.append((span, f"'{', '.join(bad)}' is not a rule code or prefix (like BL101 or BL1)"))
             return
-        unknown = sorted(c for c in codes if known and c != "ALL" and not any(k.startswith(c) for k in known))
+        # A retired code names the rule that succeeded it.
+        unknown = sorted(c for c in codes if known and c != "ALL" and not any(k.startswith(canonical(c)) for k in known))
         if unknown:
             found.problems.append((span, f"'{', '.join(unknown)}' names no rule (`batchlint rule --all` lists them)"))
             return

@@ -130,7 +130,7 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple, ra
                          Span.point(1), fix="lint the config, not a data file; or split it")
             return checker
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
-    markers = launch.MARKERS if fmt == "shell" else markers_for(fmt) if fmt else ()
+    markers = launch.markers() if fmt == "shell" else markers_for(fmt) if fmt else ()
     if not any(marker in raw for marker in markers):
         return checker  # no adapter could recognise it: not a training config
     source = checker.load(path, raw, fmt)
@@ -238,7 +238,7 @@ class _Checker:
 
     def run_rules(self, plan, path: str, note: tuple = ()) -> None:
         for rule in self.rules:
-            if not rule.applies_to(plan.framework):
+            if not rule.runs_on(plan):
                 continue
             for finding in rule.check(plan):
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)

@@ -1,27 +1,44 @@
 """Launch lines: which command starts training, on how many GPUs, with which
 config file and which overrides.
 
-A table of launchers, not code per launcher: how each spells the process
-count, the node count, the config file and the overrides. The world size is
-the product of the process and node counts when both are known.
+An interpreter of launcher specs (`frameworks/spec.py`), not code per launcher:
+it knows shell words, environment prefixes, `--opt value` options, `python -m`,
+a generic launcher's program and Hydra overrides; each framework declares the
+commands it owns. The world size is the product of the process and node counts
+when both are known.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Optional
 
 from .document import Document, Mapping, Scalar, Sequence, Span
 from .frameworks.facts import whole_number
+from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
 from .plan import Fact, Origin
 from .sources.shell import UNKNOWN, Command, ShellDocument, Word
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
-# Byte strings one of which a launch script contains (the engine skips other scripts).
-MARKERS = (b"torchrun", b"torch.distributed", b"deepspeed", b"accelerate", b"swift", b"megatron",
-           b"llamafactory-cli", b"xtuner", b"tune", b"verl.trainer", b"pretrain_", b"run_train.sh", b"python")
+
+
+@functools.cache
+def _launchers() -> tuple:
+    """(Launcher, owning framework or None) of every registered launcher. Read on first use, as
+    framework modules may use this module's helpers while the registry imports them."""
+    from .frameworks import LAUNCHERS
+
+    return LAUNCHERS
+
+
+@functools.cache
+def markers() -> tuple:
+    """Byte strings one of which a launch script contains (the engine skips other scripts)."""
+    return (b"python",) + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
 
 
 @dataclass
@@ -35,133 +52,88 @@ class Launch:
     config_name: Optional[Word] = None  # Hydra's --config-name: the primary config the overrides apply to
 
 
-@dataclass(frozen=True)
-class _Launcher:
-    name: str
-    nproc: tuple = ()  # options giving processes per node (or in all, with `total`)
-    nnodes: tuple = ()
-    env_nproc: tuple = ()  # environment variables giving processes per node
-    env_nnodes: tuple = ()
-    default_nproc: Optional[int] = None  # the launcher's own default, quoted as assumed
-    total: bool = False  # nproc counts processes across all nodes
-    program: bool = False  # options first, then a program and its arguments
-    flag_style: str = "--key value"  # how the trained program takes overrides
-    framework: Optional[str] = None  # inline settings form a whole config of this framework
-
-
-_TORCHRUN = _Launcher("torchrun", nproc=("--nproc_per_node", "--nproc-per-node"), nnodes=("--nnodes",), program=True)
-_LAUNCHERS = {
-    "torchrun": _TORCHRUN,
-    "torch.distributed.run": _TORCHRUN,
-    "torch.distributed.launch": _TORCHRUN,
-    "deepspeed": _Launcher("deepspeed", nproc=("--num_gpus", "--num-gpus"), nnodes=("--num_nodes", "--num-nodes"), program=True),
-    "accelerate": _Launcher("accelerate launch", nproc=("--num_processes", "--num-processes"), total=True, program=True),
-    "swift": _Launcher("swift", env_nproc=("NPROC_PER_NODE",), env_nnodes=("NNODES",), framework="swift"),
-    "megatron": _Launcher("megatron", env_nproc=("NPROC_PER_NODE",), env_nnodes=("NNODES",), framework="swift"),
-    "llamafactory-cli": _Launcher("llamafactory-cli", env_nproc=("NPROC_PER_NODE",), env_nnodes=("NNODES",), flag_style="key=value"),
-    "xtuner": _Launcher("xtuner", env_nproc=("NPROC_PER_NODE",), env_nnodes=("NNODES",)),
-    "tune": _Launcher("tune run", nproc=("--nproc_per_node", "--nproc-per-node"), nnodes=("--nnodes",), flag_style="key=value"),
-    "run_train.sh": _Launcher("run_train.sh", env_nproc=("NGPU",), default_nproc=8, flag_style="--key value"),
-}
 _PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
-_VERL = re.compile(r"verl\.trainer\.main_\w+")
+_MODULE_FLAGS = ("-m", "--module")  # the program of a generic launcher is a module, not a script
+_HYDRA_META = {("config-name",), ("config-path",), ("cn",), ("cp",)}
+_HYDRA_NAME = {("config-name",), ("cn",)}
 
 
 def launches(doc: ShellDocument) -> list:
     found = []
     for command in doc.commands:
-        launch = _launch(command, doc.path)
+        launch = launch_of(command, doc.path)
         if launch is not None:
             found.append(launch)
     return found
 
 
-def _launch(command: Command, script: str) -> Optional[Launch]:
+def _find(kind: str, name: str) -> Optional[tuple]:
+    """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match `name`."""
+    for launcher, owner in _launchers():
+        if any(fnmatchcase(name, glob) for glob in getattr(launcher, kind)):
+            return launcher, owner
+    return None
+
+
+def launch_of(command: Command, script: str) -> Optional[Launch]:
+    """The launch one command is, if a registered launcher recognises it (a command a
+    framework rebuilt, e.g. from a heredoc, can be read this way too)."""
     words = command.words
     if not words or not words[0].known:
         return None
-    head = os.path.basename(words[0].value)
-    rest = words[1:]
-    if _PYTHON.search(words[0].value) and len(words) > 2 and words[1].value == "-m" and words[2].known:
-        module = words[2].value
-        if module in _LAUNCHERS:
-            return _run(_LAUNCHERS[module], command, words[3:], script)
-        if _VERL.fullmatch(module):
-            return _hydra(command, words[3:], "verl", script)
+    first = str(words[0].value)
+    if _PYTHON.search(first) and len(words) > 2 and words[1].value == "-m" and words[2].known:
+        found, args = _find("modules", str(words[2].value)), words[3:]
+    elif _PYTHON.search(first) and len(words) > 1 and words[1].known:
+        found, args = _find("scripts", os.path.basename(str(words[1].value))), words[2:]
+    else:
+        found, args = _find("commands", os.path.basename(first)), words[1:]
+        if found is not None and args and found[0].subcommands:
+            word = str(args[0].value) if args[0].known else ""
+            if any(fnmatchcase(word, glob) for glob in found[0].subcommands):
+                args = args[1:]  # the sub-command: sft, train, launch...
+    if found is None:
         return None
-    if _PYTHON.search(words[0].value) and len(words) > 1 and words[1].known and os.path.basename(str(words[1].value)).startswith("pretrain_"):
-        launch = Launch("python", command, framework="megatron")
-        launch.overrides = _flags(words[2:], "--key value")
-        return launch
-    if head in ("accelerate", "tune") and rest and rest[0].value in ("launch", "run"):
-        rest = rest[1:]
-    elif head in ("swift", "megatron", "llamafactory-cli", "xtuner") and rest:
-        rest = rest[1:]  # the sub-command: sft, pt, rlhf, train...
-    if head not in _LAUNCHERS:
-        return None
-    return _run(_LAUNCHERS[head], command, rest, script)
-
-
-def _run(launcher: _Launcher, command: Command, args: list, script: str) -> Launch:
-    options, program_args = _split_options(args, launcher)
-    launch = Launch(launcher.name, command, framework=launcher.framework)
-    launch.world_size = _world_size(launcher, options, command, script)
-    targets = program_args[1:] if launcher.program else program_args
-    if launcher.name == "tune run" and program_args:
-        targets = program_args[1:]  # the recipe comes first
-    if launcher.program and program_args and program_args[0].known:
-        program = os.path.basename(str(program_args[0].value))
-        if program.startswith("pretrain_"):
-            launch.framework = "megatron"
-    launch.configs, launch.overrides = _configs_and_overrides(targets, launcher.flag_style)
-    return launch
-
-
-# Hydra launchers: where the overrides name the process and node counts, and the
-# defaults of the framework's own config (verl/trainer/config/ppo_trainer.yaml).
-_HYDRA_WORLD = {"verl": (("trainer", "n_gpus_per_node"), 8, ("trainer", "nnodes"), 1)}
-
-
-def _hydra(command: Command, args: list, framework: str, script: str) -> Launch:
-    launch = Launch(framework, command, framework=framework)
-    launch.overrides = [o for o in _flags(args, "key=value") if o[0] not in (("config-name",), ("config-path",), ("cn",), ("cp",))]
-    named = [value for keys, value, _ in _flags(args, "key=value") if keys in (("config-name",), ("cn",))]
-    launch.config_name = named[-1] if named else None
-    nproc_key, nproc_default, nodes_key, nodes_default = _HYDRA_WORLD[framework]
-    given = {keys: value for keys, value, _ in launch.overrides}
-    for word in args:
-        # `trainer.nnodes=$NODES` with NODES unknown is an unknown word, not in the overrides:
-        # its key still shows in the text as written, and W is then unknown, not the default.
-        key = word.raw.strip("'\"").lstrip("+~").partition("=")[0] if not word.known else ""
-        if _path(key) in (nproc_key, nodes_key):
-            return launch
-    counts = []
-    for keys, default in ((nproc_key, nproc_default), (nodes_key, nodes_default)):
-        word = given.get(keys)
-        value = whole_number(word.value) if word is not None and word.known else None
-        if word is None:
-            counts.append((default, None, f"assumed: {'.'.join(keys)} defaults to {default}"))
-        elif value is not None:
-            counts.append((value, word.span, f"{'.'.join(keys)}={word.value}"))
-        else:
-            return launch  # an interpolation or a variable from the environment: W unknown
-    (nproc, span, shown), (nodes, node_span, node_shown) = counts
-    where = (span or node_span or command.span).elsewhere(script)
-    launch.world_size = Fact(nproc * nodes, "world size", where, Origin.LAUNCH, detail=f"{shown} x {node_shown}")
-    return launch
-
-
-# Launcher options that take no value.
-_BARE = {"--standalone", "--no_python", "--no-python", "--module", "--run_path", "--run-path", "--multi_gpu",
-         "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--no_local_rank", "--no-local-rank", "--force_multi",
-         "--bind_cores_to_rank", "--enable_each_rank_log", "--autotuning"}
-
-
-def _split_options(args: list, launcher: _Launcher) -> tuple:
-    """The launcher's own `--opt value` words, and the program with its arguments
-    (`-m module` counts as the program)."""
+    launcher, owner = found
+    launch = Launch(launcher.name, command)
     if not launcher.program:
-        return {}, args
+        _settings(launch, launcher, owner, args)
+        given = {keys: value for keys, value, _ in launch.overrides}
+        launch.world_size = _world_size(launcher, {}, command, script, given, args)
+        return launch
+    options, program, module = _split_options(args, launcher)
+    launch.world_size = _world_size(launcher, options, command, script, {}, ())
+    # The program's own entry point reads the rest of the line, else the launcher's defaults do.
+    entry = None
+    if program and program[0].known:
+        name = str(program[0].value)
+        entry = _find("modules", name) if module else _find("scripts", os.path.basename(name))
+    spec, owner = entry or (launcher, None)
+    _settings(launch, spec, owner, program[1:])
+    return launch
+
+
+_launch = launch_of  # the former private name, still called by code in progress
+
+
+def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) -> None:
+    """The config files, overrides and Hydra config name among an entry point's arguments."""
+    args = args[spec.skip:]
+    launch.framework = owner if spec.inline else None
+    if spec.flags == HYDRA:
+        flags = _flags(args, ASSIGN)
+        launch.overrides = [flag for flag in flags if flag[0] not in _HYDRA_META]
+        named = [value for keys, value, _ in flags if keys in _HYDRA_NAME]
+        launch.config_name = named[-1] if named else None
+    elif spec.config_files:
+        launch.configs, launch.overrides = _configs_and_overrides(args, spec.flags)
+    else:
+        launch.overrides = _flags(args, spec.flags)
+
+
+def _split_options(args: list, launcher: Launcher) -> tuple:
+    """The launcher's own `--opt value` words, the program with its arguments, and
+    whether the program is a module (`-m module`, `--module module`)."""
     options: dict = {}
     index = 0
     while index < len(args):
@@ -173,32 +145,56 @@ def _split_options(args: list, launcher: _Launcher) -> tuple:
             key, value = text.split("=", 1)
             options[key] = Word(value, word.span, word.raw)
             index += 1
-        elif text in _BARE or index + 1 >= len(args):
+        elif text in launcher.bare or index + 1 >= len(args):
             options[text] = Word("true", word.span, word.raw)
             index += 1
         else:
             options[text] = args[index + 1]
             index += 2
+    module = any(flag in options for flag in _MODULE_FLAGS)
     if index < len(args) and args[index].value == "-m":
         index += 1
-    return options, args[index:]
+        module = True
+    return options, args[index:], module
 
 
-def _world_size(launcher: _Launcher, options: dict, command: Command, script: str) -> Optional[Fact]:
-    nproc = _count(options, launcher.nproc) or _count(command.env, launcher.env_nproc)
-    nnodes = _count(options, launcher.nnodes) or _count(command.env, launcher.env_nnodes)
-    if nproc is None and launcher.default_nproc is not None and not launcher.nproc:
-        nproc = (launcher.default_nproc, None, f"assumed: {launcher.env_nproc[0]} defaults to {launcher.default_nproc}")
-    if nproc is None or (nproc[0] is UNKNOWN):
-        return None
-    if launcher.total:
-        nnodes = None
-    if nnodes is not None and nnodes[0] is UNKNOWN:
+def _world_size(launcher: Launcher, options: dict, command: Command, script: str, given: dict,
+                args: list) -> Optional[Fact]:
+    nproc = _factor(launcher.nproc, options, command.env, given, args)
+    nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)
+    if nproc is None or nproc[0] is UNKNOWN or (nnodes is not None and nnodes[0] is UNKNOWN):
         return None
     nodes = nnodes[0] if nnodes else 1
-    span = nproc[1] or command.span
+    span = nproc[1] or (nnodes[1] if nnodes else None) or command.span
     where = nproc[2] + (f" x {nnodes[2]}" if nnodes else "")
     return Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
+
+
+def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> Optional[tuple]:
+    """(value or UNKNOWN, span, description) of one factor of W; None when not given and no default."""
+    found = _count(options, count.flags) or _count(env, count.env) or _keyed(count.key, given, args)
+    if found is None and count.default is not None:
+        return count.default, None, f"assumed: {count.name} defaults to {count.default}"
+    return found
+
+
+def _keyed(key: str, given: dict, args: list) -> Optional[tuple]:
+    """A count given as a Hydra override `key=value`."""
+    if not key:
+        return None
+    path = _path(key)
+    for word in args:
+        # `trainer.nnodes=$NODES` with NODES unknown is an unknown word, not in the overrides:
+        # its key still shows in the text as written, and W is then unknown, not the default.
+        if not word.known and _path(word.raw.strip("'\"").lstrip("+~").partition("=")[0]) == path:
+            return UNKNOWN, None, key
+    word = given.get(path)
+    if word is None:
+        return None
+    value = whole_number(word.value) if word.known else None
+    if value is None:
+        return UNKNOWN, word.span, key  # an interpolation or a variable from the environment
+    return value, word.span, f"{key}={word.value}"
 
 
 def _count(source: dict, names: tuple) -> Optional[tuple]:
@@ -313,7 +309,7 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
 
 
 def inline_document(launch: Launch, script: str, text: str) -> Document:
-    """The settings of a launch line that holds them all (swift flags, verl overrides, Megatron args)."""
+    """The settings of a launch line that holds them all (its `Launcher.inline` settings)."""
     doc = Document(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
                    launched_by=launch.framework)
     if launch.config_name is not None and launch.config_name.known:

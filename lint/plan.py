@@ -72,6 +72,20 @@ class Fact:
 
 
 @dataclass
+class RL:
+    """The batch vocabulary of RL training (GRPO, RLOO, PPO), whatever the
+    framework calls each number. Each Fact's key is the framework's own name
+    (or, derived, its formula in `detail`), so a finding quotes what the user wrote."""
+
+    algorithm: Optional[Fact] = None  # as written: "grpo", "dpo", "kto", ... (axolotl rl, ms-swift rlhf_type)
+    samples_per_prompt: Optional[Fact] = None  # completions sampled per prompt: the group size
+    prompts_per_step: Optional[Fact] = None  # prompts drawn per generation round
+    generation_batch: Optional[Fact] = None  # completions per generation round (prompts x samples)
+    mini_batch: Optional[Fact] = None  # what one optimizer step consumes, in the framework's unit (its key says)
+    micro_batch: dict = field(default_factory=dict)  # role ("actor", "critic") -> per-GPU micro batch
+
+
+@dataclass
 class TrainingPlan:
     framework: str
     document: Document
@@ -103,11 +117,48 @@ class TrainingPlan:
     seq_len_multiple: Optional[Fact] = None
     # Megatron-style sequence parallelism: a flag that only acts with tp > 1.
     sequence_parallel: Optional[Fact] = None
+    # Mixed precision as written, or the framework's default where that is certain.
     fp16: Optional[Fact] = None
     bf16: Optional[Fact] = None
+    # The attention implementation: its name, "unknown" when it cannot be told, None
+    # when nothing chooses one (the span is where it is chosen).
+    attention: Optional[Fact] = None
+    # Gradient clipping (a float), written or the framework's default.
+    max_grad_norm: Optional[Fact] = None
+    # What leaves the data without a length (streaming, dynamic batching): value
+    # True ("<key> is enabled") or the setting that does it ("<key> is <value>").
+    unsized_data: Optional[Fact] = None
+    max_steps: Optional[Fact] = None  # as written
+    # The step interval evaluation falls back to when eval_steps is unset (a
+    # positive int, or a float ratio of the training steps), written or the default.
+    logging_steps: Optional[Fact] = None
     packing: Optional[Fact] = None
+    eval_packing: Optional[Fact] = None  # packing of the evaluation data, where it has its own switch
     length_grouping: Optional[Fact] = None
+    # The text that turns length_grouping off where it is written, for --fix
+    # (None: no one-value edit, e.g. a sampler class to replace).
+    length_grouping_off: Optional[str] = None
     sampler: Optional[Fact] = None
+    # RL training only (None for supervised training).
+    rl: Optional[RL] = None
+    # The adapter's own typed facts for rules about its framework's schema
+    # (ms-swift Megatron's GRPO keys, TRL's GRPO arguments): the type is the adapter's.
+    settings: Any = None
+
+    def fact(self, name: str) -> Any:
+        """A fact by the name a rule's `needs` gives: a field ("micro_batch") or a
+        member of one ("parallel.tp", "rl.samples_per_prompt")."""
+        head, _, member = name.partition(".")
+        value = getattr(self, head)
+        if not member or value is None:
+            return value
+        return value.get(member) if isinstance(value, dict) else getattr(value, member, None)
+
+    def has(self, name: str) -> bool:
+        """Present: filled by the adapter (not None; a layout or table not empty).
+        Present does not mean known: a rule still checks `Fact.known`."""
+        value = self.fact(name)
+        return value is not None and value != () and value != {}
 
     def factor(self, name: str) -> Optional[Fact]:
         return getattr(self, name)

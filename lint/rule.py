@@ -75,12 +75,23 @@ class Rule:
     severity: str
     summary: str
     check: Callable[..., Iterable[Finding]]
-    frameworks: Optional[tuple] = None  # None: any framework whose plan has the facts
+    # Kept only by rules whose subject is one framework's document; a rule about
+    # facts says what it reads in `needs` instead.
+    frameworks: Optional[tuple] = None
     examples: tuple = ()
     doc: str = field(default="", repr=False)
+    # The plan facts the check reads (TrainingPlan fields, "parallel.tp",
+    # "rl.samples_per_prompt"): the engine runs the rule on a plan only when
+    # every one is present (see TrainingPlan.has), and "applies to" is computed
+    # from which adapters fill them (lint/applies.py).
+    needs: tuple = ()
 
     def applies_to(self, framework: str) -> bool:
         return self.frameworks is None or framework in self.frameworks
+
+    def runs_on(self, plan) -> bool:
+        """Whether the engine runs this rule on `plan`."""
+        return self.applies_to(plan.framework) and all(plan.has(fact) for fact in self.needs)
 
     @property
     def documentation(self) -> str:

@@ -3,12 +3,14 @@
 Adding a rule is adding one module; `tests/test_registry.py` keeps codes and
 names unique and the documentation complete. Engine codes (BL001
 parse-error, BL002 invalid-directive, BL003 past-reading-limit) live in the engine; `ENGINE_RULES`
-documents them alongside.
+documents them alongside. A retired code is never reused: `RETIRED` (in
+batchlint.codes, which imports no rule) redirects it to its successor.
 """
 
 import importlib
 import pkgutil
 
+from batchlint.codes import RETIRED, canonical  # noqa: F401 (re-exported: the redirect table)
 from batchlint.rule import Rule
 
 
@@ -120,10 +122,12 @@ def all_rules() -> tuple:
 
 
 def known_codes() -> set:
-    """Every code `--select`, `--ignore` and directives may name."""
-    return {rule.code for rule in all_rules()}
+    """Every code `--select`, `--ignore` and directives may name: the rules'
+    and the retired ones (which act on their successors)."""
+    return {rule.code for rule in all_rules()} | set(RETIRED)
 
 
 def find(code: str):
-    code = code.upper()
+    """A rule by code or name; a retired code finds its successor."""
+    code = canonical(code.upper())
     return next((rule for rule in all_rules() if rule.code == code or rule.name == code.lower()), None)

@@ -31,19 +31,16 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:966-1002
 (ATTN_IMPLS_SUPPORTING_PACKING).
 """
 
-from batchlint.frameworks.axolotl import attention
-from batchlint.frameworks.facts import flag
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    flattening = flag(root.get("batch_flattening"), "batch_flattening")
+    flattening, chosen = plan.settings.batch_flattening, plan.attention
     if flattening is None or flattening.value is not True:
         return
-    impl, node = attention(root)
+    impl = chosen.value
     if impl != "unknown" and impl not in VARLEN:
-        shown = f"attention is {impl} (line {node.span.line})" if node is not None else "no attention backend is chosen"
+        shown = f"attention is {impl} (line {chosen.span.line})" if chosen.span is not None else "no attention backend is chosen"
         yield Finding(
             span=flattening.span,
             message=f"batch_flattening is true, but {shown}: flattened rows need a varlen-capable kernel and the "
@@ -81,6 +78,7 @@ RULE = Rule(
     severity="error",
     summary="axolotl: batch_flattening with sample_packing or without a varlen attention backend",
     check=check,
+    needs=("settings", "attention"),
     frameworks=("axolotl",),
     doc=__doc__,
     examples=(

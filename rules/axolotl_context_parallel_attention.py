@@ -31,20 +31,19 @@ ATTN_IMPLS_USING_FLASH_LIB); utils/schemas/config.py:1527-1570 (flag mapping).
 GLM DSA kernels (`use_glm_dsa_kernels`) bring their own attention and are exempt.
 """
 
-from batchlint.frameworks.axolotl import FLASH_LIB, attention, written
+from batchlint.frameworks.axolotl import FLASH_LIB
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
     cp = plan.parallel.get("cp")
-    root = plan.document.root
-    if cp is None or not cp.known or cp.value <= 1 or cp.span is None or written(root, "use_glm_dsa_kernels"):
+    if cp is None or not cp.known or cp.value <= 1 or cp.span is None or plan.settings.glm_dsa_kernels:
         return
-    impl, node = attention(root)
+    impl, at = plan.attention.value, plan.attention.span
     if impl == "unknown" or impl in FLASH_LIB:
         return
     chosen = f"attention is {impl}" if impl else "no attention backend is chosen"
-    related = (Related(f"attention chosen here ({impl})", node.span),) if node is not None else ()
+    related = (Related(f"attention chosen here ({impl})", at),) if at is not None else ()
     yield Finding(
         span=cp.span,
         message=f"{cp.key} is {cp.value}, but {chosen}: context parallelism needs a flash-attn backend and "
@@ -67,6 +66,7 @@ RULE = Rule(
     severity="error",
     summary="axolotl: context parallelism without a flash-attn backend",
     check=check,
+    needs=("settings", "attention", "parallel.cp"),
     frameworks=("axolotl",),
     doc=__doc__,
     examples=(

@@ -30,7 +30,6 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:1659-1663
 (`check_context_parallel_size`; skipped with `use_glm_dsa_kernels`).
 """
 
-from batchlint.frameworks.axolotl import written
 from batchlint.rule import Example, Finding, Related, Rule
 
 
@@ -40,7 +39,7 @@ def check(plan):
         return
     if micro is None or not micro.known or micro.value <= 1 or micro.span is None:
         return
-    if written(plan.document.root, "use_glm_dsa_kernels") is not None:
+    if plan.settings.glm_dsa_kernels:
         return  # the GLM DSA kernels bring their own context-parallel attention
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (packing, cp) if f.span)
     yield Finding(
@@ -67,6 +66,7 @@ RULE = Rule(
     severity="error",
     summary="axolotl: packing under context parallelism with a micro batch above 1",
     check=check,
+    needs=("settings", "parallel.cp"),
     frameworks=("axolotl",),
     doc=__doc__,
     examples=(

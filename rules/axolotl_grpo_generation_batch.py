@@ -38,18 +38,12 @@ cli/config.py:369).
 
 from math import gcd
 
-from batchlint.document import Mapping
-from batchlint.frameworks.axolotl import written
-from batchlint.frameworks.facts import number
+from batchlint.plan import Origin
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    rl, trl = root.get("rl"), root.get("trl")
-    if getattr(rl, "value", None) != "grpo" or not isinstance(trl, Mapping):
-        return
-    generations = number(trl.get("num_generations"), "trl.num_generations")
+    generations, batch = plan.rl.samples_per_prompt, plan.rl.generation_batch
     if generations is None or not generations.known:
         return  # TRL's own default applies; axolotl checks nothing
     if generations.value < 2:
@@ -60,53 +54,36 @@ def check(plan):
             fix="set trl.num_generations to 2 or more",
         )
         return
-    batch, how, at = _generation_batch(root, trl)
     if batch is None:
         return
     n = generations.value
+    how = batch.detail if batch.origin is Origin.DERIVED else batch.key
     related = (Related(f"trl.num_generations = {n}", generations.span),)
-    if batch % n:
+    if batch.value % n:
         yield Finding(
-            span=at.span,
-            message=f"the generation batch {how} = {batch} is not a multiple of trl.num_generations ({n}): "
+            span=batch.span,
+            message=f"the generation batch {how} = {batch.value} is not a multiple of trl.num_generations ({n}): "
                     f"the completions do not form whole groups and axolotl refuses the config",
-            fix=_fix(root, trl, n),
+            fix=_fix(plan, batch, n),
             related=related,
         )
         return
     world = plan.world_size
-    if world is not None and world.known and batch < n * world.value:
+    if world is not None and world.known and batch.value < n * world.value:
         yield Finding(
-            span=at.span,
-            message=f"the generation batch {how} = {batch} is less than trl.num_generations ({n}) x W ({world.value}) "
+            span=batch.span,
+            message=f"the generation batch {how} = {batch.value} is less than trl.num_generations ({n}) x W ({world.value}) "
                     f"= {n * world.value}: each rank needs a full group and axolotl refuses the config",
             fix=f"raise the generation batch to at least {n * world.value}",
             related=related,
         )
 
 
-def _generation_batch(root, trl):
-    """(value, how it was computed, node to point at) as validation.py:821-829 computes it."""
-    explicit = trl.get("generation_batch_size")
-    if explicit is not None:
-        fact = number(explicit, "trl.generation_batch_size")
-        return (fact.value, "trl.generation_batch_size", explicit) if fact.known else (None, None, None)
-    micro, ga = written(root, "micro_batch_size"), written(root, "gradient_accumulation_steps")
-    values = [getattr(n, "value", None) if n is not None else 1 for n in (micro, ga)]
-    if not all(type(v) is int for v in values):
-        return None, None, None
-    at = ga or micro
-    if at is None:
-        return None, None, None
-    return values[0] * values[1], f"micro_batch_size ({values[0]}) x gradient_accumulation_steps ({values[1]})", at
-
-
-def _fix(root, trl, n):
-    if trl.get("generation_batch_size") is not None:
+def _fix(plan, batch, n):
+    if batch.origin is not Origin.DERIVED:
         return f"set trl.generation_batch_size to a multiple of {n}"
-    micro = written(root, "micro_batch_size")
-    mb = getattr(micro, "value", None)
-    mb = mb if type(mb) is int and mb > 0 else 1
+    micro = plan.micro_batch
+    mb = micro.value if micro.positive else 1
     ga = n // gcd(n, mb)
     return f"set gradient_accumulation_steps to a multiple of {ga} (micro_batch_size {mb} x {ga} = {mb * ga})"
 
@@ -126,7 +103,8 @@ RULE = Rule(
     severity="error",
     summary="axolotl GRPO: a generation batch that is not whole groups of num_generations",
     check=check,
-    frameworks=("axolotl",),
+    frameworks=("axolotl",),  # axolotl's own validation, with its own limits
+    needs=("rl.samples_per_prompt",),
     doc=__doc__,
     examples=(
         Example("grpo_6_of_4.yaml", _CONFIG.format(ga=3, n=4), flagged=(4,)),

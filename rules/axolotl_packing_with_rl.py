@@ -27,20 +27,14 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:686-691
 (`check_sample_packing_w_rl`) and 693-702 (`check_kto_config`).
 """
 
-from batchlint.document import Scalar
-from batchlint.frameworks.axolotl import written
-from batchlint.frameworks.facts import flag
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    rl = written(root, "rl")
-    if not isinstance(rl, Scalar):
-        return
+    rl = plan.rl.algorithm
     packing = plan.packing
     if (packing is None or not packing.value) and rl.value == "kto":
-        packing = flag(root.get("eval_sample_packing"), "eval_sample_packing")  # kto refuses it too
+        packing = plan.eval_packing  # kto refuses it too
     if packing is None or not packing.value:
         return
     yield Finding(
@@ -60,6 +54,7 @@ RULE = Rule(
     severity="error",
     summary="axolotl: sample packing with an RL trainer",
     check=check,
+    needs=("rl.algorithm",),
     frameworks=("axolotl",),
     doc=__doc__,
     examples=(

@@ -41,12 +41,35 @@ def check(plan):
     )
 
 
+_MEGATRON = """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --global-batch-size 64 {flags}
+"""
+
+_TRL = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+num_generations: 8
+bf16: true
+fp16: {fp16}
+"""
+
+_LLAMAFACTORY = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+stage: sft
+finetuning_type: lora
+per_device_train_batch_size: 2
+bf16: true
+fp16: {fp16}
+"""
+
 RULE = Rule(
     code="BL501",
     name="fp16-with-bf16",
     severity="error",
     summary="fp16 and bf16 enabled together",
     check=check,
+    needs=("fp16", "bf16"),
     doc=__doc__,
     examples=(
         Example("hf_both.yaml", "output_dir: out\nper_device_train_batch_size: 2\nfp16: true\nbf16: true\n", flagged=(4,)),
@@ -60,5 +83,11 @@ RULE = Rule(
             "ds_auto.json",
             '{\n  "train_micro_batch_size_per_gpu": 2,\n  "fp16": {"enabled": "auto"},\n  "bf16": {"enabled": true}\n}\n',
         ),
+        Example("megatron_both.sh", _MEGATRON.format(flags="--fp16 --bf16"), flagged=(2,)),
+        Example("megatron_bf16.sh", _MEGATRON.format(flags="--bf16")),
+        Example("trl_both.yaml", _TRL.format(fp16="true"), flagged=(4,)),
+        Example("trl_bf16.yaml", _TRL.format(fp16="false")),
+        Example("llamafactory_both.yaml", _LLAMAFACTORY.format(fp16="true"), flagged=(5,)),
+        Example("llamafactory_bf16.yaml", _LLAMAFACTORY.format(fp16="false")),
     ),
 )

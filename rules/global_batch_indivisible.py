@@ -88,6 +88,7 @@ RULE = Rule(
     severity="error",
     summary="a declared global batch that micro batch x dp cannot divide",
     check=check,
+    needs=("declared_global_batch", "derived_from_global"),
     doc=__doc__,
     examples=(
         # W=8, tp=2 -> dp_shard = 4; 8 x 4 = 32 does not divide 100.

@@ -117,6 +117,7 @@ RULE = Rule(
     severity="warning",
     summary="the global batch differs from the one declared or stated",
     check=check,
+    needs=("micro_batch",),
     doc=__doc__,
     examples=(
         Example(

@@ -160,13 +160,12 @@ def _auto_find_batch_size(root):
 
 
 def _max_grad_norm(plan, root):
-    node = root.get("max_grad_norm")
-    if node is None:
-        # transformers, TRL and LLaMA-Factory keep transformers' default; ms-swift is not assumed.
-        return None if plan.framework == "swift" else _Expected(1.0, "max_grad_norm (default 1.0)")
-    if _is_number(getattr(node, "value", None)):
-        return _Expected(node.value, f"max_grad_norm ({node.value})", node.span)
-    return None
+    clip = plan.max_grad_norm
+    if clip is None:
+        return None
+    if clip.span is None:
+        return _Expected(clip.value, f"max_grad_norm (default {clip.value})")
+    return _Expected(clip.value, f"max_grad_norm ({clip.value})", clip.span)
 
 
 def _precision(plan, root, precision):
@@ -177,7 +176,9 @@ def _precision(plan, root, precision):
     on = next((k for k in keys if _written(root, k) is True), None)
     if on is not None:
         return _Expected(True, f"{on} (true)", root.get(on).span)
-    if not (_off(root, precision, _default_off(plan.framework, precision)) and _off(root, keys[1], True)):
+    # The adapter says whether an unwritten precision is off; the *_full_eval flags default to off everywhere.
+    fact = getattr(plan, precision)
+    if not (fact is not None and fact.value is False and _off(root, keys[1], True)):
         return None
     main = root.get(precision)
     return _Expected(False, f"{precision} (false)", main.span) if main else _Expected(False, f"{precision} (default false)")
@@ -187,14 +188,6 @@ def _off(root, key, default_off):
     """Known to be false: written false, or absent with a default known to be off."""
     node = root.get(key)
     return default_off if node is None else getattr(node, "value", None) is False
-
-
-def _default_off(framework, precision):
-    # transformers, TRL and LLaMA-Factory default fp16 to off; TRL turns bf16 on unless fp16 is,
-    # and ms-swift picks both from the model's dtype. The *_full_eval flags default to off everywhere.
-    if precision == "fp16":
-        return framework != "swift"
-    return framework == "llamafactory"
 
 
 def _written(root, key):

@@ -113,10 +113,10 @@ def _unset(root, key):
 
 def _steps(plan, root, load_best, related):
     save = _number(root, "save_steps", 500)
-    # eval_steps unset (or 0) falls back to logging_steps.
-    logging_default = 500 if plan.framework == "llamafactory" else None
+    # eval_steps unset (or 0) falls back to logging_steps (the adapter knows its default).
     if _unset(root, "eval_steps"):
-        evaluation = _number(root, "logging_steps", logging_default)
+        logging = plan.logging_steps
+        evaluation = None if logging is None else _Setting(logging.key, logging.value, logging.node)
     else:
         evaluation = _number(root, "eval_steps")
     if save is None or evaluation is None or _multiple(save.value, evaluation.value):

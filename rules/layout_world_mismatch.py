@@ -91,6 +91,7 @@ RULE = Rule(
     severity="error",
     summary="parallel degrees that do not fit the world size",
     check=check,
+    needs=("world_size", "layout"),
     doc=__doc__,
     examples=(
         Example("titan_32_on_8.toml", _TITAN.format(shard=-1, pp=4), flagged=(6,), world_size=8),

@@ -30,23 +30,12 @@ a positive value if dataloader does not have a length");
 src/llamafactory/v1/config/training_args.py:195-196.
 """
 
-from batchlint.frameworks.facts import flag, number
 from batchlint.rule import Example, Finding, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    if plan.framework == "llamafactory":
-        trigger = flag(root.get("streaming"), "streaming")
-        if trigger is None or trigger.value is not True:
-            return
-        what = "streaming is enabled"
-    else:
-        strategy = root.get("batching_strategy")
-        if getattr(strategy, "value", None) != "dynamic_batching":
-            return
-        trigger, what = strategy, "batching_strategy is dynamic_batching"
-    steps = number(root.get("max_steps"), "max_steps")
+    trigger, steps = plan.unsized_data, plan.max_steps
+    what = f"{trigger.key} is enabled" if trigger.value is True else f"{trigger.key} is {trigger.value}"
     if steps is not None and (not steps.known or steps.value > 0):
         return
     shown = "is not set" if steps is None or steps.value is None else f"is {steps.value}"
@@ -85,6 +74,7 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory: streaming or dynamic batching without max_steps",
     check=check,
+    needs=("unsized_data",),
     frameworks=("llamafactory", "llamafactory-v1"),
     doc=__doc__,
     examples=(

@@ -30,22 +30,17 @@ LLaMA-Factory ff6d4d1: src/llamafactory/data/collator.py:534-541
 (fa2 -> flash_attention_2 when flash-attn is installed), train/sft/workflow.py:61-71.
 """
 
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.llamafactory import stage
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    neat = flag(root.get("neat_packing"), "neat_packing")
-    attn = root.get("flash_attn")
-    micro = plan.micro_batch
-    if neat is None or neat.value is not True or getattr(attn, "value", None) != "fa2" or stage(root) != "sft":
+    args, micro = plan.settings, plan.micro_batch
+    neat, attn = args.neat_packing, args.flash_attn
+    if neat is None or neat.value is not True or attn is None or attn.value != "fa2" or args.stage.value != "sft":
         return
     if micro is None or not micro.known or micro.value == 1 or "tp" in plan.parallel:
         return  # Megatron (MCA) runs use their own collator
-    model = str(getattr(root.get("model_name_or_path"), "value", ""))
-    if "gpt-oss" in model.lower() or "gpt_oss" in model.lower():
+    if args.gpt_oss:
         return  # LLaMA-Factory runs gpt-oss with FlashAttention-3, not the fa2 path
     related = (Related("neat_packing enabled here", neat.span), Related("flash_attn = fa2", attn.span))
     yield Finding(
@@ -74,6 +69,7 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory: neat_packing with FlashAttention-2 and a micro batch other than 1",
     check=check,
+    needs=("settings",),
     frameworks=("llamafactory",),
     doc=__doc__,
     examples=(

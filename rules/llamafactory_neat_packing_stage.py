@@ -25,24 +25,19 @@ LLaMA-Factory ff6d4d1: src/llamafactory/hparams/parser.py:418-423
 (`get_train_args`); stage default hparams/finetuning_args.py:460-463.
 """
 
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.llamafactory import stage
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    neat = flag(root.get("neat_packing"), "neat_packing")
-    current = stage(root)
-    if neat is None or neat.value is not True or current in ("sft", None):
+    neat, current = plan.settings.neat_packing, plan.settings.stage
+    if neat is None or neat.value is not True or current.value in ("sft", None):
         return
-    node = root.get("stage")
     yield Finding(
         span=neat.span,
-        message=f"neat_packing is enabled with stage {current} (line {node.span.line}); LLaMA-Factory supports it "
+        message=f"neat_packing is enabled with stage {current.value} (line {current.span.line}); LLaMA-Factory supports it "
                 f"for stage sft only and refuses to start",
         fix="remove neat_packing (use packing: true; stage pt packs by default)",
-        related=(Related(f"stage = {current}", node.span),),
+        related=(Related(f"stage = {current.value}", current.span),),
     )
 
 
@@ -64,6 +59,7 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory: neat_packing outside stage sft",
     check=check,
+    needs=("settings",),
     frameworks=("llamafactory",),
     doc=__doc__,
     examples=(

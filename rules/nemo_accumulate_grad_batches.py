@@ -42,13 +42,10 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    trainer = plan.document.get("trainer")
-    node = trainer.get("accumulate_grad_batches")
-    value = getattr(node, "value", None)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 1:
+    node = plan.settings.accumulate_grad_batches
+    if node is None or not node.known or node.value <= 1:
         return
-    if "global_batch_size" not in plan.document.get("model").items:
-        return  # not a model on the Megatron microbatch path (legacy RETRO accumulates with Lightning)
+    value = node.value
     declared = plan.declared_global_batch
     if declared is not None and declared.known:
         fix = (
@@ -89,6 +86,7 @@ RULE = Rule(
     severity="error",
     summary="NeMo: trainer.accumulate_grad_batches > 1 with a Megatron model",
     check=check,
+    needs=("settings",),
     frameworks=("nemo",),
     doc=__doc__,
     examples=(

@@ -40,7 +40,7 @@ def check(plan):
         f"{grouping.key} groups samples by length, but {packing.key}{where} packs them into "
         f"full-length sequences: there is nothing left to group"
     )
-    if plan.framework == "xtuner":
+    if plan.sampler is not None and grouping.node is plan.sampler.node:  # grouping is the sampler class itself
         fix = f"use the default sampler, or set {packing.key} = False if you want length grouping"
     else:
         fix = f"remove {grouping.key}, or turn {packing.key} off if you want length grouping"
@@ -49,11 +49,11 @@ def check(plan):
 
 
 def _turn_off(plan, grouping) -> tuple:
-    """`group_by_length: false` / `train_sampling_strategy: random` (transformers' default)."""
-    if plan.document.format not in ("yaml", "json") or grouping.span is None or grouping.span.path:
+    """The adapter's one-value edit, unless the grouping is written in another file."""
+    off = plan.length_grouping_off
+    if off is None or grouping.span is None or grouping.span.path:
         return ()
-    off = {"group_by_length": "false", "train_sampling_strategy": '"random"'}.get(grouping.key)
-    return (Edit(grouping.span, off),) if off else ()
+    return (Edit(grouping.span, off),)
 
 
 _XTUNER = """\
@@ -76,12 +76,22 @@ train_dataloader = dict(
 )
 """
 
+_SWIFT = """\
+model: Qwen/Qwen2.5-0.5B
+train_type: lora
+attn_impl: flash_attn
+per_device_train_batch_size: 2
+packing: true
+group_by_length: {grouping}
+"""
+
 RULE = Rule(
     code="BL301",
     name="packing-with-length-grouping",
     severity="warning",
     summary="packing and length-grouped sampling enabled together",
     check=check,
+    needs=("packing", "length_grouping"),
     doc=__doc__,
     examples=(
         Example("xtuner_packed_grouped.py", _XTUNER.format(pack=True, sampler="LengthGroupedSampler"), flagged=(13,)),
@@ -91,6 +101,8 @@ RULE = Rule(
         Example("trl_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: false\nper_device_train_batch_size: 2\ngroup_by_length: true\n"),
         Example("lf_neat_strategy.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n", flagged=(3,)),
         Example("axolotl_packed_grouped.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\ngroup_by_length: true\nmicro_batch_size: 2\n", flagged=(3,)),
+        Example("swift_packed_grouped.yaml", _SWIFT.format(grouping="true"), flagged=(6,)),
+        Example("swift_packed.yaml", _SWIFT.format(grouping="false")),
         Example("axolotl_packed.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\ngroup_by_length: false\nmicro_batch_size: 2\n"),
     ),
 )

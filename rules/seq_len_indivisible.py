@@ -64,15 +64,23 @@ tensor_parallel_degree = 4
 context_parallel_degree = 2
 """
 
+_MEGATRON = """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2 --micro-batch-size 1 --seq-length {seq}
+"""
+
 RULE = Rule(
     code="BL401",
     name="seq-len-indivisible",
     severity="error",
     summary="a sequence length the sequence/context-parallel layout cannot split",
     check=check,
+    needs=("seq_len", "seq_len_multiple"),
     doc=__doc__,
     examples=(
         Example("titan_8100.toml", _TITAN.format(seq=8100), flagged=(5,)),
         Example("titan_8192.toml", _TITAN.format(seq=8192)),
+        Example("megatron_4095.sh", _MEGATRON.format(seq=4095), flagged=(2,)),
+        Example("megatron_4096.sh", _MEGATRON.format(seq=4096)),
     ),
 )

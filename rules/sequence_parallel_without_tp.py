@@ -82,6 +82,7 @@ RULE = Rule(
     severity="warning",
     summary="Megatron sequence parallelism with tensor parallel size 1 (silently off)",
     check=check,
+    needs=("sequence_parallel", "parallel.tp"),
     doc=__doc__,
     examples=(
         Example("megatron_sp_tp1.sh", _SCRIPT.format(tp=1), flagged=(6,)),

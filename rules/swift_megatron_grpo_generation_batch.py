@@ -38,16 +38,12 @@ ms-swift 3602360: swift/megatron/arguments/megatron_args.py:260-341
 swift/ray/megatron/pipeline.py:170-187 and driver_utils.py:162-168 (Ray).
 """
 
-from batchlint.frameworks.facts import number
-from batchlint.frameworks.swift_megatron import lookup
 from batchlint.rule import Example, Finding, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    if getattr(lookup(root, "rlhf_type"), "value", None) != "grpo":
-        return
-    facts = {key: number(lookup(root, key), key, default=default) for key, default in _DEFAULTS.items()}
+    settings = plan.settings
+    facts = vars(settings)
     if not all(f is None or f.known for f in facts.values()):
         return
     if not all(facts[k] is None or facts[k].positive for k in _SIZES):
@@ -55,33 +51,21 @@ def check(plan):
     at = next((f for f in (facts[k] for k in _BLAME) if f is not None and f.span is not None), None)
     if at is None:
         return
-    problem = _resolve(facts) or _align(facts, plan)
+    problem = _resolve(settings) or _align(settings, plan)
     if problem:
         message, fix = problem
         yield Finding(span=at.span, message=f"{message}; ms-swift refuses to start", fix=fix)
 
 
-_DEFAULTS = {"global_batch_size": 16, "steps_per_generation": None, "generation_batch_size": None,
-             "num_generations": 8, "micro_batch_size": 1}
 # What must be 1 or more for the generation batch to be worked out (steps_per_generation has its own finding).
 _SIZES = ("global_batch_size", "generation_batch_size", "num_generations", "micro_batch_size")
 # The value to point at, in the order a user would change them.
 _BLAME = ("generation_batch_size", "steps_per_generation", "global_batch_size", "num_generations")
 
 
-def _generation_batch(facts):
-    """(value, how) as resolve_generation_batch_size derives it."""
-    given, steps, global_ = facts["generation_batch_size"], facts["steps_per_generation"], facts["global_batch_size"]
-    if given is not None:
-        return given.value, given.describe()
-    factor = steps.value if steps is not None else 1
-    how = global_.describe() + (f" x {steps.describe()}" if steps is not None else "")
-    return global_.value * factor, how
-
-
-def _resolve(facts):
-    given, steps, global_ = facts["generation_batch_size"], facts["steps_per_generation"], facts["global_batch_size"]
-    n = facts["num_generations"].value
+def _resolve(settings):
+    given, steps, global_ = settings.generation_batch_size, settings.steps_per_generation, settings.global_batch_size
+    n = settings.num_generations.value
     if given is not None and steps is not None and given.value != global_.value * steps.value:
         return (f"{given.describe()} is not {global_.describe()} x {steps.describe()} = {global_.value * steps.value}",
                 "give only one of generation_batch_size and steps_per_generation")
@@ -90,19 +74,19 @@ def _resolve(facts):
                 f"set generation_batch_size to a multiple of {global_.value}")
     if steps is not None and steps.value <= 0:
         return f"{steps.describe()} must be 1 or more", "set steps_per_generation to 1 or more"
-    batch, how = _generation_batch(facts)
+    batch, how = settings.generation_batch()
     if n > 1 and batch % n:
         return (f"the generation batch {how} = {batch} is not a multiple of num_generations ({n}): the completions "
                 f"do not form whole groups", f"make the generation batch a multiple of {n}")
     return None
 
 
-def _align(facts, plan):
+def _align(settings, plan):
     dp, world = plan.data_parallel, plan.world_size
     if dp is None or not dp.known or dp.value <= 0:
         return None
-    batch, how = _generation_batch(facts)
-    n, micro = facts["num_generations"].value, facts["micro_batch_size"].value
+    batch, how = settings.generation_batch()
+    n, micro = settings.num_generations.value, settings.micro_batch_size.value
     prompts = batch // n
     if prompts % dp.value:
         return (f"the {prompts} prompts per generation ({how} = {batch} / num_generations {n}) do not split over "
@@ -133,7 +117,8 @@ RULE = Rule(
     severity="error",
     summary="ms-swift Megatron GRPO: a generation batch that does not split into groups, prompts and micro batches",
     check=check,
-    frameworks=("swift-megatron",),
+    frameworks=("swift-megatron",),  # ms-swift's own resolution of its GRPO keys
+    needs=("settings",),
     doc=__doc__,
     examples=(
         Example("grpo_12x1.yaml", _CONFIG.format(global_=12, steps=1), flagged=(6,)),

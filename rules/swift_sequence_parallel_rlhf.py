@@ -33,10 +33,9 @@ SUPPORTED = ("grpo", "dpo")
 
 
 def check(plan):
-    sp = plan.parallel.get("sp")
-    rlhf = plan.document.root.get("rlhf_type")
-    kind = getattr(rlhf, "value", None)
-    if rlhf is None or kind in SUPPORTED or sp is None or not sp.known or sp.value <= 1 or sp.span is None:
+    sp, rlhf = plan.parallel.get("sp"), plan.rl.algorithm
+    kind = rlhf.value
+    if kind in SUPPORTED or sp is None or not sp.known or sp.value <= 1 or sp.span is None:
         return
     yield Finding(
         span=sp.span,
@@ -64,6 +63,7 @@ RULE = Rule(
     severity="error",
     summary="ms-swift: sequence parallelism for an RLHF type without support for it",
     check=check,
+    needs=("rl.algorithm", "parallel.sp"),
     frameworks=("swift",),
     doc=__doc__,
     examples=(

@@ -33,18 +33,12 @@ recipes/ppo_full_finetune_single_device.py:411-451 @ torchtune bd2a0fc
 (`_setup_training_parameters`, `_setup_training_hyperparameters`).
 """
 
-from batchlint.frameworks.facts import number
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    if "ppo_batch_size" not in root.items:
-        return
-    batch, ga = plan.micro_batch, plan.grad_accum
-    forward = number(root.get("forward_batch_size"), "forward_batch_size")
-    ppo = number(root.get("ppo_batch_size"), "ppo_batch_size")
-    steps = number(root.get("num_steps"), "num_steps")
+    batch, ga, ppo = plan.rl.prompts_per_step, plan.grad_accum, plan.rl.mini_batch
+    forward, steps = plan.rl.micro_batch.get("policy"), plan.settings.num_steps
     for whole, part in ((batch, forward), (batch, ppo), (ppo, ga)):
         if _known(whole, part) and whole.value % part.value:
             yield Finding(
@@ -85,6 +79,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune PPO: batch_size, forward_batch_size, ppo_batch_size and accumulation that do not divide",
     check=check,
+    needs=("rl", "settings"),
     frameworks=("torchtune",),
     doc=__doc__,
     examples=(

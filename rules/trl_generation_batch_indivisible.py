@@ -37,18 +37,13 @@ default 8), 521-531; trl/trainer/rloo_config.py:659-704 @ 1.16.0; the same
 checks since 0.19.1 (grpo_config.py:529-575).
 """
 
-from batchlint.frameworks.facts import number
 from batchlint.rule import Example, Finding, Related, Rule
-
-# TRL's distillation configs (GOLD, IW-OPD) also have num_generations and
-# generation_batch_size, with another meaning: a per-device batch of prompts.
-_DISTILLATION_KEYS = ("lmbda", "teacher_model_name_or_path", "teacher_model_init_kwargs")
 
 
 def check(plan):
-    root = plan.document.root
-    generations = number(root.get("num_generations"), "num_generations")
-    if generations is None or not generations.known or any(k in root.items for k in _DISTILLATION_KEYS):
+    settings = plan.settings.grpo
+    generations = settings.num_generations
+    if not generations.known:
         return
     related = (Related(f"num_generations = {generations.value}", generations.span),)
     if generations.value < 2:
@@ -58,8 +53,7 @@ def check(plan):
             fix="set num_generations to 2 or more",
         )
         return
-    size = number(root.get("generation_batch_size"), "generation_batch_size")
-    steps = number(root.get("steps_per_generation"), "steps_per_generation")
+    size, steps = settings.generation_batch_size, settings.steps_per_generation
     if size is not None and steps is not None:
         yield Finding(
             span=steps.span,
@@ -77,7 +71,7 @@ def check(plan):
     elif w_known:
         yield from _derived_size(steps or plan.grad_accum, micro, world, generations)
     if w_known:
-        yield from _eval_batch(root, world, generations)
+        yield from _eval_batch(settings, world, generations)
 
 
 def _given_size(size, micro, world, generations, related):
@@ -125,12 +119,11 @@ def _derived_size(steps, micro, world, generations):
     )
 
 
-def _eval_batch(root, world, generations):
-    strategy = root.get("eval_strategy")
-    if getattr(strategy, "value", None) not in ("steps", "epoch"):
+def _eval_batch(settings, world, generations):
+    if not settings.evaluates:
         return
-    eval_micro = number(root.get("per_device_eval_batch_size"), "per_device_eval_batch_size", default=8)
-    eval_generations = number(root.get("num_generations_eval"), "num_generations_eval") or generations
+    strategy, eval_micro = settings.eval_strategy, settings.per_device_eval_batch_size
+    eval_generations = settings.num_generations_eval or generations
     if not (eval_micro.known and eval_generations.known and eval_generations.value > 0):
         return
     size = eval_micro.value * world.value
@@ -159,7 +152,8 @@ RULE = Rule(
     severity="error",
     summary="TRL GRPO/RLOO: a generation batch that does not hold whole groups of num_generations",
     check=check,
-    frameworks=("trl",),
+    frameworks=("trl",),  # GRPOConfig's own checks of its arguments
+    needs=("settings.grpo",),
     doc=__doc__,
     examples=(
         Example("grpo_6_on_4.yaml", _GRPO.format(generations=6), flagged=(4,), world_size=4),

@@ -34,29 +34,23 @@ default 1024), 222, 238 @ 1.16.0; the check first appears in 1.0.0
 (sft_trainer.py:924), 0.29.1 has none.
 """
 
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.hf import SFT_KEYS
+from batchlint.plan import Origin
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    padding_free = flag(root.get("padding_free"), "padding_free")
-    if padding_free is None or not padding_free.value or not any(k in root.items for k in SFT_KEYS):
-        return  # without an SFT-only key this may be a DPO config, whose padding_free means something else
-    packing = flag(root.get("packing"), "packing")
-    if (root.get("packing") is not None and packing is None) or (packing is not None and packing.value):
+    args = plan.settings.sft
+    padding_free, packing, max_length = args.padding_free, args.packing, args.max_length
+    if padding_free is None or not padding_free.value:
         return
-    max_length = root.get("max_length")
-    if max_length is None:
-        length = "max_length (default 1024)"
-    elif getattr(max_length, "value", None) is None:
+    if args.packing_unreadable or (packing is not None and packing.value):
         return
-    else:
-        length = f"max_length ({max_length.value})"
+    if max_length.value is None:
+        return
+    length = f"max_length (default {max_length.value})" if max_length.origin is Origin.DEFAULT else f"max_length ({max_length.value})"
     related = tuple(
-        Related(text, node.span) for text, node in (("packing is off here", root.get("packing")),
-                                                    (f"{length} set here", max_length)) if node is not None
+        Related(text, fact.span) for text, fact in (("packing is off here", packing),
+                                                    (f"{length} set here", max_length)) if fact is not None and fact.span
     )
     yield Finding(
         span=padding_free.span,
@@ -83,6 +77,7 @@ RULE = Rule(
     severity="error",
     summary="TRL SFT: padding_free without packing while max_length is set",
     check=check,
+    needs=("settings.sft",),
     frameworks=("trl",),
     doc=__doc__,
     examples=(

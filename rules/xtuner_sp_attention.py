@@ -27,24 +27,20 @@ xtuner 0.2.0: xtuner/tools/train.py:106-117 (sequence parallel) and 119-130
 (`SUPPORT_FLASH2`, checked in the same lines) is not in the config.
 """
 
-from batchlint.document import Scalar
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.xtuner import VARLEN
 from batchlint.rule import Example, Finding, Related, Rule
 
 FLASH = "flash_attention_2"
 
 
 def check(plan):
-    doc = plan.document
-    attn = doc.get("model", "llm", "attn_implementation")
-    if not isinstance(attn, Scalar) or not isinstance(attn.value, str) or attn.value == FLASH:
+    attn = plan.attention
+    if not isinstance(attn.value, str) or attn.value == FLASH:
         return
     needs = []
     sp = plan.parallel.get("sp")
     if sp is not None and sp.known and sp.value > 1:
         needs.append(sp)
-    varlen = flag(doc.namespace.get(VARLEN), VARLEN)
+    varlen = next((fact for where, fact in plan.settings.varlen if where == "the config"), None)
     if varlen is not None and varlen.value:
         needs.append(varlen)
     if not needs:
@@ -84,6 +80,7 @@ RULE = Rule(
     severity="error",
     summary="XTuner sequence parallelism or varlen attention without FlashAttention-2",
     check=check,
+    needs=("attention", "settings"),
     frameworks=("xtuner",),
     doc=__doc__,
     examples=(

@@ -31,7 +31,7 @@ preference_collate_fn.py:37-41 (assert one sample per batch);
 docs/zh_cn/acceleration/varlen_flash_attn.rst (only batch_size = 1 is supported).
 """
 
-from batchlint.frameworks.xtuner import VARLEN, varlen_flags
+from batchlint.frameworks.xtuner import VARLEN
 from batchlint.rule import Example, Finding, Related, Rule
 
 # check_cfg reads the config's variable; the collate functions their own flag.
@@ -42,7 +42,7 @@ def check(plan):
     micro = plan.micro_batch
     if micro is None or not micro.known or micro.value <= 1 or micro.span is None:
         return
-    on = next((fact for where, fact in varlen_flags(plan.document) if where in _CHECKED and fact.value), None)
+    on = next((fact for where, fact in plan.settings.varlen if where in _CHECKED and fact.value), None)
     if on is None:
         return
     yield Finding(
@@ -82,6 +82,7 @@ RULE = Rule(
     severity="error",
     summary="XTuner variable-length attention with a per-device batch size above 1",
     check=check,
+    needs=("settings",),
     frameworks=("xtuner",),
     doc=__doc__,
     examples=(

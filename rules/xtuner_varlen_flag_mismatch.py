@@ -34,12 +34,12 @@ its flag); xtuner/dataset/collate_fns/default_collate_fn.py:39-41 (reads
 `cumulative_len`); xtuner/engine/hooks/varlen_attn_args_to_messagehub_hook.py:23.
 """
 
-from batchlint.frameworks.xtuner import VARLEN, varlen_flags
+from batchlint.frameworks.xtuner import VARLEN
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    flags = varlen_flags(plan.document)
+    flags = plan.settings.varlen
     if len({fact.value for _, fact in flags}) < 2:
         return
     ref_where, ref = flags[0]  # the top-level variable when there is one
@@ -101,6 +101,7 @@ RULE = Rule(
     severity="warning",
     summary="XTuner use_varlen_attn flags that disagree between model, dataset and collate_fn",
     check=check,
+    needs=("settings",),
     frameworks=("xtuner",),
     doc=__doc__,
     examples=(

@@ -51,3 +51,77 @@ def test_readme_lists_the_core_rules_and_links_the_rest():
     for rule in all_rules():
         if rule.code in ("BL001", "BL101", "BL102", "BL103", "BL301"):
             assert f"| {rule.code} | {rule.name} |" in readme, f"README's rules table lacks {rule.code}"
+
+
+# -- retired codes: never reused, and they keep acting on their successors ----------------------
+
+import json  # noqa: E402
+
+import pytest  # noqa: E402
+
+from batchlint import baseline, codes  # noqa: E402
+from batchlint.config import Settings  # noqa: E402
+from batchlint.fingerprint import SourceLines  # noqa: E402
+from batchlint.rules import RETIRED, known_codes  # noqa: E402
+
+
+def test_retired_codes_are_not_reused_and_point_at_rules():
+    current = {r.code for r in all_rules()}
+    for old, new in RETIRED.items():
+        assert old not in current, f"{old} is retired: no rule may take it"
+        assert codes.canonical(old) in current, f"{old} redirects to {new}, which is no rule"
+    assert set(RETIRED) <= known_codes()
+
+
+@pytest.fixture
+def retired(monkeypatch):
+    """BL998 retired in favour of BL501 (fp16-with-bf16), for these tests only."""
+    monkeypatch.setitem(codes.RETIRED, "BL998", "BL501")
+
+
+FP16_BF16 = "output_dir: out\nper_device_train_batch_size: 2\nfp16: true\nbf16: true\n"
+
+
+def test_canonical_follows_the_redirect(retired):
+    assert codes.canonical("BL998") == "BL501"
+    assert codes.canonical("BL501") == "BL501" and codes.canonical("BL9") == "BL9"
+    assert "BL998" in known_codes()
+
+
+def test_select_and_ignore_of_a_retired_code_act_on_its_successor(retired):
+    assert Settings(select=("BL998",)).enabled("BL501", "a.yaml")
+    assert not Settings(select=("BL998",)).enabled("BL104", "a.yaml")
+    assert not Settings(ignore=("BL998",)).enabled("BL501", "a.yaml")
+    assert not Settings(per_file_ignores={"*.yaml": ("BL998",)}).enabled("BL501", "a.yaml")
+
+
+def test_command_line_select_of_a_retired_code(retired, tmp_path):
+    from conftest import run
+
+    path = tmp_path / "a.yaml"
+    path.write_text(FP16_BF16)
+    result = run("--select", "BL998", str(path))
+    assert result.exit_code == 1 and "BL501" in result.stdout
+    assert run("--ignore", "BL998", str(path)).exit_code == 0
+
+
+def test_a_directive_disabling_a_retired_code_suppresses_its_successor(retired, tmp_path):
+    from conftest import lint_text
+
+    flagged = lint_text(tmp_path, "a.yaml", FP16_BF16)
+    assert [d.code for d in flagged.diagnostics] == ["BL501"]
+    quiet = lint_text(tmp_path, "b.yaml", FP16_BF16.replace("bf16: true", "bf16: true  # batchlint: disable=BL998"))
+    assert quiet.diagnostics == []
+
+
+def test_a_baseline_entry_of_a_retired_code_matches_its_successor(retired, tmp_path):
+    from conftest import lint_text
+
+    diagnostics = lint_text(tmp_path, "a.yaml", FP16_BF16).diagnostics
+    path = tmp_path / "baseline.json"
+    baseline.write(str(path), diagnostics, SourceLines())
+    data = json.loads(path.read_text())
+    for entry in data["findings"]:
+        entry["code"] = "BL998"  # written before BL501 succeeded BL998
+    path.write_text(json.dumps(data))
+    assert baseline.new_findings(diagnostics, baseline.load(str(path)), SourceLines()) == []

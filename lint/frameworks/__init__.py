@@ -1,23 +1,41 @@
-"""Framework adapters: each turns the Document of one framework's config into a TrainingPlan.
+"""The framework registry: every module in this package that declares `FRAMEWORK`
+(a `spec.Framework`: name, formats, markers, adapter, launchers).
 
-An adapter is a module with NAME, FORMATS (source formats it reads), MARKERS
-(byte strings one of which any of its configs contains, so files that are no
-training config are skipped before they are even parsed) and
-`plan(document, outside) -> TrainingPlan | None`. Order matters only where two
-adapters read the same format: the first that recognises a file takes it.
+Adding a framework is adding one module. Order matters only where two adapters
+read the same format: the first that recognises a file takes it (`Framework.order`).
 """
 
 from __future__ import annotations
 
-from . import axolotl, deepspeed, hf, llamafactory, megatron, nemo, swift, torchtitan, torchtune, verl, xtuner, xtuner_v1
+import dataclasses
+import importlib
+import pkgutil
+from typing import Optional
 
-# Specific schemas first; hf (generic TrainingArguments) last.
-ADAPTERS = (xtuner_v1, xtuner, torchtitan, deepspeed, axolotl, torchtune, verl, nemo, megatron, llamafactory, swift, hf)
+from .launchers import LAUNCHERS as _GENERIC
+from .spec import Framework, Launcher
 
 
-def for_format(fmt: str) -> tuple:
-    return tuple(adapter for adapter in ADAPTERS if fmt in adapter.FORMATS)
+def _discover() -> tuple:
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        framework = getattr(module, "FRAMEWORK", None)
+        if isinstance(framework, Framework):
+            found.append(framework if framework.plan else dataclasses.replace(framework, plan=module.plan))
+    return tuple(sorted(found, key=lambda f: (f.order, f.name)))
 
 
-def markers_for(fmt: str) -> tuple:
-    return tuple(marker for adapter in for_format(fmt) for marker in adapter.MARKERS)
+FRAMEWORKS: tuple[Framework, ...] = _discover()
+ADAPTERS = FRAMEWORKS  # the name the engine knew them by
+# Every launcher with the framework its inline settings belong to (None: a generic launcher).
+LAUNCHERS: tuple[tuple[Launcher, Optional[str]], ...] = tuple((launcher, None) for launcher in _GENERIC) + tuple(
+    (launcher, framework.name) for framework in FRAMEWORKS for launcher in framework.launchers)
+
+
+def for_format(fmt: str) -> tuple[Framework, ...]:
+    return tuple(framework for framework in FRAMEWORKS if fmt in framework.formats)
+
+
+def markers_for(fmt: str) -> tuple[bytes, ...]:
+    return tuple(marker for framework in for_format(fmt) for marker in framework.markers)

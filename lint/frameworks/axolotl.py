@@ -12,15 +12,19 @@ not modelled. The axolotl rules share the helpers at the end of this module.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
-from ..plan import Fact, Origin, TrainingPlan
-from .facts import Outside, divide, flag, number
+from ..plan import RL, Fact, Origin, TrainingPlan
+from .facts import Outside, algorithm, divide, flag, number, per_group
+from .spec import Framework
 
 NAME = "axolotl"
 FORMATS = ("yaml",)
 MARKERS = (b"base_model",)
+
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=50)
 
 BATCH_FIELDS = ("micro_batch_size", "gradient_accumulation_steps", "batch_size")
 
@@ -44,6 +48,7 @@ def plan(doc: Document, outside: Outside):
         parallel={"cp": cp, "tp": tp},
         packing=flag(root.get("sample_packing"), "sample_packing"),
         length_grouping=flag(root.get("group_by_length"), "group_by_length"),
+        length_grouping_off="false",
         seq_len=number(root.get("sequence_len"), "sequence_len"),
     )
     if ep is not None and ep.known and ep.value > 1:
@@ -56,7 +61,54 @@ def plan(doc: Document, outside: Outside):
             # tp x cp must divide W: the mesh filled with the leftover ranks must multiply back to W
             # (utils/distributed.py:320-375); axolotl builds no mesh under FSDP1 (loaders/model.py:205-220).
             plan.layout, plan.layout_exact = (tp, cp), False
+    plan.rl = _rl(root, plan)
+    impl, node = attention(root)
+    plan.attention = Fact(impl, "attention", getattr(node, "span", None), node=node)
+    plan.settings = Arguments(batch_flattening=flag(root.get("batch_flattening"), "batch_flattening"),
+                              glm_dsa_kernels=written(root, "use_glm_dsa_kernels") is not None)
+    plan.eval_packing = flag(root.get("eval_sample_packing"), "eval_sample_packing")
     return plan
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """axolotl settings its own rules read."""
+
+    batch_flattening: Optional[Fact]  # as written (true, false or "auto")
+    glm_dsa_kernels: bool  # the GLM DSA kernels bring their own context-parallel attention
+
+
+def _rl(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
+    """`rl:` as axolotl treats it as set; with `rl: grpo` and a `trl:` section, the
+    GRPO batch (num_generations absent: TRL's own default, which axolotl does not check)."""
+    rl = written(root, "rl")
+    if not isinstance(rl, Scalar):
+        return None
+    facts = algorithm(rl, "rl")
+    trl = root.get("trl")
+    if rl.value == "grpo" and isinstance(trl, Mapping):
+        facts.samples_per_prompt = number(trl.get("num_generations"), "trl.num_generations")
+        facts.generation_batch = _generation_batch(root, trl)
+        facts.prompts_per_step = per_group(facts.generation_batch, facts.samples_per_prompt)
+        facts.micro_batch = {"actor": plan.micro_batch}
+    return facts
+
+
+def _generation_batch(root: Mapping, trl: Mapping) -> Optional[Fact]:
+    """trl.generation_batch_size, else micro_batch_size x gradient_accumulation_steps as
+    axolotl's validation computes it (validation.py:821-829: unset or falsy counts as 1);
+    None when neither is written or a value is not a whole number."""
+    explicit = trl.get("generation_batch_size")
+    if explicit is not None:
+        fact = number(explicit, "trl.generation_batch_size")
+        return fact if fact.known else None
+    micro, ga = written(root, "micro_batch_size"), written(root, "gradient_accumulation_steps")
+    values = [getattr(n, "value", None) if n is not None else 1 for n in (micro, ga)]
+    at = ga or micro
+    if at is None or not all(type(v) is int for v in values):
+        return None
+    how = f"micro_batch_size ({values[0]}) x gradient_accumulation_steps ({values[1]})"
+    return Fact(values[0] * values[1], "generation batch", at.span, Origin.DERIVED, node=at, detail=how)
 
 
 def _fsdp1(root: Mapping) -> bool:

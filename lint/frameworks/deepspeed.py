@@ -21,10 +21,13 @@ from typing import Optional
 from ..document import Document, Mapping, Node, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
+from .spec import Framework
 
 NAME = "deepspeed"
 FORMATS = ("json",)
 MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimization")
+
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40)
 
 TB, MB, GA = "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"
 _OWN_KEYS = {TB, MB, "zero_optimization", "steps_per_print", "gradient_clipping", "zero_allow_untested_optimizer"}

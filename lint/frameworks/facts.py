@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence
 from ..limits import MAX_NUMBER_DIGITS
-from ..plan import Fact, Origin
+from ..plan import RL, Fact, Origin
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,30 @@ def divide(world: Optional[Fact], divisors: list, key: str = "dp") -> Optional[F
         return None
     shown = " / ".join([f"W ({world.value})"] + [d.describe() for d in divisors if d.value != 1])
     return Fact(world.value // product, key, None, Origin.DERIVED, detail=shown)
+
+
+def product(facts: list, key: str, shown: Optional[str] = None) -> Optional[Fact]:
+    """The product of positive facts as a derived Fact (`shown`: how to write the
+    formula; default the factors' descriptions joined by x); None unless each is positive."""
+    if not facts or not all(f is not None and f.positive for f in facts):
+        return None
+    value = 1
+    for f in facts:
+        value *= f.value
+    return Fact(value, key, None, Origin.DERIVED, detail=shown or " x ".join(f.describe() for f in facts))
+
+
+def per_group(batch: Optional[Fact], samples: Optional[Fact], key: str = "prompts per step") -> Optional[Fact]:
+    """Prompts = completions / samples per prompt, when the groups are whole."""
+    if batch is None or samples is None or not (batch.positive and samples.positive) or batch.value % samples.value:
+        return None
+    return Fact(batch.value // samples.value, key, None, Origin.DERIVED,
+                detail=f"{batch.key} {batch.value} / {samples.key} {samples.value}")
+
+
+def algorithm(node: Optional[Node], key: str) -> Optional[RL]:
+    """The RL facts of a config that names its algorithm (`rl: dpo`, `rlhf_type: grpo`);
+    None when the key is absent (supervised training). The value is as written."""
+    if node is None:
+        return None
+    return RL(algorithm=Fact(getattr(node, "value", None), key, node.span, node=node))

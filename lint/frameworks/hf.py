@@ -10,12 +10,19 @@ a rule needs it.
 
 from __future__ import annotations
 
-from ..document import Document
-from .facts import Outside
+from dataclasses import dataclass
+from typing import Optional
+
+from ..document import Document, Mapping, Scalar
+from ..plan import RL, Fact, Origin, TrainingPlan
+from .facts import Outside, flag, number, per_group, product
+from .spec import Framework
 from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
 
 NAME = "transformers"
-__all__ = ["NAME", "FORMATS", "MARKERS", "SFT_KEYS", "plan"]
+__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "plan"]
+# Generic TrainingArguments: tried last among the adapters of its formats.
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000)
 
 # Keys of TRL's configs (SFTConfig, GRPOConfig/RLOOConfig, DPOConfig, ScriptArguments) that
 # transformers' TrainingArguments lacks.
@@ -33,4 +40,92 @@ def plan(doc: Document, outside: Outside):
     if not is_training_arguments(doc.root):
         return None
     framework = "trl" if set(doc.root.items) & _TRL else NAME
-    return plan_from(doc, outside, framework)
+    plan = plan_from(doc, outside, framework)
+    if framework == "trl":
+        plan.rl = _grpo(doc.root, plan)
+        plan.settings = TRLArguments(grpo=_grpo_arguments(doc.root) if plan.rl else None, sft=_sft_arguments(doc.root))
+    return plan
+
+
+@dataclass(frozen=True)
+class SFTArguments:
+    """SFTConfig's padding-free settings (trl/trainer/sft_config.py @ 1.0+)."""
+
+    padding_free: Optional[Fact]
+    packing: Optional[Fact]  # None when absent, or written as something else than true/false
+    packing_unreadable: bool  # written, but not as true/false
+    max_length: Fact  # value None when written null (no limit); default 1024
+
+
+def _sft_arguments(root: Mapping) -> Optional["SFTArguments"]:
+    """Only for a config with an SFT-only key: DPO's padding_free means something else."""
+    if not any(k in root.items for k in SFT_KEYS):
+        return None
+    packing, length = root.get("packing"), root.get("max_length")
+    return SFTArguments(
+        padding_free=flag(root.get("padding_free"), "padding_free"),
+        packing=flag(packing, "packing"),
+        packing_unreadable=packing is not None and flag(packing, "packing") is None,
+        max_length=Fact(getattr(length, "value", None), "max_length", length.span, node=length) if length is not None
+        else Fact(1024, "max_length", None, Origin.DEFAULT),
+    )
+
+
+@dataclass(frozen=True)
+class TRLArguments:
+    """TRL's own arguments its rules read: GRPOConfig's batch, SFTConfig's padding-free settings."""
+
+    grpo: Optional["GRPOArguments"]
+    sft: Optional[SFTArguments]
+
+
+@dataclass(frozen=True)
+class GRPOArguments:
+    """What GRPOConfig/RLOOConfig's `__post_init__` reads to check the generation
+    and evaluation batches (grpo_config.py:1096-1141, defaults 480-486 @ 1.16.0)."""
+
+    num_generations: Fact
+    generation_batch_size: Optional[Fact]
+    steps_per_generation: Optional[Fact]
+    eval_strategy: Optional[Fact]  # as written ("steps", "epoch", "no")
+    per_device_eval_batch_size: Fact  # default 8
+    num_generations_eval: Optional[Fact]  # None: num_generations
+
+    @property
+    def evaluates(self) -> bool:
+        return self.eval_strategy is not None and self.eval_strategy.value in ("steps", "epoch")
+
+
+def _grpo_arguments(root: Mapping) -> GRPOArguments:
+    strategy = root.get("eval_strategy")
+    return GRPOArguments(
+        num_generations=number(root.get("num_generations"), "num_generations"),
+        generation_batch_size=number(root.get("generation_batch_size"), "generation_batch_size"),
+        steps_per_generation=number(root.get("steps_per_generation"), "steps_per_generation"),
+        eval_strategy=Fact(strategy.value, "eval_strategy", strategy.span, node=strategy) if isinstance(strategy, Scalar) else None,
+        per_device_eval_batch_size=number(root.get("per_device_eval_batch_size"), "per_device_eval_batch_size", default=8),
+        num_generations_eval=number(root.get("num_generations_eval"), "num_generations_eval"),
+    )
+
+
+# TRL's distillation configs (GOLD, IW-OPD) also have num_generations and
+# generation_batch_size, with another meaning: a per-device batch of prompts.
+_DISTILLATION_KEYS = ("lmbda", "teacher_model_name_or_path", "teacher_model_init_kwargs")
+
+
+def _grpo(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
+    """GRPOConfig/RLOOConfig's batch (grpo_config.py `__post_init__` @ 1.16.0): the
+    generation batch is generation_batch_size, else per_device_train_batch_size x W
+    x steps_per_generation (default gradient_accumulation_steps)."""
+    samples = number(root.get("num_generations"), "num_generations")
+    if samples is None or any(k in root.items for k in _DISTILLATION_KEYS):
+        return None
+    micro, world = plan.micro_batch, plan.world_size
+    steps = number(root.get("steps_per_generation"), "steps_per_generation") or plan.grad_accum
+    given = number(root.get("generation_batch_size"), "generation_batch_size")
+    generation = given or product([micro, world, steps], "generation batch",
+                                  f"{micro.describe()} x W ({world.value}) x {steps.describe()}" if world else None)
+    return RL(samples_per_prompt=samples, generation_batch=generation,
+              prompts_per_step=per_group(generation, samples),
+              mini_batch=product([micro, world, plan.grad_accum], "optimizer-step batch"),
+              micro_batch={"actor": micro})

@@ -11,16 +11,27 @@ USE_MEGATRON_BRIDGE=1 (tp x pp x cp x ep must divide W, parser.py:336-349).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Optional
+
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin
 from . import llamafactory_v1
-from .facts import Outside, divide, number
+from .facts import Outside, divide, flag, number
+from .spec import ASSIGN, Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
 NAME = "llamafactory"
-__all__ = ["NAME", "FORMATS", "MARKERS", "plan"]
+__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "plan"]
 
 MARKERS = _TA_MARKERS + (b"micro_batch_size",)  # v1 configs
+
+# `llamafactory-cli train x.yaml key=value` runs torchrun with NPROC_PER_NODE x NNODES (llamafactory/cli.py).
+LAUNCHERS = (Launcher("llamafactory-cli", commands=("llamafactory-cli",), subcommands=("*",),
+                      markers=(b"llamafactory-cli",), nproc=Count(env=("NPROC_PER_NODE",)),
+                      nnodes=Count(env=("NNODES",)), flags=ASSIGN),)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=100, launchers=LAUNCHERS)
+
 KEYS = {"stage", "finetuning_type", "cutoff_len", "template", "neat_packing"}
 
 _MEGATRON = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
@@ -37,12 +48,40 @@ def plan(doc: Document, outside: Outside):
     root = doc.root
     if not (set(root.items) & KEYS) or not is_training_arguments(root):
         return None
-    plan = plan_from(doc, outside, NAME)
+    # LLaMA-Factory keeps transformers' defaults and turns neither precision on itself.
+    # logging_steps 500: transformers' default, which LLaMA-Factory keeps (TRL's configs and ms-swift set their own).
+    plan = plan_from(doc, outside, NAME, precision_off=("fp16", "bf16"), logging_steps_default=500)
+    streaming = flag(root.get("streaming"), "streaming")
+    if streaming is not None and streaming.value is True:
+        plan.unsized_data = streaming
+    plan.max_steps = number(root.get("max_steps"), "max_steps")
+    plan.settings = _arguments(root)
     if plan.packing is None and stage(root) == "pt":
         plan.packing = Fact(True, "packing", None, Origin.DEFAULT, detail="default for stage pt")
     if set(root.items) & set(_MEGATRON):
         _megatron(plan, root, outside.world_size)
     return plan
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """The LLaMA-Factory arguments its own rules read (hparams/finetuning_args.py, data_args.py)."""
+
+    stage: Fact  # value None when not a plain string; "sft" by default
+    neat_packing: Optional[Fact]
+    flash_attn: Optional[Fact]  # as written ("fa2", "auto", ...)
+    gpt_oss: bool  # a gpt-oss model, which LLaMA-Factory runs with FlashAttention-3
+
+
+def _arguments(root: Mapping) -> Arguments:
+    node, attn = root.get("stage"), root.get("flash_attn")
+    model = str(getattr(root.get("model_name_or_path"), "value", "")).lower()
+    return Arguments(
+        stage=Fact(stage(root), "stage", node.span, node=node) if node is not None else Fact("sft", "stage", None, Origin.DEFAULT),
+        neat_packing=flag(root.get("neat_packing"), "neat_packing"),
+        flash_attn=Fact(getattr(attn, "value", None), "flash_attn", attn.span, node=attn) if attn is not None else None,
+        gpt_oss="gpt-oss" in model or "gpt_oss" in model,
+    )
 
 
 def stage(root: Mapping):

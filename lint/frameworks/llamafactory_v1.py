@@ -44,6 +44,10 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         seq_len=number(_given(root, "cutoff_len"), "cutoff_len", default=2048),
         bf16=flag(root.get("bf16"), "bf16"),
     )
+    strategy = root.get("batching_strategy")
+    if getattr(strategy, "value", None) == "dynamic_batching":
+        plan.unsized_data = Fact(strategy.value, "batching_strategy", strategy.span, node=strategy)
+    plan.max_steps = number(root.get("max_steps"), "max_steps")
     declared = number(_given(root, "global_batch_size"), "global_batch_size")
     if declared is not None:
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"

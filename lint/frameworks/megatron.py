@@ -12,10 +12,16 @@ from __future__ import annotations
 from ..document import Document
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
+from .spec import FLAGS, Framework, Launcher
 
 NAME = "megatron"
 FORMATS = ("yaml",)  # launch lines become YAML-like documents; Megatron has no config file
 MARKERS = (b"micro-batch-size", b"tensor-model-parallel-size")
+
+# `python pretrain_gpt.py --micro-batch-size 1 ...` (or under torchrun): the arguments are the whole config.
+LAUNCHERS = (Launcher("python", scripts=("pretrain_*",), markers=(b"pretrain_",), flags=FLAGS, config_files=False,
+                      inline=True),)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=90, launchers=LAUNCHERS)
 
 _KEYS = {"micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size"}
 

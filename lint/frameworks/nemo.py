@@ -16,15 +16,19 @@ no layout is checked there.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, flag
+from .spec import Framework
 
 NAME = "nemo"
 FORMATS = ("yaml",)
 MARKERS = (b"tensor_model_parallel_size", b"global_batch_size")
+
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80)
 
 _MODEL_KEYS = {"micro_batch_size", "global_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size"}
 _DEGREES = {
@@ -59,7 +63,16 @@ def plan(doc: Document, outside: Outside):
         sequence_parallel=flag(model.get("sequence_parallel"), "model.sequence_parallel"),
     )
     plan.seq_len, plan.seq_len_multiple = _context_parallel_split(model, parallel["cp"])
+    if "global_batch_size" in model.items:  # the Megatron microbatch path (legacy RETRO accumulates with Lightning)
+        plan.settings = MegatronBatching(number(trainer.get("accumulate_grad_batches"), "trainer.accumulate_grad_batches"))
     return plan
+
+
+@dataclass(frozen=True)
+class MegatronBatching:
+    """A NeMo model that accumulates inside training_step from model.global_batch_size."""
+
+    accumulate_grad_batches: Optional[Fact]  # Lightning's own accumulation, as written
 
 
 def model_number(model: Mapping, key: str, default=None) -> Optional[Fact]:

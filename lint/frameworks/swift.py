@@ -18,13 +18,26 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin
 from . import swift_megatron
-from .facts import Outside, whole_number
+from .facts import Outside, algorithm, whole_number
+from .spec import Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
 NAME = "swift"
-__all__ = ["NAME", "FORMATS", "MARKERS", "plan"]
+__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "plan"]
 
 MARKERS = _TA_MARKERS + (b"micro_batch_size", b"global_batch_size")  # Megatron configs
+
+# `swift sft --key value` and `megatron sft ...` (ms-swift's Megatron CLI): the flags are the whole
+# config; torchrun runs with NPROC_PER_NODE x NNODES (swift/cli/main.py).
+_NPROC, _NNODES = Count(env=("NPROC_PER_NODE",)), Count(env=("NNODES",))
+LAUNCHERS = (
+    Launcher("swift", commands=("swift",), subcommands=("*",), markers=(b"swift",), nproc=_NPROC, nnodes=_NNODES,
+             inline=True),
+    Launcher("megatron", commands=("megatron",), subcommands=("*",), markers=(b"megatron",), nproc=_NPROC,
+             nnodes=_NNODES, inline=True),
+)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=110, launchers=LAUNCHERS)
+
 _SWIFT = {"tuner_type", "train_type", "sft_type", "model_type", "rlhf_type", "attn_impl", "lazy_tokenize",
           "model_author", "sequence_parallel_size", "padding_free", "ENV"}
 
@@ -40,9 +53,12 @@ def plan(doc: Document, outside: Outside):
     if not is_training_arguments(root):
         return None
     outside = dataclasses.replace(outside, world_size=world)
-    plan = plan_from(doc, outside, NAME, micro_default=1, grad_accum_default=_default_accumulation)
+    # ms-swift picks the precision from the model's dtype and has its own clipping default: neither is assumed.
+    plan = plan_from(doc, outside, NAME, micro_default=1, grad_accum_default=_default_accumulation,
+                     precision_off=(), max_grad_norm_default=None)
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
+    plan.rl = algorithm(root.get("rlhf_type"), "rlhf_type")
     return plan
 
 

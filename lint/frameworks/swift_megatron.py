@@ -12,11 +12,12 @@ adapter (swift.py), which tries this schema first.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
-from ..plan import Fact, Origin, TrainingPlan
-from .facts import Outside, divide, flag, number
+from ..plan import RL, Fact, Origin, TrainingPlan
+from .facts import Outside, divide, flag, number, per_group
 
 NAME = "swift-megatron"
 
@@ -46,7 +47,51 @@ def plan(doc: Document, outside: Outside, world: Optional[Fact]) -> Optional[Tra
     declared = number(lookup(doc.root, "global_batch_size"), "global_batch_size")
     if declared is not None:  # the default 16 has no line to point at: left out
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
+    if getattr(lookup(doc.root, "rlhf_type"), "value", None) == "grpo":
+        plan.settings = grpo(doc.root)
+        plan.rl = _rl(plan.settings)
     return plan
+
+
+@dataclass(frozen=True)
+class GRPO:
+    """The keys megatron_args.py reads to size a GRPO generation batch, with its
+    defaults (74-76, 482-483): None where a key is unset and has no default."""
+
+    global_batch_size: Optional[Fact]
+    steps_per_generation: Optional[Fact]
+    generation_batch_size: Optional[Fact]
+    num_generations: Optional[Fact]
+    micro_batch_size: Optional[Fact]
+
+    def generation_batch(self) -> tuple:
+        """(value, how) as resolve_generation_batch_size derives it."""
+        given, steps, global_ = self.generation_batch_size, self.steps_per_generation, self.global_batch_size
+        if given is not None:
+            return given.value, given.describe()
+        factor = steps.value if steps is not None else 1
+        how = global_.describe() + (f" x {steps.describe()}" if steps is not None else "")
+        return global_.value * factor, how
+
+
+_GRPO_DEFAULTS = {"global_batch_size": 16, "steps_per_generation": None, "generation_batch_size": None,
+                  "num_generations": 8, "micro_batch_size": 1}
+
+
+def grpo(root: Mapping) -> GRPO:
+    return GRPO(**{key: number(lookup(root, key), key, default=default) for key, default in _GRPO_DEFAULTS.items()})
+
+
+def _rl(settings: GRPO) -> RL:
+    known = all(f is None or f.positive for f in vars(settings).values())
+    generation = None
+    if known:
+        value, how = settings.generation_batch()
+        given = settings.generation_batch_size
+        generation = given or Fact(value, "generation batch", None, Origin.DERIVED, detail=how)
+    return RL(samples_per_prompt=settings.num_generations, generation_batch=generation,
+              prompts_per_step=per_group(generation, settings.num_generations),
+              mini_batch=settings.global_batch_size, micro_batch={"actor": settings.micro_batch_size})
 
 
 def lookup(root: Mapping, key: str) -> Optional[Node]:

@@ -15,10 +15,16 @@ from __future__ import annotations
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
+from .spec import Count, Framework, Launcher
 
 NAME = "torchtitan"
 FORMATS = ("toml",)
 MARKERS = (b"[training]", b"[parallelism]")
+
+# run_train.sh: NGPU=${NGPU:-"8"} torchrun --nproc_per_node=${NGPU} -m torchtitan.train "$@".
+LAUNCHERS = (Launcher("run_train.sh", commands=("run_train.sh",), markers=(b"run_train.sh",),
+                      nproc=Count(env=("NGPU",), default=8, source='run_train.sh: NGPU=${NGPU:-"8"}')),)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS)
 
 _DEGREES = {
     "dp_replicate": "data_parallel_replicate_degree",

@@ -22,14 +22,21 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
+from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, flag, number
+from .spec import ASSIGN, Framework, Launcher
 
 NAME = "torchtune"
 FORMATS = ("yaml",)
 MARKERS = (b"_component_",)
+
+# `tune run <recipe> --config x.yaml key=value`: the recipe comes first.
+LAUNCHERS = (Launcher("tune run", commands=("tune",), subcommands=("run",), markers=(b"tune",), skip=1, flags=ASSIGN),)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=60, launchers=LAUNCHERS)
 
 _DIMS = {
     "dp_replicate": ("data_parallel_replicate_dim", 1),
@@ -55,6 +62,8 @@ def plan(doc: Document, outside: Outside):
         seq_len=number(root.get("tokenizer", "max_seq_len"), "tokenizer.max_seq_len"),
         packing=_packing(root),
     )
+    if "ppo" in found:
+        plan.rl, plan.settings = _ppo(root, plan)
     if "training" not in found or "single_device" in found:
         return plan  # single device: dp = 1, but the header that says so is sometimes copied wrong
     if "parallel_dims" in found:
@@ -64,6 +73,22 @@ def plan(doc: Document, outside: Outside):
     elif world is not None and world.known:
         plan.data_parallel = Fact(world.value, "dp", world.span, world.origin, detail=world.detail)
     return plan
+
+
+@dataclass(frozen=True)
+class PPOSchedule:
+    num_steps: Optional[Fact]  # trajectories to train on in all (not optimizer steps)
+
+
+def _ppo(root: Mapping, plan: TrainingPlan) -> tuple:
+    """The PPO recipe (recipes/ppo_full_finetune_single_device.py): batch_size
+    trajectories per step, generated forward_batch_size at a time, optimised in
+    ppo_batch_size mini-batches."""
+    rl = RL(prompts_per_step=plan.micro_batch, mini_batch=number(root.get("ppo_batch_size"), "ppo_batch_size"))
+    forward = number(root.get("forward_batch_size"), "forward_batch_size")
+    if forward is not None:
+        rl.micro_batch = {"policy": forward}
+    return rl, PPOSchedule(number(root.get("num_steps"), "num_steps"))
 
 
 def _data_parallel(parallel: dict, world):

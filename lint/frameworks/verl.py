@@ -24,12 +24,22 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact, Origin, TrainingPlan
-from .facts import Outside, divide, number
+from ..plan import RL, Fact, Origin, TrainingPlan
+from .facts import Outside, divide, number, product
+from .spec import Count, Framework, HYDRA, Launcher
 
 NAME = "verl"
 FORMATS = ("yaml",)
 MARKERS = (b"actor_rollout_ref", b"partial_pretrain")
+
+# W of the PPO trainer: trainer.n_gpus_per_node x trainer.nnodes (main_ppo.py `init_resource_pool_mgr`),
+# defaults from verl/trainer/config/ppo_trainer.yaml. One policy for the launch line and the adapter.
+GPUS_PER_NODE = Count(key="trainer.n_gpus_per_node", default=8, source="verl/trainer/config/ppo_trainer.yaml")
+NODES = Count(key="trainer.nnodes", default=1, source="verl/trainer/config/ppo_trainer.yaml")
+# `python3 -m verl.trainer.main_ppo a.b=c ...`: Hydra overrides forming the whole config.
+LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.trainer",), nproc=GPUS_PER_NODE,
+                      nnodes=NODES, flags=HYDRA, config_files=False, inline=True),)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS)
 
 ACTOR = "actor_rollout_ref.actor"
 # Defaults of the keys the rules read (verl/trainer/config @ b178a3c).
@@ -41,7 +51,7 @@ DEFAULTS = {
     "actor_rollout_ref.model.use_remove_padding": True,  # model/hf_model.yaml
     "critic.model.use_remove_padding": False,  # critic/dp_critic.yaml
     "critic.ulysses_sequence_parallel_size": 1,  # critic/dp_critic.yaml
-    "trainer.nnodes": 1,  # ppo_trainer.yaml
+    NODES.key: NODES.default,  # ppo_trainer.yaml
     f"{ACTOR}.megatron.tensor_model_parallel_size": 1,  # engine/megatron.yaml
     f"{ACTOR}.megatron.pipeline_model_parallel_size": 1,
     f"{ACTOR}.megatron.context_parallel_size": 1,
@@ -134,7 +144,19 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.parallel = {"sp": actor.sp}
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
+    plan.rl = _rl(settings)
     return plan
+
+
+def _rl(settings: PPO) -> RL:
+    """verl counts the train batch and the mini batch in prompts; each prompt is
+    sampled rollout.n times (ray_trainer.py, dp_actor.py: mini x n sequences)."""
+    prompts, samples = settings.train_batch, settings.actor.rollout_n
+    roles = (settings.actor,) + ((settings.critic,) if settings.critic else ())
+    return RL(samples_per_prompt=samples, prompts_per_step=prompts,
+              generation_batch=product([prompts, samples], "generation batch"),
+              mini_batch=settings.actor.mini,
+              micro_batch={role.name: role.micro for role in roles if role.micro is not None})
 
 
 def _layout(degrees) -> tuple:
@@ -198,13 +220,13 @@ def _composes_megatron(root: Mapping) -> bool:
 
 
 def _file_world_size(root: Mapping) -> Optional[Fact]:
-    gpus = _number(root, "trainer.n_gpus_per_node")
-    nodes = _number(root, "trainer.nnodes")
+    gpus = _number(root, GPUS_PER_NODE.key)  # written in the file: its default is no W of this file
+    nodes = _number(root, NODES.key)
     if gpus is None or gpus.span is None or nodes is None or not (gpus.known and nodes.known):
         return None
     if gpus.value < 1 or nodes.value < 1:
         return None
-    return Fact(gpus.value * nodes.value, "trainer.n_gpus_per_node x trainer.nnodes", gpus.span)
+    return Fact(gpus.value * nodes.value, f"{GPUS_PER_NODE.key} x {NODES.key}", gpus.span)
 
 
 # -- SFT (verl/trainer/fsdp_sft_trainer.py) ---------------------------------------------

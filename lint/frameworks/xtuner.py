@@ -13,15 +13,22 @@ dataloader, the sampler's arguments.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence, Symbol
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, find_key, flag, number
+from .spec import Count, Framework, Launcher
 
 NAME = "xtuner"
 FORMATS = ("python",)
 MARKERS = (b"train_dataloader", b"accumulative_counts")
+
+# `xtuner train cfg.py` runs torchrun itself with NPROC_PER_NODE x NNODES (xtuner/tools/train.py).
+LAUNCHERS = (Launcher("xtuner", commands=("xtuner",), subcommands=("*",), markers=(b"xtuner",),
+                      nproc=Count(env=("NPROC_PER_NODE",)), nnodes=Count(env=("NNODES",))),)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=20, launchers=LAUNCHERS)
 
 LENGTH_GROUPED = "LengthGroupedSampler"
 VARLEN = "use_varlen_attn"
@@ -93,7 +100,18 @@ def plan(doc: Document, outside: Outside):
         plan.sampler = Fact(sampler_type.value, "train_dataloader.sampler.type", sampler_type.span, node=sampler_type)
         grouped = sampler_type.value.name == LENGTH_GROUPED
         plan.length_grouping = Fact(grouped, sampler_type.value.name, sampler_type.span, node=sampler_type)
+    attn = doc.get("model", "llm", "attn_implementation")
+    if isinstance(attn, Scalar):
+        plan.attention = Fact(attn.value, "attn_implementation", attn.span, node=attn)
+    plan.settings = Arguments(varlen=tuple(varlen_flags(doc)))
     return plan
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """XTuner settings its own rules read."""
+
+    varlen: tuple  # (where, Fact) of every written use_varlen_attn: see varlen_flags
 
 
 def _packed_length(doc: Document) -> Optional[Fact]:

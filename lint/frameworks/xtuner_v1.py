@@ -24,10 +24,13 @@ from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number
 from .xtuner import is_v1
+from .spec import Framework
 
 NAME = "xtuner-v1"
 FORMATS = ("python",)
 MARKERS = (b"xtuner.v1",)
+
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=10)
 
 def plan(doc: Document, outside: Outside):
     if doc.format != "python" or "trainer" not in doc.namespace or not is_v1(doc):

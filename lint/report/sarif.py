@@ -48,6 +48,7 @@ def render(diagnostics: list, summary) -> str:
 
 
 def _descriptor(rule) -> dict:
+    from ..applies import frameworks_for  # imports the engine: only when SARIF is written
     doc = rule.documentation
     return {
         "id": rule.code,
@@ -56,7 +57,8 @@ def _descriptor(rule) -> dict:
         "fullDescription": {"text": _section(doc, "What it does") or rule.summary},
         "help": {"text": doc or rule.summary, "markdown": doc or rule.summary},
         "defaultConfiguration": {"level": _LEVEL.get(rule.severity, "warning")},
-        "properties": {"frameworks": list(rule.frameworks or ())},
+        # Empty: every framework (a rule that needs no fact).
+        "properties": {"frameworks": list(frameworks_for(rule) or ())},
     }
 
 

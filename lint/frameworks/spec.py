@@ -1,0 +1,128 @@
+"""What a framework is to batchlint, declared in one place: each framework module
+ends its header with `FRAMEWORK = Framework(...)`, and `lint/frameworks/__init__.py`
+registers it (as `rules/__init__.py` registers rules).
+
+A `Launcher` describes one command that starts training, as data; `lint/launch.py`
+interprets these descriptions and knows no framework. Two kinds:
+
+- an entry point of a framework (`swift sft`, `python -m verl.trainer.main_ppo`,
+  `pretrain_gpt.py`): it says how its arguments name the config and the overrides,
+  and whether they form a whole config of its framework (`inline`);
+- a generic launcher (torchrun, deepspeed, accelerate launch; `launchers.py`,
+  `program=True`): its own options give the world size, then a program follows,
+  and the entry point that program matches (by `scripts` for a path, by `modules`
+  after `-m` / `--module`) reads the rest of the line.
+
+Example, an entry point whose flags form a whole config, run directly or under
+`deepspeed --module`::
+
+    Launcher("mytool", modules=("mytool.cli.train_*",), markers=(b"mytool.cli",),
+             flags=FLAGS, config_files=False, inline=True)
+
+With `python -m mytool.cli.train_sft --micro_batch 2` W is unknown (python gives
+none); with `deepspeed --num_nodes 2 --num_gpus 8 --module mytool.cli.train_sft ...`
+W = 16 from deepspeed's spec, and the flags become the document the framework's
+`plan` reads, with `document.launched_by` set to the framework's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+# How a program takes its settings on the command line (Launcher.flags).
+FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
+ASSIGN = "key=value"  # a.b=value, and the --key forms too
+HYDRA = "hydra"  # a.b=value, +a.b=value, ~a.b; --config-name / cn= names the primary config
+
+
+@dataclass(frozen=True)
+class Count:
+    """One factor of the world size (processes per node, or nodes): where a launcher
+    reads it, first given wins, and what it assumes when none is given.
+
+    flags: the launcher's own options (`--nproc_per_node 8`, `--nproc_per_node=8`; an
+        elastic `8:8` counts as 8); env: variables prefixed to the command
+        (`NPROC_PER_NODE=8 swift sft`); key: a dotted Hydra override key
+        (`trainer.n_gpus_per_node=8`), for `flags=HYDRA` launchers.
+    default: assumed when none is given (quoted to the user as assumed); None: the
+        count is unknown then (processes) or 1 (nodes, silently).
+    source: where upstream writes that default, for the reader of the spec.
+    """
+
+    flags: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    key: str = ""
+    default: Optional[int] = None
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        """How the assumed default is named to the user."""
+        return self.key or (self.env + self.flags + ("",))[0]
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """A command that starts training, recognised by the first words of a shell command.
+
+    name: shown in notes ("launched here by <name> with W=8").
+    commands: argv[0] basename globs (`torchrun`, `swift`); subcommands: globs of a
+        word after the command that is dropped (`launch`, or `*` for any one word).
+    modules: `python -m <module>` globs (`verl.trainer.main_*`); scripts: basename
+        globs of a script run by python or by a generic launcher (`pretrain_*`).
+    markers: bytes one of which a script holding this launch line contains (scripts
+        with none of any launcher's markers are not even parsed).
+    nproc, nnodes: the world-size factors; total: nproc counts all nodes' processes.
+    program: a generic launcher: its options (`--opt value`, or the bare ones in
+        `bare`), then a program (a script, or a module after `-m`/`--module`) with
+        its arguments, which the entry point the program matches reads.
+    skip: leading arguments that are neither config nor override (tune's recipe).
+    flags: how the arguments spell overrides (FLAGS, ASSIGN, HYDRA).
+    config_files: config files among the arguments (`x.yaml` positional or after any
+        flag, `--deepspeed ds.json`) are read and the overrides applied to them.
+    inline: the overrides form a whole config of the owning framework, linted as a
+        document of its own when the line names no config file.
+    """
+
+    name: str
+    commands: tuple[str, ...] = ()
+    subcommands: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    scripts: tuple[str, ...] = ()
+    markers: tuple[bytes, ...] = ()
+    nproc: Count = Count()
+    nnodes: Count = Count()
+    total: bool = False
+    program: bool = False
+    bare: frozenset = frozenset()
+    skip: int = 0
+    flags: str = FLAGS
+    config_files: bool = True
+    inline: bool = False
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework: its adapter, the files it reads, the launchers it owns.
+
+    name: the plan's framework, shown in findings; formats: source formats its
+        configs are in; markers: bytes one of which any of its configs contains.
+    order: among adapters reading one format the lowest tries first; specific
+        schemas come first, generic TrainingArguments (hf) last.
+    plan: `plan(document, outside) -> TrainingPlan | None`, the adapter (None when it
+        does not recognise the document); left out, the registry takes the module's
+        `plan` function, so FRAMEWORK can stand at the top of the module.
+    launchers: its entry points; their inline settings carry `launched_by=name`.
+    defaults, versions: the framework's defaults ({dotted key: value}) and its key
+        sets by version, for the work that moves them here.
+    """
+
+    name: str
+    formats: tuple[str, ...]
+    markers: tuple[bytes, ...]
+    order: int
+    plan: Optional[Callable] = None
+    launchers: tuple[Launcher, ...] = ()
+    defaults: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)

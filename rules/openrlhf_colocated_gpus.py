@@ -1,0 +1,132 @@
+"""
+## What it does
+Checks an OpenRLHF PPO launch line with `--train.colocate_all` (and no
+`--train.async_enable`): the vLLM engines share the actor's GPUs, so
+`--vllm.num_engines` x `--vllm.tensor_parallel_size` must equal
+`--actor.num_nodes` x `--actor.num_gpus_per_node` (defaults 1 x 8). Colocated
+roles also need the same nodes and GPUs per node: actor and reference model
+(`--train.colocate_actor_ref` or `--train.colocate_all`, while the KL
+coefficient `--algo.kl.init_coef` is above 0), critic and reward model
+(`--train.colocate_critic_reward`, with the default `gae` estimator, which
+trains a critic).
+
+## Why is this bad?
+`train_ppo_ray.py` asserts the two are equal before it creates the engines;
+the job fails after Ray has started and the GPUs were granted.
+
+## Example
+```bash
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 3 \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all      # 3 x 2 = 6 engines' GPUs for 8 actor GPUs
+```
+
+## Use instead
+```bash
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 4 \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all
+```
+
+## Source
+openrlhf/cli/train_ppo_ray.py:55-63 (vLLM engines), 41-46 (actor and ref),
+109-113 (critic and reward), 600-606 (a critic only with `gae`), 198-237
+(defaults), 419 (kl.init_coef default 0.01).
+"""
+
+from batchlint.frameworks import openrlhf
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    if openrlhf.entry(plan.document) != "train_ppo_ray":
+        return
+    root, world = plan.document.root, plan.world_size
+    engines = openrlhf.fact(root, "vllm.num_engines")
+    vllm_tp = openrlhf.fact(root, "vllm.tensor_parallel_size", default=1)
+    colocate, is_async = openrlhf.switch(root, "train.colocate_all"), openrlhf.switch(root, "train.async_enable")
+    yield from _same_group(root, "actor", "ref", ("train.colocate_actor_ref", "train.colocate_all"), _kl_on(root))
+    estimator = getattr(openrlhf.get(root, "algo.advantage.estimator")[0], "value", "gae")
+    yield from _same_group(root, "critic", "reward", ("train.colocate_critic_reward",), estimator == "gae")
+    if not (colocate.value and not is_async.value and engines is not None and engines.positive and vllm_tp.positive
+            and world is not None and world.positive):
+        return
+    product = engines.value * vllm_tp.value
+    if product == world.value:
+        return
+    fix = (f"set {engines.key} to {world.value // vllm_tp.value}" if world.value % vllm_tp.value == 0
+           else f"make {engines.key} x {vllm_tp.key} equal {world.value}")
+    yield Finding(
+        span=engines.span,
+        message=(f"with {colocate.key} the vLLM engines share the actor's GPUs: {engines.describe()} x "
+                 f"{vllm_tp.describe()} = {product}, but the actor has W = {world.value} ({world.provenance}); "
+                 f"train_ppo_ray asserts they are equal"),
+        fix=fix,
+        related=(Related(f"{colocate.key} set here", colocate.span),) if colocate.span else (),
+    )
+
+
+def _kl_on(root):
+    """--algo.kl.init_coef > 0 (default 0.01, train_ppo_ray.py:419): only then is the actor/ref check made."""
+    node, _ = openrlhf.get(root, "algo.kl.init_coef")
+    value = getattr(node, "value", 0.01) if node is not None else 0.01
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _same_group(root, first, second, switches, applies):
+    """Colocated roles share one placement group: the same nodes and GPUs per node (train_ppo_ray.py:41-46, 109-113)."""
+    on = next((s for s in (openrlhf.switch(root, key) for key in switches) if s.value), None)
+    if on is None or not applies:
+        return
+    shapes = []
+    for role in (first, second):
+        nodes = openrlhf.fact(root, f"{role}.num_nodes", default=1)
+        gpus = openrlhf.fact(root, f"{role}.num_gpus_per_node", default=8)
+        if not (nodes.known and gpus.known):
+            return
+        shapes.append((nodes, gpus))
+    (n1, g1), (n2, g2) = shapes
+    if (n1.value, g1.value) == (n2.value, g2.value):
+        return
+    at = next((f.span for f in (g2, n2, g1, n1) if f.span is not None), on.span)
+    yield Finding(
+        span=at,
+        message=(f"with {on.key} the {first} and {second} models share a placement group, but the {first} has "
+                 f"{n1.describe()} x {g1.describe()} and the {second} {n2.describe()} x {g2.describe()}: "
+                 f"train_ppo_ray asserts they are the same"),
+        fix=f"give --{second}.num_nodes and --{second}.num_gpus_per_node the {first}'s values ({n1.value} x {g1.value})",
+        related=(Related(f"{on.key} set here", on.span),) if on.span else (),
+    )
+
+
+_PPO = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines {engines} \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --data.max_len 2048{extra}
+"""
+
+RULE = Rule(
+    code="BL260",
+    name="openrlhf-colocated-gpus",
+    severity="error",
+    summary="OpenRLHF PPO: colocated roles on different GPUs (vLLM engines x tp vs the actor, actor vs ref, critic vs reward)",
+    check=check,
+    frameworks=("openrlhf",),
+    doc=__doc__,
+    examples=(
+        Example("colocate_6_on_8.sh", _PPO.format(engines=3, extra=""), flagged=(4,)),
+        Example("colocate_8_on_8.sh", _PPO.format(engines=4, extra="")),
+        Example("colocate_ref_4.sh", _PPO.format(engines=4, extra=" \\\n   --ref.num_gpus_per_node 4"), flagged=(10,)),
+        Example("colocate_ref_8.sh", _PPO.format(engines=4, extra=" \\\n   --ref.num_gpus_per_node 8")),
+    ),
+)
