@@ -1,5 +1,5 @@
 """Write docs/rules.md (from the rules' own docstrings), docs/parity.md
-(from docs/parity/<framework>.toml) and lint/filled_facts.py (the facts each
+(from docs/parity/<framework>.toml) and lint/frameworks/filled_facts.py (the facts each
 framework's adapter fills, observed by linting every example: lint/applies.py).
 
     python docs/generate.py          # rewrite all three
@@ -22,7 +22,7 @@ else:  # pragma: no cover
 
 
 def rules_markdown(observed: Optional[dict] = None) -> str:
-    """`observed`: the facts each framework fills (default: lint/filled_facts.py)."""
+    """`observed`: the facts each framework fills (default: lint/frameworks/filled_facts.py)."""
     from batchlint.applies import describe
     from batchlint.rules import all_rules
 

@@ -5,7 +5,7 @@ config of its framework yields a plan with all of them. Which facts each
 framework fills is observed, not declared: `observe()` lints every rule's
 examples and the files under examples/ and records the facts present in each
 plan the engine builds. `python docs/generate.py` stores the result in
-filled_facts.py beside this module (so `batchlint rule` and SARIF need not
+frameworks/filled_facts.py (so `batchlint rule` and SARIF need not
 lint anything), and tests/test_needs.py checks the stored table is current.
 """
 
@@ -22,7 +22,7 @@ from .engine import Options, lint_file
 from .plan import Fact, TrainingPlan
 from .rule import Rule
 
-STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "filled_facts.py")
+STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frameworks", "filled_facts.py")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 # Plan fields that are no fact a rule could need.
 _NOT_FACTS = {"framework", "document"}
@@ -76,7 +76,7 @@ def observe(rules: Iterable[Rule]) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def stored() -> dict:
-    from .filled_facts import FILLED
+    from .frameworks.filled_facts import FILLED
 
     return FILLED
 

@@ -1,6 +1,6 @@
 """Rules declare the facts they read (`Rule.needs`): the engine runs a rule only
 on a plan that has every one, and "applies to" is computed from the facts each
-adapter was seen to fill (lint/applies.py, stored in lint/filled_facts.py)."""
+adapter was seen to fill (lint/applies.py, stored in lint/frameworks/filled_facts.py)."""
 
 import dataclasses
 import json
@@ -30,7 +30,7 @@ def test_needs_name_plan_facts(rule):
 def test_the_stored_table_is_what_the_adapters_fill_today():
     """Every rule example and examples/ file through the adapters: the facts each
     framework fills must be the stored ones (`python docs/generate.py` rewrites them)."""
-    assert applies.observe(RULES) == applies.stored(), "lint/filled_facts.py is stale: run python docs/generate.py"
+    assert applies.observe(RULES) == applies.stored(), "lint/frameworks/filled_facts.py is stale: run python docs/generate.py"
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)

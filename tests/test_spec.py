@@ -22,9 +22,7 @@ SUB_SCHEMAS = {"swift_megatron", "llamafactory_v1"}
 BEFORE = ["xtuner-v1", "xtuner", "torchtitan", "deepspeed", "axolotl", "torchtune", "verl", "nemo", "megatron",
           "llamafactory", "swift", "transformers"]
 # Modules outside lint/frameworks/ that still name frameworks, with why; keep this empty.
-NAMING_ALLOWED = {
-    "filled_facts.py": "generated table (docs/generate.py) keyed by framework name, of the rules' applies-to work",
-}
+NAMING_ALLOWED: dict = {}
 
 
 def _modules():
