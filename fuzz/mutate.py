@@ -102,6 +102,13 @@ def _lines(text: str) -> list:
     return text.split("\n")
 
 
+def _insert_line(rng, text: str, shape: str) -> str:
+    """`text` with `shape` inserted as a line at a random place."""
+    lines = _lines(text)
+    lines.insert(rng.randint(0, len(lines)), shape)
+    return "\n".join(lines)
+
+
 def value_swap(rng, text: str, fmt: str) -> str:
     """Replace the value of a key (preferably one rules read) by a hostile value."""
     places = list(PLACES[fmt].finditer(text))
@@ -370,9 +377,7 @@ def shell_specific(rng, text: str, fmt: str) -> str:
         "cat <<EOF\n" + "x\n" * 100 + "EOF",
         "f() { torchrun --nproc_per_node 8 t.py; }\nf",
     ])
-    lines = _lines(text)
-    lines.insert(rng.randint(0, len(lines)), shape)
-    return "\n".join(lines)
+    return _insert_line(rng, text, shape)
 
 
 def python_specific(rng, text: str, fmt: str) -> str:
@@ -405,9 +410,7 @@ def python_specific(rng, text: str, fmt: str) -> str:
         "x = -10**400 // 3",
         "x = 1 / 0",
     ])
-    lines = _lines(text)
-    lines.insert(rng.randint(0, len(lines)), shape)
-    return "\n".join(lines)
+    return _insert_line(rng, text, shape)
 
 
 def toml_specific(rng, text: str, fmt: str) -> str:
@@ -429,9 +432,7 @@ def toml_specific(rng, text: str, fmt: str) -> str:
         "[parallelism]\nexpert_parallel_degree = 3\nexpert_tensor_parallel_degree = 0",
         "[model]\nname = 3",
     ])
-    lines = _lines(text)
-    lines.insert(rng.randint(0, len(lines)), shape)
-    return "\n".join(lines)
+    return _insert_line(rng, text, shape)
 
 
 # ---- byte-level mutations (return bytes) ----
