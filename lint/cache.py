@@ -53,6 +53,13 @@ class Invalid(ValueError):
     """Stored data that is not what this version writes."""
 
 
+# Written once into the cache folder: git ignores it, and batchlint's own discovery skips a
+# folder tagged as a cache (https://bford.info/cachedir/), in a git checkout or not.
+_MARKERS = {
+    ".gitignore": "# Automatically created by batchlint.\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by batchlint.\n",
+}
+
 class Cache:
     def __init__(self, folder: str, settings, options):
         salt = repr((__version__, settings, options, _schema())).encode("utf-8")
@@ -122,7 +129,11 @@ class Cache:
         text = '{"batchlint_cache": %d, "version": %s, "entries": {\n%s\n}}\n' % (
             FORMAT, json.dumps(__version__), ",\n".join(parts))
         try:
-            os.makedirs(os.path.dirname(self.index_path), exist_ok=True)
+            folder = os.path.dirname(self.index_path)
+            os.makedirs(folder, exist_ok=True)
+            for name, content in _MARKERS.items():  # as ruff and pytest do: never committed, never linted
+                if not os.path.lexists(os.path.join(folder, name)):
+                    write_atomic(os.path.join(folder, name), content, follow_symlinks=False)
             write_atomic(self.index_path, text, follow_symlinks=False)  # a planted symlink is replaced, not followed
         except OSError:
             pass  # a cache that cannot be written only costs speed

@@ -36,9 +36,12 @@ from .sources import format_of
 from .sources.shell import is_shell_script
 
 # Folders no one wants linted; pruned before descending.
+# https://bford.info/cachedir/: a folder holding this file is a cache, never a source of configs.
+CACHE_TAG = "CACHEDIR.TAG"
+
 SKIPPED_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "build", "dist",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".batchlint_cache", "site-packages", ".eggs", "build", "dist",
 }
 
 
@@ -132,6 +135,8 @@ def _walk(top: str, real_top: str, shown_top: str, settings: Settings, respect_g
         except OSError as exc:
             found.problems.append(f"cannot list {display_path(folder)}: {exc.strerror or exc}")
             continue
+        if any(entry.name == CACHE_TAG for entry in entries):
+            continue  # a cache folder (batchlint's own, or any tool's that follows the convention)
         rules = None
         if respect_gitignore:
             names = {entry.name for entry in entries}

@@ -366,3 +366,23 @@ def test_an_error_outside_any_file_is_exit_2_with_one_line(workdir, monkeypatch)
     result = cli_runner().invoke(main, ["ds.json"])
     assert result.exit_code == 2
     assert result.stderr == "batchlint: error: internal error: RuntimeError: broken reporter\n"
+
+
+def test_a_baseline_with_an_undecodable_file_name_is_valid_utf8_and_matches(workdir):
+    folder = os.fsencode(str(workdir))
+    with open(os.path.join(folder, b"ds\xff.json"), "wb") as handle:
+        handle.write(DS_MISMATCH.encode())
+    assert run("-w", "8", "--write-baseline", "base.json", "ds\udcff.json").exit_code == 0
+    (workdir / "base.json").read_bytes().decode("utf-8")  # strict: no raw undecodable bytes
+    result = run("-w", "8", "--baseline", "base.json", ".")
+    assert result.exit_code == 0, result.stdout  # matched, and the baseline itself is no config
+
+
+def test_the_cache_folder_is_never_linted(workdir):
+    write(workdir, "ds.json", DS_MISMATCH)
+    assert run("-w", "8", "--cache-dir", "cache", ".").exit_code == 1
+    assert sorted(os.listdir(workdir / "cache"))[:2] == [".gitignore", "CACHEDIR.TAG"]
+    files = [name for name in os.listdir(workdir / "cache") if name.endswith(".json")]
+    (workdir / "cache" / files[0]).write_text(json.dumps({"train_batch_size": 0}))  # would be a finding if read
+    result = run("-w", "8", ".")
+    assert codes(result.stdout) == ["BL102"] and "in 1 file" in result.stdout
