@@ -77,13 +77,13 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
           exit_zero, statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs,
           cache_dir, verbose):
     """Lint the training configs under PATHS (default: the current folder)."""
-    from . import baseline as baselines
     from . import run as runs
     from .config import ConfigError
     from .engine import Options
-    from .fingerprint import SourceLines
     from .report import Summary, render, statistics_table
 
+    if baseline or write_baseline:  # json and hashlib: not for a plain lint
+        from . import baseline as baselines
     try:
         settings = runs.settings_for(config_path, select, ignore)
         known = baselines.load(baseline) if baseline else None
@@ -106,7 +106,11 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
             run.errors.append("a fix could not be written (see above)")
     _report_problems(run, verbose)
     diagnostics = run.diagnostics
-    lines = SourceLines({run.files[0]: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
+    lines = None
+    if show_source or write_baseline or known is not None:
+        from .fingerprint import SourceLines
+
+        lines = SourceLines({run.files[0]: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
     if write_baseline:
         try:
             baselines.write(write_baseline, diagnostics, lines)

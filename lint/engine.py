@@ -20,7 +20,7 @@ from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
 from .document import Document, LimitExceeded, ParseError, Span
-from .frameworks import for_format, markers_for
+from .frameworks import adapters_for, markers_for
 from .frameworks.facts import Outside
 from .plan import Fact, Origin
 from .rule import Edit, Related
@@ -156,7 +156,10 @@ class _Checker:
 
     def __init__(self, settings: Settings, options: Options, rules: tuple):
         self.settings, self.options, self.rules = settings, options, rules
-        self.known = frozenset(r.code for r in rules) | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0]}
+        # `rules`: a tuple, or batchlint.rules.LAZY, which imports only the rules a plan's framework can run.
+        codes = getattr(rules, "codes", None)
+        self.known = frozenset(r.code for r in rules) if codes is None else codes
+        self.known |= {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0]}
         self.diagnostics: list = []
         self.plans: list = []  # (the launch that applied, if any; TrainingPlan), for `explain`
         self.framework: Optional[str] = None
@@ -226,7 +229,7 @@ class _Checker:
     def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
         """Recognise the document, plan it, run the rules that apply."""
         plan = None
-        for adapter in for_format(source.document.format):
+        for adapter in adapters_for(source.document.format):  # each imported only when tried
             plan = adapter.plan(source.document, outside)
             if plan is not None:
                 break
@@ -237,7 +240,8 @@ class _Checker:
         self.run_rules(plan, source.path, note)
 
     def run_rules(self, plan, path: str, note: tuple = ()) -> None:
-        for rule in self.rules:
+        pick = getattr(self.rules, "for_plan", None)
+        for rule in pick(plan) if pick else self.rules:
             if not rule.runs_on(plan):
                 continue
             for finding in rule.check(plan):

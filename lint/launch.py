@@ -4,8 +4,9 @@ config file and which overrides.
 An interpreter of launcher specs (`frameworks/spec.py`), not code per launcher:
 it knows shell words, environment prefixes, `--opt value` options, `python -m`,
 a generic launcher's program and Hydra overrides; each framework declares the
-commands it owns. The world size is the product of the process and node counts
-when both are known.
+commands it owns. A wrapper (`ray job submit ... --`, `srun`, `env`; spec.Wrapper)
+is looked through to the command it runs. The world size is the product of the
+process and node counts when both are known.
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ def _launchers() -> tuple:
 
 
 @functools.cache
+def _wrappers() -> tuple:
+    """The registered wrappers (read on first use, as `_launchers`)."""
+    from .frameworks.launchers import WRAPPERS
+
+    return WRAPPERS
+
+
+@functools.cache
 def markers() -> tuple:
     """Byte strings one of which a launch script contains (the engine skips other scripts)."""
     return (b"python",) + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
@@ -50,12 +59,24 @@ class Launch:
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
     framework: Optional[str] = None  # the framework the inline settings belong to, when they are a whole config
     config_name: Optional[Word] = None  # Hydra's --config-name: the primary config the overrides apply to
+    # The entry point that matched: a module (`python -m x.y`, `deepspeed --module x.y`) or a script as
+    # written; None for a command (`swift sft`) or a program no entry point reads.
+    entry: Optional[str] = None
+
+
+@dataclass
+class LaunchDocument(Document):
+    """The settings a launch line holds (`Launcher.inline`), with the entry point it runs, so an
+    adapter whose entry points differ (defaults, asserts) reads which one it is."""
+
+    entry: Optional[str] = None
 
 
 _PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
 _MODULE_FLAGS = ("-m", "--module")  # the program of a generic launcher is a module, not a script
 _HYDRA_META = {("config-name",), ("config-path",), ("cn",), ("cp",)}
 _HYDRA_NAME = {("config-name",), ("cn",)}
+_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def launches(doc: ShellDocument) -> list:
@@ -77,15 +98,29 @@ def _find(kind: str, name: str) -> Optional[tuple]:
 
 def launch_of(command: Command, script: str) -> Optional[Launch]:
     """The launch one command is, if a registered launcher recognises it (a command a
-    framework rebuilt, e.g. from a heredoc, can be read this way too)."""
+    framework rebuilt can be read this way too); through wrappers to the command they run."""
     words = command.words
     if not words or not words[0].known:
         return None
+    start, env = 0, dict(command.env)
+    while True:  # `srun ... env A=1 torchrun ...`: a loop, as wrappers may nest deep
+        inner = _unwrapped(words, start, env)
+        if inner is None:
+            break
+        if inner >= len(words) or not words[inner].known:
+            return None  # the wrapper runs nothing, or a command not known
+        start = inner
+    if start:
+        command = Command(words[start:], env, command.span)  # the span of the whole line, wrapper included
+        words = command.words
     first = str(words[0].value)
+    entry = None
     if _PYTHON.search(first) and len(words) > 2 and words[1].value == "-m" and words[2].known:
-        found, args = _find("modules", str(words[2].value)), words[3:]
+        entry = str(words[2].value)
+        found, args = _find("modules", entry), words[3:]
     elif _PYTHON.search(first) and len(words) > 1 and words[1].known:
-        found, args = _find("scripts", os.path.basename(str(words[1].value))), words[2:]
+        entry = str(words[1].value)
+        found, args = _find("scripts", os.path.basename(entry)), words[2:]
     else:
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
@@ -95,7 +130,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     if found is None:
         return None
     launcher, owner = found
-    launch = Launch(launcher.name, command)
+    launch = Launch(launcher.name, command, entry=entry)
     if not launcher.program:
         _settings(launch, launcher, owner, args)
         given = {keys: value for keys, value, _ in launch.overrides}
@@ -104,16 +139,44 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     options, program, module = _split_options(args, launcher)
     launch.world_size = _world_size(launcher, options, command, script, {}, ())
     # The program's own entry point reads the rest of the line, else the launcher's defaults do.
-    entry = None
+    matched = None
     if program and program[0].known:
         name = str(program[0].value)
-        entry = _find("modules", name) if module else _find("scripts", os.path.basename(name))
-    spec, owner = entry or (launcher, None)
+        matched = _find("modules", name) if module else _find("scripts", os.path.basename(name))
+        launch.entry = name if matched else None
+    spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
     return launch
 
 
-_launch = launch_of  # the former private name, still called by code in progress
+def _unwrapped(words: list, start: int, env: dict) -> Optional[int]:
+    """Where the command starts that the wrapper at words[start] runs (spec.Wrapper), its
+    assignments added to `env`; None when words[start] is no wrapper."""
+    name = os.path.basename(str(words[start].value))
+    for wrapper in _wrappers():
+        index = start + 1 + len(wrapper.subcommands)
+        if not any(fnmatchcase(name, glob) for glob in wrapper.commands) \
+                or tuple(w.value for w in words[start + 1:index]) != wrapper.subcommands:
+            continue
+        if wrapper.separator:
+            return next((i + 1 for i in range(index, len(words)) if words[i].value == wrapper.separator), len(words))
+        while index < len(words):
+            word = words[index]
+            text = word.value if word.known and isinstance(word.value, str) else ""
+            if wrapper.assignments and _ENV_ASSIGNMENT.match(text):
+                key, value = text.split("=", 1)
+                env[key] = Word(value, _value_span(word, value), word.raw)
+                index += 1
+            elif text == "--":
+                return index + 1
+            elif not text.startswith("-"):
+                break  # the command (or a word not known: then no launch is read)
+            elif "=" in text or text in wrapper.bare or (not text.startswith("--") and len(text) > 2):
+                index += 1  # --opt=value, a bare option, -Xvalue
+            else:
+                index += 2  # --opt value
+        return index
+    return None
 
 
 def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) -> None:
@@ -310,8 +373,8 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
 
 def inline_document(launch: Launch, script: str, text: str) -> Document:
     """The settings of a launch line that holds them all (its `Launcher.inline` settings)."""
-    doc = Document(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
-                   launched_by=launch.framework)
+    doc = LaunchDocument(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
+                         launched_by=launch.framework, entry=launch.entry)
     if launch.config_name is not None and launch.config_name.known:
         # Hydra composes the overrides over the named primary config, as a defaults list would.
         name = Scalar(launch.config_name.value, launch.config_name.span)

@@ -71,6 +71,32 @@ class Fact:
         return f"{self.key} ({self.value}, {self.provenance})"
 
 
+@dataclass(frozen=True)
+class GenerationChecks:
+    """What a framework refuses at start-up about its generation batch. The adapter
+    says which checks its framework makes and how the refusal reads; one generic
+    rule (BL170) does the arithmetic for every framework."""
+
+    refusal: str  # how the framework's refusal reads: "TRL refuses to start"
+    # What computes advantages within each prompt's group of samples, so that one
+    # sample per prompt is refused (GRPO itself, a group estimator); None: n = 1 is accepted.
+    group_baseline: Optional[Fact] = None
+    # Factors whose product the generation batch must be a whole number of (TRL: the
+    # per-device batch and W; ms-swift: global_batch_size). An unknown factor (W) is
+    # left out: what fails without it fails for every value it can take.
+    step_batch: tuple = ()
+    # Two written keys the framework refuses together (TRL: generation_batch_size
+    # and steps_per_generation), whatever their values.
+    exclusive: tuple = ()
+    # The generation batch as the other keys give it, when the framework accepts both
+    # ways only if they agree (ms-swift: global_batch_size x steps_per_generation).
+    alternative: Optional[Fact] = None
+    # The prompts are shared by the dp ranks, each rank's share in micro batches (ms-swift).
+    split_over_dp: bool = False
+    # Every one of the W ranks needs a whole group (axolotl).
+    group_per_rank: bool = False
+
+
 @dataclass
 class RL:
     """The batch vocabulary of RL training (GRPO, RLOO, PPO), whatever the
@@ -83,6 +109,11 @@ class RL:
     generation_batch: Optional[Fact] = None  # completions per generation round (prompts x samples)
     mini_batch: Optional[Fact] = None  # what one optimizer step consumes, in the framework's unit (its key says)
     micro_batch: dict = field(default_factory=dict)  # role ("actor", "critic") -> per-GPU micro batch
+    # Evaluation's own generation batch and group size, where evaluation samples groups too.
+    eval_generation_batch: Optional[Fact] = None
+    eval_samples_per_prompt: Optional[Fact] = None
+    # What the framework checks of the generation batch at start-up (None: nothing).
+    generation_checks: Optional[GenerationChecks] = None
 
 
 @dataclass
@@ -144,6 +175,9 @@ class TrainingPlan:
     # The adapter's own typed facts for rules about its framework's schema
     # (ms-swift Megatron's GRPO keys, TRL's GRPO arguments): the type is the adapter's.
     settings: Any = None
+    # The Hugging Face Trainer's own arguments (save/eval strategy, the linked
+    # DeepSpeed config), typed by training_arguments.py for every adapter built on it.
+    trainer: Any = None
 
     def fact(self, name: str) -> Any:
         """A fact by the name a rule's `needs` gives: a field ("micro_batch") or a

@@ -98,7 +98,7 @@ class Run:
 def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
     """Discover and lint `paths` (default: the current folder)."""
-    from batchlint.rules import RULES
+    from batchlint.rules import LAZY
 
     from .discover import discover
     from .parallel import lint_files
@@ -109,17 +109,17 @@ def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclu
     options = Options(**{**options.__dict__, "project": boundary})
     found = discover(paths, settings, force_exclude, respect_gitignore=respect_gitignore, project=boundary)
     run = Run(files=list(found.files), notices=list(found.notices), errors=list(found.problems))
-    run.results = lint_files(run.files, settings, options, RULES, jobs, cache_dir)
+    run.results = lint_files(run.files, settings, options, LAZY, jobs, cache_dir)
     return collect(run)
 
 
 def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -> Run:
     """Lint `raw` as if it were the file `filename` (an editor's buffer on stdin)."""
-    from batchlint.rules import RULES
+    from batchlint.rules import LAZY
 
     from .engine import lint_file
 
-    return collect(Run(files=[filename], results=[lint_file(filename, settings, options, RULES, raw=raw)]))
+    return collect(Run(files=[filename], results=[lint_file(filename, settings, options, LAZY, raw=raw)]))
 
 
 def collect(run: Run) -> Run:

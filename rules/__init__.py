@@ -7,19 +7,106 @@ documents them alongside. A retired code is never reused: `RETIRED` (in
 batchlint.codes, which imports no rule) redirects it to its successor.
 """
 
+import functools
 import importlib
-import pkgutil
+import os
 
 from batchlint.codes import RETIRED, canonical  # noqa: F401 (re-exported: the redirect table)
 from batchlint.rule import Rule
 
 
-def _discover() -> tuple:
-    modules = (importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__))
+@functools.lru_cache(maxsize=1)
+def _files() -> dict:
+    """Every rule module's name -> its size in bytes (one directory scan: cheaper than
+    pkgutil, and it imports nothing)."""
+    with os.scandir(__path__[0]) as entries:
+        return {entry.name[:-3]: entry.stat().st_size for entry in entries
+                if entry.name.endswith(".py") and not entry.name.startswith("_")}
+
+
+def _modules() -> tuple:
+    return tuple(sorted(_files()))
+
+
+def _load(names) -> tuple:
+    modules = (importlib.import_module(f"{__name__}.{name}") for name in names)
     return tuple(sorted((m.RULE for m in modules), key=lambda rule: rule.code))
 
 
-RULES = _discover()
+def __getattr__(name: str):
+    # RULES is built on first use: a one-file lint imports only the rules its framework can run.
+    if name == "RULES":
+        global RULES
+        RULES = _load(_modules())
+        return RULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _stored_index() -> dict:
+    """lint/frameworks/_index.py, which `python docs/generate.py` writes: module -> (code, the
+    frameworks it names or None, the facts it needs: what `Rule.runs_on` reads; the
+    module's size, which tells an edit since)."""
+    try:
+        from batchlint.frameworks._index import INDEX
+    except ImportError:  # pragma: no cover - no generated file: every rule is imported
+        return {}
+    return INDEX
+
+
+@functools.lru_cache(maxsize=None)
+def _candidates(framework: str) -> tuple:
+    """(module, needs) of each rule that may run on a plan of `framework`, in code order.
+    A module the index does not list, or lists at another size (the index is stale), is
+    always a candidate, its needs left for `Rule.runs_on` to check: a stale index costs
+    time, and never silently skips a rule."""
+    index = _stored_index()
+    found = []
+    for name, size in sorted(_files().items()):
+        code, frameworks, needs, indexed_size = index.get(name, ("", None, (), None))
+        if indexed_size != size:  # edited since the index was written: let runs_on decide
+            frameworks, needs = None, ()
+        if frameworks is None or framework in frameworks:
+            found.append((code, name, needs))
+    return tuple((name, needs) for _, name, needs in sorted(found))
+
+
+@functools.lru_cache(maxsize=None)
+def _rule(module: str) -> Rule:
+    return importlib.import_module(f"{__name__}.{module}").RULE
+
+
+def for_plan(plan) -> tuple:
+    """The rules whose framework and needed facts `plan` has, importing only them."""
+    has = plan.has
+    return tuple(_rule(name) for name, needs in _candidates(plan.framework) if all(has(fact) for fact in needs))
+
+
+@functools.lru_cache(maxsize=1)
+def _codes() -> frozenset:
+    """Every rule's code, from the index; a module the index does not list is imported."""
+    index = _stored_index()
+    fresh = {name for name, size in _files().items() if name in index and index[name][3] == size}
+    return frozenset(index[name][0] for name in fresh) | {rule.code for rule in _load(set(_files()) - fresh)}
+
+
+class Lazy:
+    """What the engine takes instead of a tuple of rules: every code (for directives)
+    without importing a rule, and the rules that run on a plan, imported when first needed."""
+
+    @property
+    def codes(self) -> frozenset:
+        return _codes()
+
+    def for_plan(self, plan) -> tuple:
+        return for_plan(plan)
+
+    def __iter__(self):
+        from batchlint import rules
+
+        return iter(rules.RULES)
+
+
+LAZY = Lazy()
 
 
 def _no_check(plan):
@@ -118,13 +205,16 @@ ENGINE_RULES = (
 
 
 def all_rules() -> tuple:
-    return ENGINE_RULES + RULES
+    from batchlint import rules
+
+    return ENGINE_RULES + rules.RULES
 
 
 def known_codes() -> set:
     """Every code `--select`, `--ignore` and directives may name: the rules'
-    and the retired ones (which act on their successors)."""
-    return {rule.code for rule in all_rules()} | set(RETIRED)
+    and the retired ones (which act on their successors). Read from the index:
+    importing every rule would double the start-up of a one-file lint."""
+    return {rule.code for rule in ENGINE_RULES} | set(_codes()) | set(RETIRED)
 
 
 def find(code: str):

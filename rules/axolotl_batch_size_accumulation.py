@@ -39,20 +39,17 @@ utils/trainer.py:495 and 521 (steps from batch_size), core/builders/base.py:677
 batch_size 4 gives gradient_accumulation_steps 1.
 """
 
-from batchlint.frameworks.axolotl import written
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    micro, batch = written(root, "micro_batch_size"), written(root, "batch_size")
-    if micro is None or batch is None or written(root, "gradient_accumulation_steps") is not None:
-        return  # fewer keys, or accumulation and batch_size together: axolotl-batch-fields
-    if not all(type(getattr(n, "value", None)) is int and n.value > 0 for n in (micro, batch)):
+    given = plan.settings.batch_size
+    if given is None:
         return
+    micro, batch = given.micro, given.batch
     mb, bs = micro.value, batch.value
-    related = (Related(f"micro_batch_size = {mb}", micro.span),)
-    if "gradient_accumulation_steps" not in root.items:  # written as null or 0, it is derived below
+    related = (Related(f"{micro.key} = {mb}", micro.span),)
+    if not given.derived:
         if bs == mb:
             return  # accumulation 1 is what batch_size means
         yield Finding(
@@ -101,7 +98,7 @@ RULE = Rule(
     severity="warning",
     summary="axolotl: a batch_size that does not give the accumulation it implies",
     check=check,
-    frameworks=("axolotl",),
+    needs=("settings.batch_size",),
     doc=__doc__,
     examples=(
         Example("batch_size.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,)),

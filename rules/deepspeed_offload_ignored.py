@@ -48,35 +48,30 @@ optimizer), 1562 and 2384 (`zero_use_cpu_optimizer` picks the CPU optimizer);
 ops/adam/cpu_adam.py:148 @ 0.19.8.
 """
 
-from batchlint.document import Mapping, Scalar
 from batchlint.rule import Example, Finding, Related, Rule
-
-_OFFLOADING = ("cpu", "nvme")
 
 
 def check(plan):
-    zero = plan.document.get("zero_optimization")
-    stage = zero.items.get("stage") if isinstance(zero, Mapping) else None
-    if not isinstance(stage, Scalar) or type(stage.value) is not int or stage.value not in (0, 1, 2, 3):
+    zero = plan.settings.zero
+    stage = zero.stage
+    if stage is None:
         return
-    related = (Related(f"zero_optimization.stage = {stage.value}", stage.span),)
-    if stage.value < 3 and (where := _offloading(zero, "offload_param", "cpu_offload_param")):
-        node, shown = where
+    related = (Related(f"{stage.key} = {stage.value}", stage.span),)
+    if stage.value < 3 and (offload := zero.offload_param):
         yield Finding(
-            span=node.span,
+            span=offload.span,
             message=(
-                f"zero_optimization.{shown} has no effect at ZeRO stage {stage.value}: only stage 3 partitions, "
+                f"{_shown(offload)} has no effect at ZeRO stage {stage.value}: only stage 3 partitions, "
                 f"and so offloads, the parameters; DeepSpeed ignores it silently and they stay on the GPU"
             ),
             fix="set zero_optimization.stage to 3 to offload the parameters, or remove the parameter offload",
             related=related,
         )
-    if stage.value == 0 and (where := _offloading(zero, "offload_optimizer", "cpu_offload")):
-        node, shown = where
+    if stage.value == 0 and (offload := zero.offload_optimizer):
         yield Finding(
-            span=node.span,
+            span=offload.span,
             message=(
-                f"zero_optimization.{shown} needs ZeRO stage 1, 2 or 3, but the stage is 0: no ZeRO optimizer "
+                f"{_shown(offload)} needs ZeRO stage 1, 2 or 3, but the stage is 0: no ZeRO optimizer "
                 f"moves the optimizer state off the GPU, and the CPU optimizer DeepSpeed picks for the offload "
                 f"refuses GPU parameters"
             ),
@@ -85,15 +80,9 @@ def check(plan):
         )
 
 
-def _offloading(zero, key, deprecated):
-    """(node, how it is written) when `key` offloads to a device, or the deprecated flag is true."""
-    device = zero.get(key, "device")
-    if isinstance(device, Scalar) and device.value in _OFFLOADING:
-        return device, f'{key}.device ("{device.value}")'
-    flag = zero.items.get(deprecated)
-    if isinstance(flag, Scalar) and flag.value is True:
-        return flag, f"{deprecated} (true)"
-    return None
+def _shown(offload):
+    """`offload_param.device ("cpu")`, or the deprecated flag: `cpu_offload_param (true)`."""
+    return f"{offload.key} (true)" if offload.value is True else f'{offload.key} ("{offload.value}")'
 
 
 _DS = """\
@@ -112,7 +101,7 @@ RULE = Rule(
     severity="warning",
     summary="DeepSpeed ZeRO offload settings the chosen stage does not use",
     check=check,
-    frameworks=("deepspeed",),
+    needs=("settings.zero",),
     doc=__doc__,
     examples=(
         Example("ds_z2_param_offload.json", _DS.format(stage=2, key="offload_param", device="cpu"), flagged=(5,)),

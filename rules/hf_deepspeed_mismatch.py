@@ -56,56 +56,51 @@ checks) @ 4.57.1.
 from typing import Any, NamedTuple, Optional
 
 from batchlint.document import Span
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.linked import deepspeed_config
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
 def check(plan):
-    linked = deepspeed_config(plan.document)
+    trainer = plan.trainer
+    linked = trainer.deepspeed.config() if trainer.deepspeed is not None else None
     if linked is None:
         return
-    root = plan.document.root
     where = linked.path or "the inline deepspeed config"
-    for ds_key, expected in _expected_values(plan, root):
-        ds_node = linked.root.get(*ds_key.split("."))
-        if not _comparable(ds_node, expected):
+    for ds_fact, expected, filled in _expected_values(plan, trainer, linked.settings.trainer_values):
+        if ds_fact is None or not _comparable(ds_fact, expected):
             continue
-        verdict = _verdict(ds_node.value, expected)
+        verdict = _verdict(ds_fact.value, expected)
         if verdict is None:
             continue
         message, fix = verdict
+        ds_key = ds_fact.key
         yield Finding(
-            span=_at_fault(linked, ds_node, expected),
-            message=f"{ds_key} ({_shown(ds_node.value)}) in {where} {message}: the Hugging Face Trainer refuses to "
+            span=_at_fault(linked, ds_fact, expected),
+            message=f"{ds_key} ({_shown(ds_fact.value)}) in {where} {message}: the Hugging Face Trainer refuses to "
                     f'start ("DeepSpeed config values that mismatch TrainingArguments")',
             fix=f'set "{ds_key}" to "auto" in {where} so the Trainer fills it in, or {fix}',
-            related=_related(linked, ds_key, ds_node, expected),
-            edits=_auto(linked, ds_key, ds_node),
+            related=_related(linked, ds_fact, expected),
+            edits=_auto(linked, ds_fact) if filled else (),
         )
 
 
-_FILLED = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size")
-
-
-def _auto(linked, ds_key, ds_node) -> tuple:
-    """"auto" where the Trainer fills the value in: the batch keys, in a DeepSpeed JSON file."""
-    if ds_key not in _FILLED or linked.path is None or not linked.path.endswith(".json"):
+def _auto(linked, ds_fact) -> tuple:
+    """"auto" where the Trainer fills the value in (the batch keys), in a DeepSpeed JSON file."""
+    if linked.path is None or not linked.path.endswith(".json"):
         return ()
-    return (Edit(ds_node.span, '"auto"', path=linked.path),)
+    return (Edit(ds_fact.span, '"auto"', path=linked.path),)
 
 
-def _at_fault(linked, ds_node, expected):
+def _at_fault(linked, ds_fact, expected):
     """The DeepSpeed value when it is in this file, else the TrainingArguments value,
     else the `deepspeed:` line that names the other file."""
     if linked.path is None:
-        return ds_node.span
+        return ds_fact.span
     return expected.span or linked.reference.span
 
 
-def _related(linked, ds_key, ds_node, expected):
-    shown = _shown(ds_node.value)
-    related = [Related(f"{ds_key} = {shown} in the DeepSpeed config", ds_node.span, linked.path)]
+def _related(linked, ds_fact, expected):
+    shown = _shown(ds_fact.value)
+    related = [Related(f"{ds_fact.key} = {shown} in the DeepSpeed config", ds_fact.span, linked.path)]
     if linked.path is None and expected.span is not None:
         related.append(Related(f"{expected.described} set here", expected.span))
     if linked.path is not None and expected.span is not None:
@@ -122,23 +117,22 @@ class _Expected(NamedTuple):
     per_world: Optional[int] = None  # train_batch_size without W: the per-GPU product W multiplies
 
 
-def _expected_values(plan, root):
+def _expected_values(plan, trainer, ds):
+    """(the DeepSpeed value, what TrainingArguments gives for it, whether the Trainer fills it in when "auto")."""
     micro, ga = plan.micro_batch, plan.grad_accum
-    batch_checked = _auto_find_batch_size(root) is False
+    auto_find = trainer.auto_find_batch_size
+    batch_checked = auto_find is not None and auto_find.value is False
     if batch_checked and micro is not None and micro.known:
-        yield "train_micro_batch_size_per_gpu", _Expected(micro.value, micro.describe(), micro.span)
+        yield ds.train_micro_batch_size_per_gpu, _Expected(micro.value, micro.describe(), micro.span), True
     if ga is not None and ga.known:
-        yield "gradient_accumulation_steps", _Expected(ga.value, ga.describe(), ga.span)
+        yield ds.gradient_accumulation_steps, _Expected(ga.value, ga.describe(), ga.span), True
     if batch_checked and micro is not None and micro.positive and ga is not None and ga.positive:
         # (a micro batch or accumulation of 0 or less is BL104's finding: no product to compare)
-        yield "train_batch_size", _train_batch(plan.world_size, micro, ga)
-    clip = _max_grad_norm(plan, root)
-    if clip is not None:
-        yield "gradient_clipping", clip
-    for precision in ("fp16", "bf16"):
-        enabled = _precision(plan, root, precision)
-        if enabled is not None:
-            yield f"{precision}.enabled", enabled
+        yield ds.train_batch_size, _train_batch(plan.world_size, micro, ga), True
+    for ds_fact, fact in ((ds.gradient_clipping, plan.max_grad_norm), (ds.fp16_enabled, trainer.deepspeed_fp16),
+                          (ds.bf16_enabled, trainer.deepspeed_bf16)):
+        if fact is not None:
+            yield ds_fact, _Expected(fact.value, _described(fact), fact.span), False
 
 
 def _train_batch(world, micro, ga):
@@ -150,53 +144,14 @@ def _train_batch(world, micro, ga):
     return _Expected(None, f"W x {micro.describe()} x {ga.describe()} = W x {per_world}", span, per_world)
 
 
-def _auto_find_batch_size(root):
-    """True/False as written, False by default; None when written as something else."""
-    node = root.get("auto_find_batch_size")
-    if node is None:
-        return False
-    fact = flag(node, "auto_find_batch_size")
-    return None if fact is None else fact.value
+def _described(fact):
+    """`max_grad_norm (1.0)`, `fp16 (default false)`: a value written, or a default."""
+    default = "default " if fact.span is None else ""
+    return f"{fact.key} ({default}{_shown(fact.value)})"
 
 
-def _max_grad_norm(plan, root):
-    clip = plan.max_grad_norm
-    if clip is None:
-        return None
-    if clip.span is None:
-        return _Expected(clip.value, f"max_grad_norm (default {clip.value})")
-    return _Expected(clip.value, f"max_grad_norm ({clip.value})", clip.span)
-
-
-def _precision(plan, root, precision):
-    """`fp16 or fp16_full_eval` (likewise bf16) as the Trainer computes it; None when unknown."""
-    if precision == "fp16" and any(_written(root, k) == "apex" for k in ("fp16_backend", "half_precision_backend")):
-        return None  # transformers 4.x: with apex, fp16.enabled is expected off and amp.enabled on; not judged
-    keys = (precision, f"{precision}_full_eval")
-    on = next((k for k in keys if _written(root, k) is True), None)
-    if on is not None:
-        return _Expected(True, f"{on} (true)", root.get(on).span)
-    # The adapter says whether an unwritten precision is off; the *_full_eval flags default to off everywhere.
-    fact = getattr(plan, precision)
-    if not (fact is not None and fact.value is False and _off(root, keys[1], True)):
-        return None
-    main = root.get(precision)
-    return _Expected(False, f"{precision} (false)", main.span) if main else _Expected(False, f"{precision} (default false)")
-
-
-def _off(root, key, default_off):
-    """Known to be false: written false, or absent with a default known to be off."""
-    node = root.get(key)
-    return default_off if node is None else getattr(node, "value", None) is False
-
-
-def _written(root, key):
-    node = root.get(key)
-    return getattr(node, "value", None)
-
-
-def _comparable(ds_node, expected):
-    value = getattr(ds_node, "value", None)
+def _comparable(ds_fact, expected):
+    value = ds_fact.value
     if value is None or value == "auto":
         return False
     if isinstance(expected.value, bool):
@@ -246,7 +201,7 @@ RULE = Rule(
     severity="error",
     summary="a DeepSpeed config value that differs from the TrainingArguments that name it",
     check=check,
-    frameworks=("transformers", "trl", "llamafactory", "swift"),
+    needs=("trainer",),
     doc=__doc__,
     examples=(
         Example("sft_inline_mismatch.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,)),

@@ -38,20 +38,16 @@ training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 (`logging_steps` default 10) @ 1.16.0.
 """
 
-from batchlint.frameworks.facts import flag
+from batchlint.plan import Origin
 from batchlint.rule import Example, Finding, Related, Rule
-
-_EVAL = {"no", "steps", "epoch"}
-_SAVE = _EVAL | {"best"}
 
 
 def check(plan):
-    root = plan.document.root
-    load_best = flag(root.get("load_best_model_at_end"), "load_best_model_at_end")
-    if load_best is None or not load_best.value or "evaluation_strategy" in root.items:
+    schedule = plan.trainer.checkpointing
+    load_best = schedule.load_best_model_at_end
+    if load_best is None or not load_best.value or schedule.evaluation_strategy is not None:
         return  # `evaluation_strategy` is the pre-4.46 name: which one counts depends on the version
-    save = _setting(root, "save_strategy", "steps", _SAVE)
-    evaluation = _setting(root, "eval_strategy", "no", _EVAL)
+    save, evaluation = schedule.save_strategy, schedule.eval_strategy
     if save is None or evaluation is None or save.value == "best":
         return
     related = (Related("load_best_model_at_end enabled here", load_best.span),)
@@ -60,65 +56,26 @@ def check(plan):
             span=_first_written(evaluation, save, load_best),
             message=(
                 f"load_best_model_at_end (line {load_best.span.line}) needs the evaluation and save strategies to match, but "
-                f"{evaluation.describe()} differs from {save.describe()}: transformers refuses to start"
+                f"{_describe(evaluation)} differs from {_describe(save)}: transformers refuses to start"
             ),
             fix=f'set eval_strategy to "{save.value}", or save_strategy to "best"',
             related=related,
         )
     elif save.value == "steps":
-        yield from _steps(plan, root, load_best, related)
+        yield from _steps(schedule, load_best, related)
 
 
-class _Setting:
-    def __init__(self, key, value, node=None):
-        self.key, self.value, self.node = key, value, node
-
-    @property
-    def span(self):
-        return self.node.span if self.node is not None else None
-
-    def describe(self):
-        shown = f'"{self.value}"' if isinstance(self.value, str) else _shown(self.value)
-        return f"{self.key} {shown}" + ("" if self.node is not None else " (default)")
+def _describe(fact):
+    shown = f'"{fact.value}"' if isinstance(fact.value, str) else _shown(fact.value)
+    return f"{fact.key} {shown}" + (" (default)" if fact.origin is Origin.DEFAULT else "")
 
 
 def _shown(number):
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
-def _setting(root, key, default, allowed):
-    node = root.get(key)
-    if node is None:
-        return _Setting(key, default)
-    value = getattr(node, "value", None)
-    return _Setting(key, value, node) if value in allowed else None
-
-
-def _number(root, key, default=None):
-    """A positive step setting as written, else the default; None when unknown."""
-    node = root.get(key)
-    if node is None:
-        return None if default is None else _Setting(key, default)
-    value = getattr(node, "value", None)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return _Setting(key, value, node)
-    return None
-
-
-def _unset(root, key):
-    """Absent, null or 0: transformers then takes eval_steps from logging_steps."""
-    value = getattr(root.get(key), "value", 0)
-    return value is None or (value == 0 and not isinstance(value, bool))
-
-
-def _steps(plan, root, load_best, related):
-    save = _number(root, "save_steps", 500)
-    # eval_steps unset (or 0) falls back to logging_steps (the adapter knows its default).
-    if _unset(root, "eval_steps"):
-        logging = plan.logging_steps
-        evaluation = None if logging is None else _Setting(logging.key, logging.value, logging.node)
-    else:
-        evaluation = _number(root, "eval_steps")
+def _steps(schedule, load_best, related):
+    save, evaluation = schedule.save_steps, schedule.eval_steps
     if save is None or evaluation is None or _multiple(save.value, evaluation.value):
         return
     if (save.value < 1) != (evaluation.value < 1):
@@ -127,12 +84,12 @@ def _steps(plan, root, load_best, related):
     else:
         why = f"{_shown(save.value)} is not a multiple of {_shown(evaluation.value)}"
         fix = _fix(save, evaluation)
-    if evaluation.key == "logging_steps":
+    if schedule.eval_steps_from_logging:
         why += " (eval_steps is unset, so it is logging_steps)"
     yield Finding(
         span=_first_written(save, evaluation, load_best),
         message=(
-            f"load_best_model_at_end needs {save.describe()} to be a multiple of {evaluation.describe()}: "
+            f"load_best_model_at_end needs {_describe(save)} to be a multiple of {_describe(evaluation)}: "
             f"{why}; transformers refuses to start"
         ),
         fix=fix,
@@ -176,7 +133,7 @@ RULE = Rule(
     severity="error",
     summary="load_best_model_at_end with save and eval schedules that do not line up",
     check=check,
-    frameworks=("transformers", "trl", "llamafactory"),
+    needs=("trainer.checkpointing",),
     doc=__doc__,
     examples=(
         Example("hf_steps_not_multiple.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,)),

@@ -31,17 +31,15 @@ LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:100-102
 v1/config/model_args.py:36-41.
 """
 
-from batchlint.frameworks.llamafactory_v1 import attention
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    cp = plan.parallel.get("cp")
-    if cp is None or not cp.known or cp.value <= 1 or cp.span is None:
+    cp, args = plan.parallel["cp"], plan.settings
+    if not cp.known or cp.value <= 1 or cp.span is None:
         return
-    root = plan.document.root
-    engine = root.get("dist_config", "name")
-    if getattr(engine, "value", None) == "deepspeed":
+    engine = args.dist_engine
+    if engine is not None and engine.value == "deepspeed":
         yield Finding(
             span=cp.span,
             message=f"cp_size is {cp.value} with dist_config.name deepspeed: v1 context parallelism requires the "
@@ -49,15 +47,16 @@ def check(plan):
             fix="set dist_config.name: fsdp2, or cp_size: 1",
             related=(Related("dist_config.name = deepspeed", engine.span),),
         )
-    impl, node = attention(root)
+    attn = args.attn_implementation
+    impl = attn.value
     if impl is not None and impl != "flash_attention_2":
-        written = f"flash_attn is {impl}" if node is not None else "flash_attn is not set (default sdpa)"
+        written = f"flash_attn is {impl}" if attn.span is not None else f"flash_attn is not set (default {impl})"
         yield Finding(
             span=cp.span,
             message=f"cp_size is {cp.value}, but {written}: v1 sequence parallelism needs flash_attention_2 and the "
                     f"trainer refuses to start",
             fix="set flash_attn: flash_attention_2",
-            related=(Related(f"flash_attn = {impl}", node.span),) if node is not None else (),
+            related=(Related(f"flash_attn = {impl}", attn.span),) if attn.span is not None else (),
         )
 
 
@@ -79,7 +78,7 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory v1: cp_size > 1 without flash_attention_2 or with DeepSpeed",
     check=check,
-    frameworks=("llamafactory-v1",),
+    needs=("parallel.cp", "settings.attn_implementation"),
     doc=__doc__,
     examples=(
         Example("v1_cp_sdpa.yaml", _CONFIG.format(attention=""), flagged=(6,)),

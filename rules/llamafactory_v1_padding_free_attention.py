@@ -27,24 +27,22 @@ LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:164-169
 (`_create_batch_generator`); default attention v1/config/model_args.py:36-41.
 """
 
-from batchlint.frameworks.llamafactory_v1 import attention
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    strategy = root.get("batching_strategy")
-    if getattr(strategy, "value", None) != "padding_free":
+    strategy, attn = plan.settings.batching_strategy, plan.settings.attn_implementation
+    if strategy.value != "padding_free":
         return
-    impl, node = attention(root)
+    impl = attn.value
     if impl is None or impl == "flash_attention_2":
         return
-    written = f"flash_attn is {impl}" if node is not None else "flash_attn is not set (default sdpa)"
+    written = f"flash_attn is {impl}" if attn.span is not None else f"flash_attn is not set (default {impl})"
     yield Finding(
         span=strategy.span,
         message=f"batching_strategy padding_free needs flash_attention_2, but {written}: the trainer refuses to start",
         fix="set flash_attn: flash_attention_2",
-        related=(Related(f"flash_attn = {impl}", node.span),) if node is not None else (),
+        related=(Related(f"flash_attn = {impl}", attn.span),) if attn.span is not None else (),
     )
 
 
@@ -66,7 +64,7 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory v1: padding_free batching without flash_attention_2",
     check=check,
-    frameworks=("llamafactory-v1",),
+    needs=("settings.batching_strategy", "settings.attn_implementation"),
     doc=__doc__,
     examples=(
         Example("v1_padding_free_sdpa.yaml", _CONFIG.format(attention=""), flagged=(7,)),

@@ -86,8 +86,7 @@ RULE = Rule(
     severity="error",
     summary="NeMo: trainer.accumulate_grad_batches > 1 with a Megatron model",
     check=check,
-    needs=("settings",),
-    frameworks=("nemo",),
+    needs=("settings.accumulate_grad_batches",),
     doc=__doc__,
     examples=(
         Example("gpt_accumulate.yaml", _CONFIG.format(accumulate=4, global_=32), flagged=(5,)),

@@ -33,7 +33,6 @@ NeMo @ 8cfedd7 nemo/collections/nlp/modules/common/megatron/megatron_init.py:369
 NeMo 2 checks the first two in nemo/collections/llm/api.py:1401-1409.
 """
 
-from batchlint.frameworks.nemo import model_number
 from batchlint.rule import Example, Finding, Related, Rule
 
 
@@ -41,12 +40,12 @@ def check(plan):
     ep = plan.parallel.get("ep")
     if ep is None or not ep.known or ep.value <= 1 or ep.span is None:
         return
-    experts = model_number(plan.document.get("model"), "num_moe_experts")
-    if experts is None or (experts.value is None and experts.span is not None):
+    experts = plan.settings.num_moe_experts
+    if experts.value is None:
         yield Finding(
             span=ep.span,
-            message=f"{ep.describe()} splits experts over ranks, but model.num_moe_experts is not set: megatron-core refuses to start",
-            fix=f"set model.num_moe_experts to a multiple of {ep.value}, or {ep.key} to 1",
+            message=f"{ep.describe()} splits experts over ranks, but {experts.key} is not set: megatron-core refuses to start",
+            fix=f"set {experts.key} to a multiple of {ep.value}, or {ep.key} to 1",
         )
         return
     if experts.known and experts.value % ep.value:
@@ -99,7 +98,7 @@ RULE = Rule(
     severity="error",
     summary="NeMo: expert parallelism that the experts or the GPUs cannot split",
     check=check,
-    frameworks=("nemo",),
+    needs=("parallel.ep", "settings.num_moe_experts"),
     doc=__doc__,
     examples=(
         Example("experts_6.yaml", _CONFIG.format(tp=1, experts=6), flagged=(9,)),

@@ -29,20 +29,18 @@ NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
 megatron_base_model.py:1089-1090 (`_validate_and_override_config`).
 """
 
-from batchlint.frameworks.facts import flag
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    model = plan.document.get("model")
-    fsdp, fp8 = flag(model.get("fsdp"), "model.fsdp"), flag(model.get("fp8"), "model.fp8")
+    fsdp, fp8 = plan.settings.fsdp, plan.settings.fp8
     if fsdp is None or fp8 is None or fsdp.value is not True or fp8.value is not True:
         return
     yield Finding(
         span=fp8.span,
-        message="model.fp8 is true with model.fsdp true: NeMo's Torch FSDP does not support FP8 and refuses to start",
-        fix="turn model.fsdp off (tensor/pipeline parallelism with the distributed optimizer), or model.fp8 off",
-        related=(Related("model.fsdp enabled here", fsdp.span),),
+        message=f"{fp8.key} is true with {fsdp.key} true: NeMo's Torch FSDP does not support FP8 and refuses to start",
+        fix=f"turn {fsdp.key} off (tensor/pipeline parallelism with the distributed optimizer), or {fp8.key} off",
+        related=(Related(f"{fsdp.key} enabled here", fsdp.span),),
     )
 
 
@@ -62,7 +60,7 @@ RULE = Rule(
     severity="error",
     summary="NeMo: Torch FSDP together with FP8",
     check=check,
-    frameworks=("nemo",),
+    needs=("settings.fsdp", "settings.fp8"),
     doc=__doc__,
     examples=(
         Example("fsdp_fp8.yaml", _CONFIG.format(fsdp="true"), flagged=(7,)),

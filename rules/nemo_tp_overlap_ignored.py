@@ -34,23 +34,21 @@ megatron_base_model.py:1019-1025 (sequence parallel off with tp 1), then
 1072-1087 (`ub_tp_comm_overlap` off without sequence parallel or with FSDP).
 """
 
-from batchlint.frameworks.facts import flag
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    model = plan.document.get("model")
-    overlap = flag(model.get("ub_tp_comm_overlap"), "model.ub_tp_comm_overlap")
+    overlap = plan.settings.ub_tp_comm_overlap
     if overlap is None or overlap.value is not True:
         return
     tp = plan.parallel.get("tp")
-    reason = _why_off(model, tp)
+    reason = _why_off(plan.settings, tp)
     if reason is None:
         return
     why, culprit = reason
     yield Finding(
         span=overlap.span,
-        message=f"model.ub_tp_comm_overlap is true{_with(tp)} but {why}: NeMo silently sets it to false",
+        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo silently sets it to false",
         fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
         related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
     )
@@ -60,15 +58,13 @@ def _with(tp) -> str:
     return f" with {tp.describe()}" if tp is not None and tp.known and tp.value != 1 else ""
 
 
-def _why_off(model, tp):
-    """(why, the fact behind it or None), or None when the overlap stays on or it cannot be known."""
-    fsdp = flag(model.get("fsdp"), "model.fsdp")
+def _why_off(settings, tp):
+    """(why, the fact behind it), or None when the overlap stays on or it cannot be known."""
+    fsdp, sp = settings.fsdp, settings.sequence_parallel
     if fsdp is not None and fsdp.value:
-        return "model.fsdp is true (no userbuffer overlap under Torch FSDP)", fsdp
-    node = model.get("sequence_parallel")
-    sp = flag(node, "model.sequence_parallel")
-    if node is None or (sp is not None and sp.value is False):
-        return "model.sequence_parallel is not enabled (the overlap is for sequence-parallel communication)", sp
+        return f"{fsdp.key} is true (no userbuffer overlap under Torch FSDP)", fsdp
+    if sp is not None and sp.value is False:
+        return f"{sp.key} is not enabled (the overlap is for sequence-parallel communication)", sp
     if sp is not None and tp is not None and tp.known and tp.value == 1:
         return f"sequence parallelism is turned off with {tp.describe()} of 1", tp
     return None
@@ -91,7 +87,7 @@ RULE = Rule(
     severity="warning",
     summary="NeMo: ub_tp_comm_overlap without sequence parallelism (or with FSDP) is silently off",
     check=check,
-    frameworks=("nemo",),
+    needs=("settings.ub_tp_comm_overlap",),
     doc=__doc__,
     examples=(
         Example("overlap_no_sp.yaml", _CONFIG.format(tp=4, sp="false"), flagged=(8,)),

@@ -35,15 +35,14 @@ megatron_base_model.py:180-193 (vp 1 means none; the chunk assertion);
 megatron-core core_v0.14.0 megatron/core/parallel_state.py:656-660.
 """
 
-from batchlint.frameworks.nemo import model_number
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    model = plan.document.get("model")
-    vp = model_number(model, "virtual_pipeline_model_parallel_size")
+    settings = plan.settings
+    vp = settings.virtual_pipeline_model_parallel_size
     pp = plan.parallel.get("pp")
-    if vp is None or not vp.known or vp.value <= 1 or pp is None or not pp.known or pp.value < 1:
+    if not vp.known or vp.value <= 1 or pp is None or not pp.known or pp.value < 1:
         return
     if pp.value == 1:
         yield Finding(
@@ -56,8 +55,8 @@ def check(plan):
             related=(Related(f"{pp.key} = 1", pp.span),) if pp.span else (),
         )
         return
-    layers = model_number(model, "num_layers")
-    if layers is None or not layers.known or _split_accounted(model):
+    layers = settings.num_layers
+    if layers is None or not layers.known or _split_accounted(settings):
         return
     per_stage = layers.value // pp.value
     if per_stage % vp.value == 0:
@@ -73,9 +72,9 @@ def check(plan):
     )
 
 
-def _split_accounted(model) -> bool:
-    keys = ("account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split")
-    return all(getattr(model.get(key), "value", False) is True for key in keys)
+def _split_accounted(settings) -> bool:
+    flags = (settings.account_for_embedding_in_pipeline_split, settings.account_for_loss_in_pipeline_split)
+    return all(f is not None and f.value is True for f in flags)
 
 
 _CONFIG = """\
@@ -95,7 +94,7 @@ RULE = Rule(
     severity="error",
     summary="NeMo: an interleaved (virtual) pipeline that the layers or the pipeline size cannot give",
     check=check,
-    frameworks=("nemo",),
+    needs=("parallel.pp", "settings.virtual_pipeline_model_parallel_size"),
     doc=__doc__,
     examples=(
         Example("vp_uneven.yaml", _CONFIG.format(layers=30, pp=4, vp=2), flagged=(8,)),

@@ -38,21 +38,15 @@ openrlhf/cli/train_ppo_ray.py:55-63 (vLLM engines), 41-46 (actor and ref),
 (defaults), 419 (kl.init_coef default 0.01).
 """
 
-from batchlint.frameworks import openrlhf
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    if openrlhf.entry(plan.document) != "train_ppo_ray":
-        return
-    root, world = plan.document.root, plan.world_size
-    engines = openrlhf.fact(root, "vllm.num_engines")
-    vllm_tp = openrlhf.fact(root, "vllm.tensor_parallel_size", default=1)
-    colocate, is_async = openrlhf.switch(root, "train.colocate_all"), openrlhf.switch(root, "train.async_enable")
-    yield from _same_group(root, "actor", "ref", ("train.colocate_actor_ref", "train.colocate_all"), _kl_on(root))
-    estimator = getattr(openrlhf.get(root, "algo.advantage.estimator")[0], "value", "gae")
-    yield from _same_group(root, "critic", "reward", ("train.colocate_critic_reward",), estimator == "gae")
-    if not (colocate.value and not is_async.value and engines is not None and engines.positive and vllm_tp.positive
+    args, world = plan.settings.ppo, plan.world_size
+    engines, vllm_tp, colocate = args.vllm_engines, args.vllm_tp, args.colocate_all
+    yield from _same_group(args, "actor", "ref", (args.colocate_actor_ref, args.colocate_all), args.uses_ref)
+    yield from _same_group(args, "critic", "reward", (args.colocate_critic_reward,), args.uses_critic)
+    if not (colocate.value and not args.async_enable.value and engines.positive and vllm_tp.positive
             and world is not None and world.positive):
         return
     product = engines.value * vllm_tp.value
@@ -70,22 +64,14 @@ def check(plan):
     )
 
 
-def _kl_on(root):
-    """--algo.kl.init_coef > 0 (default 0.01, train_ppo_ray.py:419): only then is the actor/ref check made."""
-    node, _ = openrlhf.get(root, "algo.kl.init_coef")
-    value = getattr(node, "value", 0.01) if node is not None else 0.01
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-
-
-def _same_group(root, first, second, switches, applies):
+def _same_group(args, first, second, switches, applies):
     """Colocated roles share one placement group: the same nodes and GPUs per node (train_ppo_ray.py:41-46, 109-113)."""
-    on = next((s for s in (openrlhf.switch(root, key) for key in switches) if s.value), None)
+    on = next((s for s in switches if s.value), None)
     if on is None or not applies:
         return
     shapes = []
     for role in (first, second):
-        nodes = openrlhf.fact(root, f"{role}.num_nodes", default=1)
-        gpus = openrlhf.fact(root, f"{role}.num_gpus_per_node", default=8)
+        nodes, gpus = args.roles[role].nodes, args.roles[role].gpus
         if not (nodes.known and gpus.known):
             return
         shapes.append((nodes, gpus))
@@ -121,7 +107,7 @@ RULE = Rule(
     severity="error",
     summary="OpenRLHF PPO: colocated roles on different GPUs (vLLM engines x tp vs the actor, actor vs ref, critic vs reward)",
     check=check,
-    frameworks=("openrlhf",),
+    needs=("settings.ppo",),
     doc=__doc__,
     examples=(
         Example("colocate_6_on_8.sh", _PPO.format(engines=3, extra=""), flagged=(4,)),

@@ -36,27 +36,25 @@ openrlhf/cli/train_sft.py:321-322, train_dpo.py:355-356, train_rm.py:332-333
 on), 655-661 (packing needs vLLM), 232 (vllm.num_engines default None).
 """
 
-from batchlint.frameworks import openrlhf
 from batchlint.rule import Example, Finding, Rule
 
 
 def check(plan):
-    name = openrlhf.entry(plan.document)
-    ring, packing = plan.parallel.get("sp"), plan.packing
-    if name in ("train_sft", "train_dpo", "train_rm"):
+    args, ring, packing = plan.settings, plan.parallel.get("sp"), plan.packing
+    if args.ring_needs_packing:
         if ring is not None and ring.known and ring.value > 1 and packing is not None and packing.value is False:
             yield Finding(
                 span=ring.span,
-                message=(f"{ring.describe()} but {packing.key} is not set: {name} asserts \"packing_samples must "
+                message=(f"{ring.describe()} but {packing.key} is not set: {args.entry} asserts \"packing_samples must "
                          f"be enabled when using ring attention\" and refuses to start"),
                 fix=f"add {packing.key}, or drop {ring.key}",
             )
-    elif name == "train_ppo_ray" and packing is not None and packing.value is True:
-        engines = openrlhf.fact(plan.document.root, "vllm.num_engines")
-        if engines is None or (engines.known and engines.value <= 0):
-            shown = engines.describe() if engines is not None else "--vllm.num_engines (not set)"
+    elif args.ppo is not None and packing is not None and packing.value is True:
+        engines = args.ppo.vllm_engines
+        if engines.value is None or (engines.known and engines.value <= 0):
+            shown = engines.describe() if engines.value is not None else f"{engines.key} (not set)"
             yield Finding(
-                span=packing.span or (engines.span if engines is not None else None),
+                span=packing.span or engines.span,
                 message=(f"{packing.describe()} but {shown}: train_ppo_ray asserts \"Only support "
                          f"`--packing_samples` with vLLM\" and refuses to start"),
                 fix=f"set --vllm.num_engines to 1 or more, or drop {packing.key}",
@@ -83,7 +81,7 @@ RULE = Rule(
     severity="error",
     summary="OpenRLHF: ring attention without --ds.packing_samples (SFT/DPO/RM), packing without vLLM (PPO)",
     check=check,
-    frameworks=("openrlhf",),
+    needs=("settings.ring_needs_packing",),
     doc=__doc__,
     examples=(
         Example("sft_ring_no_packing.sh", _SFT.format(extra=""), flagged=(4,)),

@@ -32,28 +32,24 @@ mmengine 0.10.6 mmengine/dataset/sampler.py:48 and 125,
 xtuner/dataset/samplers/length_grouped.py:81.
 """
 
-from batchlint.frameworks.xtuner import sampler_spec
 from batchlint.rule import Edit, Example, Finding, Rule
 
 
 def check(plan):
-    sp, sampler = plan.parallel.get("sp"), plan.sampler
-    if sp is None or not sp.known or sp.value <= 1 or sampler is None:
-        return
-    spec = sampler_spec(sampler.value)
-    if spec is None or spec.by_dp_rank:
+    sp, sampler = plan.parallel["sp"], plan.sampler
+    if not sp.known or sp.value <= 1 or plan.settings.sampler.spec.by_dp_rank:
         return
     name = sampler.value.name
     message = (
         f"{name} splits the data over all W ranks, but with {sp.key} ({sp.value}) the {sp.value} ranks of a "
         f"sequence-parallel group must read the same sample: the job hangs or trains on mixed sequences"
     )
-    unused = plan.document.namespace.get("sampler")
+    unused = plan.settings.unused_sampler
     edits = ()
-    if "sampler" in plan.document.unused and unused is not None:
-        message += f"; the `sampler` variable (line {plan.document.root.key_spans['sampler'].line}) is computed but not used"
+    if unused is not None:
+        message += f"; the `sampler` variable (line {unused.assigned.line}) is computed but not used"
         fix = "use `type=sampler`"
-        if sp.key in unused.deps:  # it follows sp: using it is the whole fix
+        if unused.follows_sp:  # it follows sp: using it is the whole fix
             edits = (Edit(sampler.span, "sampler"),)
     else:
         fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"
@@ -78,7 +74,7 @@ RULE = Rule(
     severity="error",
     summary="a sampler that splits by global rank under sequence parallelism",
     check=check,
-    frameworks=("xtuner",),
+    needs=("parallel.sp", "sampler", "settings.sampler"),
     doc=__doc__,
     examples=(
         Example("sp_default_sampler.py", _CONFIG.format(sp=4, sampler="DefaultSampler"), flagged=(9,)),

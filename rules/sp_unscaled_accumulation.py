@@ -34,17 +34,14 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 `accumulative_counts *= sequence_parallel_size`.
 """
 
-import re
-
-from batchlint.document import Span
 from batchlint.rule import Edit, Example, Finding, Rule
 
 
 def check(plan):
-    sp, ga, micro = plan.parallel.get("sp"), plan.grad_accum, plan.micro_batch
-    if sp is None or not sp.known or sp.value <= 1 or ga is None or not ga.known or ga.value < 1:
+    sp, ga, micro = plan.parallel["sp"], plan.grad_accum, plan.micro_batch
+    if not sp.known or sp.value <= 1 or not ga.known or ga.value < 1:
         return
-    if ga.node is not None and sp.key in ga.node.deps:
+    if plan.settings.accumulation.follows_sp:
         return  # derived from sp: scaled (or deliberately not) in the open
     per_device = micro.value if micro is not None and micro.known else None
     batch = _batches(plan, per_device, ga.value, sp.value)
@@ -65,15 +62,10 @@ def check(plan):
 
 def _insert_scaling(plan, ga, sp) -> tuple:
     """`name *= sequence_parallel_size` on the line after `name = <literal>`, same indentation."""
-    if ga.span is None or ga.span.line != ga.span.end_line:
-        return ()
-    lines = plan.document.text.splitlines()
-    line = lines[ga.span.line - 1] if ga.span.line <= len(lines) else ""
-    if not re.match(rf"\s*{re.escape(ga.key)}\s*=\s*\d+\s*(#.*)?$", line):
+    written = plan.settings.accumulation
+    if written.line_end is None:
         return ()  # not a plain literal assignment: leave it to the author
-    indent = line[: len(line) - len(line.lstrip())]
-    end = Span(ga.span.line, len(line) + 1, ga.span.line, len(line) + 1)
-    return (Edit(end, f"\n{indent}{ga.key} *= {sp.key}"),)
+    return (Edit(written.line_end, f"\n{written.indent}{ga.key} *= {sp.key}"),)
 
 
 def _batches(plan, per_device, ga, sp):
@@ -114,7 +106,7 @@ RULE = Rule(
     severity="warning",
     summary="XTuner accumulation is not scaled by sequence_parallel_size",
     check=check,
-    frameworks=("xtuner",),
+    needs=("parallel.sp", "grad_accum", "settings.accumulation"),
     doc=__doc__,
     examples=(
         Example("sp4_unscaled.py", _CONFIG.format(sp=4, ga=16, scaling=""), flagged=(7,), world_size=8),

@@ -28,25 +28,22 @@ ms-swift 3602360: swift/arguments/base_args/base_args.py:125-138
 Megatron arguments run too: swift/megatron/arguments/megatron_base_args.py:34-38).
 """
 
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.swift_megatron import lookup
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    lazy = flag(lookup(root, "lazy_tokenize"), "lazy_tokenize")
+    tokenizing = plan.settings.tokenizing
+    lazy = tokenizing.lazy_tokenize
     if lazy is None or lazy.value is not True:
         return
-    for key in ("packing", "streaming"):
-        other = flag(lookup(root, key), key)
+    for other in (tokenizing.packing, tokenizing.streaming):
         if other is not None and other.value:
             yield Finding(
                 span=lazy.span,
-                message=f"lazy_tokenize is true together with {key} (line {other.span.line}); ms-swift "
+                message=f"{lazy.key} is true together with {other.key} (line {other.span.line}); ms-swift "
                         f"refuses the combination and does not start",
-                fix="remove lazy_tokenize (ms-swift turns it off for packed and streamed data)",
-                related=(Related(f"{key} enabled here", other.span),),
+                fix=f"remove {lazy.key} (ms-swift turns it off for packed and streamed data)",
+                related=(Related(f"{other.key} enabled here", other.span),),
             )
             return
 
@@ -67,7 +64,7 @@ RULE = Rule(
     severity="error",
     summary="ms-swift: lazy_tokenize together with packing or streaming",
     check=check,
-    frameworks=("swift", "swift-megatron"),
+    needs=("settings.tokenizing",),
     doc=__doc__,
     examples=(
         Example("packing_lazy.yaml", _CONFIG.format(lazy="true"), flagged=(5,)),

@@ -31,15 +31,11 @@ ms-swift 3602360: swift/megatron/arguments/megatron_args.py:803-804
 it on in swift/megatron/arguments/megatron_base_args.py:35-37.
 """
 
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.swift_megatron import lookup, padding_free
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    grouping = flag(lookup(root, "group_by_length"), "group_by_length")
-    free = padding_free(root)
+    grouping, free = plan.settings.group_by_length, plan.settings.padding_free
     if grouping is None or grouping.value is not True or free is None or free.value is not True:
         return
     if free.span is None:
@@ -72,7 +68,7 @@ RULE = Rule(
     severity="error",
     summary="ms-swift Megatron: group_by_length while padding_free is on (its default)",
     check=check,
-    frameworks=("swift-megatron",),
+    needs=("settings.group_by_length",),
     doc=__doc__,
     examples=(
         Example("megatron_grouped_default.yaml", _CONFIG.format(padding=""), flagged=(5,)),

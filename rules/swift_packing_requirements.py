@@ -31,7 +31,6 @@ called from `SftArguments.__post_init__`), swift/arguments/rlhf_args.py:709-717;
 attn_impl default swift/arguments/base_args/model_args.py:79.
 """
 
-from batchlint.frameworks.facts import flag
 from batchlint.rule import Example, Finding, Related, Rule
 
 FLASH = ("flash_attn", "flash_attention_2", "flash_attention_3", "flash_attention_4")
@@ -39,24 +38,23 @@ PACKING_RLHF = ("grpo", "dpo", "kto", "gkd")
 
 
 def check(plan):
-    root = plan.document.root
-    enabled = [f for f in (flag(root.get(k), k) for k in ("packing", "padding_free")) if f is not None and f.value]
+    args = plan.settings
+    enabled = [f for f in (args.packing, args.padding_free) if f is not None and f.value]
     if not enabled:
         return
-    feature = enabled[0]
-    attn = root.get("attn_impl")
-    impl = getattr(attn, "value", None)
-    if impl not in FLASH and not (attn is None and _loads_checkpoint_args(root)):
-        shown = f"attn_impl is {impl} (line {attn.span.line})" if attn is not None else "attn_impl is not set"
+    feature, attn = enabled[0], args.attn_impl
+    impl = attn.value
+    if impl not in FLASH and not args.attn_impl_from_checkpoint:
+        shown = f"attn_impl is {impl} (line {attn.span.line})" if attn.span is not None else "attn_impl is not set"
         yield Finding(
             span=feature.span,
             message=f"{feature.key} needs a flash-attention attn_impl ({', '.join(FLASH)}), but {shown}: "
                     f"ms-swift refuses to start",
             fix="set attn_impl: flash_attn (or flash_attention_2/3/4)",
-            related=(Related(f"attn_impl = {impl}", attn.span),) if attn is not None else (),
+            related=(Related(f"attn_impl = {impl}", attn.span),) if attn.span is not None else (),
         )
-    rlhf = root.get("rlhf_type")
-    kind = getattr(rlhf, "value", None)
+    rlhf = plan.rl.algorithm if plan.rl is not None else None
+    kind = rlhf.value if rlhf is not None else None
     if rlhf is not None and kind not in PACKING_RLHF:
         yield Finding(
             span=feature.span,
@@ -65,12 +63,6 @@ def check(plan):
             fix=f"set {feature.key}: false",
             related=(Related(f"rlhf_type = {kind}", rlhf.span),),
         )
-
-
-def _loads_checkpoint_args(root):
-    """load_args: true fills an unset attn_impl from a checkpoint's args.json (base_args.py:236-268)."""
-    node = flag(root.get("load_args"), "load_args")
-    return node is not None and node.value
 
 
 _CONFIG = """\
@@ -89,7 +81,7 @@ RULE = Rule(
     severity="error",
     summary="ms-swift: packing or padding_free without a flash attn_impl, or for an RLHF type that cannot pack",
     check=check,
-    frameworks=("swift",),
+    needs=("settings.attn_impl",),
     doc=__doc__,
     examples=(
         Example("packing_no_attn.yaml", _CONFIG.format(attention=""), flagged=(5,)),

@@ -39,49 +39,25 @@ experiments/transformers_modeling_backend/infra/parallelize.py:74 and
 experiments/simple_fsdp; config defaults in config/job_config.py (`Compile`).
 """
 
-from batchlint.document import Scalar, Sequence
-from batchlint.frameworks.torchtitan import model_name, parallelism_value
 from batchlint.rule import Example, Finding, Related, Rule
-
-_ASYNC_TP_MODELS = {
-    "llama3", "llama3_ft", "llama4", "deepseek_v3", "transformers_modeling_backend",
-    "simple_fsdp.llama3", "simple_fsdp.deepseek_v3",
-}
 
 
 def check(plan):
-    tp = plan.parallel["tp"]
-    enabled, node = parallelism_value(plan.document, "enable_async_tensor_parallel", False)
-    if enabled is not True or not (tp.known and tp.value > 1) or model_name(plan.document) not in _ASYNC_TP_MODELS:
+    titan, tp = plan.settings, plan.parallel["tp"]
+    enabled, compiled = titan.async_tp, titan.compile_model
+    if enabled.value is not True or not (tp.known and tp.value > 1) or not titan.model_support.async_tp:
         return
-    compiled = _model_compiled(plan.document)
-    if compiled is not False:
+    if compiled.value is not False:
         return
     related = (Related(f"{tp.key} = {tp.value}", tp.span),) if tp.span else ()
-    compile_node = plan.document.get("compile")
-    if compile_node is not None:
-        related += (Related("[compile] does not compile the model", compile_node.span),)
+    if compiled.span is not None:
+        related += (Related("[compile] does not compile the model", compiled.span),)
     yield Finding(
-        span=node.span,
+        span=enabled.span,
         message=f"async tensor parallelism with {tp.describe()} needs torch.compile of the model, which [compile] does not enable: the job refuses to start",
         fix='set [compile] enable = true with "model" in components, or enable_async_tensor_parallel = false',
         related=related,
     )
-
-
-def _model_compiled(doc):
-    """True/False when `[compile]` does/does not compile the model; None when unknown."""
-    enable = doc.get("compile", "enable")
-    components = doc.get("compile", "components")
-    if enable is not None and not (isinstance(enable, Scalar) and isinstance(enable.value, bool)):
-        return None
-    if enable is None or enable.value is False:
-        return False  # the default is enable = false
-    if components is None:
-        return True  # the default is ["model", "loss"]
-    if not isinstance(components, Sequence) or not all(isinstance(c, Scalar) for c in components.items):
-        return None
-    return "model" in [c.value for c in components.items]
 
 
 _TITAN = """\
@@ -104,7 +80,7 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: async tensor parallelism without torch.compile of the model",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.tp", "settings.model_support", "settings.async_tp", "settings.compile_model"),
     doc=__doc__,
     examples=(
         Example("titan_async_tp_eager.toml", _TITAN.format(enable="false"), flagged=(7,)),

@@ -37,24 +37,19 @@ branch in llama4 :181-219, qwen3 :142-180, deepseek_v3 :162-200, gpt_oss
 distributed/parallel_dims.py:313-335 (`dp_replicate_enabled`, `fsdp_enabled`).
 """
 
-from batchlint.frameworks.torchtitan import model_name, resolved_shard
 from batchlint.rule import Example, Finding, Related, Rule
-
-_DDP_CHECKED = {"llama3", "llama3_ft", "llama4", "qwen3", "deepseek_v3", "gpt_oss", "vlm", "transformers_modeling_backend"}
-_SHARDED_WITH_EP = {"llama4", "deepseek_v3", "gpt_oss"}
 
 
 def check(plan):
-    p = plan.parallel
-    model = model_name(plan.document)
-    if model not in _DDP_CHECKED or not all(p[k].known for k in ("dp_replicate", "cp", "tp", "pp", "ep")):
+    p, model = plan.parallel, plan.settings.model_support
+    if not model.refuses_ddp or not all(p[k].known for k in ("dp_replicate", "cp", "tp", "pp", "ep")):
         return
     replicate, cp, tp, pp = p["dp_replicate"], p["cp"], p["tp"], p["pp"]
     if replicate.value <= 1 or cp.value != 1 or tp.value * pp.value <= 1 or min(tp.value, pp.value) < 1:
         return
-    if model in _SHARDED_WITH_EP and p["ep"].value > 1:
+    if model.sharded_with_ep and p["ep"].value > 1:
         return
-    if resolved_shard(p, plan.world_size) != 1:
+    if plan.settings.shard_degree.value != 1:
         return
     world = plan.world_size
     if world is not None and world.known and world.value != replicate.value * tp.value * pp.value:
@@ -91,7 +86,8 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: DDP (replicate degree > 1 without sharding) combined with tensor or pipeline parallelism",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.dp_replicate", "parallel.dp_shard", "parallel.cp", "parallel.tp", "parallel.pp", "parallel.ep",
+           "settings.model_support", "settings.shard_degree"),
     doc=__doc__,
     examples=(
         Example("titan_ddp_tp.toml", _TITAN.format(shard=1), flagged=(6,)),

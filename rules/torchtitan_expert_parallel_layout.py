@@ -41,10 +41,7 @@ the world mesh); the mesh is built at start-up by `set_determinism` when W > 1
 models/llama4/infra/parallelize.py:114-126, models/deepseek_v3/infra/parallelize.py:100-112.
 """
 
-from batchlint.frameworks.torchtitan import model_name, parallelism_value, resolved_shard
 from batchlint.rule import Example, Finding, Related, Rule
-
-_DEEPEP_MODELS = {"llama4", "deepseek_v3"}
 
 
 def check(plan):
@@ -65,7 +62,8 @@ def check(plan):
 
 
 def _mesh(plan, ep, etp, tp):
-    shard = resolved_shard(plan.parallel, plan.world_size)
+    resolved = plan.settings.shard_degree
+    shard = resolved.value if resolved is not None else None
     cp, replicate, pp = (plan.parallel[k] for k in ("cp", "dp_replicate", "pp"))
     if shard is None or not all(f.known and f.value >= 1 for f in (cp, replicate, pp)) or ep.value * etp.value == 1:
         return
@@ -89,8 +87,8 @@ def _mesh(plan, ep, etp, tp):
 
 
 def _deepep(plan, ep, etp):
-    backend, node = parallelism_value(plan.document, "expert_parallel_comm_backend", "standard")
-    if backend != "deepep" or model_name(plan.document) not in _DEEPEP_MODELS:
+    backend = plan.settings.ep_comm_backend
+    if backend.value != "deepep" or not plan.settings.model_support.deepep:
         return
     if ep.value == 1:
         why, fix = f"DeepEP requires {ep.key} > 1", f"set {ep.key} > 1, or expert_parallel_comm_backend to \"standard\""
@@ -98,7 +96,7 @@ def _deepep(plan, ep, etp):
         why, fix = f"DeepEP does not support {etp.describe()}", f"set {etp.key} to 1, or use the \"standard\" backend"
     else:
         return
-    yield Finding(span=node.span, message=f"{why}: the model's parallelize function raises at start-up", fix=fix,
+    yield Finding(span=backend.span, message=f"{why}: the model's parallelize function raises at start-up", fix=fix,
                   related=_related(ep, etp))
 
 
@@ -124,7 +122,8 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: expert-parallel degrees the device mesh cannot hold (etp not 1 or tp, ep x etp not dividing the ranks)",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.ep", "parallel.etp", "parallel.tp", "parallel.cp", "parallel.dp_replicate", "parallel.pp",
+           "settings.model_support", "settings.ep_comm_backend"),
     doc=__doc__,
     examples=(
         Example("titan_etp_4.toml", _TITAN.format(shard=-1, ep=4, etp=4), flagged=(9,)),

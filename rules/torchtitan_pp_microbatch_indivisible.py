@@ -36,22 +36,21 @@ torchtitan/distributed/pipeline_parallel.py:186-194 @ v0.2.2
 (`build_pipeline_schedule`, reached from train.py:218-239 when pp > 1).
 """
 
-from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
 def check(plan):
-    pp, local = plan.parallel["pp"], plan.micro_batch
-    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or pipelining_refused(plan.document):
+    pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
+    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
         return
-    size, node = parallelism_value(plan.document, "pipeline_parallel_microbatch_size", 1)
-    if node is None or not isinstance(size, int) or isinstance(size, bool):
+    written = titan.pp_microbatch_size
+    size, key = written.value, written.key
+    if written.span is None or not isinstance(size, int) or isinstance(size, bool):
         return
-    key = "[parallelism] pipeline_parallel_microbatch_size"
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (local, pp) if f.span)
     if size < 1:
         yield Finding(
-            span=node.span,
+            span=written.span,
             message=f"{key} is {size}; with {pp.describe()} TorchTitan divides {local.describe()} by it and the job fails",
             fix=f"set {key} to a divisor of {local.value} (1 gives {local.value} microbatches)",
             related=related,
@@ -59,7 +58,7 @@ def check(plan):
     elif local.value % size:
         nearest = largest_divisor(local.value, size - 1)
         yield Finding(
-            span=node.span,
+            span=written.span,
             message=(
                 f"{local.describe()} is not divisible by {key} ({size}) = {local.value / size:g} microbatches; "
                 f"with {pp.describe()} TorchTitan refuses to build the pipeline schedule"
@@ -90,7 +89,7 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: local_batch_size not a multiple of pipeline_parallel_microbatch_size under pipeline parallelism",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.pp", "micro_batch", "settings.model_support", "settings.pp_microbatch_size"),
     doc=__doc__,
     examples=(
         Example("titan_pp_6_by_4.toml", _TITAN.format(local=6, pp=2), flagged=(11,)),

@@ -44,18 +44,16 @@ warning, schedule construction); torch/distributed/pipelining/schedules.py
 ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
 """
 
-from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    pp, local = plan.parallel["pp"], plan.micro_batch
-    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or pipelining_refused(plan.document):
+    pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
+    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
         return
-    size, size_node = parallelism_value(plan.document, "pipeline_parallel_microbatch_size", 1)
-    schedule, schedule_node = parallelism_value(plan.document, "pipeline_parallel_schedule", "1F1B")
-    csv, _ = parallelism_value(plan.document, "pipeline_parallel_schedule_csv", "")
-    if csv != "" or not isinstance(schedule, str) or not isinstance(size, int) or size < 1 or local.value % size:
+    size, schedule = titan.pp_microbatch_size.value, titan.pp_schedule.value
+    if (titan.pp_schedule_csv.value != "" or not isinstance(schedule, str) or not isinstance(size, int) or size < 1
+            or local.value % size):
         return  # a CSV schedule is loaded at run time; a bad microbatch size is BL110's finding
     count = local.value // size
     problem = _refusal(schedule, count, pp.value)
@@ -67,10 +65,10 @@ def check(plan):
     if span is None:
         return
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (pp,) if f.span)
-    if schedule_node is not None:
-        related += (Related(f"pipeline_parallel_schedule = {schedule!r}", schedule_node.span),)
-    if size_node is not None:
-        related += (Related(f"pipeline_parallel_microbatch_size = {size}", size_node.span),)
+    if titan.pp_schedule.span is not None:
+        related += (Related(f"pipeline_parallel_schedule = {schedule!r}", titan.pp_schedule.span),)
+    if titan.pp_microbatch_size.span is not None:
+        related += (Related(f"pipeline_parallel_microbatch_size = {size}", titan.pp_microbatch_size.span),)
     yield Finding(
         span=span,
         message=f"{counted} gives {count} microbatch{'es' if count != 1 else ''}, but {why}: the job refuses to start",
@@ -116,7 +114,8 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: a microbatch count the pipeline schedule refuses (fewer than the stages for 1F1B)",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.pp", "micro_batch", "settings.model_support", "settings.pp_microbatch_size",
+           "settings.pp_schedule", "settings.pp_schedule_csv"),
     doc=__doc__,
     examples=(
         Example("titan_1f1b_1_of_4.toml", _TITAN.format(local=1, schedule=""), flagged=(6,)),

@@ -32,20 +32,18 @@ models/flux/__init__.py:113, models/qwen3/__init__.py:199,
 models/gpt_oss/__init__.py:85, experiments/vlm/__init__.py:54.
 """
 
-from batchlint.frameworks.torchtitan import model_name, pipelining_refused
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    pp = plan.parallel["pp"]
-    if not (pp.known and pp.value > 1 and pp.span is not None) or not pipelining_refused(plan.document):
+    pp, model = plan.parallel["pp"], plan.settings.model
+    if not (pp.known and pp.value > 1 and pp.span is not None) or plan.settings.model_support.pipelining:
         return
-    name = plan.document.get("model", "name")
     yield Finding(
         span=pp.span,
-        message=f"{pp.describe()}, but TorchTitan's {model_name(plan.document)} model has no pipelining support: the trainer refuses to start",
+        message=f"{pp.describe()}, but TorchTitan's {model.value} model has no pipelining support: the trainer refuses to start",
         fix=f"set {pp.key} to 1 and use tensor or data parallelism instead",
-        related=(Related(f"model {model_name(plan.document)}", name.span),) if name is not None else (),
+        related=(Related(f"model {model.value}", model.span),) if model.span is not None else (),
     )
 
 
@@ -64,7 +62,7 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: pipeline parallelism for a model without pipelining support",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.pp", "settings.model", "settings.model_support"),
     doc=__doc__,
     examples=(
         Example("titan_qwen3_pp.toml", _TITAN.format(model="qwen3"), flagged=(6,)),

@@ -31,15 +31,17 @@ local_batch_size = 8
 ## Source
 torchtitan/config/manager.py:160-171 @ v0.2.2 (`_dict_to_dataclass`); the key
 set is the fields of JobConfig and its nested dataclasses in
-torchtitan/config/job_config.py @ v0.2.2 (embedded in
-batchlint/frameworks/torchtitan.py, checked against the installed package by
-tests/test_fw_torchtitan.py); custom modules: manager.py:86-116.
+torchtitan/config/job_config.py @ v0.2.2 (generated into
+batchlint/frameworks/torchtitan_keys.py by tools/generate_torchtitan_keys.py,
+checked against the installed package by tests/test_fw_torchtitan.py); custom
+modules: manager.py:86-116.
 """
 
 import difflib
 
 from batchlint.document import Mapping
-from batchlint.frameworks.torchtitan import JOB_CONFIG_KEYS, custom_config_module
+from batchlint.frameworks.torchtitan import custom_config_module
+from batchlint.frameworks.torchtitan_keys import JOB_CONFIG_KEYS
 from batchlint.rule import Example, Finding, Rule
 
 # Keys renamed between releases: (section, old) -> (new, what changed).

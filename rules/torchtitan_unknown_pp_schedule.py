@@ -33,7 +33,6 @@ torch/distributed/pipelining/schedules.py:3620-3645 @ torch 2.13.0
 
 import difflib
 
-from batchlint.frameworks.torchtitan import parallelism_value, pipelining_refused
 from batchlint.rule import Example, Finding, Rule
 
 SCHEDULES = (
@@ -43,15 +42,15 @@ SCHEDULES = (
 
 
 def check(plan):
-    pp = plan.parallel["pp"]
-    if not (pp.known and pp.value > 1) or pipelining_refused(plan.document):
+    pp, written = plan.parallel["pp"], plan.settings.pp_schedule
+    if not (pp.known and pp.value > 1) or not plan.settings.model_support.pipelining:
         return
-    schedule, node = parallelism_value(plan.document, "pipeline_parallel_schedule", "1F1B")
-    if node is None or not isinstance(schedule, str) or schedule.lower() in {s.lower() for s in SCHEDULES}:
+    schedule = written.value
+    if written.span is None or not isinstance(schedule, str) or schedule.lower() in {s.lower() for s in SCHEDULES}:
         return
     close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
     yield Finding(
-        span=node.span,
+        span=written.span,
         message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()} the job fails when it builds the pipeline",
         fix=f"use {close[0]!r}" if close else f"use one of {', '.join(SCHEDULES)}",
     )
@@ -72,7 +71,7 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: a pipeline_parallel_schedule PyTorch does not know",
     check=check,
-    frameworks=("torchtitan",),
+    needs=("parallel.pp", "settings.model_support", "settings.pp_schedule"),
     doc=__doc__,
     examples=(
         Example("titan_typo_schedule.toml", _TITAN.format(schedule="Interleaved-1F1B"), flagged=(6,)),

@@ -40,19 +40,14 @@ optimizer step: full_finetune_distributed.py:343-354 and 399-403,
 qat_distributed.py:351-362 and 410-414.
 """
 
-from batchlint.document import Mapping, Scalar
-from batchlint.frameworks.torchtune import traits
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    root = plan.document.root
-    in_bwd = root.get("optimizer_in_bwd")
-    if not (isinstance(in_bwd, Scalar) and in_bwd.value is True):
+    settings = plan.settings.optimizer_in_bwd
+    in_bwd = settings.enabled
+    if in_bwd.value is not True:
         return
-    found = traits(plan.document)
-    if "training" not in found or found & {"lora", "kd", "grpo"}:
-        return  # recipes that never read optimizer_in_bwd
     related = (Related("optimizer_in_bwd: True", in_bwd.span),)
     ga = plan.grad_accum
     if ga is not None and ga.known and ga.value > 1 and ga.span is not None:
@@ -62,32 +57,23 @@ def check(plan):
             fix=f"set {ga.key}: 1 (raise batch_size instead), or optimizer_in_bwd: False",
             related=related,
         )
-    compiled = _compiles_optimizer_step(root.get("compile"))
-    if compiled is not None and "parallel_dims" in found:  # full_finetune_distributed, qat_distributed
+    compiled = settings.compiled_step
+    if compiled is not None:
         yield Finding(
             span=compiled.span,
             message=f"compile (line {compiled.span.line}) compiles the optimizer step, which optimizer_in_bwd (line {in_bwd.span.line}) replaces with per-parameter hooks: the distributed recipe refuses to start",
             fix="set compile: {model: True, loss: True, optimizer_step: False}, or optimizer_in_bwd: False",
             related=related,
         )
-    clip = root.get("clip_grad_norm")
-    if clip is not None and not (isinstance(clip, Scalar) and clip.value is None) and "ppo" not in found:
-        shown = clip.value if isinstance(clip, Scalar) else "set"
+    clip = settings.clip_grad_norm
+    if clip is not None:
+        shown = "set" if clip.value is None else clip.value
         yield Finding(
             span=clip.span,
             message=f"clip_grad_norm is {shown}, but optimizer_in_bwd (line {in_bwd.span.line}) updates each parameter before the total gradient norm is known: the recipe refuses to start",
             fix="set clip_grad_norm: null, or optimizer_in_bwd: False",
             related=related,
         )
-
-
-def _compiles_optimizer_step(node):
-    """The node that turns optimizer-step compilation on: `compile: True`, or a mapping
-    with `optimizer_step: True` (its default there is False); None otherwise."""
-    if isinstance(node, Scalar):
-        return node if node.value is True else None
-    step = node.get("optimizer_step") if isinstance(node, Mapping) else None
-    return step if isinstance(step, Scalar) and step.value is True else None
 
 
 _TUNE = """\
@@ -108,7 +94,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune: optimizer_in_bwd with gradient accumulation or gradient clipping",
     check=check,
-    frameworks=("torchtune",),
+    needs=("settings.optimizer_in_bwd",),
     doc=__doc__,
     examples=(
         Example("tune_in_bwd_ga8.yaml", _TUNE.format(clip="null", ga=8), flagged=(9,)),

@@ -39,52 +39,27 @@ _samsum.py:91-96, _slimorca.py:90-95, _instruct.py:149-154, _chat.py:181-186,
 _text_completion.py:163-169 (wikitext_dataset passes `packed` on to it).
 """
 
-from batchlint.document import Mapping, Scalar
-from batchlint.frameworks.torchtune import component, datasets
+from batchlint.plan import Origin
 from batchlint.rule import Example, Finding, Related, Rule
-
-# Builders that raise on packed=True without tokenizer.max_seq_len.
-_CHECKING_BUILDERS = {
-    "alpaca_dataset", "alpaca_cleaned_dataset", "grammar_dataset", "samsum_dataset", "slimorca_dataset",
-    "instruct_dataset", "chat_dataset", "text_completion_dataset", "wikitext_dataset",
-}
-# Text tokenizer builders default max_seq_len to None (torchtune/models/*/_model_builders.py);
-# the multimodal transforms default to 8192 (llama3_2_vision, llama4), clip to 77, t5 to 512.
-_DEFAULTS_SET = ("transform", "clip_tokenizer", "t5_tokenizer")
 
 
 def check(plan):
-    root = plan.document.root
-    missing = _missing_length(root.get("tokenizer"))
-    if missing is None:
+    tokenizer = plan.settings.tokenizer
+    length = tokenizer.max_seq_len
+    if length.value is not None:
         return
-    why, null = missing
-    for dataset in datasets(root):
-        packed, builder = dataset.get("packed"), component(dataset)
-        name = builder.rsplit(".", 1)[-1]
-        if not (isinstance(packed, Scalar) and packed.value is True and builder.startswith("torchtune.datasets.")):
-            continue
-        if name in _CHECKING_BUILDERS:
+    if length.origin is Origin.DEFAULT:
+        why, related = f"{tokenizer.builder} has no max_seq_len (its default is None)", ()
+    else:
+        why, related = f"{length.key} is null (line {length.span.line})", (Related("max_seq_len: null", length.span),)
+    for dataset in plan.settings.packed_datasets:
+        if dataset.requires_max_seq_len:
             yield Finding(
-                span=packed.span,
-                message=f"{name} is packed, but {why}: packing needs a length to fill, and the dataset builder raises at start-up",
+                span=dataset.packed.span,
+                message=f"{dataset.builder} is packed, but {why}: packing needs a length to fill, and the dataset builder raises at start-up",
                 fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
-                related=(Related("max_seq_len: null", null.span),) if null is not None else (),
+                related=related,
             )
-
-
-def _missing_length(tokenizer):
-    """(why the tokenizer has no max_seq_len, the `null` node if written), or None
-    when it has one or batchlint cannot tell (an interpolation, a custom tokenizer)."""
-    builder = component(tokenizer)
-    length = tokenizer.get("max_seq_len") if isinstance(tokenizer, Mapping) else None
-    if length is None:
-        if not builder.startswith("torchtune.") or builder.endswith(_DEFAULTS_SET):
-            return None
-        return f"{builder.rsplit('.', 1)[-1]} has no max_seq_len (its default is None)", None
-    if isinstance(length, Scalar) and length.value is None:
-        return f"tokenizer.max_seq_len is null (line {length.span.line})", length
-    return None
 
 
 _TUNE = """\
@@ -110,7 +85,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune: dataset.packed without tokenizer.max_seq_len",
     check=check,
-    frameworks=("torchtune",),
+    needs=("settings.tokenizer", "settings.packed_datasets"),
     doc=__doc__,
     examples=(
         Example("tune_packed_null.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,)),

@@ -31,26 +31,16 @@ _the_cauldron.py:219-220, _llava_instruct.py:121-122, _multimodal.py:178-179,
 _vqa.py:132-133.
 """
 
-from batchlint.document import Scalar
-from batchlint.frameworks.torchtune import component, datasets
 from batchlint.rule import Example, Finding, Rule
-
-_PREFERENCE = {"preference_dataset", "stack_exchange_paired_dataset", "hh_rlhf_helpful_dataset"}
-_MULTIMODAL = {"the_cauldron_dataset", "llava_instruct_dataset", "multimodal_chat_dataset", "vqa_dataset"}
 
 
 def check(plan):
-    for dataset in datasets(plan.document.root):
-        packed, builder = dataset.get("packed"), component(dataset)
-        if not (isinstance(packed, Scalar) and packed.value is True and builder.startswith("torchtune.datasets.")):
-            continue
-        name = builder.rsplit(".", 1)[-1]
-        kind = "preference" if name in _PREFERENCE else "multimodal" if name in _MULTIMODAL else None
-        if kind is None:
+    for dataset in plan.settings.packed_datasets:
+        if dataset.unpackable is None:
             continue
         yield Finding(
-            span=packed.span,
-            message=f"packed: True (line {packed.span.line}) asks to pack {name}, a {kind} dataset torchtune cannot pack: its builder raises at start-up",
+            span=dataset.packed.span,
+            message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder}, a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
             fix="remove packed (or set packed: False)",
         )
 
@@ -70,7 +60,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune: packed: True on a preference or multimodal dataset",
     check=check,
-    frameworks=("torchtune",),
+    needs=("settings.packed_datasets",),
     doc=__doc__,
     examples=(
         Example("tune_dpo_packed.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"), flagged=(5,)),

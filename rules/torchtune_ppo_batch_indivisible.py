@@ -38,7 +38,7 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 def check(plan):
     batch, ga, ppo = plan.rl.prompts_per_step, plan.grad_accum, plan.rl.mini_batch
-    forward, steps = plan.rl.micro_batch.get("policy"), plan.settings.num_steps
+    forward, steps = plan.rl.micro_batch.get("policy"), plan.settings.ppo_schedule.num_steps
     for whole, part in ((batch, forward), (batch, ppo), (ppo, ga)):
         if _known(whole, part) and whole.value % part.value:
             yield Finding(
@@ -79,8 +79,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune PPO: batch_size, forward_batch_size, ppo_batch_size and accumulation that do not divide",
     check=check,
-    needs=("rl", "settings"),
-    frameworks=("torchtune",),
+    needs=("rl", "settings.ppo_schedule"),
     doc=__doc__,
     examples=(
         Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,)),

@@ -32,8 +32,6 @@ torchtune @ bd2a0fc: recipes/lora_finetune_distributed.py:157-160;
 recipes/full_finetune_distributed.py:156-161; recipes/qat_distributed.py:165-170.
 """
 
-from batchlint.document import Scalar
-from batchlint.frameworks.torchtune import traits
 from batchlint.rule import Example, Finding, Rule
 
 
@@ -41,23 +39,19 @@ def check(plan):
     tp = plan.parallel.get("tp")
     if tp is None or not tp.known or tp.value <= 1 or tp.span is None:
         return
-    found = traits(plan.document)
-    if "lora" in found:
+    tensor_parallel = plan.settings.tensor_parallel
+    if not tensor_parallel.supported:
         yield Finding(
             span=tp.span,
             message=f"{tp.key} is {tp.value}, but lora_finetune_distributed supports no tensor parallelism: it refuses to start",
             fix=f"set {tp.key}: 1 (shard with data_parallel_shard_dim instead)",
         )
-    elif _missing(plan.document.root.get("tensor_parallel_plan")):
+    elif tensor_parallel.plan.value is None:
         yield Finding(
             span=tp.span,
-            message=f"{tp.key} is {tp.value}, but no tensor_parallel_plan says how to split the model: the recipe refuses to start",
-            fix="add tensor_parallel_plan with the model family's plan (e.g. _component_: torchtune.models.llama3.base_llama_tp_plan)",
+            message=f"{tp.key} is {tp.value}, but no {tensor_parallel.plan.key} says how to split the model: the recipe refuses to start",
+            fix=f"add {tensor_parallel.plan.key} with the model family's plan (e.g. _component_: torchtune.models.llama3.base_llama_tp_plan)",
         )
-
-
-def _missing(node) -> bool:
-    return node is None or (isinstance(node, Scalar) and node.value is None)
 
 
 _TUNE = """\
@@ -77,7 +71,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune: tensor_parallel_dim > 1 with a LoRA model or without a tensor_parallel_plan",
     check=check,
-    frameworks=("torchtune",),
+    needs=("parallel.tp", "settings.tensor_parallel"),
     doc=__doc__,
     examples=(
         Example("tune_tp_no_plan.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=""), flagged=(7,)),

@@ -28,30 +28,22 @@ full_dpo_distributed.py, knowledge_distillation_*.py, ppo_full_finetune_single_d
 qat_*.py (not in dev/grpo_full_finetune_distributed.py).
 """
 
-from batchlint.document import Scalar
-from batchlint.frameworks.torchtune import traits
 from batchlint.rule import Example, Finding, Rule
-
-_DTYPES = ("fp16", "bf16", "fp32", "fp64")
 
 
 def check(plan):
-    dtype = plan.document.root.get("dtype")
-    if not (isinstance(dtype, Scalar) and isinstance(dtype.value, str)) or dtype.value.startswith("${"):
-        return
-    found = traits(plan.document)
-    if "training" not in found:
-        return
-    if dtype.value not in _DTYPES:
+    precision = plan.settings.precision
+    dtype = precision.dtype
+    if dtype.value not in precision.accepted:
         yield Finding(
             span=dtype.span,
-            message=f"dtype {dtype.value!r} is not one of {', '.join(_DTYPES)}: torchtune's get_dtype refuses it at start-up",
+            message=f"dtype {dtype.value!r} is not one of {', '.join(precision.accepted)}: torchtune's get_dtype refuses it at start-up",
             fix="use bf16 (or fp32)" + (" - torchtune spells bfloat16 bf16" if dtype.value == "bfloat16" else ""),
         )
-    elif dtype.value == "fp16" and "grpo" not in found:
+    elif dtype.value in precision.refused:
         yield Finding(
             span=dtype.span,
-            message="dtype fp16: torchtune's training recipes refuse full fp16 training at start-up",
+            message=f"dtype {dtype.value}: torchtune's training recipes refuse full {dtype.value} training at start-up",
             fix="set dtype: bf16, or fp32 on GPUs without bf16",
         )
 
@@ -72,7 +64,7 @@ RULE = Rule(
     severity="error",
     summary="torchtune: dtype fp16 (refused by the training recipes) or an unknown dtype name",
     check=check,
-    frameworks=("torchtune",),
+    needs=("settings.precision",),
     doc=__doc__,
     examples=(
         Example("tune_fp16.yaml", _TUNE.format(dtype="fp16"), flagged=(7,)),

@@ -31,43 +31,20 @@ verl/workers/config/critic.py:104-105 and 143-153 (critic);
 verl/utils/config.py:117-168 (rollout `log_prob_micro_batch_size`).
 """
 
-from batchlint.frameworks import verl
 from batchlint.rule import Example, Finding, Related, Rule
-
-# (section, deprecated key, whether the run needs the critic)
-_PAIRS = (
-    ("actor_rollout_ref.actor", "ppo_micro_batch_size", False),
-    ("actor_rollout_ref.rollout", "log_prob_micro_batch_size", False),
-    ("critic", "ppo_micro_batch_size", True),
-)
 
 
 def check(plan):
-    settings = verl.ppo(plan)
-    if settings is None:
-        return
-    root = plan.document.root
-    for section, key, needs_critic in _PAIRS:
-        role = settings.critic if needs_critic else settings.actor
-        if role is None or role.dynamic is not False:
-            continue
-        old, new = (root.get(*section.split("."), name) for name in (key, f"{key}_per_gpu"))
-        if not (_integer(old) and _integer(new)):
+    for keys in plan.settings.micro_batch_keys:
+        old, new = keys.deprecated, keys.per_gpu
+        if keys.role.dynamic is not False or old is None or new is None:
             continue
         yield Finding(
             span=old.span,
-            message=(
-                f"{section}.{key} ({old.value}, deprecated, global) and {section}.{key}_per_gpu ({new.value}) "
-                f"are both set: verl refuses to start"
-            ),
-            fix=f"remove {section}.{key} (or set it to null) and keep {key}_per_gpu",
-            related=(Related(f"{key}_per_gpu = {new.value}", new.span),),
+            message=f"{old.key} ({old.value}, deprecated, global) and {new.key} ({new.value}) are both set: verl refuses to start",
+            fix=f"remove {old.key} (or set it to null) and keep {keys.per_gpu_name}",
+            related=(Related(f"{keys.per_gpu_name} = {new.value}", new.span),),
         )
-
-
-def _integer(node) -> bool:
-    value = getattr(node, "value", None)
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 _CONFIG = """\
@@ -86,7 +63,7 @@ RULE = Rule(
     severity="error",
     summary="verl: a deprecated micro batch key set together with its _per_gpu replacement",
     check=check,
-    frameworks=("verl",),
+    needs=("settings.micro_batch_keys",),
     doc=__doc__,
     examples=(
         Example("both.yaml", _CONFIG.format(old=64), flagged=(6,)),

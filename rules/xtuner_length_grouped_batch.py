@@ -36,29 +36,26 @@ then dealt out by rank); docs/zh_cn/acceleration/length_grouped_sampler.rst
 (`per_device_batch_size=batch_size * accumulative_counts`).
 """
 
-from batchlint.frameworks.facts import number
-from batchlint.frameworks.xtuner import LENGTH_GROUPED, sampler_args, sampler_class, sampler_spec
 from batchlint.rule import Example, Finding, Rule
 
 
 def check(plan):
-    sampler = sampler_class(plan.document)
-    if sampler is None or sampler.value.name != LENGTH_GROUPED or sampler_spec(sampler.value) is None:
+    sampler = plan.settings.sampler
+    if not plan.length_grouping.value:
         return
     micro, ga = plan.micro_batch, plan.grad_accum
-    if micro is None or ga is None or not micro.known or not ga.known or micro.value < 1 or ga.value < 1:
+    if not micro.known or not ga.known or micro.value < 1 or ga.value < 1:
         return
-    args = sampler_args(plan.document)
-    per_device = number(args.get("per_device_batch_size"), "per_device_batch_size")
+    per_device = sampler.per_device_batch_size
     if per_device is None or not per_device.known or per_device.value < 1:
         return
     step = micro.value * ga.value
-    mult = number(args.get("mega_batch_mult"), "mega_batch_mult")
+    mult = sampler.mega_batch_mult
     group = per_device.value * (mult.value if mult is not None and mult.known else 1)
     if per_device.value % step == 0 or (mult is not None and mult.known and group % step == 0):
         return
     yield Finding(
-        span=args.key_spans.get("per_device_batch_size", per_device.span),  # the argument, not the variable it may name
+        span=sampler.keywords.get("per_device_batch_size", per_device.span),  # the argument, not the variable it may name
         message=(
             f"per_device_batch_size ({per_device.value}) is not a multiple of {micro.key} ({micro.value}) x "
             f"{ga.key} ({ga.value}) = {step}, the samples a rank takes per optimizer step: LengthGroupedSampler's "
@@ -94,7 +91,7 @@ RULE = Rule(
     severity="info",
     summary="XTuner LengthGroupedSampler per_device_batch_size that is not batch_size x accumulative_counts",
     check=check,
-    frameworks=("xtuner",),
+    needs=("micro_batch", "grad_accum", "length_grouping", "settings.sampler"),
     doc=__doc__,
     examples=(
         Example("grouped_micro_only.py", _CONFIG.format(per_device="batch_size"), flagged=(14,)),

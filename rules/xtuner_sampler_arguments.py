@@ -30,18 +30,14 @@ xtuner/dataset/samplers/length_grouped.py:71-79, intern_repo.py:17-19,
 xtuner/parallel/sequence/sampler.py:12-18.
 """
 
-from batchlint.frameworks.xtuner import sampler_args, sampler_class, sampler_spec
 from batchlint.rule import Example, Finding, Rule
 
 
 def check(plan):
-    sampler = sampler_class(plan.document)
-    spec = sampler_spec(sampler.value) if sampler is not None else None
-    if spec is None:
-        return
-    name, args = sampler.value.name, sampler_args(plan.document)
+    sampler, args = plan.sampler, plan.settings.sampler
+    spec, name = args.spec, sampler.value.name
     accepted = ", ".join(spec.accepts)
-    for key, span in args.key_spans.items():
+    for key, span in args.keywords.items():
         if key in ("type", "dataset") or key in spec.accepts:
             continue
         always = " (it always shuffles)" if key == "shuffle" else ""
@@ -54,7 +50,7 @@ def check(plan):
             fix=f"remove `{key}`",
         )
     for key in spec.requires:
-        if key not in args.items:
+        if key not in args.keywords:
             yield Finding(
                 span=sampler.span,
                 message=(
@@ -91,7 +87,7 @@ RULE = Rule(
     severity="error",
     summary="an XTuner train sampler given an argument its class does not take, or missing a required one",
     check=check,
-    frameworks=("xtuner",),
+    needs=("sampler", "settings.sampler"),
     doc=__doc__,
     examples=(
         Example("grouped_shuffle.py", _CONFIG.format(argument="shuffle=True"), flagged=(13,)),

@@ -30,31 +30,23 @@ xtuner 0.2.0: configs/orpo/internlm/internlm2_chat_1_8b_orpo_full_varlenattn_jso
 (the upstream instance); the samplers' ranks as in BL201.
 """
 
-from batchlint.frameworks.xtuner import sampler_spec
 from batchlint.rule import Example, Finding, Related, Rule
-
-SP = "sequence_parallel_size"
 
 
 def check(plan):
-    doc, sp, used = plan.document, plan.parallel.get("sp"), plan.sampler
-    variable = doc.namespace.get("sampler")
-    if variable is None or "sampler" not in doc.unused or SP not in variable.deps:
+    sp, used, variable = plan.parallel["sp"], plan.sampler, plan.settings.unused_sampler
+    if variable is None or not variable.follows_sp:
         return
-    if sp is None or not sp.known or sp.value != 1 or used is None:
+    if not sp.known or sp.value != 1 or plan.settings.sampler.spec.by_dp_rank:
         return
-    spec = sampler_spec(used.value)
-    if spec is None or spec.by_dp_rank:
-        return
-    line = doc.root.key_spans["sampler"].line
     yield Finding(
         span=used.span,
         message=(
-            f"`sampler` (line {line}) is computed from {SP} but never used: train_dataloader names "
-            f"{used.value.name} directly, so raising {SP} above 1 keeps a sampler that splits by global rank"
+            f"`sampler` (line {variable.assigned.line}) is computed from {sp.key} but never used: train_dataloader "
+            f"names {used.value.name} directly, so raising {sp.key} above 1 keeps a sampler that splits by global rank"
         ),
         fix="use `type=sampler`",
-        related=(Related("`sampler` computed here", doc.root.key_spans["sampler"]),),
+        related=(Related("`sampler` computed here", variable.assigned),),
     )
 
 
@@ -78,7 +70,7 @@ RULE = Rule(
     severity="info",
     summary="XTuner sampler variable computed for sequence parallelism but not used",
     check=check,
-    frameworks=("xtuner",),
+    needs=("parallel.sp", "sampler", "settings.sampler"),
     doc=__doc__,
     examples=(
         Example("sampler_hard_coded.py", _CONFIG.format(sp=1, sampler="DefaultSampler"), flagged=(10,)),

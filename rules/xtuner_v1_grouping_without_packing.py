@@ -26,17 +26,13 @@ xtuner main @ b934f46: xtuner/v1/datasets/config.py:365-377
 when pack_level is none"), 488-509 (the sampler needs a packed dataset).
 """
 
-from batchlint.document import Scalar
-from batchlint.frameworks.xtuner_v1 import dataloader_configs
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    for config in dataloader_configs(plan.document):
-        level, grouping = config.get("pack_level"), config.get("group_by_length")
-        if not (isinstance(level, Scalar) and level.value == "none"):
-            continue
-        if not (isinstance(grouping, Scalar) and grouping.value is True):
+    for config in plan.settings.dataloader_configs:
+        level, grouping = config.pack_level, config.group_by_length
+        if level is None or level.value != "none" or grouping is None or grouping.value is not True:
             continue
         yield Finding(
             span=grouping.span,
@@ -83,7 +79,7 @@ RULE = Rule(
     severity="error",
     summary="XTuner v1 group_by_length with pack_level none",
     check=check,
-    frameworks=("xtuner-v1",),
+    needs=("settings.dataloader_configs",),
     doc=__doc__,
     examples=(
         Example("v1_grouped_unpacked.py", _CONFIG.format(grouping="group_by_length=True,"), flagged=(16,)),

@@ -82,8 +82,7 @@ RULE = Rule(
     severity="error",
     summary="XTuner variable-length attention with a per-device batch size above 1",
     check=check,
-    needs=("settings",),
-    frameworks=("xtuner",),
+    needs=("settings.varlen",),
     doc=__doc__,
     examples=(
         Example("varlen_batch2.py", _CONFIG.format(varlen=True, batch=2), flagged=(7,)),

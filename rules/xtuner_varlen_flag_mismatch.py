@@ -101,8 +101,7 @@ RULE = Rule(
     severity="warning",
     summary="XTuner use_varlen_attn flags that disagree between model, dataset and collate_fn",
     check=check,
-    needs=("settings",),
-    frameworks=("xtuner",),
+    needs=("settings.varlen",),
     doc=__doc__,
     examples=(
         Example("varlen_dataset_off.py", _CONFIG.format(model="use_varlen_attn", dataset="False"), flagged=(12,)),

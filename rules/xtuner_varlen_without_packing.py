@@ -30,17 +30,12 @@ xtuner 0.2.0: xtuner/dataset/huggingface.py:182-186 (`process`, called by
 docs/zh_cn/acceleration/varlen_flash_attn.rst.
 """
 
-from batchlint.frameworks.facts import flag
-from batchlint.frameworks.xtuner import VARLEN, datasets, is_xtuner_symbol
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
-    for dataset in datasets(plan.document):
-        if not is_xtuner_symbol(dataset.get("type"), "process_hf_dataset"):
-            continue
-        varlen = flag(dataset.get(VARLEN), VARLEN)
-        packing = flag(dataset.get("pack_to_max_length"), "pack_to_max_length")
+    for dataset in plan.settings.hf_datasets:
+        varlen, packing = dataset.use_varlen_attn, dataset.pack_to_max_length
         if varlen is None or packing is None or not varlen.value or packing.value:
             continue
         yield Finding(
@@ -79,7 +74,7 @@ RULE = Rule(
     severity="error",
     summary="XTuner variable-length attention on a dataset that is not packed",
     check=check,
-    frameworks=("xtuner",),
+    needs=("settings.hf_datasets",),
     doc=__doc__,
     examples=(
         Example("varlen_unpacked.py", _CONFIG.format(pack=False), flagged=(5,)),

@@ -82,7 +82,7 @@ def test_grpo_needs_a_full_group_per_rank(lint):
     text = BASE + "rl: grpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\ntrl:\n  num_generations: 4\n"
     assert lint("g.yaml", text, world_size=2).diagnostics == []  # 8 >= 4 x 2
     [finding] = lint("g4.yaml", text, world_size=4).diagnostics  # 8 < 4 x 4
-    assert finding.code == "BL152" and "= 16" in finding.message
+    assert finding.code == "BL170" and "= 16" in finding.message
 
 
 def test_attention_legacy_flags_in_axolotl_order(lint):

@@ -1,4 +1,4 @@
-"""DeepSpeed JSON: how the adapter reads precision, and the DeepSpeed-only rules
+"""DeepSpeed JSON: how the adapter reads precision, its typed settings, and the DeepSpeed-only rules
 (BL520 duplicate keys, BL521 offload the stage ignores) beyond their own examples.
 tests/differential/test_deepspeed_batch.py has DeepSpeed itself judge BL1xx, BL501, BL520."""
 
@@ -91,3 +91,44 @@ def test_offload_is_judged_only_against_a_written_numeric_stage(lint):
 def test_both_offloads_at_stage_0(lint):
     text = zero(stage=0, offload_param={"device": "cpu"}, offload_optimizer={"device": "cpu"})
     assert codes(lint("ds.json", text)) == ["BL521", "BL521"]
+
+
+# -- the adapter's typed facts, for its own plans and for a config a TrainingArguments file names -----
+
+def test_zero_settings_are_typed_by_the_adapter(lint):
+    from batchlint.frameworks import deepspeed
+    from batchlint.frameworks.facts import Outside
+    from batchlint.sources import read
+
+    text = zero(stage=2, offload_param={"device": "nvme"}, cpu_offload=True)
+    settings = deepspeed.plan(read("ds.json", text, "json"), Outside()).settings
+    assert (settings.zero.stage.key, settings.zero.stage.value) == ("zero_optimization.stage", 2)
+    assert (settings.zero.offload_param.key, settings.zero.offload_param.value) == ("zero_optimization.offload_param.device", "nvme")
+    assert (settings.zero.offload_optimizer.key, settings.zero.offload_optimizer.value) == ("zero_optimization.cpu_offload", True)
+    assert deepspeed.read_settings(read("s.json", zero(stage="2"), "json").root).zero.stage is None
+    assert deepspeed.read_settings(read("n.json", ds(), "json").root).zero is None
+
+
+def test_a_linked_config_gives_the_adapters_facts_and_is_read_only_for_bl120(tmp_path):
+    from unittest import mock
+
+    from batchlint.config import Settings
+    from batchlint.engine import Options, lint_file
+    from batchlint.frameworks import linked
+    from batchlint.rules import RULES
+    from batchlint.sources import read
+
+    from conftest import write
+
+    write(tmp_path, "ds.json", ds(gradient_accumulation_steps="auto", fp16={"enabled": False}))
+    config = write(tmp_path, "sft.yaml", "per_device_train_batch_size: 4\ndeepspeed: ds.json\n")
+    with mock.patch.object(linked, "_read", wraps=linked._read) as reader:
+        others = tuple(r for r in RULES if r.code != "BL120")
+        lint_file(config, Settings(root=str(tmp_path)), Options(), others)
+        assert reader.call_count == 0, "the link is resolved only when a rule asks"
+        lint_file(config, Settings(root=str(tmp_path)), Options(), RULES)
+        assert reader.call_count == 1
+    with open(config, encoding="utf-8") as handle:
+        values = linked.deepspeed_config(read(config, handle.read(), "yaml")).settings.trainer_values
+    assert (values.train_micro_batch_size_per_gpu.value, values.gradient_accumulation_steps.value) == (2, "auto")
+    assert (values.fp16_enabled.key, values.fp16_enabled.value, values.bf16_enabled) == ("fp16.enabled", False, None)

@@ -1,5 +1,5 @@
 """The Hugging Face Trainer and TRL: the TrainingArguments <-> DeepSpeed JSON check (BL120) with the
-link resolution behind it, load_best_model_at_end (BL522), and TRL's checks (BL121, BL320, BL420),
+link resolution behind it, load_best_model_at_end (BL522), and TRL's checks (BL170, BL320, BL420),
 beyond the rules' own examples. The tests marked `differential` let transformers and TRL judge
 batchlint's verdicts; they skip unless both are importable (transformers 4.57.1, TRL 1.16.0)."""
 
@@ -433,7 +433,7 @@ def test_load_best_model_agrees_with_training_arguments(tmp_path):
 @pytest.mark.differential
 @_needs("transformers", "accelerate", "trl")
 def test_generation_batch_agrees_with_grpo_config(tmp_path):
-    """BL121 at a given W <=> GRPOConfig refuses the batch at that W."""
+    """BL170 at a given W <=> GRPOConfig refuses the batch at that W."""
     from trl import GRPOConfig
 
     space = {
@@ -452,5 +452,5 @@ def test_generation_batch_agrees_with_grpo_config(tmp_path):
             except ValueError as exc:
                 refused = "generation" in str(exc) or "eval batch" in str(exc)
         text = "model_name_or_path: m\n" + _yaml(values)
-        found = any(d.code == "BL121" for d in lint_text(tmp_path, f"g{n}.yaml", text, world_size=world).diagnostics)
+        found = any(d.code == "BL170" for d in lint_text(tmp_path, f"g{n}.yaml", text, world_size=world).diagnostics)
         assert found == refused, (values, world, refused, found)

@@ -103,7 +103,7 @@ def test_grpo_sizes_of_zero_or_less_are_no_generation_batch(lint, size):
     text = "rlhf_type: grpo\nmodel: Qwen/Qwen2.5-VL-3B-Instruct\nmicro_batch_size: 2\nglobal_batch_size: 16\n" \
            "num_generations: 8\nuse_vllm: true\n" + size + "\n"
     result = lint("grpo.yaml", text, world_size=8)
-    assert result.error is None and "BL153" not in codes(result)
+    assert result.error is None and "BL170" not in codes(result)
 
 
 @needs_corpus
@@ -113,7 +113,7 @@ def test_ray_grpo_examples_fit_their_train_gpus(lint, name):
     assert lint(name, text).diagnostics == []
     # On 8 train GPUs the 16 x 4 / 8 = 8 prompts give each rank 1, less than micro_batch_size 2.
     [finding] = lint(name, text.replace("gpus: 4", "gpus: 8")).diagnostics
-    assert finding.code == "BL153" and "micro_batch_size (2)" in finding.message
+    assert finding.code == "BL170" and "micro_batch_size (2)" in finding.message
 
 
 def test_sequence_parallel_size_must_divide_the_world(lint):

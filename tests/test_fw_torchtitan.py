@@ -2,6 +2,7 @@
 size they were written against; the adapter's facts; the v0.2.2 key set
 against the installed package."""
 
+import contextlib
 import dataclasses
 import importlib.util
 import os
@@ -10,9 +11,9 @@ import types
 
 import pytest
 
-from batchlint.frameworks import torchtitan
+from batchlint.frameworks import torchtitan, torchtitan_keys
 from batchlint.frameworks.facts import Outside
-from batchlint.plan import Fact
+from batchlint.plan import Fact, Origin
 from batchlint.sources.toml import read_toml
 
 from conftest import CORPUS, lint_text
@@ -73,10 +74,36 @@ def test_adapter_reads_every_degree_and_resolves_the_shard_degree():
     assert plan.seq_len_multiple.value == 2 * 2 * 2  # llama3_ft uses llama3's parallelize
     assert torchtitan.resolved_shard(plan.parallel, None) is None  # -1 without W: unknown
     assert plan_of(text).data_parallel is None
+    assert plan.settings.shard_degree.value == 4 and plan_of(text).settings.shard_degree is None
 
 
-def _installed_job_config():
-    """torchtitan's JobConfig class, imported without the package __init__ (which needs triton)."""
+def test_settings_are_written_values_or_the_v022_defaults():
+    text = (
+        '[model]\nname = "qwen3"\n\n[training]\nlocal_batch_size = 2\n\n'
+        '[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "GPipe"\n'
+        "data_parallel_shard_degree = 2\n\n[compile]\nenable = true\ncomponents = [\"loss\"]\n"
+    )
+    titan = plan_of(text).settings
+    assert (titan.model.value, titan.model.span.line, titan.model_support.pipelining) == ("qwen3", 2, False)
+    assert (titan.pp_schedule.value, titan.pp_schedule.span.line) == ("GPipe", 9)
+    assert titan.compile_model.value is False and titan.compile_model.span.line == 12  # no "model" component
+    assert titan.shard_degree.value == 2 and titan.shard_degree.span.line == 10
+    defaults = {f.key: f.value for f in (titan.async_tp, titan.pp_schedule_csv, titan.pp_microbatch_size,
+                                         titan.ep_comm_backend) if f.origin is Origin.DEFAULT}
+    assert defaults == {"[parallelism] enable_async_tensor_parallel": False,
+                        "[parallelism] pipeline_parallel_schedule_csv": "",
+                        "[parallelism] pipeline_parallel_microbatch_size": 1,
+                        "[parallelism] expert_parallel_comm_backend": "standard"}
+    bare = plan_of("[training]\nlocal_batch_size = 2\n").settings
+    assert (bare.model.value, bare.model.origin, bare.model_support) == ("llama3", Origin.DEFAULT, torchtitan.MODELS["llama3"])
+    assert bare.compile_model.value is False and bare.compile_model.span is None
+    # A model not in the table: nothing known, nothing model-specific checked.
+    other = plan_of('[model]\nname = "mine"\n\n[training]\nlocal_batch_size = 2\n').settings
+    assert other.model_support == torchtitan.ModelSupport() and other.model_support.pipelining
+
+
+def _installed_source():
+    """The installed v0.2.2 torchtitan/config/job_config.py, or skip."""
     spec = importlib.util.find_spec("torchtitan")
     if spec is None:
         pytest.skip("torchtitan is not installed")
@@ -84,11 +111,25 @@ def _installed_job_config():
 
     if version("torchtitan") != "0.2.2":
         pytest.skip(f"the embedded key set is v0.2.2's, found torchtitan {version('torchtitan')}")
-    if "torchtitan" not in sys.modules and importlib.util.find_spec("triton") is None:
-        package = types.ModuleType("torchtitan")
-        package.__path__ = list(spec.submodule_search_locations)
-        sys.modules["torchtitan"] = package
-    return pytest.importorskip("torchtitan.config.job_config").JobConfig
+    return spec
+
+
+@contextlib.contextmanager
+def _imported_job_config():
+    """torchtitan's JobConfig class, imported without the package __init__ (which needs
+    triton); every torchtitan module it imported is forgotten afterwards, so that a later
+    import (tests/differential) finds the real package and not this stub."""
+    spec = _installed_source()
+    before = {name for name in sys.modules if name.partition(".")[0] == "torchtitan"}
+    try:
+        if "torchtitan" not in sys.modules and importlib.util.find_spec("triton") is None:
+            package = types.ModuleType("torchtitan")
+            package.__path__ = list(spec.submodule_search_locations)
+            sys.modules["torchtitan"] = package
+        yield pytest.importorskip("torchtitan.config.job_config").JobConfig
+    finally:
+        for name in [n for n in sys.modules if n.partition(".")[0] == "torchtitan" and n not in before]:
+            del sys.modules[name]
 
 
 def _fields(cls):
@@ -96,7 +137,27 @@ def _fields(cls):
 
 
 def test_embedded_key_set_is_the_installed_job_config():
-    assert torchtitan.JOB_CONFIG_KEYS == _fields(_installed_job_config())
+    with _imported_job_config() as job_config:
+        assert torchtitan_keys.JOB_CONFIG_KEYS == _fields(job_config)
+
+
+def test_the_generator_reads_the_installed_job_config_as_the_dataclasses_do():
+    """tools/generate_torchtitan_keys.py reads the source with ast; on the installed
+    file it gives the committed table, in source order."""
+    spec = _installed_source()
+    path = os.path.join(spec.submodule_search_locations[0], "config", "job_config.py")
+    generator = _tool("generate_torchtitan_keys")
+    with open(path, encoding="utf-8") as handle:
+        read = generator.job_config_keys(handle.read())
+    assert generator.render(read, "v0.2.2") == generator.render(torchtitan_keys.JOB_CONFIG_KEYS, "v0.2.2")
+
+
+def _tool(name):
+    tools = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
+    spec = importlib.util.spec_from_file_location(name, os.path.join(tools, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # -- values no real config has: never a crash or a hang (found by fuzz/fuzz.py) ----------------

@@ -229,3 +229,22 @@ def test_sft_target_against_the_default_train_batch_size(lint, data):
     result = lint("sft.yaml", data + "model:\n  partial_pretrain: Qwen/Qwen2.5-0.5B\n", world_size=8, global_batch=64)
     [finding] = [d for d in result.diagnostics if d.code == "BL102"]
     assert "the global batch is 256" in finding.message and finding.fix == "set data.train_batch_size to 64"
+
+
+# -- typed settings ----------------------------------------------------------------------
+
+def test_micro_batch_keys_pair_each_deprecated_key_with_its_replacement():
+    from batchlint.frameworks import verl
+    from batchlint.frameworks.facts import Outside
+    from batchlint.sources import read
+
+    text = ("actor_rollout_ref:\n  actor:\n    ppo_micro_batch_size: 64\n    ppo_micro_batch_size_per_gpu: 8.0\n"
+            "  rollout:\n    log_prob_micro_batch_size_per_gpu: 4\ncritic:\n  ppo_micro_batch_size: 32\n")
+    settings = verl.plan(read("ppo.yaml", text, "yaml"), Outside()).settings
+    actor, rollout, critic = settings.micro_batch_keys
+    assert actor.role is settings.actor and critic.role is settings.critic  # the default gae estimator trains a critic
+    assert (actor.deprecated.key, actor.deprecated.value, actor.per_gpu) == ("actor_rollout_ref.actor.ppo_micro_batch_size", 64, None)
+    assert (rollout.deprecated, rollout.per_gpu.value, rollout.per_gpu_name) == (None, 4, "log_prob_micro_batch_size_per_gpu")
+    assert critic.deprecated.value == 32 and critic.per_gpu is None
+    grpo = verl.plan(read("grpo.yaml", text + "algorithm:\n  adv_estimator: grpo\n", "yaml"), Outside()).settings
+    assert len(grpo.micro_batch_keys) == 2 and grpo.critic is None

@@ -149,6 +149,19 @@ def test_v01_packed_length_comes_from_build_packed_dataset(lint):
     assert finding.code == "BL401" and "8190" in finding.message
 
 
+def test_v01_accumulation_scaling_is_inserted_on_the_line_spans_count(lint):
+    # A form feed is whitespace to Python's tokenizer but a line break to str.splitlines():
+    # the line after `accumulative_counts = 3` is found as the tokenizer numbers lines.
+    text = ("# a\x0cb\nsequence_parallel_size = 4\nbatch_size = 1\naccumulative_counts = 3\n"
+            "train_dataloader = dict(batch_size=batch_size)\n"
+            "optim_wrapper = dict(accumulative_counts=accumulative_counts)\n")
+    [finding] = lint("form_feed.py", text).diagnostics
+    assert finding.code == "BL101" and finding.span.line == 4
+    [edit] = finding.edits
+    assert (edit.span.line, edit.span.column) == (4, 24)
+    assert edit.replacement == "\naccumulative_counts *= sequence_parallel_size"
+
+
 def test_v01_sampler_variable_at_sp4_takes_shuffle(lint):
     # `sampler` resolves to SequenceParallelSampler, which accepts shuffle: no BL332.
     assert found(lint("sp4.py", V01.format(varlen=False, max_length=2048, sp=4))) == []

@@ -4,7 +4,7 @@ committed generator writes, so an edit by hand (or a stale table) fails here."""
 import importlib.util
 import os
 
-from batchlint.frameworks import verl_keys
+from batchlint.frameworks import torchtitan_keys, verl_keys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -25,3 +25,56 @@ def test_verl_keys_are_the_generator_output():
 def test_the_verl_generator_walks_nested_mappings_only():
     generator = _tool("generate_verl_keys")
     assert generator.keys({"a": {"b": 1, "c": [{"d": 1}]}, "e": None}) == {"a", "a.b", "a.c", "e"}
+
+
+def test_torchtitan_keys_are_the_generator_output():
+    generator = _tool("generate_torchtitan_keys")
+    with open(torchtitan_keys.__file__, encoding="utf-8") as handle:
+        assert handle.read() == generator.render(torchtitan_keys.JOB_CONFIG_KEYS, "v0.2.2")
+
+
+_DATACLASSES = '''
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+
+@dataclass
+class Inner:
+    fqns: list[str] = field(default_factory=list)
+    """A docstring, not a field."""
+    limit: ClassVar[int] = 3
+
+
+@dataclass(frozen=True)
+class Base:
+    name: str = "x"
+
+
+@dataclass
+class Section(Base):
+    inner: Inner = field(default_factory=Inner)
+    maybe: Inner | None = None  # not a bare dataclass name: a plain key
+
+    def method(self) -> None:
+        local: int = 1
+
+
+class NotADataclass:
+    ignored: int = 0
+
+
+@dataclass
+class JobConfig:
+    section: Section = field(default_factory=Section)
+    plain: NotADataclass = None
+'''
+
+
+def test_the_torchtitan_generator_reads_nested_dataclasses():
+    generator = _tool("generate_torchtitan_keys")
+    keys = generator.job_config_keys(_DATACLASSES)
+    assert keys == {"section": {"name": None, "inner": {"fqns": None}, "maybe": None}, "plain": None}
+    assert list(keys["section"]) == ["name", "inner", "maybe"]  # a base's fields first, then source order
+    assert generator.render(keys, "v9").endswith(
+        'JOB_CONFIG_KEYS = {\n    "section": {\n        "name": None,\n        "inner": {\n            "fqns": None,\n'
+        '        },\n        "maybe": None,\n    },\n    "plain": None,\n}\n')

@@ -206,3 +206,74 @@ def test_a_config_and_its_launch_script_report_a_finding_once(repo):
     findings = json.loads(result.stdout)
     assert [(f["path"], f["code"]) for f in findings] == [("sft.yaml", "BL203")]
     assert findings[0]["related"][-1]["path"] == "sft.sh"  # the launch's context was kept
+
+
+# -- launch lines behind wrappers and built elsewhere (the shapes real repos use) ---------------
+
+from batchlint import launch as launching  # noqa: E402
+from batchlint.sources.shell import read_shell  # noqa: E402
+
+
+def lines(text):
+    return launching.launches(read_shell("run.sh", text))
+
+
+def test_ray_job_submit_runs_the_entrypoint_after_the_separator():
+    text = ('ray job submit --address="http://127.0.0.1:8265" \\\n   --runtime-env-json=\'{"pip": []}\' \\\n'
+            "   -- python3 -m verl.trainer.main_ppo \\\n   trainer.n_gpus_per_node=8 \\\n   trainer.nnodes=2\n")
+    [line] = lines(text)
+    assert (line.launcher, line.framework, line.entry, line.world_size.value) == ("verl", "verl", "verl.trainer.main_ppo", 16)
+    assert [(keys, word.span.line) for keys, word, _ in line.overrides] == [
+        (("trainer", "n_gpus_per_node"), 4), (("trainer", "nnodes"), 5)]
+    assert line.command.span.line == 1  # the note points at the whole line, wrapper included
+    # no `--`: the entrypoint cannot be told from ray's options; other ray commands run no launch
+    assert lines("ray job submit --address x python3 -m verl.trainer.main_ppo trainer.nnodes=2\n") == []
+    assert lines("ray start --head --port=6379 --block\n") == []
+
+
+def test_srun_options_then_the_launcher():
+    text = 'srun --overlap --nodes=2 -w "$HEAD" -N2 torchrun --nproc_per_node 4 --nnodes 2 train.py --config c.yaml\n'
+    [line] = lines(text)
+    assert (line.launcher, line.world_size.value, [w.value for w in line.configs]) == ("torchrun", 8, ["c.yaml"])
+    assert lines("srun --nodes=1 hostname --ip-address\n") == []
+    assert lines("srun $SRUN_ARGS torchrun --nproc_per_node 4 train.py --config c.yaml\n") == []  # options not known
+
+
+def test_srun_bash_c_string_is_read_as_commands():
+    text = ('G=4\nsrun -N 1 bash -c \\\n  "cd /w && torchrun --nproc_per_node $G --nnodes 1 train.py --config c.yaml"'
+            " &> log\n")
+    [line] = lines(text)
+    assert (line.launcher, line.world_size.value) == ("torchrun", 4)
+    [config] = line.configs
+    assert (config.value, config.span.line, config.span.column) == ("c.yaml", 3, 71)
+    assert lines('srun -N 1 bash -c "pip install ray && ray start --head --block"\n') == []
+
+
+def test_env_assignments_reach_the_launcher():
+    [line] = lines("env -u CUDA_VISIBLE_DEVICES NPROC_PER_NODE=4 NNODES=2 swift sft --model m --dataset d\n")
+    assert (line.launcher, line.world_size.value, line.world_size.detail) == ("swift", 8, "NPROC_PER_NODE 4 x NNODES 2")
+    assert lines("env | sort\n") == []
+
+
+def test_heredoc_built_command_is_a_launch():
+    text = ("read -r -d '' cmds <<EOF\nverl.trainer.main_ppo \\\n   trainer.n_gpus_per_node=8\nEOF\n"
+            "nohup python3 -m $cmds > log 2>&1 &\n")
+    [line] = lines(text)
+    assert (line.framework, line.entry, line.world_size.value) == ("verl", "verl.trainer.main_ppo", 8)
+    assert line.world_size.span.line == 3  # the count inside the heredoc
+    assert lines(text.replace("<<EOF", "<<'EOF'")) == []  # not expanded: not followed
+
+
+def test_entry_is_the_module_or_script_that_matched():
+    assert lines("torchrun --nproc_per_node 8 train.py --config c.yaml\n")[0].entry is None  # no entry point reads it
+    assert lines("swift sft --model m\n")[0].entry is None  # a command, not a module or script
+    [line] = lines("python -m verl.trainer.main_ppo trainer.nnodes=1\n")
+    doc = launching.inline_document(line, "run.sh", "")
+    assert (doc.entry, doc.launched_by) == ("verl.trainer.main_ppo", "verl")
+
+
+def test_srun_launch_reaches_the_config(repo):
+    write(repo, "configs/sft.yaml", HF)
+    script = ("#!/bin/bash\n# batchlint: global-batch=64\n"
+              "srun --nodes=2 --ntasks-per-node=1 torchrun --nproc_per_node 4 --nnodes 2 train.py --config configs/sft.yaml\n")
+    assert found(lint_script(repo, script)) == [("configs/sft.yaml", "BL102", 3)]

@@ -144,3 +144,26 @@ def test_verl_ppo(tmp_path):
             "    ppo_mini_batch_size: 64\n    ppo_micro_batch_size_per_gpu: 2\n")
     samples, prompts, generation, mini, micro = _values(_rl(tmp_path, "ppo_trainer.yaml", text))
     assert (samples, prompts, generation, mini, micro["actor"]) == (4, 256, 1024, 64, 2)
+
+
+SETTINGS_RULES = [r for r in RULES if any(n.startswith("settings.") for n in r.needs)]
+
+
+@pytest.mark.parametrize("rule", SETTINGS_RULES, ids=lambda r: r.code)
+def test_a_rule_on_a_framework_s_own_settings_has_an_example_of_each_framework_it_applies_to(tmp_path, rule):
+    """The computed list is not too long: typed settings are the adapter's own, so a rule that
+    reads them applies only where its examples show it. (Two adapters naming a settings field
+    alike would silently widen the rule: this fails instead.)"""
+    from batchlint.config import Settings
+    from batchlint.engine import Options, lint_file
+
+    shown = set()
+    recorder = (Rule(code="BL000", name="record", severity="info", summary="",
+                     check=lambda plan: shown.add(plan.framework) or ()),)
+    for index, e in enumerate(rule.examples):
+        path = tmp_path / str(index) / e.filename
+        path.parent.mkdir()
+        path.write_text(e.text)
+        lint_file(str(path), Settings(root=str(path.parent)), Options(e.world_size, e.global_batch), recorder)
+    scope = applies.frameworks_for(rule)
+    assert scope is not None and set(scope) <= shown, f"{rule.code} applies to {scope}, its examples show {shown}"

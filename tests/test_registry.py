@@ -125,3 +125,20 @@ def test_a_baseline_entry_of_a_retired_code_matches_its_successor(retired, tmp_p
         entry["code"] = "BL998"  # written before BL501 succeeded BL998
     path.write_text(json.dumps(data))
     assert baseline.new_findings(diagnostics, baseline.load(str(path)), SourceLines()) == []
+
+
+# The real retirements: three framework copies of the generation-batch check became BL170.
+GRPO_6_ON_4 = "model_name_or_path: m\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 1\nnum_generations: 6\n"
+
+
+@pytest.mark.parametrize("old", ["BL121", "BL152", "BL153"])
+def test_the_old_generation_batch_codes_act_on_bl170(old, tmp_path):
+    from conftest import lint_text, run
+
+    path = tmp_path / "grpo.yaml"
+    path.write_text(GRPO_6_ON_4)
+    selected = run("--select", old, "-w", "4", "--format", "json", str(path))
+    assert selected.exit_code == 1 and '"code": "BL170"' in selected.stdout
+    assert run("--ignore", old, "-w", "4", str(path)).exit_code == 0
+    quiet = GRPO_6_ON_4.replace("num_generations: 6", f"num_generations: 6  # batchlint: disable={old}")
+    assert lint_text(tmp_path, "quiet.yaml", quiet, world_size=4).diagnostics == []

@@ -67,3 +67,60 @@ def test_shell_scripts_are_recognised_by_suffix_or_shebang():
     assert is_shell_script("train", b"#!/usr/bin/env bash\n")
     assert is_shell_script("train", b"#!/bin/sh\n")
     assert not is_shell_script("train", b"#!/usr/bin/env python3\n")
+
+
+# -- commands built elsewhere: heredocs read by `read`, `bash -c "..."` strings ---------------
+
+HEREDOC = """\
+N=2
+read -r -d '' cmds <<EOF
+mytool.train \\
+   --micro $N \\
+   --name "two words"
+EOF
+run $cmds
+run "$cmds"
+"""
+
+
+def test_read_heredoc_words_keep_their_place_in_the_heredoc():
+    # (a word that is exactly `$N` points where N was set, as everywhere)
+    doc = read_shell("run.sh", HEREDOC)
+    split, quoted = doc.commands
+    assert [(w.value, w.span.line, w.span.column) for w in split.words] == [
+        ("run", 7, 1), ("mytool.train", 3, 1), ("--micro", 4, 4), ("2", 1, 3), ("--name", 5, 4), ("two words", 5, 11)]
+    assert [w.value for w in quoted.words] == ["run", "mytool.train --micro 2 --name two words"]
+
+
+def test_heredoc_not_read_whole_is_not_followed():
+    quoted = HEREDOC.replace("<<EOF", "<<'EOF'")  # no expansion in the body: left unknown
+    first_line = HEREDOC.replace("-d ''", "")  # read stops at the first newline
+    for text in (quoted, first_line):
+        assert commands(text)[0] == ["run", UNKNOWN]
+    unterminated = HEREDOC.replace("EOF\nrun", "END\nrun")
+    assert commands(unterminated) == []  # the body runs to the end of the file: no command after it
+    assert commands("cat <<EOF\nx $y\nEOF\nrun\n") == [["cat"], ["run"]]  # only `read` assigns
+
+
+def test_heredoc_inside_a_branch_is_unknown_afterwards():
+    text = "if x; then\nread -r -d '' cmds <<EOF\na b\nEOF\nfi\nrun $cmds\n"
+    assert commands(text)[-1] == ["run", UNKNOWN]
+
+
+def test_heredoc_with_an_unbalanced_quote_does_not_fail():
+    assert commands("read -r -d '' c <<EOF\nit's\nEOF\nrun $c\n") == [["run", UNKNOWN]]
+
+
+def test_bash_c_string_commands_are_read_where_they_stand():
+    text = 'G=8\nsrun -N 2 bash -c \\\n  "cd /w; torchrun --nproc_per_node $G train.py --lr 1" &> log\n'
+    outer, cd, torchrun, redirect = read_shell("run.sh", text).commands
+    assert [w.value for w in outer.words][:4] == ["srun", "-N", "2", "bash"]
+    assert [w.value for w in cd.words] == ["cd", "/w"]
+    assert [(w.value, w.span.line, w.span.column) for w in torchrun.words] == [
+        ("torchrun", 3, 11), ("--nproc_per_node", 3, 20), ("8", 1, 3), ("train.py", 3, 40), ("--lr", 3, 49),
+        ("1", 3, 54)]
+    assert (torchrun.span.line, torchrun.span.column) == (3, 11)
+    assert [w.value for w in redirect.words][0] == ">"
+    # a string that is not the whole word, or no -c: not read as commands
+    assert len(read_shell("run.sh", 'bash -c "a b"x\n').commands) == 1
+    assert len(read_shell("run.sh", 'bash "a b"\n').commands) == 1

@@ -42,7 +42,7 @@ def explode(monkeypatch):
 
     def arm(names, action):
         rules = RULES + (_exploding(set(names), action),)
-        monkeypatch.setattr("batchlint.rules.RULES", rules)
+        monkeypatch.setattr("batchlint.rules.LAZY", rules)  # what the run layer lints with
 
     return arm
 

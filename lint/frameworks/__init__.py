@@ -3,39 +3,101 @@
 
 Adding a framework is adding one module. Order matters only where two adapters
 read the same format: the first that recognises a file takes it (`Framework.order`).
+
+A lint imports only the adapters it tries: lint/frameworks/_index.py (`python
+docs/generate.py`) lists each module's framework, formats, order, markers and
+size; a module it does not list, or lists at another size, is imported.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
-import pkgutil
-from typing import Optional
+import os
+from typing import Iterator, Optional
 
-from .launchers import LAUNCHERS as _GENERIC
 from .spec import Framework, Launcher
 
 
-def _discover() -> tuple:
+@functools.lru_cache(maxsize=1)
+def _files() -> dict:
+    """Module name -> size in bytes, of every module of this package."""
+    with os.scandir(__path__[0]) as entries:
+        return {entry.name[:-3]: entry.stat().st_size for entry in entries
+                if entry.name.endswith(".py") and not entry.name.startswith("_")}
+
+
+def _stored() -> dict:
+    try:
+        from ._index import ADAPTERS as stored
+    except ImportError:  # pragma: no cover - no generated file: every module is imported
+        return {}
+    return stored
+
+
+@functools.lru_cache(maxsize=None)
+def _framework(module_name: str) -> Optional[Framework]:
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    framework = getattr(module, "FRAMEWORK", None)
+    if not isinstance(framework, Framework):
+        return None
+    return framework if framework.plan else dataclasses.replace(framework, plan=module.plan)
+
+
+@functools.lru_cache(maxsize=None)
+def _entries(fmt: Optional[str] = None) -> tuple:
+    """((order, name), module, markers) of each framework reading `fmt` (None: all), in
+    order; from the index without importing, or from the module when the index is stale."""
+    stored = _stored()
     found = []
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        framework = getattr(module, "FRAMEWORK", None)
-        if isinstance(framework, Framework):
-            found.append(framework if framework.plan else dataclasses.replace(framework, plan=module.plan))
-    return tuple(sorted(found, key=lambda f: (f.order, f.name)))
+    for module, size in sorted(_files().items()):
+        entry = stored.get(module)
+        if entry is not None and entry[0] == size:
+            _, name, formats, order, markers = entry
+            if name is not None and (fmt is None or fmt in formats):
+                found.append(((order, name), module, markers))
+            continue
+        framework = _framework(module)
+        if framework is not None and (fmt is None or fmt in framework.formats):
+            found.append(((framework.order, framework.name), module, framework.markers))
+    return tuple(sorted(found))
 
 
-FRAMEWORKS: tuple[Framework, ...] = _discover()
-ADAPTERS = FRAMEWORKS  # the name the engine knew them by
-# Every launcher with the framework its inline settings belong to (None: a generic launcher).
-LAUNCHERS: tuple[tuple[Launcher, Optional[str]], ...] = tuple((launcher, None) for launcher in _GENERIC) + tuple(
-    (launcher, framework.name) for framework in FRAMEWORKS for launcher in framework.launchers)
+def _discover() -> tuple:
+    return tuple(_framework(module) for _, module, _ in _entries())
+
+
+@functools.lru_cache(maxsize=1)
+def _launchers() -> tuple:
+    """Every launcher with the framework its inline settings belong to (None: a generic launcher)."""
+    from .launchers import LAUNCHERS as generic
+
+    return tuple((launcher, None) for launcher in generic) + tuple(
+        (launcher, framework.name) for framework in _discover() for launcher in framework.launchers)
+
+
+def __getattr__(name: str):
+    # Built on first use: a one-file lint needs only the adapters of its format.
+    if name in ("FRAMEWORKS", "ADAPTERS"):  # ADAPTERS: the name the engine knew them by
+        return _discover()
+    if name == "LAUNCHERS":
+        return _launchers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def for_format(fmt: str) -> tuple[Framework, ...]:
-    return tuple(framework for framework in FRAMEWORKS if fmt in framework.formats)
+    return tuple(adapters_for(fmt))
+
+
+def adapters_for(fmt: str) -> Iterator[Framework]:
+    """The frameworks that read `fmt`, in order, each imported when the iteration reaches
+    it: the engine stops at the first adapter that recognises a file."""
+    return (_framework(module) for _, module, _ in _entries(fmt))
 
 
 def markers_for(fmt: str) -> tuple[bytes, ...]:
-    return tuple(marker for framework in for_format(fmt) for marker in framework.markers)
+    return tuple(marker for _, _, markers in _entries(fmt) for marker in markers)
+
+
+__all__ = ["Framework", "Launcher", "adapters_for", "for_format", "markers_for"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
-from ..plan import RL, Fact, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, algorithm, divide, flag, number, per_group
 from .spec import Framework
 
@@ -65,7 +65,8 @@ def plan(doc: Document, outside: Outside):
     impl, node = attention(root)
     plan.attention = Fact(impl, "attention", getattr(node, "span", None), node=node)
     plan.settings = Arguments(batch_flattening=flag(root.get("batch_flattening"), "batch_flattening"),
-                              glm_dsa_kernels=written(root, "use_glm_dsa_kernels") is not None)
+                              glm_dsa_kernels=written(root, "use_glm_dsa_kernels") is not None,
+                              batch_size=_batch_size(root))
     plan.eval_packing = flag(root.get("eval_sample_packing"), "eval_sample_packing")
     return plan
 
@@ -76,6 +77,31 @@ class Arguments:
 
     batch_flattening: Optional[Fact]  # as written (true, false or "auto")
     glm_dsa_kernels: bool  # the GLM DSA kernels bring their own context-parallel attention
+    batch_size: Optional["BatchSize"]  # batch_size standing for the accumulation
+
+
+@dataclass(frozen=True)
+class BatchSize:
+    """batch_size and micro_batch_size written (positive whole numbers) without
+    gradient_accumulation_steps. axolotl's validation fills an absent accumulation with
+    its default 1 before it could derive it (batch_size is then only used to count
+    steps); written as null or 0 it is derived as batch_size // micro_batch_size
+    (utils/schemas/validation.py, config.py normalize_config @ 067b021)."""
+
+    micro: Fact
+    batch: Fact
+    derived: bool  # gradient_accumulation_steps written as null or 0: derived by floor division
+
+
+def _batch_size(root: Mapping) -> Optional[BatchSize]:
+    micro, batch = written(root, "micro_batch_size"), written(root, "batch_size")
+    if micro is None or batch is None or written(root, "gradient_accumulation_steps") is not None:
+        return None  # fewer keys, or accumulation and batch_size together: axolotl-batch-fields
+    if not all(type(getattr(n, "value", None)) is int and n.value > 0 for n in (micro, batch)):
+        return None
+    return BatchSize(micro=Fact(micro.value, "micro_batch_size", micro.span, node=micro),
+                     batch=Fact(batch.value, "batch_size", batch.span, node=batch),
+                     derived="gradient_accumulation_steps" in root.items)
 
 
 def _rl(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
@@ -91,6 +117,10 @@ def _rl(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
         facts.generation_batch = _generation_batch(root, trl)
         facts.prompts_per_step = per_group(facts.generation_batch, facts.samples_per_prompt)
         facts.micro_batch = {"actor": plan.micro_batch}
+        # check_grpo_batch_size_divisibility (validation.py:785-867): num_generations >= 2, the
+        # generation batch whole groups and at least one group per rank (W: WORLD_SIZE, cli/config.py:369).
+        facts.generation_checks = GenerationChecks(refusal="axolotl refuses the config",
+                                                   group_baseline=facts.algorithm, group_per_rank=True)
     return facts
 
 

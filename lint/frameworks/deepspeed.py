@@ -12,10 +12,15 @@ spelling `bfloat16` only when there is no `bf16` (precision_config.py
 `get_bfloat16_config`); `enabled` is a pydantic bool, so `"true"` and `1` count,
 while "auto" is dropped before validation (config_utils.py
 `DeepSpeedConfigModel.__init__`) and means off to raw DeepSpeed.
+
+`plan.settings` (DeepSpeedSettings) types the ZeRO offload and the values the
+Hugging Face Trainer compares; linked.py gives the same for a config a
+TrainingArguments file names.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
@@ -43,6 +48,7 @@ def plan(doc: Document, outside: Outside):
         world_size=outside.world_size,
         target_global_batch=outside.target_global_batch,
     )
+    plan.settings = read_settings(root)
     plan.fp16 = _enabled(root, "fp16")
     plan.bf16 = _enabled(root, "bfloat16" if _absent(root.items.get("bf16")) else "bf16")
     nodes = {key: root.get(key) for key in (TB, MB, GA)}
@@ -64,6 +70,83 @@ def plan(doc: Document, outside: Outside):
     elif tb is None and mb is not None and ga is None:
         plan.grad_accum = Fact(1, GA, None, Origin.DEFAULT)
     return plan
+
+
+@dataclass(frozen=True)
+class ZeRO:
+    """`zero_optimization` (deepspeed/runtime/zero/config.py @ 0.19.8)."""
+
+    # An int 0-3 as written (ZeroStageEnum); None otherwise: an absent, "auto" or
+    # string stage is not judged.
+    stage: Optional[Fact]
+    # Where the parameters / the optimizer state are offloaded: `offload_param.device`
+    # ("cpu", "nvme", OffloadDeviceEnum; config.py:164-176), else the deprecated
+    # `cpu_offload_param` / `cpu_offload` written true (config.py:188-220). None: not offloaded.
+    offload_param: Optional[Fact]
+    offload_optimizer: Optional[Fact]
+
+
+@dataclass(frozen=True)
+class TrainerValues:
+    """The values the Hugging Face Trainer fills in ("auto") or requires to equal
+    its TrainingArguments (transformers/integrations/deepspeed.py:133-205
+    `trainer_config_process` @ 4.57.1). Each as written ("auto" and null
+    included, the value None when not a scalar); None when absent."""
+
+    train_micro_batch_size_per_gpu: Optional[Fact]
+    gradient_accumulation_steps: Optional[Fact]
+    train_batch_size: Optional[Fact]
+    gradient_clipping: Optional[Fact]
+    fp16_enabled: Optional[Fact]  # key "fp16.enabled"
+    bf16_enabled: Optional[Fact]  # key "bf16.enabled"
+
+
+@dataclass(frozen=True)
+class DeepSpeedSettings:
+    """The DeepSpeed adapter's typed facts of one config: its own plan's
+    `settings`, and what linked.py gives for a config a TrainingArguments file names."""
+
+    zero: Optional[ZeRO]  # None: no `zero_optimization` mapping
+    trainer_values: TrainerValues
+
+
+_OFFLOAD_DEVICES = ("cpu", "nvme")
+
+
+def read_settings(root: Node) -> DeepSpeedSettings:
+    """The typed facts of a DeepSpeed config (a root that is no mapping writes nothing)."""
+    root = root if isinstance(root, Mapping) else None
+    zero = root.get("zero_optimization") if root is not None else None
+    return DeepSpeedSettings(
+        zero=_zero(zero) if isinstance(zero, Mapping) else None,
+        trainer_values=TrainerValues(*(_as_written(root, key) for key in (
+            MB, GA, TB, "gradient_clipping", "fp16.enabled", "bf16.enabled"))),
+    )
+
+
+def _zero(zero: Mapping) -> ZeRO:
+    stage = zero.items.get("stage")
+    valid = isinstance(stage, Scalar) and type(stage.value) is int and stage.value in (0, 1, 2, 3)
+    return ZeRO(
+        stage=Fact(stage.value, "zero_optimization.stage", stage.span, node=stage) if valid else None,
+        offload_param=_offload(zero, "offload_param", "cpu_offload_param"),
+        offload_optimizer=_offload(zero, "offload_optimizer", "cpu_offload"),
+    )
+
+
+def _offload(zero: Mapping, key: str, deprecated: str) -> Optional[Fact]:
+    device = zero.get(key, "device")
+    if isinstance(device, Scalar) and device.value in _OFFLOAD_DEVICES:
+        return Fact(device.value, f"zero_optimization.{key}.device", device.span, node=device)
+    flag = zero.items.get(deprecated)
+    if isinstance(flag, Scalar) and flag.value is True:
+        return Fact(True, f"zero_optimization.{deprecated}", flag.span, node=flag)
+    return None
+
+
+def _as_written(root: Optional[Mapping], dotted: str) -> Optional[Fact]:
+    node = root.get(*dotted.split(".")) if root is not None else None
+    return None if node is None else Fact(getattr(node, "value", None), dotted, node.span, node=node)
 
 
 # pydantic's lax bool (DeepSpeedConfigModel is a pydantic model).

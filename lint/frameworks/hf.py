@@ -10,11 +10,11 @@ a rule needs it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import RL, Fact, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
 from .spec import Framework
 from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
@@ -43,7 +43,7 @@ def plan(doc: Document, outside: Outside):
     plan = plan_from(doc, outside, framework)
     if framework == "trl":
         plan.rl = _grpo(doc.root, plan)
-        plan.settings = TRLArguments(grpo=_grpo_arguments(doc.root) if plan.rl else None, sft=_sft_arguments(doc.root))
+        plan.settings = TRLArguments(sft=_sft_arguments(doc.root))
     return plan
 
 
@@ -73,39 +73,9 @@ def _sft_arguments(root: Mapping) -> Optional["SFTArguments"]:
 
 @dataclass(frozen=True)
 class TRLArguments:
-    """TRL's own arguments its rules read: GRPOConfig's batch, SFTConfig's padding-free settings."""
+    """TRL's own arguments its rules read: SFTConfig's padding-free settings."""
 
-    grpo: Optional["GRPOArguments"]
     sft: Optional[SFTArguments]
-
-
-@dataclass(frozen=True)
-class GRPOArguments:
-    """What GRPOConfig/RLOOConfig's `__post_init__` reads to check the generation
-    and evaluation batches (grpo_config.py:1096-1141, defaults 480-486 @ 1.16.0)."""
-
-    num_generations: Fact
-    generation_batch_size: Optional[Fact]
-    steps_per_generation: Optional[Fact]
-    eval_strategy: Optional[Fact]  # as written ("steps", "epoch", "no")
-    per_device_eval_batch_size: Fact  # default 8
-    num_generations_eval: Optional[Fact]  # None: num_generations
-
-    @property
-    def evaluates(self) -> bool:
-        return self.eval_strategy is not None and self.eval_strategy.value in ("steps", "epoch")
-
-
-def _grpo_arguments(root: Mapping) -> GRPOArguments:
-    strategy = root.get("eval_strategy")
-    return GRPOArguments(
-        num_generations=number(root.get("num_generations"), "num_generations"),
-        generation_batch_size=number(root.get("generation_batch_size"), "generation_batch_size"),
-        steps_per_generation=number(root.get("steps_per_generation"), "steps_per_generation"),
-        eval_strategy=Fact(strategy.value, "eval_strategy", strategy.span, node=strategy) if isinstance(strategy, Scalar) else None,
-        per_device_eval_batch_size=number(root.get("per_device_eval_batch_size"), "per_device_eval_batch_size", default=8),
-        num_generations_eval=number(root.get("num_generations_eval"), "num_generations_eval"),
-    )
 
 
 # TRL's distillation configs (GOLD, IW-OPD) also have num_generations and
@@ -114,18 +84,39 @@ _DISTILLATION_KEYS = ("lmbda", "teacher_model_name_or_path", "teacher_model_init
 
 
 def _grpo(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
-    """GRPOConfig/RLOOConfig's batch (grpo_config.py `__post_init__` @ 1.16.0): the
-    generation batch is generation_batch_size, else per_device_train_batch_size x W
-    x steps_per_generation (default gradient_accumulation_steps)."""
+    """GRPOConfig/RLOOConfig's batch and what their `__post_init__` refuses
+    (grpo_config.py:1096-1141, defaults 480-486 @ 1.16.0; rloo_config.py:659-704):
+    the generation batch is generation_batch_size, else per_device_train_batch_size
+    x W x steps_per_generation (default gradient_accumulation_steps), whole groups
+    of num_generations (at least 2) and a whole number of per_device_train_batch_size
+    x W; generation_batch_size and steps_per_generation exclude each other; with
+    evaluation on, per_device_eval_batch_size (default 8) x W is whole groups of
+    num_generations_eval (default num_generations)."""
     samples = number(root.get("num_generations"), "num_generations")
     if samples is None or any(k in root.items for k in _DISTILLATION_KEYS):
         return None
     micro, world = plan.micro_batch, plan.world_size
-    steps = number(root.get("steps_per_generation"), "steps_per_generation") or plan.grad_accum
+    given_steps = number(root.get("steps_per_generation"), "steps_per_generation")
+    steps = given_steps or plan.grad_accum
     given = number(root.get("generation_batch_size"), "generation_batch_size")
     generation = given or product([micro, world, steps], "generation batch",
                                   f"{micro.describe()} x W ({world.value}) x {steps.describe()}" if world else None)
-    return RL(samples_per_prompt=samples, generation_batch=generation,
-              prompts_per_step=per_group(generation, samples),
-              mini_batch=product([micro, world, plan.grad_accum], "optimizer-step batch"),
-              micro_batch={"actor": micro})
+    checks = GenerationChecks(
+        refusal="TRL refuses to start",
+        group_baseline=Fact("the GRPO/RLOO trainer", "trainer", None, Origin.DEFAULT),
+        step_batch=(micro, world or Fact(None, "world size")),
+        exclusive=(given, given_steps) if given is not None and given_steps is not None else (),
+    )
+    rl = RL(samples_per_prompt=samples, generation_batch=generation,
+            prompts_per_step=per_group(generation, samples),
+            mini_batch=product([micro, world, plan.grad_accum], "optimizer-step batch"),
+            micro_batch={"actor": micro}, generation_checks=checks)
+    strategy = root.get("eval_strategy")
+    if isinstance(strategy, Scalar) and strategy.value in ("steps", "epoch") and world is not None:
+        eval_micro = number(root.get("per_device_eval_batch_size"), "per_device_eval_batch_size", default=8)
+        rl.eval_samples_per_prompt = number(root.get("num_generations_eval"), "num_generations_eval") or samples
+        rl.eval_generation_batch = product([eval_micro, world], "evaluation batch",
+                                           f"{eval_micro.describe()} x W ({world.value})")
+        if rl.eval_generation_batch is not None:
+            rl.eval_generation_batch = replace(rl.eval_generation_batch, span=eval_micro.span or strategy.span)
+    return rl

@@ -1,9 +1,10 @@
 """Generic launchers: they start N processes of whatever program follows, and give
-the world size; the program's own entry point (a framework's Launcher) reads the rest."""
+the world size; the program's own entry point (a framework's Launcher) reads the rest.
+Wrappers: commands that run a launch line (a job submitter, a scheduler, `env`)."""
 
 from __future__ import annotations
 
-from .spec import Count, Launcher
+from .spec import Count, Launcher, Wrapper
 
 # Launcher options that take no value (torch/distributed/run.py, deepspeed/launcher/runner.py,
 # accelerate/commands/launch.py).
@@ -24,3 +25,19 @@ ACCELERATE = Launcher(
     program=True, bare=_BARE, nproc=Count(flags=("--num_processes", "--num-processes")), total=True)
 
 LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE)
+
+# `ray job submit [options] -- ENTRYPOINT...` (ray/dashboard/modules/job/cli.py: the entrypoint is
+# the arguments left after the options; scripts put `--` before it).
+RAY_JOB = Wrapper("ray job submit", commands=("ray",), subcommands=("job", "submit"), separator="--")
+# `srun [options] CMD...` (Slurm srun(1)): the options that take no value; every other takes one.
+SRUN = Wrapper("srun", commands=("srun",), bare=frozenset({
+    "-E", "-H", "-I", "-k", "-K", "-l", "-O", "-Q", "-s", "-u", "-v", "-V", "-X", "-Z", "-h",
+    "--overlap", "--exclusive", "--label", "--unbuffered", "--pty", "--quiet", "--verbose", "--no-kill",
+    "--kill-on-bad-exit", "--disable-status", "--hold", "--immediate", "--multi-prog", "--no-allocate",
+    "--preserve-env", "--test-only", "--contiguous", "--exact", "--spread-job", "--use-min-nodes",
+    "--overcommit", "--oversubscribe", "--reboot", "--whole", "--x11", "--help", "--usage", "--version"}))
+# `env [-i] [-u NAME] NAME=value... CMD...` (coreutils env(1)).
+ENV = Wrapper("env", commands=("env",), assignments=True,
+              bare=frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"}))
+
+WRAPPERS = (RAY_JOB, SRUN, ENV)

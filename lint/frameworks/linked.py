@@ -19,6 +19,7 @@ from .. import project, reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
 from ..sources import format_of, read
+from .deepspeed import DeepSpeedSettings, read_settings
 
 _ROOT_MARKERS = ("pyproject.toml", ".git")
 
@@ -28,24 +29,45 @@ class LinkedConfig:
     root: Mapping  # the DeepSpeed config
     path: Optional[str]  # its display path; None when written inline in this file
     reference: Node  # the `deepspeed:` value that names it
+    settings: DeepSpeedSettings  # the DeepSpeed adapter's typed facts of `root`
+
+
+@dataclass(frozen=True)
+class DeepSpeedLink:
+    """A `deepspeed:` value (a name or an inline mapping) and the config that writes it.
+    It is resolved only when a rule asks: resolving reads files and may print a notice."""
+
+    reference: Node
+    config_path: str  # the path of the TrainingArguments config, as linted
+
+    def config(self) -> Optional[LinkedConfig]:
+        """The DeepSpeed config the reference names, or None."""
+        reference = self.reference
+        if isinstance(reference, Mapping):
+            return LinkedConfig(reference, None, reference, read_settings(reference))
+        path = resolve(reference.value.strip(), os.path.abspath(self.config_path))
+        if path and not project.may_read(path):
+            reads.notice(f"{self.config_path}:{reference.span.line}: `deepspeed: {reference.value.strip()}` resolves "
+                         "outside the project; not read (widen it with `reference-paths` in the project config)")
+            return None
+        linked = _read(path) if path else None
+        if linked is None:
+            return None
+        return LinkedConfig(linked.root, linked.path, reference, read_settings(linked.root))
+
+
+def deepspeed_link(doc: Document) -> Optional[DeepSpeedLink]:
+    """`doc`'s `deepspeed:` value when it can name a config (a mapping or a string), else None."""
+    reference = doc.root.get("deepspeed")
+    if isinstance(reference, Mapping) or (isinstance(reference, Scalar) and isinstance(reference.value, str)):
+        return DeepSpeedLink(reference, doc.path)
+    return None
 
 
 def deepspeed_config(doc: Document) -> Optional[LinkedConfig]:
     """The DeepSpeed config `doc`'s `deepspeed:` key names, or None."""
-    reference = doc.root.get("deepspeed")
-    if isinstance(reference, Mapping):
-        return LinkedConfig(reference, None, reference)
-    if not isinstance(reference, Scalar) or not isinstance(reference.value, str):
-        return None
-    path = resolve(reference.value.strip(), os.path.abspath(doc.path))
-    if path and not project.may_read(path):
-        reads.notice(f"{doc.path}:{reference.span.line}: `deepspeed: {reference.value.strip()}` resolves outside "
-                     "the project; not read (widen it with `reference-paths` in the project config)")
-        return None
-    linked = _read(path) if path else None
-    if linked is None:
-        return None
-    return LinkedConfig(linked.root, linked.path, reference)
+    link = deepspeed_link(doc)
+    return None if link is None else link.config()
 
 
 def resolve(name: str, config_path: str) -> Optional[str]:

@@ -11,6 +11,7 @@ schema first.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
@@ -55,7 +56,28 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     if not _single_gpu(world):
         plan.layout, plan.layout_exact = ((dp_size, cp), True) if dp_size is not None else ((cp,), False)
+    plan.settings = Arguments(
+        attn_implementation=_attention(root),
+        batching_strategy=_written(root.get("batching_strategy"), "batching_strategy"),
+        dist_engine=_written(root.get("dist_config", "name"), "dist_config.name"),
+    )
     return plan
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """v1's own arguments its rules read."""
+
+    # flash_attn, which v1 passes to from_pretrained as attn_implementation; value None
+    # when written as something else than a plain value.
+    attn_implementation: Fact
+    batching_strategy: Optional[Fact]  # as written
+    dist_engine: Optional[Fact]  # dist_config.name as written
+
+
+def _written(node: Optional[Node], key: str) -> Optional[Fact]:
+    """A value as written (None when it is not a plain value), or None when absent."""
+    return None if node is None else Fact(getattr(node, "value", None), key, node.span, node=node)
 
 
 def _single_gpu(world) -> bool:
@@ -78,10 +100,10 @@ def _given(root: Mapping, key: str) -> Optional[Node]:
     return None if isinstance(node, Scalar) and node.value is None else node
 
 
-def attention(root: Mapping) -> tuple:
-    """(flash_attn value, node): v1 passes it to from_pretrained as attn_implementation,
-    default "sdpa" (v1/config/model_args.py:36-41, v1/core/model_engine.py:186-192)."""
+def _attention(root: Mapping) -> Fact:
+    """flash_attn: v1 passes it to from_pretrained as attn_implementation, default
+    "sdpa" (v1/config/model_args.py:36-41, v1/core/model_engine.py:186-192)."""
     node = root.get("flash_attn")
     if node is None:
-        return "sdpa", None
-    return (node.value if isinstance(node, Scalar) else None), node
+        return Fact("sdpa", "flash_attn", None, Origin.DEFAULT)
+    return Fact(node.value if isinstance(node, Scalar) else None, "flash_attn", node.span, node=node)

@@ -12,6 +12,9 @@ With `model.rampup_batch_size` the global batch is not checked (the ramp
 reaches it only later in the run). A config whose model is restored from `model.pretrained_model_path` (T5
 LM adaptation) takes its parallel layout from the checkpoint, not the file:
 no layout is checked there.
+
+The NeMo rules read `plan.settings`, a NemoSettings: the model settings
+MegatronBaseModel validates, written or its defaults.
 """
 
 from __future__ import annotations
@@ -63,16 +66,53 @@ def plan(doc: Document, outside: Outside):
         sequence_parallel=flag(model.get("sequence_parallel"), "model.sequence_parallel"),
     )
     plan.seq_len, plan.seq_len_multiple = _context_parallel_split(model, parallel["cp"])
-    if "global_batch_size" in model.items:  # the Megatron microbatch path (legacy RETRO accumulates with Lightning)
-        plan.settings = MegatronBatching(number(trainer.get("accumulate_grad_batches"), "trainer.accumulate_grad_batches"))
+    plan.settings = _settings(trainer, model)
     return plan
 
 
 @dataclass(frozen=True)
-class MegatronBatching:
-    """A NeMo model that accumulates inside training_step from model.global_batch_size."""
+class NemoSettings:
+    """MegatronBaseModel's settings (`cfg.get(key, default)`) its own rules read; the
+    lines are nemo/collections/nlp/models/language_modeling/megatron_base_model.py @ 8cfedd7."""
 
-    accumulate_grad_batches: Optional[Fact]  # Lightning's own accumulation, as written
+    # Lightning's own accumulation, as written; only for a model that accumulates inside
+    # training_step from model.global_batch_size (legacy RETRO accumulates with Lightning).
+    accumulate_grad_batches: Optional[Fact]
+    # Flags: None when written as no boolean (an interpolation).
+    fsdp: Optional[Fact]  # default False (:254)
+    fp8: Optional[Fact]  # default False (:211)
+    sequence_parallel: Optional[Fact]  # default False (:1019); NeMo turns it off with tp 1 (:1019-1025)
+    ub_tp_comm_overlap: Optional[Fact]  # default False (:1072)
+    num_moe_experts: Fact  # value None: null, or absent (default None, megatron_gpt_model.py:2263)
+    virtual_pipeline_model_parallel_size: Fact  # default None (:181); 1 means none
+    num_layers: Optional[Fact]  # read without a default (:192)
+    # Both true: the pipeline split accounts for the embedding and the loss, and the
+    # layers per stage need not divide into model chunks (:187-189; each default False).
+    account_for_embedding_in_pipeline_split: Optional[Fact]
+    account_for_loss_in_pipeline_split: Optional[Fact]
+
+
+def _settings(trainer: Mapping, model: Mapping) -> NemoSettings:
+    return NemoSettings(
+        accumulate_grad_batches=number(trainer.get("accumulate_grad_batches"), "trainer.accumulate_grad_batches")
+        if "global_batch_size" in model.items else None,
+        fsdp=_model_flag(model, "fsdp"),
+        fp8=_model_flag(model, "fp8"),
+        sequence_parallel=_model_flag(model, "sequence_parallel"),
+        ub_tp_comm_overlap=_model_flag(model, "ub_tp_comm_overlap"),
+        num_moe_experts=model_number(model, "num_moe_experts") or Fact(None, "model.num_moe_experts", None, Origin.DEFAULT),
+        virtual_pipeline_model_parallel_size=model_number(model, "virtual_pipeline_model_parallel_size")
+        or Fact(None, "model.virtual_pipeline_model_parallel_size", None, Origin.DEFAULT),
+        num_layers=model_number(model, "num_layers"),
+        account_for_embedding_in_pipeline_split=_model_flag(model, "account_for_embedding_in_pipeline_split"),
+        account_for_loss_in_pipeline_split=_model_flag(model, "account_for_loss_in_pipeline_split"),
+    )
+
+
+def _model_flag(model: Mapping, key: str) -> Optional[Fact]:
+    """model.<key> as a boolean fact: default False when absent, None when written as no boolean."""
+    node = model.get(key)
+    return flag(node, f"model.{key}") if node is not None else Fact(False, f"model.{key}", None, Origin.DEFAULT)
 
 
 def model_number(model: Mapping, key: str, default=None) -> Optional[Fact]:

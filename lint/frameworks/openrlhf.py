@@ -1,10 +1,12 @@
 """OpenRLHF launch lines: `deepspeed --module openrlhf.cli.train_sft ...`,
-`python -m openrlhf.cli.train_ppo_ray ...` (also `torchrun -m`), with the
-command often built in a heredoc (`read -r -d '' cmds <<EOF ... EOF`, then
-`deepspeed --module $cmds`). OpenRLHF has no config file: the flags are the
-config, read as an inline Document (as ms-swift flags and Megatron arguments are).
+`python -m openrlhf.cli.train_ppo_ray ...` (also `torchrun -m`, and behind
+`ray job submit ... --`), with the command often built in a heredoc
+(`read -r -d '' cmds <<EOF ... EOF`, then `deepspeed --module $cmds`): the
+generic launch interpreter reads them all (lint/launch.py, shell.py). OpenRLHF
+has no config file: the flags are the config, read as an inline Document (as
+ms-swift flags and Megatron arguments are), which carries the entry module.
 
-The arithmetic (checkout at /tmp/real/OpenRLHF, see docs/parity/openrlhf.toml):
+The arithmetic (an OpenRLHF checkout, see docs/parity/openrlhf.toml):
 - dp = W // ring_attn_size // ds.tensor_parallel_size, the device mesh is
   (dp, ring, tp) so W must be a multiple of ring x tp
   (openrlhf/utils/deepspeed/deepspeed.py:103-107);
@@ -23,13 +25,12 @@ the flat names of earlier releases (`--train_batch_size`,
 
 from __future__ import annotations
 
-import os
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import RL, Fact, Origin, TrainingPlan
-from ..sources.shell import Command, ShellDocument, Word, read_shell
+from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .spec import FLAGS, Framework, Launcher
 
@@ -45,11 +46,13 @@ LAUNCHERS = (Launcher("openrlhf", modules=("openrlhf.cli.train_*",), markers=(b"
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=5, launchers=LAUNCHERS)
 
 _MODULE = re.compile(r"openrlhf\.cli\.(train_\w+)")
-ENTRY_KEY = " entry"  # a root key no flag can spell: which train_* module the line runs
 
 # Defaults per entry point: (micro batch, max_len). train_sft.py:166, 284;
 # train_dpo.py:188, 318; train_rm.py:246, 298; train_ppo_ray.py:393, 379.
 _DEFAULTS = {"train_sft": (8, 2048), "train_dpo": (8, 512), "train_rm": (1, 512), "train_ppo_ray": (1, 2048)}
+
+# The entry points that assert packing with ring attention (see OpenRLHFArguments).
+_RING_NEEDS_PACKING = ("train_sft", "train_dpo", "train_rm")
 
 # Current flag -> flat flag of earlier releases.
 LEGACY = {
@@ -84,111 +87,86 @@ LEGACY = {
 }
 
 
-# -- launch lines ---------------------------------------------------------------------
-
-def launches(doc: ShellDocument) -> list:
-    """Every OpenRLHF launch in a script, heredoc-built ones included. (The engine reads
-    launch lines with lint/launch.py, which routes this module's LAUNCHERS; this adds
-    heredocs and `ray job submit --`, which it does not read yet.)"""
-    bodies = _heredoc_commands(doc)
-    found = []
-    for command in doc.commands:
-        line = launch_of(_spliced(command, bodies), doc.path)
-        if line is not None:
-            found.append(line)
-    return found
-
-
-def launch_of(command: Command, script: str):
-    """A Launch (framework "openrlhf") for one command, or None when it runs no openrlhf.cli
-    train_* module. The generic interpreter reads the line (this module's LAUNCHERS); this
-    adds what it does not do yet: `ray job submit ... -- <entrypoint>` and the entry module."""
-    words = command.words
-    if not words or not words[0].known:
-        return None
-    if os.path.basename(str(words[0].value)) == "ray" and any(w.value == "--" for w in words):
-        # `ray job submit --address=... -- python3 -m openrlhf.cli.train_ppo_ray ...`: the entrypoint after `--`.
-        rest = words[[w.value for w in words].index("--") + 1:]
-        return launch_of(Command(rest, command.env, command.span), script) if rest else None
-    from .. import launch as launching  # lint.launch imports this package: not at import time
-
-    line = launching._launch(command, script)
-    if line is None or line.framework != NAME:
-        return None
-    module = next((w for w in words if w.known and _MODULE.fullmatch(str(w.value))), None)
-    if module is not None:
-        name = _MODULE.fullmatch(str(module.value)).group(1)
-        line.overrides.append(((ENTRY_KEY,), Word(name, module.span, module.raw), module))
-    return line
-
-
-def document(line, script: str, text: str) -> Document:
-    """The flags of one launch line (a lint.launch.Launch) as a Document (dotted flags become nested keys)."""
-    from .. import launch as launching
-
-    return launching.inline_document(line, script, text)
-
-
-_READ_HEREDOC = re.compile(r"^[ \t]*read\b[^\n<]*?\b([A-Za-z_]\w*)[ \t]*<<-?[ \t]*(['\"]?)(\w+)\2[ \t]*$", re.M)
-
-
-def _heredoc_commands(doc: ShellDocument) -> dict:
-    """`read -r -d '' NAME <<EOF` bodies, each read as the command it holds: NAME -> Command.
-    The body is lexed in place (the script's earlier lines kept, so its variables are
-    known; the same line numbers, so findings point into the heredoc)."""
-    text = doc.text or ""
-    lines = text.split("\n")
-    found = {}
-    for match in _READ_HEREDOC.finditer(text):
-        name, quoted, delimiter = match.group(1), match.group(2), match.group(3)
-        start = text.count("\n", 0, match.start())  # 0-based line of the `read`
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].strip() == delimiter), None)
-        if end is None or quoted:
-            continue  # unterminated, or a quoted delimiter (no expansion): left alone
-        before = [ln for ln in lines[:start]]
-        blank = [""] * (start + 1 - len(before))
-        synthetic = "\n".join(before + blank + lines[start + 1:end])
-        commands = [c for c in read_shell(doc.path, synthetic).commands if c.span.line > start]
-        if commands:
-            found[name] = commands[0]
-    return found
-
-
-def _spliced(command: Command, bodies: dict) -> Command:
-    """`deepspeed --module $NAME` with NAME a heredoc command: the words of both."""
-    if not bodies:
-        return command
-    words = []
-    for word in command.words:
-        ref = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", word.raw or "")
-        if not word.known and ref and ref.group(1) in bodies:
-            words.extend(bodies[ref.group(1)].words)
-        else:
-            words.append(word)
-    return Command(words, command.env, command.span)
-
-
-# -- the plan -------------------------------------------------------------------------
-
-_PPO_GROUPS = ("actor", "critic", "ref", "reward", "rollout", "vllm", "actor_num_nodes", "rollout_batch_size")
-
+# -- the entry point -------------------------------------------------------------------
 
 def entry(doc: Document) -> Optional[str]:
-    """The train_* module the line runs: recorded by `launches` below, else read from the
-    launch line's own text (the engine's inline document spans the command), else
-    train_ppo_ray when PPO-only groups are given; None when it cannot be told."""
-    node = doc.root.get(ENTRY_KEY)
-    if isinstance(node, Scalar):
-        return node.value
-    span = doc.root.span
-    if doc.text and span is not None:
-        lines = doc.text.split("\n")[span.line - 1:span.end_line]
-        match = _MODULE.search("\n".join(lines))
-        if match is not None:
-            return match.group(1)
-    if any(key in doc.root.items for key in _PPO_GROUPS):
-        return "train_ppo_ray"
-    return None
+    """The train_* module the launch line runs (the launch interpreter records it), None when not told."""
+    match = _MODULE.fullmatch(getattr(doc, "entry", None) or "")
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One Ray role's GPUs: --<role>.num_nodes x --<role>.num_gpus_per_node (defaults 1 x 8,
+    train_ppo_ray.py:198-237)."""
+
+    nodes: Fact
+    gpus: Fact
+
+
+@dataclass(frozen=True)
+class PPOArguments:
+    """What train_ppo_ray asserts about its Ray placement and vLLM engines (train_ppo_ray.py:41-63, 109-113)."""
+
+    vllm_engines: Fact  # --vllm.num_engines; value None when not given (default None, train_ppo_ray.py:232)
+    vllm_tp: Fact  # --vllm.tensor_parallel_size, default 1
+    colocate_all: Fact
+    colocate_actor_ref: Fact
+    colocate_critic_reward: Fact
+    async_enable: Fact  # --train.async_enable: the vLLM engines are not colocated then
+    uses_ref: bool  # --algo.kl.init_coef > 0 (default 0.01, train_ppo_ray.py:419): a reference model is made
+    uses_critic: bool  # --algo.advantage.estimator gae (the default) trains a critic (train_ppo_ray.py:600-606)
+    # What compares each prompt's samples, so that train_ppo_ray asserts n_samples_per_prompt > 1: a group
+    # estimator (rloo, reinforce_baseline, group_norm, dr_grpo) or dynamic filtering; None: gae/reinforce.
+    group_baseline: Optional[Fact]
+    generate_batch: Optional[Fact]  # --rollout.vllm_generate_batch_size (default: the rollout batch, 690-692)
+    roles: dict  # "actor", "ref", "critic", "reward" -> Placement
+
+
+@dataclass(frozen=True)
+class OpenRLHFArguments:
+    """OpenRLHF's own launch settings its rules read."""
+
+    entry: str  # the train_* module the line runs
+    # train_sft/dpo/rm assert packing with ring attention (train_sft.py:321-322, train_dpo.py:355-356,
+    # train_rm.py:332-333); train_ppo_ray turns packing on instead (train_ppo_ray.py:642-645).
+    ring_needs_packing: bool
+    ppo: Optional[PPOArguments]  # train_ppo_ray only
+
+
+def _ppo_arguments(root: Mapping) -> PPOArguments:
+    engines = fact(root, "vllm.num_engines")
+    kl, _ = get(root, "algo.kl.init_coef")
+    kl_value = getattr(kl, "value", 0.01) if kl is not None else 0.01
+    estimator, _ = get(root, "algo.advantage.estimator")
+    return PPOArguments(
+        vllm_engines=engines if engines is not None else Fact(None, "--vllm.num_engines", None, Origin.DEFAULT),
+        vllm_tp=fact(root, "vllm.tensor_parallel_size", default=1),
+        colocate_all=switch(root, "train.colocate_all"),
+        colocate_actor_ref=switch(root, "train.colocate_actor_ref"),
+        colocate_critic_reward=switch(root, "train.colocate_critic_reward"),
+        async_enable=switch(root, "train.async_enable"),
+        uses_ref=isinstance(kl_value, (int, float)) and not isinstance(kl_value, bool) and kl_value > 0,
+        uses_critic=getattr(estimator, "value", "gae") == "gae",
+        group_baseline=_group_baseline(root),
+        generate_batch=fact(root, "rollout.vllm_generate_batch_size"),
+        roles={role: Placement(fact(root, f"{role}.num_nodes", default=1),
+                               fact(root, f"{role}.num_gpus_per_node", default=8))
+               for role in ("actor", "ref", "critic", "reward")},
+    )
+
+
+# Advantage estimators that compare a prompt's samples with each other (train_ppo_ray.py asserts
+# n_samples_per_prompt > 1 for them, and for dynamic filtering).
+GROUP_ESTIMATORS = ("rloo", "reinforce_baseline", "group_norm", "dr_grpo")
+
+
+def _group_baseline(root: Mapping) -> Optional[Fact]:
+    estimator, label = get(root, "algo.advantage.estimator")
+    if isinstance(estimator, Scalar) and estimator.value in GROUP_ESTIMATORS:
+        return Fact(estimator.value, label, estimator.span, node=estimator)
+    filtering = switch(root, "algo.dynamic_filtering_enable")
+    return filtering if filtering.value else None
 
 
 def get(root: Mapping, key: str) -> tuple:
@@ -245,11 +223,10 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail=f"{dynamic.key}")
     elif declared is not None:  # the default 128 has no line to point at: left out, as for Megatron
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
-    # plan.rl is left unset on purpose: the generic rule that reads it (BL152, being generalised
-    # from axolotl) still treats samples_per_prompt < 2 and a generation batch < samples x W as
-    # errors, which they are not in OpenRLHF (n_samples_per_prompt 1 is the default, and valid for
-    # gae/reinforce). The OpenRLHF rules read rl(plan) directly; set `plan.rl = rl(plan)` here once
-    # the generic rule gates those checks on the algorithm needing groups.
+    if name is not None:
+        plan.settings = OpenRLHFArguments(entry=name, ring_needs_packing=name in _RING_NEEDS_PACKING,
+                                          ppo=_ppo_arguments(root) if name == "train_ppo_ray" else None)
+    plan.rl = rl(plan)
     return plan
 
 
@@ -272,7 +249,7 @@ def rl(plan: TrainingPlan) -> Optional[RL]:
     per round, generated --rollout.vllm_generate_batch_size prompts at a time (default:
     the rollout batch, train_ppo_ray.py:690-692); one optimizer step consumes
     --train.batch_size samples (ppo_trainer.py:72-76)."""
-    if plan.framework != NAME or entry(plan.document) != "train_ppo_ray":
+    if plan.framework != NAME or plan.settings is None or plan.settings.ppo is None:
         return None
     root = plan.document.root
     prompts = fact(root, "rollout.batch_size", default=1024)  # train_ppo_ray.py:373
@@ -283,10 +260,13 @@ def rl(plan: TrainingPlan) -> Optional[RL]:
         generation = Fact(per_round.value * samples.value, "generation batch", per_round.span or samples.span,
                           Origin.DERIVED, detail=f"{per_round.describe()} x {samples.describe()}")
     train_micro = plan.micro_batch
+    ppo = plan.settings.ppo
     return RL(
         samples_per_prompt=samples,
         prompts_per_step=prompts,
         generation_batch=generation,
         mini_batch=plan.declared_global_batch or fact(root, "train.batch_size", default=128),  # 394
+        generation_checks=GenerationChecks(refusal="train_ppo_ray asserts n_samples_per_prompt > 1",
+                                           group_baseline=ppo.group_baseline),
         micro_batch={"actor": train_micro, "rollout": fact(root, "rollout.micro_batch_size", default=1)},  # 393, 377
     )

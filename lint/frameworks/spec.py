@@ -103,6 +103,30 @@ class Launcher:
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """A command that runs another one, which is read as the launch line
+    (`launchers.py` lists them): `ray job submit --address=... -- python3 -m ...`,
+    `srun --nodes=2 torchrun ...`, `env NPROC_PER_NODE=8 swift sft ...`. (`nohup`,
+    `exec`, `time` are dropped by the shell reader; the commands of a
+    `bash -c "..."` string are read by it where they stand.)
+
+    commands: argv[0] basename globs; subcommands: the words that follow it
+        (`job`, `submit`), else it is not this wrapper.
+    separator: the inner command follows this word (`--`); none: it follows the
+        wrapper's options, each `--opt=value`, `-Xvalue`, an option in `bare`
+        alone, or any other option with the next word as its value.
+    assignments: `NAME=value` words before the inner command are its environment.
+    """
+
+    name: str
+    commands: tuple[str, ...]
+    subcommands: tuple[str, ...] = ()
+    separator: str = ""
+    bare: frozenset = frozenset()
+    assignments: bool = False
+
+
+@dataclass(frozen=True)
 class Framework:
     """One framework: its adapter, the files it reads, the launchers it owns.
 

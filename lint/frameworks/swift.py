@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin
 from . import swift_megatron
-from .facts import Outside, algorithm, whole_number
+from .facts import Outside, algorithm, flag, whole_number
 from .spec import Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
@@ -59,7 +60,35 @@ def plan(doc: Document, outside: Outside):
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
     plan.rl = algorithm(root.get("rlhf_type"), "rlhf_type")
+    plan.settings = _arguments(root)
     return plan
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """ms-swift's own arguments its rules read (not the Megatron schema's)."""
+
+    packing: Optional[Fact]  # None unless written true/false
+    padding_free: Optional[Fact]  # None unless written true/false
+    # As written, else the default None (swift/arguments/base_args/model_args.py:79 @ 3602360);
+    # value None also when written as something else than a plain value.
+    attn_impl: Fact
+    # load_args: true with attn_impl unset: the checkpoint's args.json fills it (base_args.py:236-268).
+    attn_impl_from_checkpoint: bool
+    tokenizing: swift_megatron.Tokenizing  # lazy_tokenize and what it refuses: shared with the Megatron schema
+
+
+def _arguments(root: Mapping) -> Arguments:
+    attn = root.get("attn_impl")
+    load_args = flag(root.get("load_args"), "load_args")
+    return Arguments(
+        packing=flag(root.get("packing"), "packing"),
+        padding_free=flag(root.get("padding_free"), "padding_free"),
+        attn_impl=Fact(None, "attn_impl", None, Origin.DEFAULT) if attn is None
+        else Fact(getattr(attn, "value", None), "attn_impl", attn.span, node=attn),
+        attn_impl_from_checkpoint=attn is None and load_args is not None and bool(load_args.value),
+        tokenizing=swift_megatron.tokenizing(root),
+    )
 
 
 def _is_swift(keys: set) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
-from ..plan import RL, Fact, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number, per_group
 
 NAME = "swift-megatron"
@@ -47,10 +47,39 @@ def plan(doc: Document, outside: Outside, world: Optional[Fact]) -> Optional[Tra
     declared = number(lookup(doc.root, "global_batch_size"), "global_batch_size")
     if declared is not None:  # the default 16 has no line to point at: left out
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
-    if getattr(lookup(doc.root, "rlhf_type"), "value", None) == "grpo":
-        plan.settings = grpo(doc.root)
-        plan.rl = _rl(plan.settings)
+    grpo_settings = grpo(doc.root) if getattr(lookup(doc.root, "rlhf_type"), "value", None) == "grpo" else None
+    plan.settings = MegatronArguments(grpo=grpo_settings, tokenizing=tokenizing(doc.root, lookup),
+                                      group_by_length=flag(lookup(doc.root, "group_by_length"), "group_by_length"),
+                                      padding_free=padding_free(doc.root))
+    if grpo_settings is not None:
+        plan.rl = _rl(grpo_settings)
     return plan
+
+
+@dataclass(frozen=True)
+class Tokenizing:
+    """When ms-swift tokenizes: lazy_tokenize refuses packing and streaming (both schemas;
+    swift/arguments/base_args/data_args.py and megatron_args.py @ 3602360). Each None unless
+    written as true/false."""
+
+    lazy_tokenize: Optional[Fact]
+    packing: Optional[Fact]
+    streaming: Optional[Fact]
+
+
+def tokenizing(root: Mapping, get=Mapping.get) -> Tokenizing:
+    """`get(root, key)`: where the schema keeps a key (the Megatron schema: a Ray config's train group)."""
+    return Tokenizing(*(flag(get(root, key), key) for key in ("lazy_tokenize", "packing", "streaming")))
+
+
+@dataclass(frozen=True)
+class MegatronArguments:
+    """ms-swift Megatron's own arguments its rules read."""
+
+    grpo: Optional["GRPO"]  # rlhf_type: grpo only
+    tokenizing: Tokenizing
+    group_by_length: Optional[Fact]  # None unless written true/false
+    padding_free: Optional[Fact]  # as it runs: see padding_free()
 
 
 @dataclass(frozen=True)
@@ -83,15 +112,25 @@ def grpo(root: Mapping) -> GRPO:
 
 
 def _rl(settings: GRPO) -> RL:
+    """The GRPO batch and what megatron_args.py:260-341 refuses of it: a generation_batch_size
+    that is not global_batch_size x steps_per_generation (both given) or not a whole number of
+    global_batch_size; completions that are not whole groups; prompts that do not split over dp
+    and each rank's share over micro_batch_size (validate_batch_dp_alignment)."""
     known = all(f is None or f.positive for f in vars(settings).values())
-    generation = None
+    given, steps, global_ = settings.generation_batch_size, settings.steps_per_generation, settings.global_batch_size
+    generation = alternative = None
     if known:
         value, how = settings.generation_batch()
-        given = settings.generation_batch_size
-        generation = given or Fact(value, "generation batch", None, Origin.DERIVED, detail=how)
+        at = next((f.span for f in (steps, global_, settings.num_generations) if f is not None and f.span), None)
+        generation = given or Fact(value, "generation batch", at, Origin.DERIVED, detail=how)
+        if given is not None and steps is not None:
+            alternative = Fact(global_.value * steps.value, "global_batch_size x steps_per_generation", steps.span,
+                               Origin.DERIVED, detail=f"{global_.describe()} x {steps.describe()}")
+    checks = GenerationChecks(refusal="ms-swift refuses to start", step_batch=(global_,) if given else (),
+                              alternative=alternative, split_over_dp=True)
     return RL(samples_per_prompt=settings.num_generations, generation_batch=generation,
               prompts_per_step=per_group(generation, settings.num_generations),
-              mini_batch=settings.global_batch_size, micro_batch={"actor": settings.micro_batch_size})
+              mini_batch=global_, micro_batch={"actor": settings.micro_batch_size}, generation_checks=checks)
 
 
 def lookup(root: Mapping, key: str) -> Optional[Node]:

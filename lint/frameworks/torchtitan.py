@@ -6,16 +6,22 @@ shard degree of -1 takes the ranks left over: W // (dp_rep x cp x tp x pp)
 local_batch_size x dp; gradient accumulation is derived from it
 (torchtitan/train.py). `training.batch_size` is the name before PR #1238.
 
-The TorchTitan rules (rules/torchtitan_*.py) share the helpers at the end of
-this module: the v0.2.2 key set, the resolved shard degree, the model name.
+The TorchTitan rules (rules/torchtitan_*.py) read `plan.settings`, a
+TitanSettings: the settings TorchTitan's start-up checks read, written or
+defaulted, and what the chosen model supports (MODELS, the one table of
+TorchTitan's models). The v0.2.2 key set is generated into torchtitan_keys.py.
 """
 
 from __future__ import annotations
 
-from ..document import Document, Mapping, Scalar
+from dataclasses import dataclass
+from typing import Optional
+
+from ..document import Document, Mapping, Scalar, Sequence
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .spec import Count, Framework, Launcher
+from .torchtitan_keys import JOB_CONFIG_KEYS  # noqa: F401  (the unknown-key rule's table, generated)
 
 NAME = "torchtitan"
 FORMATS = ("toml",)
@@ -45,6 +51,8 @@ def plan(doc: Document, outside: Outside):
     training = training if isinstance(training, Mapping) else Mapping()
     parallelism = parallelism if isinstance(parallelism, Mapping) else Mapping()
 
+    # Defaults (torchtitan/config/job_config.py @ v0.2.2): local_batch_size 8 (:253), seq_len 2048
+    # (:261), data_parallel_shard_degree -1 (:324), every other degree 1 (:313-464).
     local_key = "local_batch_size" if "local_batch_size" in training.items else "batch_size"
     parallel = {
         short: number(parallelism.get(key), f"[parallelism] {key}", default=-1 if short == "dp_shard" else 1)
@@ -64,8 +72,9 @@ def plan(doc: Document, outside: Outside):
     if declared is not None and not (declared.known and declared.value < 0):
         plan.declared_global_batch = declared  # -1 means local x dp: nothing declared
     plan.layout = tuple(parallel[k] for k in ("dp_replicate", "dp_shard", "cp", "tp", "pp"))
-    plan.seq_len_multiple = _seq_len_multiple(doc, parallel)
-    plan.data_parallel = _data_parallel(parallel, outside.world_size)
+    plan.settings = settings = _settings(doc, parallel, outside.world_size)
+    plan.seq_len_multiple = _seq_len_multiple(settings.model_support, parallel)
+    plan.data_parallel = _data_parallel(parallel, settings.shard_degree, outside.world_size)
     if plan.data_parallel is None and parallel["dp_replicate"].positive:
         plan.data_parallel_factor = parallel["dp_replicate"]
     if plan.declared_global_batch is None and plan.data_parallel and plan.micro_batch.known:
@@ -74,29 +83,20 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-# Models whose parallelize function asserts seq_len % parallel_dims.seq_len_divisor (v0.2.2):
-# models/{llama3,llama4,qwen3,deepseek_v3,gpt_oss}/infra/parallelize.py, llama3_ft (llama3's),
-# experiments/{vlm,transformers_modeling_backend}/infra/parallelize.py, experiments/simple_fsdp/*.
-_SEQ_LEN_CHECKED = {
-    "llama3", "llama3_ft", "llama4", "qwen3", "deepseek_v3", "gpt_oss", "transformers_modeling_backend", "vlm",
-    "simple_fsdp.llama3", "simple_fsdp.deepseek_v3",
-}
-
-
-def _seq_len_multiple(doc: Document, parallel: dict):
+def _seq_len_multiple(support: "ModelSupport", parallel: dict):
     """tp x 2 x cp: sequence parallelism splits by tp, load-balanced context parallelism by 2 x cp."""
     tp, cp = parallel["tp"], parallel["cp"]
-    if not (model_name(doc) in _SEQ_LEN_CHECKED and tp.known and cp.known):
+    if not (support.seq_len_checked and tp.known and cp.known):
         return None
     return Fact(tp.value * 2 * cp.value, "seq_len divisor", tp.span or cp.span, Origin.DERIVED,
                 detail=f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
 
 
-def _data_parallel(parallel: dict, world):
+def _data_parallel(parallel: dict, resolved: Optional[Fact], world):
     replicate = parallel["dp_replicate"]
-    shard = resolved_shard(parallel, world)
-    if shard is None or not replicate.positive:
+    if resolved is None or not replicate.positive:
         return None  # a degree below 1 is BL211's finding, not a dp
+    shard = resolved.value
     if parallel["dp_shard"].value != -1:
         return Fact(replicate.value * shard, "dp", None, Origin.DERIVED,
                     detail=f"{replicate.describe()} x {parallel['dp_shard'].describe()}")
@@ -104,25 +104,133 @@ def _data_parallel(parallel: dict, world):
     return Fact(replicate.value * shard, "dp", None, Origin.DERIVED, detail=shown)
 
 
-# --------------------------------------------------------------------------- shared with the rules
+# --------------------------------------------------------------------------- the models
 
 
-def model_name(doc: Document):
-    """`[model] name` as written (TorchTitan's default is "llama3"), or None if not a plain string."""
-    name = doc.get("model", "name")
-    if name is None:
-        return "llama3"
-    return name.value if isinstance(name, Scalar) and isinstance(name.value, str) else None
+@dataclass(frozen=True)
+class ModelSupport:
+    """What TorchTitan does with one model at start-up, as its TrainSpec
+    (`pipelining_fn`) and its parallelize function decide. A model not in MODELS
+    gets ModelSupport(): nothing is known of it, so no model-specific check runs."""
+
+    pipelining: bool = True  # a pipelining_fn: without one train.py:218-223 raises for pp > 1
+    seq_len_checked: bool = False  # asserts seq_len % parallel_dims.seq_len_divisor (tp x 2 x cp)
+    async_tp: bool = False  # maybe_enable_async_tp when tp > 1, which needs torch.compile of the model
+    refuses_ddp: bool = False  # raises "DDP has not supported > 1D parallelism" (replicate without shard, with tp/pp)
+    sharded_with_ep: bool = False  # applies FSDP whenever ep > 1, so never DDP then
+    deepep: bool = False  # checks expert_parallel_comm_backend = "deepep" (needs ep > 1, etp 1)
 
 
-# Models whose TrainSpec has no pipelining_fn: train.py:218-223 raises when pp > 1
-# (models/{flux,qwen3,gpt_oss}/__init__.py, experiments/vlm/__init__.py @ v0.2.2).
-WITHOUT_PIPELINING = {"flux", "qwen3", "gpt_oss", "vlm"}
+# Every TorchTitan model the rules know, by [model] name, @ v0.2.2. The lines are of the
+# model's infra/parallelize.py (seq_len assert; maybe_enable_async_tp; DeepEP check; the
+# data-parallel branch up to the DDP raise) or of its __init__.py (pipelining_fn=None).
+_LLAMA3 = ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True)  # models/llama3: 70; 96; 125-151
+MODELS = {
+    "llama3": _LLAMA3,
+    "llama3_ft": _LLAMA3,  # models/llama3_ft/__init__.py:24 uses llama3's parallelize_llama
+    # models/llama4: 85; 111; 114-126; 181-219
+    "llama4": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True, sharded_with_ep=True, deepep=True),
+    # models/deepseek_v3: 61; 97; 100-112; 162-200
+    "deepseek_v3": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True, sharded_with_ep=True,
+                                deepep=True),
+    # models/qwen3: __init__.py:199; 63; 142-180
+    "qwen3": ModelSupport(pipelining=False, seq_len_checked=True, refuses_ddp=True),
+    # models/gpt_oss: __init__.py:85; 67; 125-165
+    "gpt_oss": ModelSupport(pipelining=False, seq_len_checked=True, refuses_ddp=True, sharded_with_ep=True),
+    "flux": ModelSupport(pipelining=False),  # models/flux/__init__.py:113
+    # experiments/vlm: __init__.py:54; 46; 75-104
+    "vlm": ModelSupport(pipelining=False, seq_len_checked=True, refuses_ddp=True),
+    # experiments/transformers_modeling_backend: 50; 74; 87-118
+    "transformers_modeling_backend": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True),
+    # experiments/simple_fsdp/{llama3,deepseek_v3}/parallelize.py: 82; 107 and 61; 94 (no DDP branch)
+    "simple_fsdp.llama3": ModelSupport(seq_len_checked=True, async_tp=True),
+    "simple_fsdp.deepseek_v3": ModelSupport(seq_len_checked=True, async_tp=True),
+}
 
 
-def pipelining_refused(doc: Document) -> bool:
-    """True when the model cannot be pipelined, so pp > 1 fails before any schedule is built."""
-    return model_name(doc) in WITHOUT_PIPELINING
+# --------------------------------------------------------------------------- the settings
+
+
+@dataclass(frozen=True)
+class TitanSettings:
+    """What TorchTitan's start-up checks read besides the batch and the degrees:
+    each value as written (None when not a plain value) or TorchTitan's default."""
+
+    model: Fact  # [model] name (None when not a string)
+    model_support: ModelSupport  # MODELS[model]
+    async_tp: Fact  # [parallelism] enable_async_tensor_parallel
+    # Whether [compile] compiles the model (enable, and "model" in components), None when
+    # it cannot be told; its span is the [compile] section's.
+    compile_model: Fact
+    pp_schedule: Fact  # [parallelism] pipeline_parallel_schedule
+    pp_schedule_csv: Fact  # [parallelism] pipeline_parallel_schedule_csv
+    pp_microbatch_size: Fact  # [parallelism] pipeline_parallel_microbatch_size
+    ep_comm_backend: Fact  # [parallelism] expert_parallel_comm_backend
+    # The shard degree TorchTitan runs with: as written, or -1 resolved with W
+    # (distributed/parallel_dims.py:49-50); None when it cannot be known.
+    shard_degree: Optional[Fact]
+
+
+# The defaults are torchtitan/config/job_config.py's @ v0.2.2, at the line given.
+def _settings(doc: Document, parallel: dict, world: Optional[Fact]) -> TitanSettings:
+    model = _model(doc)
+    return TitanSettings(
+        model=model,
+        model_support=MODELS.get(model.value, ModelSupport()),
+        async_tp=_setting(doc, "parallelism", "enable_async_tensor_parallel", False),  # :357
+        compile_model=_compile_model(doc),
+        pp_schedule=_setting(doc, "parallelism", "pipeline_parallel_schedule", "1F1B"),  # :396
+        pp_schedule_csv=_setting(doc, "parallelism", "pipeline_parallel_schedule_csv", ""),  # :405
+        pp_microbatch_size=_setting(doc, "parallelism", "pipeline_parallel_microbatch_size", 1),  # :412
+        ep_comm_backend=_setting(doc, "parallelism", "expert_parallel_comm_backend", "standard"),  # :474
+        shard_degree=_shard_degree(parallel, world),
+    )
+
+
+def _setting(doc: Document, section: str, key: str, default) -> Fact:
+    """A value as written (None when it is not a plain value), or the default."""
+    node, name = doc.get(section, key), f"[{section}] {key}"
+    if node is None:
+        return Fact(default, name, None, Origin.DEFAULT)
+    return Fact(node.value if isinstance(node, Scalar) else None, name, node.span, Origin.FILE, node)
+
+
+def _model(doc: Document) -> Fact:
+    name = _setting(doc, "model", "name", "llama3")  # job_config.py:101
+    if isinstance(name.value, str) or name.value is None:
+        return name
+    return Fact(None, name.key, name.span, name.origin, name.node)
+
+
+def _compile_model(doc: Document) -> Fact:
+    section = doc.get("compile")
+    span, origin = (section.span, Origin.FILE) if section is not None else (None, Origin.DEFAULT)
+    return Fact(_model_compiled(doc), "[compile]", span, origin, section)
+
+
+def _model_compiled(doc: Document) -> Optional[bool]:
+    enable = doc.get("compile", "enable")
+    components = doc.get("compile", "components")
+    if enable is not None and not (isinstance(enable, Scalar) and isinstance(enable.value, bool)):
+        return None
+    if enable is None or enable.value is False:
+        return False  # enable: bool = False, job_config.py:722
+    if components is None:
+        return True  # components = ["model", "loss"], job_config.py:725
+    if not isinstance(components, Sequence) or not all(isinstance(c, Scalar) for c in components.items):
+        return None
+    return "model" in [c.value for c in components.items]
+
+
+def _shard_degree(parallel: dict, world: Optional[Fact]) -> Optional[Fact]:
+    shard = resolved_shard(parallel, world)
+    if shard is None:
+        return None
+    written = parallel["dp_shard"]
+    if written.value != -1:
+        return written
+    return Fact(shard, "dp_shard", None, Origin.DERIVED,
+                detail=f"-1 resolved to W ({world.value}) // {world.value // shard}")
 
 
 def resolved_shard(parallel: dict, world) -> "int | None":
@@ -145,74 +253,8 @@ def resolved_shard(parallel: dict, world) -> "int | None":
     return world.value // product
 
 
-def parallelism_value(doc: Document, key: str, default):
-    """A `[parallelism]` value: (value, node); the default when not written."""
-    node = doc.get("parallelism", key)
-    if node is None:
-        return default, None
-    return (node.value if isinstance(node, Scalar) else None), node
-
-
 def custom_config_module(doc: Document) -> bool:
     """`[job] custom_config_module` merges a user JobConfig into TorchTitan's
     (config/manager.py:86-116): any section may then hold keys batchlint cannot know."""
     module = doc.get("job", "custom_config_module")
     return module is not None and not (isinstance(module, Scalar) and module.value == "")
-
-
-# Every section and key TorchTitan v0.2.2 accepts in a TOML file: the fields of
-# JobConfig and its nested dataclasses (torchtitan/config/job_config.py), which
-# ConfigManager._dict_to_dataclass checks, rejecting any other name
-# (torchtitan/config/manager.py:160-171). A nested dict is a nested dataclass.
-_DATALOADER = {"num_workers": None, "persistent_workers": None, "pin_memory": None, "prefetch_factor": None}
-
-
-def _keys(*names: str, **nested) -> dict:
-    return {**dict.fromkeys(names), **nested}
-
-
-JOB_CONFIG_KEYS = {
-    "job": _keys("config_file", "dump_folder", "description", "print_config", "save_config_file", "custom_config_module"),
-    "profiling": _keys("enable_profiling", "save_traces_folder", "profile_freq", "profiler_active", "profiler_warmup",
-                       "enable_memory_snapshot", "save_memory_snapshot_folder"),
-    "metrics": _keys("log_freq", "enable_tensorboard", "disable_color_printing", "save_tb_folder", "save_for_all_ranks",
-                     "enable_wandb"),
-    "model": _keys("name", "flavor", "hf_assets_path", "tokenizer_path", "converters", "print_after_conversion"),
-    "optimizer": _keys("name", "lr", "beta1", "beta2", "eps", "weight_decay", "implementation", "early_step_in_backward"),
-    "lr_scheduler": _keys("warmup_steps", "total_steps", "decay_ratio", "decay_type", "min_lr_factor"),
-    "training": _keys("dataset", "dataset_path", "local_batch_size", "global_batch_size", "seq_len", "max_norm", "steps",
-                      "enable_cpu_offload", "dtype", "mixed_precision_param", "mixed_precision_reduce", "gc_freq",
-                      "gc_debug", dataloader=_DATALOADER),
-    "parallelism": _keys(
-        "data_parallel_replicate_degree", "data_parallel_shard_degree", "fsdp_reshard_after_forward",
-        "tensor_parallel_degree", "disable_loss_parallel", "enable_async_tensor_parallel", "pipeline_parallel_degree",
-        "module_fqns_per_model_part", "pipeline_parallel_first_stage_less_layers",
-        "pipeline_parallel_last_stage_less_layers", "pipeline_parallel_layers_per_stage", "pipeline_parallel_schedule",
-        "pipeline_parallel_schedule_csv", "pipeline_parallel_microbatch_size", "pipeline_parallel_expert_parallel_overlap",
-        "context_parallel_degree", "context_parallel_load_balancer", "context_parallel_rotate_method",
-        "expert_parallel_degree", "expert_tensor_parallel_degree", "expert_parallel_comm_backend"),
-    "checkpoint": _keys(
-        "enable", "enable_ft_dataloader_checkpoints", "folder", "interval", "initial_load_path", "initial_load_model_only",
-        "initial_load_in_hf", "initial_load_in_hf_quantized", "last_save_model_only", "last_save_in_hf", "export_dtype",
-        "async_mode", "keep_latest_k", "load_step", "exclude_from_loading", "enable_first_step_checkpoint",
-        "create_seed_checkpoint", "load_only"),
-    "activation_checkpoint": _keys(
-        "mode", "selective_ac_option", "per_op_sac_force_recompute_mm_shapes_by_fqns", "early_stop", "memory_budget",
-        "visualize_memory_budget_pareto", "preserve_rng_state", "determinism_check", "debug"),
-    "compile": _keys("enable", "components", "backend"),
-    "quantize": _keys(
-        linear=_keys(
-            float8=_keys("enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name",
-                         "filter_fqns", "emulate"),
-            mx=_keys("mxfp8_dim1_cast_kernel_choice", "recipe_name", "filter_fqns")),
-        grouped_mm=_keys(float8=_keys("fqns"), mx=_keys("recipe_name", "fqns"))),
-    "comm": _keys("init_timeout_seconds", "train_timeout_seconds", "trace_buf_size", "save_traces_folder",
-                  "save_traces_file_prefix", "mode"),
-    "memory_estimation": _keys("enable", "disable_fake_mode"),
-    "fault_tolerance": _keys("enable", "process_group", "process_group_timeout_ms", "replica_id", "group_size",
-                             "min_replica_size", "semi_sync_method"),
-    "experimental": _keys("custom_import", "custom_args_module"),
-    "validation": _keys("enable", "dataset", "dataset_path", "local_batch_size", "seq_len", "freq", "steps",
-                        dataloader=_DATALOADER),
-    "debug": _keys("seed", "deterministic", "deterministic_warn_only", "moe_force_load_balance"),
-}

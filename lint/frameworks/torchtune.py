@@ -16,6 +16,9 @@ takes W // (dp_replicate x tp x cp), and dp = dp_replicate x dp_shard
 not read those keys (dp = W); for single-device configs dp is left unknown
 (their header comment is sometimes copied from another recipe). W is the
 launch's `--nproc_per_node` x `--nnodes`: only the user can give it.
+
+The torchtune rules read `plan.settings`, a TorchtuneSettings: each setting
+filled only for the recipes that read it, with the recipes' defaults.
 """
 
 from __future__ import annotations
@@ -62,8 +65,9 @@ def plan(doc: Document, outside: Outside):
         seq_len=number(root.get("tokenizer", "max_seq_len"), "tokenizer.max_seq_len"),
         packing=_packing(root),
     )
+    plan.settings = _settings(root, found)
     if "ppo" in found:
-        plan.rl, plan.settings = _ppo(root, plan)
+        plan.rl = _ppo(root, plan)
     if "training" not in found or "single_device" in found:
         return plan  # single device: dp = 1, but the header that says so is sometimes copied wrong
     if "parallel_dims" in found:
@@ -75,12 +79,173 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
+# --------------------------------------------------------------------------- settings its rules read
+# Recipe sources @ torchtune bd2a0fc; a setting is filled only for the recipes that read it.
+
+
 @dataclass(frozen=True)
 class PPOSchedule:
     num_steps: Optional[Fact]  # trajectories to train on in all (not optimizer steps)
 
 
-def _ppo(root: Mapping, plan: TrainingPlan) -> tuple:
+@dataclass(frozen=True)
+class OptimizerInBackward:
+    """optimizer_in_bwd and what the recipes that read it refuse beside it (full
+    finetuning, QAT, full DPO, early exit, PPO; LoRA, KD and GRPO never read it)."""
+
+    # As written (True only for a written boolean); default False (full_finetune_distributed.py:208;
+    # the single-device recipes read it without a default).
+    enabled: Fact
+    # `compile: True`, or `compile.optimizer_step: True` (default False in a mapping,
+    # full_finetune_distributed.py:343-354); only full and QAT distributed refuse it.
+    compiled_step: Optional[Fact]
+    # Clipping on: clip_grad_norm written and not null (default None, full_finetune_distributed.py:209);
+    # value None when written as no scalar. None also in PPO, which does not refuse it.
+    clip_grad_norm: Optional[Fact]
+
+
+@dataclass(frozen=True)
+class Precision:
+    """`dtype` of a training recipe, written as a plain name (not an interpolation)."""
+
+    dtype: Fact
+    accepted: tuple  # the names training.get_dtype takes (torchtune/training/precision.py:18-23)
+    # The names the recipe refuses at start-up: fp16 (e.g. full_finetune_distributed.py:136-141),
+    # except in the GRPO recipes.
+    refused: tuple
+
+
+@dataclass(frozen=True)
+class TensorParallel:
+    """What the recipes that read tensor_parallel_dim (the parallel_dims ones) need with it."""
+
+    supported: bool  # False: lora_finetune_distributed.py:157-160 asserts tensor_parallel_dim 1
+    plan: Fact  # tensor_parallel_plan: value None when null or absent (default None, full_finetune_distributed.py:156)
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """The tokenizer's max_seq_len, which packing fills sequences to."""
+
+    builder: str  # the builder's name: "llama3_tokenizer" ("" when none is named)
+    max_seq_len: Fact  # as written (None: null), or the builder's default None
+
+
+@dataclass(frozen=True)
+class PackedDataset:
+    """A torchtune.datasets builder written with `packed: True`."""
+
+    builder: str  # its name: "alpaca_cleaned_dataset"
+    packed: Fact
+    requires_max_seq_len: bool  # it raises without tokenizer.max_seq_len
+    unpackable: Optional[str]  # "preference" or "multimodal": a kind of dataset it refuses to pack
+
+
+@dataclass(frozen=True)
+class TorchtuneSettings:
+    """torchtune settings its own rules read."""
+
+    ppo_schedule: Optional[PPOSchedule]  # the PPO recipe only
+    optimizer_in_bwd: Optional[OptimizerInBackward]  # the recipes that read it only
+    precision: Optional[Precision]  # training recipes with a readable dtype only
+    tensor_parallel: Optional[TensorParallel]  # the recipes that read tensor_parallel_dim only
+    tokenizer: Optional[Tokenizer]  # None when its max_seq_len cannot be told
+    packed_datasets: tuple  # PackedDataset, in the order written
+
+
+# Builders that raise on packed=True without tokenizer.max_seq_len: datasets/_alpaca.py:89-94,
+# _grammar.py:90-95, _samsum.py:91-96, _slimorca.py:90-95, _instruct.py:149-154, _chat.py:181-186,
+# _text_completion.py:163-169 (wikitext_dataset passes `packed` on to it).
+_REQUIRE_MAX_SEQ_LEN = {
+    "alpaca_dataset", "alpaca_cleaned_dataset", "grammar_dataset", "samsum_dataset", "slimorca_dataset",
+    "instruct_dataset", "chat_dataset", "text_completion_dataset", "wikitext_dataset",
+}
+# Builders that raise on packed=True: datasets/_preference.py:112-115; datasets/multimodal/
+# _the_cauldron.py:219-220, _llava_instruct.py:121-122, _multimodal.py:178-179, _vqa.py:132-133.
+_UNPACKABLE = {
+    "preference_dataset": "preference", "stack_exchange_paired_dataset": "preference",
+    "hh_rlhf_helpful_dataset": "preference", "the_cauldron_dataset": "multimodal",
+    "llava_instruct_dataset": "multimodal", "multimodal_chat_dataset": "multimodal", "vqa_dataset": "multimodal",
+}
+# Text tokenizer builders default max_seq_len to None (e.g. models/llama3/_model_builders.py:71); the
+# multimodal transforms default to 8192 (llama3_2_vision, llama4), clip to 77, t5 to 512.
+_LENGTH_SET_BY_DEFAULT = ("transform", "clip_tokenizer", "t5_tokenizer")
+_DTYPES = ("fp16", "bf16", "fp32", "fp64")  # training/precision.py:18-23, checked in get_dtype (106-112)
+
+
+def _settings(root: Mapping, found: set) -> TorchtuneSettings:
+    training = "training" in found
+    return TorchtuneSettings(
+        ppo_schedule=PPOSchedule(number(root.get("num_steps"), "num_steps")) if "ppo" in found else None,
+        optimizer_in_bwd=_optimizer_in_bwd(root, found) if training and not found & {"lora", "kd", "grpo"} else None,
+        precision=_precision(root.get("dtype"), found) if training else None,
+        tensor_parallel=TensorParallel(
+            supported="lora" not in found,
+            plan=_written(root.get("tensor_parallel_plan"), "tensor_parallel_plan", None),
+        ) if "parallel_dims" in found else None,
+        tokenizer=_tokenizer(root.get("tokenizer")),
+        packed_datasets=tuple(_packed_datasets(root)),
+    )
+
+
+def _written(node, key: str, default) -> Fact:
+    """A setting as written (a builder mapping: its `_component_`), or its default."""
+    if node is None:
+        return Fact(default, key, None, Origin.DEFAULT)
+    return Fact(node.value if isinstance(node, Scalar) else component(node), key, node.span, node=node)
+
+
+def _optimizer_in_bwd(root: Mapping, found: set) -> OptimizerInBackward:
+    clip = root.get("clip_grad_norm")
+    clipping = clip is not None and not (isinstance(clip, Scalar) and clip.value is None) and "ppo" not in found
+    return OptimizerInBackward(
+        enabled=_written(root.get("optimizer_in_bwd"), "optimizer_in_bwd", False),
+        compiled_step=_compiled_step(root.get("compile")) if "parallel_dims" in found else None,
+        clip_grad_norm=Fact(clip.value if isinstance(clip, Scalar) else None, "clip_grad_norm", clip.span, node=clip)
+        if clipping else None,
+    )
+
+
+def _compiled_step(node) -> Optional[Fact]:
+    """The value that turns optimizer-step compilation on: `compile: True`, or a mapping
+    with `optimizer_step: True`; None otherwise."""
+    if isinstance(node, Scalar):
+        return Fact(True, "compile", node.span, node=node) if node.value is True else None
+    step = node.get("optimizer_step") if isinstance(node, Mapping) else None
+    return Fact(True, "compile.optimizer_step", step.span, node=step) if isinstance(step, Scalar) and step.value is True else None
+
+
+def _precision(node, found: set) -> Optional[Precision]:
+    if not (isinstance(node, Scalar) and isinstance(node.value, str)) or node.value.startswith("${"):
+        return None
+    return Precision(Fact(node.value, "dtype", node.span, node=node), _DTYPES, () if "grpo" in found else ("fp16",))
+
+
+def _tokenizer(node) -> Optional[Tokenizer]:
+    """None when batchlint cannot tell: max_seq_len written as no scalar, or left
+    out of a tokenizer whose default is not None or not known (a custom one)."""
+    builder = component(node)
+    name = builder.rsplit(".", 1)[-1]
+    length = node.get("max_seq_len") if isinstance(node, Mapping) else None
+    if length is None:
+        if not builder.startswith("torchtune.") or builder.endswith(_LENGTH_SET_BY_DEFAULT):
+            return None
+        return Tokenizer(name, Fact(None, "tokenizer.max_seq_len", None, Origin.DEFAULT))
+    if not isinstance(length, Scalar):
+        return None
+    return Tokenizer(name, Fact(length.value, "tokenizer.max_seq_len", length.span, node=length))
+
+
+def _packed_datasets(root: Mapping):
+    for dataset in datasets(root):
+        packed, builder = flag(dataset.get("packed"), "dataset.packed"), component(dataset)
+        if packed is None or packed.value is not True or not builder.startswith("torchtune.datasets."):
+            continue
+        name = builder.rsplit(".", 1)[-1]
+        yield PackedDataset(name, packed, name in _REQUIRE_MAX_SEQ_LEN, _UNPACKABLE.get(name))
+
+
+def _ppo(root: Mapping, plan: TrainingPlan) -> RL:
     """The PPO recipe (recipes/ppo_full_finetune_single_device.py): batch_size
     trajectories per step, generated forward_batch_size at a time, optimised in
     ppo_batch_size mini-batches."""
@@ -88,7 +253,7 @@ def _ppo(root: Mapping, plan: TrainingPlan) -> tuple:
     forward = number(root.get("forward_batch_size"), "forward_batch_size")
     if forward is not None:
         rl.micro_batch = {"policy": forward}
-    return rl, PPOSchedule(number(root.get("num_steps"), "num_steps"))
+    return rl
 
 
 def _data_parallel(parallel: dict, world):
@@ -113,7 +278,7 @@ def _packing(root: Mapping):
     return next((f for f in facts if f is not None and f.value), next((f for f in facts if f), None))
 
 
-# --------------------------------------------------------------------------- shared with the rules
+# --------------------------------------------------------------------------- builders and recipe traits
 
 
 def is_torchtune(root) -> bool:

@@ -3,15 +3,20 @@ TRL, ms-swift, LLaMA-Factory): the keys, and the plan they give.
 
 Global batch = per_device_train_batch_size x gradient_accumulation_steps x dp,
 dp = W / sequence_parallel_size where the framework has one (ms-swift).
+`plan.trainer` holds the Trainer's own arguments (TrainerArguments): the
+checkpoint schedule, the precision the DeepSpeed integration demands, and the
+`deepspeed:` link, which linked.py resolves when a rule asks.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
+from .linked import DeepSpeedLink, deepspeed_link
 
 FORMATS = ("yaml", "json")
 MARKERS = (b"per_device_train_batch_size", b"gradient_accumulation_steps", b"group_by_length", b"packing")
@@ -48,6 +53,8 @@ def plan_from(
     it is not assumed."""
     root = doc.root
     world = outside.world_size
+    fp16, bf16 = (_precision(root, key, precision_off) for key in ("fp16", "bf16"))
+    logging_steps = _step_interval(root, "logging_steps", logging_steps_default)
     micro = number(root.get("per_device_train_batch_size"), "per_device_train_batch_size", default=micro_default)
     sp = number(root.get("sequence_parallel_size"), "sequence_parallel_size", default=1)
     grad_accum = number(root.get("gradient_accumulation_steps"), "gradient_accumulation_steps")
@@ -65,11 +72,111 @@ def plan_from(
         packing=_first_true(root, ("packing", "neat_packing")),
         length_grouping=_length_grouping(root),
         length_grouping_off=_length_grouping_off(root),
-        fp16=_precision(root, "fp16", precision_off),
-        bf16=_precision(root, "bf16", precision_off),
+        fp16=fp16,
+        bf16=bf16,
         max_grad_norm=_max_grad_norm(root, max_grad_norm_default),
-        logging_steps=_step_interval(root, "logging_steps", logging_steps_default),
+        logging_steps=logging_steps,
+        trainer=TrainerArguments(
+            checkpointing=None if framework in _OWN_EVAL_SCHEDULE else _checkpointing(root, logging_steps),
+            auto_find_batch_size=_flag_or_default(root, "auto_find_batch_size", False),
+            deepspeed_fp16=_deepspeed_precision(root, "fp16", fp16),
+            deepspeed_bf16=_deepspeed_precision(root, "bf16", bf16),
+            deepspeed=deepspeed_link(doc),
+        ),
     )
+
+
+# -- the Trainer's own arguments (transformers/training_args.py @ 4.57.1) ---------------------------
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """What TrainingArguments checks load_best_model_at_end against
+    (training_args.py:1686-1712; 1748-1775 @ 5.23.0). Each value as written, else
+    transformers' default; None when written as something transformers refuses."""
+
+    load_best_model_at_end: Optional[Fact]  # default False (1203)
+    # The pre-4.46 name of eval_strategy, written: which of the two counts depends on the version.
+    evaluation_strategy: Optional[Fact]
+    save_strategy: Optional[Fact]  # "no", "steps", "epoch", "best"; default "steps" (987)
+    eval_strategy: Optional[Fact]  # "no", "steps", "epoch"; default "no" (852)
+    save_steps: Optional[Fact]  # a positive count or ratio; default 500 (991)
+    # The evaluation interval: eval_steps, or logging_steps when eval_steps is
+    # unset, null or 0 (1657-1666); None when unknown.
+    eval_steps: Optional[Fact]
+    eval_steps_from_logging: bool  # eval_steps is logging_steps
+
+
+@dataclass(frozen=True)
+class TrainerArguments:
+    """The Hugging Face Trainer's own arguments, for every adapter built on plan_from."""
+
+    # None where the framework rewrites the schedule from its own defaults (ms-swift).
+    checkpointing: Optional[Checkpointing]
+    auto_find_batch_size: Optional[Fact]  # default False (1459); None when not a bool
+    # What the Trainer demands of the DeepSpeed config's `fp16.enabled` / `bf16.enabled`:
+    # fp16 or fp16_full_eval (integrations/deepspeed.py:174-197). None when unknown, and
+    # for fp16 with the apex backend (4.x expects fp16.enabled off and amp.enabled on).
+    deepspeed_fp16: Optional[Fact]
+    deepspeed_bf16: Optional[Fact]
+    deepspeed: Optional[DeepSpeedLink]  # the `deepspeed:` value, resolved on demand
+
+
+# ms-swift sets eval_strategy from save_strategy and eval_steps from save_steps when
+# unset (swift/llm/argument/train_args.py `_init_eval_strategy`).
+_OWN_EVAL_SCHEDULE = ("swift",)
+_EVAL_STRATEGIES = ("no", "steps", "epoch")  # IntervalStrategy
+_SAVE_STRATEGIES = _EVAL_STRATEGIES + ("best",)  # SaveStrategy
+
+
+def _checkpointing(root: Mapping, logging_steps: Optional[Fact]) -> Checkpointing:
+    from_logging = _unset(root.get("eval_steps"))
+    legacy = root.get("evaluation_strategy")
+    return Checkpointing(
+        load_best_model_at_end=_flag_or_default(root, "load_best_model_at_end", False),
+        evaluation_strategy=None if legacy is None else Fact(getattr(legacy, "value", None), "evaluation_strategy",
+                                                             legacy.span, node=legacy),
+        save_strategy=_choice(root, "save_strategy", "steps", _SAVE_STRATEGIES),
+        eval_strategy=_choice(root, "eval_strategy", "no", _EVAL_STRATEGIES),
+        save_steps=_step_interval(root, "save_steps", 500),
+        eval_steps=logging_steps if from_logging else _step_interval(root, "eval_steps", None),
+        eval_steps_from_logging=from_logging,
+    )
+
+
+def _unset(node) -> bool:
+    """Absent, null or 0 (a value that is no scalar counts as unset too)."""
+    value = getattr(node, "value", 0)
+    return value is None or (value == 0 and not isinstance(value, bool))
+
+
+def _choice(root: Mapping, key: str, default: str, allowed: tuple) -> Optional[Fact]:
+    node = root.get(key)
+    if node is None:
+        return Fact(default, key, None, Origin.DEFAULT)
+    value = getattr(node, "value", None)
+    return Fact(value, key, node.span, node=node) if value in allowed else None
+
+
+def _flag_or_default(root: Mapping, key: str, default: bool) -> Optional[Fact]:
+    """true/false as written, the default when absent; None when written as something else."""
+    node = root.get(key)
+    return Fact(default, key, None, Origin.DEFAULT) if node is None else flag(node, key)
+
+
+def _deepspeed_precision(root: Mapping, precision: str, main: Optional[Fact]) -> Optional[Fact]:
+    """`<precision> or <precision>_full_eval` (`main`: the plan's precision fact): the first
+    written true; else false when both are known off."""
+    if precision == "fp16" and any(
+            getattr(root.get(k), "value", None) == "apex" for k in ("fp16_backend", "half_precision_backend")):
+        # fp16_backend "apex" (1437, default "auto"; 4.x copies it to half_precision_backend, 1729-1735).
+        return None
+    full_eval = _flag_or_default(root, f"{precision}_full_eval", False)  # default False (1097, 1106)
+    on = next((f for f in (main, full_eval) if f is not None and f.value is True and f.span is not None), None)
+    if on is not None:
+        return on
+    if main is not None and main.value is False and full_eval is not None and full_eval.value is False:
+        return main
+    return None
 
 
 def _step_interval(root: Mapping, key: str, default: Optional[int]) -> Optional[Fact]:

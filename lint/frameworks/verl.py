@@ -13,7 +13,8 @@ that writes n_gpus_per_node gives its own W (a W from the user wins). The SFT
 trainer runs under torchrun and never reads those keys: its W only comes from
 the user.
 
-PPO rules read the per-role settings through `ppo(plan)`; the generic plan
+PPO rules read the per-role settings in `plan.settings` (a PPO; `ppo(plan)`
+gives it, None for SFT and other frameworks); the generic plan
 carries the Ulysses (FSDP) or Megatron layout for BL202 and, for SFT, the
 global batch for BL103.
 """
@@ -81,12 +82,30 @@ class Role:
 
 
 @dataclass(frozen=True)
+class MicroBatchKeys:
+    """One micro batch verl takes from two keys: the deprecated global one and its
+    per-GPU replacement (verl/workers/config/actor.py:178-184, critic.py:104-105 and
+    143-153, verl/utils/config.py:117-168 @ b178a3c). Each as written when an integer, else None."""
+
+    role: Role  # the trained model whose use_dynamic_bsz governs it
+    deprecated: Optional[Fact]  # key: its dotted path
+    per_gpu: Optional[Fact]
+
+    @property
+    def per_gpu_name(self) -> str:
+        """The replacement's own name, without its section."""
+        return self.per_gpu.key.rpartition(".")[2]
+
+
+@dataclass(frozen=True)
 class PPO:
     train_batch: Fact
     actor: Role
     critic: Optional[Role]  # None: the critic is not trained (or not known to be)
     legacy_workers: bool  # verl/workers/fsdp_workers.py (trainer.use_legacy_worker_impl != disable)
     megatron: dict  # tp, pp, cp of the Megatron actor
+    # The actor's, the rollout's (governed by the actor) and the trained critic's.
+    micro_batch_keys: tuple = ()
 
 
 def plan(doc: Document, outside: Outside):
@@ -102,24 +121,33 @@ def plan(doc: Document, outside: Outside):
 
 def ppo(plan: TrainingPlan) -> Optional[PPO]:
     """The PPO settings of a verl plan (None for other frameworks and for SFT)."""
-    if plan.framework != NAME or not isinstance(plan.document.get("actor_rollout_ref"), Mapping):
-        return None
-    return _read_ppo(plan.document.root)
+    return plan.settings if plan.framework == NAME and isinstance(plan.settings, PPO) else None
+
+
+# (section, deprecated key) of each micro batch verl still reads the old way.
+_ACTOR_MICRO_KEYS = ((ACTOR, "ppo_micro_batch_size"), ("actor_rollout_ref.rollout", "log_prob_micro_batch_size"))
+_CRITIC_MICRO_KEYS = (("critic", "ppo_micro_batch_size"),)
 
 
 def _read_ppo(root: Mapping) -> PPO:
     default_strategy = "megatron" if _composes_megatron(root) else "fsdp"
     actor = _actor(root, default_strategy)
+    critic = _critic(root, actor, default_strategy) if _critic_used(root) else None
+    pairs = [(actor, keys) for keys in _ACTOR_MICRO_KEYS] + [(critic, keys) for keys in _CRITIC_MICRO_KEYS if critic]
     return PPO(
         train_batch=_number(root, "data.train_batch_size"),
         actor=actor,
-        critic=_critic(root, actor, default_strategy) if _critic_used(root) else None,
+        critic=critic,
         legacy_workers=_text(root, "trainer.use_legacy_worker_impl", "auto") in ("auto", "enable"),
         megatron={
             short: _number(root, f"{ACTOR}.megatron.{key}")
             for short, key in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"),
                                ("cp", "context_parallel_size"))
         },
+        micro_batch_keys=tuple(
+            MicroBatchKeys(role, _integer(root, f"{section}.{key}"), _integer(root, f"{section}.{key}_per_gpu"))
+            for role, (section, key) in pairs
+        ),
     )
 
 
@@ -145,6 +173,7 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
     plan.rl = _rl(settings)
+    plan.settings = settings
     return plan
 
 
@@ -276,6 +305,14 @@ def _node(root: Mapping, dotted: str):
 def _written(root: Mapping, dotted: str) -> bool:
     node = _node(root, dotted)
     return isinstance(node, Scalar) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _integer(root: Mapping, dotted: str) -> Optional[Fact]:
+    """The value as written when it is an integer (not a bool, not a float), else None."""
+    if not _written(root, dotted):
+        return None
+    node = _node(root, dotted)
+    return Fact(node.value, dotted, node.span, Origin.FILE, node)
 
 
 def _number(root: Mapping, dotted: str, table=DEFAULTS, inherit: Optional[Fact] = None) -> Optional[Fact]:

@@ -6,17 +6,17 @@ sequence_parallel_size (xtuner/parallel/sequence/setup_distributed.py:23-27 @
 0.2.0). XTuner v1 configs (`from xtuner.v1 ...`) are another schema, read by
 xtuner_v1.py.
 
-The XTuner rules (rules/xtuner_*.py, BL101, BL201) share the helpers at the
-end of this module: the varlen-attention flags, the datasets of the train
-dataloader, the sampler's arguments.
+The XTuner rules (rules/xtuner_*.py, BL101, BL201) read `Arguments`, the
+settings this module fills from the config (the helpers at its end find them).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Optional
 
-from ..document import Document, Mapping, Node, Scalar, Sequence, Symbol
+from ..document import Document, Mapping, Node, Scalar, Sequence, Span, Symbol, split_lines
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, find_key, flag, number
 from .spec import Count, Framework, Launcher
@@ -103,8 +103,59 @@ def plan(doc: Document, outside: Outside):
     attn = doc.get("model", "llm", "attn_implementation")
     if isinstance(attn, Scalar):
         plan.attention = Fact(attn.value, "attn_implementation", attn.span, node=attn)
-    plan.settings = Arguments(varlen=tuple(varlen_flags(doc)))
+    plan.settings = Arguments(
+        varlen=tuple(varlen_flags(doc)),
+        sampler=_sampler(doc),
+        unused_sampler=_unused_sampler(doc, sp),
+        accumulation=_accumulation(doc, plan.grad_accum, sp),
+        hf_datasets=tuple(_hf_datasets(doc)),
+    )
     return plan
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """The train sampler dict, when its class is one of SAMPLERS: mmengine builds
+    it by calling the class with the dict's keywords plus `dataset` and `seed`
+    (mmengine/runner/runner.py:1387-1392 @ 0.10.6)."""
+
+    spec: SamplerSpec
+    keywords: dict  # each keyword the dict passes (`type` and `dataset` too) -> its span, as written
+    span: Span  # the dict
+    per_device_batch_size: Optional[Fact]  # LengthGroupedSampler's group unit
+    mega_batch_mult: Optional[Fact]
+
+
+@dataclass(frozen=True)
+class SamplerVariable:
+    """A top-level `sampler` that no statement reads: XTuner's configs compute it for
+    sequence parallelism (`sampler = SequenceParallelSampler if sequence_parallel_size
+    > 1 else DefaultSampler`) and pass `type=sampler`."""
+
+    assigned: Span  # its assignment
+    follows_sp: bool  # computed from sequence_parallel_size
+
+
+@dataclass(frozen=True)
+class Accumulation:
+    """How accumulative_counts is written. XTuner's sequence-parallel guide has it
+    scaled by sp in the config (`accumulative_counts *= sequence_parallel_size`,
+    docs/zh_cn/user_guides/sequence_parallel.md:40-53 @ 0.2.0): nothing scales it for the user."""
+
+    follows_sp: bool  # computed from sequence_parallel_size
+    # The end of its line when that line is a plain `accumulative_counts = <int>`:
+    # where `accumulative_counts *= sequence_parallel_size` goes; None otherwise.
+    line_end: Optional[Span]
+    indent: str  # that line's indentation
+
+
+@dataclass(frozen=True)
+class HFDataset:
+    """A process_hf_dataset dict in the train dataset: variable-length attention
+    needs its samples packed (xtuner/dataset/huggingface.py:182-186 @ 0.2.0)."""
+
+    use_varlen_attn: Optional[Fact]  # None unless written true/false
+    pack_to_max_length: Optional[Fact]  # default True (huggingface.py:267); None when written but not true/false
 
 
 @dataclass(frozen=True)
@@ -112,6 +163,57 @@ class Arguments:
     """XTuner settings its own rules read."""
 
     varlen: tuple  # (where, Fact) of every written use_varlen_attn: see varlen_flags
+    sampler: Optional[Sampler]  # None: no sampler dict, or a class batchlint does not know
+    unused_sampler: Optional[SamplerVariable]
+    accumulation: Accumulation
+    hf_datasets: tuple  # HFDataset of every process_hf_dataset dict
+
+
+def _sampler(doc: Document) -> Optional[Sampler]:
+    sampler = sampler_class(doc)
+    spec = sampler_spec(sampler.value) if sampler is not None else None
+    if spec is None:
+        return None
+    args = sampler_args(doc)
+    return Sampler(
+        spec=spec,
+        keywords=dict(args.key_spans),
+        span=args.span,
+        per_device_batch_size=number(args.get("per_device_batch_size"), "per_device_batch_size"),
+        mega_batch_mult=number(args.get("mega_batch_mult"), "mega_batch_mult"),
+    )
+
+
+def _unused_sampler(doc: Document, sp: Fact) -> Optional[SamplerVariable]:
+    variable = doc.namespace.get("sampler")
+    assigned = doc.root.key_spans.get("sampler")
+    if variable is None or assigned is None or "sampler" not in doc.unused:
+        return None
+    return SamplerVariable(assigned, sp.key in variable.deps)
+
+
+def _accumulation(doc: Document, ga: Fact, sp: Fact) -> Accumulation:
+    follows_sp = ga.node is not None and sp.key in ga.node.deps
+    if ga.span is None or ga.span.line != ga.span.end_line:
+        return Accumulation(follows_sp, None, "")
+    lines = split_lines(doc.text, doc.format)
+    line = lines[ga.span.line - 1] if ga.span.line <= len(lines) else ""
+    if not re.match(rf"\s*{re.escape(ga.key)}\s*=\s*\d+\s*(#.*)?$", line):
+        return Accumulation(follows_sp, None, "")  # not a plain literal assignment: left to the author
+    end = Span(ga.span.line, len(line) + 1, ga.span.line, len(line) + 1)
+    return Accumulation(follows_sp, end, line[: len(line) - len(line.lstrip())])
+
+
+def _hf_datasets(doc: Document) -> Iterator[HFDataset]:
+    for dataset in datasets(doc):
+        if not is_xtuner_symbol(dataset.get("type"), "process_hf_dataset"):
+            continue
+        packing = dataset.get("pack_to_max_length")
+        yield HFDataset(
+            use_varlen_attn=flag(dataset.get(VARLEN), VARLEN),
+            pack_to_max_length=flag(packing, "pack_to_max_length") if packing is not None
+            else Fact(True, "pack_to_max_length", None, Origin.DEFAULT),
+        )
 
 
 def _packed_length(doc: Document) -> Optional[Fact]:
@@ -139,7 +241,7 @@ def _varlen_sp_multiple(doc: Document, sp: Fact) -> Optional[Fact]:
     return Fact(sp.value, sp.key, sp.span, Origin.DERIVED, sp.node, detail=why)
 
 
-# -- helpers the XTuner rules share -------------------------------------------------------
+# -- finding the settings in the config -------------------------------------------------------
 
 def train_loader(doc: Document) -> Mapping:
     loader = doc.get("train_dataloader")

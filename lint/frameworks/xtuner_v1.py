@@ -18,11 +18,12 @@ with packing in v1, so the v0.1 packing facts are not filled.
 
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Iterator, Optional
 
 from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..plan import Fact, Origin, TrainingPlan
-from .facts import Outside, divide, number
+from .facts import Outside, divide, flag, number
 from .xtuner import is_v1
 from .spec import Framework
 
@@ -41,7 +42,33 @@ def plan(doc: Document, outside: Outside):
     trainer = next((c for c in calls(doc, "TrainerConfig") if c.origin == "trainer"), None)
     if trainer is not None:
         _batch_facts(plan, trainer, outside)
+    plan.settings = Arguments(dataloader_configs=tuple(_dataloader(c) for c in dataloader_configs(doc)))
     return plan
+
+
+@dataclass(frozen=True)
+class Dataloader:
+    """A DataloaderConfig call's packing and length grouping, as written: with
+    pack_level "none" it refuses group_by_length=True and infers False when it is
+    left out (xtuner/v1/datasets/config.py:365-377 @ b934f46)."""
+
+    pack_level: Optional[Fact]  # None unless written as a plain value
+    group_by_length: Optional[Fact]  # None unless written true/false
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """XTuner v1 settings its own rules read."""
+
+    dataloader_configs: tuple  # Dataloader of every DataloaderConfig call
+
+
+def _dataloader(config: Mapping) -> Dataloader:
+    level = config.get("pack_level")
+    return Dataloader(
+        pack_level=Fact(level.value, "pack_level", level.span, node=level) if isinstance(level, Scalar) else None,
+        group_by_length=flag(config.get("group_by_length"), "group_by_length"),
+    )
 
 
 def _batch_facts(plan: TrainingPlan, trainer: Mapping, outside: Outside) -> None:
@@ -86,5 +113,5 @@ def calls(doc: Document, class_name: str) -> Iterator[Mapping]:
 
 
 def dataloader_configs(doc: Document) -> Iterator[Mapping]:
-    """The v1 DataloaderConfig calls of a config (for the v1 rules)."""
+    """The v1 DataloaderConfig calls of a config."""
     return calls(doc, "DataloaderConfig")

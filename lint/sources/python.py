@@ -53,7 +53,9 @@ from ..limits import (
 )
 from . import clean, long_int
 
+_new_span = tuple.__new__
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 # An estimate of Python's tokens: a string or a comment counts as one.
 # Unrolled loops (`[^"]*(?:\\.[^"]*)*`): the regex engine keeps no state per character of a long string.
 _STRING = (r'''(?:"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*\'\'\''''
@@ -132,7 +134,7 @@ def _check_size(text: str) -> None:
     """Refuse, before `ast.parse` spends seconds and gigabytes on it, source
     of more than MAX_PYTHON_TOKENS tokens or with an f-string of more than
     MAX_FSTRING_FIELDS fields (their parse is quadratic before Python 3.12)."""
-    tokens = len(_TOKEN.findall(text)) + text.count("\n")  # each line ends with a NEWLINE token
+    tokens = text.count("\n")  # each line ends with a NEWLINE token
     if text.count("{") > MAX_FSTRING_FIELDS // 4:  # only then can f-string fields matter
         for fstring in _FSTRING.finditer(text):
             fields = fstring.group().count("{")
@@ -140,6 +142,11 @@ def _check_size(text: str) -> None:
                 raise LimitExceeded(f"Python f-string with more than {MAX_FSTRING_FIELDS:,} fields",
                                     *_position(text, fstring.start()))
             tokens += _FIELD_TOKENS * fields
+    # Every token spans at least one character: a short text cannot pass the bound,
+    # and needs no tokenizing (which costs a third of ast.parse).
+    if tokens + len(text) <= MAX_PYTHON_TOKENS:
+        return
+    tokens += len(_TOKEN.findall(text))
     if tokens > MAX_PYTHON_TOKENS:
         # Where the bound was passed, roughly: line breaks are not in the regex.
         past = next(itertools.islice(_TOKEN.finditer(text), MAX_PYTHON_TOKENS, None), None)
@@ -178,8 +185,14 @@ def _size(top: Node, sizes: dict) -> tuple:
         if done:
             total, depth = 1, 0
             for child in children:
-                size, child_depth = sizes.get(id(child), (1, 0)) or (1, 0)
-                total, depth = total + size, max(depth, child_depth)
+                # A scalar, or a part on the path (None: a cycle), counts as one node.
+                found = sizes.get(id(child)) if isinstance(child, (Mapping, Sequence)) else None
+                if found is None:
+                    total += 1
+                else:
+                    total += found[0]
+                    if found[1] > depth:
+                        depth = found[1]
             sizes[key] = (total, depth + 1)
             continue
         if key in sizes:
@@ -193,10 +206,9 @@ def _size(top: Node, sizes: dict) -> tuple:
 
 class _Evaluator:
     def __init__(self, text: str):
-        self.lines = split_lines(text, "python")
-        # Lines where UTF-8 bytes and characters differ; elsewhere ast's byte
-        # columns are already character columns.
-        self.wide_lines = set() if text.isascii() else {i + 1 for i, t in enumerate(self.lines) if not t.isascii()}
+        # Line number -> text of each line where UTF-8 bytes and characters differ;
+        # elsewhere ast's byte columns are already character columns.
+        self.wide_lines: dict = {} if text.isascii() else _wide_lines(text)
         self.wide_columns: dict = {}  # line -> (byte offsets of its non-ASCII characters, extra bytes up to each)
         self.steps = MAX_EVAL_STEPS
         self.line = 1  # of the statement being evaluated
@@ -213,7 +225,7 @@ class _Evaluator:
         is measured once, so that a long one costs no more per value than a short one."""
         found = self.wide_columns.get(line)
         if found is None:
-            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            text = self.wide_lines.get(line, "")
             found = self.wide_columns[line] = _wide_characters(text)
         starts, extras = found
         before = bisect.bisect_left(starts, byte_offset)  # non-ASCII characters before the offset
@@ -235,11 +247,13 @@ class _Evaluator:
         line, end_line = node.lineno, node.end_lineno or node.lineno
         column, end_column = node.col_offset + 1, (node.end_col_offset or 0) + 1
         wide = self.wide_lines
-        if wide and line in wide:
-            column = self._column(line, column - 1)
-        if wide and end_line in wide:
-            end_column = self._column(end_line, end_column - 1)
-        return Span(line, column, end_line, end_column)
+        if wide:
+            if line in wide:
+                column = self._column(line, column - 1)
+            if end_line in wide:
+                end_column = self._column(end_line, end_column - 1)
+        # tuple.__new__ directly: the NamedTuple constructor is a Python-level call per value.
+        return _new_span(Span, (line, column, end_line, end_column, None))
 
     # -- statements ------------------------------------------------------
     def run(self, body: list) -> None:
@@ -453,7 +467,9 @@ class _Evaluator:
         if method is None or self.depth >= MAX_DEPTH:
             why = f"{type(node).__name__} is not evaluated" if method is None else "expression nested too deeply"
             return Unknown(self.span(node), why, self.deps_of(node))
-        self.charge(1)
+        self.steps -= 1  # self.charge(1), inlined: this runs for every expression
+        if self.steps < 0:
+            self.charge(0)
         self.depth += 1
         try:
             return method(self, node)
@@ -670,7 +686,7 @@ class _Evaluator:
             mapping.items["type"] = Scalar(func.value, self.span(node.func), func.deps)
             for keyword in node.keywords:
                 mapping.items[keyword.arg] = kwargs[keyword.arg]
-                mapping.key_spans[keyword.arg] = self._keyword_span(keyword)
+                mapping.key_spans[keyword.arg] = self.span(keyword)  # keywords carry positions since Python 3.9
             return mapping
         return Unknown(span, f"call to {callee or 'an unknown function'}", deps)
 
@@ -693,11 +709,8 @@ class _Evaluator:
                 mapping.key_spans.update(value.key_spans)
             else:
                 mapping.items[keyword.arg] = value
-                mapping.key_spans[keyword.arg] = self._keyword_span(keyword)
+                mapping.key_spans[keyword.arg] = self.span(keyword)  # keywords carry positions since Python 3.9
         return mapping
-
-    def _keyword_span(self, keyword: ast.keyword) -> Span:
-        return self.span(keyword)  # keywords carry positions since Python 3.9
 
     def plain(self, node: Node):
         """A Python value to compute with, or _UNKNOWN; a sequence of more than
@@ -761,6 +774,24 @@ def _joined(*parts: frozenset) -> frozenset:
 def _cost(value) -> int:
     """Steps a comparison over `value` may take."""
     return len(value) if isinstance(value, (str, tuple)) else 1
+
+
+def _wide_lines(text: str) -> dict:
+    """Line number -> text of each line with a non-ASCII character, lines broken as
+    Python's tokenizer breaks them. Found from the non-ASCII runs (often only in a
+    few comments), without splitting the whole text."""
+    if "\r" in text:  # a lone "\r" also ends a line: split as the tokenizer does
+        return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
+    found: dict = {}
+    line, position = 1, 0
+    for run in _NON_ASCII_RUN.finditer(text):
+        start = run.start()
+        line += text.count("\n", position, start)
+        position = start
+        if line not in found:
+            end = text.find("\n", start)
+            found[line] = text[text.rfind("\n", 0, start) + 1: end if end >= 0 else len(text)]
+    return found
 
 
 def _wide_characters(line: str) -> tuple:

@@ -78,6 +78,9 @@ class Word:
     raw: str = ""
     # For `key=$VAR`: where VAR's value was written, the place a finding on the value should point.
     value_span: Optional[Span] = None
+    # A variable read from a heredoc (`read -r -d '' CMD <<EOF`): the words an unquoted `$CMD`
+    # splits into, each with its place in the heredoc.
+    pieces: Optional[tuple] = None
 
     @property
     def known(self) -> bool:
@@ -118,12 +121,10 @@ def is_shell_script(path: str, head: bytes) -> bool:
 def read_shell(path: str, text: str) -> ShellDocument:
     lexer = _Lexer(text)
     raw_commands = lexer.commands()
-    state = _Interpreter()
+    state = _Interpreter(text, lexer.line_starts)
     commands = []
     for raw in raw_commands:
-        command = state.run(raw)
-        if command is not None:
-            commands.append(command)
+        commands.extend(state.run_all(raw))
     doc = ShellDocument(path=path, format="shell", root=Mapping(span=Span(1, 1, 1, 1)), text=text)
     doc.commands = commands
     doc.variables = state.variables
@@ -139,15 +140,20 @@ class _RawWord:
     span: Span
     raw: str
     assignment_array: Optional[list] = None  # NAME=( ... ): the element words
+    offset: int = 0  # where the word starts in the text
+    whole_string: bool = False  # one quoted string and nothing else: "..." or '...'
 
 
 class _Lexer:
-    def __init__(self, text: str):
+    def __init__(self, text: str, start: int = 0, end: Optional[int] = None, starts: Optional[list] = None):
+        """Lexes text[start:end] where it stands (positions are the whole text's)."""
         self.text = text
-        self.i = 0
-        self.line_starts = line_starts(text, "shell")
+        self.i = start
+        self.end = len(text) if end is None else end
+        self.line_starts = starts if starts is not None else line_starts(text, "shell")
         self.depth = 0  # if/for/while/case nesting of the command being read
         self.words = 0
+        self.heredocs: list = []  # (body start, body end, delimiter quoted) of the command being read
 
     def position(self, offset: int) -> tuple:
         index = bisect.bisect_right(self.line_starts, offset) - 1
@@ -158,18 +164,18 @@ class _Lexer:
 
     def commands(self) -> list:
         """[(words, depth, span)] for every simple command."""
-        text, end = self.text, len(self.text)
+        text, end = self.text, self.end
         found = []
         words: list = []
         start = 0
         while self.i < end:
             ch = text[self.i]
-            if ch in " \t" or text.startswith("\\\n", self.i):
-                self.i = _BLANKS.match(text, self.i).end()
+            if ch in " \t" or text.startswith("\\\n", self.i, self.end):
+                self.i = _BLANKS.match(text, self.i, self.end).end()
             elif ch == "#":
-                self.i = _COMMENT.match(text, self.i).end()
+                self.i = _COMMENT.match(text, self.i, self.end).end()
             elif ch in ";|&\n":
-                self.i = _OPERATOR.match(text, self.i).end()
+                self.i = _OPERATOR.match(text, self.i, self.end).end()
                 if words:
                     found.append(self._finish(words, start))
                     words = []
@@ -178,7 +184,7 @@ class _Lexer:
             elif text.startswith("<<<", self.i):
                 self.i += 3  # a here-string: the word after it is read as any other
             elif text.startswith("<<", self.i):
-                self._heredoc()
+                self.heredocs.append(self._heredoc())
             else:
                 if not words:
                     start = self.i
@@ -199,25 +205,29 @@ class _Lexer:
         if first in _OPENERS or any(w.raw == "{" for w in words):
             self.depth += 1
         line, column = self.position(start)
-        return words, depth, Span(line, column, end.end_line, end.end_column)
+        heredocs, self.heredocs = self.heredocs, []
+        return words, depth, Span(line, column, end.end_line, end.end_column), heredocs
 
-    def _heredoc(self) -> None:
-        """Skip `<<EOF` to the end of its line, then the lines up to the delimiter."""
+    def _heredoc(self) -> tuple:
+        """Skip `<<EOF` to the end of its line, then the lines up to the delimiter:
+        (body start, body end, whether the delimiter is quoted); an unterminated body ends at -1."""
         text = self.text
-        delimiter = _HEREDOC_WORD.match(text, self.i).group(2).strip("'\"")
-        line_end = text.find("\n", self.i)
-        position = len(text) if line_end < 0 else line_end + 1
-        while position < len(text):
-            end = text.find("\n", position)
-            end = len(text) if end < 0 else end
+        written = _HEREDOC_WORD.match(text, self.i, self.end).group(2)
+        delimiter = written.strip("'\"")
+        line_end = text.find("\n", self.i, self.end)
+        position = body = self.end if line_end < 0 else line_end + 1
+        while position < self.end:
+            end = text.find("\n", position, self.end)
+            end = self.end if end < 0 else end
             if text[position:end].strip() == delimiter:
                 self.i = end
-                return
+                return body, position, written != delimiter
             position = end + 1
-        self.i = len(text)
+        self.i = self.end
+        return body, -1, written != delimiter
 
     def _word(self, in_array: bool = False) -> Optional[_RawWord]:
-        text, end = self.text, len(self.text)
+        text, end = self.text, self.end
         start = self.i
         parts: list = []
         literal: list = []
@@ -227,25 +237,30 @@ class _Lexer:
                 parts.append(("lit", "".join(literal)))
                 literal.clear()
 
+        first_string = None  # where a quoted string the word starts with ends
         while self.i < end:
             ch = text[self.i]
             if ch in " \t\n;&|()":
                 break
+            if self.i == start and ch in "'\"":
+                first_string = -1
             if ch == "\\":
-                if text.startswith("\\\n", self.i):
+                if text.startswith("\\\n", self.i, self.end):
                     self.i += 2
                     continue
                 literal.append(text[self.i + 1:self.i + 2])
                 self.i = min(self.i + 2, end)
             elif ch == "'":
-                close = text.find("'", self.i + 1)
+                close = text.find("'", self.i + 1, self.end)
                 if close < 0:
                     raise ParseError("unterminated single quote", *self.position(start))
                 literal.append(text[self.i + 1:close])
                 self.i = close + 1
+                first_string = self.i if first_string == -1 else first_string
             elif ch == '"':
                 flush()
                 self._double_quoted(parts)
+                first_string = self.i if first_string == -1 else first_string
             elif ch == "$":
                 flush()
                 parts.append(self._dollar())
@@ -253,7 +268,7 @@ class _Lexer:
                 flush()
                 parts.append(self._backquoted())
             else:
-                plain = _PLAIN.match(text, self.i)
+                plain = _PLAIN.match(text, self.i, self.end)
                 if _BRACE_EXPANSION.search(plain.group()):
                     flush()
                     parts.append(("unknown",))
@@ -261,7 +276,7 @@ class _Lexer:
                 self.i = plain.end()
         flush()
         raw = text[start:self.i]
-        word = _RawWord(parts, self.span(start, self.i), raw)
+        word = _RawWord(parts, self.span(start, self.i), raw, offset=start, whole_string=first_string == self.i)
         if not in_array and self.i < end and text[self.i] == "(" and raw.endswith("=") and _ASSIGNMENT.fullmatch(raw):
             word.assignment_array = self._array_elements()  # NAME=( a b c )
             word.raw, word.span = text[start:self.i], self.span(start, self.i)
@@ -273,15 +288,15 @@ class _Lexer:
         return word
 
     def _array_elements(self) -> list:
-        text, end = self.text, len(self.text)
+        text, end = self.text, self.end
         self.i += 1  # (
         elements = []
         while self.i < end and text[self.i] != ")":
             ch = text[self.i]
-            if ch in " \t\n" or text.startswith("\\\n", self.i):
-                self.i = _BLANKS.match(text, self.i).end() if ch != "\n" else self.i + 1
+            if ch in " \t\n" or text.startswith("\\\n", self.i, self.end):
+                self.i = _BLANKS.match(text, self.i, self.end).end() if ch != "\n" else self.i + 1
             elif ch == "#":
-                self.i = _COMMENT.match(text, self.i).end()
+                self.i = _COMMENT.match(text, self.i, self.end).end()
             else:
                 element = self._word(in_array=True)  # arrays do not nest
                 if element is None or not element.raw:
@@ -293,11 +308,11 @@ class _Lexer:
         return elements
 
     def _double_quoted(self, parts: list) -> None:
-        text, end = self.text, len(self.text)
+        text, end = self.text, self.end
         self.i += 1  # "
         literal: list = []
         while self.i < end:
-            plain = _QUOTED_PLAIN.match(text, self.i)
+            plain = _QUOTED_PLAIN.match(text, self.i, self.end)
             if plain:
                 literal.append(plain.group())
                 self.i = plain.end()
@@ -336,7 +351,7 @@ class _Lexer:
         if text.startswith("{", self.i):
             body = self._balanced(_BRACE, "{")
             return _parameter(body) + (quoted,) if body is not None else ("unknown",)
-        match = _NAME.match(text, self.i)
+        match = _NAME.match(text, self.i, self.end)
         if match:
             self.i = match.end()
             return ("var", match.group(), None, None, quoted)
@@ -351,18 +366,18 @@ class _Lexer:
         that closes it (quotes inside are not looked at); None when the file ends first."""
         start = self.i + 1
         depth = 0
-        for bracket in pattern.finditer(self.text, self.i):
+        for bracket in pattern.finditer(self.text, self.i, self.end):
             depth += 1 if bracket.group() == opener else -1
             if depth == 0:
                 self.i = bracket.end()
                 return self.text[start:bracket.start()]
-        self.i = len(self.text)
+        self.i = self.end
         return None
 
     def _backquoted(self) -> tuple:
         """`command`: never run, so unknown."""
-        closing = _BACKQUOTED.match(self.text, self.i + 1)
-        self.i = closing.end() if closing else len(self.text)
+        closing = _BACKQUOTED.match(self.text, self.i + 1, self.end)
+        self.i = closing.end() if closing else self.end
         return ("unknown",)
 
 
@@ -387,11 +402,79 @@ def _parameter(body: str) -> tuple:
 
 # -- interpreting: raw words -> expanded commands, variable state -----------------
 
+_SHELLS = re.compile(r"(.*/)?(ba|da|z)?sh")
+_COMMAND_STRING = re.compile(r"-[a-z]*c[a-z]*")  # -c, -lc, -xc
+_READ_VALUED = {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}  # read's options that take a value
+
+
 class _Interpreter:
-    def __init__(self):
+    def __init__(self, text: str = "", starts: Optional[list] = None):
+        self.text = text
+        self.starts = starts
         self.variables: dict = {}  # name -> Word | list[Word] (arrays)
         self.produced = 0  # characters all expansions made so far
         self.words = 0  # and words
+
+    def run_all(self, raw) -> list:
+        """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
+        torchrun ..."`), read where they stand in the string; heredoc bodies assigned by `read`."""
+        raw_words, depth, span, heredocs = raw
+        if raw_words and raw_words[0].raw == "read" and heredocs:
+            self._read_heredoc(raw_words, depth, heredocs[-1])
+            return []
+        command = self.run((raw_words, depth, span))
+        found = [command] if command is not None else []
+        for index, word in enumerate(raw_words[:-2]):
+            if _SHELLS.fullmatch(word.raw) and _COMMAND_STRING.fullmatch(raw_words[index + 1].raw) \
+                    and raw_words[index + 2].whole_string:
+                string = raw_words[index + 2]
+                saved = dict(self.variables)  # the inner shell's assignments do not come back
+                for inner in self._lex(string.offset + 1, string.offset + len(string.raw) - 1, string.span):
+                    words, inner_depth, inner_span, _ = inner
+                    nested = self.run((words, depth + inner_depth, inner_span))
+                    if nested is not None:
+                        found.append(nested)
+                self.variables = saved
+                break
+        return found
+
+    def _lex(self, start: int, end: int, span: Span) -> list:
+        """The raw commands of text[start:end], lexed where they stand; none when it is not valid shell."""
+        self._produce(end - start, 0, span)
+        try:
+            return _Lexer(self.text, start, end, self.starts).commands()
+        except ParseError:
+            return []
+
+    def _read_heredoc(self, raw_words: list, depth: int, heredoc: tuple) -> None:
+        """`read -r -d '' NAME <<EOF ... EOF`: NAME holds the body's words (read reads up to a NUL, so
+        the whole body), each where it is written. Any other `read` leaves the variable unknown."""
+        names, index = [], 1
+        delimiter = None
+        while index < len(raw_words):
+            word = raw_words[index].raw
+            if word in _READ_VALUED:
+                if word == "-d" and index + 1 < len(raw_words):
+                    delimiter = raw_words[index + 1].raw
+                index += 2
+                continue
+            if not word.startswith("-"):
+                names.append(raw_words[index])
+            index += 1
+        if not names:
+            return
+        start, end, quoted = heredoc
+        name = names[-1]
+        value = Word(UNKNOWN, name.span, name.raw)
+        if len(names) == 1 and delimiter in ("''", '""') and end >= 0 and not quoted:
+            pieces = []
+            for words, _, _, _ in self._lex(start, end, name.span):
+                for word in words:
+                    pieces.extend(self.expand(word))
+            text = " ".join(str(w.value) for w in pieces if w.known)
+            if pieces and all(w.known for w in pieces) and len(text) <= MAX_LENGTH:
+                value = Word(text, pieces[0].span, name.raw, pieces=tuple(pieces))
+        self._set_all({n.raw: Word(UNKNOWN, n.span, n.raw) for n in names[:-1]} | {name.raw: value}, depth)
 
     def run(self, raw) -> Optional[Command]:
         raw_words, depth, span = raw
@@ -500,6 +583,10 @@ class _Interpreter:
             return [Word(UNKNOWN, word.span, word.raw)]
         if len(word.parts) == 1 and word.parts[0][0] == "var" and not word.parts[0][-1] and not join:
             # An unquoted $VAR is split into words, as bash does: GPT_ARGS="--a 1 --b 2".
+            read = self.variables.get(word.parts[0][1])
+            if isinstance(read, Word) and read.pieces is not None:
+                self._produce(len(read.value), len(read.pieces), word.span)
+                return list(read.pieces)
             value, where = self._variable(word.parts[0], word.span)
             if value is not None and len(value.split(None, 1)) > 1:
                 pieces = value.split()

@@ -70,6 +70,25 @@ _STANDARD_TAGS = {
     "tag:yaml.org,2002:value",
 }
 _RESOLVER = yaml.resolver.Resolver()
+# Plain scalars' tags, by (text, implicit): keys and values repeat across a tree of configs,
+# and resolving tries a regex per candidate type. Bounded: only short texts, and so many.
+_RESOLVED: dict = {}
+_RESOLVED_MAX = 8192
+_NULL = "tag:yaml.org,2002:null"
+_BOOL = "tag:yaml.org,2002:bool"
+_BOOL_VALUES = yaml.constructor.SafeConstructor.bool_values
+_NUMBER_START = frozenset("+-.0123456789")  # what _EXPONENT can match first
+_new_span = tuple.__new__
+
+
+def _resolve(text: str, implicit) -> str:
+    key = (text, implicit)
+    tag = _RESOLVED.get(key)
+    if tag is None:
+        tag = _RESOLVER.resolve(yaml.ScalarNode, text, implicit)
+        if len(text) <= 64 and len(_RESOLVED) < _RESOLVED_MAX:
+            _RESOLVED[key] = tag
+    return tag
 
 
 def read_yaml(path: str, text: str) -> Document:
@@ -100,7 +119,8 @@ def read_yaml(path: str, text: str) -> Document:
 
 
 def _span(start, end) -> Span:
-    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+    # tuple.__new__ directly: the NamedTuple constructor is a Python-level call per value.
+    return _new_span(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1, None))
 
 
 class _Open:
@@ -156,11 +176,21 @@ class _Builder:
             kind = type(event)
             merge = False
             if kind is ScalarEvent:
-                self.counted(1, event)
+                self.count += 1  # self.counted(1, event), inlined: this runs for every scalar
+                if self.count > MAX_NODES:
+                    self.counted(0, event)
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = _RESOLVER.resolve(yaml.ScalarNode, event.value, event.implicit)
-                value, size, merge = self.scalar(event, tag), 1, tag == _MERGE
+                    tag = _resolve(event.value, event.implicit)
+                # self.scalar(event, tag), inlined for the common case
+                if tag in _STANDARD_TAGS:
+                    start, end = event.start_mark, event.end_mark
+                    span = _new_span(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1, None))
+                    text = event.value
+                    value = _scalar(tag, text if text.isascii() else clean(text), event.style, span)
+                else:
+                    value = self.scalar(event, tag)
+                size, merge = 1, tag == _MERGE
                 if event.anchor is not None:
                     self.anchor(event, [value, 1])
             elif kind is AliasEvent:
@@ -284,7 +314,7 @@ def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
     """Type a scalar by its (resolved or explicit) tag, as PyYAML's safe loader would."""
     if tag == _STR:
         # Quoted, block, `!!str`, or plain text that YAML 1.1 leaves a string.
-        if not style and _EXPONENT.match(text):
+        if not style and text[:1] in _NUMBER_START and _EXPONENT.match(text):
             return Scalar(float(text.replace("_", "")), span)
         return Scalar(text, span, quoted=style in ("'", '"'))
     construct = _TYPED.get(tag)
@@ -294,10 +324,18 @@ def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
         digits = len(_NOT_DIGIT.sub("", text))
         if digits > MAX_NUMBER_DIGITS:  # before int(): past 4,300 digits it raises, and it is quadratic
             return Unknown(span, digits_why(digits))
-    try:
-        value = construct(yaml.ScalarNode(tag, text, style=style))
-    except _NOT_OF_TYPE as exc:  # `!!int x`, `!!int` with no value, `!!bool maybe`...
-        return Unknown(span, f"{text[:20]!r} is not a valid {tag.rsplit(':', 1)[-1]}: {str(exc)[:60]}")
+    # The common cases without a node and a constructor call, as SafeConstructor reads them.
+    if tag == _INT and text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
+        value = int(text)  # decimal: no sign, `_`, base prefix, octal `0` or base-60 `:`
+    elif tag == _NULL:
+        value = None
+    elif tag == _BOOL and text.lower() in _BOOL_VALUES:
+        value = _BOOL_VALUES[text.lower()]
+    else:
+        try:
+            value = construct(yaml.ScalarNode(tag, text, style=style))
+        except _NOT_OF_TYPE as exc:  # `!!int x`, `!!int` with no value, `!!bool maybe`...
+            return Unknown(span, f"{text[:20]!r} is not a valid {tag.rsplit(':', 1)[-1]}: {str(exc)[:60]}")
     too_long = long_int(value) if type(value) is int else None  # `1:2:3:...`, base 60
     if too_long:
         return Unknown(span, too_long)
