@@ -189,18 +189,16 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
     """Show the batch arithmetic of one config or launch script, each number with its source."""
     import json
 
+    from . import run as running
     from .config import ConfigError, load_settings
-    from .explain import as_json, as_text, explain as build
+    from .explain import as_json, as_text
 
     try:
         settings = load_settings(config_path)
     except ConfigError as exc:
         _fail(str(exc))
-    from . import project
-
     try:
-        with project.using(project.find_project([path], settings)):
-            explanations = build(path, settings, tuple(world_sizes), global_batch)
+        explanations = running.explain(path, settings, tuple(world_sizes), global_batch)
     except OSError as exc:
         _fail(f"cannot read {path}: {exc.strerror or exc}")
     except Exception as exc:  # noqa: BLE001 - a defect of ours is exit 2 with one line, not a traceback

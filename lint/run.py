@@ -95,6 +95,15 @@ class Run:
         return sum(1 for r in self.results if r.framework)
 
 
+def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch: Optional[int] = None) -> list:
+    """The batch arithmetic of one config or launch script (lint/explain.py), read within the
+    same project boundary a lint of that path has."""
+    from . import explain as explaining, project
+
+    with project.using(project.find_project([path], settings)):
+        return explaining.explain(path, settings, world_sizes, global_batch)
+
+
 def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
     """Discover and lint `paths` (default: the current folder)."""

@@ -27,7 +27,7 @@ W = 16 from deepspeed's spec, and the flags become the document the framework's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 # How a program takes its settings on the command line (Launcher.flags).
@@ -138,8 +138,11 @@ class Framework:
         does not recognise the document); left out, the registry takes the module's
         `plan` function, so FRAMEWORK can stand at the top of the module.
     launchers: its entry points; their inline settings carry `launched_by=name`.
-    defaults, versions: the framework's defaults ({dotted key: value}) and its key
-        sets by version, for the work that moves them here.
+
+    The rest of a framework sits beside its spec in the same module, where it is used:
+    its defaults in the typed settings its adapter fills (each with the upstream line
+    that sets it), its key sets in a generated `<framework>_keys.py` that names the
+    release it was read from (tools/generate_*_keys.py).
     """
 
     name: str
@@ -148,5 +151,3 @@ class Framework:
     order: int
     plan: Optional[Callable] = None
     launchers: tuple[Launcher, ...] = ()
-    defaults: dict = field(default_factory=dict)
-    versions: dict = field(default_factory=dict)
