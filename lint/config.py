@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -105,7 +106,11 @@ def _tool_section(table: dict):
 
 
 def _load(path: str) -> dict:
-    from .sources.toml import tomllib
+    # Not the TOML reader's module: its patterns are compiled at import, for configs only.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on old interpreters only
+        import tomli as tomllib
 
     try:
         with open(path, "rb") as handle:

@@ -25,6 +25,7 @@ links leaving the project are skipped with a notice, named or not.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -48,6 +49,19 @@ SKIPPED_DIRS = {
 def display_path(path: str, root: str = "") -> str:
     """`path` relative to `root` (default: the working directory) when inside
     it, else as given; forward slashes, no leading `./`."""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the working directory is gone: as before, without the cache
+        return _display_path(path, root)
+    return _cached_display_path(path, root, cwd)  # asked several times per file linted
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_display_path(path: str, root: str, cwd: str) -> str:
+    return _display_path(path, root)  # `cwd` is part of the key: relative paths depend on it
+
+
+def _display_path(path: str, root: str) -> str:
     absolute = os.path.abspath(path)
     root = os.path.abspath(root or os.getcwd())
     if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):

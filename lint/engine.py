@@ -6,6 +6,7 @@ format, and runs every rule whose framework matches the plan.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import threading
@@ -158,8 +159,7 @@ class _Checker:
         self.settings, self.options, self.rules = settings, options, rules
         # `rules`: a tuple, or batchlint.rules.LAZY, which imports only the rules a plan's framework can run.
         codes = getattr(rules, "codes", None)
-        self.known = frozenset(r.code for r in rules) if codes is None else codes
-        self.known |= {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0]}
+        self.known = _with_engine_codes(frozenset(r.code for r in rules) if codes is None else codes)
         self.diagnostics: list = []
         self.plans: list = []  # (the launch that applied, if any; TrainingPlan), for `explain`
         self.framework: Optional[str] = None
@@ -240,9 +240,9 @@ class _Checker:
         self.run_rules(plan, source.path, note)
 
     def run_rules(self, plan, path: str, note: tuple = ()) -> None:
-        pick = getattr(self.rules, "for_plan", None)
+        pick = getattr(self.rules, "for_plan", None)  # picks exactly the rules that run on the plan
         for rule in pick(plan) if pick else self.rules:
-            if not rule.runs_on(plan):
+            if not pick and not rule.runs_on(plan):
                 continue
             for finding in rule.check(plan):
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
@@ -293,6 +293,12 @@ class _Checker:
                     return None
                 return self.load(candidate, raw, fmt)
         return None
+
+
+@functools.lru_cache(maxsize=8)
+def _with_engine_codes(codes: frozenset) -> frozenset:
+    """`codes` and the engine's own: one set for every file linted with the same rules."""
+    return codes | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0]}
 
 
 def _nearest(label: str, directive, cli, project) -> Optional[Fact]:

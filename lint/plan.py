@@ -8,6 +8,7 @@ numbers and their lines.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -35,6 +36,22 @@ _PROVENANCE = {
     Origin.COMMAND_LINE: "from {detail}",
     Origin.PROJECT: "from the project config",
 }
+
+
+def _filled(value) -> bool:
+    """Present: not None, and not an empty layout or table."""
+    # A Fact is never equal to () or {}: spared the two comparisons (each a call to its __eq__).
+    return type(value) is Fact or (value is not None and value != () and value != {})
+
+
+@functools.lru_cache(maxsize=64)
+def _by_field(names: frozenset) -> tuple:
+    """`names` ("micro_batch", "parallel.tp") grouped by plan field: ((field, ((name, member), ...)), ...)."""
+    groups: dict = {}
+    for name in sorted(names):
+        head, _, member = name.partition(".")
+        groups.setdefault(head, []).append((name, member))
+    return tuple((head, tuple(members)) for head, members in groups.items())
 
 
 @dataclass(frozen=True)
@@ -191,8 +208,25 @@ class TrainingPlan:
     def has(self, name: str) -> bool:
         """Present: filled by the adapter (not None; a layout or table not empty).
         Present does not mean known: a rule still checks `Fact.known`."""
-        value = self.fact(name)
-        return value is not None and value != () and value != {}
+        return _filled(self.fact(name))
+
+    def present(self, names: frozenset) -> set:
+        """The members of `names` the plan has (as `has` tells each), each field looked up
+        once: what picking the rules for a plan asks, for every fact any rule needs."""
+        found = set()
+        for head, members in _by_field(names):
+            value = getattr(self, head)
+            if value is None:
+                continue
+            table = isinstance(value, dict)
+            for name, member in members:
+                if not member:
+                    fact = value
+                else:
+                    fact = value.get(member) if table else getattr(value, member, None)
+                if _filled(fact):
+                    found.add(name)
+        return found
 
     def factor(self, name: str) -> Optional[Fact]:
         return getattr(self, name)

@@ -47,15 +47,26 @@ def read_bytes(path: str, limit: Optional[int] = None) -> bytes:
 def _read_regular(path: str, limit: int) -> bytes:
     _require_regular(os.stat(path), path)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
         _require_regular(info, path)  # it may have been swapped since the stat
         if info.st_size > limit:
             raise TooLarge(f"{info.st_size:,} bytes, over the {limit:,}-byte bound")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
+        # Ask for the size stat gave (a 4 MiB buffer per small file is what one read of the bound
+        # would cost), and go on to the bound only if the file grew since: the bound holds either way.
+        chunks, size, want = [], 0, info.st_size + 1
+        while size <= limit:
+            chunk = os.read(fd, min(want, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            want = limit + 1 - size
+    finally:
+        os.close(fd)
+    if size > limit:
         raise TooLarge(f"over the {limit:,}-byte bound")
-    return data
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _require_regular(info: os.stat_result, path: str) -> None:

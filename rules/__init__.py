@@ -76,9 +76,28 @@ def _rule(module: str) -> Rule:
 
 
 def for_plan(plan) -> tuple:
-    """The rules whose framework and needed facts `plan` has, importing only them."""
-    has = plan.has
-    return tuple(_rule(name) for name, needs in _candidates(plan.framework) if all(has(fact) for fact in needs))
+    """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only them."""
+    checks, needed = _checks(_candidates(plan.framework))
+    present = plan.present(needed)  # each distinct fact asked once per plan
+    framework = plan.framework
+    found = []
+    for name, needs, indexed in checks:
+        if needs <= present:
+            rule = _rule(name)
+            # The needs just checked are the rule's own (the index is fresh): only its frameworks are left.
+            if rule.needs == indexed and rule.applies_to(framework) or rule.runs_on(plan):
+                found.append(rule)
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=None)
+def _checks(candidates: tuple) -> tuple:
+    """`candidates` as (module, needs as a set, needs as indexed: None when stale and
+    `Rule.runs_on` decides), and the union of their needs."""
+    index, files = _stored_index(), _files()
+    checks = tuple((name, frozenset(needs), needs if index.get(name, (None,) * 4)[3] == files[name] else None)
+                   for name, needs in candidates)
+    return checks, frozenset().union(*(needs for _, needs, _ in checks))
 
 
 @functools.lru_cache(maxsize=1)

@@ -97,7 +97,12 @@ def adapters_for(fmt: str) -> Iterator[Framework]:
 
 
 def markers_for(fmt: str) -> tuple[bytes, ...]:
-    return tuple(marker for _, _, markers in _entries(fmt) for marker in markers)
+    return _markers(_entries(fmt))
+
+
+@functools.lru_cache(maxsize=None)
+def _markers(entries: tuple) -> tuple[bytes, ...]:
+    return tuple(marker for _, _, markers in entries for marker in markers)  # asked for every file
 
 
 __all__ = ["Framework", "Launcher", "adapters_for", "for_format", "markers_for"]

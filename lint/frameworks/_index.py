@@ -91,7 +91,7 @@ ADAPTERS = {
     'megatron': (3013, 'megatron', ('yaml',), 90, (b'micro-batch-size', b'tensor-model-parallel-size')),
     'nemo': (8420, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size')),
     'openrlhf': (13531, 'openrlhf', ('yaml',), 5, (b'openrlhf.cli',)),
-    'spec': (7006, None, (), 0, ()),
+    'spec': (7073, None, (), 0, ()),
     'swift': (5749, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
     'swift_megatron': (8044, None, (), 0, ()),
     'torchtitan': (13224, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
@@ -100,6 +100,6 @@ ADAPTERS = {
     'training_arguments': (11017, None, (), 0, ()),
     'verl': (15506, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (38135, None, (), 0, ()),
-    'xtuner': (13875, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
+    'xtuner': (13938, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
     'xtuner_v1': (5102, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),
 }

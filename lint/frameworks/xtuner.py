@@ -58,10 +58,10 @@ SAMPLERS = {
 
 
 def is_v1(doc: Document) -> bool:
-    return any(
-        isinstance(node, Scalar) and isinstance(node.value, Symbol) and node.value.qualname.startswith("xtuner.v1")
-        for node in doc.namespace.values()
-    )
+    for node in doc.namespace.values():  # a loop, not any(): asked of every Python config
+        if type(node) is Scalar and type(node.value) is Symbol and node.value.qualname.startswith("xtuner.v1"):
+            return True
+    return False
 
 
 def plan(doc: Document, outside: Outside):

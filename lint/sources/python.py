@@ -55,7 +55,6 @@ from . import clean, long_int
 
 _new_span = tuple.__new__
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 # An estimate of Python's tokens: a string or a comment counts as one.
 # Unrolled loops (`[^"]*(?:\\.[^"]*)*`): the regex engine keeps no state per character of a long string.
 _STRING = (r'''(?:"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*\'\'\''''
@@ -100,6 +99,8 @@ _PURE_BUILTINS = {
     "len": len,
 }
 _BUILTIN_NAMES = set(_PURE_BUILTINS) | {"dict", "list", "tuple", "set", "print", "range", "getattr", "open"}
+# Symbols are immutable: one per builtin serves every use.
+_BUILTIN_SYMBOLS = {name: Symbol("builtins." + name) for name in _BUILTIN_NAMES}
 _NUMBER = (int, float)
 
 
@@ -177,30 +178,30 @@ def _bound_sizes(names: dict) -> None:
 def _size(top: Node, sizes: dict) -> tuple:
     """(nodes, depth) of a value, each shared part counted at every use; a part
     that holds itself counts once. Iterative: a value may nest thousands deep."""
-    stack = [(top, False)]
+    stack = [(top, None, 0)]  # (node, its collections once visited, its other items)
     while stack:
-        node, done = stack.pop()
-        key = id(node)
-        children = node.items.values() if isinstance(node, Mapping) else node.items
-        if done:
-            total, depth = 1, 0
-            for child in children:
-                # A scalar, or a part on the path (None: a cycle), counts as one node.
-                found = sizes.get(id(child)) if isinstance(child, (Mapping, Sequence)) else None
+        node, parts, leaves = stack.pop()
+        if parts is not None:
+            total, depth = 1 + leaves, 0
+            for child in parts:
+                # A part on the path (None: a cycle) counts as one node.
+                found = sizes.get(id(child))
                 if found is None:
                     total += 1
                 else:
                     total += found[0]
                     if found[1] > depth:
                         depth = found[1]
-            sizes[key] = (total, depth + 1)
+            sizes[id(node)] = (total, depth + 1)
             continue
+        key = id(node)
         if key in sizes:
             continue
         sizes[key] = None  # on the path: a cycle back to it counts as one node
-        stack.append((node, True))
-        stack.extend((child, False) for child in children
-                     if isinstance(child, (Mapping, Sequence)) and id(child) not in sizes)
+        children = node.items.values() if type(node) is Mapping else node.items
+        parts = [child for child in children if type(child) is Mapping or type(child) is Sequence]
+        stack.append((node, parts, len(children) - len(parts)))  # a scalar counts as one node
+        stack.extend((child, None, 0) for child in parts if id(child) not in sizes)
     return sizes[id(top)]
 
 
@@ -244,16 +245,18 @@ class _Evaluator:
         return nodes
 
     def span(self, node: ast.AST) -> Span:
-        line, end_line = node.lineno, node.end_lineno or node.lineno
-        column, end_column = node.col_offset + 1, (node.end_col_offset or 0) + 1
+        line = node.lineno
+        end_line = node.end_lineno or line
         wide = self.wide_lines
-        if wide:
+        if wide and (line in wide or end_line in wide):
+            column, end_column = node.col_offset + 1, (node.end_col_offset or 0) + 1
             if line in wide:
                 column = self._column(line, column - 1)
             if end_line in wide:
                 end_column = self._column(end_line, end_column - 1)
+            return _new_span(Span, (line, column, end_line, end_column, None))
         # tuple.__new__ directly: the NamedTuple constructor is a Python-level call per value.
-        return _new_span(Span, (line, column, end_line, end_column, None))
+        return _new_span(Span, (line, node.col_offset + 1, end_line, (node.end_col_offset or 0) + 1, None))
 
     # -- statements ------------------------------------------------------
     def run(self, body: list) -> None:
@@ -263,7 +266,12 @@ class _Evaluator:
     def statement(self, stmt: ast.stmt) -> None:
         self.line = stmt.lineno
         self.charge(1)
-        if isinstance(stmt, ast.Import):
+        kind = type(stmt)
+        if kind is ast.Assign:  # most statements of a config: tested first
+            value = self.expr(stmt.value)
+            for target in stmt.targets:
+                self.assign(target, value, stmt)
+        elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
                     self.bind(alias.asname, Scalar(Symbol(alias.name), self.span(stmt)), stmt, declare=False)
@@ -272,16 +280,13 @@ class _Evaluator:
                     self.bind(top, Scalar(Symbol(top), self.span(stmt)), stmt, declare=False)
         elif isinstance(stmt, ast.ImportFrom):
             module = "." * stmt.level + (stmt.module or "")
+            span = self.span(stmt)  # one for every name the statement imports: spans are immutable
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
                 # `from . import x` is `.x`, not `..x`: no dot after the leading dots alone.
                 qualname = f"{module}.{alias.name}" if stmt.module else module + alias.name
-                self.bind(alias.asname or alias.name, Scalar(Symbol(qualname), self.span(stmt)), stmt, declare=False)
-        elif isinstance(stmt, ast.Assign):
-            value = self.expr(stmt.value)
-            for target in stmt.targets:
-                self.assign(target, value, stmt)
+                self.bind(alias.asname or alias.name, Scalar(_symbol(qualname), span), stmt, declare=False)
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
             self.assign(stmt.target, self.expr(stmt.value), stmt)
         elif isinstance(stmt, ast.AugAssign):
@@ -317,9 +322,12 @@ class _Evaluator:
             self.assigned_at[name] = self.span(stmt)
 
     def assign(self, target: ast.expr, value: Node, stmt: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
-            if isinstance(value, (Scalar, Unknown)):
-                value = _copy(value, origin=target.id)
+        if type(target) is ast.Name:
+            kind = type(value)
+            if kind is Scalar:
+                value = Scalar(value.value, value.span, value.deps, target.id, value.quoted)
+            elif kind is Unknown:
+                value = Unknown(value.span, value.why, value.deps, target.id)
             elif value.origin is None:
                 value.origin = target.id
             self.bind(target.id, value, stmt)
@@ -470,11 +478,11 @@ class _Evaluator:
         self.steps -= 1  # self.charge(1), inlined: this runs for every expression
         if self.steps < 0:
             self.charge(0)
+        # No try/finally: an exception out of here ends the file's reading, depth and all.
         self.depth += 1
-        try:
-            return method(self, node)
-        finally:
-            self.depth -= 1
+        value = method(self, node)
+        self.depth -= 1
+        return value
 
     def deps_of(self, node: ast.AST) -> frozenset:
         """Names an unevaluated expression reads, so derivations stay visible."""
@@ -488,13 +496,16 @@ class _Evaluator:
         value = self.names.get(name)
         if value is None:
             if name in _BUILTIN_NAMES:
-                return Scalar(Symbol("builtins." + name), self.span(node))
+                return Scalar(_BUILTIN_SYMBOLS[name], self.span(node))
             return Unknown(self.span(node), f"{name} is not defined in this file")
-        deps = _joined(value.deps, frozenset((name,)))
-        if isinstance(value, Scalar) and isinstance(value.value, Symbol):
-            return _copy(value, deps=deps, span=self.span(node))  # a class is best shown where it is used
-        if isinstance(value, (Scalar, Unknown)):
-            return _copy(value, deps=deps)
+        deps = _joined(value.deps, _single(name))
+        kind = type(value)
+        if kind is Scalar:
+            # A class is best shown where it is used.
+            span = self.span(node) if type(value.value) is Symbol else value.span
+            return Scalar(value.value, span, deps, value.origin, value.quoted)
+        if kind is Unknown:
+            return Unknown(value.span, value.why, deps, value.origin)
         return value  # containers stay shared, as in Python
 
     def expr_Name(self, node: ast.Name) -> Node:
@@ -502,8 +513,8 @@ class _Evaluator:
 
     def expr_Constant(self, node: ast.Constant) -> Node:
         value = node.value
-        if isinstance(value, str):
-            return Scalar(clean(value), self.span(node))  # `'\\ud800'` would not encode as UTF-8
+        if isinstance(value, str):  # `'\\ud800'` would not encode as UTF-8
+            return Scalar(value if value.isascii() else clean(value), self.span(node))
         if isinstance(value, int) and not isinstance(value, bool):
             too_long = long_int(value)  # `0xfff...` takes no digit limit; `str()` of it later would
             return Unknown(self.span(node), too_long) if too_long else Scalar(value, self.span(node))
@@ -514,7 +525,7 @@ class _Evaluator:
     def expr_Attribute(self, node: ast.Attribute) -> Node:
         base = self.expr(node.value)
         if isinstance(base, Scalar) and isinstance(base.value, Symbol):
-            return Scalar(Symbol(f"{base.value.qualname}.{node.attr}"), self.span(node), base.deps)
+            return Scalar(_symbol(f"{base.value.qualname}.{node.attr}"), self.span(node), base.deps)
         if isinstance(base, Mapping) and node.attr in base.items:  # mmengine ConfigDict access
             return base.items[node.attr]
         return Unknown(self.span(node), f"attribute {node.attr}", base.deps)
@@ -778,20 +789,8 @@ def _cost(value) -> int:
 
 def _wide_lines(text: str) -> dict:
     """Line number -> text of each line with a non-ASCII character, lines broken as
-    Python's tokenizer breaks them. Found from the non-ASCII runs (often only in a
-    few comments), without splitting the whole text."""
-    if "\r" in text:  # a lone "\r" also ends a line: split as the tokenizer does
-        return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
-    found: dict = {}
-    line, position = 1, 0
-    for run in _NON_ASCII_RUN.finditer(text):
-        start = run.start()
-        line += text.count("\n", position, start)
-        position = start
-        if line not in found:
-            end = text.find("\n", start)
-            found[line] = text[text.rfind("\n", 0, start) + 1: end if end >= 0 else len(text)]
-    return found
+    Python's tokenizer breaks them (`str.isascii` is a flag lookup: no line is scanned)."""
+    return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
 
 
 def _wide_characters(line: str) -> tuple:
@@ -814,6 +813,30 @@ def _truth(node: Node) -> Optional[bool]:
     if isinstance(node, (Mapping, Sequence)):
         return bool(node.items)
     return None
+
+
+_SINGLES: dict = {}
+_SYMBOLS: dict = {}
+
+
+def _symbol(qualname: str) -> Symbol:
+    """Symbol(qualname), one per name (Symbols are immutable): configs import the same names."""
+    found = _SYMBOLS.get(qualname)
+    if found is None:
+        found = Symbol(qualname)
+        if len(_SYMBOLS) < 8192:
+            _SYMBOLS[qualname] = found
+    return found
+
+
+def _single(name: str) -> frozenset:
+    """frozenset((name,)), one per name: a name read a thousand times is one set."""
+    found = _SINGLES.get(name)
+    if found is None:
+        found = frozenset((name,))
+        if len(_SINGLES) < 4096:
+            _SINGLES[name] = found
+    return found
 
 
 def _copy(node: Node, span=None, deps=None, origin=None) -> Node:
