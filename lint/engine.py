@@ -229,7 +229,10 @@ class _Checker:
     def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
         """Recognise the document, plan it, run the rules that apply."""
         plan = None
+        owner = source.document.launched_by if isinstance(source.document, launch.LaunchDocument) else None
         for adapter in adapters_for(source.document.format):  # each imported only when tried
+            if owner is not None and adapter.name != owner:
+                continue  # a launch line's own settings belong to the framework whose entry point it runs
             plan = adapter.plan(source.document, outside)
             if plan is not None:
                 break
@@ -269,6 +272,10 @@ class _Checker:
                 if config is not None:
                     config.document.launched_by = line.framework
                     launch.apply_overrides(config.document, line.overrides, source.path)
+                    self.config(config, self.outside(config.directives, line.world_size, source), note)
+            for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
+                config = self.linked_config(word, base, source.path)
+                if config is not None:
                     self.config(config, self.outside(config.directives, line.world_size, source), note)
             if line.framework and not line.configs:
                 inline = launch.inline_document(line, source.path, source.document.text)

@@ -56,6 +56,7 @@ class Launch:
     command: Command
     world_size: Optional[Fact] = None
     configs: list = field(default_factory=list)  # Words naming config files
+    linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
     framework: Optional[str] = None  # the framework the inline settings belong to, when they are a whole config
     config_name: Optional[Word] = None  # Hydra's --config-name: the primary config the overrides apply to
@@ -89,11 +90,25 @@ def launches(doc: ShellDocument) -> list:
 
 
 def _find(kind: str, name: str) -> Optional[tuple]:
-    """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match `name`."""
-    for launcher, owner in _launchers():
-        if any(fnmatchcase(name, glob) for glob in getattr(launcher, kind)):
-            return launcher, owner
+    """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match
+    `name`. A glob that starts with `*` (any script, any module) is a fallback: it is tried only
+    after every launcher's specific globs, whatever the order of registration."""
+    for fallback in (False, True):
+        for launcher, owner in _launchers():
+            if any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
+                return launcher, owner
     return None
+
+
+def _matches(kind: str, name: str, glob: str) -> bool:
+    """A script glob with a `/` matches the end of the script's path (`tool/cli/*.py` matches
+    `./tool/cli/sft.py`), any other its base name; commands and modules match whole."""
+    if kind != "scripts":
+        return fnmatchcase(name, glob)
+    if "/" not in glob:
+        return fnmatchcase(os.path.basename(name), glob)
+    path = name.replace("\\", "/")
+    return fnmatchcase(path, glob) or fnmatchcase(path, "*/" + glob)
 
 
 def launch_of(command: Command, script: str) -> Optional[Launch]:
@@ -120,7 +135,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         found, args = _find("modules", entry), words[3:]
     elif _PYTHON.search(first) and len(words) > 1 and words[1].known:
         entry = str(words[1].value)
-        found, args = _find("scripts", os.path.basename(entry)), words[2:]
+        found, args = _find("scripts", entry), words[2:]
     else:
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
@@ -142,7 +157,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     matched = None
     if program and program[0].known:
         name = str(program[0].value)
-        matched = _find("modules", name) if module else _find("scripts", os.path.basename(name))
+        matched = _find("modules", name) if module else _find("scripts", name)
         launch.entry = name if matched else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
@@ -189,7 +204,7 @@ def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) 
         named = [value for keys, value, _ in flags if keys in _HYDRA_NAME]
         launch.config_name = named[-1] if named else None
     elif spec.config_files:
-        launch.configs, launch.overrides = _configs_and_overrides(args, spec.flags)
+        launch.configs, launch.overrides, launch.linked = _configs_and_overrides(args, spec)
     else:
         launch.overrides = _flags(args, spec.flags)
 
@@ -278,26 +293,45 @@ def _count(source: dict, names: tuple) -> Optional[tuple]:
     return None
 
 
-def _configs_and_overrides(args: list, style: str) -> tuple:
-    """The config files among a program's arguments (`--config x.yaml`, `--deepspeed ds.json`,
-    a positional `x.yaml`), and the overrides among the rest."""
-    configs, rest = [], []
+def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
+    """The config files among a program's arguments (`--config x.yaml`, a positional
+    `x.yaml`), the overrides among the rest, and the files of the `linked` flags
+    (`--deepspeed ds.json`: an override like any other, and a file to lint as it is)."""
+    linked = spec.linked
+    names = spec.config_flags or ("*",)
+    configs, rest, files = [], [], []
     index = 0
     while index < len(args):
         word = args[index]
         text = word.value if word.known else None
         following = args[index + 1] if index + 1 < len(args) else None
-        if isinstance(text, str) and text.startswith("-") and "=" in text and _is_config(text.split("=", 1)[1]):
-            configs.append(Word(text.split("=", 1)[1], _value_span(word, text.split("=", 1)[1]), word.raw))
-        elif isinstance(text, str) and text.startswith("-") and following is not None and _is_config(following.value):
+        flag, eq, value = text.partition("=") if isinstance(text, str) and text.startswith("-") else ("", "", "")
+        if flag and flag.lstrip("-") in linked:
+            rest.append(word)
+            if eq and _is_config(value):
+                files.append(Word(value, _value_span(word, value), word.raw))
+            elif not eq and following is not None and _is_config(following.value):
+                rest.append(following)
+                files.append(following)
+                index += 1
+        elif flag and eq and _is_config(value) and _names_config(flag, names):
+            configs.append(Word(value, _value_span(word, value), word.raw))
+        elif flag and not eq and following is not None and _is_config(following.value) and _names_config(flag, names):
             configs.append(following)
             index += 1
         elif isinstance(text, str) and not text.startswith("-") and "=" not in text and _is_config(text):
             configs.append(word)
+        elif flag and not eq and following is not None and not str(following.value).startswith("-"):
+            rest += [word, following]  # `--data_path data.json`: the flag's value, not a config
+            index += 1
         else:
             rest.append(word)
         index += 1
-    return configs, _flags(rest, style)
+    return configs, _flags(rest, spec.flags), files
+
+
+def _names_config(flag: str, names: tuple) -> bool:
+    return any(fnmatchcase(flag.lstrip("-"), glob) for glob in names)
 
 
 def _is_config(value) -> bool:

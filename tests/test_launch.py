@@ -265,7 +265,10 @@ def test_heredoc_built_command_is_a_launch():
 
 
 def test_entry_is_the_module_or_script_that_matched():
-    assert lines("torchrun --nproc_per_node 8 train.py --config c.yaml\n")[0].entry is None  # no entry point reads it
+    # A script of the project's own: read by the Trainer-script entry point (its flags may be TrainingArguments).
+    [line] = lines("torchrun --nproc_per_node 8 train.py --config c.yaml\n")
+    assert (line.entry, line.framework) == ("train.py", "transformers")
+    assert lines("torchrun --nproc_per_node 8 --no_python ./train --config c.yaml\n")[0].entry is None  # no entry point
     assert lines("swift sft --model m\n")[0].entry is None  # a command, not a module or script
     [line] = lines("python -m verl.trainer.main_ppo trainer.nnodes=1\n")
     doc = launching.inline_document(line, "run.sh", "")

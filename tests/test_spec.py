@@ -107,9 +107,13 @@ def test_an_entry_point_under_a_generic_launcher(with_tool, text, shown, world):
     assert [(keys, value.value) for keys, value, _ in line.overrides] == [(("micro",), "2")]
 
 
-def test_a_module_no_entry_point_owns_keeps_the_launchers_reading(with_tool):
+def test_a_module_no_framework_owns_is_a_trainer_script_whose_flags_never_go_into_the_json(with_tool):
+    """Its flags may be TrainingArguments (the fallback entry point); `--deepspeed ds.json` is linked:
+    linted under the launch with its W, as it is written."""
     line = _line("deepspeed --num_gpus 8 --module other.train --deepspeed ds.json --lr 1\n")
-    assert (line.framework, [w.value for w in line.configs], line.world_size.value) == (None, ["ds.json"], 8)
+    assert (line.framework, line.configs, [w.value for w in line.linked], line.world_size.value) == (
+        "transformers", [], ["ds.json"], 8)
+    assert [keys for keys, _, _ in line.overrides] == [("deepspeed",), ("lr",)]
 
 
 def test_verl_world_size_is_one_policy():

@@ -16,13 +16,21 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
-from .spec import Framework
+from .spec import FLAGS, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
 
 NAME = "transformers"
 __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "plan"]
+# A training script of the project's own (LLaVA's train_mem.py, any program run by python, torchrun,
+# deepspeed or accelerate launch) that parses TrainingArguments from its flags (HfArgumentParser): the
+# flags are its config. Every framework's own entry points are tried first (order 1000), and the flags
+# form a plan only when they are TrainingArguments' (is_training_arguments). `--deepspeed ds.json` is
+# linked, never written into: the Trainer fills the JSON's "auto" values from these flags.
+LAUNCHERS = (Launcher("python", scripts=("*.py",), modules=("*",), markers=(b"per_device_train_batch_size",),
+                      flags=FLAGS, inline=True, config_flags=("*config*", "*cfg*"),
+                      linked=("deepspeed", "deepspeed_config")),)
 # Generic TrainingArguments: tried last among the adapters of its formats.
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS)
 
 # Keys of TRL's configs (SFTConfig, GRPOConfig/RLOOConfig, DPOConfig, ScriptArguments) that
 # transformers' TrainingArguments lacks.

@@ -83,6 +83,11 @@ class Launcher:
         flag, `--deepspeed ds.json`) are read and the overrides applied to them.
     inline: the overrides form a whole config of the owning framework, linted as a
         document of its own when the line names no config file.
+    config_flags: globs of the flags whose file value is a config (`*config*`: `--config x.yaml`,
+        not `--data_path data.json`); empty: any flag's.
+    linked: flags whose value is a file another framework reads (`--deepspeed ds.json`):
+        a setting of the inline config, and the file is linted under this launch as it
+        is written: a program's flags are never written into it.
     """
 
     name: str
@@ -100,6 +105,8 @@ class Launcher:
     flags: str = FLAGS
     config_files: bool = True
     inline: bool = False
+    config_flags: tuple[str, ...] = ()
+    linked: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,10 @@ LAUNCHERS = (
              inline=True),
     Launcher("megatron", commands=("megatron",), subcommands=("*",), markers=(b"megatron",), nproc=_NPROC,
              nnodes=_NNODES, inline=True),
+    # Its per-process entry points, run by a generic launcher or python (`accelerate launch
+    # swift/cli/rlhf.py --rlhf_type grpo ...`, `python -m swift.cli.sft ...`): the same flags.
+    Launcher("swift", modules=("swift.cli.*",), scripts=("swift/cli/*.py",), markers=(b"swift.cli", b"swift/cli"),
+             inline=True),
 )
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=110, launchers=LAUNCHERS)
 

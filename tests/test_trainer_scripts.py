@@ -1,0 +1,99 @@
+"""A training script of a project's own, run by deepspeed/torchrun/accelerate/python with the
+Hugging Face Trainer's flags (HfArgumentParser): the flags are its config, `--deepspeed ds.json`
+is linked and linted under the launch, and no flag is ever written into the JSON.
+The scripts below have the shape of LLaVA's and similar vision-language repos' scripts."""
+
+import pytest
+
+from conftest import run, write
+from test_launch import found, lint_script, repo  # noqa: F401 (the fixture)
+
+AUTO = ('{\n  "train_micro_batch_size_per_gpu": "auto",\n  "train_batch_size": "auto",\n'
+        '  "gradient_accumulation_steps": "auto",\n  "zero_optimization": {"stage": 3}\n}\n')
+# A DeepSpeed JSON with numbers of its own: 4 x 2 x W.
+FIXED = ('{\n  "train_micro_batch_size_per_gpu": 4,\n  "train_batch_size": 64,\n'
+         '  "gradient_accumulation_steps": 2\n}\n')
+
+FINETUNE = """\
+#!/bin/bash
+
+deepspeed {launcher}llava/train/train_mem.py \\
+    --deepspeed ./scripts/zero3.json \\
+    --model_name_or_path lmsys/vicuna-13b-v1.5 \\
+    --version v1 \\
+    --bf16 True \\
+    --output_dir ./checkpoints/llava-v1.5-13b \\
+    --num_train_epochs 1 \\
+    --per_device_train_batch_size {micro} \\
+    --per_device_eval_batch_size 4 \\
+    --gradient_accumulation_steps {ga} \\
+    --model_max_length 2048{extra}
+"""
+
+
+def _script(launcher="--num_gpus 8 ", micro=16, ga=1, extra=""):
+    return FINETUNE.format(launcher=launcher, micro=micro, ga=ga, extra=extra)
+
+
+def test_the_flags_are_the_config_and_the_launcher_gives_w(repo):
+    (repo / ".git").mkdir()  # the project: `./scripts/zero3.json` is relative to its root
+    write(repo, "scripts/zero3.json", AUTO)
+    write(repo, "scripts/v1_5/finetune.sh", _script())
+    result = run("explain", "--format", "json", "scripts/v1_5/finetune.sh")
+    assert result.exit_code == 0, result.output
+    assert '"framework": "transformers"' in result.stdout
+    text = run("explain", "scripts/v1_5/finetune.sh").stdout
+    assert "micro batch (per GPU)              16  per_device_train_batch_size, line 10" in text
+    assert "global batch (sequences/step)     128" in text  # 16 x 1 x W 8
+    assert "zero3.json, as launched by deepspeed with W=8" in text
+
+
+def test_a_flag_of_the_script_is_never_written_into_the_json(repo):
+    """`--train_batch_size` is the script's own flag (not TrainingArguments'): it used to be written into
+    the JSON's train_batch_size, and a false BL102 followed."""
+    write(repo, "scripts/zero3.json", AUTO)
+    text = _script(extra=" \\\n    --train_batch_size 256")
+    assert found(lint_script(repo, text, name="finetune.sh")) == []
+
+
+def test_a_json_with_numbers_of_its_own_is_checked_with_the_launch_w(repo):
+    write(repo, "scripts/zero3.json", FIXED)
+    # 4 x 2 x 8 = 64: consistent at W 8, but the flags say 16 and 1 (BL120: the Trainer refuses).
+    result = lint_script(repo, _script(), name="finetune.sh")
+    assert ("finetune.sh", "BL120", 10) in found(result) and ("finetune.sh", "BL120", 12) in found(result)
+    assert not [d for d in result.diagnostics if d.code == "BL102"]
+    # On 4 GPUs the JSON's own arithmetic fails too (4 x 2 x 4 = 32, not 64), reported in the JSON.
+    result = lint_script(repo, _script(launcher="--num_gpus 4 "), name="finetune.sh")
+    assert ("scripts/zero3.json", "BL102", 3) in found(result)
+
+
+def test_the_trainer_flags_are_checked_like_a_config(repo):
+    write(repo, "scripts/zero3.json", AUTO)
+    result = lint_script(repo, _script(extra=" \\\n    --fp16 True"), name="finetune.sh")
+    assert found(result) == [("finetune.sh", "BL501", 7)]  # at bf16, with fp16 (line 14) related
+
+
+@pytest.mark.parametrize("line", [
+    "torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4 --gradient_accumulation_steps 2 --fp16 --bf16\n",
+    "accelerate launch --num_processes 8 train.py --per_device_train_batch_size 4 --fp16 True --bf16 True\n",
+    "python -m my_project.train --per_device_train_batch_size 4 --fp16 True --bf16 True\n",
+    "python train.py --per_device_train_batch_size 4 --fp16 True --bf16 True\n",
+])
+def test_every_launcher_and_python_itself(repo, line):
+    assert [code for _, code, _ in found(lint_script(repo, line))] == ["BL501"]
+
+
+def test_a_script_without_trainer_flags_is_no_config(repo):
+    result = lint_script(repo, "python prepare_data.py --input raw.jsonl --num_workers 8 --fp16 --bf16\n")
+    assert found(result) == [] and result.framework == "launch"
+
+
+def test_a_framework_s_own_script_entry_point_wins(repo):
+    """ms-swift's per-process entry (`swift/cli/rlhf.py`) is ms-swift's, not a generic Trainer script:
+    its flags are read by the ms-swift adapter."""
+    text = ("NPROC_PER_NODE=8 \\\naccelerate launch --config_file fsdp2.json \\\n    swift/cli/rlhf.py \\\n"
+            "        --rlhf_type grpo \\\n        --per_device_train_batch_size 1 \\\n        --num_generations 4\n")
+    write(repo, "swift_grpo.sh", text)
+    assert '"framework": "swift"' in run("explain", "--format", "json", "swift_grpo.sh").stdout
+    write(repo, "swift_sft.sh", "python -m swift.cli.sft --model Qwen/Qwen2.5-7B --per_device_train_batch_size 2\n")
+    assert '"framework": "swift"' in run("explain", "--format", "json", "swift_sft.sh").stdout
