@@ -34,7 +34,7 @@ from typing import Iterator
 
 from .config import Settings
 from .sources import format_of
-from .sources.shell import is_shell_script
+from .sources import is_shell_script
 
 # Folders no one wants linted; pruned before descending.
 # https://bford.info/cachedir/: a folder holding this file is a cache, never a source of configs.

@@ -148,6 +148,14 @@ class Document:
         return self.root.get(*path)
 
 
+@dataclass
+class LaunchDocument(Document):
+    """The settings a launch line holds (`Launcher.inline`), with the entry point it runs, so an
+    adapter whose entry points differ (defaults, asserts) reads which one it is."""
+
+    entry: Optional[str] = None
+
+
 class ParseError(Exception):
     """A file that is not valid in its format; becomes a BL001 diagnostic."""
 

@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from . import directives as directive_parser
-from . import launch, project, reads
+from . import project, reads
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
-from .document import Document, LimitExceeded, ParseError, Span
+from .document import Document, LaunchDocument, LimitExceeded, ParseError, Span
 from .frameworks import adapters_for, markers_for
 from .frameworks.facts import Outside
 from .plan import Fact, Origin
 from .rule import Edit, Related
 from .sources import format_of, read
-from .sources.shell import is_shell_script
+from .sources import is_shell_script
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
@@ -131,7 +131,7 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple, ra
                          Span.point(1), fix="lint the config, not a data file; or split it")
             return checker
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
-    markers = launch.markers() if fmt == "shell" else markers_for(fmt) if fmt else ()
+    markers = _launch().markers() if fmt == "shell" else markers_for(fmt) if fmt else ()
     if not any(marker in raw for marker in markers):
         return checker  # no adapter could recognise it: not a training config
     source = checker.load(path, raw, fmt)
@@ -229,7 +229,7 @@ class _Checker:
     def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
         """Recognise the document, plan it, run the rules that apply."""
         plan = None
-        owner = source.document.launched_by if isinstance(source.document, launch.LaunchDocument) else None
+        owner = source.document.launched_by if isinstance(source.document, LaunchDocument) else None
         for adapter in adapters_for(source.document.format):  # each imported only when tried
             if owner is not None and adapter.name != owner:
                 continue  # a launch line's own settings belong to the framework whose entry point it runs
@@ -257,6 +257,7 @@ class _Checker:
 
     def script(self, source: _Source) -> None:
         """A launch script: its own rules, then each launch line's config under that launch."""
+        launch = _launch()
         from .plan import TrainingPlan
 
         self.framework = "launch"
@@ -318,3 +319,11 @@ def _nearest(label: str, directive, cli, project) -> Optional[Fact]:
     if project is not None:
         return Fact(project, label, None, Origin.PROJECT)
     return None
+
+
+def _launch():
+    """The launch-line reader, imported only when a shell script is linted (a config lint,
+    the pre-commit case, does without it and the shell reader)."""
+    from . import launch
+
+    return launch

@@ -32,7 +32,7 @@ from .atomic import rewrite_in_place, write_atomic
 from .document import LINE_BREAKS, ParseError, line_starts
 from .reads import digest
 from .sources import format_of, read
-from .sources.shell import is_shell_script
+from .sources import is_shell_script
 
 _BOM = b"\xef\xbb\xbf"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Optional
 
-from .document import Document, Mapping, Scalar, Sequence, Span
+from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span
 from .frameworks.facts import whole_number
 from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
 from .plan import Fact, Origin
@@ -62,14 +62,6 @@ class Launch:
     config_name: Optional[Word] = None  # Hydra's --config-name: the primary config the overrides apply to
     # The entry point that matched: a module (`python -m x.y`, `deepspeed --module x.y`) or a script as
     # written; None for a command (`swift sft`) or a program no entry point reads.
-    entry: Optional[str] = None
-
-
-@dataclass
-class LaunchDocument(Document):
-    """The settings a launch line holds (`Launcher.inline`), with the entry point it runs, so an
-    adapter whose entry points differ (defaults, asserts) reads which one it is."""
-
     entry: Optional[str] = None
 
 

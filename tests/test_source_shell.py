@@ -1,6 +1,7 @@
 """The launch-script reader: commands, variables, quoting and positions."""
 
-from batchlint.sources.shell import UNKNOWN, is_shell_script, read_shell
+from batchlint.sources.shell import UNKNOWN, read_shell
+from batchlint.sources import is_shell_script
 
 
 def commands(text):

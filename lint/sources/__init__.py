@@ -60,6 +60,15 @@ def surrogate_at(text: str) -> Optional[int]:
     return found.start() if found else None
 
 
+def is_shell_script(path: str, head: bytes) -> bool:
+    """A `.sh` file, or a file without a suffix that starts with a shell shebang. (Here, not in
+    the shell reader, so telling a script needs no import of the reader.)"""
+    if path.endswith((".sh", ".bash")):
+        return True
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"#!") and (b"bash" in first or first.rstrip().endswith((b"/sh", b" sh")))
+
+
 def format_of(path: str) -> str | None:
     return FORMATS.get(os.path.splitext(path)[1].lower())
 

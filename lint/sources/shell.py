@@ -110,14 +110,6 @@ class ShellDocument(Document):
     broken_continuations: list = field(default_factory=list)
 
 
-def is_shell_script(path: str, head: bytes) -> bool:
-    """A `.sh` file, or a file without a suffix that starts with a shell shebang."""
-    if path.endswith((".sh", ".bash")):
-        return True
-    first = head.split(b"\n", 1)[0]
-    return first.startswith(b"#!") and (b"bash" in first or first.rstrip().endswith((b"/sh", b" sh")))
-
-
 def read_shell(path: str, text: str) -> ShellDocument:
     lexer = _Lexer(text)
     raw_commands = lexer.commands()
