@@ -67,9 +67,30 @@ def _rows(plans: list) -> list:
     rows.append(_tokens(plans, globals_))
     steps = [a.value if a is not None and a.known else "?" for a in (p.accumulation() for p in plans)]
     rows.append(Row("micro-steps per optimizer step", steps, "= gradient accumulation"))
+    if first.rl is not None:
+        rows += _rl_rows(plans, globals_)
     packing = first.packing
     if packing is not None:
         rows.append(Row("packing", [_plain(packing.value)] * len(plans), _where(packing)))
+    return rows
+
+
+def _rl_rows(plans: list, globals_: list) -> list:
+    """RL training: what a generation round produces and how the optimizer steps consume it."""
+    rls = [p.rl for p in plans]
+    rows = [_fact_row(name, [getattr(rl, field) for rl in rls]) for name, field in (
+        ("samples per prompt", "samples_per_prompt"), ("prompts per generation round", "prompts_per_step"),
+        ("generation batch (sequences)", "generation_batch"), ("mini batch (per optimizer step)", "mini_batch"))
+        if getattr(rls[0], field) is not None]
+    steps = []
+    for rl, glob in zip(rls, globals_):
+        batch = rl.generation_batch
+        fits = glob and batch is not None and batch.positive and glob[0] > 0 and batch.value % glob[0] == 0
+        steps.append(batch.value // glob[0] if fits else "?")
+    rows.append(Row("optimizer steps per generation round", steps, "= generation batch / global batch (x epochs)"))
+    for role in rls[0].micro_batch:
+        if role != "actor":
+            rows.append(_fact_row(f"micro batch ({role})", [rl.micro_batch.get(role) for rl in rls]))
     return rows
 
 

@@ -248,3 +248,48 @@ def test_micro_batch_keys_pair_each_deprecated_key_with_its_replacement():
     assert critic.deprecated.value == 32 and critic.per_gpu is None
     grpo = verl.plan(read("grpo.yaml", text + "algorithm:\n  adv_estimator: grpo\n", "yaml"), Outside()).settings
     assert len(grpo.micro_batch_keys) == 2 and grpo.critic is None
+
+
+# -- explain: the arithmetic verl does statically (a GRPO launch line in the shape of examples/) --------
+
+GRPO_LINE = """\
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=1024 \\
+    data.max_prompt_length=512 \\
+    data.max_response_length=1024 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu={micro} \\
+    actor_rollout_ref.actor.use_dynamic_bsz={dynamic} \\
+    actor_rollout_ref.rollout.n=5 \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=1
+"""
+
+
+def _explain(tmp_path, text):
+    import json
+
+    from conftest import run
+
+    (tmp_path / "run_grpo.sh").write_text(text)
+    result = run("explain", "--format", "json", str(tmp_path / "run_grpo.sh"))
+    assert result.exit_code == 0, result.output
+    [explained] = json.loads(result.stdout)
+    return {row["name"]: row["values"][0] for row in explained["rows"]}
+
+
+def test_explain_shows_the_accumulation_verl_derives(tmp_path):
+    # 256 prompts x 5 samples = 1280 sequences per optimizer step, 160 per rank of dp 8, in micro batches of 80.
+    rows = _explain(tmp_path, GRPO_LINE.format(micro=80, dynamic="False"))
+    assert rows["gradient accumulation"] == 2 and rows["global batch (sequences/step)"] == 1280
+    assert rows["sequence length"] == 1536 and rows["tokens per optimizer step"] == 1280 * 1536
+    assert rows["samples per prompt"] == 5 and rows["generation batch (sequences)"] == 5120
+    assert rows["optimizer steps per generation round"] == 4
+
+
+@pytest.mark.parametrize("micro, dynamic", [(80, "True"), (48, "False")])
+def test_no_accumulation_where_verl_has_none_to_derive(tmp_path, micro, dynamic):
+    """Dynamic batching forms micro batches by tokens; 160 per rank is no multiple of 48 (BL141's case)."""
+    rows = _explain(tmp_path, GRPO_LINE.format(micro=micro, dynamic=dynamic))
+    assert rows["gradient accumulation"] == "?" and rows["samples per prompt"] == 5

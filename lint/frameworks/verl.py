@@ -46,6 +46,8 @@ ACTOR = "actor_rollout_ref.actor"
 # Defaults of the keys the rules read (verl/trainer/config @ b178a3c).
 DEFAULTS = {
     "data.train_batch_size": 1024,  # data/legacy_data.yaml
+    "data.max_prompt_length": 512,  # data/legacy_data.yaml:35
+    "data.max_response_length": 512,  # data/legacy_data.yaml:39
     "actor_rollout_ref.rollout.n": 1,  # rollout/rollout.yaml
     f"{ACTOR}.ppo_mini_batch_size": 256,  # actor/actor.yaml
     f"{ACTOR}.ulysses_sequence_parallel_size": 1,  # actor/dp_actor.yaml
@@ -172,9 +174,37 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.parallel = {"sp": actor.sp}
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
+    plan.grad_accum = _accumulation(actor, plan.data_parallel)
+    plan.seq_len = _sequence_length(doc.root)
     plan.rl = _rl(settings)
     plan.settings = settings
     return plan
+
+
+def _accumulation(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
+    """Micro-steps per optimizer step, which verl derives: the mini batch in sequences
+    (ppo_mini_batch_size x rollout.n) split over dp, then into micro batches
+    (fsdp_workers.py and megatron_workers.py normalise ppo_mini_batch_size: x n // dp;
+    dp_actor.py update_policy: gradient_accumulation = mini // ppo_micro_batch_size_per_gpu
+    @ b178a3c). None with dynamic batching (micro batches by tokens) or when a division
+    is not exact (BL141/BL142 report those)."""
+    mini, n, micro = role.mini, role.rollout_n, role.micro
+    if role.dynamic is not False or not all(f is not None and f.positive for f in (mini, n, micro, dp)):
+        return None
+    sequences = mini.value * n.value
+    if sequences % dp.value or (sequences // dp.value) % micro.value:
+        return None
+    how = f"{mini.describe()} x {n.describe()} / dp {dp.value} / {micro.describe()}"
+    return Fact(sequences // dp.value // micro.value, "gradient accumulation", None, Origin.DERIVED, detail=how)
+
+
+def _sequence_length(root: Mapping) -> Optional[Fact]:
+    """A sequence is a prompt and its response, each at most its limit."""
+    prompt, response = _number(root, "data.max_prompt_length"), _number(root, "data.max_response_length")
+    if not (prompt is not None and prompt.positive and response is not None and response.positive):
+        return None
+    return Fact(prompt.value + response.value, "sequence length", None, Origin.DERIVED,
+                detail=f"{prompt.describe()} + {response.describe()}")
 
 
 def _rl(settings: PPO) -> RL:
