@@ -12,7 +12,7 @@ import signal
 import threading
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from . import directives as directive_parser
@@ -31,6 +31,7 @@ from .sources import is_shell_script
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
 PAST_LIMIT = ("BL003", "past-reading-limit")
+STALE_DIRECTIVE = ("BL004", "directive-overridden-by-launch")
 
 # A safety net behind the readers' own bounds: a file that still takes this long
 # is reported as an internal error instead of holding up the run.
@@ -204,9 +205,13 @@ class _Checker:
             return None
         return _Source(shown, document, found)
 
-    def outside(self, found, launched: Optional[Fact] = None, script: Optional[_Source] = None) -> Outside:
-        """World size and target, nearest first: the config's directive, the launch script's
-        directive, the launch line, the CLI, the project config."""
+    def outside(self, found, launched: Optional[Fact] = None, script: Optional[_Source] = None,
+                given: bool = False, path: Optional[str] = None) -> Outside:
+        """World size and target. W, nearest first: the launch line when it writes every factor
+        of W (`given`: what runs is a fact about the job; a directive that disagrees is reported
+        at `path`, the file it is in), the config's directive, the launch script's directive, a
+        launch line with an assumed factor, the CLI, the project config. `explain -w` asks
+        "what if" and beats them all, saying what it overrides."""
 
         def directive(name):
             value = getattr(found, name)
@@ -215,16 +220,33 @@ class _Checker:
                 value = (number, span.elsewhere(script.path))
             return value
 
-        world = _nearest("world size", directive("world_size"), self.options.world_size, self.settings.world_size)
+        written = directive("world_size")
+        world = _nearest("world size", written, self.options.world_size, self.settings.world_size)
         if self.options.world_size_wins and self.options.world_size:
             world = _nearest("world size", None, self.options.world_size, None)
-        elif launched is not None and directive("world_size") is None:
+            if launched is not None and launched.value != world.value:
+                world = replace(world, detail=f"--world-size, instead of W={launched.value} {launched.provenance}")
+        elif launched is not None and given:
+            if written is not None and written[0] != launched.value:
+                self.stale_directive(written, launched, path)
+            world = launched
+        elif launched is not None and written is None:
             world = launched
         return Outside(
             world_size=world,
             target_global_batch=_nearest("global batch", directive("global_batch"), self.options.global_batch,
                                          self.settings.global_batch),
         )
+
+    def stale_directive(self, written: tuple, launched: Fact, path: Optional[str]) -> None:
+        value, span = written
+        self.emit(path or span.path, *STALE_DIRECTIVE, "warning",
+                  f"`# batchlint: world-size={value}` disagrees with the launch line that runs this config: "
+                  f"W={launched.value} ({launched.provenance}); the launch line is what runs, so the directive "
+                  f"is not used for this launch",
+                  span, fix=f"write world-size={launched.value}, or remove the directive (the launch line gives W)",
+                  related=(Related(f"launched here with W={launched.value}", launched.span, launched.span.path),)
+                  if launched.span else ())
 
     def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
         """Recognise the document, plan it, run the rules that apply."""
@@ -264,7 +286,8 @@ class _Checker:
         self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
         base = os.path.dirname(os.path.abspath(source.document.path))
         for line in launch.launches(source.document):
-            outside = self.outside(source.directives, line.world_size)
+            outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
+                                   path=source.path)
             where = line.command.span
             with_w = f" with W={line.world_size.value}" if line.world_size else ""
             note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),)
@@ -273,11 +296,13 @@ class _Checker:
                 if config is not None:
                     config.document.launched_by = line.framework
                     launch.apply_overrides(config.document, line.overrides, source.path)
-                    self.config(config, self.outside(config.directives, line.world_size, source), note)
+                    self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
+                                                    config.path), note)
             for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
                 config = self.linked_config(word, base, source.path)
                 if config is not None:
-                    self.config(config, self.outside(config.directives, line.world_size, source), note)
+                    self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
+                                                    config.path), note)
             if line.framework and not line.configs:
                 inline = launch.inline_document(line, source.path, source.document.text)
                 self.config(_Source(source.path, inline, source.directives), outside)
@@ -306,7 +331,7 @@ class _Checker:
 @functools.lru_cache(maxsize=8)
 def _with_engine_codes(codes: frozenset) -> frozenset:
     """`codes` and the engine's own: one set for every file linted with the same rules."""
-    return codes | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0]}
+    return codes | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0], STALE_DIRECTIVE[0]}
 
 
 def _nearest(label: str, directive, cli, project) -> Optional[Fact]:

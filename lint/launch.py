@@ -55,6 +55,7 @@ class Launch:
     launcher: str
     command: Command
     world_size: Optional[Fact] = None
+    world_size_given: bool = False  # every factor of W written on the line (none assumed from a default)
     configs: list = field(default_factory=list)  # Words naming config files
     linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
@@ -141,10 +142,10 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     if not launcher.program:
         _settings(launch, launcher, owner, args)
         given = {keys: value for keys, value, _ in launch.overrides}
-        launch.world_size = _world_size(launcher, {}, command, script, given, args)
+        _world_size(launch, launcher, {}, command, script, given, args)
         return launch
     options, program, module = _split_options(args, launcher)
-    launch.world_size = _world_size(launcher, options, command, script, {}, ())
+    _world_size(launch, launcher, options, command, script, {}, ())
     # The program's own entry point reads the rest of the line, else the launcher's defaults do.
     matched = None
     if program and program[0].known:
@@ -228,16 +229,18 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
     return options, args[index:], module
 
 
-def _world_size(launcher: Launcher, options: dict, command: Command, script: str, given: dict,
-                args: list) -> Optional[Fact]:
+def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Command, script: str, given: dict,
+                args: list) -> None:
+    """launch.world_size (None when unknown) and whether the line writes every factor of it."""
     nproc = _factor(launcher.nproc, options, command.env, given, args)
     nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)
     if nproc is None or nproc[0] is UNKNOWN or (nnodes is not None and nnodes[0] is UNKNOWN):
-        return None
+        return
     nodes = nnodes[0] if nnodes else 1
     span = nproc[1] or (nnodes[1] if nnodes else None) or command.span
     where = nproc[2] + (f" x {nnodes[2]}" if nnodes else "")
-    return Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
+    launch.world_size = Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
+    launch.world_size_given = nproc[1] is not None and (nnodes is None or nnodes[1] is not None)
 
 
 def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> Optional[tuple]:

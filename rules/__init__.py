@@ -2,7 +2,8 @@
 
 Adding a rule is adding one module; `tests/test_registry.py` keeps codes and
 names unique and the documentation complete. Engine codes (BL001
-parse-error, BL002 invalid-directive, BL003 past-reading-limit) live in the engine; `ENGINE_RULES`
+parse-error, BL002 invalid-directive, BL003 past-reading-limit, BL004 directive-overridden-by-launch)
+live in the engine; `ENGINE_RULES`
 documents them alongside. A retired code is never reused: `RETIRED` (in
 batchlint.codes, which imports no rule) redirects it to its successor.
 """
@@ -217,6 +218,42 @@ ENGINE_RULES = (
         ## Use instead
         ```yaml
         per_device_train_batch_size: 2
+        ```
+        """,
+    ),
+    Rule(
+        code="BL004",
+        name="directive-overridden-by-launch",
+        severity="warning",
+        summary="a `# batchlint: world-size=N` that the launch line running the config contradicts",
+        check=_no_check,
+        doc="""
+        ## What it does
+        Reports a `world-size` directive (in a config, or in the launch script)
+        that disagrees with the world size the launch line running that config
+        writes (`torchrun --nproc_per_node 8 --nnodes 2`, `deepspeed --num_gpus 8`,
+        `NPROC_PER_NODE=8 NNODES=2 swift sft`). The launch line is what runs, so
+        batchlint checks the config with the launch line's W and says the
+        directive is not used for that launch. A launch line that assumes a
+        factor (no `--nproc_per_node`: a framework default) does not beat a
+        directive.
+
+        ## Why is this bad?
+        The directive was written for another job size and went stale: every
+        check that needs W (global batch, divisibility, layouts) would otherwise
+        be judged for the wrong job, and a reader of the config is told a world
+        size the job does not have.
+
+        ## Example
+        ```python
+        # batchlint: world-size=8      (train.sh runs it with torchrun --nproc_per_node 8 --nnodes 2)
+        sequence_parallel_size = 4
+        ```
+
+        ## Use instead
+        ```python
+        # batchlint: world-size=16
+        sequence_parallel_size = 4
         ```
         """,
     ),

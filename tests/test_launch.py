@@ -92,11 +92,47 @@ def test_unknown_world_size_stays_silent(repo):
     assert lint_script(repo, "deepspeed train.py --deepspeed ds.json\n").diagnostics == []
 
 
-def test_directive_in_the_config_beats_the_launch_line(repo):
-    write(repo, "ds.json", DS)  # JSON has no directives: use YAML
+def test_the_launch_line_beats_a_stale_directive_and_says_so(repo):
+    """The launch line is what runs: a config's `world-size` written for another job size is
+    reported (BL004) and the config is judged at the launch line's W."""
     write(repo, "configs/sft.yaml", "# batchlint: world-size=4 global-batch=64\n" + HF)
     result = lint_script(repo, "torchrun --nproc_per_node 8 train.py configs/sft.yaml\n")
-    assert result.diagnostics == []  # 2 x 8 x 4 = 64
+    assert found(result) == [("configs/sft.yaml", "BL004", 1), ("configs/sft.yaml", "BL102", 4)]
+    stale = next(d for d in result.diagnostics if d.code == "BL004")
+    assert "world-size=4" in stale.message and "W=8" in stale.message and "write world-size=8" in stale.fix
+    assert [(r.path, r.span.line) for r in stale.related] == [("train.sh", 1)]
+    mismatch = next(d for d in result.diagnostics if d.code == "BL102")
+    assert "the global batch is 128" in mismatch.message  # 2 x 8 x W 8, not the directive's 4
+
+
+def test_a_directive_that_agrees_with_the_launch_line_is_quiet(repo):
+    write(repo, "configs/sft.yaml", "# batchlint: world-size=8 global-batch=128\n" + HF)
+    assert found(lint_script(repo, "torchrun --nproc_per_node 8 train.py configs/sft.yaml\n")) == []
+
+
+def test_a_directive_beats_a_launch_line_that_assumes_its_world_size(repo):
+    """`python -m verl.trainer.main_ppo` without trainer.n_gpus_per_node assumes verl's default 8:
+    an assumption, not a fact about the job, so the directive stands."""
+    text = ("# batchlint: world-size=4\npython3 -m verl.trainer.main_ppo data.train_batch_size=1024 "
+            "actor_rollout_ref.actor.ppo_mini_batch_size=256 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16\n")
+    write(repo, "run.sh", text)
+    from conftest import run
+
+    import json
+
+    [explained] = json.loads(run("explain", "--format", "json", "run.sh").stdout)
+    world = next(row for row in explained["rows"] if row["name"] == "world size W")
+    assert world["values"] == [4] and "directive" in world["source"]
+    assert not [d for d in lint_script(repo, text, name="run2.sh").diagnostics if d.code == "BL004"]
+
+
+def test_explain_what_if_says_which_launch_world_size_it_replaces(repo):
+    write(repo, "configs/sft.yaml", HF)
+    write(repo, "train.sh", "torchrun --nproc_per_node 8 --nnodes 2 train.py configs/sft.yaml\n")
+    from conftest import run
+
+    line = next(l for l in run("explain", "-w", "4", "train.sh").stdout.splitlines() if l.strip().startswith("world size W"))
+    assert " 4 " in line and "instead of W=16" in line
 
 
 def test_torchtitan_layout_at_the_launch_world_size(repo):
