@@ -41,14 +41,19 @@ def check(plan):
     for broken in getattr(plan.document, "broken_continuations", ()):
         lines = "line of arguments runs as a separate command" if broken.dropped == 1 else (
             f"{broken.dropped} lines of arguments run as separate commands")
-        after = "a comment" if broken.comment else "trailing spaces"
+        if broken.carriage_return:
+            after = "the carriage return of a CRLF line ending (bash reads it as part of the line)"
+            fix = "save the script with LF line endings (dos2unix, or `git config core.autocrlf input`)"
+        else:
+            after = "a comment" if broken.comment else "trailing spaces"
+            fix = "make `\\` the last character of the line (move the comment above the command)"
         yield Finding(
             span=broken.span,
             message=(
                 f"this `\\` is followed by {after}, so it does not continue the command: the command ends here "
                 f"and the next {lines}, silently dropped from the launch"
             ),
-            fix="make `\\` the last character of the line (move the comment above the command)",
+            fix=fix,
         )
 
 
@@ -66,7 +71,7 @@ RULE = Rule(
     code="BL601",
     name="broken-line-continuation",
     severity="error",
-    summary="a `\\` followed by spaces or a comment, which ends the launch command",
+    summary="a `\\` followed by spaces, a comment or a CR (CRLF line endings), which ends the launch command",
     check=check,
     frameworks=("launch",),
     doc=__doc__,
@@ -74,5 +79,7 @@ RULE = Rule(
         Example("run_comment.sh", _SCRIPT.format(tail='  # ["pow", "max_min"]'), flagged=(5,)),
         Example("run_spaces.sh", _SCRIPT.format(tail="   "), flagged=(5,)),
         Example("run_ok.sh", _SCRIPT.format(tail="")),
+        # Saved with CRLF line endings: every `\` escapes a carriage return instead of the line end.
+        Example("run_crlf.sh", _SCRIPT.format(tail="").replace("\n", "\r\n"), flagged=(3, 4, 5, 6)),
     ),
 )

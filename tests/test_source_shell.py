@@ -125,3 +125,23 @@ def test_bash_c_string_commands_are_read_where_they_stand():
     # a string that is not the whole word, or no -c: not read as commands
     assert len(read_shell("run.sh", 'bash -c "a b"x\n').commands) == 1
     assert len(read_shell("run.sh", 'bash "a b"\n').commands) == 1
+
+
+def test_expr_arithmetic_is_computed_as_bash_does():
+    doc = read_shell("run.sh", "N=3\nG=$(expr 16 \\* 2 / $N)\nH=$(expr $N + ${N})\nI=$(expr $N - 5)\nJ=$(nproc)\n")
+    values = {name: word.value for name, word in doc.variables.items()}
+    assert values["G"] == "10" and values["H"] == "6" and values["I"] == "-2"  # integer division, like expr
+    assert values["J"] is UNKNOWN  # any other command is never run
+
+
+def test_expr_with_an_unknown_variable_is_unknown():
+    doc = read_shell("run.sh", "G=$(expr 16 / $GPUS_PER_NODE)\n")
+    assert doc.variables["G"].value is UNKNOWN
+
+
+def test_a_crlf_script_is_read_as_its_author_meant_it():
+    text = "NPROC=8\r\ntorchrun --nproc_per_node $NPROC \\\r\n    train.py --config c.yaml\r\n"
+    doc = read_shell("run.sh", text)
+    [command] = [c for c in doc.commands if c.words and c.words[0].value == "torchrun"]
+    assert [w.value for w in command.words] == ["torchrun", "--nproc_per_node", "8", "train.py", "--config", "c.yaml"]
+    assert command.words[2].span.line == 1  # the value where NPROC was set

@@ -10,7 +10,7 @@ INDEX = {
     'axolotl_context_parallel_attention': ('BL250', ('axolotl',), ('settings', 'attention', 'parallel.cp'), 2841),
     'axolotl_context_parallel_packing': ('BL350', ('axolotl',), ('settings', 'parallel.cp'), 2661),
     'axolotl_packing_with_rl': ('BL351', ('axolotl',), ('rl.algorithm',), 2237),
-    'broken_line_continuation': ('BL601', ('launch',), (), 2718),
+    'broken_line_continuation': ('BL601', ('launch',), (), 3226),
     'deepspeed_duplicate_key': ('BL520', ('deepspeed',), (), 3265),
     'deepspeed_offload_ignored': ('BL521', None, ('settings.zero',), 4455),
     'fp16_with_bf16': ('BL501', None, ('fp16', 'bf16'), 2941),

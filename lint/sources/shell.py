@@ -101,6 +101,7 @@ class Continuation:
     span: Span  # the backslash and what follows it on the line
     dropped: int  # how many following lines look like they belonged to the command
     comment: bool  # followed by a comment rather than only spaces
+    carriage_return: bool = False  # followed by the CR of a CRLF line ending
 
 
 @dataclass
@@ -111,9 +112,12 @@ class ShellDocument(Document):
 
 
 def read_shell(path: str, text: str) -> ShellDocument:
-    lexer = _Lexer(text)
+    # A script saved with CRLF line endings is read as its author meant it (lines and columns
+    # stay the same); BL601 reports each `\` that the carriage return keeps from continuing.
+    meant = text.replace("\r\n", "\n") if "\r\n" in text else text
+    lexer = _Lexer(meant)
     raw_commands = lexer.commands()
-    state = _Interpreter(text, lexer.line_starts)
+    state = _Interpreter(meant, lexer.line_starts)
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -338,8 +342,10 @@ class _Lexer:
             body = self._balanced(_PAREN, "(")  # `(1 + 2)`: the arithmetic in its inner parentheses
             return ("arith", body[1:-1]) if body and body.startswith("(") and body.endswith(")") else ("unknown",)
         if text.startswith("(", self.i):
-            self._balanced(_PAREN, "(")
-            return ("unknown",)
+            body = self._balanced(_PAREN, "(")
+            expr = _EXPR.fullmatch(body or "")
+            # `$(expr 16 / $N)`: expr's integer arithmetic, as $(( )) computes it; any other command is never run.
+            return ("arith", expr.group(1).replace("\\*", "*").replace("'*'", "*")) if expr else ("unknown",)
         if text.startswith("{", self.i):
             body = self._balanced(_BRACE, "{")
             return _parameter(body) + (quoted,) if body is not None else ("unknown",)
@@ -637,6 +643,9 @@ def _checked(word: Word) -> Word:
     return word
 
 
+# `expr A OP B ...` with numbers, variables and + - * / % (`*` escaped or quoted, as a shell needs it).
+_EXPR = re.compile(r"\s*expr((?:\s+(?:[0-9]+|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|[-+/%]|\\\*|'\*'))+)\s*")
+
 # -- arithmetic: $(( ... )) as bash computes it, without recursion ------------------
 
 # A number, ${name}, $name or name, an operator, or anything else (which makes the expression unknown).
@@ -812,7 +821,7 @@ def _same(a, b) -> bool:
 
 # -- continuations that do not continue ---------------------------------------------
 
-_BROKEN = re.compile(r"(?<!\\)\\([ \t]+)(#.*)?$")
+_BROKEN = re.compile(r"(?<!\\)\\([ \t\r]+)(#.*)?$")
 _LOOKS_LIKE_ARGUMENT = re.compile(r"^\s+(-{1,2}[A-Za-z]|[A-Za-z_+~][\w.+~\-\[\]]*=|\$\{?\w)")
 
 
@@ -832,8 +841,8 @@ def _broken_continuations(text: str) -> list:
         dropped = following[index]
         if dropped == 0:
             continue
-        span = Span(index + 1, match.start() + 1, index + 1, len(line) + 1)
-        found.append(Continuation(span, dropped, comment=bool(match.group(2))))
+        span = Span(index + 1, match.start() + 1, index + 1, max(match.start() + 2, len(line.rstrip("\r")) + 1))
+        found.append(Continuation(span, dropped, comment=bool(match.group(2)), carriage_return="\r" in match.group(1)))
     return found
 
 
