@@ -20,7 +20,7 @@ from . import project, reads
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
-from .document import Document, LaunchDocument, LimitExceeded, ParseError, Span
+from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Span
 from .frameworks import adapters_for, markers_for
 from .frameworks.facts import Outside
 from .plan import Fact, Origin
@@ -286,6 +286,9 @@ class _Checker:
         self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
         base = os.path.dirname(os.path.abspath(source.document.path))
         for line in launch.launches(source.document):
+            if line.world_size is None and line.world_size_file is not None:
+                line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path)
+                line.world_size_given = line.world_size is not None
             outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
                                    path=source.path)
             where = line.command.span
@@ -306,6 +309,18 @@ class _Checker:
             if line.framework and not line.configs:
                 inline = launch.inline_document(line, source.path, source.document.text)
                 self.config(_Source(source.path, inline, source.directives), outside)
+
+    def world_size_in_file(self, word, key: str, base: str, script_path: str) -> Optional[Fact]:
+        """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its
+        `num_processes`), read within the project; None when it is not there or not a count."""
+        source = self.linked_config(word, base, script_path)
+        root = source.document.root if source is not None else None
+        node = root.get(key) if isinstance(root, Mapping) else None
+        value = getattr(node, "value", None)
+        if type(value) is not int or value < 1:
+            return None
+        return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
+                    detail=f"{key} {value} in {source.path}")
 
     def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
         """The config file a launch line names, if it can be found and read."""

@@ -56,6 +56,8 @@ class Launch:
     command: Command
     world_size: Optional[Fact] = None
     world_size_given: bool = False  # every factor of W written on the line (none assumed from a default)
+    # W is in a file the line names (Count.file): (the Word naming it, the key), for the engine to read.
+    world_size_file: Optional[tuple] = None
     configs: list = field(default_factory=list)  # Words naming config files
     linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
@@ -234,6 +236,10 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
     """launch.world_size (None when unknown) and whether the line writes every factor of it."""
     nproc = _factor(launcher.nproc, options, command.env, given, args)
     nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)
+    if nproc is None and launcher.total and launcher.nproc.file:
+        word = next((options[f] for f in launcher.nproc.file if f in options), None)
+        if isinstance(word, Word) and word.known:
+            launch.world_size_file = (word, launcher.nproc.file_key)
     if nproc is None or nproc[0] is UNKNOWN or (nnodes is not None and nnodes[0] is UNKNOWN):
         return
     nodes = nnodes[0] if nnodes else 1

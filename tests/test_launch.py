@@ -316,3 +316,34 @@ def test_srun_launch_reaches_the_config(repo):
     script = ("#!/bin/bash\n# batchlint: global-batch=64\n"
               "srun --nodes=2 --ntasks-per-node=1 torchrun --nproc_per_node 4 --nnodes 2 train.py --config configs/sft.yaml\n")
     assert found(lint_script(repo, script)) == [("configs/sft.yaml", "BL102", 3)]
+
+
+ACCELERATE_CONFIG = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nnum_machines: 2\nnum_processes: 16\n"
+ACCELERATE_LINE = "accelerate launch {flags}--config_file configs/fsdp.yaml train.py --config configs/sft.yaml\n"
+
+
+def test_accelerate_takes_w_from_its_config_file(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/fsdp.yaml", ACCELERATE_CONFIG)
+    write(repo, "configs/sft.yaml", "# batchlint: global-batch=64\n" + HF)
+    result = lint_script(repo, ACCELERATE_LINE.format(flags=""))
+    [finding] = result.diagnostics  # 2 x 8 x W 16 = 256
+    assert finding.code == "BL102" and "the global batch is 256" in finding.message
+    assert [(r.path, r.message) for r in finding.related if r.path == "train.sh"] == [
+        ("train.sh", "launched here by accelerate launch with W=16")]
+
+
+def test_accelerate_num_processes_flag_beats_the_config_file(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/fsdp.yaml", ACCELERATE_CONFIG)
+    write(repo, "configs/sft.yaml", "# batchlint: global-batch=64\n" + HF)
+    assert found(lint_script(repo, ACCELERATE_LINE.format(flags="--num_processes 4 "))) == []  # 2 x 8 x 4
+
+
+@pytest.mark.parametrize("config", [None, "distributed_type: FSDP\n", "num_processes: auto\n", "num_processes: 0\n"])
+def test_accelerate_without_a_count_in_its_config_leaves_w_unknown(repo, config):
+    (repo / ".git").mkdir()
+    if config is not None:
+        write(repo, "configs/fsdp.yaml", config)
+    write(repo, "configs/sft.yaml", "# batchlint: global-batch=64\n" + HF)
+    assert found(lint_script(repo, ACCELERATE_LINE.format(flags=""))) == []

@@ -22,7 +22,11 @@ DEEPSPEED = Launcher(
     nproc=Count(flags=("--num_gpus", "--num-gpus")), nnodes=Count(flags=("--num_nodes", "--num-nodes")))
 ACCELERATE = Launcher(
     "accelerate launch", commands=("accelerate",), subcommands=("launch",), markers=(b"accelerate",),
-    program=True, bare=_BARE, nproc=Count(flags=("--num_processes", "--num-processes")), total=True)
+    program=True, bare=_BARE, total=True,
+    # accelerate/commands/launch.py: --num_processes, else the config file's num_processes (the total
+    # over machines), else the default config in the user's home, which is not the project's.
+    nproc=Count(flags=("--num_processes", "--num-processes"), file=("--config_file", "--config-file"),
+                file_key="num_processes"))
 
 LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE)
 

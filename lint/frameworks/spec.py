@@ -45,6 +45,9 @@ class Count:
         elastic `8:8` counts as 8); env: variables prefixed to the command
         (`NPROC_PER_NODE=8 swift sft`); key: a dotted Hydra override key
         (`trainer.n_gpus_per_node=8`), for `flags=HYDRA` launchers.
+    file: a launcher option naming a YAML/JSON file that holds the count under
+        `file_key` (`accelerate launch --config_file cfg.yaml`: `num_processes`), read
+        when neither flags nor env give it (the engine reads it, within the project).
     default: assumed when none is given (quoted to the user as assumed); None: the
         count is unknown then (processes) or 1 (nodes, silently).
     source: where upstream writes that default, for the reader of the spec.
@@ -53,6 +56,8 @@ class Count:
     flags: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
     key: str = ""
+    file: tuple[str, ...] = ()
+    file_key: str = ""
     default: Optional[int] = None
     source: str = ""
 
