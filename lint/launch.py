@@ -252,6 +252,8 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
 def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> Optional[tuple]:
     """(value or UNKNOWN, span, description) of one factor of W; None when not given and no default."""
     found = _count(options, count.flags) or _count(env, count.env) or _keyed(count.key, given, args)
+    if found is None and any(option in options for option in count.unknown_with):
+        return UNKNOWN, None, next(option for option in count.unknown_with if option in options)
     if found is None and count.default is not None:
         return count.default, None, f"assumed: {count.name} defaults to {count.default}"
     return found

@@ -347,3 +347,16 @@ def test_accelerate_without_a_count_in_its_config_leaves_w_unknown(repo, config)
         write(repo, "configs/fsdp.yaml", config)
     write(repo, "configs/sft.yaml", "# batchlint: global-batch=64\n" + HF)
     assert found(lint_script(repo, ACCELERATE_LINE.format(flags=""))) == []
+
+
+@pytest.mark.parametrize("options, world", [
+    ("--num_gpus 8", 8),
+    ("--num_gpus 8 --num_nodes 2 --hostfile hostfile", 16),
+    ("--num_gpus 8 --hostfile hostfile", None),  # --num_gpus is per node; the nodes are the hostfile's
+    ("-H hostfile --num_gpus 8", None),
+    ("--include localhost:0,1", None),
+    ("--num_gpus 4 --exclude worker-1", None),
+])
+def test_deepspeed_with_a_hostfile_never_takes_num_gpus_as_the_total(repo, options, world):
+    [line] = lines(f"deepspeed {options} train.py --deepspeed ds.json\n")
+    assert (line.world_size.value if line.world_size else None) == world

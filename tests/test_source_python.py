@@ -735,6 +735,23 @@ def test_line_breaks_only_python_knows_do_not_shift_lines():
     assert d.get("wd").span == Span(6, 6, 6, 7)
 
 
+def test_spans_computed_on_first_read_are_where_the_characters_are():
+    # The reader defers most spans to their first read: those of keys, of keys
+    # assigned later, of values read through a name or an attribute, and of the
+    # statements must still count characters, on lines broken by "\r\n" and "\r".
+    text = 'a = "é"; m = dict(x=1, y="ü")\r\nm["z"] = a\rb = m; c = {"k": "名", "j": b.y}\n'
+    d = read("config.py", text, "python")
+    m, c = d.get("m"), d.get("c")
+    assert m.key_spans == {"x": Span(1, 19, 1, 22), "y": Span(1, 24, 1, 29), "z": Span(2, 1, 2, 7)}
+    assert m.items["y"].span == Span(1, 26, 1, 29)
+    assert m.items["z"].span == Span(1, 5, 1, 8) and m.items["z"].origin == "a"
+    assert c.key_spans == {"k": Span(3, 13, 3, 16), "j": Span(3, 23, 3, 26)}
+    assert c.items["k"].span == Span(3, 18, 3, 21)
+    assert c.items["j"] is m.items["y"]
+    assert d.root.key_spans == {"a": Span(1, 1, 1, 8), "m": Span(1, 10, 1, 30), "b": Span(3, 1, 3, 6),
+                                "c": Span(3, 8, 3, 32)}
+
+
 def test_multi_line_value_span():
     d = doc(
         """

@@ -19,7 +19,11 @@ TORCHRUN = Launcher(
     nproc=Count(flags=("--nproc_per_node", "--nproc-per-node")), nnodes=Count(flags=("--nnodes",)))
 DEEPSPEED = Launcher(
     "deepspeed", commands=("deepspeed",), markers=(b"deepspeed",), program=True, bare=_BARE,
-    nproc=Count(flags=("--num_gpus", "--num-gpus")), nnodes=Count(flags=("--num_nodes", "--num-nodes")))
+    # deepspeed/launcher/runner.py: with a hostfile (or --include/--exclude naming hosts) --num_gpus
+    # is per node and the nodes are the hostfile's, not 1.
+    nproc=Count(flags=("--num_gpus", "--num-gpus"), unknown_with=("--include", "-i", "--exclude", "-e")),
+    nnodes=Count(flags=("--num_nodes", "--num-nodes"),
+                 unknown_with=("--hostfile", "-H", "--include", "-i", "--exclude", "-e")))
 ACCELERATE = Launcher(
     "accelerate launch", commands=("accelerate",), subcommands=("launch",), markers=(b"accelerate",),
     program=True, bare=_BARE, total=True,

@@ -45,6 +45,8 @@ class Count:
         elastic `8:8` counts as 8); env: variables prefixed to the command
         (`NPROC_PER_NODE=8 swift sft`); key: a dotted Hydra override key
         (`trainer.n_gpus_per_node=8`), for `flags=HYDRA` launchers.
+    unknown_with: launcher options that make the count unknown unless it is given
+        (`deepspeed --hostfile hosts`: the nodes are the file's hosts, not 1).
     file: a launcher option naming a YAML/JSON file that holds the count under
         `file_key` (`accelerate launch --config_file cfg.yaml`: `num_processes`), read
         when neither flags nor env give it (the engine reads it, within the project).
@@ -56,6 +58,7 @@ class Count:
     flags: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
     key: str = ""
+    unknown_with: tuple[str, ...] = ()
     file: tuple[str, ...] = ()
     file_key: str = ""
     default: Optional[int] = None
