@@ -8,7 +8,7 @@ import pytest
 
 from batchlint.cli import main
 
-from conftest import cli_runner
+from conftest import cli_runner, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -89,3 +89,27 @@ def test_values_of_any_type_are_shown_and_serialised(tmp_path, monkeypatch):
     values = rows(explanation)
     assert values["micro batch (per GPU)"] == "1979-05-27" and values["pipeline parallel degree"] == "1979-05-27 07:32:00"
     assert values["tensor parallel degree"] == "?"  # a list is no value batchlint reads
+
+
+@pytest.mark.parametrize("name, text, length, source", [
+    ("lf.yaml", "stage: sft\nmodel_name_or_path: m\nper_device_train_batch_size: 2\n", 2048, "cutoff_len: framework default"),
+    ("lf2.yaml", "stage: sft\nmodel_name_or_path: m\nper_device_train_batch_size: 2\ncutoff_len: 4096\n", 4096,
+     "cutoff_len, line 4"),
+    ("swift.yaml", "model: Qwen/Qwen2.5-7B\ntuner_type: lora\nmax_length: 8192\nper_device_train_batch_size: 1\n", 8192,
+     "max_length, line 3"),
+    ("swift2.yaml", "model: Qwen/Qwen2.5-7B\ntuner_type: lora\nper_device_train_batch_size: 1\n", "?", "not set"),
+    ("sft.yaml", "model_name_or_path: m\nper_device_train_batch_size: 2\ndataset_text_field: text\n", 1024,
+     "max_length: framework default"),
+    ("sft2.yaml", "model_name_or_path: m\nper_device_train_batch_size: 2\npacking: true\nmax_length: null\n", "?",
+     "not set"),
+])
+def test_every_framework_s_sequence_length_key(tmp_path, name, text, length, source):
+    """ms-swift max_length (unset: the model's own), LLaMA-Factory cutoff_len (default 2048), TRL SFT max_length
+    (default 1024; null: no limit)."""
+    import json
+
+    path = tmp_path / name
+    path.write_text(text)
+    [explained] = json.loads(run("explain", "--format", "json", str(path)).stdout)
+    row = next(r for r in explained["rows"] if r["name"] == "sequence length")
+    assert (row["values"][0], row["source"]) == (length, source)

@@ -52,6 +52,10 @@ def plan(doc: Document, outside: Outside):
     if framework == "trl":
         plan.rl = _grpo(doc.root, plan)
         plan.settings = TRLArguments(sft=_sft_arguments(doc.root))
+        # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
+        sft = plan.settings.sft
+        plan.seq_len = sft.max_length if sft is not None and sft.max_length.value is not None else (
+            None if sft is not None else number(doc.root.get("max_length"), "max_length"))
     return plan
 
 

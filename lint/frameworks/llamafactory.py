@@ -55,6 +55,7 @@ def plan(doc: Document, outside: Outside):
     if streaming is not None and streaming.value is True:
         plan.unsized_data = streaming
     plan.max_steps = number(root.get("max_steps"), "max_steps")
+    plan.seq_len = number(root.get("cutoff_len"), "cutoff_len", default=2048)  # hparams/data_args.py:46-49 @ ff6d4d1
     plan.settings = _arguments(root)
     if plan.packing is None and stage(root) == "pt":
         plan.packing = Fact(True, "packing", None, Origin.DEFAULT, detail="default for stage pt")

@@ -19,7 +19,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin
 from . import swift_megatron
-from .facts import Outside, algorithm, flag, whole_number
+from .facts import Outside, algorithm, flag, number, whole_number
 from .spec import Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
@@ -64,6 +64,8 @@ def plan(doc: Document, outside: Outside):
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
     plan.rl = algorithm(root.get("rlhf_type"), "rlhf_type")
+    # As written: unset, the model's own maximum applies (template_args.py:130 @ 3602360).
+    plan.seq_len = number(root.get("max_length"), "max_length")
     plan.settings = _arguments(root)
     return plan
 
