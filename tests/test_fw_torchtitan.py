@@ -220,3 +220,14 @@ def test_a_replicate_degree_below_one_gives_no_data_parallel_size(tmp_path, repl
     assert result.error is None
     assert {d.code for d in result.diagnostics} == {"BL211"}
     assert plan_of(text, world_size=8).data_parallel is None
+
+
+def test_without_a_global_batch_there_is_no_accumulation_for_any_w(tmp_path):
+    """global_batch_size -1 (the default) means local_batch_size x dp: accumulation 1 whatever W is."""
+    from batchlint.config import Settings
+    from batchlint.run import explain
+
+    (tmp_path / "t.toml").write_text('[model]\nname = "llama3"\n\n[training]\nlocal_batch_size = 8\n')
+    [explained] = explain(str(tmp_path / "t.toml"), Settings(root=str(tmp_path)))
+    rows = {row.name: row.values for row in explained.rows}
+    assert rows["gradient accumulation"] == [1] and rows["world size W"] == ["?"]

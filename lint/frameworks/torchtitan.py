@@ -77,8 +77,8 @@ def plan(doc: Document, outside: Outside):
     plan.data_parallel = _data_parallel(parallel, settings.shard_degree, outside.world_size)
     if plan.data_parallel is None and parallel["dp_replicate"].positive:
         plan.data_parallel_factor = parallel["dp_replicate"]
-    if plan.declared_global_batch is None and plan.data_parallel and plan.micro_batch.known:
-        # No global batch given: TorchTitan trains with local x dp and no accumulation.
+    if plan.declared_global_batch is None and plan.micro_batch.known:
+        # No global batch given: TorchTitan trains with local x dp and no accumulation, whatever W is.
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     return plan
 
