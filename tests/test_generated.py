@@ -3,6 +3,7 @@ committed generator writes, so an edit by hand (or a stale table) fails here."""
 
 import importlib.util
 import os
+import sys
 
 from batchlint.frameworks import torchtitan_keys, verl_keys
 
@@ -10,6 +11,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _tool(name):
+    """A generator in tools/, loaded as `python tools/NAME.py` runs it (tools/ on the path)."""
+    if os.path.join(REPO, "tools") not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, "tools"))
     spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -78,3 +82,13 @@ def test_the_torchtitan_generator_reads_nested_dataclasses():
     assert generator.render(keys, "v9").endswith(
         'JOB_CONFIG_KEYS = {\n    "section": {\n        "name": None,\n        "inner": {\n            "fqns": None,\n'
         '        },\n        "maybe": None,\n    },\n    "plain": None,\n}\n')
+
+
+def test_check_says_whether_the_module_is_exactly_the_generator_s(tmp_path):
+    _tool("generate_verl_keys")  # puts tools/ on the path
+    from generated import write_or_check
+
+    target = tmp_path / "keys.py"
+    assert write_or_check(str(target), "KEYS = 1\n", check=False) == 0 and target.read_text() == "KEYS = 1\n"
+    assert write_or_check(str(target), "KEYS = 1\n", check=True) == 0
+    assert write_or_check(str(target), "KEYS = 2\n", check=True) == 1 and target.read_text() == "KEYS = 1\n"

@@ -19,6 +19,8 @@ import ast
 import os
 import sys
 
+from generated import write_or_check  # tools/generated.py: run as a script, tools/ is on the path
+
 SOURCE = os.path.join("torchtitan", "config", "job_config.py")
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lint", "frameworks",
                       "torchtitan_keys.py")
@@ -105,12 +107,7 @@ def main(argv: list) -> int:
     args = parser.parse_args(argv)
     with open(os.path.join(args.torchtitan, SOURCE), encoding="utf-8") as handle:
         text = render(job_config_keys(handle.read()), args.version)
-    if args.check:
-        with open(TARGET, encoding="utf-8") as handle:
-            return 0 if handle.read() == text else 1
-    with open(TARGET, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return 0
+    return write_or_check(TARGET, text, args.check)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 
 import yaml
 
+from generated import write_or_check  # tools/generated.py: run as a script, tools/ is on the path
+
 SOURCES = ("_generated_ppo_trainer.yaml", "_generated_ppo_megatron_trainer.yaml")
 TARGET = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lint", "frameworks", "verl_keys.py")
 
@@ -57,12 +59,7 @@ def main(argv: list) -> int:
         with open(os.path.join(args.verl, "verl", "trainer", "config", name), encoding="utf-8") as handle:
             found |= keys(yaml.safe_load(handle))
     text = render(found, args.commit)
-    if args.check:
-        with open(TARGET, encoding="utf-8") as handle:
-            return 0 if handle.read() == text else 1
-    with open(TARGET, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return 0
+    return write_or_check(TARGET, text, args.check)
 
 
 if __name__ == "__main__":
