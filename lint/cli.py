@@ -5,7 +5,6 @@ Exit codes: 0 clean, 1 findings, 2 usage, config or I/O error.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 

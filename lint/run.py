@@ -11,7 +11,7 @@ from typing import Optional
 
 from .config import Settings
 from .diagnostic import Diagnostic
-from .engine import FileResult, Options
+from .engine import Options
 
 
 @dataclass(frozen=True)

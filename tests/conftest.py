@@ -20,6 +20,19 @@ SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.normpath(os.path.join(SHARED, "corpus"))
 
 
+def load_tool(name):
+    """A script in tools/, loaded as `python tools/NAME.py` runs it (tools/ on the path)."""
+    import importlib.util
+
+    tools = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(tools, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def lint_text(folder, filename, text, world_size=None, global_batch=None, settings=None):
     """Write `text` to folder/filename and lint it in-process; returns the FileResult."""
     path = write(folder, filename, text)

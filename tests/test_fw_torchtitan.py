@@ -16,7 +16,7 @@ from batchlint.frameworks.facts import Outside
 from batchlint.plan import Fact, Origin
 from batchlint.sources.toml import read_toml
 
-from conftest import CORPUS, lint_text
+from conftest import CORPUS, lint_text, load_tool
 
 LLAMA4_128E = os.path.join(CORPUS, "torchtitan", "torchtitan", "models", "llama4", "train_configs", "llama4_17bx128e.toml")
 
@@ -146,18 +146,10 @@ def test_the_generator_reads_the_installed_job_config_as_the_dataclasses_do():
     file it gives the committed table, in source order."""
     spec = _installed_source()
     path = os.path.join(spec.submodule_search_locations[0], "config", "job_config.py")
-    generator = _tool("generate_torchtitan_keys")
+    generator = load_tool("generate_torchtitan_keys")
     with open(path, encoding="utf-8") as handle:
         read = generator.job_config_keys(handle.read())
     assert generator.render(read, "v0.2.2") == generator.render(torchtitan_keys.JOB_CONFIG_KEYS, "v0.2.2")
-
-
-def _tool(name):
-    tools = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
-    spec = importlib.util.spec_from_file_location(name, os.path.join(tools, f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # -- values no real config has: never a crash or a hang (found by fuzz/fuzz.py) ----------------

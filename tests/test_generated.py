@@ -1,38 +1,24 @@
 """Generated tables stay generated: each embedded table is exactly what its
 committed generator writes, so an edit by hand (or a stale table) fails here."""
 
-import importlib.util
-import os
-import sys
-
 from batchlint.frameworks import torchtitan_keys, verl_keys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _tool(name):
-    """A generator in tools/, loaded as `python tools/NAME.py` runs it (tools/ on the path)."""
-    if os.path.join(REPO, "tools") not in sys.path:
-        sys.path.insert(0, os.path.join(REPO, "tools"))
-    spec = importlib.util.spec_from_file_location(name, os.path.join(REPO, "tools", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from conftest import load_tool
 
 
 def test_verl_keys_are_the_generator_output():
-    generator = _tool("generate_verl_keys")
+    generator = load_tool("generate_verl_keys")
     with open(verl_keys.__file__, encoding="utf-8") as handle:
         assert handle.read() == generator.render(set(verl_keys.KEYS), "b178a3c")
 
 
 def test_the_verl_generator_walks_nested_mappings_only():
-    generator = _tool("generate_verl_keys")
+    generator = load_tool("generate_verl_keys")
     assert generator.keys({"a": {"b": 1, "c": [{"d": 1}]}, "e": None}) == {"a", "a.b", "a.c", "e"}
 
 
 def test_torchtitan_keys_are_the_generator_output():
-    generator = _tool("generate_torchtitan_keys")
+    generator = load_tool("generate_torchtitan_keys")
     with open(torchtitan_keys.__file__, encoding="utf-8") as handle:
         assert handle.read() == generator.render(torchtitan_keys.JOB_CONFIG_KEYS, "v0.2.2")
 
@@ -75,7 +61,7 @@ class JobConfig:
 
 
 def test_the_torchtitan_generator_reads_nested_dataclasses():
-    generator = _tool("generate_torchtitan_keys")
+    generator = load_tool("generate_torchtitan_keys")
     keys = generator.job_config_keys(_DATACLASSES)
     assert keys == {"section": {"name": None, "inner": {"fqns": None}, "maybe": None}, "plain": None}
     assert list(keys["section"]) == ["name", "inner", "maybe"]  # a base's fields first, then source order
@@ -85,7 +71,7 @@ def test_the_torchtitan_generator_reads_nested_dataclasses():
 
 
 def test_check_says_whether_the_module_is_exactly_the_generator_s(tmp_path):
-    _tool("generate_verl_keys")  # puts tools/ on the path
+    load_tool("generate_verl_keys")  # puts tools/ on the path
     from generated import write_or_check
 
     target = tmp_path / "keys.py"

@@ -94,7 +94,7 @@ ADAPTERS = {
     'spec': (8047, None, (), 0, ()),
     'swift': (6241, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
     'swift_megatron': (8044, None, (), 0, ()),
-    'torchtitan': (13216, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
+    'torchtitan': (13114, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
     'torchtitan_keys': (6403, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (11017, None, (), 0, ()),

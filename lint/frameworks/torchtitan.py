@@ -21,7 +21,6 @@ from ..document import Document, Mapping, Scalar, Sequence
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .spec import Count, Framework, Launcher
-from .torchtitan_keys import JOB_CONFIG_KEYS  # noqa: F401  (the unknown-key rule's table, generated)
 
 NAME = "torchtitan"
 FORMATS = ("toml",)

@@ -22,10 +22,8 @@ from typing import Optional
 import yaml
 from yaml.events import (
     AliasEvent,
-    MappingEndEvent,
     MappingStartEvent,
     ScalarEvent,
-    SequenceEndEvent,
     SequenceStartEvent,
     StreamEndEvent,
 )
