@@ -1,5 +1,8 @@
 """The launch-script reader: commands, variables, quoting and positions."""
 
+import pytest
+
+from batchlint.document import Span
 from batchlint.sources.shell import UNKNOWN, read_shell
 from batchlint.sources import is_shell_script
 
@@ -145,3 +148,35 @@ def test_a_crlf_script_is_read_as_its_author_meant_it():
     [command] = [c for c in doc.commands if c.words and c.words[0].value == "torchrun"]
     assert [w.value for w in command.words] == ["torchrun", "--nproc_per_node", "8", "train.py", "--config", "c.yaml"]
     assert command.words[2].span.line == 1  # the value where NPROC was set
+
+
+SBATCH = """\
+#!/bin/bash
+#SBATCH --job-name=sft
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=1
+#SBATCH --gres=gpu:a100:8
+#SBATCH -n 4
+
+srun torchrun --nnodes $SLURM_NNODES --nproc_per_node $SLURM_GPUS_ON_NODE train.py
+#SBATCH --nodes=99
+"""
+
+
+def test_a_slurm_header_sets_the_variables_slurm_gives_the_job():
+    doc = read_shell("job.slurm", SBATCH)
+    [command] = doc.commands
+    assert [w.value for w in command.words[:6]] == ["srun", "torchrun", "--nnodes", "4", "--nproc_per_node", "8"]
+    assert command.words[3].span == Span(3, 17, 3, 18) and command.words[5].span == Span(5, 25, 5, 26)
+    assert doc.variables["SLURM_NTASKS"].value == "4" and doc.variables["SLURM_JOB_NUM_NODES"].value == "4"
+
+
+@pytest.mark.parametrize("header", ["#SBATCH --nodes=2-4\n", "#SBATCH --nodes=$NUM_NODES\n", "#SBATCH --gres=mps:8\n",
+                                    "echo hi\n#SBATCH --nodes=4\n"])
+def test_a_count_slurm_would_not_know_sets_nothing(header):
+    doc = read_shell("job.slurm", header + "srun torchrun --nnodes $SLURM_NNODES train.py\n")
+    assert "SLURM_NNODES" not in doc.variables and "SLURM_GPUS_ON_NODE" not in doc.variables
+
+
+def test_slurm_batch_scripts_are_shell_scripts():
+    assert is_shell_script("job.slurm", b"") and is_shell_script("job.sbatch", b"")

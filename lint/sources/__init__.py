@@ -21,6 +21,8 @@ FORMATS = {
     ".json": "json",
     ".sh": "shell",
     ".bash": "shell",
+    ".slurm": "shell",  # Slurm batch scripts
+    ".sbatch": "shell",
 }
 
 
@@ -63,7 +65,7 @@ def surrogate_at(text: str) -> Optional[int]:
 def is_shell_script(path: str, head: bytes) -> bool:
     """A `.sh` file, or a file without a suffix that starts with a shell shebang. (Here, not in
     the shell reader, so telling a script needs no import of the reader.)"""
-    if path.endswith((".sh", ".bash")):
+    if format_of(path) == "shell":
         return True
     first = head.split(b"\n", 1)[0]
     return first.startswith(b"#!") and (b"bash" in first or first.rstrip().endswith((b"/sh", b" sh")))

@@ -118,6 +118,7 @@ def read_shell(path: str, text: str) -> ShellDocument:
     lexer = _Lexer(meant)
     raw_commands = lexer.commands()
     state = _Interpreter(meant, lexer.line_starts)
+    state.variables.update(_sbatch_environment(meant))
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -645,6 +646,49 @@ def _checked(word: Word) -> Word:
 
 # `expr A OP B ...` with numbers, variables and + - * / % (`*` escaped or quoted, as a shell needs it).
 _EXPR = re.compile(r"\s*expr((?:\s+(?:[0-9]+|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|[-+/%]|\\\*|'\*'))+)\s*")
+
+# -- a Slurm batch script's header: the environment Slurm gives the job -----------------
+
+_SBATCH = re.compile(r"#SBATCH[ \t]+(--[a-z-]+|-[a-zA-Z])(?:[= \t]*([^\s#]+))?")
+# sbatch(1) options -> the variables Slurm sets from them (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES").
+_SBATCH_VARIABLES = {
+    "--nodes": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"), "-N": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"),
+    "--ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"), "-n": ("SLURM_NTASKS", "SLURM_NPROCS"),
+    "--ntasks-per-node": ("SLURM_NTASKS_PER_NODE",),
+    "--gpus-per-node": ("SLURM_GPUS_PER_NODE", "SLURM_GPUS_ON_NODE"),
+    "--gpus": ("SLURM_GPUS",), "-G": ("SLURM_GPUS",),
+    "--gres": ("SLURM_GPUS_ON_NODE",),
+}
+
+
+def _sbatch_environment(text: str) -> dict:
+    """`#SBATCH --nodes=4` and the like, read as sbatch does (the header, up to the first
+    command): the Slurm variables they set, each a Word at the directive's value. A count that
+    is no plain number (`--nodes=2-4`, `--nodes=$N`) sets nothing."""
+    found: dict = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break  # sbatch stops reading directives at the first command
+        match = _SBATCH.match(stripped)
+        if not match or match.group(1) not in _SBATCH_VARIABLES or not match.group(2):
+            continue
+        option, value = match.groups()
+        count = value.rsplit(":", 1)[-1]  # gpu:a100:8, a100:8
+        if option == "--gres" and not value.startswith("gpu"):
+            continue
+        if not count.isascii() or not count.isdigit() or len(count) > 6:
+            continue
+        column = line.index(value) + len(value) - len(count) + 1
+        word = Word(str(int(count)), Span(number, column, number, column + len(count)), count)
+        for name in _SBATCH_VARIABLES[option]:
+            found[name] = word
+    nodes, per_node = found.get("SLURM_NNODES"), found.get("SLURM_NTASKS_PER_NODE")
+    if "SLURM_NTASKS" not in found and nodes is not None and per_node is not None:
+        total = str(int(nodes.value) * int(per_node.value))
+        found["SLURM_NTASKS"] = found["SLURM_NPROCS"] = Word(total, per_node.span, per_node.raw)
+    return found
+
 
 # -- arithmetic: $(( ... )) as bash computes it, without recursion ------------------
 
