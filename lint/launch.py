@@ -147,6 +147,11 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         _world_size(launch, launcher, {}, command, script, given, args)
         return launch
     options, program, module = _split_options(args, launcher)
+    if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
+        # `mpirun -np 8 python train.py`, `srun ... python -m pkg.train`: the interpreter runs the program.
+        program = program[1:]
+        if program and program[0].value == "-m":
+            program, module = program[1:], True
     _world_size(launch, launcher, options, command, script, {}, ())
     # The program's own entry point reads the rest of the line, else the launcher's defaults do.
     matched = None

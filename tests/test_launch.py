@@ -360,3 +360,19 @@ def test_accelerate_without_a_count_in_its_config_leaves_w_unknown(repo, config)
 def test_deepspeed_with_a_hostfile_never_takes_num_gpus_as_the_total(repo, options, world):
     [line] = lines(f"deepspeed {options} train.py --deepspeed ds.json\n")
     assert (line.world_size.value if line.world_size else None) == world
+
+
+@pytest.mark.parametrize("line, world, entry", [
+    ("mpirun -np 16 --allow-run-as-root -x NCCL_DEBUG=INFO --bind-to none python train.py --lr 1\n", 16, "train.py"),
+    ("mpiexec -n 8 -H a:4,b:4 python3 -m pkg.train --lr 1\n", 8, "pkg.train"),
+    ("mpirun --np=4 python train.py\n", 4, "train.py"),
+    ("mpirun -H a,b python train.py\n", None, "train.py"),  # no process count: W unknown
+])
+def test_mpirun_gives_w_and_its_python_program_is_read(line, world, entry):
+    [found] = lines(line)
+    assert (found.world_size.value if found.world_size else None, found.entry) == (world, entry)
+
+
+def test_a_trainer_script_under_mpirun(repo):
+    text = "mpirun -np 16 python train.py --per_device_train_batch_size 4 --fp16 true --bf16 true\n"
+    assert [code for _, code, _ in found(lint_script(repo, text))] == ["BL501"]

@@ -84,7 +84,7 @@ ADAPTERS = {
     'facts': (4755, None, (), 0, ()),
     'filled_facts': (33043, None, (), 0, ()),
     'hf': (7472, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing')),
-    'launchers': (3349, None, (), 0, ()),
+    'launchers': (3913, None, (), 0, ()),
     'linked': (4729, None, (), 0, ()),
     'llamafactory': (4978, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size')),
     'llamafactory_v1': (4919, None, (), 0, ()),

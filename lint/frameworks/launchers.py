@@ -32,7 +32,15 @@ ACCELERATE = Launcher(
     nproc=Count(flags=("--num_processes", "--num-processes"), file=("--config_file", "--config-file"),
                 file_key="num_processes"))
 
-LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE)
+# Open MPI / MPICH `mpirun -np N program ...` (and `mpiexec`): N processes in all.
+MPIRUN = Launcher(
+    "mpirun", commands=("mpirun", "mpiexec"), markers=(b"mpirun", b"mpiexec"), program=True, total=True,
+    bare=frozenset({"--allow-run-as-root", "--oversubscribe", "--tag-output", "--timestamp-output", "-q", "--quiet",
+                    "--report-bindings", "--display-map", "-v", "--verbose", "--noprefix", "-prepend-rank",
+                    "--prepend-rank", "-l", "--hetero-nodes"}),
+    nproc=Count(flags=("-np", "-n", "--np", "--n", "-c")))
+
+LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN)
 
 # `ray job submit [options] -- ENTRYPOINT...` (ray/dashboard/modules/job/cli.py: the entrypoint is
 # the arguments left after the options; scripts put `--` before it).
