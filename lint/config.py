@@ -32,6 +32,9 @@ class Settings:
     # Folders outside the project that references may still resolve into (lint/project.py).
     reference_paths: tuple = ()
     source: str = ""  # the config file, for messages
+    # `versions = { verl = "0.4.1" }`: the release of a framework the project runs, over what
+    # its requirement files say (lint/versions.py).
+    versions: dict = field(default_factory=dict)
 
     def enabled(self, code: str, relpath: str) -> bool:
         """The most specific selector decides, as in ruff: `select BL101, ignore BL1`
@@ -77,7 +80,7 @@ def _path_matches(relpath: str, pattern: str) -> bool:
     return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in relpath.split("/"))
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths"}
+_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths", "versions"}
 
 
 def find_config(start: str) -> Optional[tuple]:
@@ -155,6 +158,7 @@ def _settings_from(table: dict, path: str) -> Settings:
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
     settings.per_file_ignores = {glob: _codes(pfi, glob, where) for glob in pfi}
+    settings.versions = _versions(table.get("versions", {}), where)
     for key in ("world-size", "global-batch"):
         if key in table:
             value = table[key]
@@ -162,6 +166,17 @@ def _settings_from(table: dict, path: str) -> Settings:
                 raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
             setattr(settings, key.replace("-", "_"), value)
     return settings
+
+
+def _versions(value, where: str) -> dict:
+    from .versions import version_key
+
+    if not isinstance(value, dict):
+        raise ConfigError(f'{where}: versions must be a table of distribution = "version"')
+    for name, version in value.items():
+        if not isinstance(version, str) or version_key(version) is None:
+            raise ConfigError(f'{where}: versions.{name} must be a version string like "0.4.1", got {version!r}')
+    return dict(sorted(value.items()))
 
 
 def _strings(table: dict, key: str, where: str) -> list:

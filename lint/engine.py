@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from . import directives as directive_parser
-from . import project, reads
+from . import project, reads, versions
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
@@ -71,7 +71,7 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple, raw
     shown = display_path(path)
     result = FileResult(shown)
     boundary = options.project or project.find_project([path], settings)
-    with reads.tracking() as touched, project.using(boundary):
+    with reads.tracking() as touched, project.using(boundary), versions.configured(settings.versions, settings.source):
         try:
             with _time_limit(FILE_SECONDS):
                 checker = check_file(path, settings, options, rules, raw)

@@ -21,35 +21,54 @@ python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_mini_batchsize=256
 python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.ppo_mini_batch_size=256
 ```
 
+The key set is that of the verl release the project runs (a pin in
+requirements, pyproject, setup.py or a lock file, `versions` in the project
+config), or read from the copy of verl inside the project (TinyZero-style
+forks); when the release is unknown, only a key no embedded release (0.1 to
+the development snapshot) has is reported, and a release batchlint has no key
+set for is not judged.
+
 ## Source
 hydra/_internal/config_loader_impl.py (`Could not override '...'. ... Key '...' is not in struct`);
-verl b178a3c verl/trainer/config/_generated_ppo_trainer.yaml for the key set.
+verl/trainer/config/ppo_trainer.yaml and ppo_megatron_trainer.yaml @ v0.1-v0.4.1,
+_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml @ v0.5.0-b178a3c
+for the key sets (tools/generate_verl_keys.py).
 """
 
 import difflib
 
-from batchlint.frameworks.verl_keys import KEYS as VERL_KEYS
+from batchlint.frameworks import verl
+from batchlint.frameworks.verl_keys import KEY_SETS as VERL_KEY_SETS
+from batchlint.keysets import in_force
 from batchlint.launch import launches
 from batchlint.rule import Example, Finding, Rule
 
-KNOWN_KEYS = {"verl": VERL_KEYS}
+# framework -> (how to find its release, its key sets by release, the reader of a copy's keys)
+KNOWN_KEYS = {"verl": (verl.DISTRIBUTION, VERL_KEY_SETS, verl.keys_from_source)}
 
 
 def check(plan):
+    forces: dict = {}
     for line in launches(plan.document):
-        known = KNOWN_KEYS.get(line.framework)
-        if known is None:
+        if line.framework not in KNOWN_KEYS:
             continue
+        if line.framework not in forces:
+            forces[line.framework] = in_force(*KNOWN_KEYS[line.framework][:2], plan.document.path,
+                                              KNOWN_KEYS[line.framework][2])
+        force = forces[line.framework]
+        if force is None:
+            continue  # a release batchlint has no key set for
         for keys, _, key_word in line.overrides:
             dotted = ".".join(keys)
-            if dotted in known or str(key_word.value).startswith(("+", "~")):
+            if dotted in force.keys or str(key_word.value).startswith(("+", "~")):
                 continue
-            guess = _closest(dotted, known)
+            guess = _closest(dotted, force.keys)
             if guess is None:
                 continue  # far from every key: an addition or an open dict, not a typo we can name
+            verdict = "is not a key of" if force.known else "is a key of"  # unknown: "of no release from ..."
             yield Finding(
                 span=key_word.span,
-                message=f"`{dotted}` is not a key of {line.framework}'s config; `{guess}` is: Hydra refuses the override at start-up",
+                message=f"`{dotted}` {verdict} {force.named}; `{guess}` is: Hydra refuses the override at start-up",
                 fix=f"write `{guess}=...`",
             )
 

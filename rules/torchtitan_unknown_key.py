@@ -1,17 +1,23 @@
 """
 ## What it does
-Flags a section or key TorchTitan v0.2.2 does not know, with the key it
-became where it was renamed (`[training] batch_size` is `local_batch_size`
+Flags a section or key the TorchTitan release a project runs does not know
+(found in a pin in requirements or pyproject, a lock file, a copy of
+TorchTitan in the project, or `versions` in the project config), with the key
+it became where it was renamed (`[training] batch_size` is `local_batch_size`
 since PR #1238; `pipeline_parallel_microbatches`, a count, became
 `pipeline_parallel_microbatch_size`, a size), the section it lives in when
 it moved, or the closest spelling. Files that set `[job]
-custom_config_module` are skipped: that module may add any key.
+custom_config_module` (0.1.0: `[experimental] custom_args_module`) are
+skipped: that module may add any key. When the release is unknown, only a key
+no embedded release (0.1.0 to 0.2.2) has is reported; a release batchlint has
+no key set for is not judged.
 
 ## Why is this bad?
 TorchTitan's ConfigManager turns each TOML table into its dataclass and
 raises "Invalid field names in <class ...>: {'batch_size'}" for any other
-name, before anything else runs. A config written for an older release, or
-with one typo, does not start. A whole new section is reported only when it
+name, before anything else runs (from 0.2.0; 0.1.0 drops the key silently,
+so the setting has no effect: a warning then). A config written for another
+release, or with one typo, does not start. A whole new section is reported only when it
 is a near-miss of a known one (`[paralelism]`): other new sections are what
 a custom config module passed on the command line
 (`--job.custom_config_module`) adds.
@@ -31,18 +37,26 @@ local_batch_size = 8
 ## Source
 torchtitan/config/manager.py:160-171 @ v0.2.2 (`_dict_to_dataclass`); the key
 set is the fields of JobConfig and its nested dataclasses in
-torchtitan/config/job_config.py @ v0.2.2 (generated into
+torchtitan/config/job_config.py @ v0.2.0-v0.2.2 and
+torchtitan/config_manager.py @ v0.1.0 (generated into
 batchlint/frameworks/torchtitan_keys.py by tools/generate_torchtitan_keys.py,
 checked against the installed package by tests/test_fw_torchtitan.py); custom
-modules: manager.py:86-116.
+modules: manager.py:86-116 @ v0.2.2, config_manager.py:734-762 @ v0.1.0 (drops
+unknown names: config_manager.py:805-818).
 """
 
 import difflib
 
 from batchlint.document import Mapping
-from batchlint.frameworks.torchtitan import custom_config_module
-from batchlint.frameworks.torchtitan_keys import JOB_CONFIG_KEYS
+from batchlint.frameworks.torchtitan import DISTRIBUTION, custom_config_module, keys_from_source
+from batchlint.frameworks.torchtitan_keys import KEY_SETS
+from batchlint.keysets import in_force, nest
 from batchlint.rule import Example, Finding, Rule
+from batchlint.versions import version_key
+
+# The first release whose config manager refuses an unknown name; 0.1.0 drops it
+# (torchtitan/config_manager.py:805-818 @ v0.1.0 keeps only the dataclass's fields).
+_REFUSES_FROM = version_key("0.2.0")
 
 # Keys renamed between releases: (section, old) -> (new, what changed).
 _RENAMED = {
@@ -55,12 +69,17 @@ _RENAMED = {
 
 
 def check(plan):
-    if custom_config_module(plan.document):
-        return
-    yield from _walk(plan.document.root, JOB_CONFIG_KEYS, ())
+    doc = plan.document
+    if custom_config_module(doc) or doc.get("experimental", "custom_args_module") is not None:
+        return  # 0.1.0's name for a module that adds keys (config_manager.py:734-762 @ v0.1.0)
+    force = in_force(DISTRIBUTION, KEY_SETS, doc.path, keys_from_source)
+    if force is None:
+        return  # a release batchlint has no key set for
+    table = nest([k for k in KEY_SETS.table if k in force.keys] + sorted(force.keys - KEY_SETS.union))
+    yield from _walk(doc.root, table, (), table, force)
 
 
-def _walk(mapping: Mapping, known: dict, path: tuple):
+def _walk(mapping: Mapping, known: dict, path: tuple, table: dict, force):
     for key, node in mapping.items.items():
         span = mapping.key_spans.get(key) or node.span
         if key not in known:
@@ -68,28 +87,35 @@ def _walk(mapping: Mapping, known: dict, path: tuple):
             # (the transformers_modeling_backend experiment's [hf_transformers]):
             # only a near-miss of a known one is surely a mistake.
             if path or difflib.get_close_matches(key, list(known), n=1, cutoff=0.8):
-                yield _unknown(path, key, known, span)
+                yield _unknown(path, key, known, span, table, force)
         elif isinstance(known[key], dict) and isinstance(node, Mapping):
-            yield from _walk(node, known[key], path + (key,))
+            yield from _walk(node, known[key], path + (key,), table, force)
 
 
-def _unknown(path: tuple, key: str, known: dict, span):
+def _unknown(path: tuple, key: str, known: dict, span, table: dict, force):
     where = f"[{'.'.join(path)}]" if path else "the top level"
     what = "key" if path else "section"
     renamed = _RENAMED.get((".".join(path), key))
-    moved = [s for s, keys in JOB_CONFIG_KEYS.items() if path and isinstance(keys, dict) and key in keys]
+    moved = [s for s, keys in table.items() if path and isinstance(keys, dict) and key in keys]
     if renamed:
         fix = f"use {renamed[0]} ({renamed[1]})"
     elif moved:
-        fix = f"move it to [{moved[0]}], where TorchTitan 0.2.2 reads it"
+        fix = f"move it to [{moved[0]}], where {force.named} reads it"
     else:
         close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]}?" if close else f"remove it; {where} holds: {', '.join(sorted(known))}"
-    return Finding(
-        span=span,
-        message=f"{what} {key!r} is not one TorchTitan 0.2.2 knows in {where}: its config manager refuses the file at start-up",
-        fix=fix,
-    )
+    release = version_key(force.release) if force.release else None
+    if not force.known:
+        return Finding(span=span, fix=fix, message=(
+            f"{force.named} has the {what} {key!r} in {where}: from 0.2.0 on its config manager refuses the "
+            f"file at start-up (0.1.0 drops it silently)"))
+    if release is not None and release < _REFUSES_FROM:
+        return Finding(span=span, fix=fix, severity="warning", message=(
+            f"{what} {key!r} is not one {force.named} knows in {where}: its config manager drops it "
+            f"silently, so the setting has no effect"))
+    return Finding(span=span, fix=fix, message=(
+        f"{what} {key!r} is not one {force.named} knows in {where}: its config manager refuses the file "
+        f"at start-up"))
 
 
 _TITAN = """\
@@ -109,7 +135,7 @@ RULE = Rule(
     code="BL510",
     name="torchtitan-unknown-key",
     severity="error",
-    summary="TorchTitan: a section or key v0.2.2 does not know (renamed, moved or misspelt), which fails the launch",
+    summary="TorchTitan: a section or key the release in force does not know (renamed, moved or misspelt), which fails the launch",
     check=check,
     frameworks=("torchtitan",),
     doc=__doc__,

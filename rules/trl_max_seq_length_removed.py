@@ -3,7 +3,10 @@
 Flags `max_seq_length` in a TRL config (one that also sets a key only TRL's
 configs have, such as `packing`, `dataset_text_field` or `dataset_num_proc`;
 of them only SFTConfig ever had `max_seq_length`): TRL deprecated it in 0.19
-and removed it in 0.20 in favour of `max_length`.
+and removed it in 0.20 in favour of `max_length`. Judged by the TRL release
+the project runs (a pin in requirements, pyproject, setup.py or a lock file,
+`versions` in the project config): silent before 0.20, an error from 0.20 on,
+a warning when the release is unknown (`trl>=0.19.1` admits both).
 
 ## Why is this bad?
 From TRL 0.20 on, SFTConfig has no such field. `TrlParser` (used by most
@@ -36,8 +39,12 @@ config keys unless `fail_with_unknown_args=False`, as trl/scripts/sft.py:144
 passes) @ 1.16.0.
 """
 
-from batchlint.frameworks.hf import SFT_KEYS
+from batchlint.frameworks.hf import SFT_KEYS, TRL
 from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.versions import release, version_key
+
+# The first TRL release without SFTConfig.max_seq_length (trl/trainer/sft_config.py @ 0.20.0).
+_REMOVED_IN = version_key("0.20.0")
 
 # With max_seq_length, any key only TRL has makes it TRL's SFTConfig; without one it may be
 # another script's arguments (transformers' run_mlm.py has a max_seq_length field).
@@ -50,6 +57,10 @@ def check(plan):
     marker = next((k for k in TRL_KEYS if k in root.items), None)
     if stale is None or marker is None:
         return
+    found = release(TRL, plan.document.path)
+    version = version_key(found.version) if found is not None and found.version else None
+    if version is not None and version < _REMOVED_IN:
+        return  # the release in force still has it (deprecated from 0.19 on)
     value = getattr(stale, "value", None)
     current = root.get("max_length")
     related = (Related(f"{marker} makes this a TRL config", root.key_spans[marker]),)
@@ -58,16 +69,23 @@ def check(plan):
         fix = "delete max_seq_length: max_length already sets the length"
     else:
         fix = f"rename it to max_length: {value}"
+    if version is not None:
+        runs = f"; this project runs TRL {found.version} ({found.how()})"
+    else:
+        runs = f" (which TRL this project runs is unknown: {found.how() if found else 'no pin found'})"
     yield Finding(
         span=root.key_spans["max_seq_length"],
         message=(
-            f"max_seq_length ({value}) was removed in TRL 0.20: TrlParser and `trl sft` refuse the config, and "
-            f"TRL's example scripts drop it and truncate at max_length "
+            f"max_seq_length ({value}) was removed in TRL 0.20{runs}: TrlParser and `trl sft` refuse the config, "
+            f"and TRL's example scripts drop it and truncate at max_length "
             f"({getattr(current, 'value', None) if current is not None else 'default 1024'})"
         ),
         fix=fix,
         related=related,
+        # A release before 0.20 still reads it: only a known later release makes it surely an error.
+        severity=None if version is not None else "warning",
     )
+
 
 
 RULE = Rule(

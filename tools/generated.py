@@ -1,7 +1,41 @@
-"""What every table generator in tools/ does last: write the module, or with --check
-say whether the committed one is exactly what the generator makes."""
+"""What every table generator in tools/ shares: reading each named release of a
+framework from a clone of its repository (`git show TAG:path`, nothing checked
+out, nothing run), rendering the releases x keys table lint/keysets.py reads, and
+last, writing the module, or with --check saying whether the committed one is
+exactly what the generator makes."""
 
 from __future__ import annotations
+
+import subprocess
+from typing import Callable, Optional
+
+from batchlint.keysets import spans
+
+
+def git_reader(repository: str, tag: str) -> Callable[[str], Optional[str]]:
+    """`read(relative path)` of the tree at `tag` of the git repository at `repository`
+    (a clone, or its .git folder); None for a path the tree lacks."""
+
+    def read(path: str) -> Optional[str]:
+        done = subprocess.run(["git", f"--git-dir={repository}", "show", f"{tag}:{path}"],
+                              capture_output=True, check=False)
+        return done.stdout.decode("utf-8") if done.returncode == 0 else None
+
+    return read
+
+
+def render_table(header: str, releases: tuple, per_release: dict, order: list) -> str:
+    """The module text: RELEASES ((release, what it was read from), oldest first) and
+    TABLE (key -> the releases that have it), keys in `order`."""
+    names = tuple(name for name, _ in releases)
+    lines = [header, "RELEASES = ("]
+    lines += [f'    ("{name}", "{source}"),' for name, source in releases]
+    lines += [")", "", "TABLE = {"]
+    for key in order:
+        present = [name for name in names if key in per_release[name]]
+        lines.append(f'    "{key}": "{spans(present, names)}",')
+    lines += ["}", ""]
+    return "\n".join(lines)
 
 
 def write_or_check(target: str, text: str, check: bool) -> int:

@@ -16,11 +16,11 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
-from .spec import FLAGS, Framework, Launcher
+from .spec import FLAGS, Distribution, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
 
 NAME = "transformers"
-__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "plan"]
+__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "TRL", "plan"]
 # A training script of the project's own (LLaVA's train_mem.py, any program run by python, torchrun,
 # deepspeed or accelerate launch) that parses TrainingArguments from its flags (HfArgumentParser): the
 # flags are its config. Every framework's own entry points are tried first (order 1000), and the flags
@@ -30,7 +30,10 @@ LAUNCHERS = (Launcher("python", scripts=("*.py",), modules=("*",), markers=(b"pe
                       flags=FLAGS, inline=True, config_flags=("*config*", "*cfg*"),
                       linked=("deepspeed", "deepspeed_config")),)
 # Generic TrainingArguments: tried last among the adapters of its formats.
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS,
+                      distribution=Distribution(("transformers",), "transformers", ("transformers/__init__.py",)))
+# The plans it calls "trl" run TRL, whose release decides whether SFTConfig still has max_seq_length.
+TRL = Distribution(("trl",), "trl", ("trl/__init__.py",), title="TRL")
 
 # Keys of TRL's configs (SFTConfig, GRPOConfig/RLOOConfig, DPOConfig, ScriptArguments) that
 # transformers' TrainingArguments lacks.

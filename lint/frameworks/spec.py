@@ -30,6 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..versions import Distribution
+
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "Count", "Distribution", "Framework", "Launcher", "Wrapper"]
+
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
 ASSIGN = "key=value"  # a.b=value, and the --key forms too
@@ -153,6 +157,9 @@ class Framework:
         does not recognise the document); left out, the registry takes the module's
         `plan` function, so FRAMEWORK can stand at the top of the module.
     launchers: its entry points; their inline settings carry `launched_by=name`.
+    distribution: how to find which release of it a project runs (lint/versions.py:
+        its PyPI names, its package folder, its version file), for the rules whose
+        verdict depends on the release.
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -166,3 +173,4 @@ class Framework:
     order: int
     plan: Optional[Callable] = None
     launchers: tuple[Launcher, ...] = ()
+    distribution: Optional[Distribution] = None

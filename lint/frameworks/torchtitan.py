@@ -20,7 +20,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar, Sequence
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
-from .spec import Count, Framework, Launcher
+from .spec import Count, Distribution, Framework, Launcher
 
 NAME = "torchtitan"
 FORMATS = ("toml",)
@@ -29,7 +29,29 @@ MARKERS = (b"[training]", b"[parallelism]")
 # run_train.sh: NGPU=${NGPU:-"8"} torchrun --nproc_per_node=${NGPU} -m torchtitan.train "$@".
 LAUNCHERS = (Launcher("run_train.sh", commands=("run_train.sh",), markers=(b"run_train.sh",),
                       nproc=Count(env=("NGPU",), default=8, source='run_train.sh: NGPU=${NGPU:-"8"}')),)
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS)
+# The release: `torchtitan` on PyPI; its own repository writes it in assets/version.txt (setup.py reads it).
+DISTRIBUTION = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan")
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, distribution=DISTRIBUTION)
+
+# Where JobConfig is defined: torchtitan/config/job_config.py since 0.2.0, config_manager.py in 0.1.0.
+KEY_SOURCES = ("torchtitan/config/job_config.py", "torchtitan/config_manager.py")
+
+
+def keys_from_source(read) -> Optional[frozenset]:
+    """The sections and keys of JobConfig in a TorchTitan source tree, as dotted paths (a section
+    ends with "."; keysets.nest rebuilds the table), read with `ast`, never imported."""
+    from ..keysets import flatten, nested_fields
+
+    for name in KEY_SOURCES:
+        text = read(name)
+        if text is None:
+            continue
+        try:
+            table = nested_fields(text, "JobConfig")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return frozenset(flatten(table)) if table else None
+    return None
 
 _DEGREES = {
     "dp_replicate": "data_parallel_replicate_degree",

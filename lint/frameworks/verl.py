@@ -27,7 +27,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
-from .spec import Count, Framework, HYDRA, Launcher
+from .spec import Count, Distribution, Framework, HYDRA, Launcher
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -40,7 +40,41 @@ NODES = Count(key="trainer.nnodes", default=1, source="verl/trainer/config/ppo_t
 # `python3 -m verl.trainer.main_ppo a.b=c ...`: Hydra overrides forming the whole config.
 LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.trainer",), nproc=GPUS_PER_NODE,
                       nnodes=NODES, flags=HYDRA, config_files=False, inline=True),)
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS)
+# The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
+# verl/version/version (read by verl/__init__.py).
+DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS, distribution=DISTRIBUTION)
+
+# The PPO trainer's key set in a copy of verl: the flattened configs verl ships since 0.5 (its
+# ppo_trainer.yaml composes others then), or before that the plain ppo_trainer.yaml itself.
+KEY_SOURCES = (("verl/trainer/config/_generated_ppo_trainer.yaml", "verl/trainer/config/_generated_ppo_megatron_trainer.yaml"),
+               ("verl/trainer/config/ppo_trainer.yaml", "verl/trainer/config/ppo_megatron_trainer.yaml"))
+
+
+def keys_from_source(read) -> Optional[frozenset]:
+    """Every dotted key of the PPO trainer config of a verl source tree; `read(relative path)`
+    gives a file's text or None. None when the tree has neither form (a composed config
+    without the flattened one: its keys are the composition's, not read here)."""
+    from ..document import LimitExceeded, ParseError
+    from ..keysets import dotted_keys
+    from ..sources.yaml import read_yaml
+
+    for names in KEY_SOURCES:
+        texts = [read(name) for name in names]
+        if texts[0] is None:
+            continue
+        found: set = set()
+        for name, text in zip(names, texts):
+            if text is None:
+                continue
+            try:
+                root = read_yaml(name, text).root
+            except (LimitExceeded, ParseError):
+                return None
+            if isinstance(root, Mapping) and "defaults" not in root.items:
+                found |= dotted_keys(root)
+        return frozenset(found) or None
+    return None
 
 ACTOR = "actor_rollout_ref.actor"
 # Defaults of the keys the rules read (verl/trainer/config @ b178a3c).

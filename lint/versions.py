@@ -1,0 +1,504 @@
+"""Which release of a framework a project runs, read from the project's own files.
+
+Nearest evidence first: `versions = { name = "X" }` in the project config wins;
+then, from the linted file's folder up to the project root, the first folder
+that says anything about the distribution: a copy of the framework's package
+inside it (vendored, or the framework's own repository: its version file),
+an exact version in uv.lock / poetry.lock, else the requirements in
+requirements*.txt, requirements/*.txt, pyproject.toml (PEP 621 and poetry),
+setup.cfg and setup.py (read with `ast`, never run). Requirements of one folder
+must all hold: an exact `==` pin names the release, a range names it only when
+exactly one release a rule knows satisfies it; anything else is unknown.
+
+Only files inside the project are read (lint/project.py), each bounded; what a
+folder says is cached per folder and its reads are replayed into each file's
+record, so a cached lint result is reused only while those files are unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import contextvars
+import os
+import re
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional
+
+from . import project, reads
+
+# Files a folder's evidence reads: a requirements file past this is no requirements file.
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_REQUIREMENT_FILES = 32
+MAX_LEVELS = 64
+MAX_CACHED = 2048
+
+_INF = float("inf")
+_VERSION = re.compile(
+    r"v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d*))?"
+    r"(?:[-_.]?(post|rev|r)[-_.]?(\d*)|-(\d+))?(?:[-_.]?(dev)[-_.]?(\d*))?(?:\+[a-z0-9.]+)?\Z", re.I)
+_PRE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
+_CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*\Z")
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?\Z", re.S)
+
+
+def canonical(name: str) -> str:
+    """A distribution name as PyPI compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# -- PEP 440, the part requirement files use ---------------------------------------------------
+
+def version_key(text: str) -> Optional[tuple]:
+    """A sort key ordering versions as pip does; None for what is no version."""
+    match = _VERSION.match(text.strip()) if len(text) < 64 else None
+    if match is None:
+        return None
+    release, phase, pre_n, post, post_n, post_bare, dev, dev_n = match.groups()
+    numbers = [int(part) for part in release.split(".")]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()
+    is_post = post is not None or post_bare is not None
+    if phase:
+        pre = (_PRE[phase.lower()], int(pre_n or 0))
+    else:
+        pre = (-_INF,) if dev and not is_post else (_INF,)
+    post_key = (int(post_n or post_bare or 0),) if is_post else (-_INF,)
+    dev_key = (int(dev_n or 0),) if dev else (_INF,)
+    return (tuple(numbers), pre, post_key, dev_key)
+
+
+def _written_release(text: str) -> Optional[tuple]:
+    """The release numbers as written (`1.0` is (1, 0)), for prefix matches."""
+    match = _VERSION.match(text.strip()) if len(text) < 64 else None
+    return tuple(int(p) for p in match.group(1).split(".")) if match else None
+
+
+def _clause_admits(op: str, wanted: str, version: str) -> Optional[bool]:
+    if op == "===":
+        return version.strip() == wanted
+    if wanted.endswith(".*") and op in ("==", "!="):
+        prefix, numbers = _written_release(wanted[:-2]), _written_release(version)
+        if prefix is None or numbers is None:
+            return None
+        padded = numbers + (0,) * max(0, len(prefix) - len(numbers))
+        inside = padded[:len(prefix)] == prefix
+        return inside if op == "==" else not inside
+    have, want = version_key(version), version_key(wanted)
+    if have is None or want is None:
+        return None
+    if op == "~=":
+        numbers = _written_release(wanted)
+        if numbers is None or len(numbers) < 2:
+            return None
+        stem = ".".join(map(str, numbers[:-1]))
+        return have >= want and bool(_clause_admits("==", stem + ".*", version))
+    return {"==": have == want, "!=": have != want, "<=": have <= want, ">=": have >= want,
+            "<": have < want, ">": have > want}[op]
+
+
+def clauses(spec: str) -> Optional[list]:
+    """[(operator, version)] of a specifier (`>=0.1,<0.2`); None when it is not one we read."""
+    parts = [p for p in spec.split(",") if p.strip()]
+    found = []
+    for part in parts:
+        match = _CLAUSE.match(part)
+        if match is None:
+            return None
+        found.append(match.groups())
+    return found
+
+
+def admits(spec: str, version: str) -> Optional[bool]:
+    """Whether `version` satisfies `spec` (an empty spec admits all); None when unreadable."""
+    parsed = clauses(spec)
+    if parsed is None:
+        return None
+    verdicts = [_clause_admits(op, wanted, version) for op, wanted in parsed]
+    return None if None in verdicts else all(verdicts)
+
+
+def exact(spec: str) -> Optional[str]:
+    """The version an `==X` (or `===X`) clause names, wildcards aside."""
+    for op, wanted in clauses(spec) or ():
+        if op in ("==", "===") and not wanted.endswith(".*") and version_key(wanted) is not None:
+            return wanted
+    return None
+
+
+def poetry_spec(text: str) -> str:
+    """A poetry constraint (`^0.3.1`, `~0.3`, `0.3.1`, `*`) as a PEP 440 specifier."""
+    text = text.strip()
+    if text in ("", "*"):
+        return ""
+    head = text[0]
+    if head in "^~" and not text.startswith("~="):
+        numbers = _written_release(text[1:])
+        if numbers is None:
+            return "?"
+        written = list(numbers)
+        if head == "^":
+            cut = next((i for i, n in enumerate(written) if n != 0), len(written) - 1)
+        else:
+            cut = max(len(written) - 2, 0) if len(written) > 1 else 0
+        upper = written[:cut + 1]
+        upper[-1] += 1
+        return f">={text[1:]},<{'.'.join(map(str, upper))}"
+    if head.isdigit():
+        return "==" + text
+    return text
+
+
+# -- what a folder says ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Distribution:
+    """How to find the release of one framework (declared by its spec, lint/frameworks/spec.py).
+
+    names: its distribution names on PyPI, as requirement files and lock files write them.
+    package: its import package; a folder of that name holding `__init__.py` is a copy
+        of the framework inside the project (vendored, or its own repository).
+    version_files: where that copy writes its version, relative to the folder holding the
+        package: a text file holding the version, or a `.py` file with `__version__ = "X"`.
+    title: how findings name it.
+    """
+
+    names: tuple
+    package: str
+    version_files: tuple = ()
+    title: str = ""
+
+    @property
+    def shown(self) -> str:
+        return self.title or self.names[0]
+
+
+@dataclass(frozen=True)
+class Release:
+    """What the project says about a distribution.
+
+    version: the release in force, None when unknown; where: the file:line (or setting)
+    that says so; copy: the folder holding a copy of the package inside the project, whose
+    own source a rule may read; spec: the requirement when it named no single release."""
+
+    version: Optional[str]
+    where: str
+    copy: Optional[str] = None
+    spec: str = ""
+
+    def how(self) -> str:
+        """Where the release was found, for a message: "pinned in requirements.txt:4"."""
+        if self.where.startswith("`versions`"):
+            return f"set by {self.where}"
+        if self.copy is not None:
+            return f"the copy's version, {self.where}"
+        if self.spec and exact(self.spec) is None:
+            return f"{self.spec} in {self.where}"
+        return f"pinned in {self.where}"
+
+
+@dataclass(frozen=True)
+class _Said:
+    version: Optional[str] = None  # exact
+    where: str = ""
+    copy: Optional[str] = None
+    pins: tuple = ()  # (spec or None when unreadable, where)
+
+
+def _read_text(path: str, limit: int = MAX_MANIFEST_BYTES) -> Optional[str]:
+    if not project.may_read(path):
+        return None
+    try:
+        return project.read_bytes(path, limit).decode("utf-8", "replace")
+    except OSError:
+        reads.record(path)  # absent: creating it changes what the folder says
+        return None
+
+
+def _where(path: str, line: Optional[int] = None) -> str:
+    from .discover import display_path
+
+    return display_path(path) + (f":{line}" if line else "")
+
+
+def _line_of(text: str, name: str, start: int = 0) -> Optional[int]:
+    pattern = re.compile(r"(?im)^[^#\n]*?[\"' \[]?" + r"[-_.]?".join(map(re.escape, re.split(r"[-_.]", name)))
+                         + r"(?![A-Za-z0-9_-])")
+    match = pattern.search(text, start)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def _requirement(line: str, names: set) -> Optional[str]:
+    """The specifier of a requirement line naming one of `names`; "?" when its form is unread
+    (a URL, an unknown operator), None when it names another distribution."""
+    match = _REQUIREMENT.match(line)
+    if match is None or canonical(match.group(1)) not in names:
+        return None
+    spec = match.group(2).strip()
+    if spec.startswith("(") and spec.endswith(")"):
+        spec = spec[1:-1]
+    return spec if clauses(spec) is not None else "?"
+
+
+def _requirements_file(path: str, names: set) -> list:
+    text = _read_text(path)
+    if text is None:
+        return []
+    pins, number = [], 0
+    logical, first = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not logical:
+            first = number
+        line = re.sub(r"(^|\s)#.*", "", raw)
+        if line.rstrip().endswith("\\"):
+            logical += line.rstrip()[:-1] + " "
+            continue
+        logical += line
+        whole, logical = logical.strip(), ""
+        if not whole or whole.startswith("-"):
+            continue
+        whole = re.sub(r"\s--hash[= ]\S+", "", whole)
+        spec = _requirement(whole, names)
+        if spec is not None:
+            pins.append((spec, _where(path, first)))
+    return pins
+
+
+def _toml(text: str) -> Optional[dict]:
+    from .sources.toml import read_toml  # the bounded reader: a hostile pyproject must not hang us
+    from .document import LimitExceeded, ParseError
+
+    try:
+        read_toml("pyproject.toml", text)
+    except (LimitExceeded, ParseError, RecursionError):
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on old interpreters only
+        import tomli as tomllib
+
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
+
+
+def _pyproject(path: str, names: set) -> list:
+    text = _read_text(path)
+    table = _toml(text) if text else None
+    if not isinstance(table, dict):
+        return []
+    pins = []
+    meta = table.get("project") if isinstance(table.get("project"), dict) else {}
+    lists = [meta.get("dependencies")] + list((meta.get("optional-dependencies") or {}).values()
+                                              if isinstance(meta.get("optional-dependencies"), dict) else [])
+    for entries in lists:
+        for entry in entries if isinstance(entries, list) else ():
+            spec = _requirement(entry, names) if isinstance(entry, str) else None
+            if spec is not None:
+                pins.append((spec, _where(path, _line_of(text, entry.split(";")[0].strip()) or None)))
+    poetry = (table.get("tool") or {}).get("poetry") if isinstance(table.get("tool"), dict) else None
+    if isinstance(poetry, dict):
+        groups = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+        groups += [g.get("dependencies") for g in (poetry.get("group") or {}).values() if isinstance(g, dict)] \
+            if isinstance(poetry.get("group"), dict) else []
+        for deps in groups:
+            for name, value in (deps.items() if isinstance(deps, dict) else ()):
+                if canonical(str(name)) not in names:
+                    continue
+                constraint = value.get("version") if isinstance(value, dict) else value
+                spec = poetry_spec(constraint) if isinstance(constraint, str) else "?"
+                pins.append((spec if clauses(spec) is not None else "?", _where(path, _line_of(text, str(name)))))
+    return pins
+
+
+def _setup_cfg(path: str, names: set) -> list:
+    text = _read_text(path)
+    if not text:
+        return []
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+        value = parser.get("options", "install_requires", fallback="")
+    except (configparser.Error, ValueError):
+        return []
+    pins = []
+    for line in value.splitlines():
+        spec = _requirement(line.strip(), names) if line.strip() else None
+        if spec is not None:
+            pins.append((spec, _where(path, _line_of(text, line.strip()))))
+    return pins
+
+
+def _setup_py(path: str, names: set) -> list:
+    """install_requires / extras_require of setup(): list literals, or a module-level name bound to one."""
+    text = _read_text(path, 256 << 10)
+    if not text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    bound = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+             for t in node.targets if isinstance(t, ast.Name)}
+
+    def strings(node, depth=0) -> list:
+        if isinstance(node, ast.Name) and depth < 4:
+            return strings(bound.get(node.id), depth + 1)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if isinstance(node, ast.Dict):
+            return [s for value in node.values for s in strings(value, depth + 1)]
+        return []
+
+    pins = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in ("install_requires", "extras_require"):
+                    for constant in strings(keyword.value):
+                        spec = _requirement(constant.value, names)
+                        if spec is not None:
+                            pins.append((spec, _where(path, constant.lineno)))
+    return pins
+
+
+def _locked(path: str, names: set) -> Optional[tuple]:
+    """(version, where) of a uv.lock / poetry.lock package entry (scanned, not parsed: locks are large)."""
+    text = _read_text(path, 8 << 20)
+    if not text:
+        return None
+    for match in re.finditer(r'(?m)^\[\[package\]\]\s*\nname = "([^"\n]+)"\s*\nversion = "([^"\n]+)"', text):
+        if canonical(match.group(1)) in names and version_key(match.group(2)) is not None:
+            return match.group(2), _where(path, text.count("\n", 0, match.start()) + 2)
+    return None
+
+
+def _copy(folder: str, dist: Distribution) -> Optional[_Said]:
+    package = os.path.join(folder, dist.package)
+    if not os.path.isfile(os.path.join(package, "__init__.py")) or not project.may_read(package):
+        return None
+    for relative in dist.version_files:
+        path = os.path.join(folder, relative)
+        text = _read_text(path, 64 << 10)
+        if text is None:
+            continue
+        if relative.endswith(".py"):
+            match = re.search(r"(?m)^__version__\s*(?::\s*str\s*)?=\s*[\"']([^\"'\n]+)[\"']", text)
+            found, line = (match.group(1), text.count("\n", 0, match.start()) + 1) if match else (None, None)
+        else:
+            found, line = text.strip().splitlines()[0].strip() if text.strip() else None, 1
+        if found and version_key(found) is not None:
+            return _Said(found, _where(path, line), folder)
+    return _Said(None, _where(package) + "/", folder)
+
+
+def _folder_says(folder: str, dist: Distribution) -> Optional[_Said]:
+    names = {canonical(n) for n in dist.names}
+    copy = _copy(folder, dist)
+    if copy is not None:
+        return copy
+    for lock in ("uv.lock", "poetry.lock"):
+        found = _locked(os.path.join(folder, lock), names)
+        if found:
+            return _Said(found[0], found[1])
+    files = []
+    try:
+        with os.scandir(folder) as entries:
+            files = sorted(e.name for e in entries if re.fullmatch(r"requirements.*\.txt", e.name))
+        sub = os.path.join(folder, "requirements")
+        if os.path.isdir(sub):
+            with os.scandir(sub) as entries:
+                files += sorted(os.path.join("requirements", e.name) for e in entries if e.name.endswith(".txt"))
+    except OSError:
+        pass
+    pins: list = []
+    for name in files[:MAX_REQUIREMENT_FILES]:
+        pins += _requirements_file(os.path.join(folder, name), names)
+    pins += _pyproject(os.path.join(folder, "pyproject.toml"), names)
+    pins += _setup_cfg(os.path.join(folder, "setup.cfg"), names)
+    pins += _setup_py(os.path.join(folder, "setup.py"), names)
+    return _Said(pins=tuple(pins)) if pins else None
+
+
+# -- per project: cached, and the project config's `versions` ----------------------------------
+
+_cache: dict = {}
+_configured: contextvars.ContextVar = contextvars.ContextVar("batchlint_versions", default=None)
+
+
+@contextmanager
+def configured(versions: Optional[dict], source: str = "") -> Iterator[None]:
+    """Inside the block, `versions = { name = "X" }` of the project config (in `source`) wins."""
+    token = _configured.set(({canonical(k): v for k, v in (versions or {}).items()}, source))
+    try:
+        yield
+    finally:
+        _configured.reset(token)
+
+
+def _cached_says(folder: str, dist: Distribution) -> Optional[_Said]:
+    key = (folder, dist)
+    if key not in _cache:
+        if len(_cache) >= MAX_CACHED:
+            _cache.clear()
+        with reads.tracking() as touched:
+            said = _folder_says(folder, dist)
+        _cache[key] = (said, dict(touched.paths))
+    said, touched = _cache[key]
+    for path, digest in touched.items():  # replayed: a cached lint result depends on these files too
+        reads.replay(path, digest)
+    return said
+
+
+def _levels(path: str) -> list:
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    boundary = project.current()
+    roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
+    top = max(roots, key=len) if roots else (project.git_root(folder) or folder)
+    levels = [folder]
+    while folder != top and len(levels) < MAX_LEVELS:
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+        levels.append(folder)
+    return levels
+
+
+def release(dist: Distribution, path: str, known: tuple = ()) -> Optional[Release]:
+    """The release of `dist` the project of the file at `path` runs; None when the project says
+    nothing of it. `known`: the releases the caller can judge by, which decide whether a range
+    names one."""
+    versions, source = _configured.get() or ({}, "")
+    for name in dist.names:
+        if canonical(name) in versions:
+            return Release(str(versions[canonical(name)]), f"`versions` in {source or 'the project config'}")
+    for folder in _levels(path):
+        said = _cached_says(folder, dist)
+        if said is None:
+            continue
+        if said.copy is not None or said.version is not None:
+            return Release(said.version, said.where, said.copy)
+        return _resolve(said.pins, known)
+    return None
+
+
+def _resolve(pins: tuple, known: tuple) -> Release:
+    where = ", ".join(w for _, w in pins)
+    specs = [s for s, _ in pins]
+    if "?" in specs:
+        return Release(None, where, spec="?")
+    joined = ",".join(s for s in specs if s)
+    pinned = exact(joined)
+    if pinned is not None:
+        return Release(pinned if admits(joined, pinned) else None, where, spec=joined)
+    fits = [v for v in known if admits(joined, v)]
+    return Release(fits[0] if len(fits) == 1 else None, where, spec=joined or "any")
+
+
+def copy_reader(folder: str) -> Callable[[str], Optional[str]]:
+    """Reads files of a copy of a framework inside the project by their path relative to `folder`."""
+    return lambda relative: _read_text(os.path.join(folder, relative))
