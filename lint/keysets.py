@@ -129,7 +129,7 @@ def in_force(dist: versions.Distribution, sets: KeySets, path: str,
 
 def dotted_keys(node, prefix: str = "") -> set:
     """Every dotted key path of nested mappings (batchlint documents or plain dicts)."""
-    items = getattr(node, "items", node)
+    items = node if isinstance(node, dict) else getattr(node, "items", None)
     found: set = set()
     if isinstance(items, dict):
         for key, value in items.items():

@@ -217,10 +217,13 @@ def _read_text(path: str, limit: int = MAX_MANIFEST_BYTES) -> Optional[str]:
         return None
 
 
-def _where(path: str, line: Optional[int] = None) -> str:
-    from .discover import display_path
+_top: contextvars.ContextVar = contextvars.ContextVar("batchlint_versions_top", default="")
 
-    return display_path(path) + (f":{line}" if line else "")
+
+def _where(path: str, line: Optional[int] = None) -> str:
+    """`path` by its place in the project (relative to the project root), with its line."""
+    shown = os.path.relpath(path, _top.get()) if _top.get() else os.path.basename(path)
+    return shown.replace(os.sep, "/") + (f":{line}" if line else "")
 
 
 def _line_of(text: str, name: str, start: int = 0) -> Optional[int]:
@@ -439,13 +442,17 @@ def configured(versions: Optional[dict], source: str = "") -> Iterator[None]:
         _configured.reset(token)
 
 
-def _cached_says(folder: str, dist: Distribution) -> Optional[_Said]:
-    key = (folder, dist)
+def _cached_says(folder: str, top: str, dist: Distribution) -> Optional[_Said]:
+    key = (folder, top, dist)
     if key not in _cache:
         if len(_cache) >= MAX_CACHED:
             _cache.clear()
-        with reads.tracking() as touched:
-            said = _folder_says(folder, dist)
+        token = _top.set(top)
+        try:
+            with reads.tracking() as touched:
+                said = _folder_says(folder, dist)
+        finally:
+            _top.reset(token)
         _cache[key] = (said, dict(touched.paths))
     said, touched = _cache[key]
     for path, digest in touched.items():  # replayed: a cached lint result depends on these files too
@@ -453,7 +460,7 @@ def _cached_says(folder: str, dist: Distribution) -> Optional[_Said]:
     return said
 
 
-def _levels(path: str) -> list:
+def _levels(path: str) -> tuple:
     folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
     boundary = project.current()
     roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
@@ -465,7 +472,7 @@ def _levels(path: str) -> list:
             break
         folder = parent
         levels.append(folder)
-    return levels
+    return levels, top
 
 
 def release(dist: Distribution, path: str, known: tuple = ()) -> Optional[Release]:
@@ -476,8 +483,9 @@ def release(dist: Distribution, path: str, known: tuple = ()) -> Optional[Releas
     for name in dist.names:
         if canonical(name) in versions:
             return Release(str(versions[canonical(name)]), f"`versions` in {source or 'the project config'}")
-    for folder in _levels(path):
-        said = _cached_says(folder, dist)
+    levels, top = _levels(path)
+    for folder in levels:
+        said = _cached_says(folder, top, dist)
         if said is None:
             continue
         if said.copy is not None or said.version is not None:

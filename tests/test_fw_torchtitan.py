@@ -149,7 +149,8 @@ def test_the_generator_reads_the_installed_job_config_as_the_dataclasses_do():
     generator = load_tool("generate_torchtitan_keys")
     with open(path, encoding="utf-8") as handle:
         read = generator.job_config_keys(handle.read())
-    assert generator.render(read, "v0.2.2") == generator.render(torchtitan_keys.JOB_CONFIG_KEYS, "v0.2.2")
+    assert read == torchtitan_keys.JOB_CONFIG_KEYS
+    assert generator.flatten(read) == generator.flatten(torchtitan_keys.JOB_CONFIG_KEYS)
 
 
 # -- values no real config has: never a crash or a hang (found by fuzz/fuzz.py) ----------------

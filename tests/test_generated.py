@@ -1,26 +1,47 @@
 """Generated tables stay generated: each embedded table is exactly what its
 committed generator writes, so an edit by hand (or a stale table) fails here."""
 
-from batchlint.frameworks import torchtitan_keys, verl_keys
+from batchlint.frameworks import torchtitan_keys, verl, verl_keys
+from batchlint.keysets import KeySets, dotted_keys, nest, spans
 
 from conftest import load_tool
 
 
 def test_verl_keys_are_the_generator_output():
     generator = load_tool("generate_verl_keys")
+    sets = verl_keys.KEY_SETS
+    assert sets.releases == generator.RELEASES
     with open(verl_keys.__file__, encoding="utf-8") as handle:
-        assert handle.read() == generator.render(set(verl_keys.KEYS), "b178a3c")
+        assert handle.read() == generator.render({name: sets.keys(name) for name in sets.names})
 
 
-def test_the_verl_generator_walks_nested_mappings_only():
-    generator = load_tool("generate_verl_keys")
-    assert generator.keys({"a": {"b": 1, "c": [{"d": 1}]}, "e": None}) == {"a", "a.b", "a.c", "e"}
+def test_the_verl_reader_walks_nested_mappings_only():
+    assert dotted_keys({"a": {"b": 1, "c": [{"d": 1}]}, "e": None}) == {"a", "a.b", "a.c", "e"}
+
+
+def test_the_verl_reader_takes_the_flattened_config_else_the_plain_one():
+    plain = {"verl/trainer/config/ppo_trainer.yaml": "data:\n  train_batch_size: 8\n"}
+    assert verl.keys_from_source(plain.get) == {"data", "data.train_batch_size"}
+    composed = {"verl/trainer/config/ppo_trainer.yaml": "defaults:\n  - actor@actor_rollout_ref.actor: dp_actor\n"}
+    assert verl.keys_from_source(composed.get) is None  # its keys are the composition's
 
 
 def test_torchtitan_keys_are_the_generator_output():
     generator = load_tool("generate_torchtitan_keys")
+    sets = torchtitan_keys.KEY_SETS
+    assert sets.releases == generator.RELEASES
     with open(torchtitan_keys.__file__, encoding="utf-8") as handle:
-        assert handle.read() == generator.render(torchtitan_keys.JOB_CONFIG_KEYS, "v0.2.2")
+        assert handle.read() == generator.render({name: nest(sets.ordered(name)) for name in sets.names})
+
+
+def test_the_release_table_notation_round_trips():
+    names = ("0.1", "0.2", "0.3", "0.4", "0.5")
+    table = {"a": "*", "b": "..0.2", "c": "0.3..", "d": "0.2..0.3", "e": "0.1,0.4..", "f": "0.3"}
+    sets = KeySets(tuple((n, "v" + n) for n in names), table)
+    assert sets.keys("0.1") == {"a", "b", "e"} and sets.keys("0.3") == {"a", "c", "d", "f"}
+    assert sets.union == set(table) and sets.has("0.3.0") == "0.3" and sets.has("0.6") is None
+    for key, written in table.items():
+        assert spans([n for n in names if key in sets.keys(n)], names) == written
 
 
 _DATACLASSES = '''
@@ -65,9 +86,9 @@ def test_the_torchtitan_generator_reads_nested_dataclasses():
     keys = generator.job_config_keys(_DATACLASSES)
     assert keys == {"section": {"name": None, "inner": {"fqns": None}, "maybe": None}, "plain": None}
     assert list(keys["section"]) == ["name", "inner", "maybe"]  # a base's fields first, then source order
-    assert generator.render(keys, "v9").endswith(
-        'JOB_CONFIG_KEYS = {\n    "section": {\n        "name": None,\n        "inner": {\n            "fqns": None,\n'
-        '        },\n        "maybe": None,\n    },\n    "plain": None,\n}\n')
+    flat = generator.flatten(keys)
+    assert flat == ["section.", "section.name", "section.inner.", "section.inner.fqns", "section.maybe", "plain"]
+    assert nest(flat) == keys
 
 
 def test_check_says_whether_the_module_is_exactly_the_generator_s(tmp_path):

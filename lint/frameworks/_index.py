@@ -95,7 +95,7 @@ ADAPTERS = {
     'swift': (6241, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
     'swift_megatron': (8044, None, (), 0, ()),
     'torchtitan': (14182, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
-    'torchtitan_keys': (9449, None, (), 0, ()),
+    'torchtitan_keys': (9489, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (11017, None, (), 0, ()),
     'verl': (19031, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),

@@ -1,0 +1,233 @@
+"""Version awareness: the release a project runs decides which keys exist (lint/versions.py,
+lint/keysets.py). Projects here are written in the shapes real repositories use: a
+requirements.txt pin, pyproject dependencies (PEP 621 and poetry), setup.py
+install_requires, setup.cfg, uv.lock / poetry.lock, a vendored framework folder, and
+`versions` in the project config."""
+
+import os
+
+import pytest
+
+from batchlint import versions
+from batchlint.config import ConfigError, Settings, load_settings
+from batchlint.engine import Options, lint_file
+from batchlint.frameworks import torchtitan, verl
+from batchlint.frameworks.torchtitan_keys import KEY_SETS as TITAN_SETS
+from batchlint.frameworks.verl_keys import KEY_SETS as VERL_SETS
+from batchlint.keysets import in_force
+from batchlint.rules import RULES
+
+from conftest import write
+
+# grad_offload was a key of verl's fsdp_config up to 0.2.0.post2 (TinyZero-era scripts set it).
+OLD_KEY = "actor_rollout_ref.actor.fsdp_config.grad_offload"
+SCRIPT = f"""\
+#!/bin/bash
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=256 \\
+    {OLD_KEY}=False \\
+    actor_rollout_ref.actor.{{mini}}=64 \\
+    trainer.n_gpus_per_node=8
+"""
+TITAN = """\
+[training]
+local_batch_size = 8
+compile = true
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    versions._cache.clear()  # each test's project is new; the cache is per folder
+    yield
+    versions._cache.clear()
+
+
+def _project(tmp_path, files: dict):
+    os.makedirs(tmp_path / ".git", exist_ok=True)  # the project root, as a checkout's
+    for name, text in files.items():
+        write(tmp_path, name, text)
+
+
+def _lint(tmp_path, name, settings=None):
+    result = lint_file(str(tmp_path / name), settings or Settings(root=str(tmp_path)), Options(), RULES)
+    assert result.error is None, result.error
+    return result
+
+
+def _codes(result, code):
+    return [d for d in result.diagnostics if d.code == code]
+
+
+def _verl(tmp_path, files, mini="ppo_mini_batch_size", settings=None):
+    _project(tmp_path, {"scripts/train.sh": SCRIPT.format(mini=mini), **files})
+    return _codes(_lint(tmp_path, "scripts/train.sh", settings), "BL602")
+
+
+# -- verl: a key an old release has ---------------------------------------------------------
+
+def test_a_key_of_the_pinned_old_release_is_not_flagged(tmp_path):
+    assert _verl(tmp_path, {"requirements.txt": "torch==2.4.0\nverl==0.1\nvllm\n"}) == []
+
+
+def test_the_same_key_under_a_release_without_it_is_flagged_naming_the_release(tmp_path):
+    [finding] = _verl(tmp_path, {"requirements.txt": "torch==2.4.0\nverl==0.5.0\n"})
+    assert finding.span.line == 4
+    assert f"`{OLD_KEY}` is not a key of verl 0.5.0 (pinned in requirements.txt:2)" in finding.message
+
+
+def test_with_no_pin_a_key_any_release_had_is_not_flagged_but_a_typo_of_every_release_is(tmp_path):
+    [finding] = _verl(tmp_path, {}, mini="ppo_mini_batchsize")
+    assert finding.span.line == 5
+    assert "is a key of no verl release from 0.1 to 0.8.0.dev (which one this project runs is unknown" in finding.message
+
+
+def test_a_known_release_batchlint_has_no_key_set_for_is_not_judged(tmp_path):
+    assert _verl(tmp_path, {"requirements.txt": "verl==9.1.0\n"}, mini="ppo_mini_batchsize") == []
+
+
+def test_a_vendored_copy_is_judged_by_its_own_config(tmp_path):
+    """A fork that vendors verl (TinyZero, Search-R1): its own ppo_trainer.yaml is the key set,
+    keys it added included; its version file names it."""
+    config = ("actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\n    fsdp_config:\n"
+              "      grad_offload: False\n      my_fork_flag: 1\ntrainer:\n  n_gpus_per_node: 8\n")
+    vendored = {"verl/__init__.py": "", "verl/version/version": "0.1\n",
+                "verl/trainer/config/ppo_trainer.yaml": config, "requirements.txt": "verl==0.6.0\n"}
+    assert _verl(tmp_path, vendored) == []
+    [finding] = _verl(tmp_path, vendored, mini="ppo_mini_batchsize")
+    assert "is not a key of verl 0.1 (the copy in verl/version/version)" in finding.message
+
+
+def test_the_project_config_versions_wins(tmp_path):
+    settings = Settings(root=str(tmp_path), source="pyproject.toml", versions={"verl": "0.5.0"})
+    [finding] = _verl(tmp_path, {"requirements.txt": "verl==0.1\n"}, settings=settings)
+    assert "verl 0.5.0 (set by `versions` in pyproject.toml)" in finding.message
+
+
+# -- where a pin is written -------------------------------------------------------------------
+
+@pytest.mark.parametrize("files, where", [
+    ({"requirements/base.txt": "verl[vllm]==0.5.0 ; python_version >= '3.9'\n"}, "requirements/base.txt:1"),
+    ({"pyproject.toml": '[project]\nname = "r1"\ndependencies = [\n  "torch",\n  "verl==0.5.0",\n]\n'},
+     "pyproject.toml:5"),
+    ({"pyproject.toml": '[tool.poetry.dependencies]\npython = "^3.10"\nverl = "0.5.0"\n'}, "pyproject.toml:3"),
+    ({"setup.py": "from setuptools import setup\nREQUIRED = [\n    'ray',\n    'verl==0.5.0',\n]\n"
+                  "setup(name='r1', install_requires=REQUIRED)\n"}, "setup.py:4"),
+    ({"setup.cfg": "[metadata]\nname = r1\n\n[options]\ninstall_requires =\n    ray\n    verl==0.5.0\n"},
+     "setup.cfg:7"),
+    ({"uv.lock": 'version = 1\n\n[[package]]\nname = "verl"\nversion = "0.5.0"\nsource = { registry = "x" }\n'},
+     "uv.lock:4"),
+    ({"poetry.lock": '[[package]]\nname = "verl"\nversion = "0.5.0"\ndescription = ""\n'}, "poetry.lock:2"),
+])
+def test_each_place_a_release_is_written(tmp_path, files, where):
+    [finding] = _verl(tmp_path, files)
+    assert f"verl 0.5.0 (pinned in {where})" in finding.message
+
+
+def test_a_lock_file_beats_a_loose_requirement(tmp_path):
+    files = {"requirements.txt": "verl>=0.1\n", "uv.lock": '[[package]]\nname = "verl"\nversion = "0.1"\n'}
+    assert _verl(tmp_path, files) == []
+
+
+def test_the_nearest_folder_that_says_anything_decides(tmp_path):
+    files = {"requirements.txt": "verl==0.5.0\n", "scripts/requirements.txt": "verl==0.1\n"}
+    assert _verl(tmp_path, files) == []
+
+
+def test_a_poetry_caret_admitting_one_embedded_release_names_it(tmp_path):
+    [finding] = _verl(tmp_path, {"pyproject.toml": '[tool.poetry.dependencies]\nverl = "~0.5.0"\n'})
+    assert "verl 0.5.0 (>=0.5.0,<0.6 in pyproject.toml:2)" in finding.message
+
+
+# -- TorchTitan: 0.1.0 reads another key set, and drops unknown keys ------------------------
+
+def _titan(tmp_path, files, settings=None):
+    _project(tmp_path, {"train_configs/llama3_8b.toml": TITAN, **files})
+    return _codes(_lint(tmp_path, "train_configs/llama3_8b.toml", settings), "BL510")
+
+
+def test_torchtitan_0_1_has_training_compile(tmp_path):
+    assert _titan(tmp_path, {"requirements.txt": "torchtitan==0.1.0\n"}) == []
+
+
+def test_torchtitan_0_2_refuses_training_compile(tmp_path):
+    [finding] = _titan(tmp_path, {"requirements.txt": "torchtitan==0.2.2\n"})
+    assert finding.severity == "error" and finding.span.line == 3
+    assert "'compile' is not one TorchTitan 0.2.2 (pinned in requirements.txt:1) knows in [training]" in finding.message
+
+
+def test_a_range_admitting_exactly_one_embedded_release_names_it(tmp_path):
+    [finding] = _titan(tmp_path, {"requirements.txt": "torchtitan>=0.2.1,<0.2.2\n"})
+    assert "TorchTitan 0.2.1 (>=0.2.1,<0.2.2 in requirements.txt:1)" in finding.message
+
+
+def test_a_range_admitting_several_is_unknown_so_a_key_0_1_had_stays_silent(tmp_path):
+    assert _titan(tmp_path, {"requirements.txt": "torchtitan>=0.1\n"}) == []
+
+
+def test_torchtitan_0_1_drops_an_unknown_key_silently_a_warning(tmp_path):
+    _project(tmp_path, {"requirements.txt": "torchtitan==0.1.0\n",
+                        "t.toml": "[training]\nlocal_batch_size = 8\nbatch_sise = 8\n"})
+    [finding] = _codes(_lint(tmp_path, "t.toml"), "BL510")
+    assert finding.severity == "warning" and "drops it silently" in finding.message
+
+
+def test_torchtitan_s_own_repository_is_judged_by_its_job_config(tmp_path):
+    source = ("from dataclasses import dataclass, field\n\n@dataclass\nclass Training:\n    local_batch_size: int = 8\n"
+              "    compile: bool = False\n\n@dataclass\nclass JobConfig:\n    training: Training = field(default_factory=Training)\n")
+    own = {"torchtitan/__init__.py": "", "assets/version.txt": "0.3.0\n", "torchtitan/config/job_config.py": source}
+    assert _titan(tmp_path, own) == []
+    result = in_force(torchtitan.DISTRIBUTION, TITAN_SETS, str(tmp_path / "train_configs/llama3_8b.toml"),
+                      torchtitan.keys_from_source)
+    assert result.named == "TorchTitan 0.3.0 (the copy in assets/version.txt)"
+    assert result.keys == {"training.", "training.local_batch_size", "training.compile"}
+
+
+# -- the specifier subset, and inputs no project should have --------------------------------
+
+@pytest.mark.parametrize("spec, version, admitted", [
+    ("==0.3.0.post1", "0.3.0.post1", True), ("==0.1", "0.1.0", True), (">=0.1,<0.2", "0.2", False),
+    ("~=0.4.0", "0.4.1", True), ("~=0.4.0", "0.5.0", False), ("==0.2.*", "0.2.0.post2", True),
+    ("==1.0.*", "1.1", False), ("!=0.4.0", "0.4.0", False), ("", "0.7.0", True), (">0.8.0.dev", "0.8.0", True),
+    ("@ git+https://x", "0.1", None),
+])
+def test_specifiers(spec, version, admitted):
+    assert versions.admits(spec, version) is admitted
+
+
+@pytest.mark.parametrize("files", [
+    {"requirements.txt": b"\xff\xfe\x00verl==\n" * 100},
+    {"requirements.txt": "verl @ git+https://github.com/volcengine/verl@v0.5.0\n"},
+    {"setup.py": "setup(install_requires=[" * 300},
+    {"setup.py": "import os\nsetup(install_requires=open('r.txt').read().splitlines())\n"},
+    {"setup.cfg": "[options\ninstall_requires = verl==0.5.0"},
+    {"pyproject.toml": "[project]\ndependencies = 3\n[tool.poetry]\ndependencies = 'x'\n"},
+    {"pyproject.toml": "a" + ".b" * 5000 + " = 1\n"},
+    {"uv.lock": "[[package]]\nname = \"verl\"\nversion = \"not a version\"\n"},
+    {"verl/__init__.py": "", "verl/version/version": "\x00\x01"},
+])
+def test_odd_files_mean_an_unknown_release_never_a_crash(tmp_path, files):
+    """Whatever the project's files hold, the release is unknown and only a key no release had is flagged."""
+    assert _verl(tmp_path, files) == []
+
+
+def test_files_read_for_the_release_are_recorded_for_the_cache(tmp_path):
+    _verl(tmp_path, {"requirements.txt": "verl==0.1\n"})
+    for _ in range(2):  # the second lint comes from the per-folder cache
+        result = _lint(tmp_path, "scripts/train.sh")
+        assert os.path.abspath(tmp_path / "requirements.txt") in result.reads
+
+
+def test_the_project_config_versions_table(tmp_path):
+    write(tmp_path, "pyproject.toml", '[tool.batchlint]\nversions = { verl = "0.4.1", TorchTitan = "0.1.0" }\n')
+    assert load_settings(start=str(tmp_path)).versions == {"TorchTitan": "0.1.0", "verl": "0.4.1"}
+    write(tmp_path, "pyproject.toml", '[tool.batchlint]\nversions = { verl = 0.4 }\n')
+    with pytest.raises(ConfigError, match="versions.verl must be a version string"):
+        load_settings(start=str(tmp_path))
+
+
+def test_every_embedded_release_is_a_release_the_specifiers_read():
+    for sets, dist in ((VERL_SETS, verl.DISTRIBUTION), (TITAN_SETS, torchtitan.DISTRIBUTION)):
+        assert all(versions.version_key(name) is not None for name in sets.names), dist
+        keys = [versions.version_key(name) for name in sets.names]
+        assert keys == sorted(keys)  # oldest first: a run "a..b" means the releases between
