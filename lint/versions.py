@@ -336,7 +336,9 @@ def _setup_cfg(path: str, names: set) -> list:
 
 
 def _setup_py(path: str, names: set) -> list:
-    """install_requires / extras_require of setup(): list literals, or a module-level name bound to one."""
+    """Requirement strings of setup.py naming the distribution, wherever they stand: an
+    install_requires list, a name bound to one, or a `_deps` table the arguments index
+    (transformers-style setup.py files). Prose that names it is no requirement."""
     text = _read_text(path, 256 << 10)
     if not text:
         return []
@@ -344,27 +346,12 @@ def _setup_py(path: str, names: set) -> list:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    bound = {t.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-             for t in node.targets if isinstance(t, ast.Name)}
-
-    def strings(node, depth=0) -> list:
-        if isinstance(node, ast.Name) and depth < 4:
-            return strings(bound.get(node.id), depth + 1)
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        if isinstance(node, ast.Dict):
-            return [s for value in node.values for s in strings(value, depth + 1)]
-        return []
-
     pins = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            for keyword in node.keywords:
-                if keyword.arg in ("install_requires", "extras_require"):
-                    for constant in strings(keyword.value):
-                        spec = _requirement(constant.value, names)
-                        if spec is not None:
-                            pins.append((spec, _where(path, constant.lineno)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+            spec = _requirement(node.value, names)
+            if spec is not None and spec != "?":
+                pins.append((spec, _where(path, node.lineno)))
     return pins
 
 
