@@ -350,7 +350,7 @@ def _setup_py(path: str, names: set) -> list:
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
             spec = _requirement(node.value, names)
-            if spec is not None and spec != "?":
+            if spec and spec != "?":  # a bare name (`deps["trl"]`) or prose says nothing of the release
                 pins.append((spec, _where(path, node.lineno)))
     return pins
 
