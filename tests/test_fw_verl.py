@@ -342,3 +342,17 @@ def test_dynamic_batching_over_gpus_that_do_not_split_the_mini_batch(tmp_path):
     assert value == "?" and source.startswith("fails: ") and "is not divisible by W (24)" in source
     assert _explained(tmp_path, line.replace("n_gpus_per_node=8", "n_gpus_per_node=16"))[
         "global batch (sequences/step)"][0] == 1280
+
+
+@pytest.mark.parametrize("micro, gpus, shown, accumulation", [
+    (16, 8, 2, 80),  # 16 // dp 8 = 2 per GPU; 256 x 5 / 8 / 2 = 80
+    (4, 8, "?", "?"),  # 4 // 8 = 0: verl would fail, no micro batch is claimed
+])
+def test_the_deprecated_global_micro_batch_is_split_over_dp(tmp_path, micro, gpus, shown, accumulation):
+    line = GRPO_LINE.format(micro="null", dynamic="False").replace(
+        "trainer.nnodes=1", f"trainer.nnodes=1 \\\\\\n    actor_rollout_ref.actor.ppo_micro_batch_size={micro}")
+    rows = _explained(tmp_path, line.replace("n_gpus_per_node=8", f"n_gpus_per_node={gpus}"))
+    assert rows["micro batch (per GPU)"][0] == shown and rows["gradient accumulation"][0] == accumulation
+    if shown != "?":
+        assert rows["micro batch (per GPU)"][1] == (
+            "ppo_micro_batch_size_per_gpu: derived: actor_rollout_ref.actor.ppo_micro_batch_size 16 // dp 8")

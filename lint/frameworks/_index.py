@@ -4,6 +4,7 @@ declares them. A module not listed, or of another size, is always imported
 (batchlint.rules.for_plan)."""
 
 INDEX = {
+    'accelerate_deepspeed_config_file': ('BL122', ('accelerate-config',), ('settings.deepspeed_file',), 4381),
     'axolotl_batch_fields': ('BL150', ('axolotl',), (), 3642),
     'axolotl_batch_flattening': ('BL352', ('axolotl',), ('settings', 'attention'), 3734),
     'axolotl_batch_size_accumulation': ('BL151', None, ('settings.batch_size',), 4709),
@@ -79,10 +80,11 @@ INDEX = {
 # Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order
 # and markers, or None): batchlint.frameworks imports an adapter only when a file may be its.
 ADAPTERS = {
+    'accelerate': (11283, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
     'axolotl': (10060, 'axolotl', ('yaml',), 50, (b'base_model',)),
     'deepspeed': (7589, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization')),
     'facts': (4755, None, (), 0, ()),
-    'filled_facts': (33462, None, (), 0, ()),
+    'filled_facts': (34856, None, (), 0, ()),
     'hf': (7472, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing')),
     'launchers': (3913, None, (), 0, ()),
     'linked': (4729, None, (), 0, ()),
@@ -98,7 +100,7 @@ ADAPTERS = {
     'torchtitan_keys': (6403, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (11017, None, (), 0, ()),
-    'verl': (19655, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
+    'verl': (20552, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (38135, None, (), 0, ()),
     'xtuner': (13938, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
     'xtuner_v1': (5102, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),

@@ -2,6 +2,13 @@
 framework's plans were seen to fill, one set per distinct plan."""
 
 FILLED = {
+    'accelerate-config': [
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.mixed_precision', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'settings.zero_stage', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.mixed_precision', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'settings.zero_stage', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.distributed_type', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'settings.zero_stage', 'world_size'],
+    ],
     'axolotl': [
         ['attention', 'data_parallel', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'rl.generation_batch', 'rl.generation_checks', 'rl.micro_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'settings', 'settings.glm_dsa_kernels', 'world_size'],
         ['attention', 'eval_packing', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'packing', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'settings', 'settings.glm_dsa_kernels'],
@@ -27,6 +34,7 @@ FILLED = {
         ['declared_global_batch', 'grad_accum', 'layout_exact', 'micro_batch', 'settings', 'settings.trainer_values'],
         ['grad_accum', 'layout_exact', 'micro_batch', 'settings', 'settings.trainer_values'],
         ['grad_accum', 'layout_exact', 'micro_batch', 'settings', 'settings.trainer_values', 'settings.zero'],
+        ['layout_exact', 'settings', 'settings.trainer_values', 'settings.zero'],
         ['layout_exact', 'settings', 'settings.trainer_values', 'world_size'],
     ],
     'launch': [

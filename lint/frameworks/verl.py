@@ -21,7 +21,7 @@ global batch for BL103.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
@@ -174,6 +174,11 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.parallel = {"sp": actor.sp}
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
+    if actor.micro is None:
+        micro = _micro_from_deprecated(settings, plan.data_parallel)
+        if micro is not None:
+            plan.micro_batch = micro
+            actor = replace(actor, micro=micro)
     plan.grad_accum = _accumulation(actor, plan.data_parallel)
     if actor.dynamic:
         plan.step_batch = _dynamic_step(actor, plan.data_parallel)
@@ -183,6 +188,16 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     plan.rl.accumulation = _role_accumulation(settings, plan.grad_accum, world)
     plan.settings = settings
     return plan
+
+
+def _micro_from_deprecated(settings: PPO, dp: Optional[Fact]) -> Optional[Fact]:
+    """The deprecated global actor.ppo_micro_batch_size, which the workers turn into the per-GPU
+    one by floor division over dp (fsdp_workers.py:248-252, megatron_workers.py:356-359 @ b178a3c)."""
+    written = settings.micro_batch_keys[0].deprecated if settings.micro_batch_keys else None
+    if written is None or not written.positive or dp is None or not dp.positive or written.value < dp.value:
+        return None
+    return Fact(written.value // dp.value, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
+                detail=f"{written.key} {written.value} // dp {dp.value}")
 
 
 def _dynamic_step(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
