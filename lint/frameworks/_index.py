@@ -94,7 +94,7 @@ ADAPTERS = {
     'nemo': (8420, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size')),
     'openrlhf': (13531, 'openrlhf', ('yaml',), 5, (b'openrlhf.cli',)),
     'spec': (8047, None, (), 0, ()),
-    'swift': (6241, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
+    'swift': (8600, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
     'swift_megatron': (8044, None, (), 0, ()),
     'torchtitan': (13114, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
     'torchtitan_keys': (6403, None, (), 0, ()),
