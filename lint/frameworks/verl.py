@@ -350,6 +350,7 @@ _SFT_DEFAULTS = {  # sft_trainer.yaml
     "data.micro_batch_size_per_gpu": 4,
     "ulysses_sequence_parallel_size": 1,
     "use_remove_padding": False,
+    "data.max_length": 1024,
 }
 
 
@@ -371,6 +372,7 @@ def _sft_plan(doc: Document, outside: Outside) -> TrainingPlan:
         layout=layout,
         layout_exact=False,
         data_parallel=divide(world, list(layout)) if layout else None,
+        seq_len=_number(root, "data.max_length", table=_SFT_DEFAULTS),
     )
 
 
