@@ -126,6 +126,8 @@ class RL:
     generation_batch: Optional[Fact] = None  # completions per generation round (prompts x samples)
     mini_batch: Optional[Fact] = None  # what one optimizer step consumes, in the framework's unit (its key says)
     micro_batch: dict = field(default_factory=dict)  # role ("actor", "critic") -> per-GPU micro batch
+    # role -> micro-steps per mini-batch (its gradient accumulation), where the framework derives it per role.
+    accumulation: dict = field(default_factory=dict)
     # Evaluation's own generation batch and group size, where evaluation samples groups too.
     eval_generation_batch: Optional[Fact] = None
     eval_samples_per_prompt: Optional[Fact] = None
@@ -150,6 +152,13 @@ class TrainingPlan:
     # A global batch written in the file (TorchTitan global_batch_size,
     # DeepSpeed train_batch_size).
     declared_global_batch: Optional[Fact] = None
+    # The sequences one optimizer step consumes where the framework fixes them but not the
+    # micro batch (verl's dynamic batching: mini batch x samples per prompt, micro batches
+    # packed by tokens). Used only when micro x GA x dp is not known.
+    step_batch: Optional[Fact] = None
+    # Dynamic batching: each micro batch is packed up to this many tokens per GPU, so its
+    # number of sequences (and the micro-steps per optimizer step) varies.
+    micro_tokens: Optional[Fact] = None
     # The factor the framework derives from the declared global batch by
     # floor division ("grad_accum" or "micro_batch"), or None when the
     # framework instead asserts declared == micro x GA x dp.
@@ -262,4 +271,8 @@ class TrainingPlan:
         declared = self.declared_global_batch
         if declared is not None and declared.known and self.derived_from_global:
             return declared.value, declared.describe()
-        return self.produced_global_batch()
+        produced = self.produced_global_batch()
+        step = self.step_batch
+        if produced is None and step is not None and step.known:
+            return step.value, step.describe()
+        return produced

@@ -45,7 +45,8 @@ num_generations: 8     # 16 holds two groups of 8
 ## Source
 Each adapter names the checks of its framework: TRL grpo_config.py:1096-1141
 (`__post_init__`), rloo_config.py:659-704 @ 1.16.0; axolotl 067b021
-validation.py:785-867; ms-swift 3602360 megatron_args.py:260-341; OpenRLHF
+validation.py:785-867; ms-swift 3602360 megatron_args.py:260-341, and for plain GRPO
+ms-swift 4.6.0.dev0 swift/rlhf_trainers/args_mixin.py:200-242; OpenRLHF
 train_ppo_ray.py (n_samples_per_prompt > 1 asserts). Replaces BL121 (TRL),
 BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 """

@@ -113,3 +113,84 @@ def test_every_framework_s_sequence_length_key(tmp_path, name, text, length, sou
     [explained] = json.loads(run("explain", "--format", "json", str(path)).stdout)
     row = next(r for r in explained["rows"] if r["name"] == "sequence length")
     assert (row["values"][0], row["source"]) == (length, source)
+
+
+# -- which division fails, the stated target, each column's own source ---------------------------
+
+TITAN = "[training]\nlocal_batch_size = 2\nglobal_batch_size = {batch}\nseq_len = 4096\n[parallelism]\ntensor_parallel_degree = 2\n"
+
+
+def _by_name(explanation):
+    return {row["name"]: row for row in explanation["rows"]}
+
+
+def test_an_indivisible_global_batch_says_which_division_fails(tmp_path):
+    """100 over micro 2 x dp 4: TorchTitan refuses to start, so neither accumulation nor a global batch exists."""
+    (tmp_path / "t.toml").write_text(TITAN.format(batch=100))
+    [e] = explain(str(tmp_path / "t.toml"), "-w", "8")
+    rows = _by_name(e)
+    for name in ("gradient accumulation", "global batch (sequences/step)"):
+        assert rows[name]["values"] == ["?"]
+        assert rows[name]["source"].startswith("fails: [training] global_batch_size (100) is not divisible by "
+                                               "[training] local_batch_size (2) x dp (4) = 8")
+    assert rows["tokens per optimizer step"]["values"] == ["?"]
+    # The near-identical 96 divides: 96 // (2 x 4) = 12, and no row speaks of a failure.
+    (tmp_path / "t.toml").write_text(TITAN.format(batch=96))
+    [e] = explain(str(tmp_path / "t.toml"), "-w", "8")
+    rows = _by_name(e)
+    assert rows["gradient accumulation"]["values"] == [12] and rows["global batch (sequences/step)"]["values"] == [96]
+    assert not any("fails" in row["source"] for row in e["rows"])
+
+
+def test_a_layout_that_does_not_fit_w_says_so_in_its_column_only(tmp_path):
+    (tmp_path / "t.toml").write_text(TITAN.format(batch=96))
+    [e] = explain(str(tmp_path / "t.toml"), "-w", "8", "-w", "7")
+    dp = _by_name(e)["data parallel dp"]
+    assert dp["values"] == [4, "?"]
+    assert dp["sources"][0] == "dp: derived: dp_shard -1 resolved to W (8) // 2 = 4"
+    assert dp["sources"][1].startswith("fails: [parallelism] data_parallel_shard_degree = -1 takes the ranks left over, "
+                                       "but W (7) is not a multiple of [parallelism] tensor_parallel_degree (2) = 2")
+    assert dp["source"] == f"W=8: {dp['sources'][0]}; W=7: {dp['sources'][1]}"
+    text = run("explain", str(tmp_path / "t.toml"), "-w", "8", "-w", "7").stdout
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("data parallel dp"))
+    assert lines[at].endswith("W=8: dp: derived: dp_shard -1 resolved to W (8) // 2 = 4")
+    assert lines[at + 1].strip().startswith("W=7: fails: ") and not lines[at + 1].lstrip().startswith("data")
+
+
+def test_the_stated_target_is_shown_beside_the_global_batch(tmp_path):
+    (tmp_path / "t.toml").write_text(TITAN.format(batch=96))
+    [e] = explain(str(tmp_path / "t.toml"), "-w", "8", "--global-batch", "128")
+    names = [row["name"] for row in e["rows"]]
+    assert names[names.index("global batch (sequences/step)") + 1] == "stated target global batch"
+    target = _by_name(e)["stated target global batch"]
+    assert target["values"] == [128] and target["source"] == "global batch: from --global-batch; the global batch is 96, not this"
+    [e] = explain(str(tmp_path / "t.toml"), "-w", "8", "--global-batch", "96")
+    assert _by_name(e)["stated target global batch"]["source"].endswith("the global batch matches it")
+    [e] = explain(str(tmp_path / "t.toml"), "-w", "8")
+    assert "stated target global batch" not in _by_name(e)
+
+
+def test_the_world_size_names_its_own_source(tmp_path, monkeypatch):
+    """A directive names its line; the project config its file; -w itself."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.toml").write_text("# batchlint: world-size=8\n" + TITAN.format(batch=96))
+    [e] = explain("t.toml")
+    assert _by_name(e)["world size W"]["source"] == "world size: from the batchlint directive (line 1)"
+    (tmp_path / "t.toml").write_text(TITAN.format(batch=96))
+    (tmp_path / "batchlint.toml").write_text("world-size = 16\n")
+    [e] = explain("t.toml")
+    assert _by_name(e)["world size W"]["source"] == "world size: from the project config (batchlint.toml)"
+    [e] = explain("t.toml", "-w", "8")
+    assert _by_name(e)["world size W"]["source"] == "world size: from --world-size"
+
+
+def test_deepspeed_train_batch_size_that_is_not_the_product(tmp_path):
+    """DeepSpeed asserts train_batch_size == micro x GA x W: at W 16 it is not, the row says so and no global batch runs."""
+    [e] = explain("examples/deepspeed/train.sh", "-w", "8", "-w", "16")
+    rows = _by_name(e)
+    assert rows["global batch (sequences/step)"]["values"] == [128, "?"]
+    assert rows["declared global batch"]["sources"][0] == "train_batch_size, line 2"
+    assert rows["declared global batch"]["sources"][1].startswith(
+        "train_batch_size, line 2; but: train_batch_size (128) is not train_micro_batch_size_per_gpu (4) x "
+        "gradient_accumulation_steps (4) x world size (16) = 256")

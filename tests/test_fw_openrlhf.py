@@ -268,7 +268,10 @@ def test_explain_shows_the_arithmetic_of_the_example():
         "7  from the launch line: --num_gpus 7" in rows["world size W"]
     assert "256  --train.batch_size, line 9" in rows["declared global batch"]
     assert "7  dp: derived: W (7)" in rows["data parallel dp"]
-    assert "524,288  = global batch x sequence length" in rows["tokens per optimizer step"]
+    # 256 over micro 2 x dp 7: OpenRLHF refuses to start, so there is no global batch, and the row says why.
+    assert "?  fails: --train.batch_size (256) is not divisible by --train.micro_batch_size (2) x dp (7) = 14" in \
+        rows["global batch (sequences/step)"]
+    assert "?  = global batch x sequence length" in rows["tokens per optimizer step"]
     [fixed] = plans(example("train_sft_fixed.sh"))
     assert fixed.accumulation().value == 16 and fixed.effective_global_batch()[0] == 256
 

@@ -127,3 +127,70 @@ def test_a_trl_config_with_padding_free_is_not_swift(lint):
     result = lint("trl.yaml", trl)
     assert result.framework == "trl" and result.diagnostics == []
     assert lint("s.yaml", trl.replace("model_name_or_path", "model")).framework == "swift"
+
+
+# -- plain GRPO (swift rlhf --rlhf_type grpo): ms-swift's own generation-batch checks (BL170) ------------------
+
+GRPO = """\
+rlhf_type: grpo
+model: Qwen/Qwen2.5-7B-Instruct
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 2
+{extra}"""
+
+
+def _bl170(lint, extra, world_size=4):
+    result = lint("grpo.yaml", GRPO.format(extra=extra), world_size=world_size)
+    return [(d.code, d.span.line, d.message) for d in result.diagnostics if d.code == "BL170"]
+
+
+@pytest.mark.parametrize("extra, flagged, words", [
+    # 4 x W 4 x GA 2 = 32 completions per generation round.
+    ("num_generations: 8\n", None, ""),
+    ("num_generations: 6\n", 5, "= 32 is not a multiple of num_generations (6)"),
+    ("", None, ""),  # num_generations defaults to 8: 32 holds 4 groups
+    ("num_generations: 1\n", 5, "num_generations (1): rlhf_type (grpo) compares"),
+    ("num_generations: 1\nteacher_model: Qwen/Qwen2.5-72B-Instruct\n", None, ""),  # OPD-RL: one sample is accepted
+    # generation_batch_size alone: a whole number of 4 x W 4 = 16.
+    ("num_generations: 8\ngeneration_batch_size: 48\n", None, ""),
+    ("num_generations: 8\ngeneration_batch_size: 40\n", 6, "generation_batch_size (40) is not a multiple of "
+                                                           "per_device_train_batch_size (4) x W (4) = 16"),
+    # Both keys: ms-swift accepts them when they agree (TRL refuses the pair whatever the values).
+    ("num_generations: 8\ngeneration_batch_size: 48\nsteps_per_generation: 3\n", None, ""),
+    ("num_generations: 8\ngeneration_batch_size: 64\nsteps_per_generation: 3\n", 6,
+     "generation_batch_size (64) is not per_device_train_batch_size (4) x W (4) x steps_per_generation (3) = 48"),
+    ("num_generations: 8\nsteps_per_generation: 3\n", None, ""),  # 4 x 4 x 3 = 48
+    ("num_generations: 5\nsteps_per_generation: 3\n", 5, "= 48 is not a multiple of num_generations (5)"),
+])
+def test_plain_grpo_generation_batch(lint, extra, flagged, words):
+    found = _bl170(lint, extra)
+    if flagged is None:
+        assert found == []
+    else:
+        [(code, line, message)] = found
+        assert line == flagged and words in message and message.endswith("ms-swift refuses to start")
+
+
+def test_plain_grpo_without_w_checks_what_fails_for_every_w(lint):
+    # W unknown: only what fails for every W is reported. 40 is a multiple of 4 x W for W 1, 2, 5, 10;
+    # 42 is no multiple of the micro batch 4, so of 4 x W for no W.
+    assert _bl170(lint, "num_generations: 2\ngeneration_batch_size: 40\n", world_size=None) == []
+    [(_, line, message)] = _bl170(lint, "num_generations: 2\ngeneration_batch_size: 42\n", world_size=None)
+    assert line == 6 and "so no world size makes it a multiple" in message
+
+
+def test_plain_grpo_on_the_swift_rlhf_launch_line(tmp_path):
+    """`NPROC_PER_NODE=4 swift rlhf --rlhf_type grpo ...` in the shape of examples/train/grpo/: W 4."""
+    import json
+
+    from conftest import run
+
+    line = ("NPROC_PER_NODE=4 \\\nswift rlhf \\\n    --rlhf_type grpo \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n"
+            "    --per_device_train_batch_size 4 \\\n    --gradient_accumulation_steps 2 \\\n    --num_generations {n}\n")
+    for n, flagged in ((6, True), (8, False)):
+        (tmp_path / "grpo.sh").write_text(line.format(n=n))
+        result = run("check", "--format", "json", str(tmp_path / "grpo.sh"))
+        assert any(d["code"] == "BL170" for d in json.loads(result.stdout)) is flagged
+    [explained] = json.loads(run("explain", "--format", "json", str(tmp_path / "grpo.sh")).stdout)
+    rows = {row["name"]: row["values"][0] for row in explained["rows"]}
+    assert (rows["generation batch (sequences)"], rows["prompts per generation round"], rows["samples per prompt"]) == (32, 4, 8)

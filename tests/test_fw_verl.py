@@ -285,11 +285,74 @@ def test_explain_shows_the_accumulation_verl_derives(tmp_path):
     assert rows["gradient accumulation"] == 2 and rows["global batch (sequences/step)"] == 1280
     assert rows["sequence length"] == 1536 and rows["tokens per optimizer step"] == 1280 * 1536
     assert rows["samples per prompt"] == 5 and rows["generation batch (sequences)"] == 5120
-    assert rows["optimizer steps per generation round"] == 4
+    assert rows["mini-batches (optimizer steps) per generation round"] == 4
 
 
-@pytest.mark.parametrize("micro, dynamic", [(80, "True"), (48, "False")])
-def test_no_accumulation_where_verl_has_none_to_derive(tmp_path, micro, dynamic):
-    """Dynamic batching forms micro batches by tokens; 160 per rank is no multiple of 48 (BL141's case)."""
-    rows = _explain(tmp_path, GRPO_LINE.format(micro=micro, dynamic=dynamic))
-    assert rows["gradient accumulation"] == "?" and rows["samples per prompt"] == 5
+def _explained(tmp_path, text):
+    import json
+
+    from conftest import run
+
+    (tmp_path / "run_grpo.sh").write_text(text)
+    result = run("explain", "--format", "json", str(tmp_path / "run_grpo.sh"))
+    assert result.exit_code == 0, result.output
+    [explained] = json.loads(result.stdout)
+    return {row["name"]: (row["values"][0], row["source"]) for row in explained["rows"]}
+
+
+def test_an_indivisible_micro_batch_says_which_division_fails(tmp_path):
+    """160 sequences per rank is no multiple of 48 (BL142's case): no accumulation, and the row says why."""
+    rows = _explained(tmp_path, GRPO_LINE.format(micro=48, dynamic="False"))
+    value, source = rows["gradient accumulation"]
+    assert value == "?" and rows["samples per prompt"][0] == 5
+    assert source.startswith("fails: ") and "= 160 is not divisible by actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu (48)" in source
+    assert rows["global batch (sequences/step)"][0] == "?" and "fails: " in rows["global batch (sequences/step)"][1]
+
+
+def test_dynamic_batching_has_a_static_global_batch_and_a_token_micro_batch(tmp_path):
+    """use_dynamic_bsz packs micro batches by tokens (ppo_max_token_len_per_gpu, default 16384): the
+    micro-steps vary, but each optimizer step still takes ppo_mini_batch_size 256 x n 5 = 1280 sequences."""
+    rows = _explained(tmp_path, GRPO_LINE.format(micro=80, dynamic="True"))
+    assert rows["gradient accumulation"][0] == "dynamic" and rows["micro-steps per optimizer step"][0] == "dynamic"
+    micro, source = rows["micro batch (per GPU)"]
+    assert micro == "16384 tokens" and "framework default" in source and "number of sequences varies" in source
+    assert rows["global batch (sequences/step)"] == (
+        1280, "= actor_rollout_ref.actor.ppo_mini_batch_size (256) x actor_rollout_ref.rollout.n (5) "
+              "(fixed, whatever the micro batches hold)")
+    assert rows["mini-batches (optimizer steps) per generation round"][0] == 4
+    assert rows["tokens per optimizer step"][0] == 1280 * 1536
+
+
+def test_dynamic_batching_token_budget_as_written_with_sequence_parallel(tmp_path):
+    line = GRPO_LINE.format(micro=80, dynamic="True").replace(
+        "trainer.nnodes=1", "trainer.nnodes=1 \\\n    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 \\\n"
+        "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=2")
+    rows = _explained(tmp_path, line)
+    micro, source = rows["micro batch (per GPU)"]
+    assert micro == "24000 tokens" and "packed up to 24000 x actor_rollout_ref.actor.ulysses_sequence_parallel_size 2" in source
+    assert rows["global batch (sequences/step)"][0] == 1280 and rows["data parallel dp"][0] == 4
+
+
+def test_dynamic_batching_over_gpus_that_do_not_split_the_mini_batch(tmp_path):
+    """256 x 5 = 1280 sequences over W 24 is floored per GPU: no global batch is claimed, and BL142 says why.
+    (With a micro batch written verl asserts it divides the per-GPU share even under dynamic batching.)"""
+    line = GRPO_LINE.format(micro="null", dynamic="True")
+    rows = _explained(tmp_path, line.replace("n_gpus_per_node=8", "n_gpus_per_node=24"))
+    value, source = rows["global batch (sequences/step)"]
+    assert value == "?" and source.startswith("fails: ") and "is not divisible by W (24)" in source
+    assert _explained(tmp_path, line.replace("n_gpus_per_node=8", "n_gpus_per_node=16"))[
+        "global batch (sequences/step)"][0] == 1280
+
+
+@pytest.mark.parametrize("micro, gpus, shown, accumulation", [
+    (16, 8, 2, 80),  # 16 // dp 8 = 2 per GPU; 256 x 5 / 8 / 2 = 80
+    (4, 8, "?", "?"),  # 4 // 8 = 0: verl would fail, no micro batch is claimed
+])
+def test_the_deprecated_global_micro_batch_is_split_over_dp(tmp_path, micro, gpus, shown, accumulation):
+    line = GRPO_LINE.format(micro="null", dynamic="False").replace(
+        "trainer.nnodes=1", f"trainer.nnodes=1 \\\\\\n    actor_rollout_ref.actor.ppo_micro_batch_size={micro}")
+    rows = _explained(tmp_path, line.replace("n_gpus_per_node=8", f"n_gpus_per_node={gpus}"))
+    assert rows["micro batch (per GPU)"][0] == shown and rows["gradient accumulation"][0] == accumulation
+    if shown != "?":
+        assert rows["micro batch (per GPU)"][1] == (
+            "ppo_micro_batch_size_per_gpu: derived: actor_rollout_ref.actor.ppo_micro_batch_size 16 // dp 8")

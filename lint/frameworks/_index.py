@@ -4,6 +4,7 @@ declares them. A module not listed, or of another size, is always imported
 (batchlint.rules.for_plan)."""
 
 INDEX = {
+    'accelerate_deepspeed_config_file': ('BL122', ('accelerate-config',), ('settings.deepspeed_file',), 4381),
     'axolotl_batch_fields': ('BL150', ('axolotl',), (), 3642),
     'axolotl_batch_flattening': ('BL352', ('axolotl',), ('settings', 'attention'), 3734),
     'axolotl_batch_size_accumulation': ('BL151', None, ('settings.batch_size',), 4709),
@@ -35,7 +36,7 @@ INDEX = {
     'openrlhf_rollout_batch': ('BL160', None, ('settings.ppo', 'rl.prompts_per_step'), 4453),
     'override_key_typo': ('BL602', ('launch',), (), 4374),
     'packing_with_length_grouping': ('BL301', None, ('packing', 'length_grouping'), 4442),
-    'rl_generation_batch': ('BL170', None, ('rl.generation_checks',), 11593),
+    'rl_generation_batch': ('BL170', None, ('rl.generation_checks',), 11675),
     'seq_len_indivisible': ('BL401', None, ('seq_len', 'seq_len_multiple'), 2724),
     'sequence_parallel_without_tp': ('BL203', None, ('sequence_parallel', 'parallel.tp'), 3538),
     'sp_unsafe_sampler': ('BL201', None, ('parallel.sp', 'sampler', 'settings.sampler'), 3381),
@@ -79,27 +80,28 @@ INDEX = {
 # Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order
 # and markers, or None): batchlint.frameworks imports an adapter only when a file may be its.
 ADAPTERS = {
+    'accelerate': (11283, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
     'axolotl': (10060, 'axolotl', ('yaml',), 50, (b'base_model',)),
     'deepspeed': (7589, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization')),
     'facts': (4755, None, (), 0, ()),
-    'filled_facts': (33043, None, (), 0, ()),
+    'filled_facts': (34867, None, (), 0, ()),
     'hf': (7781, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing')),
     'launchers': (3913, None, (), 0, ()),
     'linked': (4729, None, (), 0, ()),
     'llamafactory': (4978, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size')),
     'llamafactory_v1': (4919, None, (), 0, ()),
     'megatron': (3013, 'megatron', ('yaml',), 90, (b'micro-batch-size', b'tensor-model-parallel-size')),
-    'nemo': (8420, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size')),
+    'nemo': (8559, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size')),
     'openrlhf': (13531, 'openrlhf', ('yaml',), 5, (b'openrlhf.cli',)),
     'spec': (8440, None, (), 0, ()),
-    'swift': (6241, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
+    'swift': (8600, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'micro_batch_size', b'global_batch_size')),
     'swift_megatron': (8044, None, (), 0, ()),
     'torchtitan': (14182, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
     'torchtitan_keys': (9489, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (11017, None, (), 0, ()),
-    'verl': (19031, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
+    'verl': (22364, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (53166, None, (), 0, ()),
     'xtuner': (13938, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
-    'xtuner_v1': (5102, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),
+    'xtuner_v1': (5392, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),
 }

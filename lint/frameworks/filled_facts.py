@@ -2,6 +2,13 @@
 framework's plans were seen to fill, one set per distinct plan."""
 
 FILLED = {
+    'accelerate-config': [
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.mixed_precision', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'settings.zero_stage', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.mixed_precision', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'settings.zero_stage', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.deepspeed_file', 'settings.distributed_type', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'world_size'],
+        ['data_parallel', 'layout_exact', 'settings', 'settings.compute_environment', 'settings.distributed_type', 'settings.num_machines', 'settings.num_processes', 'settings.zero3_init_flag', 'settings.zero_stage', 'world_size'],
+    ],
     'axolotl': [
         ['attention', 'data_parallel', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'rl.generation_batch', 'rl.generation_checks', 'rl.micro_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'settings', 'settings.glm_dsa_kernels', 'world_size'],
         ['attention', 'eval_packing', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'packing', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'settings', 'settings.glm_dsa_kernels'],
@@ -27,6 +34,7 @@ FILLED = {
         ['declared_global_batch', 'grad_accum', 'layout_exact', 'micro_batch', 'settings', 'settings.trainer_values'],
         ['grad_accum', 'layout_exact', 'micro_batch', 'settings', 'settings.trainer_values'],
         ['grad_accum', 'layout_exact', 'micro_batch', 'settings', 'settings.trainer_values', 'settings.zero'],
+        ['layout_exact', 'settings', 'settings.trainer_values', 'settings.zero'],
         ['layout_exact', 'settings', 'settings.trainer_values', 'world_size'],
     ],
     'launch': [
@@ -128,11 +136,12 @@ FILLED = {
         ['fp16', 'grad_accum', 'layout_exact', 'max_grad_norm', 'micro_batch', 'parallel', 'parallel.sp', 'settings', 'trainer', 'trainer.auto_find_batch_size', 'trainer.checkpointing', 'trainer.deepspeed_fp16'],
     ],
     'verl': [
-        ['data_parallel', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'rl', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.critic', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'world_size'],
-        ['data_parallel', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'world_size'],
+        ['data_parallel', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'rl', 'rl.accumulation', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.critic', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'world_size'],
+        ['data_parallel', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'rl', 'rl.accumulation', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'world_size'],
         ['data_parallel', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'world_size'],
         ['data_parallel', 'layout', 'layout_exact', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.critic', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'world_size'],
-        ['declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp'],
+        ['declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'seq_len'],
+        ['layout', 'layout_exact', 'micro_batch', 'micro_tokens', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.critic', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch', 'step_batch'],
         ['layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.critic', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch'],
         ['layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.micro_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch'],
         ['layout', 'layout_exact', 'parallel', 'parallel.sp', 'rl', 'rl.generation_batch', 'rl.mini_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'settings', 'settings.actor', 'settings.critic', 'settings.legacy_workers', 'settings.megatron', 'settings.micro_batch_keys', 'settings.train_batch'],

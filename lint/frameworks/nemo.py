@@ -66,6 +66,8 @@ def plan(doc: Document, outside: Outside):
         sequence_parallel=flag(model.get("sequence_parallel"), "model.sequence_parallel"),
     )
     plan.seq_len, plan.seq_len_multiple = _context_parallel_split(model, parallel["cp"])
+    # Shown by explain for every config; only the split above makes a rule check it.
+    plan.seq_len = plan.seq_len or _seq_length(model)
     plan.settings = _settings(trainer, model)
     return plan
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..plan import Fact, Origin
+from ..plan import RL, Fact, GenerationChecks, Origin
 from . import swift_megatron
-from .facts import Outside, algorithm, flag, number, whole_number
+from .facts import Outside, algorithm, flag, number, per_group, product, whole_number
 from .spec import Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
@@ -64,6 +64,8 @@ def plan(doc: Document, outside: Outside):
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
     plan.rl = algorithm(root.get("rlhf_type"), "rlhf_type")
+    if plan.rl is not None and plan.rl.algorithm.value == "grpo":
+        _grpo(root, plan, plan.rl)
     # As written: unset, the model's own maximum applies (template_args.py:130 @ 3602360).
     plan.seq_len = number(root.get("max_length"), "max_length")
     plan.settings = _arguments(root)
@@ -95,6 +97,40 @@ def _arguments(root: Mapping) -> Arguments:
         attn_impl_from_checkpoint=attn is None and load_args is not None and bool(load_args.value),
         tokenizing=swift_megatron.tokenizing(root),
     )
+
+
+def _grpo(root: Mapping, plan, rl: RL) -> None:
+    """ms-swift's GRPOConfig skips TRL's `__post_init__` and checks the generation batch itself
+    (swift/rlhf_trainers/arguments.py:101-106, args_mixin.py:200-242 `_init_generation_batch_params`
+    @ 4.6.0.dev0): the generation batch is generation_batch_size, else per_device_train_batch_size x W
+    x steps_per_generation (default gradient_accumulation_steps); a generation_batch_size alone must be a
+    whole number of per_device_train_batch_size x W, and with steps_per_generation it must equal that
+    product (both may be set, unlike TRL); it must hold whole groups of num_generations (default 8,
+    swift/arguments/rlhf_args.py:163), which must be more than 1 unless a teacher is set (OPD-RL,
+    arguments.py:134-136)."""
+    samples = number(root.get("num_generations"), "num_generations", default=8)
+    micro, world = plan.micro_batch, plan.world_size
+    given_steps = number(root.get("steps_per_generation"), "steps_per_generation")
+    given = number(root.get("generation_batch_size"), "generation_batch_size")
+    steps = given_steps or plan.grad_accum
+    made = product([micro, world, steps], "generation batch",
+                   f"{micro.describe()} x W ({world.value}) x {steps.describe()}") \
+        if micro is not None and world is not None and steps is not None else None
+    teacher = any(not _unset(root.get(key)) for key in ("teacher_model", "teacher_model_server"))
+    rl.generation_checks = GenerationChecks(
+        refusal="ms-swift refuses to start",
+        group_baseline=None if teacher else rl.algorithm,
+        step_batch=(micro, world or Fact(None, "world size")) if given is not None and given_steps is None else (),
+        alternative=made if given is not None and given_steps is not None else None,
+    )
+    rl.samples_per_prompt, rl.generation_batch = samples, given or made
+    rl.prompts_per_step = per_group(rl.generation_batch, samples)
+    rl.mini_batch = product([micro, world, plan.grad_accum], "optimizer-step batch")
+    rl.micro_batch = {"actor": micro} if micro is not None else {}
+
+
+def _unset(node) -> bool:
+    return node is None or (isinstance(node, Scalar) and node.value in (None, "", "None"))
 
 
 def _is_swift(keys: set) -> bool:

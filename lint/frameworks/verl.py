@@ -21,7 +21,7 @@ global batch for BL103.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
@@ -208,11 +208,66 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.parallel = {"sp": actor.sp}
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
+    if actor.micro is None:
+        micro = _micro_from_deprecated(settings, plan.data_parallel)
+        if micro is not None:
+            plan.micro_batch = micro
+            actor = replace(actor, micro=micro)
     plan.grad_accum = _accumulation(actor, plan.data_parallel)
+    if actor.dynamic:
+        plan.step_batch = _dynamic_step(actor, plan.data_parallel)
+        plan.micro_tokens = _token_budget(doc.root, actor, plan.parallel)
     plan.seq_len = _sequence_length(doc.root)
     plan.rl = _rl(settings)
+    plan.rl.accumulation = _role_accumulation(settings, plan.grad_accum, world)
     plan.settings = settings
     return plan
+
+
+def _micro_from_deprecated(settings: PPO, dp: Optional[Fact]) -> Optional[Fact]:
+    """The deprecated global actor.ppo_micro_batch_size, which the workers turn into the per-GPU
+    one by floor division over dp (fsdp_workers.py:248-252, megatron_workers.py:356-359 @ b178a3c)."""
+    written = settings.micro_batch_keys[0].deprecated if settings.micro_batch_keys else None
+    if written is None or not written.positive or dp is None or not dp.positive or written.value < dp.value:
+        return None
+    return Fact(written.value // dp.value, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
+                detail=f"{written.key} {written.value} // dp {dp.value}")
+
+
+def _dynamic_step(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
+    """With use_dynamic_bsz the micro batches are packed by tokens, but each optimizer step
+    still takes one mini batch: ppo_mini_batch_size x n sequences, split evenly over dp
+    (fsdp_workers.py / megatron_workers.py normalise it to x n // dp; dp_actor.py
+    update_policy splits the data into mini batches of that size and scales each loss by
+    its share of it, @ b178a3c). None when dp does not divide it (the step is floored: BL142)."""
+    step = product([role.mini, role.rollout_n], "sequences per optimizer step")
+    if step is None or (dp is not None and dp.positive and step.value % dp.value):
+        return None
+    return step
+
+
+def _token_budget(root: Mapping, role: Role, parallel: dict) -> Optional[Fact]:
+    """The tokens one dynamic micro batch holds per GPU: ppo_max_token_len_per_gpu (actor/actor.yaml:33
+    16384); dp_actor.py packs up to it x ulysses sp, megatron_actor.py x context parallel."""
+    budget = _number(root, f"{ACTOR}.ppo_max_token_len_per_gpu", table={f"{ACTOR}.ppo_max_token_len_per_gpu": 16384})
+    if budget is None or not budget.positive:
+        return None
+    split = parallel.get("sp") or parallel.get("cp")
+    if split is not None and split.known and split.value > 1:
+        return Fact(budget.value, budget.key, budget.span, budget.origin, budget.node,
+                    detail=f"packed up to {budget.value} x {split.key} {split.value} tokens per group of {split.value} GPUs")
+    return budget
+
+
+def _role_accumulation(settings: PPO, actor_accumulation: Optional[Fact], world: Optional[Fact]) -> dict:
+    """Micro-steps per mini-batch of each trained model (the critic has its own micro batch and sp)."""
+    found = {"actor": actor_accumulation} if actor_accumulation is not None else {}
+    critic = settings.critic
+    if critic is not None and critic.fsdp and critic.sp is not None:
+        accumulation = _accumulation(critic, divide(world, [critic.sp]))
+        if accumulation is not None:
+            found["critic"] = accumulation
+    return found
 
 
 def _accumulation(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
@@ -329,6 +384,7 @@ _SFT_DEFAULTS = {  # sft_trainer.yaml
     "data.micro_batch_size_per_gpu": 4,
     "ulysses_sequence_parallel_size": 1,
     "use_remove_padding": False,
+    "data.max_length": 1024,
 }
 
 
@@ -350,6 +406,7 @@ def _sft_plan(doc: Document, outside: Outside) -> TrainingPlan:
         layout=layout,
         layout_exact=False,
         data_parallel=divide(world, list(layout)) if layout else None,
+        seq_len=_number(root, "data.max_length", table=_SFT_DEFAULTS),
     )
 
 

@@ -42,7 +42,11 @@ def plan(doc: Document, outside: Outside):
     trainer = next((c for c in calls(doc, "TrainerConfig") if c.origin == "trainer"), None)
     if trainer is not None:
         _batch_facts(plan, trainer, outside)
-    plan.settings = Arguments(dataloader_configs=tuple(_dataloader(c) for c in dataloader_configs(doc)))
+    loaders = tuple(dataloader_configs(doc))
+    plan.settings = Arguments(dataloader_configs=tuple(_dataloader(c) for c in loaders))
+    # The tokens a packed micro batch holds, as written (shown by explain; no rule reads it).
+    plan.seq_len = next((number(c.get("pack_max_length"), "pack_max_length") for c in loaders
+                         if c.get("pack_max_length") is not None), None)
     return plan
 
 

@@ -1,0 +1,207 @@
+"""Accelerate config files (`accelerate config` output, `recipes/accelerate_configs/zero3.yaml`),
+linted on their own.
+
+An accelerate config holds no batch size (the training script does), but it holds the
+world size and, with DeepSpeed, the gradient accumulation or the DeepSpeed JSON the job
+runs with. Read as accelerate 1.15.0 reads it:
+
+- W: `num_processes` is the total over machines; each machine runs num_processes //
+  num_machines of them (commands/launch.py `multi_gpu_launcher`, utils/launch.py:113,
+  217, 476), so W = that x num_machines. `num_processes: -1` (the default) means "pass
+  --num_processes": unknown. A W from the launch line or the user wins.
+- `deepspeed_config:` (distributed_type DEEPSPEED): without `deepspeed_config_file`
+  DeepSpeedPlugin builds the DeepSpeed config from these keys, the batch sizes "auto"
+  and `gradient_accumulation_steps` as written (utils/dataclasses.py:1301-1320). With
+  one, the JSON is the DeepSpeed config, checked here with W = num_processes by the
+  DeepSpeed adapter's own reading (its facts point into the JSON); and accelerate
+  refuses the keys it would ignore (`_deepspeed_config_checks`, dataclasses.py:1507-1531,
+  fed by commands/launch.py:1394-1397) and a JSON without `zero_optimization`
+  (dataclasses.py:1273-1274).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from ..document import Document, Mapping, Scalar
+from ..plan import Fact, Origin, TrainingPlan
+from . import deepspeed
+from .facts import Outside, number
+from .linked import DeepSpeedLink, LinkedConfig
+from .spec import Framework
+
+NAME = "accelerate-config"  # the config file; "accelerate launch" is a generic launcher (launchers.py)
+FORMATS = ("yaml", "json")
+MARKERS = (b"distributed_type",)
+# After every framework schema (a config of theirs never writes distributed_type), before TrainingArguments.
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=900)
+
+# commands/config/config_args.py ClusterConfig / BaseConfig: the keys beside distributed_type that
+# make a mapping an accelerate config.
+_OWN_KEYS = {"compute_environment", "num_processes", "num_machines", "machine_rank", "mixed_precision",
+             "deepspeed_config", "fsdp_config", "main_training_function", "use_cpu", "rdzv_backend"}
+_DISTRIBUTED_TYPES = {"NO", "MULTI_CPU", "MULTI_GPU", "MULTI_NPU", "MULTI_MLU", "MULTI_SDAA", "MULTI_MUSA",
+                      "MULTI_XPU", "MULTI_HPU", "MULTI_NEURON", "DEEPSPEED", "FSDP", "XLA", "MEGATRON_LM"}
+# The deepspeed_config keys accelerate refuses beside deepspeed_config_file: the ACCELERATE_* names of
+# `_deepspeed_config_checks` (dataclasses.py:1508-1521) with the prefixes dropped, as it compares them.
+IGNORED_BESIDE_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero_stage", "offload_optimizer_device",
+                       "offload_param_device", "offload_param_nvme_path", "offload_optimizer_nvme_path",
+                       "zero3_save_16bit_model")
+
+
+@dataclass(frozen=True)
+class DeepSpeedFile:
+    """`deepspeed_config.deepspeed_config_file` and what accelerate checks with it."""
+
+    reference: Fact  # the path as written
+    # Settings accelerate refuses beside the file: the deepspeed_config keys above, and a
+    # `mixed_precision` written in the config (commands/launch.py:1395-1396 adds it when the
+    # launch line passes no --mixed_precision).
+    ignored: tuple = ()
+    # The DeepSpeed JSON, read as linked.py reads a TrainingArguments' `deepspeed:` (None: not
+    # found, outside the project, or not JSON); its `settings` are the DeepSpeed adapter's.
+    linked: Optional[LinkedConfig] = None
+
+    @property
+    def has_zero(self) -> bool:
+        """The JSON writes zero_optimization (DeepSpeedPlugin raises without it); True when not read."""
+        return self.linked is None or "zero_optimization" in self.linked.root.items
+
+
+@dataclass(frozen=True)
+class AccelerateSettings:
+    distributed_type: Fact
+    compute_environment: Optional[Fact]
+    num_processes: Optional[Fact]
+    num_machines: Optional[Fact]
+    mixed_precision: Optional[Fact]
+    zero_stage: Optional[Fact] = None  # deepspeed_config.zero_stage (accelerate's default 2)
+    zero3_init_flag: Optional[Fact] = None
+    offload: tuple = ()  # deepspeed_config.offload_*_device written other than "none"
+    deepspeed_file: Optional[DeepSpeedFile] = None  # DEEPSPEED with a config file on the local machine
+    fsdp: dict = field(default_factory=dict)  # fsdp_config key -> Fact, as written
+
+
+def settings(plan: TrainingPlan) -> Optional[AccelerateSettings]:
+    """The accelerate settings of a plan (None for other frameworks)."""
+    return plan.settings if plan.framework == NAME and isinstance(plan.settings, AccelerateSettings) else None
+
+
+def plan(doc: Document, outside: Outside):
+    root = doc.root
+    kind = root.get("distributed_type")
+    if not (isinstance(kind, Scalar) and isinstance(kind.value, str) and _OWN_KEYS & set(root.items)):
+        return None
+    if kind.value.upper() not in _DISTRIBUTED_TYPES:
+        return None
+    typed = _read(doc, root, kind)
+    world = outside.world_size or _file_world_size(typed)
+    plan = TrainingPlan(framework=NAME, document=doc, world_size=world,
+                        target_global_batch=outside.target_global_batch, settings=typed)
+    if world is not None and world.known and not _written(root, "parallelism_config"):
+        # DDP, FSDP and ZeRO all replicate the data over every rank (a parallelism_config splits them).
+        plan.data_parallel = Fact(world.value, "dp", None, Origin.DERIVED, detail=f"W ({world.value})")
+    if typed.deepspeed_file is not None:
+        _take_deepspeed(plan, typed.deepspeed_file, world)
+    elif typed.distributed_type.value == "DEEPSPEED":
+        block = root.get("deepspeed_config")
+        plan.grad_accum = number(block.get("gradient_accumulation_steps"), "deepspeed_config.gradient_accumulation_steps") \
+            if isinstance(block, Mapping) else None
+    return plan
+
+
+def _read(doc: Document, root: Mapping, kind: Scalar) -> AccelerateSettings:
+    block = root.get("deepspeed_config")
+    block = block if isinstance(block, Mapping) else Mapping()
+    distributed = Fact(kind.value.upper(), "distributed_type", kind.span, node=kind)
+    local = _text(root, "compute_environment") in (None, "LOCAL_MACHINE")
+    reference = block.get("deepspeed_config_file")
+    file = None
+    if distributed.value == "DEEPSPEED" and local and isinstance(reference, Scalar) \
+            and isinstance(reference.value, str) and reference.value.strip() not in ("", "none"):
+        file = _deepspeed_file(doc, root, block, reference)
+    fsdp = root.get("fsdp_config")
+    return AccelerateSettings(
+        distributed_type=distributed,
+        compute_environment=_as_written(root, "compute_environment"),
+        num_processes=number(root.get("num_processes"), "num_processes",
+                             default=1 if distributed.value == "NO" else None),
+        num_machines=number(root.get("num_machines"), "num_machines", default=1),
+        mixed_precision=_as_written(root, "mixed_precision"),
+        zero_stage=number(block.get("zero_stage"), "deepspeed_config.zero_stage"),
+        zero3_init_flag=_as_written(block, "zero3_init_flag", "deepspeed_config."),
+        offload=tuple(f for f in (_as_written(block, k, "deepspeed_config.") for k in
+                                  ("offload_optimizer_device", "offload_param_device"))
+                      if f is not None and f.value not in (None, "none")),
+        deepspeed_file=file,
+        fsdp={key: _as_written(fsdp, key, "fsdp_config.") for key in fsdp.items} if isinstance(fsdp, Mapping) else {},
+    )
+
+
+def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar) -> DeepSpeedFile:
+    ignored = [_as_written(block, key, "deepspeed_config.") for key in IGNORED_BESIDE_FILE if key in block.items]
+    precision = root.get("mixed_precision")
+    if isinstance(precision, Scalar) and precision.value is not None:
+        ignored.append(Fact(precision.value, "mixed_precision", precision.span, node=precision))
+    written = Fact(reference.value, "deepspeed_config.deepspeed_config_file", reference.span, node=reference)
+    return DeepSpeedFile(written, tuple(ignored), DeepSpeedLink(reference, doc.path).config())
+
+
+def _take_deepspeed(plan: TrainingPlan, file: DeepSpeedFile, world: Optional[Fact]) -> None:
+    """The batch facts of the linked JSON as the DeepSpeed adapter reads it under W, each
+    pointing into the JSON, so the generic batch rules check it and report it there."""
+    link = file.linked
+    if link is None or link.path is None:
+        return
+    linked_doc = Document(link.path, "json", link.root, "")
+    read = deepspeed.plan(linked_doc, Outside(world_size=world))
+    if read is None:
+        # Only ZeRO settings or nothing DeepSpeed checks: accelerate still sets accumulation 1 when absent.
+        return
+    moved = {name: _elsewhere(getattr(read, name), link.path)
+             for name in ("micro_batch", "grad_accum", "declared_global_batch")}
+    if moved["grad_accum"] is None and moved["micro_batch"] is not None and read.derived_from_global is None:
+        moved["grad_accum"] = Fact(1, "gradient_accumulation_steps", None, Origin.DEFAULT,
+                                   detail="accelerate sets it to 1 when the JSON does not (dataclasses.py:1271-1272)")
+    plan.micro_batch, plan.grad_accum, plan.declared_global_batch = (
+        moved["micro_batch"], moved["grad_accum"], moved["declared_global_batch"])
+    plan.derived_from_global = read.derived_from_global
+    if read.data_parallel is not None:
+        plan.data_parallel = read.data_parallel
+
+
+def _elsewhere(fact: Optional[Fact], path: str) -> Optional[Fact]:
+    if fact is None or fact.span is None:
+        return fact
+    return replace(fact, span=fact.span.elsewhere(path))
+
+
+def _file_world_size(typed: AccelerateSettings) -> Optional[Fact]:
+    """num_processes // num_machines per machine, x num_machines."""
+    processes, machines = typed.num_processes, typed.num_machines
+    if processes is None or not processes.positive or machines is None or not machines.positive:
+        return None
+    per_machine = processes.value // machines.value
+    if per_machine < 1:
+        return None
+    if per_machine * machines.value == processes.value:
+        return Fact(processes.value, "num_processes", processes.span, processes.origin, processes.node)
+    return Fact(per_machine * machines.value, "world size", processes.span, Origin.DERIVED,
+                detail=f"{processes.describe()} // {machines.describe()} = {per_machine} per machine "
+                       f"x {machines.value} machines")
+
+
+def _written(root: Mapping, key: str) -> bool:
+    node = root.get(key)
+    return isinstance(node, Mapping) and bool(node.items)
+
+
+def _text(root: Mapping, key: str) -> Optional[str]:
+    node = root.get(key)
+    return node.value if isinstance(node, Scalar) and isinstance(node.value, str) else None
+
+
+def _as_written(mapping: Mapping, key: str, prefix: str = "") -> Optional[Fact]:
+    node = mapping.get(key)
+    return None if node is None else Fact(getattr(node, "value", None), prefix + key, node.span, node=node)
