@@ -308,12 +308,25 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
     linked = spec.linked
     names = spec.config_flags or ("*",)
     configs, rest, files = [], [], []
+    listed = False  # after a flag's file value that is no config: more files of that flag (`--plugins a.py b.py`)
     index = 0
     while index < len(args):
         word = args[index]
         text = word.value if word.known else None
         following = args[index + 1] if index + 1 < len(args) else None
         flag, eq, value = text.partition("=") if isinstance(text, str) and text.startswith("-") else ("", "", "")
+        if flag and not eq and following is not None and _is_code(following.value, flag, names):
+            # `--external_plugins plugin.py`, `--reward_funcs_file rewards.py`: code the program imports,
+            # not its config (a config in Python is named by a config flag or stands alone).
+            rest += [word, following]
+            listed = True
+            index += 2
+            continue
+        if isinstance(text, str) and listed and not text.startswith("-") and text.endswith(".py"):
+            rest.append(word)
+            index += 1
+            continue
+        listed = False
         if flag and flag.lstrip("-") in linked:
             rest.append(word)
             if eq and _is_config(value):
@@ -322,7 +335,7 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
                 rest.append(following)
                 files.append(following)
                 index += 1
-        elif flag and eq and _is_config(value) and _names_config(flag, names):
+        elif flag and eq and _is_config(value) and _names_config(flag, names) and not _is_code(value, flag, names):
             configs.append(Word(value, _value_span(word, value), word.raw))
         elif flag and not eq and following is not None and _is_config(following.value) and _names_config(flag, names):
             configs.append(following)
@@ -340,6 +353,16 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
 
 def _names_config(flag: str, names: tuple) -> bool:
     return any(fnmatchcase(flag.lstrip("-"), glob) for glob in names)
+
+
+def _is_code(value, flag: str, names: tuple) -> bool:
+    """A Python file given to a flag that names no config (`--external_plugins plugin.py`)."""
+    return isinstance(value, str) and value.endswith(".py") and "=" not in value \
+        and not _names_config(flag, names if names != ("*",) else _CONFIG_FLAGS)
+
+
+# Flags whose Python file is a config, for launchers that take a config under any flag.
+_CONFIG_FLAGS = ("*config*", "*cfg*")
 
 
 def _is_config(value) -> bool:

@@ -376,3 +376,33 @@ def test_mpirun_gives_w_and_its_python_program_is_read(line, world, entry):
 def test_a_trainer_script_under_mpirun(repo):
     text = "mpirun -np 16 python train.py --per_device_train_batch_size 4 --fp16 true --bf16 true\n"
     assert [code for _, code, _ in found(lint_script(repo, text))] == ["BL501"]
+
+
+# -- a plugin's Python file is no config ------------------------------------------------------
+
+GRPO = ("NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    {plugin} \\\n    --per_device_train_batch_size 4 --gradient_accumulation_steps 2 --num_generations 8\n")
+
+
+@pytest.mark.parametrize("plugin", [
+    "--external_plugins examples/train/grpo/plugin/plugin.py",
+    "--external_plugins examples/custom/dataset.py examples/custom/model.py",
+    "--reward_funcs_file=rewards/math.py",
+])
+def test_a_plugin_file_is_code_not_the_config(plugin):
+    """The whole line used to be skipped: the plugin was taken as its config file."""
+    [line] = lines(GRPO.format(plugin=plugin))
+    assert (line.framework, line.configs) == ("swift", [])
+    assert {keys for keys, _, _ in line.overrides} >= {("per_device_train_batch_size",), ("num_generations",)}
+
+
+@pytest.mark.parametrize("text, config", [
+    ("torchrun --nproc_per_node 8 tools/train.py configs/llava_7b.py --deepspeed deepspeed_zero2\n",
+     "configs/llava_7b.py"),
+    ("torchrun --nproc_per_node 8 train.py --config configs/sft.py\n", "configs/sft.py"),
+    ("torchrun --nproc_per_node 8 train.py --config=configs/sft.py\n", "configs/sft.py"),
+    ("xtuner train configs/qlora.py --deepspeed deepspeed_zero2\n", "configs/qlora.py"),
+])
+def test_a_python_config_named_by_a_config_flag_or_alone_is_still_the_config(text, config):
+    [line] = lines(text)
+    assert [word.value for word in line.configs] == [config]
