@@ -413,6 +413,8 @@ class _Interpreter:
         self.variables: dict = {}  # name -> Word | list[Word] (arrays)
         self.produced = 0  # characters all expansions made so far
         self.words = 0  # and words
+        self.exported: set = set()  # names `export`ed: every later command gets them in its environment
+        self.maybe_exported: set = set()  # exported inside a branch or loop: in the environment or not
 
     def run_all(self, raw) -> list:
         """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
@@ -506,25 +508,41 @@ class _Interpreter:
             self._set_all(env, depth)  # a plain assignment
             return None
         if words[0].raw in _DECLARATIONS:
-            self._declare(words[1:], depth)
+            self._declare(words[1:], depth, exporting=words[0].raw == "export")
             return None
         # `arr=(a b) cmd`: an array cannot be passed in the environment (bash refuses it).
         for name, word in arrays.items():
             env[name] = Word(UNKNOWN, word.span, word.raw)
+        env = self._environment() | env
         expanded: list = []
         for word in words:
             expanded.extend(self.expand(word))
         return Command(expanded, env, span)
 
-    def _declare(self, words: list, depth: int) -> None:
+    def _declare(self, words: list, depth: int, exporting: bool = False) -> None:
         """`export A=1`, `declare -a A=(1 2)`; an integer, associative or name-reference
-        declaration (`-i`, `-A`, `-n`) gives values not followed."""
-        followed = not any(_DECLARE_FLAGS.fullmatch(word.raw) and set(word.raw) & set("Ain") for word in words)
+        declaration (`-i`, `-A`, `-n`) gives values not followed. `export A`, `declare -x A=1`:
+        A is in the environment of the commands after it (`export -n A` takes it out)."""
+        flags = "".join(word.raw for word in words if _DECLARE_FLAGS.fullmatch(word.raw))
+        followed = not set(flags) & set("Ain")
+        exporting = (exporting or "-" in flags and "x" in flags) and "n" not in flags and "+" not in flags
         for word in words:
             match = _ASSIGNMENT.match(word.raw)
             if match:
                 value = self._assigned(word, match, depth) if followed else Word(UNKNOWN, word.span, word.raw)
                 self._set_all({match.group(1): value}, depth)
+            name = match.group(1) if match else word.raw if _NAME.fullmatch(word.raw) else None
+            if exporting and name:
+                (self.exported if depth == 0 else self.maybe_exported).add(name)
+
+    def _environment(self) -> dict:
+        """The exported variables a command runs with (one exported in a branch: unknown)."""
+        env = {}
+        for name in sorted(self.exported | self.maybe_exported):
+            value = self.variables.get(name)
+            if isinstance(value, Word):
+                env[name] = value if name in self.exported else Word(UNKNOWN, value.span, value.raw)
+        return env
 
     def _set_all(self, assignments: dict, depth: int) -> None:
         for name, value in assignments.items():
