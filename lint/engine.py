@@ -289,6 +289,9 @@ class _Checker:
             if line.world_size is None and line.world_size_file is not None:
                 line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path)
                 line.world_size_given = line.world_size is not None
+            if line.world_size is None and line.hosts is not None:
+                line.world_size = self.world_size_on_hosts(line.hosts, base, source.path)
+                line.world_size_given = line.world_size is not None
             outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
                                    path=source.path)
             where = line.command.span
@@ -322,25 +325,53 @@ class _Checker:
         return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
                     detail=f"{key} {value} in {source.path}")
 
-    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
-        """The config file a launch line names, if it can be found and read."""
+    def world_size_on_hosts(self, hosts, base: str, script_path: str) -> Optional[Fact]:
+        """W from the hostfile a launch line names (spec.Hosts), read within the project; None, with
+        a notice, when it is not there or the launcher would not run on it."""
+        found = self.located(hosts.file, base, script_path, needs_format=False)
+        counted = None
+        if found is not None:
+            try:
+                counted = hosts.count(project.read_bytes(found).decode("utf-8", "replace"))
+            except OSError:
+                pass
+        where = f"{script_path}:{hosts.file.span.line}"
+        if found is None:
+            reads.notice(f"{where}: hostfile `{hosts.file.value}` is not in the project; the world size is unknown")
+            return None
+        if counted is None:
+            reads.notice(f"{where}: the hosts of `{hosts.file.value}` and the launch options select no known "
+                         "number of processes; the world size is unknown")
+            return None
+        value, span, detail = counted
+        return Fact(value, "world size", span._replace(path=display_path(found)), Origin.LAUNCH, detail=detail)
+
+    def located(self, word, base: str, script_path: str, needs_format: bool = True) -> Optional[str]:
+        """The file a launch line names (a config needs a format batchlint reads), found from the
+        script's folder, the working folder or the project root, within the project."""
         if not word.known:
             return None
         for folder in (base, os.getcwd(), self.settings.root):
             candidate = os.path.normpath(os.path.join(folder, str(word.value)))
-            fmt = format_of(candidate)
             reads.record(candidate)  # even when missing: creating it changes the result
-            if fmt and os.path.isfile(candidate):
+            if (format_of(candidate) or not needs_format) and os.path.isfile(candidate):
                 if not project.may_read(candidate):
                     reads.notice(f"{script_path}:{word.span.line}: `{word.value}` resolves outside "
                                  "the project; not read (widen it with `reference-paths` in the project config)")
                     return None
-                try:
-                    raw = project.read_bytes(candidate)
-                except OSError:
-                    return None
-                return self.load(candidate, raw, fmt)
+                return candidate
         return None
+
+    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
+        """The config file a launch line names, if it can be found and read."""
+        candidate = self.located(word, base, script_path)
+        if candidate is None:
+            return None
+        try:
+            raw = project.read_bytes(candidate)
+        except OSError:
+            return None
+        return self.load(candidate, raw, format_of(candidate))
 
 
 @functools.lru_cache(maxsize=8)

@@ -66,6 +66,39 @@ class Launch:
     # The entry point that matched: a module (`python -m x.y`, `deepspeed --module x.y`) or a script as
     # written; None for a command (`swift sft`) or a program no entry point reads.
     entry: Optional[str] = None
+    # W is the processes on the hosts of a hostfile the line names (spec.Hosts), for the engine to read.
+    hosts: Optional["HostRequest"] = None
+
+
+@dataclass
+class HostRequest:
+    """What a launch line asks of the hosts it names (spec.Hosts): an MPI-style hostfile (None:
+    the local machine alone, whose devices are not known), a filter, the first `nodes` hosts,
+    `per_node` processes on each."""
+
+    file: Optional[Word]
+    local: str
+    include: str = ""
+    exclude: str = ""
+    nodes: Optional[int] = None
+    per_node: Optional[int] = None
+    words: tuple = ()  # the options as written, for the detail
+
+    def count(self, text: Optional[str]) -> Optional[tuple]:
+        """(processes, span of the first host used or None, detail), or None when the hostfile
+        is not one the launcher accepts or the selection is not known."""
+        pool, lines = ({self.local: None}, {}) if text is None else _hostfile(text)
+        if not pool:
+            return None
+        used = _select(pool, self.include, self.exclude, self.nodes, self.per_node)
+        if used is None:
+            return None
+        hosts = [host for host, _ in used]
+        total = sum(count for _, count in used)
+        shown = " ".join(self.words)
+        where = f" of {self.file.value}" if self.file is not None else ""
+        return total, lines.get(hosts[0]), f"{shown}: {len(hosts)} host{'s' if len(hosts) > 1 else ''}{where}, " \
+            + " + ".join(str(count) for _, count in used)
 
 
 _PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
@@ -239,6 +272,8 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
 def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Command, script: str, given: dict,
                 args: list) -> None:
     """launch.world_size (None when unknown) and whether the line writes every factor of it."""
+    if launcher.hosts is not None and _on_hosts(launch, launcher, options, command.env, script):
+        return
     nproc = _factor(launcher.nproc, options, command.env, given, args)
     nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)
     if nproc is None and launcher.total and launcher.nproc.file:
@@ -252,6 +287,110 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
     where = nproc[2] + (f" x {nnodes[2]}" if nnodes else "")
     launch.world_size = Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
     launch.world_size_given = nproc[1] is not None and (nnodes is None or nnodes[1] is not None)
+
+
+def _on_hosts(launch: Launch, launcher: Launcher, options: dict, env: dict, script: str) -> bool:
+    """W from the options that name hosts (spec.Hosts), the hostfile left for the engine to read
+    (launch.hosts); False when the line names none, and W is the product of the counts."""
+    spec = launcher.hosts
+    picked = {name: next(((option, options[option]) for option in names if option in options), None)
+              for name, names in (("file", spec.file), ("include", spec.include), ("exclude", spec.exclude))}
+    nproc, nnodes = _count(options, launcher.nproc.flags), _count(options, launcher.nnodes.flags)
+    if not any(picked.values()):
+        visible = _count_free(env, spec.visible)
+        # Without options naming hosts or counts the runner takes the visible devices as its include list.
+        if visible is None or nproc is not None or (nnodes is not None and nnodes[0] != 1):
+            return False
+        picked["include"] = (visible[0], Word(f"{spec.local}:{visible[1].value}" if visible[1].known else UNKNOWN,
+                                              visible[1].span, visible[1].raw))
+        nnodes = None
+    given = [word for _, word in filter(None, picked.values())]
+    counts = [found for found in (nproc, nnodes) if found is not None]
+    if not all(word.known and isinstance(word.value, str) for word in given) \
+            or any(value is UNKNOWN for value, _, _ in counts):
+        return True  # W unknown
+    text = {name: found[1].value if found else "" for name, found in picked.items()}
+    request = HostRequest(
+        picked["file"][1] if picked["file"] else None, spec.local, text["include"], text["exclude"],
+        nnodes[0] if nnodes else None, nproc[0] if nproc else None,
+        tuple(f"{option} {word.value}" for option, word in filter(None, picked.values()))
+        + tuple(description for _, _, description in counts))
+    if request.file is not None:
+        launch.hosts = request
+        return True
+    counted = request.count(None)
+    if counted is not None:
+        span = (picked["include"] or picked["exclude"])[1].span
+        launch.world_size = Fact(counted[0], "world size", span.elsewhere(script), Origin.LAUNCH, detail=counted[2])
+        launch.world_size_given = True
+    return True
+
+
+def _count_free(env: dict, names: tuple) -> Optional[tuple]:
+    """(name, Word) of the first of `names` in the environment."""
+    return next(((name, env[name]) for name in names if isinstance(env.get(name), Word)), None)
+
+
+def _hostfile(text: str) -> tuple:
+    """({host: slots}, {host: line}) of an MPI-style hostfile (`worker-1 slots=8`, `#` comments), or
+    ({}, {}) when the launcher would refuse it: a line of another shape, a host twice, no host."""
+    pool: dict = {}
+    lines: dict = {}
+    for number, line in enumerate(text.split("\n")[:_MAX_HOSTS], 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _HOST_LINE.match(line)
+        if not match or match.group(1) in pool or len(match.group(2)) > 6:
+            return {}, {}
+        pool[match.group(1)] = int(match.group(2))
+        lines[match.group(1)] = Span(number, 1, number, len(line) + 1)
+    return pool, lines
+
+
+_HOST_LINE = re.compile(r"(\S+)\s+slots=(\d+)")
+_MAX_HOSTS = 100_000  # lines of a hostfile read
+
+
+def _select(pool: dict, include: str, exclude: str, nodes: Optional[int], per_node: Optional[int]) -> Optional[list]:
+    """[(host, processes)] the launcher starts on `pool` ({host: slots, None when not known}), or
+    None when it is not known or the launcher would refuse the options."""
+    if (include and exclude) or ((include or exclude) and (nodes is not None or per_node is not None)):
+        return None  # refused: the filters exclude each other and the counts
+    active = {host: None if slots is None else set(range(slots)) for host, slots in pool.items()}
+    if include or exclude:
+        listed = _node_list(include or exclude)
+        if listed is None or any(host not in active for host in listed):
+            return None  # a host the pool does not have: refused
+        for host, slots in listed.items():
+            known = active[host]
+            if (include and not slots) or (not include and known is None) \
+                    or (known is not None and not slots <= known):
+                # A whole host included: all its slots before one release and none after (runner.py
+                # parse_inclusion_exclusion); a slot the hostfile does not give it: refused.
+                return None
+            active[host] = slots if include else known - slots if slots else set()
+        if include:
+            active = {host: slots for host, slots in active.items() if host in listed}
+        active = {host: slots for host, slots in active.items() if slots}
+    chosen = list(active.items())[:nodes] if nodes else list(active.items())
+    if per_node:
+        chosen = [(host, set(range(per_node))) for host, _ in chosen]
+    if not chosen or any(slots is None for _, slots in chosen):
+        return None
+    return [(host, len(slots)) for host, slots in chosen]
+
+
+def _node_list(text: str) -> Optional[dict]:
+    """`worker-1:0,1@worker-2` -> {host: {slots}} (an empty set: the whole host); None when malformed."""
+    listed: dict = {}
+    for node in text.split("@"):
+        host, colon, slots = node.partition(":")
+        numbers = slots.split(",") if colon else []
+        if not host or not all(n.isascii() and n.isdigit() and len(n) < 7 for n in numbers):
+            return None
+        listed.setdefault(host, set()).update(int(n) for n in numbers)
+    return listed
 
 
 def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> Optional[tuple]:

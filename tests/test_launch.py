@@ -351,15 +351,19 @@ def test_accelerate_without_a_count_in_its_config_leaves_w_unknown(repo, config)
 
 @pytest.mark.parametrize("options, world", [
     ("--num_gpus 8", 8),
-    ("--num_gpus 8 --num_nodes 2 --hostfile hostfile", 16),
+    ("--num_gpus 8 --num_nodes 2 --hostfile hostfile", None),  # the hostfile's first 2 hosts: read by the engine
     ("--num_gpus 8 --hostfile hostfile", None),  # --num_gpus is per node; the nodes are the hostfile's
     ("-H hostfile --num_gpus 8", None),
-    ("--include localhost:0,1", None),
+    ("--include localhost:0,1", 2),  # no hostfile: the local machine's GPUs 0 and 1
+    ("--include localhost", None),  # all its GPUs: not known here
+    ("--include worker-1:0,1", None),  # a host no hostfile gives: refused
     ("--num_gpus 4 --exclude worker-1", None),
+    ("--num_gpus 4 --include localhost:0,1", None),  # refused: counts with a filter
 ])
 def test_deepspeed_with_a_hostfile_never_takes_num_gpus_as_the_total(repo, options, world):
     [line] = lines(f"deepspeed {options} train.py --deepspeed ds.json\n")
     assert (line.world_size.value if line.world_size else None) == world
+    assert (line.hosts is not None) == ("hostfile" in options)
 
 
 @pytest.mark.parametrize("line, world, entry", [
@@ -406,3 +410,86 @@ def test_a_plugin_file_is_code_not_the_config(plugin):
 def test_a_python_config_named_by_a_config_flag_or_alone_is_still_the_config(text, config):
     [line] = lines(text)
     assert [word.value for word in line.configs] == [config]
+
+
+# -- the hosts of a hostfile in the project ---------------------------------------------------
+
+from batchlint import project  # noqa: E402
+from batchlint.config import Settings  # noqa: E402
+from batchlint.engine import Options, check_file  # noqa: E402
+
+HOSTS = "# the training pool\nworker-1 slots=8\nworker-2 slots=8\n\nworker-3 slots=4\n"
+
+
+def launched_w(repo, script, name="train.sh"):
+    """The W each config of the script's launch lines is planned with (None: unknown)."""
+    path = write(repo, name, script)
+    settings = Settings(root=str(repo))
+    with project.using(project.find_project([path], settings)):
+        plans = check_file(path, settings, Options(), rules=()).plans
+    return [plan.world_size.value if plan.world_size else None for _, plan in plans]
+
+
+@pytest.mark.parametrize("options, world", [
+    ("--hostfile hostfile", 20),
+    ("-H hostfile --num_nodes 2", 16),  # the first two hosts
+    ("--hostfile=hostfile --num_nodes 2 --num_gpus 4", 8),  # 4 per host
+    ("--hostfile hostfile --num_gpus 2", 6),
+    ("--hostfile hostfile --include 'worker-1:0,1,2,3@worker-3:0,1'", 6),
+    ("--hostfile hostfile --exclude worker-2", 12),
+    ("-H hostfile -e worker-1:0,1@worker-3", 14),
+    ("--hostfile hostfile --include worker-1:0,1@worker-3", None),  # a whole host: all or none, by release
+    ("--hostfile hostfile --include worker-1:8", None),  # worker-1 has no slot 8: refused
+    ("--hostfile hostfile --include worker-9:0", None),  # not in the hostfile: refused
+    ("--hostfile hostfile --num_gpus 2 --include worker-1:0", None),  # counts with a filter: refused
+    ("--hostfile missing_hostfile --num_gpus 8", None),  # not there: never the --num_gpus total
+    ("--hostfile $HOSTFILE --num_gpus 8", None),
+])
+def test_deepspeed_w_is_the_processes_on_the_hostfile_hosts(repo, options, world):
+    (repo / ".git").mkdir()
+    write(repo, "hostfile", HOSTS)
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, f"deepspeed {options} train.py --deepspeed ds.json\n") == [world]
+
+
+def test_a_finding_at_the_hostfile_w_points_at_the_hosts(repo):
+    (repo / ".git").mkdir()
+    write(repo, "hostfile", "worker-1 slots=8\nworker-2 slots=8\n")
+    write(repo, "ds.json", DS)  # 4 x 4 x W 16 = 256, not 64
+    result = lint_script(repo, "deepspeed --hostfile hostfile train.py --deepspeed ds.json\n")
+    [finding] = result.diagnostics
+    assert (finding.path, finding.code) == ("ds.json", "BL102") and "world size (16)" in finding.message
+    assert ("train.sh", "launched here by deepspeed with W=16") in [(r.path, r.message) for r in finding.related]
+
+
+@pytest.mark.parametrize("hostfile", [
+    "worker-1 slots=8\nworker-1 slots=8\n",  # a host twice
+    "worker-1 8\n",  # no slots=
+    "# nobody\n",
+])
+def test_a_hostfile_the_launcher_refuses_leaves_w_unknown(repo, hostfile):
+    (repo / ".git").mkdir()
+    write(repo, "hostfile", hostfile)
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, "deepspeed --hostfile hostfile --num_gpus 8 train.py --deepspeed ds.json\n") == [None]
+
+
+def test_a_hostfile_outside_the_project_is_not_read(repo):
+    write(repo, "hostfile", HOSTS)
+    (repo / "proj" / ".git").mkdir(parents=True)
+    write(repo, "proj/ds.json", DS)
+    script = "deepspeed --hostfile ../hostfile --num_gpus 8 train.py --deepspeed ds.json\n"
+    assert launched_w(repo / "proj", script) == [None]
+
+
+@pytest.mark.parametrize("line, world", [
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed train.py --deepspeed ds.json\n", 4),
+    ("export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed --master_port 29501 train.py --deepspeed ds.json\n", 2),
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --num_gpus 2 train.py --deepspeed ds.json\n", 2),  # the flag wins
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --num_nodes 2 train.py --deepspeed ds.json\n", None),
+    ("CUDA_VISIBLE_DEVICES=$GPUS deepspeed train.py --deepspeed ds.json\n", None),
+    ("CUDA_VISIBLE_DEVICES=0,1 torchrun train.py --deepspeed ds.json\n", None),  # not torchrun's count
+])
+def test_deepspeed_runs_on_the_visible_devices(repo, line, world):
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, line) == [world]

@@ -4,7 +4,7 @@ Wrappers: commands that run a launch line (a job submitter, a scheduler, `env`).
 
 from __future__ import annotations
 
-from .spec import Count, Launcher, Wrapper
+from .spec import Count, Hosts, Launcher, Wrapper
 
 # Launcher options that take no value (torch/distributed/run.py, deepspeed/launcher/runner.py,
 # accelerate/commands/launch.py).
@@ -20,10 +20,11 @@ TORCHRUN = Launcher(
 DEEPSPEED = Launcher(
     "deepspeed", commands=("deepspeed",), markers=(b"deepspeed",), program=True, bare=_BARE,
     # deepspeed/launcher/runner.py: with a hostfile (or --include/--exclude naming hosts) --num_gpus
-    # is per node and the nodes are the hostfile's, not 1.
-    nproc=Count(flags=("--num_gpus", "--num-gpus"), unknown_with=("--include", "-i", "--exclude", "-e")),
-    nnodes=Count(flags=("--num_nodes", "--num-nodes"),
-                 unknown_with=("--hostfile", "-H", "--include", "-i", "--exclude", "-e")))
+    # is per node and the nodes are the hostfile's first --num_nodes, not 1.
+    nproc=Count(flags=("--num_gpus", "--num-gpus", "--num_accelerators")),
+    nnodes=Count(flags=("--num_nodes", "--num-nodes")),
+    hosts=Hosts(file=("--hostfile", "-H"), include=("--include", "-i"), exclude=("--exclude", "-e"),
+                visible=("CUDA_VISIBLE_DEVICES",)))
 ACCELERATE = Launcher(
     "accelerate launch", commands=("accelerate",), subcommands=("launch",), markers=(b"accelerate",),
     program=True, bare=_BARE, total=True,

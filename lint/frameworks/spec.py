@@ -71,6 +71,27 @@ class Count:
 
 
 @dataclass(frozen=True)
+class Hosts:
+    """The machines a launcher runs on, when its options name them: an MPI-style hostfile
+    (`worker-1 slots=8`, one host a line) filtered by `NODE[:SLOT,...][@NODE...]` lists, as
+    DeepSpeed's runner reads them (deepspeed/launcher/runner.py: fetch_hostfile,
+    parse_inclusion_exclusion, then the first --num_nodes hosts with --num_gpus slots each).
+
+    file: options naming the hostfile, read within the project (missing or outside: W unknown);
+    include, exclude: the filter options (each excludes the counts: upstream refuses both);
+    local: the one host there is without a hostfile (`--include localhost:0,1` = 2 processes);
+    visible: a variable listing the local devices, taken as `--include local:<list>` when no
+    other option names hosts or counts (`CUDA_VISIBLE_DEVICES=0,1 deepspeed train.py`).
+    """
+
+    file: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    local: str = "localhost"
+    visible: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Launcher:
     """A command that starts training, recognised by the first words of a shell command.
 
@@ -82,6 +103,8 @@ class Launcher:
     markers: bytes one of which a script holding this launch line contains (scripts
         with none of any launcher's markers are not even parsed).
     nproc, nnodes: the world-size factors; total: nproc counts all nodes' processes.
+    hosts: the options that name machines (a hostfile, include/exclude lists); when one is
+        given, W is the processes on the hosts they select (nproc/nnodes then per host/first hosts).
     program: a generic launcher: its options (`--opt value`, or the bare ones in
         `bare`), then a program (a script, or a module after `-m`/`--module`) with
         its arguments, which the entry point the program matches reads.
@@ -107,6 +130,7 @@ class Launcher:
     nproc: Count = Count()
     nnodes: Count = Count()
     total: bool = False
+    hosts: Optional[Hosts] = None
     program: bool = False
     bare: frozenset = frozenset()
     skip: int = 0
