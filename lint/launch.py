@@ -146,12 +146,16 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     if not words or not words[0].known:
         return None
     start, env = 0, dict(command.env)
+    starter = None  # the innermost wrapper that starts processes itself, with its options
     while True:  # `srun ... env A=1 torchrun ...`: a loop, as wrappers may nest deep
-        inner = _unwrapped(words, start, env)
+        options: dict = {}
+        inner = _unwrapped(words, start, env, options)
         if inner is None:
             break
         if inner >= len(words) or not words[inner].known:
             return None  # the wrapper runs nothing, or a command not known
+        if options.pop("", None) is not None:
+            starter = (options, dict(env))
         start = inner
     if start:
         command = Command(words[start:], env, command.span)  # the span of the whole line, wrapper included
@@ -178,6 +182,12 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         _settings(launch, launcher, owner, args)
         given = {keys: value for keys, value, _ in launch.overrides}
         _world_size(launch, launcher, {}, command, script, given, args)
+        if starter is not None and _counts_nothing(launcher):
+            # `srun -N 2 --ntasks-per-node 8 python train.py`: each task the wrapper starts is one process.
+            wrapper_options, wrapper_env = starter
+            spec = wrapper_options.pop(None)
+            launch.launcher = spec.name
+            _world_size(launch, spec, wrapper_options, Command(words, wrapper_env, command.span), script, {}, ())
         return launch
     options, program, module = _split_options(args, launcher)
     if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
@@ -197,15 +207,18 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     return launch
 
 
-def _unwrapped(words: list, start: int, env: dict) -> Optional[int]:
+def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[int]:
     """Where the command starts that the wrapper at words[start] runs (spec.Wrapper), its
-    assignments added to `env`; None when words[start] is no wrapper."""
+    assignments added to `env`, its options to `options` (with, for a wrapper that starts
+    processes itself, its Launcher under None and a mark under ""); None when words[start] is no wrapper."""
     name = os.path.basename(str(words[start].value))
     for wrapper in _wrappers():
         index = start + 1 + len(wrapper.subcommands)
         if not any(fnmatchcase(name, glob) for glob in wrapper.commands) \
                 or tuple(w.value for w in words[start + 1:index]) != wrapper.subcommands:
             continue
+        if wrapper.starts is not None:
+            options.update({None: wrapper.starts, "": True})
         if wrapper.separator:
             return next((i + 1 for i in range(index, len(words)) if words[i].value == wrapper.separator), len(words))
         while index < len(words):
@@ -219,12 +232,27 @@ def _unwrapped(words: list, start: int, env: dict) -> Optional[int]:
                 return index + 1
             elif not text.startswith("-"):
                 break  # the command (or a word not known: then no launch is read)
-            elif "=" in text or text in wrapper.bare or (not text.startswith("--") and len(text) > 2):
-                index += 1  # --opt=value, a bare option, -Xvalue
+            elif "=" in text:
+                key, value = text.split("=", 1)  # --opt=value
+                options[key] = Word(value, _value_span(word, value), word.raw)
+                index += 1
+            elif text in wrapper.bare:
+                index += 1
+            elif not text.startswith("--") and len(text) > 2:
+                options[text[:2]] = Word(text[2:], _value_span(word, text[2:]), word.raw)  # -N2
+                index += 1
             else:
-                index += 2  # --opt value
+                if index + 1 < len(words):
+                    options[text] = words[index + 1]  # --opt value
+                index += 2
         return index
     return None
+
+
+def _counts_nothing(launcher: Launcher) -> bool:
+    """A program's entry point that gives no process count of its own (a script run by python)."""
+    return launcher.nproc == Count() and launcher.nnodes == Count() and launcher.tasks == Count() \
+        and launcher.hosts is None and not launcher.program
 
 
 def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) -> None:
@@ -273,6 +301,17 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
                 args: list) -> None:
     """launch.world_size (None when unknown) and whether the line writes every factor of it."""
     if launcher.hosts is not None and _on_hosts(launch, launcher, options, command.env, script):
+        return
+    tasks = launcher.tasks
+    # All processes at once: its options, else its environment unless the options give the product.
+    found = _count(options, tasks.flags) or (
+        None if _count(options, launcher.nproc.flags) and _count(options, launcher.nnodes.flags)
+        else _count(command.env, tasks.env))
+    if found is not None:
+        if found[0] is not UNKNOWN:
+            span = found[1] or command.span
+            launch.world_size = Fact(found[0], "world size", span.elsewhere(script), Origin.LAUNCH, detail=found[2])
+            launch.world_size_given = True
         return
     nproc = _factor(launcher.nproc, options, command.env, given, args)
     nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)

@@ -47,7 +47,13 @@ LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN)
 # the arguments left after the options; scripts put `--` before it).
 RAY_JOB = Wrapper("ray job submit", commands=("ray",), subcommands=("job", "submit"), separator="--")
 # `srun [options] CMD...` (Slurm srun(1)): the options that take no value; every other takes one.
-SRUN = Wrapper("srun", commands=("srun",), bare=frozenset({
+# It starts -n tasks (or -N nodes x --ntasks-per-node; inside a batch job -n comes from SLURM_NTASKS,
+# which the #SBATCH header sets): each a process of a program that counts none itself.
+SRUN_TASKS = Launcher(
+    "srun", commands=("srun",), markers=(b"srun",),
+    tasks=Count(flags=("-n", "--ntasks"), env=("SLURM_NTASKS", "SLURM_NPROCS")),
+    nproc=Count(flags=("--ntasks-per-node",)), nnodes=Count(flags=("-N", "--nodes"), unknown_with=("--ntasks-per-node",)))
+SRUN = Wrapper("srun", commands=("srun",), starts=SRUN_TASKS, bare=frozenset({
     "-E", "-H", "-I", "-k", "-K", "-l", "-O", "-Q", "-s", "-u", "-v", "-V", "-X", "-Z", "-h",
     "--overlap", "--exclusive", "--label", "--unbuffered", "--pty", "--quiet", "--verbose", "--no-kill",
     "--kill-on-bad-exit", "--disable-status", "--hold", "--immediate", "--multi-prog", "--no-allocate",

@@ -103,6 +103,8 @@ class Launcher:
     markers: bytes one of which a script holding this launch line contains (scripts
         with none of any launcher's markers are not even parsed).
     nproc, nnodes: the world-size factors; total: nproc counts all nodes' processes.
+    tasks: the processes in all, when given: W by itself (its flags first, then its env unless
+        the flags give both nproc and nnodes; `srun -n 16`, SLURM_NTASKS).
     hosts: the options that name machines (a hostfile, include/exclude lists); when one is
         given, W is the processes on the hosts they select (nproc/nnodes then per host/first hosts).
     program: a generic launcher: its options (`--opt value`, or the bare ones in
@@ -130,6 +132,7 @@ class Launcher:
     nproc: Count = Count()
     nnodes: Count = Count()
     total: bool = False
+    tasks: Count = Count()
     hosts: Optional[Hosts] = None
     program: bool = False
     bare: frozenset = frozenset()
@@ -155,6 +158,10 @@ class Wrapper:
         wrapper's options, each `--opt=value`, `-Xvalue`, an option in `bare`
         alone, or any other option with the next word as its value.
     assignments: `NAME=value` words before the inner command are its environment.
+    starts: the processes the wrapper starts itself, each running the command, when that command
+        is a program with no count of its own (`srun -N 2 --ntasks-per-node 8 python train.py`:
+        16; `srun -N 2 torchrun --nnodes 2 --nproc_per_node 8 ...`: torchrun's 16): a Launcher
+        whose counts read the wrapper's options.
     """
 
     name: str
@@ -163,6 +170,7 @@ class Wrapper:
     separator: str = ""
     bare: frozenset = frozenset()
     assignments: bool = False
+    starts: Optional[Launcher] = None
 
 
 @dataclass(frozen=True)

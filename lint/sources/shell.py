@@ -118,7 +118,9 @@ def read_shell(path: str, text: str) -> ShellDocument:
     lexer = _Lexer(meant)
     raw_commands = lexer.commands()
     state = _Interpreter(meant, lexer.line_starts)
-    state.variables.update(_sbatch_environment(meant))
+    slurm = _sbatch_environment(meant)
+    state.variables.update(slurm)
+    state.exported.update(slurm)  # the job's environment: every command sees it
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -674,7 +676,7 @@ _SBATCH_VARIABLES = {
     "--ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"), "-n": ("SLURM_NTASKS", "SLURM_NPROCS"),
     "--ntasks-per-node": ("SLURM_NTASKS_PER_NODE",),
     "--gpus-per-node": ("SLURM_GPUS_PER_NODE", "SLURM_GPUS_ON_NODE"),
-    "--gpus": ("SLURM_GPUS",), "-G": ("SLURM_GPUS",),
+    "--gpus": ("SLURM_GPUS",), "-G": ("SLURM_GPUS",), "--gpus-per-task": ("SLURM_GPUS_PER_TASK",),
     "--gres": ("SLURM_GPUS_ON_NODE",),
 }
 
