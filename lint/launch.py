@@ -117,14 +117,22 @@ def launches(doc: ShellDocument) -> list:
     return found
 
 
-def _find(kind: str, name: str) -> Optional[tuple]:
+def _find(kind: str, name: str, args: list = ()) -> Optional[tuple]:
     """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match
     `name`. A glob that starts with `*` (any script, any module) is a fallback: it is tried only
-    after every launcher's specific globs, whatever the order of registration."""
+    after every launcher's specific globs, whatever the order of registration. A launcher that
+    `requires` flags matches only when `args` give one of them."""
+    given = None
     for fallback in (False, True):
         for launcher, owner in _launchers():
-            if any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
-                return launcher, owner
+            if not any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
+                continue
+            if launcher.requires:
+                given = given if given is not None else {
+                    str(w.value).partition("=")[0] for w in args if w.known and str(w.value).startswith("-")}
+                if not given & set(launcher.requires):
+                    continue
+            return launcher, owner
     return None
 
 
@@ -164,10 +172,10 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     entry = None
     if _PYTHON.search(first) and len(words) > 2 and words[1].value == "-m" and words[2].known:
         entry = str(words[2].value)
-        found, args = _find("modules", entry), words[3:]
+        found, args = _find("modules", entry, words[3:]), words[3:]
     elif _PYTHON.search(first) and len(words) > 1 and words[1].known:
         entry = str(words[1].value)
-        found, args = _find("scripts", entry), words[2:]
+        found, args = _find("scripts", entry, words[2:]), words[2:]
     else:
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
@@ -200,7 +208,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     matched = None
     if program and program[0].known:
         name = str(program[0].value)
-        matched = _find("modules", name) if module else _find("scripts", name)
+        matched = _find("modules" if module else "scripts", name, program[1:])
         launch.entry = name if matched else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])

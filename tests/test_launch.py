@@ -493,3 +493,55 @@ def test_a_hostfile_outside_the_project_is_not_read(repo):
 def test_deepspeed_runs_on_the_visible_devices(repo, line, world):
     write(repo, "ds.json", DS)
     assert launched_w(repo, line) == [world]
+
+
+# -- Megatron arguments in string variables and arrays, any entry script ----------------------
+
+MEGATRON_STRINGS = """\
+#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=2
+DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --node_rank 0 --master_port 6000"
+GPT_ARGS="
+    --tensor-model-parallel-size 2 \\
+    --pipeline-model-parallel-size 2 \\
+    --micro-batch-size 4 \\
+    --global-batch-size {gbs} \\
+    --seq-length 1024
+"
+DATA_ARGS="--data-path my-gpt2_text_document --split 949,50,1"
+torchrun $DISTRIBUTED_ARGS {script} $GPT_ARGS $DATA_ARGS
+"""
+
+
+@pytest.mark.parametrize("script", ["pretrain_gpt.py", "examples/run_simple_mcore_train_loop.py", "train_llama.py"])
+def test_megatron_arguments_in_a_string_variable_point_at_their_words(repo, script):
+    result = lint_script(repo, MEGATRON_STRINGS.format(gbs=100, script=script))
+    [finding] = result.diagnostics  # dp = 16 / (2 x 2) = 4; 100 is no multiple of 4 x 4
+    assert (finding.code, finding.span.line, finding.span.column) == ("BL103", 9, 25)
+    assert [(r.span.line, r.span.column) for r in finding.related] == [(8, 24)]  # --micro-batch-size's 4
+    assert found(lint_script(repo, MEGATRON_STRINGS.format(gbs=96, script=script), "ok.sh")) == []
+
+
+def test_megatron_arguments_in_arrays_under_any_script(repo):
+    script = ("DISTRIBUTED_ARGS=(--nproc_per_node 8 --nnodes 2)\n"
+              "GPT_ARGS=(\n    --tensor-model-parallel-size 2\n    --micro-batch-size 4\n    --global-batch-size 100\n)\n"
+              'torchrun "${DISTRIBUTED_ARGS[@]}" examples/run_simple_mcore_train_loop.py "${GPT_ARGS[@]}"\n')
+    [finding] = lint_script(repo, script).diagnostics  # dp 8: 100 is no multiple of 32
+    assert (finding.code, finding.span.line, finding.span.column) == ("BL103", 5, 25)
+
+
+@pytest.mark.parametrize("text, framework", [
+    ("torchrun --nproc_per_node 8 train.py --micro-batch-size 4 --global-batch-size 64\n", "megatron"),
+    ("torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4\n", "transformers"),
+    ("torchrun --nproc_per_node 8 train.py --micro_batch_size 4\n", "transformers"),  # underscores: not Megatron's
+])
+def test_an_entry_script_is_megatron_s_only_for_its_batch_flags(text, framework):
+    [line] = lines(text)
+    assert line.framework == framework
+
+
+def test_a_split_variable_that_expands_others_keeps_the_assignment_span():
+    [command] = read_shell("run.sh", 'N=8\nARGS="--nproc_per_node $N --nnodes 1"\ntorchrun $ARGS t.py\n').commands
+    assert [(w.value, w.span.line, w.span.column) for w in command.words[1:3]] == [
+        ("--nproc_per_node", 2, 6), ("8", 2, 6)]

@@ -121,6 +121,8 @@ class Launcher:
     linked: flags whose value is a file another framework reads (`--deepspeed ds.json`):
         a setting of the inline config, and the file is linted under this launch as it
         is written: a program's flags are never written into it.
+    requires: the launcher matches a program only when its arguments give one of these flags
+        (a fallback `*.py` for the scripts whose flags are this framework's, tried before others').
     """
 
     name: str
@@ -142,6 +144,7 @@ class Launcher:
     inline: bool = False
     config_flags: tuple[str, ...] = ()
     linked: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -579,7 +579,29 @@ class _Interpreter:
                 expanded = Word(before.value + expanded.value, value_span, word.raw)
             else:
                 expanded = Word(UNKNOWN, value_span, word.raw)
+        elif expanded.known and all(part[0] == "lit" for part in value_word.parts):
+            expanded.pieces = self._placed(expanded.value, word.offset + prefix, word.offset + len(word.raw))
         return expanded
+
+    def _placed(self, value: str, start: int, end: int) -> Optional[tuple]:
+        """The words `value` splits into, each a Word at its place in text[start:end] (written as
+        it is: `GPT_ARGS="--micro-batch-size 4 ..."`); None for a single word or one not found."""
+        pieces = value.split()
+        if len(pieces) < 2 or self.starts is None:
+            return None
+        placed = []
+        position = start
+        for piece in pieces:
+            at = self.text.find(piece, position, end)
+            if at < 0:
+                return None
+            placed.append(Word(piece, Span(*self._position(at), *self._position(at + len(piece))), piece))
+            position = at + len(piece)
+        return tuple(placed)
+
+    def _position(self, offset: int) -> tuple:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return index + 1, offset - self.starts[index] + 1
 
     def _produce(self, characters: int, words: int, span: Span) -> None:
         """Count what an expansion makes, before it is made: its characters and
