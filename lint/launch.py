@@ -46,8 +46,9 @@ def _wrappers() -> tuple:
 
 @functools.cache
 def markers() -> tuple:
-    """Byte strings one of which a launch script contains (the engine skips other scripts)."""
-    return (b"python",) + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
+    """Byte strings one of which a launch script contains (the engine skips other scripts); `.sh`:
+    a script that runs another, which may launch."""
+    return (b"python", b".sh") + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
 
 
 @dataclass
@@ -290,7 +291,7 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
             break
         if "=" in text:
             key, value = text.split("=", 1)
-            options[key] = Word(value, word.span, word.raw)
+            options[key] = Word(value, _value_span(word, value), word.raw)
             index += 1
         elif text in launcher.bare or index + 1 >= len(args):
             options[text] = Word("true", word.span, word.raw)

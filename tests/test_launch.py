@@ -545,3 +545,64 @@ def test_a_split_variable_that_expands_others_keeps_the_assignment_span():
     [command] = read_shell("run.sh", 'N=8\nARGS="--nproc_per_node $N --nnodes 1"\ntorchrun $ARGS t.py\n').commands
     assert [(w.value, w.span.line, w.span.column) for w in command.words[1:3]] == [
         ("--nproc_per_node", 2, 6), ("8", 2, 6)]
+
+
+# -- one script running another with its environment and arguments ---------------------------
+
+RUN_TRAIN = """\
+#!/usr/bin/bash
+set -ex
+NGPU=${NGPU:-"8"}
+export LOG_RANK=${LOG_RANK:-0}
+CONFIG_FILE=${CONFIG_FILE:-"./train_configs/debug_model.toml"}
+torchrun --nproc_per_node=${NGPU} --rdzv_backend c10d --rdzv_endpoint="localhost:0" \\
+--local-ranks-filter ${LOG_RANK} --role rank --tee 3 \\
+-m torchtitan.train --job.config_file ${CONFIG_FILE} "$@"
+"""
+
+
+def test_a_caller_gives_the_callee_its_environment_and_arguments(repo):
+    (repo / ".git").mkdir()
+    write(repo, "run_train.sh", RUN_TRAIN)
+    write(repo, "train_configs/llama4.toml", TITAN)
+    caller = "#!/bin/bash\nNGPU=16 CONFIG_FILE=./train_configs/llama4.toml ./run_train.sh --training.seq_len 8190\n"
+    result = lint_script(repo, caller, name="scripts/llama4.sh")
+    # W 16 < tp 8 x pp 4; 1 microbatch for 4 stages; 8190 (the caller's argument) not a multiple of 16
+    assert found(result) == [("scripts/llama4.sh", "BL401", 2), ("train_configs/llama4.toml", "BL111", 5),
+                             ("train_configs/llama4.toml", "BL202", 10)]
+    layout = next(d for d in result.diagnostics if d.code == "BL202")
+    assert "W (16)" in layout.message
+    assert [(r.path, r.span.line, r.span.column, r.message) for r in layout.related][-3:] == [
+        ("scripts/llama4.sh", 2, 6, "world size 16 set here"),
+        ("run_train.sh", 6, 1, "launched here by torchrun with W=16"),
+        ("scripts/llama4.sh", 2, 1, "runs run_train.sh")]
+    # the callee alone: its defaults (W 8, a config that is not there)
+    assert found(lint_script(repo, RUN_TRAIN, name="run_train.sh")) == []
+
+
+def test_positional_arguments_reach_the_callee(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/sft.yaml", "# batchlint: global-batch=64\n" + HF)
+    write(repo, "scripts/train.sh", 'GPUS=${1:-8}\nCONFIG=$2\ntorchrun --nproc_per_node $GPUS train.py --config "$CONFIG"\n')
+    result = lint_script(repo, "bash scripts/train.sh 4 configs/sft.yaml\n", name="go.sh")
+    assert found(result) == []  # 2 x 8 x W 4 = 64
+    result = lint_script(repo, "bash -x scripts/train.sh 8 configs/sft.yaml\n", name="go.sh")
+    [finding] = result.diagnostics  # W 8: 128
+    assert finding.code == "BL102" and "the global batch is 128" in finding.message
+    assert ("go.sh", 1) in [(r.path, r.span.line) for r in finding.related]
+
+
+def test_script_calls_stop_at_cycles_depth_and_the_project(repo):
+    (repo / ".git").mkdir()
+    write(repo, "ds.json", DS)
+    write(repo, "a.sh", "bash b.sh\n")
+    write(repo, "b.sh", "bash a.sh\ndeepspeed --num_gpus 8 train.py --deepspeed ds.json\n")
+    assert found(lint_script(repo, "bash a.sh\n", name="go.sh")) == [("ds.json", "BL102", 2)]  # once, no loop
+    chain = {f"s{i}.sh": f"bash s{i + 1}.sh\n" for i in range(6)}
+    chain["s6.sh"] = "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n"
+    for name, text in chain.items():
+        write(repo, name, text)
+    assert launched_w(repo, "bash s3.sh\n", name="near.sh") == [8]  # 4 calls deep
+    assert launched_w(repo, "bash s0.sh\n", name="far.sh") == []  # past the bound
+    write(repo, "../outside.sh", "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n")
+    assert launched_w(repo, "bash ../outside.sh\n", name="out.sh") == []

@@ -34,6 +34,7 @@ from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_OUTPUT
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _INDEXED_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
 _OPENERS = {"if", "for", "while", "until", "case", "select"}
@@ -111,7 +112,11 @@ class ShellDocument(Document):
     broken_continuations: list = field(default_factory=list)
 
 
-def read_shell(path: str, text: str) -> ShellDocument:
+def read_shell(path: str, text: str, environment: Optional[dict] = None,
+               arguments: Optional[list] = None) -> ShellDocument:
+    """The script's commands. `environment` (name -> Word) and `arguments` (Words: $1, $2, "$@")
+    are what a caller runs it with (`NGPU=16 ./run_train.sh --steps 10`); without them the
+    positional parameters are unknown."""
     # A script saved with CRLF line endings is read as its author meant it (lines and columns
     # stay the same); BL601 reports each `\` that the carriage return keeps from continuing.
     meant = text.replace("\r\n", "\n") if "\r\n" in text else text
@@ -121,6 +126,14 @@ def read_shell(path: str, text: str) -> ShellDocument:
     slurm = _sbatch_environment(meant)
     state.variables.update(slurm)
     state.exported.update(slurm)  # the job's environment: every command sees it
+    for name, value in (environment or {}).items():
+        if isinstance(value, Word):
+            state.variables[name] = value
+            state.exported.add(name)
+    if arguments is not None:
+        state.variables["@"] = list(arguments)
+        state.variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
+        state.variables["#"] = Word(str(len(arguments)), Span(1, 1, 1, 1), "")
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -357,7 +370,10 @@ class _Lexer:
             self.i = match.end()
             return ("var", match.group(), None, None, quoted)
         ch = text[self.i:self.i + 1]
-        if ch and (ch.isdigit() or ch in "@*#?$!-"):
+        if ch and (ch.isdigit() or ch in "@#"):
+            self.i += 1  # $1 and "$@": known when a caller's line gives them (read_shell's arguments)
+            return ("array", "@") if ch == "@" else ("var", ch, None, None, quoted)
+        if ch and ch in "*?$!-":
             self.i += 1
             return ("unknown",)
         return ("lit", "$")
@@ -384,10 +400,12 @@ class _Lexer:
 
 def _parameter(body: str) -> tuple:
     """${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:=default}, ${NAME[@]}."""
-    match = _NAME.match(body)
+    match = _NAME.match(body) or _POSITIONAL.match(body)
     if not match:
         return ("unknown",)
     name, rest = match.group(), body[match.end():]
+    if name == "@":
+        return ("array", "@") if not rest else ("unknown",)
     if rest in ("[@]", "[*]"):
         return ("array", name)
     if not rest:
