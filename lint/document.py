@@ -52,8 +52,9 @@ class Span(NamedTuple):
         return cls(line, column, line, column + 1)
 
     def elsewhere(self, path: Optional[str]) -> "Span":
-        """The same place, marked as being in file `path`."""
-        return Span(self.line, self.column, self.end_line, self.end_column, path)
+        """The same place, marked as being in file `path` (unless it is marked already: a word a
+        calling script gave the script read)."""
+        return Span(self.line, self.column, self.end_line, self.end_column, self.path or path)
 
 
 @dataclass(frozen=True)

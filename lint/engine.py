@@ -284,31 +284,96 @@ class _Checker:
 
         self.framework = "launch"
         self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
+        self.launch_lines(source, (), (os.path.abspath(source.document.path),))
+
+    def launch_lines(self, source: _Source, called: tuple, stack: tuple) -> int:
+        """Each launch line of a script with its configs, and those of the project's scripts it
+        runs (`NGPU=16 ./run_train.sh`, `bash scripts/train.sh 8 cfg.yaml`): read with the caller's
+        environment and arguments, `called` noting the callers' lines, `stack` their files. Returns
+        how many launch lines were read."""
+        launch = _launch()
         base = os.path.dirname(os.path.abspath(source.document.path))
-        for line in launch.launches(source.document):
-            if line.world_size is None and line.world_size_file is not None:
-                line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path)
-                line.world_size_given = line.world_size is not None
-            outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
-                                   path=source.path)
-            where = line.command.span
-            with_w = f" with W={line.world_size.value}" if line.world_size else ""
-            note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),)
-            for word in line.configs:
-                config = self.linked_config(word, base, source.path)
-                if config is not None:
-                    config.document.launched_by = line.framework
-                    launch.apply_overrides(config.document, line.overrides, source.path)
-                    self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
-                                                    config.path), note)
-            for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
-                config = self.linked_config(word, base, source.path)
-                if config is not None:
-                    self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
-                                                    config.path), note)
-            if line.framework and not line.configs:
-                inline = launch.inline_document(line, source.path, source.document.text)
-                self.config(_Source(source.path, inline, source.directives), outside)
+        count = 0
+        for command in source.document.commands:
+            callee = self.called_script(command, base, source.path, stack)
+            if callee is not None:
+                note = Related(f"runs {callee.path}", command.span, source.path)
+                inner = self.launch_lines(callee, called + (note,), stack + (os.path.abspath(callee.document.path),))
+                if inner:
+                    count += inner
+                    continue  # else the command itself may be a launcher's (a spec of the script's name)
+            line = launch.launch_of(command, source.document.path)
+            if line is not None:
+                self.launch_line(line, source, base, called)
+                count += 1
+        return count
+
+    def called_script(self, command, base: str, script_path: str, stack: tuple) -> Optional[_Source]:
+        """The project's shell script a command runs (`./run_train.sh`, `bash -x scripts/train.sh 8`), read
+        with the command's environment and arguments; None when it runs none, one outside the project,
+        one past the depth bound or one already running (a cycle)."""
+        words = command.words
+        index = 0
+        if words and words[0].known and os.path.basename(str(words[0].value)) in _SHELLS:
+            index = 1
+            while index < len(words) and words[index].known and str(words[index].value).startswith("-"):
+                if words[index].value in ("-c", "-lc"):
+                    return None  # a command string: read where it stands by the shell reader
+                index += 1
+        if index >= len(words) or not words[index].known or not str(words[index].value).endswith(_SCRIPT_SUFFIXES) \
+                or len(stack) > _MAX_CALL_DEPTH:
+            return None
+        path = self.located(words[index], base, script_path, needs_format=False)
+        if path is None or os.path.abspath(path) in stack:
+            return None
+        try:
+            raw = project.read_bytes(path)
+        except OSError:
+            return None
+        if not any(marker in raw for marker in _launch().markers()):
+            return None
+        from .sources.shell import read_shell
+
+        shown = display_path(path)
+        env = {name: _in_file(word, script_path) for name, word in command.env.items()}
+        arguments = [_in_file(word, script_path) for word in words[index + 1:]]
+        try:
+            document = read_shell(shown, raw.decode("utf-8-sig", "replace"), env, arguments)
+        except (ParseError, LimitExceeded):
+            return None  # reported when the script itself is linted
+        found = self.directives.get(shown) or directive_parser.parse(document.text, self.known)
+        self.directives.setdefault(shown, found)
+        return _Source(shown, document, found)
+
+    def launch_line(self, line, source: _Source, base: str, called: tuple = ()) -> None:
+        """One launch line: its W, then the configs it names and its own settings, checked under it."""
+        launch = _launch()
+        if line.world_size is None and line.world_size_file is not None:
+            line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path)
+            line.world_size_given = line.world_size is not None
+        if line.world_size is None and line.hosts is not None:
+            line.world_size = self.world_size_on_hosts(line.hosts, base, source.path)
+            line.world_size_given = line.world_size is not None
+        outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
+                               path=source.path)
+        where = line.command.span
+        with_w = f" with W={line.world_size.value}" if line.world_size else ""
+        note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),) + called
+        for word in line.configs:
+            config = self.linked_config(word, base, source.path)
+            if config is not None:
+                config.document.launched_by = line.framework
+                launch.apply_overrides(config.document, line.overrides, source.path)
+                self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
+                                                config.path), note)
+        for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
+            config = self.linked_config(word, base, source.path)
+            if config is not None:
+                self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
+                                                config.path), note)
+        if line.framework and not line.configs:
+            inline = launch.inline_document(line, source.path, source.document.text)
+            self.config(_Source(source.path, inline, source.directives), outside, note if called else ())
 
     def world_size_in_file(self, word, key: str, base: str, script_path: str) -> Optional[Fact]:
         """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its
@@ -322,25 +387,69 @@ class _Checker:
         return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
                     detail=f"{key} {value} in {source.path}")
 
-    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
-        """The config file a launch line names, if it can be found and read."""
+    def world_size_on_hosts(self, hosts, base: str, script_path: str) -> Optional[Fact]:
+        """W from the hostfile a launch line names (spec.Hosts), read within the project; None, with
+        a notice, when it is not there or the launcher would not run on it."""
+        found = self.located(hosts.file, base, script_path, needs_format=False)
+        counted = None
+        if found is not None:
+            try:
+                counted = hosts.count(project.read_bytes(found).decode("utf-8", "replace"))
+            except OSError:
+                pass
+        where = f"{script_path}:{hosts.file.span.line}"
+        if found is None:
+            reads.notice(f"{where}: hostfile `{hosts.file.value}` is not in the project; the world size is unknown")
+            return None
+        if counted is None:
+            reads.notice(f"{where}: the hosts of `{hosts.file.value}` and the launch options select no known "
+                         "number of processes; the world size is unknown")
+            return None
+        value, span, detail = counted
+        return Fact(value, "world size", span._replace(path=display_path(found)), Origin.LAUNCH, detail=detail)
+
+    def located(self, word, base: str, script_path: str, needs_format: bool = True) -> Optional[str]:
+        """The file a launch line names (a config needs a format batchlint reads), found from the
+        script's folder, the working folder or the project root, within the project."""
         if not word.known:
             return None
         for folder in (base, os.getcwd(), self.settings.root):
             candidate = os.path.normpath(os.path.join(folder, str(word.value)))
-            fmt = format_of(candidate)
             reads.record(candidate)  # even when missing: creating it changes the result
-            if fmt and os.path.isfile(candidate):
+            if (format_of(candidate) or not needs_format) and os.path.isfile(candidate):
                 if not project.may_read(candidate):
                     reads.notice(f"{script_path}:{word.span.line}: `{word.value}` resolves outside "
                                  "the project; not read (widen it with `reference-paths` in the project config)")
                     return None
-                try:
-                    raw = project.read_bytes(candidate)
-                except OSError:
-                    return None
-                return self.load(candidate, raw, fmt)
+                return candidate
         return None
+
+    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
+        """The config file a launch line names, if it can be found and read."""
+        candidate = self.located(word, base, script_path)
+        if candidate is None:
+            return None
+        try:
+            raw = project.read_bytes(candidate)
+        except OSError:
+            return None
+        return self.load(candidate, raw, format_of(candidate))
+
+
+def _in_file(word, path: str):
+    """A word of a calling script, marked as written there (its positions are that file's)."""
+    if not hasattr(word, "span"):
+        return word  # an array: no environment value
+    spans = {"span": word.span.elsewhere(path)}
+    if word.value_span is not None:
+        spans["value_span"] = word.value_span.elsewhere(path)
+    return replace(word, **spans)
+
+
+# A script another runs: `./x.sh`, `bash x.sh`; followed this many calls deep.
+_SHELLS = {"bash", "sh", "zsh", "dash"}
+_SCRIPT_SUFFIXES = (".sh", ".bash")
+_MAX_CALL_DEPTH = 4
 
 
 @functools.lru_cache(maxsize=8)

@@ -46,8 +46,9 @@ def _wrappers() -> tuple:
 
 @functools.cache
 def markers() -> tuple:
-    """Byte strings one of which a launch script contains (the engine skips other scripts)."""
-    return (b"python",) + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
+    """Byte strings one of which a launch script contains (the engine skips other scripts); `.sh`:
+    a script that runs another, which may launch."""
+    return (b"python", b".sh") + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
 
 
 @dataclass
@@ -66,6 +67,39 @@ class Launch:
     # The entry point that matched: a module (`python -m x.y`, `deepspeed --module x.y`) or a script as
     # written; None for a command (`swift sft`) or a program no entry point reads.
     entry: Optional[str] = None
+    # W is the processes on the hosts of a hostfile the line names (spec.Hosts), for the engine to read.
+    hosts: Optional["HostRequest"] = None
+
+
+@dataclass
+class HostRequest:
+    """What a launch line asks of the hosts it names (spec.Hosts): an MPI-style hostfile (None:
+    the local machine alone, whose devices are not known), a filter, the first `nodes` hosts,
+    `per_node` processes on each."""
+
+    file: Optional[Word]
+    local: str
+    include: str = ""
+    exclude: str = ""
+    nodes: Optional[int] = None
+    per_node: Optional[int] = None
+    words: tuple = ()  # the options as written, for the detail
+
+    def count(self, text: Optional[str]) -> Optional[tuple]:
+        """(processes, span of the first host used or None, detail), or None when the hostfile
+        is not one the launcher accepts or the selection is not known."""
+        pool, lines = ({self.local: None}, {}) if text is None else _hostfile(text)
+        if not pool:
+            return None
+        used = _select(pool, self.include, self.exclude, self.nodes, self.per_node)
+        if used is None:
+            return None
+        hosts = [host for host, _ in used]
+        total = sum(count for _, count in used)
+        shown = " ".join(self.words)
+        where = f" of {self.file.value}" if self.file is not None else ""
+        return total, lines.get(hosts[0]), f"{shown}: {len(hosts)} host{'s' if len(hosts) > 1 else ''}{where}, " \
+            + " + ".join(str(count) for _, count in used)
 
 
 _PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
@@ -84,14 +118,22 @@ def launches(doc: ShellDocument) -> list:
     return found
 
 
-def _find(kind: str, name: str) -> Optional[tuple]:
+def _find(kind: str, name: str, args: list = ()) -> Optional[tuple]:
     """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match
     `name`. A glob that starts with `*` (any script, any module) is a fallback: it is tried only
-    after every launcher's specific globs, whatever the order of registration."""
+    after every launcher's specific globs, whatever the order of registration. A launcher that
+    `requires` flags matches only when `args` give one of them."""
+    given = None
     for fallback in (False, True):
         for launcher, owner in _launchers():
-            if any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
-                return launcher, owner
+            if not any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
+                continue
+            if launcher.requires:
+                given = given if given is not None else {
+                    str(w.value).partition("=")[0] for w in args if w.known and str(w.value).startswith("-")}
+                if not given & set(launcher.requires):
+                    continue
+            return launcher, owner
     return None
 
 
@@ -113,12 +155,16 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     if not words or not words[0].known:
         return None
     start, env = 0, dict(command.env)
+    starter = None  # the innermost wrapper that starts processes itself, with its options
     while True:  # `srun ... env A=1 torchrun ...`: a loop, as wrappers may nest deep
-        inner = _unwrapped(words, start, env)
+        options: dict = {}
+        inner = _unwrapped(words, start, env, options)
         if inner is None:
             break
         if inner >= len(words) or not words[inner].known:
             return None  # the wrapper runs nothing, or a command not known
+        if options.pop("", None) is not None:
+            starter = (options, dict(env))
         start = inner
     if start:
         command = Command(words[start:], env, command.span)  # the span of the whole line, wrapper included
@@ -127,10 +173,10 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     entry = None
     if _PYTHON.search(first) and len(words) > 2 and words[1].value == "-m" and words[2].known:
         entry = str(words[2].value)
-        found, args = _find("modules", entry), words[3:]
+        found, args = _find("modules", entry, words[3:]), words[3:]
     elif _PYTHON.search(first) and len(words) > 1 and words[1].known:
         entry = str(words[1].value)
-        found, args = _find("scripts", entry), words[2:]
+        found, args = _find("scripts", entry, words[2:]), words[2:]
     else:
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
@@ -145,6 +191,12 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         _settings(launch, launcher, owner, args)
         given = {keys: value for keys, value, _ in launch.overrides}
         _world_size(launch, launcher, {}, command, script, given, args)
+        if starter is not None and _counts_nothing(launcher):
+            # `srun -N 2 --ntasks-per-node 8 python train.py`: each task the wrapper starts is one process.
+            wrapper_options, wrapper_env = starter
+            spec = wrapper_options.pop(None)
+            launch.launcher = spec.name
+            _world_size(launch, spec, wrapper_options, Command(words, wrapper_env, command.span), script, {}, ())
         return launch
     options, program, module = _split_options(args, launcher)
     if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
@@ -157,22 +209,25 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     matched = None
     if program and program[0].known:
         name = str(program[0].value)
-        matched = _find("modules", name) if module else _find("scripts", name)
+        matched = _find("modules" if module else "scripts", name, program[1:])
         launch.entry = name if matched else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
     return launch
 
 
-def _unwrapped(words: list, start: int, env: dict) -> Optional[int]:
+def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[int]:
     """Where the command starts that the wrapper at words[start] runs (spec.Wrapper), its
-    assignments added to `env`; None when words[start] is no wrapper."""
+    assignments added to `env`, its options to `options` (with, for a wrapper that starts
+    processes itself, its Launcher under None and a mark under ""); None when words[start] is no wrapper."""
     name = os.path.basename(str(words[start].value))
     for wrapper in _wrappers():
         index = start + 1 + len(wrapper.subcommands)
         if not any(fnmatchcase(name, glob) for glob in wrapper.commands) \
                 or tuple(w.value for w in words[start + 1:index]) != wrapper.subcommands:
             continue
+        if wrapper.starts is not None:
+            options.update({None: wrapper.starts, "": True})
         if wrapper.separator:
             return next((i + 1 for i in range(index, len(words)) if words[i].value == wrapper.separator), len(words))
         while index < len(words):
@@ -186,12 +241,27 @@ def _unwrapped(words: list, start: int, env: dict) -> Optional[int]:
                 return index + 1
             elif not text.startswith("-"):
                 break  # the command (or a word not known: then no launch is read)
-            elif "=" in text or text in wrapper.bare or (not text.startswith("--") and len(text) > 2):
-                index += 1  # --opt=value, a bare option, -Xvalue
+            elif "=" in text:
+                key, value = text.split("=", 1)  # --opt=value
+                options[key] = Word(value, _value_span(word, value), word.raw)
+                index += 1
+            elif text in wrapper.bare:
+                index += 1
+            elif not text.startswith("--") and len(text) > 2:
+                options[text[:2]] = Word(text[2:], _value_span(word, text[2:]), word.raw)  # -N2
+                index += 1
             else:
-                index += 2  # --opt value
+                if index + 1 < len(words):
+                    options[text] = words[index + 1]  # --opt value
+                index += 2
         return index
     return None
+
+
+def _counts_nothing(launcher: Launcher) -> bool:
+    """A program's entry point that gives no process count of its own (a script run by python)."""
+    return launcher.nproc == Count() and launcher.nnodes == Count() and launcher.tasks == Count() \
+        and launcher.hosts is None and not launcher.program
 
 
 def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) -> None:
@@ -221,7 +291,7 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
             break
         if "=" in text:
             key, value = text.split("=", 1)
-            options[key] = Word(value, word.span, word.raw)
+            options[key] = Word(value, _value_span(word, value), word.raw)
             index += 1
         elif text in launcher.bare or index + 1 >= len(args):
             options[text] = Word("true", word.span, word.raw)
@@ -239,6 +309,19 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
 def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Command, script: str, given: dict,
                 args: list) -> None:
     """launch.world_size (None when unknown) and whether the line writes every factor of it."""
+    if launcher.hosts is not None and _on_hosts(launch, launcher, options, command.env, script):
+        return
+    tasks = launcher.tasks
+    # All processes at once: its options, else its environment unless the options give the product.
+    found = _count(options, tasks.flags) or (
+        None if _count(options, launcher.nproc.flags) and _count(options, launcher.nnodes.flags)
+        else _count(command.env, tasks.env))
+    if found is not None:
+        if found[0] is not UNKNOWN:
+            span = found[1] or command.span
+            launch.world_size = Fact(found[0], "world size", span.elsewhere(script), Origin.LAUNCH, detail=found[2])
+            launch.world_size_given = True
+        return
     nproc = _factor(launcher.nproc, options, command.env, given, args)
     nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)
     if nproc is None and launcher.total and launcher.nproc.file:
@@ -252,6 +335,110 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
     where = nproc[2] + (f" x {nnodes[2]}" if nnodes else "")
     launch.world_size = Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
     launch.world_size_given = nproc[1] is not None and (nnodes is None or nnodes[1] is not None)
+
+
+def _on_hosts(launch: Launch, launcher: Launcher, options: dict, env: dict, script: str) -> bool:
+    """W from the options that name hosts (spec.Hosts), the hostfile left for the engine to read
+    (launch.hosts); False when the line names none, and W is the product of the counts."""
+    spec = launcher.hosts
+    picked = {name: next(((option, options[option]) for option in names if option in options), None)
+              for name, names in (("file", spec.file), ("include", spec.include), ("exclude", spec.exclude))}
+    nproc, nnodes = _count(options, launcher.nproc.flags), _count(options, launcher.nnodes.flags)
+    if not any(picked.values()):
+        visible = _count_free(env, spec.visible)
+        # Without options naming hosts or counts the runner takes the visible devices as its include list.
+        if visible is None or nproc is not None or (nnodes is not None and nnodes[0] != 1):
+            return False
+        picked["include"] = (visible[0], Word(f"{spec.local}:{visible[1].value}" if visible[1].known else UNKNOWN,
+                                              visible[1].span, visible[1].raw))
+        nnodes = None
+    given = [word for _, word in filter(None, picked.values())]
+    counts = [found for found in (nproc, nnodes) if found is not None]
+    if not all(word.known and isinstance(word.value, str) for word in given) \
+            or any(value is UNKNOWN for value, _, _ in counts):
+        return True  # W unknown
+    text = {name: found[1].value if found else "" for name, found in picked.items()}
+    request = HostRequest(
+        picked["file"][1] if picked["file"] else None, spec.local, text["include"], text["exclude"],
+        nnodes[0] if nnodes else None, nproc[0] if nproc else None,
+        tuple(f"{option} {word.value}" for option, word in filter(None, picked.values()))
+        + tuple(description for _, _, description in counts))
+    if request.file is not None:
+        launch.hosts = request
+        return True
+    counted = request.count(None)
+    if counted is not None:
+        span = (picked["include"] or picked["exclude"])[1].span
+        launch.world_size = Fact(counted[0], "world size", span.elsewhere(script), Origin.LAUNCH, detail=counted[2])
+        launch.world_size_given = True
+    return True
+
+
+def _count_free(env: dict, names: tuple) -> Optional[tuple]:
+    """(name, Word) of the first of `names` in the environment."""
+    return next(((name, env[name]) for name in names if isinstance(env.get(name), Word)), None)
+
+
+def _hostfile(text: str) -> tuple:
+    """({host: slots}, {host: line}) of an MPI-style hostfile (`worker-1 slots=8`, `#` comments), or
+    ({}, {}) when the launcher would refuse it: a line of another shape, a host twice, no host."""
+    pool: dict = {}
+    lines: dict = {}
+    for number, line in enumerate(text.split("\n")[:_MAX_HOSTS], 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _HOST_LINE.match(line)
+        if not match or match.group(1) in pool or len(match.group(2)) > 6:
+            return {}, {}
+        pool[match.group(1)] = int(match.group(2))
+        lines[match.group(1)] = Span(number, 1, number, len(line) + 1)
+    return pool, lines
+
+
+_HOST_LINE = re.compile(r"(\S+)\s+slots=(\d+)")
+_MAX_HOSTS = 100_000  # lines of a hostfile read
+
+
+def _select(pool: dict, include: str, exclude: str, nodes: Optional[int], per_node: Optional[int]) -> Optional[list]:
+    """[(host, processes)] the launcher starts on `pool` ({host: slots, None when not known}), or
+    None when it is not known or the launcher would refuse the options."""
+    if (include and exclude) or ((include or exclude) and (nodes is not None or per_node is not None)):
+        return None  # refused: the filters exclude each other and the counts
+    active = {host: None if slots is None else set(range(slots)) for host, slots in pool.items()}
+    if include or exclude:
+        listed = _node_list(include or exclude)
+        if listed is None or any(host not in active for host in listed):
+            return None  # a host the pool does not have: refused
+        for host, slots in listed.items():
+            known = active[host]
+            if (include and not slots) or (not include and known is None) \
+                    or (known is not None and not slots <= known):
+                # A whole host included: all its slots before one release and none after (runner.py
+                # parse_inclusion_exclusion); a slot the hostfile does not give it: refused.
+                return None
+            active[host] = slots if include else known - slots if slots else set()
+        if include:
+            active = {host: slots for host, slots in active.items() if host in listed}
+        active = {host: slots for host, slots in active.items() if slots}
+    chosen = list(active.items())[:nodes] if nodes else list(active.items())
+    if per_node:
+        chosen = [(host, set(range(per_node))) for host, _ in chosen]
+    if not chosen or any(slots is None for _, slots in chosen):
+        return None
+    return [(host, len(slots)) for host, slots in chosen]
+
+
+def _node_list(text: str) -> Optional[dict]:
+    """`worker-1:0,1@worker-2` -> {host: {slots}} (an empty set: the whole host); None when malformed."""
+    listed: dict = {}
+    for node in text.split("@"):
+        host, colon, slots = node.partition(":")
+        numbers = slots.split(",") if colon else []
+        if not host or not all(n.isascii() and n.isdigit() and len(n) < 7 for n in numbers):
+            return None
+        listed.setdefault(host, set()).update(int(n) for n in numbers)
+    return listed
 
 
 def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> Optional[tuple]:
@@ -308,12 +495,25 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
     linked = spec.linked
     names = spec.config_flags or ("*",)
     configs, rest, files = [], [], []
+    listed = False  # after a flag's file value that is no config: more files of that flag (`--plugins a.py b.py`)
     index = 0
     while index < len(args):
         word = args[index]
         text = word.value if word.known else None
         following = args[index + 1] if index + 1 < len(args) else None
         flag, eq, value = text.partition("=") if isinstance(text, str) and text.startswith("-") else ("", "", "")
+        if flag and not eq and following is not None and _is_code(following.value, flag, names):
+            # `--external_plugins plugin.py`, `--reward_funcs_file rewards.py`: code the program imports,
+            # not its config (a config in Python is named by a config flag or stands alone).
+            rest += [word, following]
+            listed = True
+            index += 2
+            continue
+        if isinstance(text, str) and listed and not text.startswith("-") and text.endswith(".py"):
+            rest.append(word)
+            index += 1
+            continue
+        listed = False
         if flag and flag.lstrip("-") in linked:
             rest.append(word)
             if eq and _is_config(value):
@@ -322,7 +522,7 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
                 rest.append(following)
                 files.append(following)
                 index += 1
-        elif flag and eq and _is_config(value) and _names_config(flag, names):
+        elif flag and eq and _is_config(value) and _names_config(flag, names) and not _is_code(value, flag, names):
             configs.append(Word(value, _value_span(word, value), word.raw))
         elif flag and not eq and following is not None and _is_config(following.value) and _names_config(flag, names):
             configs.append(following)
@@ -340,6 +540,16 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
 
 def _names_config(flag: str, names: tuple) -> bool:
     return any(fnmatchcase(flag.lstrip("-"), glob) for glob in names)
+
+
+def _is_code(value, flag: str, names: tuple) -> bool:
+    """A Python file given to a flag that names no config (`--external_plugins plugin.py`)."""
+    return isinstance(value, str) and value.endswith(".py") and "=" not in value \
+        and not _names_config(flag, names if names != ("*",) else _CONFIG_FLAGS)
+
+
+# Flags whose Python file is a config, for launchers that take a config under any flag.
+_CONFIG_FLAGS = ("*config*", "*cfg*")
 
 
 def _is_config(value) -> bool:

@@ -351,15 +351,19 @@ def test_accelerate_without_a_count_in_its_config_leaves_w_unknown(repo, config)
 
 @pytest.mark.parametrize("options, world", [
     ("--num_gpus 8", 8),
-    ("--num_gpus 8 --num_nodes 2 --hostfile hostfile", 16),
+    ("--num_gpus 8 --num_nodes 2 --hostfile hostfile", None),  # the hostfile's first 2 hosts: read by the engine
     ("--num_gpus 8 --hostfile hostfile", None),  # --num_gpus is per node; the nodes are the hostfile's
     ("-H hostfile --num_gpus 8", None),
-    ("--include localhost:0,1", None),
+    ("--include localhost:0,1", 2),  # no hostfile: the local machine's GPUs 0 and 1
+    ("--include localhost", None),  # all its GPUs: not known here
+    ("--include worker-1:0,1", None),  # a host no hostfile gives: refused
     ("--num_gpus 4 --exclude worker-1", None),
+    ("--num_gpus 4 --include localhost:0,1", None),  # refused: counts with a filter
 ])
 def test_deepspeed_with_a_hostfile_never_takes_num_gpus_as_the_total(repo, options, world):
     [line] = lines(f"deepspeed {options} train.py --deepspeed ds.json\n")
     assert (line.world_size.value if line.world_size else None) == world
+    assert (line.hosts is not None) == ("hostfile" in options)
 
 
 @pytest.mark.parametrize("line, world, entry", [
@@ -376,3 +380,229 @@ def test_mpirun_gives_w_and_its_python_program_is_read(line, world, entry):
 def test_a_trainer_script_under_mpirun(repo):
     text = "mpirun -np 16 python train.py --per_device_train_batch_size 4 --fp16 true --bf16 true\n"
     assert [code for _, code, _ in found(lint_script(repo, text))] == ["BL501"]
+
+
+# -- a plugin's Python file is no config ------------------------------------------------------
+
+GRPO = ("NPROC_PER_NODE=8 swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct \\\n"
+        "    {plugin} \\\n    --per_device_train_batch_size 4 --gradient_accumulation_steps 2 --num_generations 8\n")
+
+
+@pytest.mark.parametrize("plugin", [
+    "--external_plugins examples/train/grpo/plugin/plugin.py",
+    "--external_plugins examples/custom/dataset.py examples/custom/model.py",
+    "--reward_funcs_file=rewards/math.py",
+])
+def test_a_plugin_file_is_code_not_the_config(plugin):
+    """The whole line used to be skipped: the plugin was taken as its config file."""
+    [line] = lines(GRPO.format(plugin=plugin))
+    assert (line.framework, line.configs) == ("swift", [])
+    assert {keys for keys, _, _ in line.overrides} >= {("per_device_train_batch_size",), ("num_generations",)}
+
+
+@pytest.mark.parametrize("text, config", [
+    ("torchrun --nproc_per_node 8 tools/train.py configs/llava_7b.py --deepspeed deepspeed_zero2\n",
+     "configs/llava_7b.py"),
+    ("torchrun --nproc_per_node 8 train.py --config configs/sft.py\n", "configs/sft.py"),
+    ("torchrun --nproc_per_node 8 train.py --config=configs/sft.py\n", "configs/sft.py"),
+    ("xtuner train configs/qlora.py --deepspeed deepspeed_zero2\n", "configs/qlora.py"),
+])
+def test_a_python_config_named_by_a_config_flag_or_alone_is_still_the_config(text, config):
+    [line] = lines(text)
+    assert [word.value for word in line.configs] == [config]
+
+
+# -- the hosts of a hostfile in the project ---------------------------------------------------
+
+from batchlint import project  # noqa: E402
+from batchlint.config import Settings  # noqa: E402
+from batchlint.engine import Options, check_file  # noqa: E402
+
+HOSTS = "# the training pool\nworker-1 slots=8\nworker-2 slots=8\n\nworker-3 slots=4\n"
+
+
+def launched_w(repo, script, name="train.sh"):
+    """The W each config of the script's launch lines is planned with (None: unknown)."""
+    path = write(repo, name, script)
+    settings = Settings(root=str(repo))
+    with project.using(project.find_project([path], settings)):
+        plans = check_file(path, settings, Options(), rules=()).plans
+    return [plan.world_size.value if plan.world_size else None for _, plan in plans]
+
+
+@pytest.mark.parametrize("options, world", [
+    ("--hostfile hostfile", 20),
+    ("-H hostfile --num_nodes 2", 16),  # the first two hosts
+    ("--hostfile=hostfile --num_nodes 2 --num_gpus 4", 8),  # 4 per host
+    ("--hostfile hostfile --num_gpus 2", 6),
+    ("--hostfile hostfile --include 'worker-1:0,1,2,3@worker-3:0,1'", 6),
+    ("--hostfile hostfile --exclude worker-2", 12),
+    ("-H hostfile -e worker-1:0,1@worker-3", 14),
+    ("--hostfile hostfile --include worker-1:0,1@worker-3", None),  # a whole host: all or none, by release
+    ("--hostfile hostfile --include worker-1:8", None),  # worker-1 has no slot 8: refused
+    ("--hostfile hostfile --include worker-9:0", None),  # not in the hostfile: refused
+    ("--hostfile hostfile --num_gpus 2 --include worker-1:0", None),  # counts with a filter: refused
+    ("--hostfile missing_hostfile --num_gpus 8", None),  # not there: never the --num_gpus total
+    ("--hostfile $HOSTFILE --num_gpus 8", None),
+])
+def test_deepspeed_w_is_the_processes_on_the_hostfile_hosts(repo, options, world):
+    (repo / ".git").mkdir()
+    write(repo, "hostfile", HOSTS)
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, f"deepspeed {options} train.py --deepspeed ds.json\n") == [world]
+
+
+def test_a_finding_at_the_hostfile_w_points_at_the_hosts(repo):
+    (repo / ".git").mkdir()
+    write(repo, "hostfile", "worker-1 slots=8\nworker-2 slots=8\n")
+    write(repo, "ds.json", DS)  # 4 x 4 x W 16 = 256, not 64
+    result = lint_script(repo, "deepspeed --hostfile hostfile train.py --deepspeed ds.json\n")
+    [finding] = result.diagnostics
+    assert (finding.path, finding.code) == ("ds.json", "BL102") and "world size (16)" in finding.message
+    assert ("train.sh", "launched here by deepspeed with W=16") in [(r.path, r.message) for r in finding.related]
+
+
+@pytest.mark.parametrize("hostfile", [
+    "worker-1 slots=8\nworker-1 slots=8\n",  # a host twice
+    "worker-1 8\n",  # no slots=
+    "# nobody\n",
+])
+def test_a_hostfile_the_launcher_refuses_leaves_w_unknown(repo, hostfile):
+    (repo / ".git").mkdir()
+    write(repo, "hostfile", hostfile)
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, "deepspeed --hostfile hostfile --num_gpus 8 train.py --deepspeed ds.json\n") == [None]
+
+
+def test_a_hostfile_outside_the_project_is_not_read(repo):
+    write(repo, "hostfile", HOSTS)
+    (repo / "proj" / ".git").mkdir(parents=True)
+    write(repo, "proj/ds.json", DS)
+    script = "deepspeed --hostfile ../hostfile --num_gpus 8 train.py --deepspeed ds.json\n"
+    assert launched_w(repo / "proj", script) == [None]
+
+
+@pytest.mark.parametrize("line, world", [
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed train.py --deepspeed ds.json\n", 4),
+    ("export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed --master_port 29501 train.py --deepspeed ds.json\n", 2),
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --num_gpus 2 train.py --deepspeed ds.json\n", 2),  # the flag wins
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --num_nodes 2 train.py --deepspeed ds.json\n", None),
+    ("CUDA_VISIBLE_DEVICES=$GPUS deepspeed train.py --deepspeed ds.json\n", None),
+    ("CUDA_VISIBLE_DEVICES=0,1 torchrun train.py --deepspeed ds.json\n", None),  # not torchrun's count
+])
+def test_deepspeed_runs_on_the_visible_devices(repo, line, world):
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, line) == [world]
+
+
+# -- Megatron arguments in string variables and arrays, any entry script ----------------------
+
+MEGATRON_STRINGS = """\
+#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=2
+DISTRIBUTED_ARGS="--nproc_per_node $GPUS_PER_NODE --nnodes $NNODES --node_rank 0 --master_port 6000"
+GPT_ARGS="
+    --tensor-model-parallel-size 2 \\
+    --pipeline-model-parallel-size 2 \\
+    --micro-batch-size 4 \\
+    --global-batch-size {gbs} \\
+    --seq-length 1024
+"
+DATA_ARGS="--data-path my-gpt2_text_document --split 949,50,1"
+torchrun $DISTRIBUTED_ARGS {script} $GPT_ARGS $DATA_ARGS
+"""
+
+
+@pytest.mark.parametrize("script", ["pretrain_gpt.py", "examples/run_simple_mcore_train_loop.py", "train_llama.py"])
+def test_megatron_arguments_in_a_string_variable_point_at_their_words(repo, script):
+    result = lint_script(repo, MEGATRON_STRINGS.format(gbs=100, script=script))
+    [finding] = result.diagnostics  # dp = 16 / (2 x 2) = 4; 100 is no multiple of 4 x 4
+    assert (finding.code, finding.span.line, finding.span.column) == ("BL103", 9, 25)
+    assert [(r.span.line, r.span.column) for r in finding.related] == [(8, 24)]  # --micro-batch-size's 4
+    assert found(lint_script(repo, MEGATRON_STRINGS.format(gbs=96, script=script), "ok.sh")) == []
+
+
+def test_megatron_arguments_in_arrays_under_any_script(repo):
+    script = ("DISTRIBUTED_ARGS=(--nproc_per_node 8 --nnodes 2)\n"
+              "GPT_ARGS=(\n    --tensor-model-parallel-size 2\n    --micro-batch-size 4\n    --global-batch-size 100\n)\n"
+              'torchrun "${DISTRIBUTED_ARGS[@]}" examples/run_simple_mcore_train_loop.py "${GPT_ARGS[@]}"\n')
+    [finding] = lint_script(repo, script).diagnostics  # dp 8: 100 is no multiple of 32
+    assert (finding.code, finding.span.line, finding.span.column) == ("BL103", 5, 25)
+
+
+@pytest.mark.parametrize("text, framework", [
+    ("torchrun --nproc_per_node 8 train.py --micro-batch-size 4 --global-batch-size 64\n", "megatron"),
+    ("torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4\n", "transformers"),
+    ("torchrun --nproc_per_node 8 train.py --micro_batch_size 4\n", "transformers"),  # underscores: not Megatron's
+])
+def test_an_entry_script_is_megatron_s_only_for_its_batch_flags(text, framework):
+    [line] = lines(text)
+    assert line.framework == framework
+
+
+def test_a_split_variable_that_expands_others_keeps_the_assignment_span():
+    [command] = read_shell("run.sh", 'N=8\nARGS="--nproc_per_node $N --nnodes 1"\ntorchrun $ARGS t.py\n').commands
+    assert [(w.value, w.span.line, w.span.column) for w in command.words[1:3]] == [
+        ("--nproc_per_node", 2, 6), ("8", 2, 6)]
+
+
+# -- one script running another with its environment and arguments ---------------------------
+
+RUN_TRAIN = """\
+#!/usr/bin/bash
+set -ex
+NGPU=${NGPU:-"8"}
+export LOG_RANK=${LOG_RANK:-0}
+CONFIG_FILE=${CONFIG_FILE:-"./train_configs/debug_model.toml"}
+torchrun --nproc_per_node=${NGPU} --rdzv_backend c10d --rdzv_endpoint="localhost:0" \\
+--local-ranks-filter ${LOG_RANK} --role rank --tee 3 \\
+-m torchtitan.train --job.config_file ${CONFIG_FILE} "$@"
+"""
+
+
+def test_a_caller_gives_the_callee_its_environment_and_arguments(repo):
+    (repo / ".git").mkdir()
+    write(repo, "run_train.sh", RUN_TRAIN)
+    write(repo, "train_configs/llama4.toml", TITAN)
+    caller = "#!/bin/bash\nNGPU=16 CONFIG_FILE=./train_configs/llama4.toml ./run_train.sh --training.seq_len 8190\n"
+    result = lint_script(repo, caller, name="scripts/llama4.sh")
+    # W 16 < tp 8 x pp 4; 1 microbatch for 4 stages; 8190 (the caller's argument) not a multiple of 16
+    assert found(result) == [("scripts/llama4.sh", "BL401", 2), ("train_configs/llama4.toml", "BL111", 5),
+                             ("train_configs/llama4.toml", "BL202", 10)]
+    layout = next(d for d in result.diagnostics if d.code == "BL202")
+    assert "W (16)" in layout.message
+    assert [(r.path, r.span.line, r.span.column, r.message) for r in layout.related][-3:] == [
+        ("scripts/llama4.sh", 2, 6, "world size 16 set here"),
+        ("run_train.sh", 6, 1, "launched here by torchrun with W=16"),
+        ("scripts/llama4.sh", 2, 1, "runs run_train.sh")]
+    # the callee alone: its defaults (W 8, a config that is not there)
+    assert found(lint_script(repo, RUN_TRAIN, name="run_train.sh")) == []
+
+
+def test_positional_arguments_reach_the_callee(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/sft.yaml", "# batchlint: global-batch=64\n" + HF)
+    write(repo, "scripts/train.sh", 'GPUS=${1:-8}\nCONFIG=$2\ntorchrun --nproc_per_node $GPUS train.py --config "$CONFIG"\n')
+    result = lint_script(repo, "bash scripts/train.sh 4 configs/sft.yaml\n", name="go.sh")
+    assert found(result) == []  # 2 x 8 x W 4 = 64
+    result = lint_script(repo, "bash -x scripts/train.sh 8 configs/sft.yaml\n", name="go.sh")
+    [finding] = result.diagnostics  # W 8: 128
+    assert finding.code == "BL102" and "the global batch is 128" in finding.message
+    assert ("go.sh", 1) in [(r.path, r.span.line) for r in finding.related]
+
+
+def test_script_calls_stop_at_cycles_depth_and_the_project(repo):
+    (repo / ".git").mkdir()
+    write(repo, "ds.json", DS)
+    write(repo, "a.sh", "bash b.sh\n")
+    write(repo, "b.sh", "bash a.sh\ndeepspeed --num_gpus 8 train.py --deepspeed ds.json\n")
+    assert found(lint_script(repo, "bash a.sh\n", name="go.sh")) == [("ds.json", "BL102", 2)]  # once, no loop
+    chain = {f"s{i}.sh": f"bash s{i + 1}.sh\n" for i in range(6)}
+    chain["s6.sh"] = "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n"
+    for name, text in chain.items():
+        write(repo, name, text)
+    assert launched_w(repo, "bash s3.sh\n", name="near.sh") == [8]  # 4 calls deep
+    assert launched_w(repo, "bash s0.sh\n", name="far.sh") == []  # past the bound
+    write(repo, "../outside.sh", "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n")
+    assert launched_w(repo, "bash ../outside.sh\n", name="out.sh") == []

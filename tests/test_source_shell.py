@@ -20,7 +20,7 @@ def test_export_env_prefix_and_keywords():
     text = "export A=1\nB=2 C=$A torchrun x.py\n"
     [command] = read_shell("run.sh", text).commands
     assert [w.value for w in command.words] == ["torchrun", "x.py"]
-    assert {k: v.value for k, v in command.env.items()} == {"B": "2", "C": "1"}
+    assert {k: v.value for k, v in command.env.items()} == {"A": "1", "B": "2", "C": "1"}  # A is exported
 
 
 def test_arrays_and_word_splitting():
@@ -180,3 +180,17 @@ def test_a_count_slurm_would_not_know_sets_nothing(header):
 
 def test_slurm_batch_scripts_are_shell_scripts():
     assert is_shell_script("job.slurm", b"") and is_shell_script("job.sbatch", b"")
+
+
+def test_exported_variables_are_in_the_environment_of_later_commands():
+    text = ("export NPROC_PER_NODE=4\nNNODES=2\nswift sft --model m\nexport NNODES\ntorchrun t.py\n"
+            "if [ -n \"$X\" ]; then\n  export MASTER_PORT\nfi\nMASTER_PORT=1 NNODES=3 swift sft\n")
+    first, second, third = [c for c in read_shell("run.sh", text).commands if c.words[0].value != "["]
+    assert {k: v.value for k, v in first.env.items()} == {"NPROC_PER_NODE": "4"}  # NNODES is not exported
+    assert (first.env["NPROC_PER_NODE"].span.line, first.env["NPROC_PER_NODE"].span.column) == (1, 23)
+    assert {k: v.value for k, v in second.env.items()} == {"NPROC_PER_NODE": "4", "NNODES": "2"}
+    assert {k: v.value for k, v in third.env.items()} == {"NPROC_PER_NODE": "4", "NNODES": "3", "MASTER_PORT": "1"}
+    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif true; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
+    assert command.env["MASTER_PORT"].value is UNKNOWN  # exported in a branch that may not run
+    [command] = read_shell("run.sh", "declare -x A=1\ndeclare B=2\nexport -n C=3\ncmd\n").commands
+    assert set(command.env) == {"A"}

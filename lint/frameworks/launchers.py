@@ -4,7 +4,7 @@ Wrappers: commands that run a launch line (a job submitter, a scheduler, `env`).
 
 from __future__ import annotations
 
-from .spec import Count, Launcher, Wrapper
+from .spec import Count, Hosts, Launcher, Wrapper
 
 # Launcher options that take no value (torch/distributed/run.py, deepspeed/launcher/runner.py,
 # accelerate/commands/launch.py).
@@ -20,10 +20,11 @@ TORCHRUN = Launcher(
 DEEPSPEED = Launcher(
     "deepspeed", commands=("deepspeed",), markers=(b"deepspeed",), program=True, bare=_BARE,
     # deepspeed/launcher/runner.py: with a hostfile (or --include/--exclude naming hosts) --num_gpus
-    # is per node and the nodes are the hostfile's, not 1.
-    nproc=Count(flags=("--num_gpus", "--num-gpus"), unknown_with=("--include", "-i", "--exclude", "-e")),
-    nnodes=Count(flags=("--num_nodes", "--num-nodes"),
-                 unknown_with=("--hostfile", "-H", "--include", "-i", "--exclude", "-e")))
+    # is per node and the nodes are the hostfile's first --num_nodes, not 1.
+    nproc=Count(flags=("--num_gpus", "--num-gpus", "--num_accelerators")),
+    nnodes=Count(flags=("--num_nodes", "--num-nodes")),
+    hosts=Hosts(file=("--hostfile", "-H"), include=("--include", "-i"), exclude=("--exclude", "-e"),
+                visible=("CUDA_VISIBLE_DEVICES",)))
 ACCELERATE = Launcher(
     "accelerate launch", commands=("accelerate",), subcommands=("launch",), markers=(b"accelerate",),
     program=True, bare=_BARE, total=True,
@@ -46,7 +47,13 @@ LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN)
 # the arguments left after the options; scripts put `--` before it).
 RAY_JOB = Wrapper("ray job submit", commands=("ray",), subcommands=("job", "submit"), separator="--")
 # `srun [options] CMD...` (Slurm srun(1)): the options that take no value; every other takes one.
-SRUN = Wrapper("srun", commands=("srun",), bare=frozenset({
+# It starts -n tasks (or -N nodes x --ntasks-per-node; inside a batch job -n comes from SLURM_NTASKS,
+# which the #SBATCH header sets): each a process of a program that counts none itself.
+SRUN_TASKS = Launcher(
+    "srun", commands=("srun",), markers=(b"srun",),
+    tasks=Count(flags=("-n", "--ntasks"), env=("SLURM_NTASKS", "SLURM_NPROCS")),
+    nproc=Count(flags=("--ntasks-per-node",)), nnodes=Count(flags=("-N", "--nodes"), unknown_with=("--ntasks-per-node",)))
+SRUN = Wrapper("srun", commands=("srun",), starts=SRUN_TASKS, bare=frozenset({
     "-E", "-H", "-I", "-k", "-K", "-l", "-O", "-Q", "-s", "-u", "-v", "-V", "-X", "-Z", "-h",
     "--overlap", "--exclusive", "--label", "--unbuffered", "--pty", "--quiet", "--verbose", "--no-kill",
     "--kill-on-bad-exit", "--disable-status", "--hold", "--immediate", "--multi-prog", "--no-allocate",

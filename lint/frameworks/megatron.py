@@ -19,8 +19,13 @@ FORMATS = ("yaml",)  # launch lines become YAML-like documents; Megatron has no 
 MARKERS = (b"micro-batch-size", b"tensor-model-parallel-size")
 
 # `python pretrain_gpt.py --micro-batch-size 1 ...` (or under torchrun): the arguments are the whole config.
+# Any other script given Megatron's batch flags (examples/run_simple_mcore_train_loop.py, a project's
+# own train_llama.py built on megatron.training's argument parser) reads them the same way.
+_BATCH_FLAGS = ("--micro-batch-size", "--global-batch-size")
 LAUNCHERS = (Launcher("python", scripts=("pretrain_*",), markers=(b"pretrain_",), flags=FLAGS, config_files=False,
-                      inline=True),)
+                      inline=True),
+             Launcher("python", scripts=("*.py",), markers=(b"micro-batch-size",), flags=FLAGS, config_files=False,
+                      inline=True, requires=_BATCH_FLAGS))
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=90, launchers=LAUNCHERS)
 
 _KEYS = {"micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size"}

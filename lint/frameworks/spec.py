@@ -75,6 +75,27 @@ class Count:
 
 
 @dataclass(frozen=True)
+class Hosts:
+    """The machines a launcher runs on, when its options name them: an MPI-style hostfile
+    (`worker-1 slots=8`, one host a line) filtered by `NODE[:SLOT,...][@NODE...]` lists, as
+    DeepSpeed's runner reads them (deepspeed/launcher/runner.py: fetch_hostfile,
+    parse_inclusion_exclusion, then the first --num_nodes hosts with --num_gpus slots each).
+
+    file: options naming the hostfile, read within the project (missing or outside: W unknown);
+    include, exclude: the filter options (each excludes the counts: upstream refuses both);
+    local: the one host there is without a hostfile (`--include localhost:0,1` = 2 processes);
+    visible: a variable listing the local devices, taken as `--include local:<list>` when no
+    other option names hosts or counts (`CUDA_VISIBLE_DEVICES=0,1 deepspeed train.py`).
+    """
+
+    file: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    local: str = "localhost"
+    visible: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Launcher:
     """A command that starts training, recognised by the first words of a shell command.
 
@@ -86,6 +107,10 @@ class Launcher:
     markers: bytes one of which a script holding this launch line contains (scripts
         with none of any launcher's markers are not even parsed).
     nproc, nnodes: the world-size factors; total: nproc counts all nodes' processes.
+    tasks: the processes in all, when given: W by itself (its flags first, then its env unless
+        the flags give both nproc and nnodes; `srun -n 16`, SLURM_NTASKS).
+    hosts: the options that name machines (a hostfile, include/exclude lists); when one is
+        given, W is the processes on the hosts they select (nproc/nnodes then per host/first hosts).
     program: a generic launcher: its options (`--opt value`, or the bare ones in
         `bare`), then a program (a script, or a module after `-m`/`--module`) with
         its arguments, which the entry point the program matches reads.
@@ -100,6 +125,8 @@ class Launcher:
     linked: flags whose value is a file another framework reads (`--deepspeed ds.json`):
         a setting of the inline config, and the file is linted under this launch as it
         is written: a program's flags are never written into it.
+    requires: the launcher matches a program only when its arguments give one of these flags
+        (a fallback `*.py` for the scripts whose flags are this framework's, tried before others').
     """
 
     name: str
@@ -111,6 +138,8 @@ class Launcher:
     nproc: Count = Count()
     nnodes: Count = Count()
     total: bool = False
+    tasks: Count = Count()
+    hosts: Optional[Hosts] = None
     program: bool = False
     bare: frozenset = frozenset()
     skip: int = 0
@@ -119,6 +148,7 @@ class Launcher:
     inline: bool = False
     config_flags: tuple[str, ...] = ()
     linked: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,6 +165,10 @@ class Wrapper:
         wrapper's options, each `--opt=value`, `-Xvalue`, an option in `bare`
         alone, or any other option with the next word as its value.
     assignments: `NAME=value` words before the inner command are its environment.
+    starts: the processes the wrapper starts itself, each running the command, when that command
+        is a program with no count of its own (`srun -N 2 --ntasks-per-node 8 python train.py`:
+        16; `srun -N 2 torchrun --nnodes 2 --nproc_per_node 8 ...`: torchrun's 16): a Launcher
+        whose counts read the wrapper's options.
     """
 
     name: str
@@ -143,6 +177,7 @@ class Wrapper:
     separator: str = ""
     bare: frozenset = frozenset()
     assignments: bool = False
+    starts: Optional[Launcher] = None
 
 
 @dataclass(frozen=True)

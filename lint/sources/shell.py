@@ -34,6 +34,7 @@ from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_OUTPUT
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _INDEXED_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
 _OPENERS = {"if", "for", "while", "until", "case", "select"}
@@ -111,14 +112,28 @@ class ShellDocument(Document):
     broken_continuations: list = field(default_factory=list)
 
 
-def read_shell(path: str, text: str) -> ShellDocument:
+def read_shell(path: str, text: str, environment: Optional[dict] = None,
+               arguments: Optional[list] = None) -> ShellDocument:
+    """The script's commands. `environment` (name -> Word) and `arguments` (Words: $1, $2, "$@")
+    are what a caller runs it with (`NGPU=16 ./run_train.sh --steps 10`); without them the
+    positional parameters are unknown."""
     # A script saved with CRLF line endings is read as its author meant it (lines and columns
     # stay the same); BL601 reports each `\` that the carriage return keeps from continuing.
     meant = text.replace("\r\n", "\n") if "\r\n" in text else text
     lexer = _Lexer(meant)
     raw_commands = lexer.commands()
     state = _Interpreter(meant, lexer.line_starts)
-    state.variables.update(_sbatch_environment(meant))
+    slurm = _sbatch_environment(meant)
+    state.variables.update(slurm)
+    state.exported.update(slurm)  # the job's environment: every command sees it
+    for name, value in (environment or {}).items():
+        if isinstance(value, Word):
+            state.variables[name] = value
+            state.exported.add(name)
+    if arguments is not None:
+        state.variables["@"] = list(arguments)
+        state.variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
+        state.variables["#"] = Word(str(len(arguments)), Span(1, 1, 1, 1), "")
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -355,7 +370,10 @@ class _Lexer:
             self.i = match.end()
             return ("var", match.group(), None, None, quoted)
         ch = text[self.i:self.i + 1]
-        if ch and (ch.isdigit() or ch in "@*#?$!-"):
+        if ch and (ch.isdigit() or ch in "@#"):
+            self.i += 1  # $1 and "$@": known when a caller's line gives them (read_shell's arguments)
+            return ("array", "@") if ch == "@" else ("var", ch, None, None, quoted)
+        if ch and ch in "*?$!-":
             self.i += 1
             return ("unknown",)
         return ("lit", "$")
@@ -382,10 +400,12 @@ class _Lexer:
 
 def _parameter(body: str) -> tuple:
     """${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:=default}, ${NAME[@]}."""
-    match = _NAME.match(body)
+    match = _NAME.match(body) or _POSITIONAL.match(body)
     if not match:
         return ("unknown",)
     name, rest = match.group(), body[match.end():]
+    if name == "@":
+        return ("array", "@") if not rest else ("unknown",)
     if rest in ("[@]", "[*]"):
         return ("array", name)
     if not rest:
@@ -413,6 +433,8 @@ class _Interpreter:
         self.variables: dict = {}  # name -> Word | list[Word] (arrays)
         self.produced = 0  # characters all expansions made so far
         self.words = 0  # and words
+        self.exported: set = set()  # names `export`ed: every later command gets them in its environment
+        self.maybe_exported: set = set()  # exported inside a branch or loop: in the environment or not
 
     def run_all(self, raw) -> list:
         """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
@@ -506,25 +528,41 @@ class _Interpreter:
             self._set_all(env, depth)  # a plain assignment
             return None
         if words[0].raw in _DECLARATIONS:
-            self._declare(words[1:], depth)
+            self._declare(words[1:], depth, exporting=words[0].raw == "export")
             return None
         # `arr=(a b) cmd`: an array cannot be passed in the environment (bash refuses it).
         for name, word in arrays.items():
             env[name] = Word(UNKNOWN, word.span, word.raw)
+        env = self._environment() | env
         expanded: list = []
         for word in words:
             expanded.extend(self.expand(word))
         return Command(expanded, env, span)
 
-    def _declare(self, words: list, depth: int) -> None:
+    def _declare(self, words: list, depth: int, exporting: bool = False) -> None:
         """`export A=1`, `declare -a A=(1 2)`; an integer, associative or name-reference
-        declaration (`-i`, `-A`, `-n`) gives values not followed."""
-        followed = not any(_DECLARE_FLAGS.fullmatch(word.raw) and set(word.raw) & set("Ain") for word in words)
+        declaration (`-i`, `-A`, `-n`) gives values not followed. `export A`, `declare -x A=1`:
+        A is in the environment of the commands after it (`export -n A` takes it out)."""
+        flags = "".join(word.raw for word in words if _DECLARE_FLAGS.fullmatch(word.raw))
+        followed = not set(flags) & set("Ain")
+        exporting = (exporting or "-" in flags and "x" in flags) and "n" not in flags and "+" not in flags
         for word in words:
             match = _ASSIGNMENT.match(word.raw)
             if match:
                 value = self._assigned(word, match, depth) if followed else Word(UNKNOWN, word.span, word.raw)
                 self._set_all({match.group(1): value}, depth)
+            name = match.group(1) if match else word.raw if _NAME.fullmatch(word.raw) else None
+            if exporting and name:
+                (self.exported if depth == 0 else self.maybe_exported).add(name)
+
+    def _environment(self) -> dict:
+        """The exported variables a command runs with (one exported in a branch: unknown)."""
+        env = {}
+        for name in sorted(self.exported | self.maybe_exported):
+            value = self.variables.get(name)
+            if isinstance(value, Word):
+                env[name] = value if name in self.exported else Word(UNKNOWN, value.span, value.raw)
+        return env
 
     def _set_all(self, assignments: dict, depth: int) -> None:
         for name, value in assignments.items():
@@ -559,7 +597,29 @@ class _Interpreter:
                 expanded = Word(before.value + expanded.value, value_span, word.raw)
             else:
                 expanded = Word(UNKNOWN, value_span, word.raw)
+        elif expanded.known and all(part[0] == "lit" for part in value_word.parts):
+            expanded.pieces = self._placed(expanded.value, word.offset + prefix, word.offset + len(word.raw))
         return expanded
+
+    def _placed(self, value: str, start: int, end: int) -> Optional[tuple]:
+        """The words `value` splits into, each a Word at its place in text[start:end] (written as
+        it is: `GPT_ARGS="--micro-batch-size 4 ..."`); None for a single word or one not found."""
+        pieces = value.split()
+        if len(pieces) < 2 or self.starts is None:
+            return None
+        placed = []
+        position = start
+        for piece in pieces:
+            at = self.text.find(piece, position, end)
+            if at < 0:
+                return None
+            placed.append(Word(piece, Span(*self._position(at), *self._position(at + len(piece))), piece))
+            position = at + len(piece)
+        return tuple(placed)
+
+    def _position(self, offset: int) -> tuple:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        return index + 1, offset - self.starts[index] + 1
 
     def _produce(self, characters: int, words: int, span: Span) -> None:
         """Count what an expansion makes, before it is made: its characters and
@@ -656,7 +716,7 @@ _SBATCH_VARIABLES = {
     "--ntasks": ("SLURM_NTASKS", "SLURM_NPROCS"), "-n": ("SLURM_NTASKS", "SLURM_NPROCS"),
     "--ntasks-per-node": ("SLURM_NTASKS_PER_NODE",),
     "--gpus-per-node": ("SLURM_GPUS_PER_NODE", "SLURM_GPUS_ON_NODE"),
-    "--gpus": ("SLURM_GPUS",), "-G": ("SLURM_GPUS",),
+    "--gpus": ("SLURM_GPUS",), "-G": ("SLURM_GPUS",), "--gpus-per-task": ("SLURM_GPUS_PER_TASK",),
     "--gres": ("SLURM_GPUS_ON_NODE",),
 }
 
