@@ -38,8 +38,9 @@ INDEX = {
     'rl_generation_batch': ('BL170', None, ('rl.generation_checks',), 11593),
     'seq_len_indivisible': ('BL401', None, ('seq_len', 'seq_len_multiple'), 2724),
     'sequence_parallel_without_tp': ('BL203', None, ('sequence_parallel', 'parallel.tp'), 3538),
+    'sp_accumulation_literal': ('BL105', None, ('parallel.sp', 'grad_accum', 'micro_batch', 'settings.accumulation'), 4880),
     'sp_unsafe_sampler': ('BL201', None, ('parallel.sp', 'sampler', 'settings.sampler'), 3381),
-    'sp_unscaled_accumulation': ('BL101', None, ('parallel.sp', 'grad_accum', 'settings.accumulation'), 5076),
+    'sp_unscaled_accumulation': ('BL101', None, ('parallel.sp', 'grad_accum', 'micro_batch', 'settings.accumulation'), 7158),
     'swift_lazy_tokenize_conflict': ('BL357', None, ('settings.tokenizing',), 2521),
     'swift_megatron_length_grouping': ('BL358', None, ('settings.group_by_length',), 2714),
     'swift_packing_requirements': ('BL356', None, ('settings.attn_impl',), 3591),
@@ -100,6 +101,6 @@ ADAPTERS = {
     'training_arguments': (11017, None, (), 0, ()),
     'verl': (17319, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (38135, None, (), 0, ()),
-    'xtuner': (13938, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
+    'xtuner': (17632, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
     'xtuner_v1': (5102, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),
 }
