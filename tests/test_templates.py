@@ -119,3 +119,21 @@ def test_a_large_template_is_read_in_linear_time():
     document = read("big.json", text, "json")
     assert isinstance(document.get("last"), Unknown) and isinstance(document.get("k7"), Unknown)
     assert time.perf_counter() - started < 10
+
+
+def test_bare_upper_case_words_a_sed_replaces_are_placeholders_in_json(tmp_path):
+    # The shape of DeepSpeedExamples' ds_config_*_TEMPLATE.json: `sed "s/MB_SIZE/4/"` fills them.
+    text = ('{\n  "train_batch_size" : GB_SIZE,\n  "train_micro_batch_size_per_gpu": MB_SIZE,\n'
+            '  "fp16": {"enabled": FP16_ENABLE},\n  "quantize_weight_in_forward": QuantW_FORWARD,\n'
+            '  "zero_optimization": {"stage": 0, "offload_param": {"device": "cpu"}}\n}\n')
+    result = lint_text(tmp_path, "ds_config_TEMPLATE.json", text)
+    assert codes(result) == [("BL521", 6)]  # what is written is still checked
+    document = read("ds.json", text, "json")
+    assert isinstance(document.get("train_micro_batch_size_per_gpu"), Unknown)
+    assert isinstance(document.get("fp16", "enabled"), Unknown)
+
+
+@pytest.mark.parametrize("word", ["TRUE", "True", "None", "NULL"])
+def test_a_misspelt_literal_is_not_a_placeholder(tmp_path, word):
+    text = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "fp16": {"enabled": %s}\n}\n' % word
+    assert codes(lint_text(tmp_path, "ds.json", text)) == [("BL001", 3)]

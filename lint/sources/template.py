@@ -1,7 +1,8 @@
 """Config files that are templates: placeholders a script fills in before use.
 
 A DeepSpeed JSON written with `"train_batch_size": ${BATCH}` (filled by
-`sed` or `envsubst`), a YAML with Jinja `{{ lr }}` or `{% if %}` lines: the
+`sed` or `envsubst`; `"train_micro_batch_size_per_gpu": BATCH_SIZE` for a
+`sed "s/BATCH_SIZE/8/"`), a YAML with Jinja `{{ lr }}` or `{% if %}` lines: the
 file is not broken, it is not a config yet. When a JSON, YAML or TOML file does
 not parse and holds placeholders where they break it, each one is filled with
 text of the same length (so every line and column stays where it was written),
@@ -28,6 +29,12 @@ _PLACEHOLDER = re.compile(
     r"\$\{[^{}\n]{1,200}\}|\$\(\([^\n]{1,200}?\)\)|\$\([^()\n]{1,200}\)|\$[A-Za-z_][A-Za-z0-9_]{0,100}"
     r"|\{\{[^\n]{1,400}?\}\}|\{%[^\n]{1,400}?%\}|\{#[^\n]{0,400}?#\}"
 )
+# JSON only: a bare UPPER_CASE word where a value goes, which `sed "s/BATCH_SIZE/8/"`
+# replaces (DeepSpeedExamples' ds_config_*_TEMPLATE.json); JSON has no bare words but
+# true, false and null, so outside strings it cannot be anything else (TRUE is a typo).
+# (`QuantW_FORWARD` too: a capital, then an underscore or capitals only; `True` is a typo.)
+_BARE = re.compile(_PLACEHOLDER.pattern + r"|\b[A-Z][A-Za-z0-9]*_\w*|\b[A-Z][A-Z0-9]+\b")
+_NOT_BARE = {"TRUE", "FALSE", "NULL", "NONE", "NAN"}
 _STATEMENT = ("{%", "{#")
 # What stands in for a placeholder's value: a private-use character, which no
 # config writes and every format allows inside a string (YAML in a plain scalar too).
@@ -66,12 +73,12 @@ def _fill(text: str, fmt: str) -> Optional[tuple]:
     quoting = fmt in ("json", "toml")  # YAML takes a bare value anywhere; JSON and TOML need quotes
     outside = _outside_strings(text, fmt) if quoting else None
     parts, last, breaking, statements = [], 0, False, False
-    for match in _PLACEHOLDER.finditer(text):
+    for match in (_BARE if fmt == "json" else _PLACEHOLDER).finditer(text):
         start, end = match.span()
         free = outside is None or outside(start)
-        if free is None:
-            continue  # in a comment: harmless
         found = match.group(0)
+        if free is None or (found[0].isupper() and (not free or found in _NOT_BARE)):
+            continue  # in a comment, or a capitalised word in a string, or a misspelt literal
         if found.startswith(_STATEMENT):
             replacement = " " * (end - start)
             # A statement that shapes the file: outside strings, or (YAML) alone on its line.
