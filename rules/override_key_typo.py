@@ -9,7 +9,12 @@ set by BL510 at the place they are written.
 ## Why is this bad?
 Hydra refuses to override a key the config does not have, so the job fails
 at start-up, after it was queued; with a `+` in front the typo instead adds a
-new key nobody reads, and the setting silently keeps its default.
+new key nobody reads, and the setting keeps its default without a word.
+
+A project that brings its own copy of the trainer (`verl/trainer/main_ppo.py`
+in the repository, as forks that vendor verl have) runs that copy, whose Hydra
+config may define keys the released one does not: a key its own config
+defines is not a typo.
 
 ## Example
 ```bash
@@ -30,6 +35,7 @@ import difflib
 
 from batchlint.frameworks.verl_keys import KEYS as VERL_KEYS
 from batchlint.launch import launches
+from batchlint.own_trainer import hydra_keys
 from batchlint.rule import Example, Finding, Rule
 
 KNOWN_KEYS = {"verl": VERL_KEYS}
@@ -40,6 +46,10 @@ def check(plan):
         known = KNOWN_KEYS.get(line.framework)
         if known is None:
             continue
+        name = line.config_name.value if line.config_name is not None and line.config_name.known else None
+        own = hydra_keys(plan.document.path, line.entry, name)
+        if own:  # the project's own trainer: its config says which keys exist too
+            known = known | own
         for keys, _, key_word in line.overrides:
             dotted = ".".join(keys)
             if dotted in known or str(key_word.value).startswith(("+", "~")):

@@ -33,7 +33,7 @@ INDEX = {
     'openrlhf_colocated_gpus': ('BL260', None, ('settings.ppo',), 4917),
     'openrlhf_packing_requirements': ('BL360', None, ('settings.ring_needs_packing',), 3568),
     'openrlhf_rollout_batch': ('BL160', None, ('settings.ppo', 'rl.prompts_per_step'), 4453),
-    'override_key_typo': ('BL602', ('launch',), (), 3171),
+    'override_key_typo': ('BL602', ('launch',), (), 3759),
     'packing_with_length_grouping': ('BL301', None, ('packing', 'length_grouping'), 4442),
     'rl_generation_batch': ('BL170', None, ('rl.generation_checks',), 11593),
     'seq_len_indivisible': ('BL401', None, ('seq_len', 'seq_len_multiple'), 2724),
