@@ -1,12 +1,12 @@
 """Experiments that bring their own trainer.
 
-A launch line runs `python -m verl.trainer.main_ppo`; when the project holds
-its own `verl/trainer/main_ppo.py` (a fork that vendors the framework, as
-TinyZero, Search-R1 and simpleRL-reason do), Python runs that copy - the
-working directory comes first on sys.path - and Hydra reads the copy's own
-`config/` next to it. Rules that judge a line against the core trainer's
-schema ask here for the keys the project's own trainer defines, so a key its
-copy added (`fsdp_config.grad_offload`) is not called a typo.
+A launch line runs `python -m pkg.trainer.main`; when the project holds its
+own `pkg/trainer/main.py` (a fork that vendors the framework it trains with,
+as several RL research repositories do), Python runs that copy - the working
+directory comes first on sys.path - and Hydra reads the copy's own `config/`
+next to it. Rules that judge a line against the core trainer's schema ask here
+for the keys the project's own trainer defines, so a key its copy added is not
+called a typo.
 """
 
 from __future__ import annotations
