@@ -27,6 +27,7 @@ from .plan import Fact, Origin
 from .rule import Edit, Related
 from .sources import format_of, read
 from .sources import is_shell_script
+from .sources.template import TemplateError
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
@@ -199,6 +200,9 @@ class _Checker:
         except LimitExceeded as exc:
             self.emit(shown, *PAST_LIMIT, "warning", f"not checked: {exc.message}", Span.point(exc.line, exc.column),
                       fix="simplify the file, or exclude it if it is not a training config")
+            return None
+        except TemplateError as exc:  # not broken: not a config until its placeholders are filled
+            reads.notice(f"skipped {shown}: {exc.message}")
             return None
         except ParseError as exc:
             self.emit(shown, *PARSE_ERROR, "error", exc.message, Span.point(exc.line, exc.column), fix="correct the syntax")

@@ -174,6 +174,8 @@ class TrainingPlan:
     seq_len_multiple: Optional[Fact] = None
     # Megatron-style sequence parallelism: a flag that only acts with tp > 1.
     sequence_parallel: Optional[Fact] = None
+    # What the framework does with that flag at tp = 1, as a message says it ("Megatron-LM warns and turns it off").
+    sequence_parallel_off: str = ""
     # Mixed precision as written, or the framework's default where that is certain.
     fp16: Optional[Fact] = None
     bf16: Optional[Fact] = None

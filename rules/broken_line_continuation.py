@@ -51,7 +51,8 @@ def check(plan):
             span=broken.span,
             message=(
                 f"this `\\` is followed by {after}, so it does not continue the command: the command ends here "
-                f"and the next {lines}, silently dropped from the launch"
+                f"and the next {lines}, dropped from the launch (bash runs them after it ends; "
+                f"`key=value` lines are mere variable assignments, with no error)"
             ),
             fix=fix,
         )

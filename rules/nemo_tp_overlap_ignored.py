@@ -10,7 +10,7 @@ or true with tensor-parallel size 1, which NeMo turns off first) or with
 The overlap only exists for sequence-parallel communication and not under
 Torch FSDP. NeMo logs an info line and sets it to false: the throughput the
 config was tuned for (and the `tp_overlap` userbuffer config it may load)
-silently does not apply.
+does not apply, with nothing above info level to say so.
 
 ## Example
 ```yaml
@@ -48,7 +48,7 @@ def check(plan):
     why, culprit = reason
     yield Finding(
         span=overlap.span,
-        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo silently sets it to false",
+        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
         fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
         related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
     )
@@ -85,7 +85,7 @@ RULE = Rule(
     code="BL244",
     name="nemo-tp-overlap-ignored",
     severity="warning",
-    summary="NeMo: ub_tp_comm_overlap without sequence parallelism (or with FSDP) is silently off",
+    summary="NeMo: ub_tp_comm_overlap without sequence parallelism (or with FSDP) is turned off",
     check=check,
     needs=("settings.ub_tp_comm_overlap",),
     doc=__doc__,

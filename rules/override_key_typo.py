@@ -9,7 +9,12 @@ set by BL510 at the place they are written.
 ## Why is this bad?
 Hydra refuses to override a key the config does not have, so the job fails
 at start-up, after it was queued; with a `+` in front the typo instead adds a
-new key nobody reads, and the setting silently keeps its default.
+new key nobody reads, and the setting keeps its default without a word.
+
+A project that brings its own copy of the trainer (`verl/trainer/main_ppo.py`
+in the repository, as forks that vendor verl have) runs that copy, whose Hydra
+config may define keys the released one does not: a key its own config
+defines is not a typo.
 
 ## Example
 ```bash
@@ -41,6 +46,7 @@ from batchlint.frameworks import verl
 from batchlint.frameworks.verl_keys import KEY_SETS as VERL_KEY_SETS
 from batchlint.keysets import in_force
 from batchlint.launch import launches
+from batchlint.own_trainer import hydra_keys
 from batchlint.rule import Example, Finding, Rule
 
 # framework -> (how to find its release, its key sets by release, the reader of a copy's keys)
@@ -58,11 +64,14 @@ def check(plan):
         force = forces[line.framework]
         if force is None:
             continue  # a release batchlint has no key set for
+        name = line.config_name.value if line.config_name is not None and line.config_name.known else None
+        own = hydra_keys(plan.document.path, line.entry, name)  # the project's own trainer: its config's keys exist too
+        known = force.keys | own if own else force.keys
         for keys, _, key_word in line.overrides:
             dotted = ".".join(keys)
-            if dotted in force.keys or str(key_word.value).startswith(("+", "~")):
+            if dotted in known or str(key_word.value).startswith(("+", "~")):
                 continue
-            guess = _closest(dotted, force.keys)
+            guess = _closest(dotted, known)
             if guess is None:
                 continue  # far from every key: an addition or an open dict, not a typo we can name
             verdict = "is not a key of" if force.known else "is a key of"  # unknown: "of no release from ..."

@@ -6,9 +6,10 @@ switched on with a tensor-parallel size of 1 (written, or the default).
 
 ## Why is this bad?
 Megatron's sequence parallelism splits the layer-norm and dropout activations
-across the tensor-parallel group; with tp = 1 there is no group, and Megatron
-turns the flag off at start-up with only a log line. The memory saving the
-config was written for does not happen (ms-swift ships 27 scripts like this).
+across the tensor-parallel group; with tp = 1 there is no group, and the flag
+is turned off at start-up: Megatron-LM with a warning, NeMo with an info-level
+log line, ms-swift without a word. The memory saving the config was written
+for does not happen (ms-swift ships 27 scripts like this).
 
 ## Example
 ```bash
@@ -22,10 +23,12 @@ torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --seq
 or drop `--sequence-parallel`.
 
 ## Source
-megatron/training/arguments.py `validate_args` ("disable sequence parallelism when tp=1");
+Megatron-LM megatron/training/arguments.py `validate_args` ("disable sequence
+parallelism when tp=1": `warnings.warn`, `warn_rank_0` in newer versions,
+"Disabling sequence parallelism because tensor model parallelism is disabled");
 NeMo @ 8cfedd7 nemo/collections/nlp/models/language_modeling/megatron_base_model.py:1019-1025
-(NeMo 2: nemo/collections/llm/api.py:1363-1367); ms-swift @ 3602360
-swift/megatron/arguments/megatron_args.py:891-892.
+(`logging.info`; NeMo 2: nemo/collections/llm/api.py:1363-1367, `warnings.warn`); ms-swift
+@ 3602360 swift/megatron/arguments/megatron_args.py:891-892 (no log).
 """
 
 from batchlint.rule import Example, Finding, Related, Rule
@@ -40,7 +43,7 @@ def check(plan):
     yield Finding(
         span=flag.span,
         message=f"{flag.key} needs tensor parallelism, but {tp.key} is 1{' (its default)' if tp.origin is Origin.DEFAULT else ''}: "
-                f"it is silently turned off at start-up, "
+                f"{plan.sequence_parallel_off or 'it is turned off at start-up'}, "
                 f"so the activation memory it was meant to save is not saved",
         fix=f"raise {tp.key} above 1, or drop {flag.key}",
         severity="warning",
@@ -80,7 +83,7 @@ RULE = Rule(
     code="BL203",
     name="sequence-parallel-without-tp",
     severity="warning",
-    summary="Megatron sequence parallelism with tensor parallel size 1 (silently off)",
+    summary="Megatron sequence parallelism with tensor parallel size 1 (turned off at start-up)",
     check=check,
     needs=("sequence_parallel", "parallel.tp"),
     doc=__doc__,

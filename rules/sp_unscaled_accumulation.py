@@ -1,30 +1,42 @@
 """
 ## What it does
-Flags an XTuner config with `sequence_parallel_size` > 1 whose
-`accumulative_counts` is not derived from `sequence_parallel_size`.
+Flags an XTuner config with `sequence_parallel_size` > 1 whose global batch is
+not the one the same config gives at sp = 1: an accumulation computed from
+`sequence_parallel_size` in a way that does not keep it (`64 // sp`), or a
+literal whose own comment says it is for another sp (`# tuned at sp=1`).
+
+It judges values, not spelling: the config is evaluated again with every read
+of `sequence_parallel_size` at 1, and the global batch there (micro x
+accumulation x W) is compared with the one at the configured sp (micro x
+accumulation x W / sp). `16 * sp`, `acc *= sp`, `base * sp // 2` and
+`8 if sp == 1 else 32` (at sp 4) keep it and are clean. A plain literal with no
+such comment is BL105 (info): it may well be written for its sp.
 
 ## Why is this bad?
 Sequence parallelism splits every sequence over `sp` GPUs, so only W / sp
 ranks read distinct data: global batch = batch_size x accumulative_counts x
-W / sp. Raising `sp` without scaling accumulation trains with a global batch
-`sp` times smaller than the same config at sp = 1, with no error. A literal
-that happens to be a multiple of `sp` may already include the factor, but it
-will not follow the next change of `sp`.
+W / sp. A derivation that shrinks the accumulation as sp grows makes the
+global batch sp^2 times smaller than at sp = 1, with no error.
 
 ## Example
 ```python
-sequence_parallel_size = 4
+sequence_parallel_size = 8
 batch_size = 1
-accumulative_counts = 16
+accumulative_counts = 64 // sequence_parallel_size
 ```
 
 ## Use instead
 ```python
-sequence_parallel_size = 4
+sequence_parallel_size = 8
 batch_size = 1
-accumulative_counts = 16
-accumulative_counts *= sequence_parallel_size
+accumulative_counts = 64 * sequence_parallel_size
 ```
+or, when the batch at this sp is the one meant, `accumulative_counts = 8`.
+
+## Fix
+For a literal its comment says is for sp = 1, `--fix` adds
+`accumulative_counts *= sequence_parallel_size` after it: the global batch it
+was tuned with. A derivation is left to its author.
 
 ## Source
 XTuner's sequence-parallel guide: "raise gradient accumulation by
@@ -34,30 +46,69 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 `accumulative_counts *= sequence_parallel_size`.
 """
 
+from batchlint.frameworks.xtuner import global_batch_text
 from batchlint.rule import Edit, Example, Finding, Rule
 
 
 def check(plan):
     sp, ga, micro = plan.parallel["sp"], plan.grad_accum, plan.micro_batch
-    if not sp.known or sp.value <= 1 or not ga.known or ga.value < 1:
+    if not sp.known or type(sp.value) is not int or sp.value <= 1 or not ga.known or ga.value < 1:
         return
-    if plan.settings.accumulation.follows_sp:
-        return  # derived from sp: scaled (or deliberately not) in the open
-    per_device = micro.value if micro is not None and micro.known else None
-    batch = _batches(plan, per_device, ga.value, sp.value)
-    add = f"add `{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"set {ga.key} = {ga.value} * {sp.key}"
-    if ga.value % sp.value == 0:
-        message = (
-            f"{ga.key} ({ga.value}) is not derived from {sp.key} ({sp.value}): unless the factor is already in it, "
-            f"{batch}; as a multiple of {sp.value} it may include the factor, but a literal will not follow the next "
-            f"change of {sp.key}"
-        )
-        fix = f"{add}, or if the factor is in it write `{ga.key} = {ga.value // sp.value} * {sp.key}`"
-    else:
-        message = f"{ga.key} ({ga.value}) is not scaled by {sp.key} ({sp.value}): {batch}"
-        fix = add
-    edits = () if ga.value % sp.value == 0 else _insert_scaling(plan, ga, sp)
-    yield Finding(span=ga.span or sp.span, message=message, fix=fix, edits=edits)
+    if micro is None or not micro.known or type(micro.value) is not int or micro.value < 1:
+        return
+    written = plan.settings.accumulation
+    world = plan.world_size.value if plan.world_size is not None and plan.world_size.known else None
+    now = global_batch_text(micro.value, ga.value, sp.value, world)
+    if written.follows_sp:
+        yield from _derived(ga, sp, micro, written.at_sp1, now, world)
+    elif written.written_for is not None and written.written_for != sp.value and written.written_for >= 1:
+        yield from _stated(plan, ga, sp, micro, written.written_for, now, world)
+
+
+def _derived(ga, sp, micro, at_sp1, now, world):
+    if at_sp1 is None:
+        return  # unknown at sp = 1: nothing to compare
+    micro1, ga1 = at_sp1
+    per_rank, per_rank1 = micro.value * ga.value, micro1 * ga1
+    if per_rank == per_rank1 * sp.value or per_rank1 < 1:
+        return  # the same global batch at both
+    then = global_batch_text(micro1, ga1, 1, world)
+    ratio = per_rank1 * sp.value / per_rank
+    change = f"{_times(ratio)} smaller" if ratio > 1 else f"{_times(1 / ratio)} larger"
+    yield Finding(
+        span=ga.span or sp.span,
+        message=(
+            f"{ga.key} is computed from {sp.key} but does not keep the global batch: at {sp.key} = {sp.value} it is "
+            f"{ga.value} and the global batch is {now}; at {sp.key} = 1 it would be {ga1} and the global batch {then}: "
+            f"{change} at this sp"
+        ),
+        fix=(
+            f"write `{ga.key} = {ga1} * {sp.key}` to keep the global batch of sp = 1, "
+            f"or `{ga.key} = {ga.value}` if {now} is the batch meant"
+            if micro1 == micro.value else
+            f"make {micro.key} x {ga.key} {per_rank1 * sp.value} at {sp.key} = {sp.value} "
+            f"({sp.value} x the {per_rank1} of sp = 1)"
+        ),
+    )
+
+
+def _stated(plan, ga, sp, micro, meant_sp, now, world):
+    meant = global_batch_text(micro.value, ga.value, meant_sp, world)
+    add = f"`{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"`{ga.key} = {ga.value} * {sp.key}`"
+    fix = f"add {add}" if meant_sp == 1 else f"set {ga.key} for {sp.key} = {sp.value}, derived from {sp.key}"
+    yield Finding(
+        span=ga.span or sp.span,
+        message=(
+            f"{ga.key} ({ga.value}) is written for sp = {meant_sp}, as its comment says, but {sp.key} is {sp.value}: "
+            f"the global batch is {now}, not the {meant} it gives at sp = {meant_sp}"
+        ),
+        fix=fix,
+        edits=_insert_scaling(plan, ga, sp) if meant_sp == 1 else (),
+    )
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:g}x"
 
 
 def _insert_scaling(plan, ga, sp) -> tuple:
@@ -66,24 +117,6 @@ def _insert_scaling(plan, ga, sp) -> tuple:
     if written.line_end is None:
         return ()  # not a plain literal assignment: leave it to the author
     return (Edit(written.line_end, f"\n{written.indent}{ga.key} *= {sp.key}"),)
-
-
-def _batches(plan, per_device, ga, sp):
-    if per_device is None:
-        return f"the global batch is {sp}x smaller than at sp=1"
-    world = plan.world_size
-    if world is not None and world.known and world.value % sp == 0:
-        now = per_device * ga * world.value // sp
-        scaled = per_device * ga * world.value
-        return (
-            f"the global batch is {now} sequences ({per_device} x {ga} x dp {world.value // sp} = W {world.value} / sp {sp}), "
-            f"{sp}x smaller than the {scaled} it is with the scaling"
-        )
-    per_rank = per_device * ga
-    return (
-        f"the global batch is {per_rank} x W/{sp} sequences ({per_device} x {ga} on each of W/{sp} data-parallel ranks), "
-        f"{sp}x smaller than the {per_rank} x W it is with the scaling"
-    )
 
 
 _CONFIG = """\
@@ -104,16 +137,20 @@ RULE = Rule(
     code="BL101",
     name="sp-unscaled-accumulation",
     severity="warning",
-    summary="XTuner accumulation is not scaled by sequence_parallel_size",
+    summary="XTuner accumulation that does not keep the global batch of sp=1 as sequence_parallel_size changes",
     check=check,
-    needs=("parallel.sp", "grad_accum", "settings.accumulation"),
+    needs=("parallel.sp", "grad_accum", "micro_batch", "settings.accumulation"),
     doc=__doc__,
     examples=(
-        Example("sp4_unscaled.py", _CONFIG.format(sp=4, ga=16, scaling=""), flagged=(7,), world_size=8),
-        Example("sp4_unscaled_no_w.py", _CONFIG.format(sp=4, ga=16, scaling=""), flagged=(7,)),
-        Example("sp4_hand_scaled.py", _CONFIG.format(sp=4, ga=8, scaling=""), flagged=(7,)),
+        Example("sp8_shrunk.py", _CONFIG.format(sp=8, ga="64 // sequence_parallel_size", scaling=""),
+                flagged=(7,), world_size=16),
+        Example("sp8_shrunk_no_w.py", _CONFIG.format(sp=8, ga="64 // sequence_parallel_size", scaling=""), flagged=(7,)),
+        Example("sp4_tuned_at_sp1.py", _CONFIG.format(sp=4, ga="6  # tuned at sp=1", scaling=""), flagged=(7,)),
         Example("sp4_scaled.py", _CONFIG.format(sp=4, ga=16, scaling="accumulative_counts *= sequence_parallel_size")),
         Example("sp4_explicit.py", _CONFIG.format(sp=4, ga="2 * sequence_parallel_size", scaling="")),
-        Example("sp1_unscaled.py", _CONFIG.format(sp=1, ga=16, scaling="")),
+        Example("sp4_halved.py", _CONFIG.format(sp=4, ga="16 * sequence_parallel_size // 2", scaling="")),
+        Example("sp4_conditional.py", _CONFIG.format(sp=4, ga="8 if sequence_parallel_size == 1 else 32", scaling="")),
+        Example("sp4_literal.py", _CONFIG.format(sp=4, ga=16, scaling="")),  # BL105's, not this rule's
+        Example("sp1_shrunk.py", _CONFIG.format(sp=1, ga="64 // sequence_parallel_size", scaling="")),
     ),
 )

@@ -49,14 +49,15 @@ def lint(tmp_path):
 
 
 
-# BL101 (warning) on line 6: accumulation not scaled by sequence_parallel_size.
+# BL101 (warning) on line 6: an accumulation derived from sequence_parallel_size that shrinks the
+# global batch (16 x W/4 here, 64 x W at sp=1).
 XTUNER_SP = """\
 from mmengine.dataset import DefaultSampler
 from xtuner.parallel.sequence import SequenceParallelSampler
 
 sequence_parallel_size = 4
 batch_size = 1
-accumulative_counts = 16
+accumulative_counts = 64 // sequence_parallel_size
 sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
 train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
@@ -65,7 +66,7 @@ XTUNER_SP_LINE = 6
 
 # The same config with accumulation scaled: clean.
 XTUNER_CLEAN = XTUNER_SP.replace(
-    "accumulative_counts = 16\n", "accumulative_counts = 16\naccumulative_counts *= sequence_parallel_size\n"
+    "accumulative_counts = 64 // sequence_parallel_size\n", "accumulative_counts = 16\naccumulative_counts *= sequence_parallel_size\n"
 )
 
 # HF TrainingArguments (ms-swift): global batch = 2 x 8 x W. Clean without a

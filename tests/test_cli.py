@@ -44,7 +44,7 @@ def test_finding_exits_1_and_names_file_line_and_code(workdir):
     assert (finding["path"], int(finding["line"]), finding["code"], finding["severity"]) == (
         "sft.py", XTUNER_SP_LINE, "BL101", "warning",
     )
-    assert "accumulative_counts (16)" in finding["message"]
+    assert "at sequence_parallel_size = 1 it would be 64" in finding["message"]
     assert result.stderr == ""
 
 

@@ -23,11 +23,11 @@ from conftest import (
     write,
 )
 
-GA_LINE = "accumulative_counts = 16\n"
+GA_LINE = "accumulative_counts = 64 // sequence_parallel_size\n"
 
 
 def xtuner(replace_ga_with):
-    """XTUNER_SP with its BL101 line (`accumulative_counts = 16`) replaced."""
+    """XTUNER_SP with its BL101 line (`accumulative_counts = 64 // sequence_parallel_size`) replaced."""
     assert GA_LINE in XTUNER_SP
     return XTUNER_SP.replace(GA_LINE, replace_ga_with)
 
@@ -58,7 +58,7 @@ def lint(folder, name, text, *args):
     ],
 )
 def test_trailing_disable_on_the_flagged_line(workdir, comment, suppressed):
-    result = lint(workdir, "sft.py", xtuner(f"accumulative_counts = 16  {comment}\n"))
+    result = lint(workdir, "sft.py", xtuner(f"accumulative_counts = 64 // sequence_parallel_size  {comment}\n"))
     assert ("BL101" not in codes(result.stdout)) == suppressed
     assert result.exit_code == (0 if suppressed else 1)
 
@@ -69,7 +69,7 @@ def test_trailing_disable_on_another_line_does_nothing(workdir):
 
 
 def test_standalone_disable_applies_to_the_next_code_line(workdir):
-    text = xtuner("# batchlint: disable=BL101\n\n# a comment in between\naccumulative_counts = 16\n")
+    text = xtuner("# batchlint: disable=BL101\n\n# a comment in between\naccumulative_counts = 64 // sequence_parallel_size\n")
     result = lint(workdir, "sft.py", text)
     assert result.exit_code == 0 and codes(result.stdout) == []
 
@@ -80,7 +80,7 @@ def test_standalone_disable_does_not_reach_past_the_next_code_line(workdir):
 
 
 def test_standalone_disable_without_codes(workdir):
-    result = lint(workdir, "sft.py", xtuner("# batchlint: disable\naccumulative_counts = 16\n"))
+    result = lint(workdir, "sft.py", xtuner("# batchlint: disable\naccumulative_counts = 64 // sequence_parallel_size\n"))
     assert codes(result.stdout) == []
 
 
@@ -94,12 +94,12 @@ def test_disable_in_yaml_and_toml(workdir):
 
 
 def test_disable_with_a_space_after_the_comma(workdir):
-    result = lint(workdir, "sft.py", xtuner("accumulative_counts = 16  # batchlint: disable=BL102, BL101\n"))
+    result = lint(workdir, "sft.py", xtuner("accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable=BL102, BL101\n"))
     assert codes(result.stdout) == [], result.stdout
 
 
 def test_disable_followed_by_a_reason(workdir):
-    text = xtuner("accumulative_counts = 16  # batchlint: disable=BL101  # the sp factor is in the literal\n")
+    text = xtuner("accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable=BL101  # the sp factor is in the literal\n")
     result = lint(workdir, "sft.py", text)
     assert codes(result.stdout) == [], result.stdout
 
@@ -184,20 +184,20 @@ def test_bad_world_size_directive_is_not_applied(workdir):
 
 
 def test_empty_disable_does_not_silence_everything(workdir):
-    result = lint(workdir, "sft.py", xtuner("accumulative_counts = 16  # batchlint: disable=\n"))
+    result = lint(workdir, "sft.py", xtuner("accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable=\n"))
     assert codes(result.stdout) == ["BL002", "BL101"]
 
 
 def test_bl002_is_not_disabled_by_a_directive_but_can_be_ignored(workdir):
     """A comment with a problem applies none of its items: its `disable` does not hide BL101."""
-    text = xtuner("accumulative_counts = 16  # batchlint: disable worldsize=8\n")
+    text = xtuner("accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable worldsize=8\n")
     assert codes(lint(workdir, "sft.py", text).stdout) == ["BL002", "BL101"]
     assert codes(run("--ignore", "BL002", "sft.py").stdout) == ["BL101"]
 
 
 def test_directive_needs_a_comment(workdir):
     """`batchlint:` inside a word or a string with no `#` before it is not a directive."""
-    text = xtuner('accumulative_counts = 16\nnote = "batchlint: disable=BL101"\n')
+    text = xtuner('accumulative_counts = 64 // sequence_parallel_size\nnote = "batchlint: disable=BL101"\n')
     assert codes(lint(workdir, "sft.py", text).stdout) == ["BL101"]
 
 

@@ -5,7 +5,7 @@ import json
 
 from batchlint.cli import main
 
-from conftest import TRL_PACKED_GROUPED, TRL_LINE, XTUNER_SP, XTUNER_SP_LINE, write, cli_runner
+from conftest import TRL_PACKED_GROUPED, TRL_LINE, XTUNER_CLEAN, XTUNER_SP, XTUNER_SP_LINE, write, cli_runner
 
 
 def run(*args, input=None):
@@ -33,7 +33,7 @@ def test_show_source_underlines_the_value(workdir):
 
 
 def test_stdin_filename_lints_the_buffer_not_the_file(workdir):
-    write(workdir, "sft.py", XTUNER_SP.replace("accumulative_counts = 16\n", "accumulative_counts = 16\naccumulative_counts *= sequence_parallel_size\n"))
+    write(workdir, "sft.py", XTUNER_CLEAN)
     result = run("--stdin-filename", "sft.py", input=XTUNER_SP)  # the unsaved buffer has the slip
     assert result.exit_code == 1
     assert result.stdout.startswith(f"sft.py:{XTUNER_SP_LINE}:23: BL101 [warning]")

@@ -53,11 +53,21 @@ def test_xtuner_scaling_and_sampler(workdir):
     assert result.exit_code == 0 and "All checks passed" in result.stdout
 
 
-def test_a_multiple_of_sp_is_not_fixed_blindly(workdir):
-    text = XTUNER.replace("accumulative_counts = 6", "accumulative_counts = 8")  # may already include sp
+def test_a_literal_without_a_comment_is_not_fixed_blindly(workdir):
+    # It may already include sp (BL105, info, offers no edit), multiple of sp or not.
+    for literal in ("8", "6"):
+        text = XTUNER.replace("accumulative_counts = 6  # tuned at sp=1", f"accumulative_counts = {literal}")
+        write(workdir, "sft.py", text)
+        result = run("--fix", "--select", "BL101,BL105", "sft.py")
+        assert read("sft.py") == text
+        assert "BL105 [info]" in result.stdout
+
+
+def test_a_derivation_that_shrinks_the_batch_is_not_rewritten(workdir):
+    text = XTUNER.replace("accumulative_counts = 6  # tuned at sp=1", "accumulative_counts = 64 // sequence_parallel_size")
     write(workdir, "sft.py", text)
-    run("--fix", "--select", "BL101", "sft.py")
-    assert read("sft.py") == text
+    result = run("--fix", "--select", "BL101", "sft.py")
+    assert read("sft.py") == text and "BL101 [warning]" in result.stdout
 
 
 def test_length_grouping_turned_off_where_packing_is_on(workdir):

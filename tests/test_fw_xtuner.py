@@ -152,13 +152,13 @@ def test_v01_packed_length_comes_from_build_packed_dataset(lint):
 def test_v01_accumulation_scaling_is_inserted_on_the_line_spans_count(lint):
     # A form feed is whitespace to Python's tokenizer but a line break to str.splitlines():
     # the line after `accumulative_counts = 3` is found as the tokenizer numbers lines.
-    text = ("# a\x0cb\nsequence_parallel_size = 4\nbatch_size = 1\naccumulative_counts = 3\n"
+    text = ("# a\x0cb\nsequence_parallel_size = 4\nbatch_size = 1\naccumulative_counts = 3  # sp=1\n"
             "train_dataloader = dict(batch_size=batch_size)\n"
             "optim_wrapper = dict(accumulative_counts=accumulative_counts)\n")
     [finding] = lint("form_feed.py", text).diagnostics
     assert finding.code == "BL101" and finding.span.line == 4
     [edit] = finding.edits
-    assert (edit.span.line, edit.span.column) == (4, 24)
+    assert (edit.span.line, edit.span.column) == (4, 32)
     assert edit.replacement == "\naccumulative_counts *= sequence_parallel_size"
 
 
@@ -287,7 +287,7 @@ def test_xtuner_examples_report_what_their_comments_promise():
         assert result.framework == "xtuner", name
         seen[name] = found(result)
     assert seen == {
-        "internlm2_7b_sp4_sft.py": [("BL101", 19)],
+        "internlm2_7b_sp4_sft.py": [("BL101", 20)],
         "internlm2_7b_sp4_sft_fixed.py": [],
         "internlm2_7b_varlen_sp4.py": [("BL130", 26)],
         "internlm2_7b_varlen_sp4_fixed.py": [],
@@ -299,3 +299,117 @@ def test_v1_call_with_double_star_arguments_is_not_guessed(lint):
     # `**common` may set sp_size or fsdp_cfg: defaults would be guesses.
     text = "common = dict(sp_size=4)\n" + v1(global_batch=66, tp=2, sp=2).replace("    sp_size=2,", "    **common,")
     assert lint("star.py", text, world_size=16).diagnostics == []
+
+
+# -- BL101/BL105: the accumulation judged by the global batch it gives at sp = 1 and at sp ----
+
+SP_ACC = """\
+import os
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = {sp}
+batch_size = {micro}  # per_device
+{above}accumulative_counts = {ga}
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+
+
+def sp_acc(ga, sp=4, micro=1, above=""):
+    return SP_ACC.format(ga=ga, sp=sp, micro=micro, above=above)
+
+
+def sp_codes(lint, text, **kwargs):
+    return [(d.code, d.severity, d.span.line) for d in lint("sft.py", text, **kwargs).diagnostics
+            if d.code in ("BL101", "BL105")]
+
+
+@pytest.mark.parametrize("ga", [
+    "16 * sequence_parallel_size",
+    "sequence_parallel_size * 16 // 2",
+    "8 if sequence_parallel_size == 1 else 32",
+    "16\naccumulative_counts *= sequence_parallel_size",
+    "max(1, 16) * sequence_parallel_size",
+])
+def test_an_accumulation_that_keeps_the_global_batch_is_clean(lint, ga):
+    assert sp_codes(lint, sp_acc(ga)) == []
+
+
+@pytest.mark.parametrize("ga,at_sp1,ratio", [
+    ("64 // sequence_parallel_size", 64, "16x smaller"),  # sp^2 smaller: a textual check let it pass
+    ("16 * sequence_parallel_size * sequence_parallel_size", 16, "4x larger"),
+    ("32 if sequence_parallel_size == 1 else 16", 32, "8x smaller"),
+])
+def test_an_accumulation_derived_from_sp_that_changes_the_global_batch_is_bl101(lint, ga, at_sp1, ratio):
+    [finding] = lint("sft.py", sp_acc(ga), world_size=16).diagnostics
+    assert (finding.code, finding.severity, finding.span.line) == ("BL101", "warning", 7)
+    assert f"at sequence_parallel_size = 1 it would be {at_sp1}" in finding.message and ratio in finding.message
+    assert f"`accumulative_counts = {at_sp1} * sequence_parallel_size`" in finding.fix
+    assert finding.edits == ()  # which batch was meant is the author's call
+
+
+def test_a_micro_batch_derived_from_sp_counts_too(lint):
+    # batch_size 4 // sp: 1 at sp 4, 4 at sp 1; accumulation 16 literal: 16 x W/4 against 64 x W.
+    [finding] = lint("sft.py", sp_acc(16, micro="4 // sequence_parallel_size")).diagnostics
+    assert finding.code == "BL101" and "16x smaller" in finding.message
+    assert "make batch_size x accumulative_counts 256 at sequence_parallel_size = 4" in finding.fix
+    assert sp_codes(lint, sp_acc("16 * sequence_parallel_size", micro="4 // sequence_parallel_size")) == [
+        ("BL101", "warning", 7)]  # per rank 1 x 64 against 4 x 16 x 4
+    assert sp_codes(lint, sp_acc("16 * sequence_parallel_size ** 2", micro="4 // sequence_parallel_size")) == []
+
+
+def test_a_derivation_unknown_at_sp1_is_not_judged(lint):
+    ga = "64 // sequence_parallel_size if sequence_parallel_size > 1 else int(os.environ['GA'])"
+    assert sp_codes(lint, sp_acc(ga)) == []
+
+
+@pytest.mark.parametrize("ga,sp", [("16", 4), ("6", 4), ("1", 8)])
+def test_a_literal_is_bl105_info_with_both_batches(lint, ga, sp):
+    [finding] = lint("sft.py", sp_acc(ga, sp=sp), world_size=32).diagnostics
+    assert (finding.code, finding.severity) == ("BL105", "info")
+    now, then = int(ga) * 32 // sp, int(ga) * 32
+    assert f"the global batch is {now} sequences" in finding.message and f"would be {then} sequences" in finding.message
+    assert finding.edits == ()
+    assert sp_codes(lint, sp_acc(ga, sp=1)) == []
+
+
+@pytest.mark.parametrize("above,ga", [
+    ("# bs = 32 gpus * 1 batch_size_per_device * 8 acc / 8 sequence parallel\n", "8"),
+    ("# Upon setting the sequence parallelism dimension to `SP`, scale this.\n# (see the guide)\n", "16"),
+    ("", "16  # already x sp"),
+    ("", "16  # for sequence_parallel_size=4"),
+    ("", "16  # Ulysses 4 ranks"),
+])
+def test_a_literal_its_comment_writes_for_this_sp_is_clean(lint, above, ga):
+    sp = 8 if "8 sequence parallel" in above else 4
+    assert sp_codes(lint, sp_acc(ga, sp=sp, above=above)) == []
+    if sp == 8:  # the same comment under another sp is stale: the literal is for sp 8
+        assert sp_codes(lint, sp_acc(ga, sp=4, above=above)) == [("BL101", "warning", 8)]
+
+
+@pytest.mark.parametrize("above,ga,line", [
+    ("", "6  # tuned at sp=1", 7),
+    ("", "6  # SP: 1", 7),
+    ("# bs = 8 gpus * 1 batch_size_per_device * 1 acc / 1 sequence parallel\n", "1", 8),
+    ("", "16  # for sp=8", 7),
+])
+def test_a_literal_its_comment_writes_for_another_sp_is_bl101(lint, above, ga, line):
+    [finding] = lint("sft.py", sp_acc(ga, above=above)).diagnostics
+    assert (finding.code, finding.severity, finding.span.line) == ("BL101", "warning", line)
+    assert "as its comment says" in finding.message
+    assert bool(finding.edits) == ("sp=8" not in ga)  # `*= sp` only restores the batch of sp = 1
+
+
+def test_a_comment_further_up_or_on_another_value_does_not_count(lint):
+    # A code line between the comment and the value ends the comment block; a comment
+    # on the line before (about batch_size) is not about accumulation either.
+    text = sp_acc("16", above="").replace("batch_size = 1  # per_device", "batch_size = 1  # per_device, sp=1")
+    text = text.replace("import os\n", "import os\n# sequence parallel 1\n")
+    assert sp_codes(lint, text) == [("BL105", "info", 8)]
+
+
+def test_the_bl101_fix_follows_the_value_to_the_fixed_point(lint):
+    fixed = sp_acc("6  # tuned at sp=1\naccumulative_counts *= sequence_parallel_size")
+    assert sp_codes(lint, fixed) == []

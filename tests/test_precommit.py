@@ -16,11 +16,11 @@ pytestmark = pytest.mark.slow
 FLAWED = """\
 sequence_parallel_size = 4
 batch_size = 1
-accumulative_counts = 16
+accumulative_counts = 16  # tuned at sp=1
 train_dataloader = dict(batch_size=batch_size)
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
 """
-FIXED = FLAWED.replace("accumulative_counts = 16\n", "accumulative_counts = 16\naccumulative_counts *= sequence_parallel_size\n")
+FIXED = FLAWED.replace("# tuned at sp=1\n", "# tuned at sp=1\naccumulative_counts *= sequence_parallel_size\n")
 
 
 def _git(cwd, *args):

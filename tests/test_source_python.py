@@ -912,3 +912,13 @@ def test_a_config_that_would_delete_files_is_only_read(tmp_path):
     for name in ("removed", "handle", "written", "size", "flag"):
         assert isinstance(d.get(name), Unknown), name
     assert os.path.exists(victim)
+
+
+def test_pinned_names_read_as_the_given_number():
+    from batchlint.sources.python import read_python
+
+    text = "sp = 8\nga = 64 // sp\nga2 = 4\nga2 *= sp\nsampler = 'a' if sp > 1 else 'b'\n"
+    doc = read_python("c.py", text, pinned={"sp": 1})
+    assert [doc.namespace[n].value for n in ("ga", "ga2", "sampler")] == [64, 4, "b"]
+    assert doc.namespace["sp"].value == 8  # the binding is kept: only reads are pinned
+    assert read_python("c.py", text).namespace["ga"].value == 8

@@ -183,7 +183,7 @@ def test_the_most_specific_selector_wins(workdir):
 
 
 def test_a_disable_without_equals_disables_nothing(workdir):
-    text = XTUNER_SP.replace("accumulative_counts = 16\n", "accumulative_counts = 16  # batchlint: disable BL101\n")
+    text = XTUNER_SP.replace("accumulative_counts = 64 // sequence_parallel_size\n", "accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable BL101\n")
     write(workdir, "sft.py", text)
     result = run("sft.py")
     assert codes(result.stdout) == ["BL002", "BL101"]
@@ -191,7 +191,7 @@ def test_a_disable_without_equals_disables_nothing(workdir):
 
 
 def test_a_directive_naming_no_rule_is_bl002(workdir):
-    text = XTUNER_SP.replace("accumulative_counts = 16\n", "accumulative_counts = 16  # batchlint: disable=BL109\n")
+    text = XTUNER_SP.replace("accumulative_counts = 64 // sequence_parallel_size\n", "accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable=BL109\n")
     write(workdir, "sft.py", text)
     assert codes(run("sft.py").stdout) == ["BL002", "BL101"]
 

@@ -1,6 +1,7 @@
 # XTuner v0.1 QLoRA fine-tune with sequence parallelism 4, in the shape of the
-# upstream configs. FLAWED: sp was raised from 1 to 4 and accumulation was not
-# scaled, so the global batch is 4x smaller than intended (BL101).
+# upstream configs. FLAWED: sp was raised from 1 to 4 and accumulation, tuned at
+# sp=1 as its comment says, was not scaled: the global batch is 4x smaller than
+# intended (BL101).
 # batchlint: world-size=32
 from mmengine.dataset import DefaultSampler
 from mmengine.optim import AmpOptimWrapper
@@ -16,7 +17,7 @@ pack_to_max_length = True
 sequence_parallel_size = 4
 
 batch_size = 1  # per_device
-accumulative_counts = 16
+accumulative_counts = 16  # tuned at sp=1
 lr = 2e-4
 
 train_dataset = dict(

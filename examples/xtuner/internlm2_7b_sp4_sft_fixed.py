@@ -15,7 +15,7 @@ pack_to_max_length = True
 sequence_parallel_size = 4
 
 batch_size = 1  # per_device
-accumulative_counts = 16
+accumulative_counts = 16  # tuned at sp=1
 accumulative_counts *= sequence_parallel_size
 lr = 2e-4
 

@@ -28,6 +28,13 @@ LAUNCHERS = (Launcher("python", scripts=("pretrain_*",), markers=(b"pretrain_",)
                       inline=True, requires=_BATCH_FLAGS))
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=90, launchers=LAUNCHERS)
 
+# validate_args with tp = 1 (megatron/training/arguments.py, "disable sequence parallelism when tp=1"):
+# warnings.warn, warn_rank_0 in newer versions, then sequence_parallel = False.
+SEQUENCE_PARALLEL_OFF = (
+    'Megatron-LM warns ("Disabling sequence parallelism because tensor model parallelism is disabled") '
+    "and turns it off at start-up"
+)
+
 _KEYS = {"micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size"}
 
 
@@ -55,6 +62,7 @@ def plan(doc: Document, outside: Outside):
         derived_from_global="grad_accum",
         seq_len=number(root.get("seq-length"), "--seq-length"),
         sequence_parallel=flag(root.get("sequence-parallel"), "--sequence-parallel"),
+        sequence_parallel_off=SEQUENCE_PARALLEL_OFF,
         fp16=flag(root.get("fp16"), "--fp16"),
         bf16=flag(root.get("bf16"), "--bf16"),
     )

@@ -33,6 +33,14 @@ MARKERS = (b"tensor_model_parallel_size", b"global_batch_size")
 
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80)
 
+# MegatronBaseModel._validate_and_override_config logs it at info level and turns it off
+# (nemo/collections/nlp/models/language_modeling/megatron_base_model.py:1019-1025 @ 8cfedd7;
+# NeMo 2's llm/api.py:1363-1367 warns with Megatron-LM's words).
+SEQUENCE_PARALLEL_OFF = (
+    'NeMo logs "Sequence parallel should only be used with tensor parallel size > 1. Setting sequence '
+    'parallel to False" (info level) and turns it off'
+)
+
 _MODEL_KEYS = {"micro_batch_size", "global_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size"}
 _DEGREES = {
     "tp": "tensor_model_parallel_size",
@@ -64,6 +72,7 @@ def plan(doc: Document, outside: Outside):
         layout_exact=False,
         data_parallel=divide(world, list(layout)) if layout else None,
         sequence_parallel=flag(model.get("sequence_parallel"), "model.sequence_parallel"),
+        sequence_parallel_off=SEQUENCE_PARALLEL_OFF,
     )
     plan.seq_len, plan.seq_len_multiple = _context_parallel_split(model, parallel["cp"])
     # Shown by explain for every config; only the split above makes a rule check it.

@@ -20,6 +20,10 @@ from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number, per_group
 
 NAME = "swift-megatron"
+# MegatronArguments.__post_init__ sets sequence_parallel = False with tp <= 1 and logs
+# nothing (swift/megatron/arguments/megatron_args.py:891-892 @ 3602360), before
+# Megatron-LM's own check, which would have warned, sees it.
+SEQUENCE_PARALLEL_OFF = "ms-swift turns it off at start-up without a log line"
 
 DEGREES = {"tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size", "cp": "context_parallel_size"}
 
@@ -43,6 +47,7 @@ def plan(doc: Document, outside: Outside, world: Optional[Fact]) -> Optional[Tra
         packing=flag(lookup(doc.root, "packing"), "packing"),
         seq_len=number(lookup(doc.root, "max_length"), "max_length"),
         sequence_parallel=flag(lookup(doc.root, "sequence_parallel"), "sequence_parallel"),
+        sequence_parallel_off=SEQUENCE_PARALLEL_OFF,
     )
     declared = number(lookup(doc.root, "global_batch_size"), "global_batch_size")
     if declared is not None:  # the default 16 has no line to point at: left out

@@ -16,7 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Optional
 
-from ..document import Document, Mapping, Node, Scalar, Sequence, Span, Symbol, split_lines
+from ..document import (
+    Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, split_lines,
+)
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, find_key, flag, number
 from .spec import Count, Framework, Launcher
@@ -72,18 +74,14 @@ def plan(doc: Document, outside: Outside):
     if not isinstance(loader, Mapping) and not isinstance(optim, Mapping):
         return None
     loader = loader if isinstance(loader, Mapping) else Mapping()
-    optim = optim if isinstance(optim, Mapping) else Mapping()
 
     sp = number(doc.namespace.get("sequence_parallel_size"), "sequence_parallel_size", default=1)
-    accumulation = optim.get("accumulative_counts")
-    if accumulation is None:
-        accumulation = doc.namespace.get("accumulative_counts")
+    micro, accumulation = _batch_facts(doc)
     plan = TrainingPlan(
         framework=NAME,
         document=doc,
-        micro_batch=number(loader.get("batch_size"), "train_dataloader.batch_size", default=1),
-        # mmengine's OptimWrapper defaults accumulative_counts to 1.
-        grad_accum=number(accumulation, "optim_wrapper.accumulative_counts", default=1),
+        micro_batch=micro,
+        grad_accum=accumulation,
         world_size=outside.world_size,
         target_global_batch=outside.target_global_batch,
         parallel={"sp": sp},
@@ -107,7 +105,7 @@ def plan(doc: Document, outside: Outside):
         varlen=tuple(varlen_flags(doc)),
         sampler=_sampler(doc),
         unused_sampler=_unused_sampler(doc, sp),
-        accumulation=_accumulation(doc, plan.grad_accum, sp),
+        accumulation=_accumulation(doc, plan.micro_batch, plan.grad_accum, sp),
         hf_datasets=tuple(_hf_datasets(doc)),
     )
     return plan
@@ -142,7 +140,14 @@ class Accumulation:
     scaled by sp in the config (`accumulative_counts *= sequence_parallel_size`,
     docs/zh_cn/user_guides/sequence_parallel.md:40-53 @ 0.2.0): nothing scales it for the user."""
 
-    follows_sp: bool  # computed from sequence_parallel_size
+    follows_sp: bool  # the accumulation or the micro batch is computed from sequence_parallel_size
+    # (micro batch, accumulation) with the config evaluated at sequence_parallel_size = 1,
+    # when they follow sp and both are known there; None otherwise.
+    at_sp1: Optional[tuple]
+    # The sp a comment at the accumulation says its value is written for: the
+    # number of a `sp=N` it writes, else the configured sp when it names sequence
+    # parallelism (`# 1 x 8 acc / 8 sequence parallel`); None when no comment says.
+    written_for: Optional[int]
     # The end of its line when that line is a plain `accumulative_counts = <int>`:
     # where `accumulative_counts *= sequence_parallel_size` goes; None otherwise.
     line_end: Optional[Span]
@@ -192,16 +197,75 @@ def _unused_sampler(doc: Document, sp: Fact) -> Optional[SamplerVariable]:
     return SamplerVariable(assigned, sp.key in variable.deps)
 
 
-def _accumulation(doc: Document, ga: Fact, sp: Fact) -> Accumulation:
-    follows_sp = ga.node is not None and sp.key in ga.node.deps
-    if ga.span is None or ga.span.line != ga.span.end_line:
-        return Accumulation(follows_sp, None, "")
+def _batch_facts(doc: Document) -> tuple:
+    """(micro batch, accumulation) as the runner reads them."""
+    optim = doc.get("optim_wrapper")
+    accumulation = optim.get("accumulative_counts") if isinstance(optim, Mapping) else None
+    if accumulation is None:
+        accumulation = doc.namespace.get("accumulative_counts")
+    return (
+        number(train_loader(doc).get("batch_size"), "train_dataloader.batch_size", default=1),
+        # mmengine's OptimWrapper defaults accumulative_counts to 1.
+        number(accumulation, "optim_wrapper.accumulative_counts", default=1),
+    )
+
+
+def _accumulation(doc: Document, micro: Fact, ga: Fact, sp: Fact) -> Accumulation:
+    follows_sp = any(fact.node is not None and sp.key in fact.node.deps for fact in (micro, ga))
+    at_sp1 = _at_sp1(doc, sp) if follows_sp and sp.known and sp.value != 1 else None
     lines = split_lines(doc.text, doc.format)
+    written_for = _written_for(lines, ga.span, sp) if ga.span is not None and not follows_sp else None
+    if ga.span is None or ga.span.line != ga.span.end_line:
+        return Accumulation(follows_sp, at_sp1, written_for, None, "")
     line = lines[ga.span.line - 1] if ga.span.line <= len(lines) else ""
     if not re.match(rf"\s*{re.escape(ga.key)}\s*=\s*\d+\s*(#.*)?$", line):
-        return Accumulation(follows_sp, None, "")  # not a plain literal assignment: left to the author
+        return Accumulation(follows_sp, at_sp1, written_for, None, "")  # not a plain literal assignment
     end = Span(ga.span.line, len(line) + 1, ga.span.line, len(line) + 1)
-    return Accumulation(follows_sp, end, line[: len(line) - len(line.lstrip())])
+    return Accumulation(follows_sp, at_sp1, written_for, end, line[: len(line) - len(line.lstrip())])
+
+
+def _at_sp1(doc: Document, sp: Fact) -> Optional[tuple]:
+    """The micro batch and accumulation the config gives with every read of
+    sequence_parallel_size at 1: whether a derivation keeps the global batch is
+    a question of values, not of how it is written (`64 // sp` follows sp too)."""
+    from ..sources.python import read_python  # a Python config has loaded it already
+
+    try:
+        micro, ga = _batch_facts(read_python(doc.path, doc.text, pinned={sp.key: 1}))
+    except (ParseError, LimitExceeded):
+        return None
+    known = micro.known and ga.known and type(micro.value) is int and type(ga.value) is int
+    return (micro.value, ga.value) if known else None
+
+
+# A comment that names sequence parallelism, and one that says which sp a value is for.
+_SP_WORDS = r"(?:\bsp\b|sequence[ _-]?parallel\w*|ulysses)"
+_NAMES_SP = re.compile(_SP_WORDS, re.I)
+# `sp=1`, `sequence_parallel_size: 4`, `sp 8`; then `/ 8 sequence parallel`, `8 sp`.
+_SP_VALUE = (re.compile(_SP_WORDS + r"\s*(?:=|==|:)?\s*(\d+)\b", re.I),
+             re.compile(r"\b(\d+)\s*" + _SP_WORDS, re.I))
+_COMMENT_LINES = 12  # of the block right above: a section's header comment is not about one value
+
+
+def _written_for(lines: list, span: Span, sp: Fact) -> Optional[int]:
+    """Which sp the comment on the value's line, or the comment lines right above
+    it, says the value is written for (see Accumulation.written_for)."""
+    if not sp.known or span.line > len(lines):
+        return None
+    comments = []
+    own = lines[span.line - 1]
+    if "#" in own[span.end_column - 1:]:
+        comments.append(own[own.index("#", span.end_column - 1):])
+    above = span.line - 2
+    while above >= 0 and span.line - 1 - above <= _COMMENT_LINES and lines[above].lstrip().startswith("#"):
+        comments.append(lines[above])
+        above -= 1
+    text = "\n".join(comments)
+    for pattern in _SP_VALUE:
+        stated = pattern.search(text)
+        if stated is not None:
+            return int(stated.group(1))
+    return sp.value if _NAMES_SP.search(text) else None
 
 
 def _hf_datasets(doc: Document) -> Iterator[HFDataset]:
@@ -239,6 +303,16 @@ def _varlen_sp_multiple(doc: Document, sp: Fact) -> Optional[Fact]:
         return None
     why = f"{sp.key} with {VARLEN}: default_collate_fn splits each packed sequence into {sp.value} equal parts"
     return Fact(sp.value, sp.key, sp.span, Origin.DERIVED, sp.node, detail=why)
+
+
+def global_batch_text(micro: int, accumulation: int, sp: int, world: Optional[int]) -> str:
+    """The global batch of micro x accumulation sequences on each of W / sp
+    data-parallel ranks, as a number when W is known."""
+    per_rank = f"{micro} x {accumulation}"
+    if world is not None and world % sp == 0:
+        dp = f"dp {world // sp} = W {world} / sp {sp}" if sp > 1 else f"W {world}"
+        return f"{micro * accumulation * world // sp} sequences ({per_rank} x {dp})"
+    return f"{per_rank} x W/{sp} sequences" if sp > 1 else f"{per_rank} x W sequences"
 
 
 # -- finding the settings in the config -------------------------------------------------------

@@ -100,7 +100,16 @@ def read(path: str, text: str, fmt: str) -> Document:
     # collector would rescan them again and again (half the time of a large file).
     gc.disable()
     try:
-        return reader(path, text)
+        try:
+            return reader(path, text)
+        except LimitExceeded:
+            raise
+        except ParseError as error:
+            if fmt not in ("json", "yaml", "toml"):
+                raise
+            from .template import read_template  # a file that does not parse may be a template
+
+            return read_template(path, text, fmt, reader, error)
     except RecursionError:  # a last resort: every reader bounds its nesting by MAX_DEPTH
         raise LimitExceeded("the file is nested too deeply to read") from None
     finally:

@@ -104,7 +104,10 @@ _BUILTIN_SYMBOLS = {name: Symbol("builtins." + name) for name in _BUILTIN_NAMES}
 _NUMBER = (int, float)
 
 
-def read_python(path: str, text: str) -> Document:
+def read_python(path: str, text: str, pinned: Optional[dict] = None) -> Document:
+    """`pinned` (name -> number) makes every read of a top-level name that the
+    file defines give that number instead: the config evaluated as if it set
+    that value (`sequence_parallel_size` at 1, to ask what a derivation gives there)."""
     _check_size(text)
     try:
         with warnings.catch_warnings():  # `1if x else 2`, `"\d"`: the config's business, not a report's
@@ -116,7 +119,7 @@ def read_python(path: str, text: str) -> Document:
         raise ParseError(f"Python source cannot be parsed: {exc}") from None
     except (RecursionError, MemoryError):  # the parser's own stack: nested too deeply
         raise LimitExceeded("Python source is nested too deeply for Python's parser") from None
-    evaluator = _Evaluator(text)
+    evaluator = _Evaluator(text, pinned)
     evaluator.run(tree.body)
     names = evaluator.names
     _bound_sizes(names)
@@ -206,7 +209,7 @@ def _size(top: Node, sizes: dict) -> tuple:
 
 
 class _Evaluator:
-    def __init__(self, text: str):
+    def __init__(self, text: str, pinned: Optional[dict] = None):
         # Line number -> text of each line where UTF-8 bytes and characters differ;
         # elsewhere ast's byte columns are already character columns.
         self.wide_lines: dict = {} if text.isascii() else _wide_lines(text)
@@ -219,6 +222,7 @@ class _Evaluator:
         self.depth = 0  # of the expression being evaluated
         # Deps of the undecidable `if` tests around the running statement; None outside them.
         self.condition: Optional[frozenset] = None
+        self.pinned: dict = pinned or {}
 
     # -- positions -------------------------------------------------------
     def _column(self, line: int, byte_offset: int) -> int:
@@ -499,6 +503,8 @@ class _Evaluator:
                 return Scalar(_BUILTIN_SYMBOLS[name], self.span(node))
             return Unknown(self.span(node), f"{name} is not defined in this file")
         deps = _joined(value.deps, _single(name))
+        if name in self.pinned:
+            return Scalar(self.pinned[name], value.span, deps, value.origin)
         kind = type(value)
         if kind is Scalar:
             # A class is best shown where it is used.

@@ -1,0 +1,90 @@
+"""Experiments that bring their own trainer.
+
+A launch line runs `python -m pkg.trainer.main`; when the project holds its
+own `pkg/trainer/main.py` (a fork that vendors the framework it trains with,
+as several RL research repositories do), Python runs that copy - the working
+directory comes first on sys.path - and Hydra reads the copy's own `config/`
+next to it. Rules that judge a line against the core trainer's schema ask here
+for the keys the project's own trainer defines, so a key its copy added is not
+called a typo.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from . import project, reads
+from .document import Mapping, ParseError
+
+_LEVELS = 12  # folders searched upward from the launch script: a project is not deeper
+_MAX_KEYS = 20_000
+_HYDRA_MAIN = re.compile(r"""@hydra\.main\(([^)]{0,400})\)""")
+_ARGUMENT = r"""\b{}\s*=\s*["']([\w./-]{{1,200}})["']"""
+
+
+def own_copy(script: str, entry: Optional[str]) -> Optional[str]:
+    """The project's own file of the module a line runs (`a.b.c` -> a/b/c.py), found
+    in the launch script's folder or one above it inside the project; None when the
+    line runs a script or the installed framework."""
+    if not entry or "/" in entry or entry.endswith(".py") or not all(p.isidentifier() for p in entry.split(".")):
+        return None
+    relative = os.path.join(*entry.split(".")) + ".py"
+    folder = os.path.dirname(os.path.abspath(script))
+    for _ in range(_LEVELS):
+        candidate = os.path.join(folder, relative)
+        if not project.may_read(candidate):
+            return None
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
+
+
+def config_keys(path: str) -> frozenset:
+    """Every dotted key of the YAML config at `path` (empty when it cannot be read)."""
+    from .sources import read  # the YAML reader only when a project brings a trainer
+
+    try:
+        raw = project.read_bytes(path)
+        document = read(path, raw.decode("utf-8-sig"), "yaml")
+    except (OSError, UnicodeDecodeError, ParseError):
+        reads.record(path)
+        return frozenset()
+    keys: set = set()
+    stack = [("", document.root)]
+    while stack and len(keys) < _MAX_KEYS:
+        prefix, mapping = stack.pop()
+        for key, value in mapping.items.items():
+            dotted = f"{prefix}{key}"
+            keys.add(dotted)
+            if isinstance(value, Mapping):
+                stack.append((dotted + ".", value))
+    return frozenset(keys)
+
+
+def hydra_keys(script: str, entry: Optional[str], config_name: Optional[str]) -> frozenset:
+    """The keys of the Hydra config the project's own copy of `entry` reads
+    (`@hydra.main(config_path="config", config_name="ppo_trainer")`, or the
+    line's --config-name); empty when the line runs no copy of the project's."""
+    copy = own_copy(script, entry)
+    if copy is None:
+        return frozenset()
+    try:
+        text = project.read_bytes(copy, limit=1 << 20).decode("utf-8", "replace")
+    except OSError:
+        reads.record(copy)
+        return frozenset()
+    main = _HYDRA_MAIN.search(text)
+    if main is None:
+        return frozenset()
+    path = re.search(_ARGUMENT.format("config_path"), main.group(1))
+    name = config_name or (lambda m: m.group(1) if m else None)(re.search(_ARGUMENT.format("config_name"), main.group(1)))
+    if path is None or name is None:
+        return frozenset()
+    folder = os.path.normpath(os.path.join(os.path.dirname(copy), path.group(1)))
+    return config_keys(os.path.join(folder, name if name.endswith(".yaml") else name + ".yaml"))

@@ -1,0 +1,139 @@
+"""Config templates (shell `${VAR}` or Jinja placeholders filled in before use)
+are not broken files: no BL001, the placeholders' values are Unknown, the rest
+is still checked where it is written; a file broken without them still is."""
+
+import time
+
+import pytest
+
+from batchlint.document import Unknown
+from batchlint.sources import read
+from batchlint.document import ParseError
+from batchlint.sources.template import TemplateError
+
+from conftest import lint_text
+
+# A DeepSpeed config a launch script fills with sed/envsubst before `deepspeed` reads it.
+DS_TEMPLATE = """\
+{
+  "train_batch_size": ${GLOBAL_BATCH},
+  "train_micro_batch_size_per_gpu": $MICRO_BATCH,
+  "gradient_accumulation_steps": $((GBS / MBS / 8)),
+  "tensorboard": {"enabled": true, "output_path": "${OUT}/tb"},
+  "zero_optimization": {
+    "stage": ${ZERO_STAGE:-2}
+  }
+}
+"""
+
+# LLaMA-Factory-style YAML written as a Jinja template.
+JINJA_YAML = """\
+model_name_or_path: {{ model }}
+stage: sft
+per_device_train_batch_size: {{ batch_size }}
+gradient_accumulation_steps: 8
+{% if deepspeed %}
+deepspeed: {{ deepspeed }}
+{% endif %}
+packing: true
+group_by_length: true
+"""
+
+TITAN_TEMPLATE = """\
+[job]
+dump_folder = "./outputs"  # ${not a placeholder that matters}
+
+[training]
+local_batch_size = ${LBS}
+global_batch_size = 100
+"""
+
+
+def codes(result):
+    return [(d.code, d.span.line) for d in result.diagnostics]
+
+
+def test_a_deepspeed_json_template_is_not_broken_and_its_placeholders_are_unknown(tmp_path):
+    assert codes(lint_text(tmp_path, "ds_config.json", DS_TEMPLATE, world_size=8)) == []
+    document = read("ds_config.json", DS_TEMPLATE, "json")
+    for key in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
+        assert isinstance(document.get(key), Unknown), key
+    assert isinstance(document.get("zero_optimization", "stage"), Unknown)
+    assert document.get("train_batch_size").span[:2] == (2, 23)  # where the placeholder is written
+    assert document.get("tensorboard", "enabled").value is True
+    assert document.text == DS_TEMPLATE
+
+
+def test_the_written_values_of_a_template_are_still_checked(tmp_path):
+    # train_batch_size 64 with micro 4 x GA 4 x W 8 = 128: BL102 on line 2 once the micro batch is written...
+    text = DS_TEMPLATE.replace("${GLOBAL_BATCH}", "64").replace("$MICRO_BATCH", "4").replace(
+        "$((GBS / MBS / 8))", "4")
+    assert codes(lint_text(tmp_path, "ds.json", text, world_size=8)) == [("BL102", 2)]
+    # ...and not while the micro batch is a placeholder.
+    text = DS_TEMPLATE.replace("${GLOBAL_BATCH}", "64").replace("$((GBS / MBS / 8))", "4")
+    assert codes(lint_text(tmp_path, "ds2.json", text, world_size=8)) == []
+
+
+def test_a_jinja_yaml_template_is_read_with_its_lines_kept(tmp_path):
+    result = lint_text(tmp_path, "sft.yaml", JINJA_YAML)
+    assert result.framework == "llamafactory"
+    assert codes(result) == [("BL301", 9)]
+
+
+def test_a_toml_template(tmp_path):
+    assert codes(lint_text(tmp_path, "train.toml", TITAN_TEMPLATE, world_size=8)) == []
+    assert isinstance(read("t.toml", TITAN_TEMPLATE, "toml").get("training", "local_batch_size"), Unknown)
+
+
+@pytest.mark.parametrize("name,text", [
+    ("ds.json", '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4\n  "gradient_accumulation_steps": 4\n}\n'),
+    # A placeholder inside a string does not excuse the missing comma.
+    ("ds2.json", '{\n  "train_batch_size": 64,\n  "tensorboard": {"output_path": "${OUT}/tb"}\n'
+                 '  "train_micro_batch_size_per_gpu": 4\n}\n'),
+    # A placeholder in a TOML comment neither.
+    ("t.toml", '[training]\nlocal_batch_size = 8  # ${LBS}\nglobal_batch_size = = 100\n'),
+    # Filled, the file is still broken, and no Jinja statement explains it.
+    ("ds3.json", '{\n  "train_batch_size": ${GBS}\n  "train_micro_batch_size_per_gpu": 4\n}\n'),
+])
+def test_a_broken_file_is_still_reported(tmp_path, name, text):
+    result = lint_text(tmp_path, name, text)
+    assert [d.code for d in result.diagnostics] == ["BL001"]
+
+
+def test_a_template_whose_jinja_statements_shape_it_is_skipped_not_broken(tmp_path):
+    text = ('{\n  "train_micro_batch_size_per_gpu": {{ micro }},\n  {% if zero3 %}\n'
+            '  "zero_optimization": {"stage": 3},\n  {% endif %}\n  "gradient_accumulation_steps": 4,\n}\n')
+    result = lint_text(tmp_path, "ds_config.json", text)
+    assert result.diagnostics == [] and any("Jinja template" in n for n in result.notices)
+    with pytest.raises(TemplateError):
+        read("ds_config.json", text, "json")
+    # The same trailing comma without the Jinja statement is a syntax error.
+    with pytest.raises(ParseError) as raised:
+        read("ds_config.json", text.replace("{% if zero3 %}", "").replace("{% endif %}", ""), "json")
+    assert not isinstance(raised.value, TemplateError)
+
+
+def test_a_large_template_is_read_in_linear_time():
+    text = "{\n" + "".join(f'  "k{i}": "${{V}}/{i}",\n' for i in range(40_000)) + '  "last": ${X}\n}\n'
+    started = time.perf_counter()
+    document = read("big.json", text, "json")
+    assert isinstance(document.get("last"), Unknown) and isinstance(document.get("k7"), Unknown)
+    assert time.perf_counter() - started < 10
+
+
+def test_bare_upper_case_words_a_sed_replaces_are_placeholders_in_json(tmp_path):
+    # The shape of DeepSpeedExamples' ds_config_*_TEMPLATE.json: `sed "s/MB_SIZE/4/"` fills them.
+    text = ('{\n  "train_batch_size" : GB_SIZE,\n  "train_micro_batch_size_per_gpu": MB_SIZE,\n'
+            '  "fp16": {"enabled": FP16_ENABLE},\n  "quantize_weight_in_forward": QuantW_FORWARD,\n'
+            '  "zero_optimization": {"stage": 0, "offload_param": {"device": "cpu"}}\n}\n')
+    result = lint_text(tmp_path, "ds_config_TEMPLATE.json", text)
+    assert codes(result) == [("BL521", 6)]  # what is written is still checked
+    document = read("ds.json", text, "json")
+    assert isinstance(document.get("train_micro_batch_size_per_gpu"), Unknown)
+    assert isinstance(document.get("fp16", "enabled"), Unknown)
+
+
+@pytest.mark.parametrize("word", ["TRUE", "True", "None", "NULL"])
+def test_a_misspelt_literal_is_not_a_placeholder(tmp_path, word):
+    text = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "fp16": {"enabled": %s}\n}\n' % word
+    assert codes(lint_text(tmp_path, "ds.json", text)) == [("BL001", 3)]
