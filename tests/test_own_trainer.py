@@ -29,7 +29,7 @@ actor_rollout_ref:
   actor:
     fsdp_config:
       param_offload: False
-      grad_offload: False
+      grad_offloads: False
   rollout:
     n: 1
     n_agent: 1
@@ -49,14 +49,14 @@ def fork(tmp_path, main=MAIN, config=CONFIG):
 
 
 def test_without_its_own_trainer_the_released_keys_judge(tmp_path):
-    # n_agent is near a released key as well.
-    assert typos(lint_text(tmp_path, "examples/run.sh", SCRIPT.format(key="grad_offload"))) == [
+    # grad_offloads (a key the fork added) and n_agent are keys of no release, each near one that is.
+    assert typos(lint_text(tmp_path, "examples/run.sh", SCRIPT.format(key="grad_offloads"))) == [
         ("BL602", 4), ("BL602", 5)]
 
 
 def test_keys_the_projects_own_trainer_defines_are_not_typos(tmp_path):
     fork(tmp_path)
-    assert typos(lint_text(tmp_path, "examples/ppo/run.sh", SCRIPT.format(key="grad_offload"))) == []
+    assert typos(lint_text(tmp_path, "examples/ppo/run.sh", SCRIPT.format(key="grad_offloads"))) == []
 
 
 def test_a_typo_of_both_configs_is_still_one(tmp_path):
@@ -68,21 +68,21 @@ def test_the_config_the_copy_names_is_the_one_read(tmp_path):
     # Its hydra.main names another config, which lacks the key: the key is judged as before.
     fork(tmp_path, main=MAIN.replace("config_name='ppo_trainer'", "config_name='other'"))
     write(tmp_path, "verl/trainer/config/other.yaml", "data:\n  train_batch_size: 8\n")
-    assert typos(lint_text(tmp_path, "run.sh", SCRIPT.format(key="grad_offload"))) == [("BL602", 4), ("BL602", 5)]
+    assert typos(lint_text(tmp_path, "run.sh", SCRIPT.format(key="grad_offloads"))) == [("BL602", 4), ("BL602", 5)]
 
 
 def test_a_copy_without_hydra_main_or_config_changes_nothing(tmp_path):
     fork(tmp_path, main="def main():\n    pass\n")
-    assert typos(lint_text(tmp_path, "run.sh", SCRIPT.format(key="grad_offload"))) == [
+    assert typos(lint_text(tmp_path, "run.sh", SCRIPT.format(key="grad_offloads"))) == [
         ("BL602", 4), ("BL602", 5)]
     write(tmp_path, "verl/trainer/main_ppo.py", MAIN)
     write(tmp_path, "verl/trainer/config/ppo_trainer.yaml", "data: [unclosed\n")
-    assert typos(lint_text(tmp_path, "run2.sh", SCRIPT.format(key="grad_offload"))) == [("BL602", 4), ("BL602", 5)]
+    assert typos(lint_text(tmp_path, "run2.sh", SCRIPT.format(key="grad_offloads"))) == [("BL602", 4), ("BL602", 5)]
 
 
 def test_a_copy_outside_the_project_is_not_read(tmp_path):
     # The script's own folder is the project (no repository): the copy above it is not followed.
     write(tmp_path, "verl/trainer/main_ppo.py", MAIN)
     write(tmp_path, "verl/trainer/config/ppo_trainer.yaml", CONFIG)
-    result = lint_text(tmp_path / "examples", "run.sh", SCRIPT.format(key="grad_offload"))
+    result = lint_text(tmp_path / "examples", "run.sh", SCRIPT.format(key="grad_offloads"))
     assert typos(result) == [("BL602", 4), ("BL602", 5)]
