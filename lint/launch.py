@@ -171,12 +171,13 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         words = command.words
     first = str(words[0].value)
     entry = None
-    if _PYTHON.search(first) and len(words) > 2 and words[1].value == "-m" and words[2].known:
-        entry = str(words[2].value)
-        found, args = _find("modules", entry, words[3:]), words[3:]
-    elif _PYTHON.search(first) and len(words) > 1 and words[1].known:
-        entry = str(words[1].value)
-        found, args = _find("scripts", entry, words[2:]), words[2:]
+    at = _past_interpreter_options(words, 1) if _PYTHON.search(first) else 0
+    if at and len(words) > at + 1 and words[at].value == "-m" and words[at + 1].known:
+        entry = str(words[at + 1].value)
+        found, args = _find("modules", entry, words[at + 2:]), words[at + 2:]
+    elif at and len(words) > at and words[at].known and words[at].value != "-c":
+        entry = str(words[at].value)
+        found, args = _find("scripts", entry, words[at + 1:]), words[at + 1:]
     else:
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
@@ -201,7 +202,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     options, program, module = _split_options(args, launcher)
     if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
         # `mpirun -np 8 python train.py`, `srun ... python -m pkg.train`: the interpreter runs the program.
-        program = program[1:]
+        program = program[_past_interpreter_options(program, 1):]
         if program and program[0].value == "-m":
             program, module = program[1:], True
     _world_size(launch, launcher, options, command, script, {}, ())
@@ -214,6 +215,24 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
     return launch
+
+
+# Python's own options before the program (`python -u train.py`, `python3 -X faulthandler -m pkg`);
+# -X and -W take a value, in the same word or the next.
+_INTERPRETER_VALUE_OPTIONS = ("-X", "-W")
+
+
+def _past_interpreter_options(words: list, index: int) -> int:
+    """The index of the first word after the interpreter's own options (`-m` included: it names the program)."""
+    while index < len(words) and words[index].known and isinstance(words[index].value, str):
+        text = words[index].value
+        if text in _INTERPRETER_VALUE_OPTIONS:
+            index += 2
+        elif text.startswith("-") and not text.startswith(("--", "-m", "-c")) and len(text) > 1:
+            index += 1  # -u, -O, -B, -E, -s, -I, -Xdev, -Wignore, -uB
+        else:
+            break
+    return index
 
 
 def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[int]:

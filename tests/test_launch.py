@@ -541,10 +541,22 @@ def test_an_entry_script_is_megatron_s_only_for_its_batch_flags(text, framework)
     assert line.framework == framework
 
 
-def test_a_split_variable_that_expands_others_keeps_the_assignment_span():
+def test_a_split_variable_that_expands_others_places_each_word():
+    """A word written in the string points at itself; one a variable gave, at that variable's value."""
     [command] = read_shell("run.sh", 'N=8\nARGS="--nproc_per_node $N --nnodes 1"\ntorchrun $ARGS t.py\n').commands
-    assert [(w.value, w.span.line, w.span.column) for w in command.words[1:3]] == [
-        ("--nproc_per_node", 2, 6), ("8", 2, 6)]
+    assert [(w.value, w.span.line, w.span.column) for w in command.words[1:5]] == [
+        ("--nproc_per_node", 2, 7), ("8", 1, 3), ("--nnodes", 2, 27), ("1", 2, 36)]
+
+
+def test_a_string_of_megatron_arguments_over_lines_with_variables_points_at_each_value(repo):
+    text = ('MBZ=1\nOPTIONS=" \\\n    --tensor-model-parallel-size 4 \\\n    --micro-batch-size ${MBZ} \\\n'
+            '    --global-batch-size 101 \\\n"\ntorchrun --nproc_per_node 8 examples/train.py ${OPTIONS}\n')
+    assert [(d.code, d.span.line, d.span.column) for d in lint_script(repo, text).diagnostics] == [("BL103", 5, 25)]
+
+
+def test_a_word_a_variable_gives_inside_another_word_points_at_the_variable():
+    [command] = read_shell("run.sh", 'N=8\nARGS="--nproc_per_node=$N --nnodes 1"\ntorchrun $ARGS t.py\n').commands
+    assert [(w.value, w.span.line, w.span.column) for w in command.words[1:2]] == [("--nproc_per_node=8", 1, 3)]
 
 
 # -- one script running another with its environment and arguments ---------------------------
@@ -606,3 +618,42 @@ def test_script_calls_stop_at_cycles_depth_and_the_project(repo):
     assert launched_w(repo, "bash s0.sh\n", name="far.sh") == []  # past the bound
     write(repo, "../outside.sh", "deepspeed --num_gpus 8 train.py --deepspeed ds.json\n")
     assert launched_w(repo, "bash ../outside.sh\n", name="out.sh") == []
+
+
+# -- the interpreter's own options come before the program ------------------------------------
+
+@pytest.mark.parametrize("line, world, entry", [
+    ("python -u -m torch.distributed.run --nproc_per_node 8 train.py --per_device_train_batch_size 4\n", 8,
+     "train.py"),
+    ("python3 -u train.py --per_device_train_batch_size 4\n", None, "train.py"),
+    ("python -X faulthandler -W ignore -m verl.trainer.main_ppo trainer.n_gpus_per_node=4\n", 4,
+     "verl.trainer.main_ppo"),
+    ("mpirun -np 16 python -u train.py --lr 1\n", 16, "train.py"),
+])
+def test_python_options_before_the_program_are_the_interpreters(line, world, entry):
+    """`python -u train.py` (unbuffered output, common in real scripts) used to hide the whole line."""
+    [found] = lines(line)
+    assert (found.world_size.value if found.world_size else None, found.entry) == (world, entry)
+
+
+def test_python_c_runs_no_program():
+    assert lines("python -c 'import train' --per_device_train_batch_size 4\n") == []
+
+
+def test_a_trainer_script_run_unbuffered_is_checked(repo):
+    line = "python -u -m torch.distributed.run --nproc_per_node 8 train.py --per_device_train_batch_size 4 {}\n"
+    assert [code for _, code, _ in found(lint_script(repo, line.format("--fp16 true --bf16 true")))] == ["BL501"]
+    assert [code for _, code, _ in found(lint_script(repo, line.format("--bf16 true")))] == []
+
+
+# -- a command kept in a string ----------------------------------------------------------------
+
+CMD_IN_STRING = ('PARAMS="--tensor-model-parallel-size 4 --micro-batch-size 1 --global-batch-size {gb}"\n'
+                 'CMD="torchrun --nproc_per_node 8 pretrain_gpt.py ${{PARAMS}}"\n{run}\n')
+
+
+@pytest.mark.parametrize("run", ['$CMD', 'eval $CMD', 'eval "$CMD"', 'bash -c "$CMD"', 'srun -l sh -c "${CMD}"'])
+def test_a_command_kept_in_a_string_is_read_where_its_values_are_written(repo, run):
+    flagged = lint_script(repo, CMD_IN_STRING.format(gb=101, run=run))
+    assert [(d.code, d.span.line, d.span.column) for d in flagged.diagnostics] == [("BL103", 1, 81)]
+    assert lint_script(repo, CMD_IN_STRING.format(gb=100, run=run)).diagnostics == []

@@ -39,7 +39,7 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 _INDEXED_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
 _OPENERS = {"if", "for", "while", "until", "case", "select"}
 _CLOSERS = {"fi", "done", "esac"}
-_KEYWORDS = {"then", "else", "elif", "do", "!", "{", "}", "time", "nohup", "exec", "command"}
+_KEYWORDS = {"then", "else", "elif", "do", "!", "{", "}", "time", "nohup", "exec", "command", "eval"}
 _LEADING_WORDS = _KEYWORDS | _OPENERS | _CLOSERS
 _DECLARATIONS = ("export", "declare", "local", "readonly", "typeset")
 _DECLARE_FLAGS = re.compile(r"[-+][A-Za-z]+")
@@ -443,20 +443,28 @@ class _Interpreter:
         if raw_words and raw_words[0].raw == "read" and heredocs:
             self._read_heredoc(raw_words, depth, heredocs[-1])
             return []
+        if len(raw_words) == 2 and raw_words[0].raw == "eval" and raw_words[1].whole_string:
+            return self._string(raw_words[1], depth)  # `eval "$CMD"`: the string is read as commands
         command = self.run((raw_words, depth, span))
         found = [command] if command is not None else []
         for index, word in enumerate(raw_words[:-2]):
             if _SHELLS.fullmatch(word.raw) and _COMMAND_STRING.fullmatch(raw_words[index + 1].raw) \
                     and raw_words[index + 2].whole_string:
-                string = raw_words[index + 2]
-                saved = dict(self.variables)  # the inner shell's assignments do not come back
-                for inner in self._lex(string.offset + 1, string.offset + len(string.raw) - 1, string.span):
-                    words, inner_depth, inner_span, _ = inner
-                    nested = self.run((words, depth + inner_depth, inner_span))
-                    if nested is not None:
-                        found.append(nested)
-                self.variables = saved
+                found.extend(self._string(raw_words[index + 2], depth))
                 break
+        return found
+
+    def _string(self, string: _RawWord, depth: int) -> list:
+        """The commands of a quoted string run by a shell (`bash -c "..."`, `eval "..."`), lexed where
+        they stand; the inner shell's assignments do not come back."""
+        found = []
+        saved = dict(self.variables)
+        for inner in self._lex(string.offset + 1, string.offset + len(string.raw) - 1, string.span):
+            words, inner_depth, inner_span, _ = inner
+            nested = self.run((words, depth + inner_depth, inner_span))
+            if nested is not None:
+                found.append(nested)
+        self.variables = saved
         return found
 
     def _lex(self, start: int, end: int, span: Span) -> list:
@@ -597,24 +605,60 @@ class _Interpreter:
                 expanded = Word(before.value + expanded.value, value_span, word.raw)
             else:
                 expanded = Word(UNKNOWN, value_span, word.raw)
-        elif expanded.known and all(part[0] == "lit" for part in value_word.parts):
-            expanded.pieces = self._placed(expanded.value, word.offset + prefix, word.offset + len(word.raw))
+        elif expanded.known:
+            expanded.pieces = self._placed(value_word.parts, expanded.value, word.offset + prefix,
+                                           word.offset + len(word.raw), value_span)
         return expanded
 
-    def _placed(self, value: str, start: int, end: int) -> Optional[tuple]:
-        """The words `value` splits into, each a Word at its place in text[start:end] (written as
-        it is: `GPT_ARGS="--micro-batch-size 4 ..."`); None for a single word or one not found."""
-        pieces = value.split()
-        if len(pieces) < 2 or self.starts is None:
+    def _placed(self, parts: list, value: str, start: int, end: int, fallback: Span) -> Optional[tuple]:
+        """The words `value` splits into, each a Word at its place: a word written in text[start:end]
+        points there (`GPT_ARGS="--micro-batch-size 4 ..."`), one a variable gave points at that
+        variable's value (`--micro-batch-size ${MBZ}` -> `MBZ=1`); None for a single word, or when
+        the parts cannot be placed (then the whole assignment is the place)."""
+        if len(value.split(None, 1)) < 2 or self.starts is None:
+            return None
+        sources: list = []  # per character of the value: its offset in the text, a Span, or None (blank)
+        position = start
+        for part in parts:
+            if part[0] == "lit":
+                for run in re.finditer(r"\S+|\s+", part[1]):
+                    chunk = run.group()
+                    if chunk.isspace():
+                        sources.extend([None] * len(chunk))
+                        continue
+                    at = self.text.find(chunk, position, end)  # written as is: escapes and `\`+newline are between words
+                    if at < 0:
+                        return None
+                    sources.extend(range(at, at + len(chunk)))
+                    position = at + len(chunk)
+            elif part[0] == "var":
+                piece, where = self._variable(part, fallback)
+                if piece is None:
+                    return None
+                read = self.variables.get(part[1])
+                runs = list(re.finditer(r"\S+", piece))
+                if isinstance(read, Word) and read.pieces is not None and len(runs) == len(read.pieces):
+                    spans: list = [None] * len(piece)  # a variable of placed words: each keeps its place
+                    for run, placed_word in zip(runs, read.pieces):
+                        spans[run.start():run.end()] = [placed_word.span] * (run.end() - run.start())
+                    sources.extend(spans)
+                else:
+                    sources.extend([where or fallback] * len(piece))
+                reference = _REFERENCE.search(self.text, position, end)  # `${MBZ}` / `$MBZ`: past it
+                position = reference.end() if reference else position
+            else:
+                return None
+        if len(sources) != len(value):
             return None
         placed = []
-        position = start
-        for piece in pieces:
-            at = self.text.find(piece, position, end)
-            if at < 0:
-                return None
-            placed.append(Word(piece, Span(*self._position(at), *self._position(at + len(piece))), piece))
-            position = at + len(piece)
+        for run in re.finditer(r"\S+", value):
+            origin = sources[run.start():run.end()]
+            spans = [o for o in origin if isinstance(o, Span)]
+            if spans:
+                span = spans[0]
+            else:
+                span = Span(*self._position(origin[0]), *self._position(origin[-1] + 1))
+            placed.append(Word(run.group(), span, run.group()))
         return tuple(placed)
 
     def _position(self, offset: int) -> tuple:
@@ -694,6 +738,9 @@ class _Interpreter:
         if default is not None:
             return default, span
         return None, None  # from the environment: not known here
+
+
+_REFERENCE = re.compile(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
 
 
 def _checked(word: Word) -> Word:
