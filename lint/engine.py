@@ -194,8 +194,9 @@ class _Checker:
         for span, problem in found.problems:
             self.emit(shown, *BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
                       fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
+        options = {"sourcer": self.sourcer(path, shown)} if fmt == "shell" else {}
         try:
-            document = read(shown, text, fmt)
+            document = read(shown, text, fmt, **options)
         except LimitExceeded as exc:
             self.emit(shown, *PAST_LIMIT, "warning", f"not checked: {exc.message}", Span.point(exc.line, exc.column),
                       fix="simplify the file, or exclude it if it is not a training config")
@@ -338,12 +339,32 @@ class _Checker:
         env = {name: _in_file(word, script_path) for name, word in command.env.items()}
         arguments = [_in_file(word, script_path) for word in words[index + 1:]]
         try:
-            document = read_shell(shown, raw.decode("utf-8-sig", "replace"), env, arguments)
+            document = read_shell(shown, raw.decode("utf-8-sig", "replace"), env, arguments, self.sourcer(path, shown))
         except (ParseError, LimitExceeded):
             return None  # reported when the script itself is linted
         found = self.directives.get(shown) or directive_parser.parse(document.text, self.known)
         self.directives.setdefault(shown, found)
         return _Source(shown, document, found)
+
+    def sourcer(self, script: str, shown: str):
+        """What a script's `source FILE` / `. FILE` reads (shell.read_shell's `sourcer`): a shell file of
+        the project, found as a script it runs is; never the script itself."""
+        base = os.path.dirname(os.path.abspath(script))
+        itself = os.path.abspath(script)
+
+        def source(word) -> Optional[tuple]:
+            if not str(word.value).endswith(_SOURCED_SUFFIXES):
+                return None
+            path = self.located(word, base, shown, needs_format=False)
+            if path is None or os.path.abspath(path) == itself:
+                return None
+            try:
+                raw = project.read_bytes(path)
+            except OSError:
+                return None
+            return os.path.abspath(path), display_path(path), raw.decode("utf-8-sig", "replace")
+
+        return source
 
     def launch_line(self, line, source: _Source, base: str, called: tuple = ()) -> None:
         """One launch line: its W, then the configs it names and its own settings, checked under it."""
@@ -449,6 +470,7 @@ def _in_file(word, path: str):
 # A script another runs: `./x.sh`, `bash x.sh`; followed this many calls deep.
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 _SCRIPT_SUFFIXES = (".sh", ".bash")
+_SOURCED_SUFFIXES = _SCRIPT_SUFFIXES + (".env",)  # `source ./common.sh`, `. ./env.sh`, `source .env`
 _MAX_CALL_DEPTH = 4
 
 

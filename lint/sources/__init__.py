@@ -75,9 +75,10 @@ def format_of(path: str) -> str | None:
     return FORMATS.get(os.path.splitext(path)[1].lower())
 
 
-def read(path: str, text: str, fmt: str) -> Document:
-    """Parse `text` as `fmt`; raises ParseError for a file that is not valid
-    and LimitExceeded for one past a bound of lint/limits.py, nothing else."""
+def read(path: str, text: str, fmt: str, **options) -> Document:
+    """Parse `text` as `fmt` (`options`: the reader's own, such as the shell's `sourcer`); raises
+    ParseError for a file that is not valid and LimitExceeded for one past a bound of lint/limits.py,
+    nothing else."""
     bad = surrogate_at(text)
     if bad is not None:  # not from a UTF-8 file: every reader would stumble on it differently
         starts = line_starts(text, fmt)
@@ -100,7 +101,7 @@ def read(path: str, text: str, fmt: str) -> Document:
     # collector would rescan them again and again (half the time of a large file).
     gc.disable()
     try:
-        return reader(path, text)
+        return reader(path, text, **options)
     except RecursionError:  # a last resort: every reader bounds its nesting by MAX_DEPTH
         raise LimitExceeded("the file is nested too deeply to read") from None
     finally:
