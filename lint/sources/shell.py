@@ -135,9 +135,7 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
             state.variables[name] = value
             state.exported.add(name)
     if arguments is not None:
-        state.variables["@"] = list(arguments)
-        state.variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
-        state.variables["#"] = Word(str(len(arguments)), Span(1, 1, 1, 1), "")
+        _set_arguments(state.variables, arguments, Span(1, 1, 1, 1))
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -146,6 +144,13 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
     doc.variables = state.variables
     doc.broken_continuations = _broken_continuations(text)
     return doc
+
+
+def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
+    """$@, $1..$9 and $# of a script run (or a file sourced) with `arguments`."""
+    variables["@"] = list(arguments)
+    variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
+    variables["#"] = Word(str(len(arguments)), span, "")
 
 
 # -- lexing: text -> commands of raw words ------------------------------------
@@ -592,12 +597,9 @@ class _Interpreter:
         saved = (self.text, self.starts, self.path)
         positional = {name: self.variables.get(name) for name in _POSITIONAL_NAMES} if len(expanded) > 1 else {}
         if positional:
-            arguments = expanded[1:]
             for name in _POSITIONAL_NAMES:
                 self.variables.pop(name, None)
-            self.variables["@"] = list(arguments)
-            self.variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
-            self.variables["#"] = Word(str(len(arguments)), span, "")
+            _set_arguments(self.variables, expanded[1:], span)
         self.text, self.starts, self.path = text, lexer.line_starts, path
         self.sourcing += (key,)
         try:
