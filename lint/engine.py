@@ -21,7 +21,7 @@ from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
 from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Span
-from .frameworks import adapters_for, markers_for
+from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .plan import Fact, Origin
 from .rule import Edit, Related
@@ -138,8 +138,12 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple, ra
         return checker  # no adapter could recognise it: not a training config
     source = checker.load(path, raw, fmt)
     if source is not None:
+        task = None if fmt == "shell" else next(
+            (f.task for f in tasks_for(fmt, raw) if f.task.matches(source.document.root)), None)
         if fmt == "shell":
             checker.script(source)
+        elif task is not None:
+            checker.task(source, task)
         else:
             checker.config(source, checker.outside(source.directives))
     return checker
@@ -166,6 +170,7 @@ class _Checker:
         self.plans: list = []  # (the launch that applied, if any; TrainingPlan), for `explain`
         self.framework: Optional[str] = None
         self.directives: dict = {}  # shown path -> Directives, for suppression
+        self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
 
     def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=()):
         where = span.path or path
@@ -195,8 +200,9 @@ class _Checker:
         for span, problem in found.problems:
             self.emit(shown, *BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
                       fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
+        options = {"sourcer": self.sourcer(path, shown)} if fmt == "shell" else {}
         try:
-            document = read(shown, text, fmt)
+            document = read(shown, text, fmt, **options)
         except LimitExceeded as exc:
             self.emit(shown, *PAST_LIMIT, "warning", f"not checked: {exc.message}", Span.point(exc.line, exc.column),
                       fix="simplify the file, or exclude it if it is not a training config")
@@ -281,22 +287,50 @@ class _Checker:
                 self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
                           finding.span, plan.framework, finding.fix, related, edits)
 
-    def script(self, source: _Source) -> None:
-        """A launch script: its own rules, then each launch line's config under that launch."""
-        launch = _launch()
+    def script(self, source: _Source, base: Optional[str] = None) -> None:
+        """A launch script: its own rules, then each launch line's config under that launch (`base`:
+        the folder it runs in, when not its own)."""
         from .plan import TrainingPlan
 
         self.framework = "launch"
         self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
-        self.launch_lines(source, (), (os.path.abspath(source.document.path),))
+        self.launch_lines(source, (), (os.path.abspath(source.document.path),), base)
 
-    def launch_lines(self, source: _Source, called: tuple, stack: tuple) -> int:
+    def task(self, source: _Source, task) -> None:
+        """A job file (spec.TaskFile): its script read where it stands in the file, with the variables
+        the file sets, as a launch script running in the folder the file names."""
+        from .sources.shell import read_shell
+        from .sources.yaml import string_in_place
+
+        self.framework = "launch"
+        document = source.document
+        root = document.root
+        text = string_in_place(document.text, root.items.get(task.script))
+        if text is None:
+            reads.notice(f"{source.path}: `{task.script}` is not a literal block (`{task.script}: |`); "
+                         "its launch lines are not read")
+            return
+        try:
+            script = read_shell(document.path, text, task.environment(root), None, self.sourcer(document.path, source.path))
+        except (ParseError, LimitExceeded) as exc:
+            reads.notice(f"{source.path}:{exc.line}: `{task.script}` is not read as a shell script: {exc.message}")
+            return
+        script.text = document.text
+        here = os.path.dirname(os.path.abspath(document.path))
+        written = task.folder(root) if task.folder else None
+        folder = os.path.normpath(os.path.join(here, written)) if written else here
+        base = folder if os.path.isdir(folder) and project.may_read(folder) else here
+        self.mounts = {remote.rstrip("/") or "/": os.path.normpath(os.path.join(here, local))
+                       for remote, local in (task.mounts(root) if task.mounts else {}).items()}
+        self.script(_Source(source.path, script, source.directives), base)
+
+    def launch_lines(self, source: _Source, called: tuple, stack: tuple, base: Optional[str] = None) -> int:
         """Each launch line of a script with its configs, and those of the project's scripts it
         runs (`NGPU=16 ./run_train.sh`, `bash scripts/train.sh 8 cfg.yaml`): read with the caller's
         environment and arguments, `called` noting the callers' lines, `stack` their files. Returns
         how many launch lines were read."""
         launch = _launch()
-        base = os.path.dirname(os.path.abspath(source.document.path))
+        base = base or os.path.dirname(os.path.abspath(source.document.path))
         count = 0
         for command in source.document.commands:
             callee = self.called_script(command, base, source.path, stack)
@@ -342,12 +376,32 @@ class _Checker:
         env = {name: _in_file(word, script_path) for name, word in command.env.items()}
         arguments = [_in_file(word, script_path) for word in words[index + 1:]]
         try:
-            document = read_shell(shown, raw.decode("utf-8-sig", "replace"), env, arguments)
+            document = read_shell(shown, raw.decode("utf-8-sig", "replace"), env, arguments, self.sourcer(path, shown))
         except (ParseError, LimitExceeded):
             return None  # reported when the script itself is linted
         found = self.directives.get(shown) or directive_parser.parse(document.text, self.known)
         self.directives.setdefault(shown, found)
         return _Source(shown, document, found)
+
+    def sourcer(self, script: str, shown: str):
+        """What a script's `source FILE` / `. FILE` reads (shell.read_shell's `sourcer`): a shell file of
+        the project, found as a script it runs is; never the script itself."""
+        base = os.path.dirname(os.path.abspath(script))
+        itself = os.path.abspath(script)
+
+        def source(word) -> Optional[tuple]:
+            if not str(word.value).endswith(_SOURCED_SUFFIXES):
+                return None
+            path = self.located(word, base, shown, needs_format=False)
+            if path is None or os.path.abspath(path) == itself:
+                return None
+            try:
+                raw = project.read_bytes(path)
+            except OSError:
+                return None
+            return os.path.abspath(path), display_path(path), raw.decode("utf-8-sig", "replace")
+
+        return source
 
     def launch_line(self, line, source: _Source, base: str, called: tuple = ()) -> None:
         """One launch line: its W, then the configs it names and its own settings, checked under it."""
@@ -417,8 +471,13 @@ class _Checker:
         script's folder, the working folder or the project root, within the project."""
         if not word.known:
             return None
+        value = str(word.value)
+        for remote, local in self.mounts.items():
+            if value.startswith(remote + "/"):  # a path the job file mounts from the project
+                value = os.path.join(local, value[len(remote) + 1:])
+                break
         for folder in (base, os.getcwd(), self.settings.root):
-            candidate = os.path.normpath(os.path.join(folder, str(word.value)))
+            candidate = os.path.normpath(os.path.join(folder, value))
             reads.record(candidate)  # even when missing: creating it changes the result
             if (format_of(candidate) or not needs_format) and os.path.isfile(candidate):
                 if not project.may_read(candidate):
@@ -453,6 +512,7 @@ def _in_file(word, path: str):
 # A script another runs: `./x.sh`, `bash x.sh`; followed this many calls deep.
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 _SCRIPT_SUFFIXES = (".sh", ".bash")
+_SOURCED_SUFFIXES = _SCRIPT_SUFFIXES + (".env",)  # `source ./common.sh`, `. ./env.sh`, `source .env`
 _MAX_CALL_DEPTH = 4
 
 

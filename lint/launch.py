@@ -197,7 +197,9 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
             wrapper_options, wrapper_env = starter
             spec = wrapper_options.pop(None)
             launch.launcher = spec.name
-            _world_size(launch, spec, wrapper_options, Command(words, wrapper_env, command.span), script, {}, ())
+            launch.world_size, launch.world_size_given = None, False
+            if _OPAQUE not in wrapper_options:  # `srun $SRUN_ARGS python train.py`: its counts may be in them
+                _world_size(launch, spec, wrapper_options, Command(words, wrapper_env, command.span), script, {}, ())
         return launch
     options, program, module = _split_options(args, launcher)
     if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
@@ -252,6 +254,13 @@ def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[in
         while index < len(words):
             word = words[index]
             text = word.value if word.known and isinstance(word.value, str) else ""
+            if not word.known and index + 1 < len(words):
+                opaque = _opaque_option(word, words[index + 1])
+                if opaque is not None:  # `--nodes=$NNODES`, `-N $N`, `$SRUN_ARGS`: options whose values are not known
+                    key, value, taken = opaque
+                    options[key] = value
+                    index += taken
+                    continue
             if wrapper.assignments and _ENV_ASSIGNMENT.match(text):
                 key, value = text.split("=", 1)
                 env[key] = Word(value, _value_span(word, value), word.raw)
@@ -274,6 +283,25 @@ def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[in
                     options[text] = words[index + 1]  # --opt value
                 index += 2
         return index
+    return None
+
+
+# The options key of words a wrapper is given whose text is not known (`srun $SRUN_ARGS cmd`): any count may be in them.
+_OPAQUE = "$"
+
+
+def _opaque_option(word: Word, following: Word) -> Optional[tuple]:
+    """(option, value Word, words taken) of a wrapper's option word not known: `--nodes=$N` and `-N$N` are
+    that option with a value not known, `$SRUN_ARGS` options of any kind (before a command: an unquoted
+    variable); None for any other word (a command not known: no launch is read)."""
+    raw = word.raw
+    if raw.startswith("-"):
+        name, eq, _ = raw.partition("=")
+        if eq:
+            return name, word, 1
+        return (raw[:2], word, 1) if not raw.startswith("--") and len(raw) > 2 else None
+    if raw.startswith("$") and following.known:
+        return _OPAQUE, word, 1
     return None
 
 
@@ -306,6 +334,10 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
     while index < len(args):
         word = args[index]
         text = word.value if word.known else ""
+        if not word.known and word.raw.startswith("--") and "=" in word.raw:
+            options[word.raw.partition("=")[0]] = word  # `--nnodes=$NNODES`: the option, its value not known
+            index += 1
+            continue
         if not isinstance(text, str) or not text.startswith("-") or text == "-m":
             break
         if "=" in text:

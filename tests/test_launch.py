@@ -272,7 +272,36 @@ def test_srun_options_then_the_launcher():
     [line] = lines(text)
     assert (line.launcher, line.world_size.value, [w.value for w in line.configs]) == ("torchrun", 8, ["c.yaml"])
     assert lines("srun --nodes=1 hostname --ip-address\n") == []
-    assert lines("srun $SRUN_ARGS torchrun --nproc_per_node 4 train.py --config c.yaml\n") == []  # options not known
+    # options not known (`$SRUN_ARGS`): torchrun still gives W; a command not known is no launch
+    [line] = lines("srun $SRUN_ARGS torchrun --nproc_per_node 4 train.py --config c.yaml\n")
+    assert (line.launcher, line.world_size.value, [w.value for w in line.configs]) == ("torchrun", 4, ["c.yaml"])
+    assert lines("srun $SRUN_ARGS\n") == lines("srun -N 2 $LAUNCHER train.py --config c.yaml\n") == []
+
+
+@pytest.mark.parametrize("text, world", [
+    # Megatron-LM / InternVL shapes: the node count a variable the job gives, one torchrun per node
+    ("srun --nodes=$NNODES --ntasks-per-node=1 torchrun --nnodes=$NNODES --nproc_per_node=8 train.py --config c.yaml\n",
+     None),
+    ("NNODES=2\nsrun --nodes=$NNODES --ntasks-per-node=1 torchrun --nnodes=$NNODES --nproc_per_node=8 train.py "
+     "--config c.yaml\n", 16),
+    ("srun -N$NODES --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node=8 train.py --config c.yaml\n", 16),
+    ("SRUN_ARGS='--kill-on-bad-exit=1'\nsrun $SRUN_ARGS ${EXTRA} torchrun --nnodes 1 --nproc-per-node 4 train.py "
+     "--config c.yaml\n", 4),
+])
+def test_srun_options_in_variables_leave_the_inner_launcher_read(text, world):
+    [line] = lines(text)
+    assert (line.launcher, line.world_size.value if line.world_size else None) == ("torchrun", world)
+    assert [w.value for w in line.configs] == ["c.yaml"]
+
+
+@pytest.mark.parametrize("options", ["$SRUN_ARGS", "--nodes=$NNODES --ntasks-per-node=8", "-N$N --ntasks-per-node 8",
+                                     "-N 2 --ntasks-per-node=8 $EXTRA"])
+def test_srun_tasks_with_options_not_known_are_not_counted(options):
+    """srun starting the program's processes itself: an option not known may hold any count."""
+    [line] = lines(f"srun {options} python train.py --per_device_train_batch_size 4\n")
+    assert (line.launcher, line.world_size, line.entry) == ("srun", None, "train.py")
+    [line] = lines("srun -N 2 --ntasks-per-node=8 python train.py --per_device_train_batch_size 4\n")
+    assert line.world_size.value == 16
 
 
 def test_srun_bash_c_string_is_read_as_commands():
@@ -657,3 +686,21 @@ def test_a_command_kept_in_a_string_is_read_where_its_values_are_written(repo, r
     flagged = lint_script(repo, CMD_IN_STRING.format(gb=101, run=run))
     assert [(d.code, d.span.line, d.span.column) for d in flagged.diagnostics] == [("BL103", 1, 81)]
     assert lint_script(repo, CMD_IN_STRING.format(gb=100, run=run)).diagnostics == []
+
+
+def test_a_sourced_file_gives_the_launch_its_counts_and_command(repo):
+    """OpenRLHF's train_nonrl_slurm.sh shape: the command is read from a heredoc in the file it sources."""
+    write(repo, "scripts/train_dpo.sh", "read -r -d '' training_commands <<EOF\nopenrlhf.cli.train_dpo \\\n"
+          "   --train.batch_size 100 \\\n   --train.micro_batch_size 1\nEOF\n"
+          "if [[ ${1} != \"slurm\" ]]; then\n    deepspeed --module $training_commands\nfi\n")
+    write(repo, "scripts/common.sh", "export GPUS_PER_NODE=8\n")
+    script = ("#!/bin/bash\n#SBATCH -N 1\nsource ./common.sh\nsource ./train_dpo.sh slurm\n"
+              'srun bash -c "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $SLURM_NNODES -m ${training_commands}"\n')
+    result = lint_script(repo, script, name="scripts/job.slurm")
+    # 100 is no multiple of micro 1 x W 8: reported where it is written, in the sourced file
+    [finding] = [d for d in result.diagnostics if d.code.startswith("BL1")]
+    assert (finding.path, finding.span.line) == ("scripts/train_dpo.sh", 3)
+    assert "8" in finding.message
+    # the same with nothing sourced: no command, no finding
+    assert [d for d in lint_script(repo, script.replace("source", "# source"), name="scripts/job2.slurm").diagnostics
+            if d.code.startswith("BL1")] == []

@@ -194,3 +194,40 @@ def test_exported_variables_are_in_the_environment_of_later_commands():
     assert command.env["MASTER_PORT"].value is UNKNOWN  # exported in a branch that may not run
     [command] = read_shell("run.sh", "declare -x A=1\ndeclare B=2\nexport -n C=3\ncmd\n").commands
     assert set(command.env) == {"A"}
+
+
+def _sourcer(files):
+    """A sourcer over {name: text}, as the engine's gives files of the project."""
+    return lambda word: (word.value, word.value, files[word.value]) if word.value in files else None
+
+
+def test_a_sourced_file_sets_variables_and_exports_of_the_script():
+    files = {"./common.sh": "export NPROC_PER_NODE=8\nNNODES=2\nif [ -n \"$X\" ]; then\n  TP=4\nfi\n",
+             "env.sh": "MICRO=${1:-1}\n. ./common.sh\n"}
+    text = "#!/bin/bash\nsource ./common.sh\n. env.sh 4\necho $1\ntorchrun --nnodes $NNODES --tp $TP --micro $MICRO t.py\n"
+    *_, echo, command = read_shell("run.sh", text, sourcer=_sourcer(files)).commands
+    assert [w.value for w in command.words[1:3]] == ["--nnodes", "2"]
+    assert command.words[4].value is UNKNOWN  # set inside a branch of the sourced file
+    assert command.words[6].value == "4"  # the sourced file's $1 is the `source` line's argument
+    assert echo.words[1].value is UNKNOWN  # and the script's own $1 comes back after it
+    assert command.env["NPROC_PER_NODE"].value == "8"
+    # positions point into the sourced file
+    assert command.env["NPROC_PER_NODE"].span == Span(1, 23, 1, 24, "./common.sh")
+    assert command.words[2].span == Span(2, 8, 2, 9, "./common.sh")
+    # the sourced file's own commands are not the script's
+    assert [c.words[0].value for c in read_shell("run.sh", text, sourcer=_sourcer(files)).commands] == \
+        ["echo", "torchrun"]
+
+
+def test_sourcing_is_bounded_and_skips_what_it_cannot_read():
+    files = {"a.sh": "A=1\nsource b.sh\n", "b.sh": "B=2\nsource a.sh\n", "bad.sh": "X='unterminated\n"}
+    doc = read_shell("run.sh", "source a.sh\nsource bad.sh\nsource missing.sh\nsource $DIR/x.sh\ncmd\n",
+                     sourcer=_sourcer(files))
+    assert doc.variables["A"].value == "1" and doc.variables["B"].value == "2"  # a cycle stops
+    assert "X" not in doc.variables
+    deep = {f"{n}.sh": f"V{n}=1\nsource {n + 1}.sh\n" for n in range(10)}
+    doc = read_shell("run.sh", "source 0.sh\n", sourcer=_sourcer(deep))
+    assert sorted(name for name in doc.variables if name.startswith("V")) == ["V0", "V1", "V2", "V3"]
+    # without a sourcer (a reader with no files around), `source` is a command like any other
+    [command] = read_shell("run.sh", "source ./common.sh\n").commands
+    assert command.words[0].value == "source"

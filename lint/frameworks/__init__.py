@@ -96,6 +96,16 @@ def adapters_for(fmt: str) -> Iterator[Framework]:
     return (_framework(module) for _, module, _ in _entries(fmt))
 
 
+def tasks_for(fmt: str, raw: bytes) -> Iterator[Framework]:
+    """The frameworks with job files (Framework.task) in `fmt` whose markers `raw` holds; only
+    those are imported."""
+    for _, module, markers in _entries(fmt):
+        if any(marker in raw for marker in markers):
+            framework = _framework(module)
+            if framework is not None and framework.task is not None:
+                yield framework
+
+
 def markers_for(fmt: str) -> tuple[bytes, ...]:
     return _markers(_entries(fmt))
 
@@ -105,4 +115,4 @@ def _markers(entries: tuple) -> tuple[bytes, ...]:
     return tuple(marker for _, _, markers in entries for marker in markers)  # asked for every file
 
 
-__all__ = ["Framework", "Launcher", "adapters_for", "for_format", "markers_for"]
+__all__ = ["Framework", "Launcher", "adapters_for", "for_format", "markers_for", "tasks_for"]

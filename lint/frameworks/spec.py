@@ -32,7 +32,7 @@ from typing import Callable, Optional
 
 from ..versions import Distribution
 
-__all__ = ["ASSIGN", "FLAGS", "HYDRA", "Count", "Distribution", "Framework", "Launcher", "Wrapper"]
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "Count", "Distribution", "Framework", "Launcher", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
@@ -181,6 +181,32 @@ class Wrapper:
 
 
 @dataclass(frozen=True)
+class TaskFile:
+    """A YAML file that is a launch itself, not a config: a job description whose shell script is
+    one key's block (`run: |`), run with variables the file sets. The engine reads the script as a
+    launch script where it stands in the file (lines and columns are the file's), with
+    `environment(root)` ({name: shell Word}) as its exported environment, in the folder
+    `folder(root)` names (relative to the file's; None: the file's own), and with the remote paths
+    `mounts(root)` maps ({path on the machine: local path, relative to the file}) read from the project.
+
+    script: the key holding the script; beside: top-level keys one of which stands beside it in
+        such a file (what tells it from a config that has a key of that name).
+    """
+
+    script: str
+    beside: tuple[str, ...]
+    environment: Callable
+    folder: Optional[Callable] = None
+    mounts: Optional[Callable] = None
+
+    def matches(self, root) -> bool:
+        """Whether a document's root mapping is such a file (its script a string)."""
+        items = getattr(root, "items", None)
+        node = items.get(self.script) if isinstance(items, dict) else None
+        return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)
+
+
+@dataclass(frozen=True)
 class Framework:
     """One framework: its adapter, the files it reads, the launchers it owns.
 
@@ -195,6 +221,7 @@ class Framework:
     distribution: how to find which release of it a project runs (lint/versions.py:
         its PyPI names, its package folder, its version file), for the rules whose
         verdict depends on the release.
+    task: its job files, which launch training rather than configure it (a TaskFile).
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -209,3 +236,4 @@ class Framework:
     plan: Optional[Callable] = None
     launchers: tuple[Launcher, ...] = ()
     distribution: Optional[Distribution] = None
+    task: Optional[TaskFile] = None

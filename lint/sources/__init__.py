@@ -75,9 +75,10 @@ def format_of(path: str) -> str | None:
     return FORMATS.get(os.path.splitext(path)[1].lower())
 
 
-def read(path: str, text: str, fmt: str) -> Document:
-    """Parse `text` as `fmt`; raises ParseError for a file that is not valid
-    and LimitExceeded for one past a bound of lint/limits.py, nothing else."""
+def read(path: str, text: str, fmt: str, **options) -> Document:
+    """Parse `text` as `fmt` (`options`: the reader's own, such as the shell's `sourcer`); raises
+    ParseError for a file that is not valid and LimitExceeded for one past a bound of lint/limits.py,
+    nothing else."""
     bad = surrogate_at(text)
     if bad is not None:  # not from a UTF-8 file: every reader would stumble on it differently
         starts = line_starts(text, fmt)
@@ -101,7 +102,7 @@ def read(path: str, text: str, fmt: str) -> Document:
     gc.disable()
     try:
         try:
-            return reader(path, text)
+            return reader(path, text, **options)
         except LimitExceeded:
             raise
         except ParseError as error:

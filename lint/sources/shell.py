@@ -28,7 +28,7 @@ import bisect
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_OUTPUT
@@ -113,16 +113,20 @@ class ShellDocument(Document):
 
 
 def read_shell(path: str, text: str, environment: Optional[dict] = None,
-               arguments: Optional[list] = None) -> ShellDocument:
+               arguments: Optional[list] = None, sourcer: Optional[Callable] = None) -> ShellDocument:
     """The script's commands. `environment` (name -> Word) and `arguments` (Words: $1, $2, "$@")
     are what a caller runs it with (`NGPU=16 ./run_train.sh --steps 10`); without them the
-    positional parameters are unknown."""
+    positional parameters are unknown. `sourcer(word)` gives the file a `source FILE` / `. FILE`
+    names, as (key, path as shown, text), or None when it is not read (outside the project, not
+    there): its assignments, exports and heredoc reads then enter the script's state (its own
+    commands are not the script's launch lines; the file is linted on its own)."""
     # A script saved with CRLF line endings is read as its author meant it (lines and columns
     # stay the same); BL601 reports each `\` that the carriage return keeps from continuing.
     meant = text.replace("\r\n", "\n") if "\r\n" in text else text
     lexer = _Lexer(meant)
     raw_commands = lexer.commands()
     state = _Interpreter(meant, lexer.line_starts)
+    state.sourcer = sourcer
     slurm = _sbatch_environment(meant)
     state.variables.update(slurm)
     state.exported.update(slurm)  # the job's environment: every command sees it
@@ -131,9 +135,7 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
             state.variables[name] = value
             state.exported.add(name)
     if arguments is not None:
-        state.variables["@"] = list(arguments)
-        state.variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
-        state.variables["#"] = Word(str(len(arguments)), Span(1, 1, 1, 1), "")
+        _set_arguments(state.variables, arguments, Span(1, 1, 1, 1))
     commands = []
     for raw in raw_commands:
         commands.extend(state.run_all(raw))
@@ -142,6 +144,13 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
     doc.variables = state.variables
     doc.broken_continuations = _broken_continuations(text)
     return doc
+
+
+def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
+    """$@, $1..$9 and $# of a script run (or a file sourced) with `arguments`."""
+    variables["@"] = list(arguments)
+    variables.update({str(number): word for number, word in enumerate(arguments[:9], 1)})
+    variables["#"] = Word(str(len(arguments)), span, "")
 
 
 # -- lexing: text -> commands of raw words ------------------------------------
@@ -157,9 +166,12 @@ class _RawWord:
 
 
 class _Lexer:
-    def __init__(self, text: str, start: int = 0, end: Optional[int] = None, starts: Optional[list] = None):
-        """Lexes text[start:end] where it stands (positions are the whole text's)."""
+    def __init__(self, text: str, start: int = 0, end: Optional[int] = None, starts: Optional[list] = None,
+                 path: Optional[str] = None):
+        """Lexes text[start:end] where it stands (positions are the whole text's; `path`: the file they
+        are in, for a file another sources)."""
         self.text = text
+        self.path = path
         self.i = start
         self.end = len(text) if end is None else end
         self.line_starts = starts if starts is not None else line_starts(text, "shell")
@@ -172,7 +184,7 @@ class _Lexer:
         return index + 1, offset - self.line_starts[index] + 1
 
     def span(self, start: int, end: int) -> Span:
-        return Span(*self.position(start), *self.position(end))
+        return Span(*self.position(start), *self.position(end), self.path)
 
     def commands(self) -> list:
         """[(words, depth, span)] for every simple command."""
@@ -218,7 +230,7 @@ class _Lexer:
             self.depth += 1
         line, column = self.position(start)
         heredocs, self.heredocs = self.heredocs, []
-        return words, depth, Span(line, column, end.end_line, end.end_column), heredocs
+        return words, depth, Span(line, column, end.end_line, end.end_column, self.path), heredocs
 
     def _heredoc(self) -> tuple:
         """Skip `<<EOF` to the end of its line, then the lines up to the delimiter:
@@ -423,6 +435,9 @@ def _parameter(body: str) -> tuple:
 
 _SHELLS = re.compile(r"(.*/)?(ba|da|z)?sh")
 _COMMAND_STRING = re.compile(r"-[a-z]*c[a-z]*")  # -c, -lc, -xc
+_SOURCE = {"source", "."}
+_POSITIONAL_NAMES = ("@", "#") + tuple(str(number) for number in range(1, 10))
+MAX_SOURCE_DEPTH = 4  # files sourced within files sourced
 _READ_VALUED = {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}  # read's options that take a value
 
 
@@ -435,6 +450,9 @@ class _Interpreter:
         self.words = 0  # and words
         self.exported: set = set()  # names `export`ed: every later command gets them in its environment
         self.maybe_exported: set = set()  # exported inside a branch or loop: in the environment or not
+        self.path: Optional[str] = None  # the file being read, when it is one the script sources
+        self.sourcer: Optional[Callable] = None  # read_shell's
+        self.sourcing: tuple = ()  # the keys of the files being sourced, outermost first
 
     def run_all(self, raw) -> list:
         """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
@@ -471,7 +489,7 @@ class _Interpreter:
         """The raw commands of text[start:end], lexed where they stand; none when it is not valid shell."""
         self._produce(end - start, 0, span)
         try:
-            return _Lexer(self.text, start, end, self.starts).commands()
+            return _Lexer(self.text, start, end, self.starts, self.path).commands()
         except ParseError:
             return []
 
@@ -538,6 +556,9 @@ class _Interpreter:
         if words[0].raw in _DECLARATIONS:
             self._declare(words[1:], depth, exporting=words[0].raw == "export")
             return None
+        if words[0].raw in _SOURCE and len(words) > 1 and self.sourcer is not None:
+            self._source(words[1:], depth, span)
+            return None
         # `arr=(a b) cmd`: an array cannot be passed in the environment (bash refuses it).
         for name, word in arrays.items():
             env[name] = Word(UNKNOWN, word.span, word.raw)
@@ -562,6 +583,44 @@ class _Interpreter:
             name = match.group(1) if match else word.raw if _NAME.fullmatch(word.raw) else None
             if exporting and name:
                 (self.exported if depth == 0 else self.maybe_exported).add(name)
+
+    def _source(self, words: list, depth: int, span: Span) -> None:
+        """`source FILE [ARGS]`, `. FILE`: the file's commands run in this shell (variables, exports,
+        heredoc reads), with ARGS as its positional parameters while it runs. At most
+        MAX_SOURCE_DEPTH files deep, none twice in a chain; a file not read or not valid shell is skipped."""
+        expanded = [piece for word in words for piece in self.expand(word)]
+        if not expanded[0].known or len(self.sourcing) >= MAX_SOURCE_DEPTH:
+            return
+        found = self.sourcer(expanded[0])
+        if found is None or found[0] in self.sourcing:
+            return
+        key, path, text = found
+        text = text.replace("\r\n", "\n")
+        self._produce(len(text), 0, span)
+        lexer = _Lexer(text, path=path)
+        try:
+            raw_commands = lexer.commands()
+        except ParseError:  # LimitExceeded too: the file is reported when it is linted itself
+            return
+        saved = (self.text, self.starts, self.path)
+        positional = {name: self.variables.get(name) for name in _POSITIONAL_NAMES} if len(expanded) > 1 else {}
+        if positional:
+            for name in _POSITIONAL_NAMES:
+                self.variables.pop(name, None)
+            _set_arguments(self.variables, expanded[1:], span)
+        self.text, self.starts, self.path = text, lexer.line_starts, path
+        self.sourcing += (key,)
+        try:
+            for raw_words, inner_depth, inner_span, heredocs in raw_commands:
+                self.run_all((raw_words, depth + inner_depth, inner_span, heredocs))
+        finally:
+            self.text, self.starts, self.path = saved
+            self.sourcing = self.sourcing[:-1]
+            for name, value in positional.items():
+                if value is None:
+                    self.variables.pop(name, None)
+                else:
+                    self.variables[name] = value
 
     def _environment(self) -> dict:
         """The exported variables a command runs with (one exported in a branch: unknown)."""
@@ -593,7 +652,7 @@ class _Interpreter:
             return values
         prefix = len(match.group())
         value_word = _RawWord(_strip_prefix(word.parts, prefix), word.span, word.raw[prefix:])
-        value_span = Span(word.span.line, word.span.column + prefix, word.span.end_line, word.span.end_column)
+        value_span = word.span._replace(column=word.span.column + prefix)
         [expanded] = self.expand(value_word, join=True) or [Word("", value_span, "")]
         if expanded.span == word.span:
             expanded.span = value_span
@@ -657,7 +716,7 @@ class _Interpreter:
             if spans:
                 span = spans[0]
             else:
-                span = Span(*self._position(origin[0]), *self._position(origin[-1] + 1))
+                span = Span(*self._position(origin[0]), *self._position(origin[-1] + 1), self.path)
             placed.append(Word(run.group(), span, run.group()))
         return tuple(placed)
 

@@ -347,3 +347,39 @@ def typed_plain(text: str):
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
     node = _scalar(tag, text, None, Span(1, 1, 1, 1))
     return node.value if isinstance(node, Scalar) else text
+
+
+# Line breaks PyYAML counts that "\n"-only readers (the shell's) do not: a text holding one is not placed.
+_OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+
+
+def string_in_place(text: str, node: Node) -> Optional[str]:
+    """The YAML text with only the string `node` holds left where it is written (lines kept, every
+    other line empty, the rest of its own line spaces), so a reader of that string (a shell script
+    under `run: |`) counts lines and columns as the file does. For a literal block (`|`, `|-`, `|+`),
+    whose lines keep their indentation (a shell skips it), and a string on one line; None for a
+    folded block, a string over several lines, escapes, or lines not broken at "\\n" only."""
+    if not isinstance(node, Scalar) or not isinstance(node.value, str) or _OTHER_BREAKS.search(text):
+        return None
+    lines = text.replace("\r\n", "\n").split("\n")
+    span = node.span
+    head = lines[span.line - 1] if span.line <= len(lines) else ""
+    kept = [""] * len(lines)
+    if head[span.column - 1:span.column] == "|":
+        last = span.end_line - (1 if span.end_column == 1 else 0)
+        body = lines[span.line:last]
+        written = [line for line in body if line.strip()]
+        indent = len(written[0]) - len(written[0].lstrip(" ")) if written else 0
+        if "\n".join(line[indent:] for line in body).rstrip("\n") != node.value.rstrip("\n"):
+            return None  # an indentation indicator, tabs or a comment-like line: not as read
+        kept[span.line:last] = body
+    elif span.line == span.end_line:
+        start, end = span.column - 1, span.end_column - 1
+        if head[start:start + 1] in ("'", '"'):
+            start, end = start + 1, end - 1
+        if head[start:end] != node.value:
+            return None  # escapes in a quoted string
+        kept[span.line - 1] = " " * start + head[start:end]
+    else:
+        return None
+    return "\n".join(kept)
