@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Optional
 
-from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span
+from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from .frameworks.facts import whole_number
 from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
 from .plan import Fact, Origin
@@ -615,12 +615,15 @@ def _flags(args: list, style: str) -> list:
         word = args[index]
         text = word.value if word.known else None
         index += 1
+        if text is None:
+            text = _unknown_assignment(word)  # `a.b=$VAR`, `--a.b=$VAR`: the key is written, its value not known
         if not isinstance(text, str):
             continue
         if text.startswith("--"):
             key, eq, value = text[2:].partition("=")
             if eq:
-                found.append((_path(key), Word(value, _value_span(word, value), word.raw), word))
+                value_word = Word(value, _value_span(word, value), word.raw) if word.known else Word(UNKNOWN, word.span, word.raw)
+                found.append((_path(key), value_word, word))
             elif index < len(args) and not (args[index].known and str(args[index].value).startswith("--")):
                 found.append((_path(key), args[index], word))
                 index += 1
@@ -628,8 +631,19 @@ def _flags(args: list, style: str) -> list:
                 found.append((_path(key), Word("true", word.span, word.raw), word))  # a bare flag
         elif "=" in text and style == "key=value":
             key, _, value = text.partition("=")
-            found.append((_path(key.lstrip("+~")), Word(value, _value_span(word, value), word.raw), word))
+            value_word = Word(value, _value_span(word, value), word.raw) if word.known else Word(UNKNOWN, word.span, word.raw)
+            found.append((_path(key.lstrip("+~")), value_word, word))
     return found
+
+
+_WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
+
+
+def _unknown_assignment(word: Word) -> Optional[str]:
+    """`key=` of a word not known whose key is written as is (`trainer.nnodes=$NNODES`), else None."""
+    raw = word.raw.strip("'\"")
+    match = _WRITTEN_KEY.match(raw)
+    return match.group() if match else None
 
 
 def _path(key: str) -> tuple:
@@ -660,7 +674,7 @@ def typed(text) -> object:
 def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> None:
     """Write each override into the config's tree; its span points into the script."""
     for keys, value, key_word in overrides:
-        if not keys or not value.known:
+        if not keys:
             continue
         node = doc.root
         for key in keys[:-1]:
@@ -670,7 +684,9 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
                 node.items[key] = child
                 node.key_spans[key] = key_word.span.elsewhere(script)
             node = child
-        node.items[keys[-1]] = Scalar(typed(value.value), value.span.elsewhere(script))
+        # `key=$VAR` with VAR not known here: the key is set, to a value not known (never the default).
+        node.items[keys[-1]] = Scalar(typed(value.value), value.span.elsewhere(script)) if value.known \
+            else Unknown(value.span.elsewhere(script), why=f"{value.raw} is not known before the job runs")
         node.key_spans[keys[-1]] = key_word.span.elsewhere(script)
 
 

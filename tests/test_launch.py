@@ -1,9 +1,11 @@
 """Launch scripts: the world size and overrides of a launch line flow into the
 config it names, and a line that holds all settings is checked itself."""
 
+import json
+
 import pytest
 
-from conftest import lint_text, write, cli_runner
+from conftest import cli_runner, lint_text, run, write
 
 HF = "model_type: qwen2\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\n"
 DS = '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
@@ -704,3 +706,32 @@ def test_a_sourced_file_gives_the_launch_its_counts_and_command(repo):
     # the same with nothing sourced: no command, no finding
     assert [d for d in lint_script(repo, script.replace("source", "# source"), name="scripts/job2.slurm").diagnostics
             if d.code.startswith("BL1")] == []
+
+
+# -- an override whose value is not known sets its key to a value not known ----------------------
+
+VERL_UNKNOWN = """\
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=128 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size={mini} \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes={nodes}
+"""
+
+
+def test_an_override_from_a_variable_not_known_is_never_the_default(repo):
+    """`ppo_mini_batch_size=$MINI` used to be dropped, so verl's default (256) was judged against the
+    train batch of 128, and `trainer.nnodes=$NNODES` gave W = 8 from the default of one node."""
+    unknown = lint_script(repo, VERL_UNKNOWN.format(mini="$MINI", nodes="$NNODES"))
+    assert unknown.diagnostics == []
+    assert [d.code for d in lint_script(repo, VERL_UNKNOWN.format(mini=256, nodes=1)).diagnostics] == ["BL141"]
+
+
+@pytest.mark.parametrize("bs, micro", [("$BS", "?"), ("4", 4)])
+def test_a_flag_from_a_variable_not_known_is_never_the_default(repo, bs, micro):
+    line = f"torchrun --nproc_per_node 8 train.py --per_device_train_batch_size={bs} --gradient_accumulation_steps 2\n"
+    explained = run("explain", "--format", "json", write(repo, "train.sh", line))
+    [plan] = json.loads(explained.output)
+    rows = {row["name"]: row["values"] for row in plan["rows"]}
+    assert rows["micro batch (per GPU)"] == [micro]  # not TrainingArguments' default of 8
