@@ -43,6 +43,9 @@ CACHE_TAG = "CACHEDIR.TAG"
 SKIPPED_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".batchlint_cache", "site-packages", ".eggs", "build", "dist",
+    # The rest of ruff's default excludes; editors' folders hold JSON with comments (.vscode/launch.json).
+    ".bzr", ".direnv", ".git-rewrite", ".ipynb_checkpoints", ".pants.d", ".pyenv", ".pytype", ".vscode",
+    "__pypackages__", "_build", "buck-out", ".idea",
 }
 
 
@@ -278,6 +281,17 @@ _RUN_FILE_NAMES = frozenset({
     "multirun.yaml",               # Hydra: the sweep's config, at the top of multirun/<date>/<time>/
     "wandb-metadata.json",         # wandb, in run-*/files/
     "wandb-summary.json",
+    # Written by save_pretrained into every checkpoint and model folder (tokenizers, weight indexes):
+    # data, never a config, though a 50,000-token vocabulary may hold any marker's bytes.
+    "vocab.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "generation_config.json",
+    "preprocessor_config.json",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
 })
 
 

@@ -376,6 +376,13 @@ def test_files_training_runs_write_are_not_linted(tree):
     assert names(run(["."], tree)) == ["ds_config.json", "configs/hydra/config.yaml"]
 
 
+def test_tokenizer_and_weight_index_files_are_data_not_configs(tree):
+    """A 50,000-token vocabulary holds any marker's bytes: it was past the reading limit (BL003)."""
+    make(tree, "ds_config.json", "tests/assets/vocab.json", "model/tokenizer.json", "model/tokenizer_config.json",
+         "model/special_tokens_map.json", "model/generation_config.json", "model/model.safetensors.index.json")
+    assert names(run(["."], tree)) == ["ds_config.json"]
+
+
 def test_a_run_artifact_named_explicitly_is_skipped_with_a_notice(tree):
     make(tree, "train.yaml", "out/trainer_state.json", "out/checkpoint-500/ds_config.json")
     found = run(["out/trainer_state.json", "out/checkpoint-500/ds_config.json", "train.yaml", "out/checkpoint-500"],
@@ -470,9 +477,9 @@ def test_is_run_artifact_judges_the_path_below_the_working_directory(tmp_path, m
 def test_shebang_scripts_excludes_and_skipped_dirs(tree):
     make(tree, "train", text="#!/bin/bash\ntorchrun train.py\n")
     make(tree, "notes", text="just text\n")
-    make(tree, "node_modules/x.json", "legacy/old.yaml", "a.yaml", "README.md")
+    make(tree, "node_modules/x.json", "legacy/old.yaml", "a.yaml", "README.md", ".vscode/launch.json", ".idea/x.json")
     settings = Settings(root=str(tree), exclude=("legacy",))
-    assert discover(["."], settings).files == ["./a.yaml", "./train"]
+    assert discover(["."], settings).files == ["./a.yaml", "./train"]  # editors' folders are skipped, as ruff does
     assert discover(["legacy/old.yaml", "README.md", "notes"], settings).files == ["legacy/old.yaml"]
     assert discover(["legacy/old.yaml"], settings, force_exclude=True).files == []
 
