@@ -216,6 +216,11 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         launch.entry = name if matched else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
+    if matched is None and launch.configs:
+        # A program no framework owns (`deepspeed train.py --train_batch_size 3 --deepspeed_config ds.json`):
+        # its flags are its own argparse's, never written into the files it names; those are linted as
+        # written, under this launch's W.
+        launch.linked, launch.configs, launch.overrides = launch.linked + launch.configs, [], []
     return launch
 
 

@@ -735,3 +735,26 @@ def test_a_flag_from_a_variable_not_known_is_never_the_default(repo, bs, micro):
     [plan] = json.loads(explained.output)
     rows = {row["name"]: row["values"] for row in plan["rows"]}
     assert rows["micro batch (per GPU)"] == [micro]  # not TrainingArguments' default of 8
+
+
+# -- a program no framework owns: its flags are its own ------------------------------------------
+
+BERT_SQUAD = """\
+NUM_NODES=4
+NGPU_PER_NODE=8
+deepspeed --num_nodes ${NUM_NODES} --num_gpus ${NGPU_PER_NODE} nvidia_run_squad_deepspeed.py \\
+--bert_model bert-large-uncased \\
+--train_batch_size 3 \\
+--gradient_accumulation_steps 1 \\
+--deepspeed \\
+--deepspeed_config ds_config.json
+"""
+
+
+@pytest.mark.parametrize("batch, codes", [(96, []), (100, ["BL103"])])
+def test_a_programs_own_flags_are_never_written_into_the_json_it_names(repo, batch, codes):
+    """The script's argparse takes --train_batch_size 3 (per GPU); DeepSpeed reads only the JSON, judged
+    as written at the launch's W = 32 (it was judged as train_batch_size 3: a false BL103)."""
+    write(repo, "ds_config.json", f'{{"train_batch_size": {batch}, "train_micro_batch_size_per_gpu": 3}}\n')
+    result = lint_script(repo, BERT_SQUAD)
+    assert [(d.code, d.path) for d in result.diagnostics] == [(code, "ds_config.json") for code in codes]
