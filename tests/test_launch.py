@@ -745,7 +745,6 @@ NGPU_PER_NODE=8
 deepspeed --num_nodes ${NUM_NODES} --num_gpus ${NGPU_PER_NODE} nvidia_run_squad_deepspeed.py \\
 --bert_model bert-large-uncased \\
 --train_batch_size 3 \\
---gradient_accumulation_steps 1 \\
 --deepspeed \\
 --deepspeed_config ds_config.json
 """
