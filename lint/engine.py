@@ -140,7 +140,7 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple, ra
         if fmt == "shell":
             checker.script(source)
         else:
-            checker.config(source, checker.outside(source.directives))
+            checker.config(source, checker.outside(source.directives), held=raw)
     return checker
 
 
@@ -248,11 +248,12 @@ class _Checker:
                   related=(Related(f"launched here with W={launched.value}", launched.span, launched.span.path),)
                   if launched.span else ())
 
-    def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
-        """Recognise the document, plan it, run the rules that apply."""
+    def config(self, source: _Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None) -> None:
+        """Recognise the document, plan it, run the rules that apply. `held`: the file's bytes,
+        when the document is the file as written (no launch line's overrides applied)."""
         plan = None
         owner = source.document.launched_by if isinstance(source.document, LaunchDocument) else None
-        for adapter in adapters_for(source.document.format):  # each imported only when tried
+        for adapter in adapters_for(source.document.format, held):  # each imported only when tried
             if owner is not None and adapter.name != owner:
                 continue  # a launch line's own settings belong to the framework whose entry point it runs
             plan = adapter.plan(source.document, outside)
