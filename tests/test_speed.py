@@ -2,15 +2,19 @@
 benchmarks/bench.py): an adapter is left untried only when it could not have
 recognised the file."""
 
+import hashlib
 import os
+import subprocess
+import sys
 
 import pytest
 
 from batchlint import frameworks
 from batchlint.config import Settings
-from batchlint.engine import Options, check_file
+from batchlint.engine import Options, check_file, lint_file
 from batchlint.document import ParseError
 from batchlint.frameworks.facts import Outside
+from batchlint.rules import RULES
 from batchlint.sources import format_of, read
 
 from conftest import CORPUS
@@ -85,3 +89,33 @@ def test_every_adapter_that_recognises_a_data_file_finds_one_of_its_markers_in_i
                 recognised += 1
                 assert any(m in raw for m in framework.markers), (path, framework.name)
     assert recognised >= 5
+
+
+def test_a_plain_lint_records_what_it_read_without_digests(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_micro_batch_size_per_gpu": 2}')
+    settings = Settings(root=str(tmp_path))
+    plain = lint_file(str(path), settings, Options(digests=False), RULES)
+    compared = lint_file(str(path), settings, Options(), RULES)  # the cache and --fix ask for them
+    assert plain.reads == {str(path): ""}
+    assert compared.reads == {str(path): hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert plain.diagnostics == compared.diagnostics
+
+
+def test_a_yaml_lint_imports_only_what_it_uses():
+    """The pre-commit case: one ms-swift YAML, linted as the hook runs it."""
+    config = os.path.join(REPO, "examples", "swift", "qwen2_5_sft_fixed.yaml")
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['batchlint', 'check', {config!r}]\n"
+        "from batchlint.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                check=True).stdout.split("\n")[-2].split())
+    assert "batchlint.frameworks.swift" in loaded  # it was linted
+    for module in ("hashlib", "multiprocessing", "libcst", "batchlint.launch", "batchlint.sources.shell",
+                   "batchlint.frameworks.axolotl", "batchlint.frameworks.torchtune", "batchlint.frameworks.verl",
+                   "batchlint.frameworks.openrlhf", "batchlint.cache", "batchlint.fix"):
+        assert module not in loaded, module
