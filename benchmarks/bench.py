@@ -129,7 +129,9 @@ def main() -> None:
     print(f"{'command'.ljust(width)}  {'median':>9}  note")
     for label, seconds, note in rows:
         print(f"{label.ljust(width)}  {seconds * 1000:7.0f} ms  {note}")
-    print(f"\n{os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    # Other processes inflate CPU time too (shared caches, frequency): the load says how far to trust a run.
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\n{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {load:.2f} at the end")
 
 
 if __name__ == "__main__":
