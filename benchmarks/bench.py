@@ -1,6 +1,7 @@
 """Measure batchlint's cold start and throughput; print a table for the README.
 
     python benchmarks/bench.py            # needs ../shared/corpus; downloads the XTuner wheel once
+    python benchmarks/bench.py --instructions   # the one-file lints in instructions (valgrind)
     pip install -e '.[bench]'             # adds yamllint, the yardstick for the hook comparison
 
 Each number is the median of several runs of the real command line, so it
@@ -30,6 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 CORPUS = os.path.normpath(os.path.join(REPO, "..", "shared", "corpus"))
 CACHE = os.path.join(REPO, ".cache")
+ONE_FILE = ("examples/deepspeed/ds_zero2_fixed.json", "examples/swift/qwen2_5_sft_fixed.yaml",
+            "examples/xtuner/internlm2_7b_sp4_sft_fixed.py")
 
 
 # As users run it: bytecode cached after the first run (some shells set
@@ -49,6 +52,31 @@ def measured(command: list, runs: int) -> tuple:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return statistics.median(walls), statistics.median(cpus)
+
+
+def instructions(command: list) -> float:
+    """Millions of instructions the command runs, counted by valgrind's callgrind: the same on a
+    busy machine as on a quiet one, where CPU time is not (slow: valgrind runs ~50x slower)."""
+    with tempfile.TemporaryDirectory(prefix="batchlint-bench-") as folder:
+        out = os.path.join(folder, "callgrind.out")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + command,
+                       capture_output=True, env=ENV)
+        with open(out, encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith(("summary:", "totals:")):
+                    return int(line.split()[1]) / 1e6
+    return float("nan")
+
+
+def count_instructions(batchlint: list) -> None:
+    """`bench.py --instructions`: the one-file lints in instructions over bare Python's."""
+    bare = instructions([sys.executable, "-c", "pass"])
+    print(f"python -c pass: {bare:.0f} M instructions")
+    for example in ONE_FILE:
+        command = batchlint + ["check", os.path.join(REPO, example)]
+        subprocess.run(command, capture_output=True, env=ENV)  # as measured(): bytecode written first
+        lint = instructions(command)
+        print(f"one file: {os.path.basename(example)}: +{lint - bare:.0f} M instructions over bare Python")
 
 
 def timed(command: list, runs: int) -> float:
@@ -78,14 +106,16 @@ def main() -> None:
     batchlint = [sys.executable, "-m", "batchlint"]
     if shutil.which("batchlint"):
         batchlint = [shutil.which("batchlint")]
+    if "--instructions" in sys.argv[1:]:
+        count_instructions(batchlint)
+        return
     rows = []
 
     bare, bare_cpu = measured([sys.executable, "-c", "pass"], 20)
     version = timed(batchlint + ["--version"], 20)
     rows.append(("python -c pass", bare, f"CPU {bare_cpu * 1000:.0f} ms"))
     rows.append(("batchlint --version", version, f"+{(version - bare) * 1000:.0f} ms over bare Python"))
-    for example in ("examples/deepspeed/ds_zero2_fixed.json", "examples/swift/qwen2_5_sft_fixed.yaml",
-                    "examples/xtuner/internlm2_7b_sp4_sft_fixed.py"):
+    for example in ONE_FILE:
         wall, cpu = measured(batchlint + ["check", os.path.join(REPO, example)], 20)
         rows.append((f"one file: {os.path.basename(example)}", wall,
                      f"CPU +{(cpu - bare_cpu) * 1000:.0f} ms over bare Python (budget +70)"))
@@ -129,7 +159,9 @@ def main() -> None:
     print(f"{'command'.ljust(width)}  {'median':>9}  note")
     for label, seconds, note in rows:
         print(f"{label.ljust(width)}  {seconds * 1000:7.0f} ms  {note}")
-    print(f"\n{os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    # Other processes inflate CPU time too (shared caches, frequency): the load says how far to trust a run.
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"\n{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {load:.2f} at the end")
 
 
 if __name__ == "__main__":

@@ -89,7 +89,10 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     except ConfigError as exc:
         _fail(str(exc))
     stdin_text = sys.stdin.buffer.read() if stdin_filename else None
-    request = runs.Request(tuple(paths), settings, Options(world_size=world_size, global_batch=global_batch),
+    # Digests of the files read only for what compares them: the cache and the fixes.
+    options = Options(world_size=world_size, global_batch=global_batch,
+                      digests=bool(apply_fixes or show_diff or cache_dir))
+    request = runs.Request(tuple(paths), settings, options,
                            force_exclude=force_exclude, respect_gitignore=respect_gitignore, jobs=jobs or 0,
                            cache_dir=cache_dir or "", stdin=(stdin_filename, stdin_text) if stdin_filename else None)
     run = runs.lint(request)

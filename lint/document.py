@@ -81,6 +81,8 @@ class Node:
 
 @dataclass(eq=False)
 class Scalar(Node):
+    """A single value: a number, a string, a bool, None, or a Symbol (Python configs)."""
+
     value: Any  # int, float, bool, str, None or Symbol
     span: Span
     deps: frozenset = frozenset()
@@ -91,6 +93,8 @@ class Scalar(Node):
 
 @dataclass(eq=False)
 class Mapping(Node):
+    """Keys to values, each key with where it is written."""
+
     items: dict = field(default_factory=dict)  # str -> Node
     key_spans: dict = field(default_factory=dict)  # str -> Span
     span: Span = Span(1, 1, 1, 1)
@@ -112,6 +116,8 @@ class Mapping(Node):
 
 @dataclass(eq=False)
 class Sequence(Node):
+    """A list or a tuple."""
+
     items: list = field(default_factory=list)
     span: Span = Span(1, 1, 1, 1)
     deps: frozenset = frozenset()
@@ -133,6 +139,8 @@ Value = Union[Scalar, Mapping, Sequence, Unknown]
 
 @dataclass
 class Document:
+    """One file read: its values under `root`, and its text."""
+
     path: str  # as the user should see it
     format: str  # "python", "yaml", "toml", "json"
     root: Mapping

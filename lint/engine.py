@@ -7,6 +7,7 @@ format, and runs every rule whose framework matches the plan.
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import signal
 import threading
@@ -49,10 +50,15 @@ class Options:
     world_size_wins: bool = False
     # Where references may resolve (lint/project.py); None: found from each file linted.
     project: Optional[project.Project] = None
+    # FileResult.reads with the sha256 of each file read, which the cache and --fix compare;
+    # a plain lint goes without (hashlib's import is a tenth of a one-file lint's own time).
+    digests: bool = True
 
 
 @dataclass
 class FileResult:
+    """What linting one file gave: its findings, or why it could not be linted."""
+
     path: str
     diagnostics: list = field(default_factory=list)
     framework: Optional[str] = None  # None: not a training config
@@ -72,7 +78,8 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple, raw
     shown = display_path(path)
     result = FileResult(shown)
     boundary = options.project or project.find_project([path], settings)
-    with reads.tracking() as touched, project.using(boundary), versions.configured(settings.versions, settings.source):
+    with reads.tracking(options.digests) as touched, project.using(boundary), \
+            versions.configured(settings.versions, settings.source):
         try:
             with _time_limit(FILE_SECONDS):
                 checker = check_file(path, settings, options, rules, raw)
@@ -121,6 +128,26 @@ def _time_limit(seconds: int) -> Iterator[None]:
 
 def check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> "_Checker":
     """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
+    with _collector_paused():
+        return _check_file(path, settings, options, rules, raw)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Without the cyclic garbage collector: a file's lint allocates a great many objects
+    that all live until it ends (its document, its plans), which the collector would scan
+    again and again for nothing; they go by reference counting when the file is done, and
+    the collector, back on, takes whatever cycle is left."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes]) -> "_Checker":
     checker = _Checker(settings, options, rules)
     if is_run_artifact(path):
         reads.notice(f"skipped {display_path(path)}: written by a training run, not a config")
@@ -145,7 +172,7 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple, ra
         elif task is not None:
             checker.task(source, task)
         else:
-            checker.config(source, checker.outside(source.directives))
+            checker.config(source, checker.outside(source.directives), held=raw)
     return checker
 
 
@@ -258,11 +285,12 @@ class _Checker:
                   related=(Related(f"launched here with W={launched.value}", launched.span, launched.span.path),)
                   if launched.span else ())
 
-    def config(self, source: _Source, outside: Outside, note: tuple = ()) -> None:
-        """Recognise the document, plan it, run the rules that apply."""
+    def config(self, source: _Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None) -> None:
+        """Recognise the document, plan it, run the rules that apply. `held`: the file's bytes,
+        when the document is the file as written (no launch line's overrides applied)."""
         plan = None
         owner = source.document.launched_by if isinstance(source.document, LaunchDocument) else None
-        for adapter in adapters_for(source.document.format):  # each imported only when tried
+        for adapter in adapters_for(source.document.format, held):  # each imported only when tried
             if owner is not None and adapter.name != owner:
                 continue  # a launch line's own settings belong to the framework whose entry point it runs
             plan = adapter.plan(source.document, outside)

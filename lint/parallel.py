@@ -11,6 +11,7 @@ file, reported as an internal error, and the run goes on with a new worker.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import deque
 from typing import Callable, Optional
@@ -41,6 +42,7 @@ def lint_files(paths: list, settings, options, rules, jobs: int = 0, cache_dir: 
     if cache_dir:
         from .cache import Cache
 
+        options = dataclasses.replace(options, digests=True)  # a cached result is checked against them
         cache = Cache(cache_dir, settings, options)
     keys = [cache.key(path) for path in paths] if cache else [None] * len(paths)
     results = [cache.get(key) for key in keys] if cache else [None] * len(paths)

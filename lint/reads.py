@@ -13,8 +13,13 @@ from typing import Iterator, Optional
 
 @dataclass
 class Touched:
+    """What one file's lint read and noticed."""
+
     paths: dict = field(default_factory=dict)  # absolute path -> sha256 of the bytes read ("" if not read)
     notices: list = field(default_factory=list)
+    # Only the cache and --fix compare digests: a plain lint records the paths without them ("")
+    # and never imports hashlib.
+    digests: bool = True
 
 
 _log: Optional[Touched] = None
@@ -25,7 +30,7 @@ def record(path: str, data: Optional[bytes] = None) -> None:
     if _log is None:
         return
     if data is not None:
-        _log.paths[os.path.abspath(path)] = digest(data)
+        _log.paths[os.path.abspath(path)] = digest(data) if _log.digests else ""
     else:
         _log.paths.setdefault(os.path.abspath(path), "")
 
@@ -48,10 +53,10 @@ def notice(message: str) -> None:
 
 
 @contextmanager
-def tracking() -> Iterator[Touched]:
-    """Collect what `record` and `notice` see inside the block."""
+def tracking(digests: bool = True) -> Iterator[Touched]:
+    """Collect what `record` and `notice` see inside the block (each read's digest with `digests`)."""
     global _log
-    outer, _log = _log, Touched()
+    outer, _log = _log, Touched(digests=digests)
     try:
         yield _log
     finally:

@@ -90,10 +90,18 @@ def for_format(fmt: str) -> tuple[Framework, ...]:
     return tuple(adapters_for(fmt))
 
 
-def adapters_for(fmt: str) -> Iterator[Framework]:
+def adapters_for(fmt: str, held: Optional[bytes] = None) -> Iterator[Framework]:
     """The frameworks that read `fmt`, in order, each imported when the iteration reaches
-    it: the engine stops at the first adapter that recognises a file."""
-    return (_framework(module) for _, module, _ in _entries(fmt))
+    it: the engine stops at the first adapter that recognises a file.
+
+    `held`: the bytes of a data file (YAML, JSON, TOML) as written, to try only the frameworks
+    one of whose markers it holds. A framework recognises only configs holding one of its
+    markers (`Framework.markers`), and a data file writes its keys out as text, so the others
+    would say no: they are neither imported nor asked (an ms-swift YAML skips five). A Python
+    config can name a key without writing it (`from xtuner import v1`): never preselected."""
+    if held is None or fmt == "python":
+        return (_framework(module) for _, module, _ in _entries(fmt))
+    return (_framework(module) for _, module, markers in _entries(fmt) if any(m in held for m in markers))
 
 
 def tasks_for(fmt: str, raw: bytes) -> Iterator[Framework]:

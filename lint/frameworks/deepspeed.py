@@ -30,7 +30,9 @@ from .spec import Framework
 
 NAME = "deepspeed"
 FORMATS = ("json",)
-MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimization")
+# Every key of _OWN_KEYS: one of them is how plan() recognises a config (Framework.markers).
+MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimization", b"steps_per_print",
+           b"gradient_clipping", b"zero_allow_untested_optimizer")
 
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40)
 

@@ -24,7 +24,7 @@ from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arg
 NAME = "llamafactory"
 __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "plan"]
 
-MARKERS = _TA_MARKERS + (b"micro_batch_size",)  # v1 configs
+MARKERS = _TA_MARKERS + (b"micro_batch_size", b"global_batch_size")  # v1 configs (llamafactory_v1.plan)
 
 # `llamafactory-cli train x.yaml key=value` runs torchrun with NPROC_PER_NODE x NNODES (llamafactory/cli.py).
 LAUNCHERS = (Launcher("llamafactory-cli", commands=("llamafactory-cli",), subcommands=("*",),

@@ -16,7 +16,8 @@ from .spec import FLAGS, Framework, Launcher
 
 NAME = "megatron"
 FORMATS = ("yaml",)  # launch lines become YAML-like documents; Megatron has no config file
-MARKERS = (b"micro-batch-size", b"tensor-model-parallel-size")
+# Every key of _KEYS: one of them is how plan() recognises a config (Framework.markers).
+MARKERS = (b"micro-batch-size", b"tensor-model-parallel-size", b"global-batch-size", b"pipeline-model-parallel-size")
 
 # `python pretrain_gpt.py --micro-batch-size 1 ...` (or under torchrun): the arguments are the whole config.
 # Any other script given Megatron's batch flags (examples/run_simple_mcore_train_loop.py, a project's

@@ -29,7 +29,8 @@ from .spec import Framework
 
 NAME = "nemo"
 FORMATS = ("yaml",)
-MARKERS = (b"tensor_model_parallel_size", b"global_batch_size")
+# Every key of _MODEL_KEYS: one of them is how plan() recognises a config (Framework.markers).
+MARKERS = (b"tensor_model_parallel_size", b"global_batch_size", b"micro_batch_size", b"pipeline_model_parallel_size")
 
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80)
 

@@ -19,7 +19,9 @@ from .facts import Outside, divide, flag, number
 from .linked import DeepSpeedLink, deepspeed_link
 
 FORMATS = ("yaml", "json")
-MARKERS = (b"per_device_train_batch_size", b"gradient_accumulation_steps", b"group_by_length", b"packing")
+# One of _BATCH_KEYS | _SAMPLING_KEYS is how is_training_arguments() recognises a config (Framework.markers).
+MARKERS = (b"per_device_train_batch_size", b"gradient_accumulation_steps", b"group_by_length", b"packing",
+           b"train_sampling_strategy")
 
 _BATCH_KEYS = {"per_device_train_batch_size", "gradient_accumulation_steps"}
 _SAMPLING_KEYS = {"group_by_length", "train_sampling_strategy", "packing", "neat_packing"}

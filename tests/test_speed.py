@@ -1,0 +1,121 @@
+"""What keeps a lint cheap may never change what it finds (issue 9's budgets,
+benchmarks/bench.py): an adapter is left untried only when it could not have
+recognised the file."""
+
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from batchlint import frameworks
+from batchlint.config import Settings
+from batchlint.engine import Options, check_file, lint_file
+from batchlint.document import ParseError
+from batchlint.frameworks.facts import Outside
+from batchlint.rules import RULES
+from batchlint.sources import format_of, read
+
+from conftest import CORPUS
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = ("yaml", "json", "toml")
+
+
+def names(fmt, held=None):
+    return [framework.name for framework in frameworks.adapters_for(fmt, held)]
+
+
+def test_a_data_file_tries_only_the_adapters_whose_markers_it_holds():
+    swift = b"model: Qwen/Qwen2.5-7B-Instruct\nper_device_train_batch_size: 1\n"
+    assert names("yaml", swift) == ["llamafactory", "swift", "transformers"]
+    assert names("yaml", b"base_model: x\nmicro_batch_size: 2\n") == ["axolotl", "nemo", "llamafactory", "swift"]
+    assert names("yaml", b"seed: 1\n") == []
+    assert names("yaml") == names("yaml", None) and len(names("yaml")) > 5  # no bytes: every one, in order
+
+
+def test_a_python_config_is_never_preselected():
+    # `from xtuner import v1` makes an XTuner v1 config without the bytes b"xtuner.v1".
+    assert names("python", b"from xtuner import v1\n") == names("python")
+
+
+# Configs each recognised through one key alone: the key must be among its framework's markers.
+ONE_KEY = [
+    ("nemo.yaml", "trainer:\n  devices: 8\nmodel:\n  pipeline_model_parallel_size: 2\n", "nemo"),
+    ("nemo_mbs.yaml", "trainer:\n  num_nodes: 1\nmodel:\n  micro_batch_size: 2\n", "nemo"),
+    ("args.yaml", "global-batch-size: 256\n", "megatron"),
+    ("args_pp.yaml", "pipeline-model-parallel-size: 2\n", "megatron"),
+    ("ds.json", '{"gradient_clipping": 1.0}', "deepspeed"),
+    ("ds_print.json", '{"steps_per_print": 10}', "deepspeed"),
+    ("ds_untested.json", '{"zero_allow_untested_optimizer": true}', "deepspeed"),
+    ("ta.yaml", "train_sampling_strategy: sequential\noutput_dir: out\n", "transformers"),
+    ("v1.yaml", "global_batch_size: 64\nmodel_class: llm\n", "llamafactory-v1"),
+]
+
+
+@pytest.mark.parametrize("name, text, framework", ONE_KEY)
+def test_a_config_recognised_by_one_key_is_still_linted(tmp_path, name, text, framework):
+    path = tmp_path / name
+    path.write_text(text)
+    checker = check_file(str(path), Settings(root=str(tmp_path)), Options(), rules=())
+    assert [plan.framework for _, plan in checker.plans] == [framework]
+
+
+def _data_files():
+    folders = [os.path.join(REPO, "examples")] + ([CORPUS] if os.path.isdir(CORPUS) else [])
+    for folder in folders:
+        for top, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                if format_of(name) in DATA:
+                    yield os.path.join(top, name)
+
+
+def test_every_adapter_that_recognises_a_data_file_finds_one_of_its_markers_in_it():
+    """The contract the preselection stands on (Framework.markers), on every data config
+    at hand, each adapter asked whether or not its markers are there."""
+    recognised = 0
+    for path in _data_files():
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        fmt = format_of(path)
+        try:
+            document = read(path, raw.decode("utf-8-sig"), fmt)
+        except (UnicodeDecodeError, ParseError):  # no document: no adapter to ask
+            continue
+        for framework in frameworks.adapters_for(fmt):
+            if framework.plan(document, Outside()) is not None:
+                recognised += 1
+                assert any(m in raw for m in framework.markers), (path, framework.name)
+    assert recognised >= 5
+
+
+def test_a_plain_lint_records_what_it_read_without_digests(tmp_path):
+    path = tmp_path / "ds.json"
+    path.write_text('{"train_micro_batch_size_per_gpu": 2}')
+    settings = Settings(root=str(tmp_path))
+    plain = lint_file(str(path), settings, Options(digests=False), RULES)
+    compared = lint_file(str(path), settings, Options(), RULES)  # the cache and --fix ask for them
+    assert plain.reads == {str(path): ""}
+    assert compared.reads == {str(path): hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert plain.diagnostics == compared.diagnostics
+
+
+def test_a_yaml_lint_imports_only_what_it_uses():
+    """The pre-commit case: one ms-swift YAML, linted as the hook runs it."""
+    config = os.path.join(REPO, "examples", "swift", "qwen2_5_sft_fixed.yaml")
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['batchlint', 'check', {config!r}]\n"
+        "from batchlint.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                check=True).stdout.split("\n")[-2].split())
+    assert "batchlint.frameworks.swift" in loaded  # it was linted
+    for module in ("hashlib", "multiprocessing", "libcst", "batchlint.launch", "batchlint.sources.shell",
+                   "batchlint.frameworks.axolotl", "batchlint.frameworks.torchtune", "batchlint.frameworks.verl",
+                   "batchlint.frameworks.openrlhf", "batchlint.cache", "batchlint.fix"):
+        assert module not in loaded, module
