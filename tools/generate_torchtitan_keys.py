@@ -16,11 +16,10 @@ field is a key.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from generated import git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
+from generated import arguments, git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
 
 from batchlint.frameworks.torchtitan import keys_from_source
 from batchlint.keysets import dataclass_fields, flatten, nested_fields  # noqa: F401 - the readers, for tests
@@ -66,10 +65,7 @@ def render(per_release: dict) -> str:
 
 
 def main(argv: list) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("repository", help="a clone of TorchTitan (its .git folder, or a bare clone)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the module differs instead of writing it")
-    args = parser.parse_args(argv)
+    args = arguments(argv, __doc__, "TorchTitan")
     per_release = {}
     for name, tag in RELEASES:
         read = git_reader(args.repository, tag)

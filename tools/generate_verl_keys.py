@@ -13,11 +13,10 @@ writes every dotted key path with the releases that have it.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from generated import git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
+from generated import arguments, git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
 
 from batchlint.frameworks.verl import keys_from_source
 
@@ -58,10 +57,7 @@ def render(per_release: dict) -> str:
 
 
 def main(argv: list) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("repository", help="a clone of verl (its .git folder, or a bare clone)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the module differs instead of writing it")
-    args = parser.parse_args(argv)
+    args = arguments(argv, __doc__, "verl")
     per_release = {}
     for name, tag in RELEASES:
         keys = keys_from_source(git_reader(args.repository, tag))

@@ -6,6 +6,7 @@ exactly what the generator makes."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 from typing import Callable, Optional
 
@@ -36,6 +37,14 @@ def render_table(header: str, releases: tuple, per_release: dict, order: list) -
         lines.append(f'    "{key}": "{spans(present, names)}",')
     lines += ["}", ""]
     return "\n".join(lines)
+
+
+def arguments(argv: list, doc: str, framework: str) -> argparse.Namespace:
+    """The command line every generator takes: the framework's repository, and --check."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("repository", help=f"a clone of {framework} (its .git folder, or a bare clone)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the module differs instead of writing it")
+    return parser.parse_args(argv)
 
 
 def write_or_check(target: str, text: str, check: bool) -> int:
