@@ -41,6 +41,7 @@ class Row:
     values: list  # one per world size asked for (a single one when none was)
     source: str  # the columns' common source, or each column's, labelled
     sources: list = field(default_factory=list)  # one per column
+    unit: str = ""  # what the numbers count when it is not the row's usual unit ("tokens": a token budget)
 
 
 @dataclass
@@ -173,12 +174,14 @@ def _dynamic_micro(cols: _Columns) -> Row:
     values, sources = [], []
     for plan in cols.plans:
         budget = plan.micro_tokens
-        values.append(f"{budget.value} tokens" if budget is not None and budget.known else "?")
+        values.append(budget.value if budget is not None and budget.known else "?")
         sources.append((cols.where(budget) if budget is not None else "not set")
                        + ": dynamic batching packs each micro batch up to this many tokens per GPU"
                        + (f" ({budget.detail})" if budget is not None and budget.detail else "")
                        + ", so its number of sequences varies")
-    return cols.row("micro batch (per GPU)", values, sources)
+    row = cols.row("micro batch (per GPU)", values, sources)
+    row.unit = "tokens"
+    return row
 
 
 def _declared(cols: _Columns) -> Row:
@@ -294,7 +297,8 @@ def as_text(explanations: list, world_sizes: tuple) -> str:
         out.append(f"{explanation.title}  [{explanation.framework}]")
         labels = [f"W={w}" for w in world_sizes] if len(world_sizes) > 1 else ["value"]
         headers = ["", *labels]
-        table = [headers] + [[row.name, *map(_show, row.values)] for row in explanation.rows]
+        table = [headers] + [[row.name, *(_show(v) + (f" {row.unit}" if row.unit and v != "?" else "") for v in row.values)]
+                             for row in explanation.rows]
         widths = [max(len(str(line[i])) for line in table if i < len(line)) for i in range(len(headers))]
         for index, line in enumerate(table):
             cells = [str(cell).ljust(widths[i]) if i == 0 else str(cell).rjust(widths[i]) for i, cell in enumerate(line[: len(headers)])]
@@ -320,7 +324,8 @@ def as_json(explanations: list, world_sizes: tuple) -> list:
             "config": e.title,
             "framework": e.framework,
             "world_sizes": list(world_sizes) or [None],
-            "rows": [{"name": r.name, "values": r.values, "source": r.source, "sources": r.sources} for r in e.rows],
+            "rows": [{"name": r.name, "values": r.values, "source": r.source, "sources": r.sources,
+                      **({"unit": r.unit} if r.unit else {})} for r in e.rows],
         }
         for e in explanations
     ]

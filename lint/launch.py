@@ -184,8 +184,11 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
             word = str(args[0].value) if args[0].known else ""
             if any(fnmatchcase(word, glob) for glob in found[0].subcommands):
                 args = args[1:]  # the sub-command: sft, train, launch...
-    if found is None:
-        return None
+    if found is None or entry is not None:
+        # `python mason.py --gpus 8 -- torchrun ...`: a submitter's `--` line is the launch, whatever reads its flags.
+        submitted = _submitted(command, script)
+        if submitted is not None or found is None:
+            return submitted
     launcher, owner = found
     launch = Launch(launcher.name, command, entry=entry)
     if not launcher.program:
@@ -222,6 +225,31 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         # written, under this launch's W.
         launch.linked, launch.configs, launch.overrides = launch.linked + launch.configs, [], []
     return launch
+
+
+# Words that join the commands of a line another machine's shell runs (`-- source env.sh \\&\\& python ...`).
+_REMOTE_JOINS = frozenset({"&&", "||", ";", "&"})
+
+
+def _submitted(command: Command, script: str) -> Optional[Launch]:
+    """The launch a job submitter no spec names runs after its `--` (`python mason.py --gpus 8 --
+    torchrun ...`, `gantry run ... -- accelerate launch ...`): of the commands of that line, which may
+    be joined by quoted `&&` or `;` for the remote shell, the last that launches. None without a `--`."""
+    words = command.words
+    at = next((i for i in range(1, len(words)) if words[i].known and words[i].value == "--"), None)
+    if at is None:
+        return None
+    segments: list = [[]]
+    for word in words[at + 1:]:
+        if word.known and word.value in _REMOTE_JOINS:
+            segments.append([])
+        else:
+            segments[-1].append(word)
+    for segment in reversed(segments):
+        launch = launch_of(Command(segment, command.env, command.span), script) if segment else None
+        if launch is not None:
+            return launch
+    return None
 
 
 # Python's own options before the program (`python -u train.py`, `python3 -X faulthandler -m pkg`);
@@ -278,7 +306,7 @@ def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[in
                 key, value = text.split("=", 1)  # --opt=value
                 options[key] = Word(value, _value_span(word, value), word.raw)
                 index += 1
-            elif text in wrapper.bare:
+            elif text in wrapper.bare or (wrapper.valued and text not in wrapper.valued):
                 index += 1
             elif not text.startswith("--") and len(text) > 2:
                 options[text[:2]] = Word(text[2:], _value_span(word, text[2:]), word.raw)  # -N2

@@ -45,6 +45,62 @@ def own_copy(script: str, entry: Optional[str]) -> Optional[str]:
     return None
 
 
+def own_script(script: str, entry: Optional[str]) -> Optional[str]:
+    """The project's own file of the script a line runs (`open_instruct/dpo.py`), found from the
+    launch script's folder or one above it inside the project (where the job's working folder
+    usually is); None for a module, or a script the project does not hold."""
+    if not entry or not entry.endswith(".py") or os.path.isabs(entry):
+        return None
+    folder = os.path.dirname(os.path.abspath(script))
+    for _ in range(_LEVELS):
+        candidate = os.path.normpath(os.path.join(folder, entry))
+        if not project.may_read(candidate):
+            return None
+        if os.path.isfile(candidate):
+            return candidate
+        reads.record(candidate)  # missing: creating it changes the result
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
+
+
+_MAX_PROGRAM_FILES = 2_000
+_MAX_PROGRAM_BYTES = 1 << 20  # per file
+
+
+def program_imports(script: str, entry: Optional[str], package: str) -> Optional[bool]:
+    """Whether the project's own program a line runs imports `package` (`trl`) anywhere in the code
+    it may run: its file, with the whole package it belongs to, else the modules beside it. None
+    when the program is not the project's (an installed one may) or is too large to read."""
+    path = own_script(script, entry)
+    if path is None:
+        return None
+    folder = os.path.dirname(path)
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and \
+            os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
+        folder = os.path.dirname(folder)  # up to the top of the package
+    if os.path.isfile(os.path.join(folder, "__init__.py")):
+        files = []
+        for top, dirs, names in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            files.extend(os.path.join(top, n) for n in sorted(names) if n.endswith(".py"))
+            if len(files) > _MAX_PROGRAM_FILES:
+                return None
+        files = [path] + [f for f in files if f != path]  # the program itself may sit outside the package
+    else:
+        files = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
+    pattern = re.compile(rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(package.encode()) + rb"\b", re.M)
+    for file in files[:_MAX_PROGRAM_FILES]:
+        try:
+            if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):
+                return True
+        except OSError as e:
+            return None  # unreadable or too large: it may
+    return False
+
+
 def config_keys(path: str) -> frozenset:
     """Every dotted key of the YAML config at `path` (empty when it cannot be read)."""
     from .sources import read  # the YAML reader only when a project brings a trainer

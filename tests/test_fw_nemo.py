@@ -43,10 +43,74 @@ def test_megatron_training_config_is_nemo(lint):
 def test_inference_and_non_megatron_configs_are_not_read(lint):
     # megatron_gpt_inference.yaml: parallel sizes at top level, for loading a checkpoint.
     inference = "inference:\n  greedy: false\ntrainer:\n  devices: 1\ntensor_model_parallel_size: -1\npipeline_model_parallel_size: -1\n"
-    # bert_pretraining_from_text_config.yaml: a Lightning model that really accumulates.
-    bert = "trainer:\n  devices: 1\n  accumulate_grad_batches: 4\nmodel:\n  train_ds:\n    batch_size: 16\n"
     assert lint("megatron_gpt_inference.yaml", inference).framework is None
-    assert lint("bert_pretraining_from_text_config.yaml", bert).framework is None
+
+
+# -- models Lightning trains data-parallel (ASR, TTS, audio): train_ds's loader batch per rank ------
+
+ASR = """\
+name: "QuartzNet15x5"
+model:
+  sample_rate: 16000
+  train_ds:
+    manifest_filepath: ???
+    sample_rate: 16000
+    batch_size: 32
+    shuffle: true
+{extra}  validation_ds:
+    batch_size: 32
+trainer:
+  devices: {devices}
+  num_nodes: 2
+  accelerator: gpu
+  strategy: ddp
+{accumulate}"""
+
+
+def _rows(tmp_path, name, text, *args):
+    import json
+
+    from conftest import run, write
+
+    [explained] = json.loads(run("explain", "--format", "json", write(tmp_path, name, text), *args).stdout)
+    return {row["name"]: (row["values"][0], row["source"]) for row in explained["rows"]}
+
+
+@pytest.mark.parametrize("devices, accumulate, expected", [
+    (4, "  accumulate_grad_batches: 4\n", (32, 4, 8, 1024)),
+    (4, "", (32, 1, 8, 256)),  # Lightning's default accumulation: 1
+    (-1, "", (32, 1, "?", "?")),  # every GPU of the node: not known here
+])
+def test_a_speech_model_batches_train_ds_per_rank(tmp_path, devices, accumulate, expected):
+    rows = _rows(tmp_path, "config.yaml", ASR.format(devices=devices, accumulate=accumulate, extra=""))
+    names = ("micro batch (per GPU)", "gradient accumulation", "data parallel dp", "global batch (sequences/step)")
+    assert tuple(rows[n][0] for n in names) == expected
+    assert rows["micro batch (per GPU)"][1] == "model.train_ds.batch_size, line 7"
+
+
+def test_a_tts_model_batches_its_dataloader_params(tmp_path):
+    tts = ("model:\n  train_ds:\n    dataset:\n      _target_: x.Dataset\n    dataloader_params:\n      drop_last: false\n"
+           "      batch_size: 64\ntrainer:\n  devices: 8\n  accumulate_grad_batches: 2\n")
+    rows = _rows(tmp_path, "aligner.yaml", tts)
+    assert rows["global batch (sequences/step)"][0] == 64 * 2 * 8
+    assert rows["micro batch (per GPU)"][1] == "model.train_ds.dataloader_params.batch_size, line 7"
+
+
+@pytest.mark.parametrize("extra", ["    use_lhotse: true\n    batch_duration: 600\n",
+                                   "    use_lhotse: true\n    use_bucketing: true\n",
+                                   "    bucketing_batch_size: [34, 30, 26]\n",
+                                   "    use_semi_sorted_batching: true\n"])
+def test_batches_by_duration_or_tokens_claim_no_micro_batch(tmp_path, extra):
+    rows = _rows(tmp_path, "fast-conformer.yaml", ASR.format(devices=4, accumulate="", extra=extra))
+    value, source = rows["micro batch (per GPU)"]
+    assert value == "?" and "only a cap" in source and rows["global batch (sequences/step)"][0] == "?"
+
+
+@pytest.mark.parametrize("extra", ["    use_lhotse: true\n    batch_duration: null\n", "    bucketing_batch_size: null\n",
+                                   "    use_bucketing: false\n"])
+def test_settings_that_leave_the_batch_fixed_keep_the_micro_batch(tmp_path, extra):
+    rows = _rows(tmp_path, "config.yaml", ASR.format(devices=4, accumulate="", extra=extra))
+    assert rows["micro batch (per GPU)"][0] == 32 and rows["global batch (sequences/step)"][0] == 256
 
 
 def test_flat_micro_batch_size_is_not_nemo(lint):

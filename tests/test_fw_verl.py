@@ -1,6 +1,7 @@
 """verl adapter: which YAML files it reads, where W and the defaults come from,
 and the real upstream mistakes, linted with the world size they run on."""
 
+import json
 import os
 
 import pytest
@@ -37,6 +38,7 @@ actor_rollout_ref:
     name: vllm
     log_prob_micro_batch_size_per_gpu: 8
 """
+
 
 SFT = """\
 data:
@@ -315,7 +317,12 @@ def test_dynamic_batching_has_a_static_global_batch_and_a_token_micro_batch(tmp_
     rows = _explained(tmp_path, GRPO_LINE.format(micro=80, dynamic="True"))
     assert rows["gradient accumulation"][0] == "dynamic" and rows["micro-steps per optimizer step"][0] == "dynamic"
     micro, source = rows["micro batch (per GPU)"]
-    assert micro == "16384 tokens" and "framework default" in source and "number of sequences varies" in source
+    assert micro == 16384 and "framework default" in source and "number of sequences varies" in source
+    from conftest import run
+
+    [explained] = json.loads(run("explain", "--format", "json", str(tmp_path / "run_grpo.sh")).stdout)
+    assert [row.get("unit") for row in explained["rows"] if row["name"] == "micro batch (per GPU)"] == ["tokens"]
+    assert "16,384 tokens" in run("explain", str(tmp_path / "run_grpo.sh")).stdout
     assert rows["global batch (sequences/step)"] == (
         1280, "= actor_rollout_ref.actor.ppo_mini_batch_size (256) x actor_rollout_ref.rollout.n (5) "
               "(fixed, whatever the micro batches hold)")
@@ -329,7 +336,7 @@ def test_dynamic_batching_token_budget_as_written_with_sequence_parallel(tmp_pat
         "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=2")
     rows = _explained(tmp_path, line)
     micro, source = rows["micro batch (per GPU)"]
-    assert micro == "24000 tokens" and "packed up to 24000 x actor_rollout_ref.actor.ulysses_sequence_parallel_size 2" in source
+    assert micro == 24000 and "packed up to 24000 x actor_rollout_ref.actor.ulysses_sequence_parallel_size 2" in source
     assert rows["global batch (sequences/step)"][0] == 1280 and rows["data parallel dp"][0] == 4
 
 

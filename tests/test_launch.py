@@ -757,3 +757,65 @@ def test_a_programs_own_flags_are_never_written_into_the_json_it_names(repo, bat
     write(repo, "ds_config.json", f'{{"train_batch_size": {batch}, "train_micro_batch_size_per_gpu": 3}}\n')
     result = lint_script(repo, BERT_SQUAD)
     assert [(d.code, d.path) for d in result.diagnostics] == [(code, "ds_config.json") for code in codes]
+
+
+# -- job submitters and runners in front of the launcher ------------------------------------------
+
+MASON = """\
+uv run python mason.py \\
+    --cluster ai2/jupiter \\
+    --num_nodes 2 \\
+    --env "CACHE=/tmp/cache_\\$(date +%s)" \\
+    --gpus 8 -- {remote}torchrun \\
+    --nnodes=2 \\
+    --node_rank=\\$BEAKER_REPLICA_RANK \\
+    --nproc_per_node=8 \\
+    open_instruct/dpo.py \\
+    --per_device_train_batch_size 1 \\
+    --gradient_accumulation_steps 4 \\
+    --max_seq_length 8192
+"""
+
+
+@pytest.mark.parametrize("remote", ["", "source configs/setup.sh \\&\\& ", "cd /work \\; "])
+def test_a_job_submitter_runs_the_command_after_its_double_dash(repo, remote):
+    """open-instruct's `python mason.py ... --gpus 8 -- torchrun ...` (the remote line may first source a
+    setup script, joined by a quoted `&&`): the launch after `--` is what runs, on its own W."""
+    explained = run("explain", "--format", "json", write(repo, "train.sh", MASON.format(remote=remote)))
+    [plan] = json.loads(explained.output)
+    rows = {row["name"]: row["values"][0] for row in plan["rows"]}
+    assert (rows["micro batch (per GPU)"], rows["gradient accumulation"], rows["world size W"]) == (1, 4, 16)
+
+
+def test_a_python_program_without_a_double_dash_is_still_the_program(repo):
+    line = "python train.py --per_device_train_batch_size 2 --gradient_accumulation_steps 3 --output_dir --\n"
+    [plan] = json.loads(run("explain", "--format", "json", write(repo, "train.sh", line)).output)
+    assert {row["name"]: row["values"][0] for row in plan["rows"]}["micro batch (per GPU)"] == 2
+
+
+@pytest.mark.parametrize("prefix, expected", [
+    ("uv run ", 8), ("uv run --frozen --with deepspeed ", 8), ("uv run --no-sync -p 3.11 ", 8), ("poetry run ", 8),
+    ("uv run --with ", None),  # `--with torchrun`: torchrun is the option's value, the command is not known
+])
+def test_uv_run_and_poetry_run_are_looked_through(repo, prefix, expected):
+    line = f"{prefix}torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 2\n"
+    explained = json.loads(run("explain", "--format", "json", write(repo, "train.sh", line)).output)
+    w = [row["values"][0] for plan in explained for row in plan["rows"] if row["name"] == "world size W"]
+    assert w == ([expected] if expected else [])
+
+
+OWN_DPO = "from dataclasses import dataclass\n\n@dataclass\nclass Args:\n    max_seq_length: int = 2048\n    packing: bool = False\n"
+
+
+@pytest.mark.parametrize("imports, codes", [("", []), ("from trl import DPOConfig\n", ["BL420"])])
+def test_flags_of_a_program_that_never_imports_trl_are_not_trls(repo, imports, codes):
+    """open-instruct's own dpo.py has `max_seq_length` and `packing`: its flags are not TRL's SFTConfig,
+    so TRL's removal of max_seq_length (BL420) cannot apply; a program importing trl keeps the check."""
+    (repo / ".git").mkdir()  # the project: the repository, not the script's folder
+    write(repo, "open_instruct/__init__.py", "")
+    write(repo, "open_instruct/utils.py", imports)
+    write(repo, "open_instruct/dpo.py", "from open_instruct.utils import *\n" + OWN_DPO)
+    line = ("accelerate launch --num_processes 8 open_instruct/dpo.py --per_device_train_batch_size 1 "
+            "--gradient_accumulation_steps 4 --max_seq_length 16384 --packing\n")
+    result = lint_script(repo, line, name="scripts/train/dpo.sh")
+    assert [d.code for d in result.diagnostics] == codes

@@ -37,6 +37,15 @@ def test_srun_options_not_known_leave_w_unknown():
     assert world(f"srun --nodes=$NNODES --ntasks-per-node=8 {TRAINER}\n") == ("srun", None)
 
 
+@pytest.mark.parametrize("default, expected", [('""', ("srun", 64)), ('"--ntasks=8"', ("srun", 8)), ('"-x node1"', ("srun", 64))])
+def test_an_options_variable_with_a_known_value_is_read_as_written(default, expected):
+    """InternVL's shape: `SRUN_ARGS=${SRUN_ARGS:-""}` then `srun ... ${SRUN_ARGS} python -u ...`: set to
+    nothing, the unquoted expansion is no word at all (it was read as a command not known: no launch)."""
+    text = (f"GPUS=${{GPUS:-64}}\nSRUN_ARGS=${{SRUN_ARGS:-{default}}}\n"
+            f"srun -p ${{PARTITION}} --ntasks=${{GPUS}} --kill-on-bad-exit=1 ${{SRUN_ARGS}} \\\n  python -u {TRAINER[7:]}\n")
+    assert world(text) == expected
+
+
 @pytest.mark.parametrize("directives, line, expected", [
     # the job's tasks: --nodes x --ntasks-per-node, or --ntasks
     ("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n", f"srun {TRAINER}\n", 16),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..own_trainer import program_imports
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
 from .spec import FLAGS, Distribution, Framework, Launcher
@@ -50,7 +51,7 @@ SFT_KEYS = ("packing", "packing_strategy", "dataset_text_field", "completion_onl
 def plan(doc: Document, outside: Outside):
     if not is_training_arguments(doc.root):
         return None
-    framework = "trl" if set(doc.root.items) & _TRL else NAME
+    framework = "trl" if set(doc.root.items) & _TRL and _may_run_trl(doc) else NAME
     plan = plan_from(doc, outside, framework)
     if framework == "trl":
         plan.rl = _grpo(doc.root, plan)
@@ -60,6 +61,13 @@ def plan(doc: Document, outside: Outside):
         plan.seq_len = sft.max_length if sft is not None and sft.max_length.value is not None else (
             None if sft is not None else number(doc.root.get("max_length"), "max_length"))
     return plan
+
+
+def _may_run_trl(doc: Document) -> bool:
+    """False for the flags of a program of the project's own whose code never imports trl
+    (open-instruct's dpo.py has its own `max_seq_length`, `packing`)."""
+    entry = getattr(doc, "entry", None)
+    return entry is None or program_imports(doc.path, entry, "trl") is not False
 
 
 @dataclass(frozen=True)

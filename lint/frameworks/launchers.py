@@ -63,4 +63,15 @@ SRUN = Wrapper("srun", commands=("srun",), starts=SRUN_TASKS, bare=frozenset({
 ENV = Wrapper("env", commands=("env",), assignments=True,
               bare=frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug", "-"}))
 
-WRAPPERS = (RAY_JOB, SRUN, ENV)
+# `uv run [options] CMD...` (uv's `run` command; `poetry run CMD...` has no options of its own): the
+# options that take a value, every other stands alone.
+UV_RUN = Wrapper("uv run", commands=("uv",), subcommands=("run",), valued=frozenset({
+    "--with", "-w", "--with-editable", "--with-requirements", "--python", "-p", "--project", "--directory",
+    "--extra", "--group", "--only-group", "--no-group", "--package", "--env-file", "--index", "--default-index",
+    "--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--cache-dir", "--config-file", "--color",
+    "--reinstall-package", "--upgrade-package", "-P", "--resolution", "--prerelease", "--exclude-newer",
+    "--link-mode", "--index-strategy", "--keyring-provider", "--config-setting", "-C", "--no-binary-package",
+    "--no-build-package", "--python-platform", "--allow-insecure-host", "--refresh-package"}))
+POETRY_RUN = Wrapper("poetry run", commands=("poetry",), subcommands=("run",), bare=frozenset({"-q", "-v", "-vv", "-vvv", "-n"}))
+
+WRAPPERS = (RAY_JOB, SRUN, ENV, UV_RUN, POETRY_RUN)

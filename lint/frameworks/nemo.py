@@ -30,7 +30,8 @@ from .spec import Framework
 NAME = "nemo"
 FORMATS = ("yaml",)
 # Every key of _MODEL_KEYS: one of them is how plan() recognises a config (Framework.markers).
-MARKERS = (b"tensor_model_parallel_size", b"global_batch_size", b"micro_batch_size", b"pipeline_model_parallel_size")
+MARKERS = (b"tensor_model_parallel_size", b"global_batch_size", b"micro_batch_size", b"pipeline_model_parallel_size",
+           b"train_ds")
 
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80)
 
@@ -55,8 +56,10 @@ def plan(doc: Document, outside: Outside):
     trainer, model = doc.get("trainer"), doc.get("model")
     if not (isinstance(trainer, Mapping) and isinstance(model, Mapping)):
         return None
-    if not ({"devices", "num_nodes"} & set(trainer.items) and _MODEL_KEYS & set(model.items)):
+    if not {"devices", "num_nodes"} & set(trainer.items):
         return None
+    if not _MODEL_KEYS & set(model.items):
+        return _lightning_plan(doc, trainer, model, outside)
     world = outside.world_size or _file_world_size(trainer)
     parallel = {short: model_number(model, key, default=1) for short, key in _DEGREES.items()}
     layout = () if _restored_layout(model) else (parallel["tp"], parallel["pp"], parallel["cp"])
@@ -80,6 +83,56 @@ def plan(doc: Document, outside: Outside):
     plan.seq_len = plan.seq_len or _seq_length(model)
     plan.settings = _settings(trainer, model)
     return plan
+
+
+def _lightning_plan(doc: Document, trainer: Mapping, model: Mapping, outside: Outside) -> Optional[TrainingPlan]:
+    """A model Lightning trains data-parallel (ASR, TTS, audio, speaker tasks): each rank's DataLoader
+    takes model.train_ds.batch_size (TTS: train_ds.dataloader_params.batch_size; ctc_models.py:370-372,
+    tts/models/aligner.py:221 @ 8cfedd7), and Lightning accumulates trainer.accumulate_grad_batches
+    (default 1) of them. A sampler that batches by duration or tokens (Lhotse `batch_duration`,
+    `batch_tokens`, bucketing, semi-sorted batching; common/data/lhotse/dataloader.py:555-600) makes
+    batch_size a cap only: then no micro batch is claimed."""
+    train = model.get("train_ds")
+    if not isinstance(train, Mapping):
+        return None
+    params = train.get("dataloader_params")
+    key, node = ("model.train_ds.batch_size", train.get("batch_size"))
+    if node is None and isinstance(params, Mapping):
+        key, node = ("model.train_ds.dataloader_params.batch_size", params.get("batch_size"))
+    if node is None:
+        return None
+    world = outside.world_size or _file_world_size(trainer)
+    plan = TrainingPlan(
+        framework=NAME,
+        document=doc,
+        world_size=world,
+        target_global_batch=outside.target_global_batch,
+        micro_batch=number(node, key),
+        grad_accum=number(trainer.get("accumulate_grad_batches"), "trainer.accumulate_grad_batches", default=1),
+        data_parallel=divide(world, []),
+    )
+    dynamic = _dynamic(train)
+    if dynamic is not None:
+        plan.micro_batch = Fact(None, f"{key} (only a cap: {dynamic} sets the batches)", node.span)
+    return plan
+
+
+# Settings that make a NeMo speech loader batch by duration or tokens, batch_size only its cap.
+_DYNAMIC_BATCHING = ("batch_duration", "batch_tokens", "bucket_batch_size", "bucketing_batch_size")
+_DYNAMIC_SWITCHES = ("use_bucketing", "use_semi_sorted_batching", "use_multimodal_sampling")
+
+
+def _dynamic(train: Mapping) -> Optional[str]:
+    """The train_ds key that makes its batches vary, if any (an unreadable value counts)."""
+    for key in _DYNAMIC_BATCHING:
+        node = train.get(key)
+        if node is not None and not (isinstance(node, Scalar) and node.value is None):
+            return f"train_ds.{key}"
+    for key in _DYNAMIC_SWITCHES:
+        node = train.get(key)
+        if node is not None and not (isinstance(node, Scalar) and node.value is False):
+            return f"train_ds.{key}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -163,7 +163,8 @@ class Wrapper:
         (`job`, `submit`), else it is not this wrapper.
     separator: the inner command follows this word (`--`); none: it follows the
         wrapper's options, each `--opt=value`, `-Xvalue`, an option in `bare`
-        alone, or any other option with the next word as its value.
+        alone, or any other option with the next word as its value (with `valued`
+        set: an option in it with the next word, any other alone).
     assignments: `NAME=value` words before the inner command are its environment.
     starts: the processes the wrapper starts itself, each running the command, when that command
         is a program with no count of its own (`srun -N 2 --ntasks-per-node 8 python train.py`:
@@ -176,6 +177,7 @@ class Wrapper:
     subcommands: tuple[str, ...] = ()
     separator: str = ""
     bare: frozenset = frozenset()
+    valued: frozenset = frozenset()  # when set, the only options that take a value (the rest are alone)
     assignments: bool = False
     starts: Optional[Launcher] = None
 

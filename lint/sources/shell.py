@@ -664,16 +664,25 @@ class _Interpreter:
                 expanded = Word(before.value + expanded.value, value_span, word.raw)
             else:
                 expanded = Word(UNKNOWN, value_span, word.raw)
-        elif expanded.known:
-            expanded.pieces = self._placed(value_word.parts, expanded.value, word.offset + prefix,
-                                           word.offset + len(word.raw), value_span)
+        else:  # a value not known still has the words it was written with (`ARGS="--mbs 4 --data $1"`)
+            expanded.pieces = self._placed(value_word.parts, expanded.value if expanded.known else None,
+                                           word.offset + prefix, word.offset + len(word.raw), value_span)
         return expanded
 
-    def _placed(self, parts: list, value: str, start: int, end: int, fallback: Span) -> Optional[tuple]:
+    def _placed(self, parts: list, value: Optional[str], start: int, end: int, fallback: Span) -> Optional[tuple]:
         """The words `value` splits into, each a Word at its place: a word written in text[start:end]
         points there (`GPT_ARGS="--micro-batch-size 4 ..."`), one a variable gave points at that
         variable's value (`--micro-batch-size ${MBZ}` -> `MBZ=1`); None for a single word, or when
-        the parts cannot be placed (then the whole assignment is the place)."""
+        the parts cannot be placed (then the whole assignment is the place). `value` None: some
+        variable is not known; each word it touches is one word not known (`--data-path $1`: the
+        usual place of such a variable), the others as written."""
+        if value is None:
+            if any(part[0] not in ("lit", "var") for part in parts):
+                return None
+            pieces = [part[1] if part[0] == "lit" else self._variable(part, fallback)[0] for part in parts]
+            value = "".join(_NOT_KNOWN if piece is None else piece for piece in pieces)
+            if _NOT_KNOWN not in value:
+                return None
         if len(value.split(None, 1)) < 2 or self.starts is None:
             return None
         sources: list = []  # per character of the value: its offset in the text, a Span, or None (blank)
@@ -693,7 +702,7 @@ class _Interpreter:
             elif part[0] == "var":
                 piece, where = self._variable(part, fallback)
                 if piece is None:
-                    return None
+                    piece = _NOT_KNOWN
                 read = self.variables.get(part[1])
                 runs = list(re.finditer(r"\S+", piece))
                 if isinstance(read, Word) and read.pieces is not None and len(runs) == len(read.pieces):
@@ -717,7 +726,10 @@ class _Interpreter:
                 span = spans[0]
             else:
                 span = Span(*self._position(origin[0]), *self._position(origin[-1] + 1), self.path)
-            placed.append(Word(run.group(), span, run.group()))
+            text = run.group()
+            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$")) if _NOT_KNOWN in text else Word(text, span, text))
+        if not any(w.known for w in placed):
+            return None  # nothing known to keep: the value is one word not known
         return tuple(placed)
 
     def _position(self, offset: int) -> tuple:
@@ -747,9 +759,11 @@ class _Interpreter:
             # An unquoted $VAR is split into words, as bash does: GPT_ARGS="--a 1 --b 2".
             read = self.variables.get(word.parts[0][1])
             if isinstance(read, Word) and read.pieces is not None:
-                self._produce(len(read.value), len(read.pieces), word.span)
+                self._produce(sum(len(w.value) for w in read.pieces if w.known), len(read.pieces), word.span)
                 return list(read.pieces)
             value, where = self._variable(word.parts[0], word.span)
+            if value is not None and not value.split():
+                return []  # `$SRUN_ARGS` set to "": an unquoted empty expansion is no word at all
             if value is not None and len(value.split(None, 1)) > 1:
                 pieces = value.split()
                 self._produce(len(value), len(pieces), word.span)
@@ -798,6 +812,9 @@ class _Interpreter:
             return default, span
         return None, None  # from the environment: not known here
 
+
+# Stands for a variable's value not known while a string is split into words.
+_NOT_KNOWN = "\x00"
 
 _REFERENCE = re.compile(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
 
