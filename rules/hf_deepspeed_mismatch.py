@@ -4,7 +4,8 @@ Reads the DeepSpeed config a TrainingArguments config names (`deepspeed:
 ds_z2.json`, resolved next to the config, then from the project root, then
 from the working directory; or written inline as a mapping) and compares it
 the way the Hugging Face Trainer does: every concrete (not "auto") DeepSpeed
-value must equal the one TrainingArguments gives.
+value must equal the one TrainingArguments gives. A number written as a string
+(`"gradient_accumulation_steps": "8"`) never does: the Trainer compares with `!=`.
 
 | DeepSpeed | TrainingArguments |
 | --- | --- |
@@ -95,11 +96,17 @@ def _at_fault(linked, ds_fact, expected):
     else the `deepspeed:` line that names the other file."""
     if linked.path is None:
         return ds_fact.span
+    if isinstance(ds_fact.value, str):  # the quotes are the fault, in the DeepSpeed file
+        return ds_fact.span._replace(path=linked.path)
     return expected.span or linked.reference.span
 
 
 def _related(linked, ds_fact, expected):
     shown = _shown(ds_fact.value)
+    if linked.path is not None and isinstance(ds_fact.value, str):
+        return tuple(Related(text, span) for text, span in (
+            (f"{expected.described} set here", expected.span),
+            (f"the DeepSpeed config {linked.path} is named here", linked.reference.span)) if span is not None)
     related = [Related(f"{ds_fact.key} = {shown} in the DeepSpeed config", ds_fact.span, linked.path)]
     if linked.path is None and expected.span is not None:
         related.append(Related(f"{expected.described} set here", expected.span))
@@ -154,6 +161,8 @@ def _comparable(ds_fact, expected):
     value = ds_fact.value
     if value is None or value == "auto":
         return False
+    if isinstance(value, str):
+        return expected.value is not None or expected.per_world is not None
     if isinstance(expected.value, bool):
         return isinstance(value, bool)
     return _is_number(value)
@@ -161,6 +170,10 @@ def _comparable(ds_fact, expected):
 
 def _verdict(ds_value, expected):
     """(what is wrong, the other fix) or None when the two agree."""
+    if isinstance(ds_value, str):  # fill_match compares with `!=`: "8" is never 8
+        want = expected.value if expected.per_world is None else f"a multiple of {expected.per_world}"
+        return (f'is a string, which never equals {expected.described} (even when it reads the same)',
+                f"write it as a number: {_shown(want)}, without quotes")
     if expected.per_world is not None:
         if ds_value > 0 and ds_value % expected.per_world == 0:
             return None
@@ -178,6 +191,8 @@ def _is_number(value):
 
 
 def _shown(value):
+    if isinstance(value, str):
+        return f'"{value}"'
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -213,6 +228,7 @@ RULE = Rule(
             "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 100\n",
             flagged=(4,),
         ),
+        Example("sft_inline_string.yaml", _YAML.format(micro='"2"', bf16="true"), flagged=(6,)),
         Example(
             "sft_train_batch_w8.yaml",
             "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 128\n",

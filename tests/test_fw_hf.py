@@ -206,8 +206,12 @@ def test_swift_compares_only_what_is_written(lint):
     assert finding.message.startswith("train_micro_batch_size_per_gpu (2)")
 
 
-def test_values_of_another_type_are_not_compared(lint):
-    assert bl120(lint, inline({"train_micro_batch_size_per_gpu": "4", "fp16": {"enabled": "true"}})) == []
+def test_a_value_written_as_a_string_never_matches(lint):
+    """fill_match compares with `!=`: "4" is not 4, and "true" is not false (tests/differential agree)."""
+    found = bl120(lint, inline({"train_micro_batch_size_per_gpu": "4", "fp16": {"enabled": "true"}}))
+    assert [d.message.split(" (")[0] for d in found] == ["train_micro_batch_size_per_gpu", "fp16.enabled"]
+    assert all("is a string" in d.message for d in found)
+    assert bl120(lint, inline({"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"}})) == []
 
 
 # -- BL522 load_best_model_at_end ---------------------------------------------------------------------

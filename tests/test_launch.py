@@ -819,3 +819,37 @@ def test_flags_of_a_program_that_never_imports_trl_are_not_trls(repo, imports, c
             "--gradient_accumulation_steps 4 --max_seq_length 16384 --packing\n")
     result = lint_script(repo, line, name="scripts/train/dpo.sh")
     assert [d.code for d in result.diagnostics] == codes
+
+
+LLAMAFACTORY_DS = """\
+deepspeed --num_gpus 8 src/train_bash.py \\
+    --deepspeed ds_config.json \\
+    --stage sft \\
+    --per_device_train_batch_size 4 \\
+    --gradient_accumulation_steps 8 \\
+    --fp16
+"""
+
+
+@pytest.mark.parametrize("written, expected", [('"8"', [("ds_config.json", "BL120", 3)]), ("8", []), ('"auto"', [])])
+def test_a_number_written_as_a_string_in_the_deepspeed_json_is_a_mismatch(repo, written, expected):
+    """LLaMA-Factory#1116's shape: "gradient_accumulation_steps": "8" is never 8 to the Trainer's fill_match;
+    the finding sits on the quoted value in the JSON, with the flag it should equal as a note."""
+    write(repo, "ds_config.json", '{\n  "train_micro_batch_size_per_gpu": "auto",\n'
+          f'  "gradient_accumulation_steps": {written},\n  "zero_optimization": {{"stage": 2}}\n}}\n')
+    result = lint_script(repo, LLAMAFACTORY_DS)
+    assert found(result) == expected
+    if expected:
+        [finding] = result.diagnostics
+        assert "is a string" in finding.message and "write it as a number: 8" in finding.fix
+        assert [(r.path, r.span.line) for r in finding.related] == [("train.sh", 5), ("train.sh", 2)]
+
+
+@pytest.mark.parametrize("dataset", ["demo.json", "data/train.jsonl", "AI-ModelScope/alpaca-gpt4-data-en"])
+def test_an_ms_swift_data_file_is_not_its_config(repo, dataset):
+    """`swift rlhf --dataset demo.json`: only the first argument or --config names a config, so the flags stay
+    the config (ms-swift#4589: 1 x W 2 x GA 2 = 4 completions cannot hold a group of 8)."""
+    write(repo, "demo.json", "[]\n")
+    line = (f"NPROC_PER_NODE=2 swift rlhf --rlhf_type grpo --dataset {dataset} --per_device_train_batch_size 1 "
+            "--gradient_accumulation_steps 2 --num_generations 8\n")
+    assert found(lint_script(repo, line)) == [("train.sh", "BL170", 1)]

@@ -29,17 +29,20 @@ __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "plan"]
 MARKERS = _TA_MARKERS + (b"micro_batch_size", b"global_batch_size")  # Megatron configs
 
 # `swift sft --key value` and `megatron sft ...` (ms-swift's Megatron CLI): the flags are the whole
-# config; torchrun runs with NPROC_PER_NODE x NNODES (swift/cli/main.py).
+# config; torchrun runs with NPROC_PER_NODE x NNODES (swift/cli/main.py). A config file is the first
+# argument (`swift sft x.yaml`, parse_yaml_args) or `--config x.yaml` (the Ray examples); any other
+# flag's file is data (`--dataset demo.json`, `--deepspeed ds.json`), never the config.
 _NPROC, _NNODES = Count(env=("NPROC_PER_NODE",)), Count(env=("NNODES",))
+_CONFIG_FLAGS = ("config",)
 LAUNCHERS = (
     Launcher("swift", commands=("swift",), subcommands=("*",), markers=(b"swift",), nproc=_NPROC, nnodes=_NNODES,
-             inline=True),
+             inline=True, config_flags=_CONFIG_FLAGS),
     Launcher("megatron", commands=("megatron",), subcommands=("*",), markers=(b"megatron",), nproc=_NPROC,
-             nnodes=_NNODES, inline=True),
+             nnodes=_NNODES, inline=True, config_flags=_CONFIG_FLAGS),
     # Its per-process entry points, run by a generic launcher or python (`accelerate launch
     # swift/cli/rlhf.py --rlhf_type grpo ...`, `python -m swift.cli.sft ...`): the same flags.
     Launcher("swift", modules=("swift.cli.*",), scripts=("swift/cli/*.py",), markers=(b"swift.cli", b"swift/cli"),
-             inline=True),
+             inline=True, config_flags=_CONFIG_FLAGS),
 )
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=110, launchers=LAUNCHERS)
 
