@@ -231,3 +231,33 @@ def test_sourcing_is_bounded_and_skips_what_it_cannot_read():
     # without a sourcer (a reader with no files around), `source` is a command like any other
     [command] = read_shell("run.sh", "source ./common.sh\n").commands
     assert command.words[0].value == "source"
+
+
+@pytest.mark.parametrize("substitution", [
+    '$(dirname "$0")', "$(dirname $0)", "`dirname $0`", '$(cd "$(dirname "$0")" && pwd)',
+    '$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &> /dev/null && pwd -P)', '$(dirname "$(realpath "$0")")',
+    '$(realpath "$(dirname "${BASH_SOURCE[0]}")")', "$(cd $(dirname $0); pwd)",
+])
+def test_the_scripts_own_folder_is_known(substitution):
+    """The idiom scripts use to name the files beside them: nothing is run, the script's path is known."""
+    [command] = read_shell("examples/sft/run.sh", f"DIR={substitution}\ncmd --deepspeed $DIR/ds.json\n").commands
+    assert [w.value for w in command.words] == ["cmd", "--deepspeed", "examples/sft/ds.json"]
+
+
+@pytest.mark.parametrize("substitution", ['$(dirname "$1")', "$(pwd)", '$(dirname "$0")/$(date +%s)', "$(cd /opt && pwd)"])
+def test_other_substitutions_stay_unknown(substitution):
+    [command] = read_shell("examples/sft/run.sh", f"DIR={substitution}\ncmd $DIR\n").commands
+    assert [w.value for w in command.words] == ["cmd", UNKNOWN]
+
+
+def test_a_bare_script_name_has_the_current_folder():
+    assert commands('D=$(dirname "$0")\ncmd $D/x.yaml\n') == [["cmd", "./x.yaml"]]
+
+
+def test_a_partly_unknown_string_keeps_its_known_words():
+    """Megatron-LM's `options="--micro-batch-size 4 --data-path ${DATA_PATH}"` with DATA_PATH=$1 not known:
+    each word an unknown value touches is one unknown word, the rest as written."""
+    text = 'DATA_PATH=$1\nGBS=32\noptions=" \\\n  --micro-batch-size 4 \\\n  --global-batch-size ${GBS} \\\n  --data-path ${DATA_PATH}"\ncmd ${options}\n'
+    [command] = read_shell("train.sh", text).commands
+    assert [w.value for w in command.words] == ["cmd", "--micro-batch-size", "4", "--global-batch-size", "32", "--data-path", UNKNOWN]
+    assert command.words[2].span.line == 4  # the 4 where it is written

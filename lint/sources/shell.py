@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import operator
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -126,6 +127,7 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
     lexer = _Lexer(meant)
     raw_commands = lexer.commands()
     state = _Interpreter(meant, lexer.line_starts)
+    state.script = path
     state.sourcer = sourcer
     slurm = _sbatch_environment(meant)
     state.variables.update(slurm)
@@ -157,7 +159,8 @@ def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
 
 @dataclass
 class _RawWord:
-    parts: list  # ("lit", text) | ("var", name, default, op, quoted) | ("array", name) | ("arith", expr) | ("unknown",)
+    parts: list  # ("lit", text) | ("var", name, default, op, quoted) | ("array", name) | ("arith", expr)
+    #               | ("folder", "0" or "BASH_SOURCE"): the script's own folder | ("unknown",)
     span: Span
     raw: str
     assignment_array: Optional[list] = None  # NAME=( ... ): the element words
@@ -373,7 +376,9 @@ class _Lexer:
             body = self._balanced(_PAREN, "(")
             expr = _EXPR.fullmatch(body or "")
             # `$(expr 16 / $N)`: expr's integer arithmetic, as $(( )) computes it; any other command is never run.
-            return ("arith", expr.group(1).replace("\\*", "*").replace("'*'", "*")) if expr else ("unknown",)
+            if expr:
+                return ("arith", expr.group(1).replace("\\*", "*").replace("'*'", "*"))
+            return _own_folder(body)
         if text.startswith("{", self.i):
             body = self._balanced(_BRACE, "{")
             return _parameter(body) + (quoted,) if body is not None else ("unknown",)
@@ -404,10 +409,30 @@ class _Lexer:
         return None
 
     def _backquoted(self) -> tuple:
-        """`command`: never run, so unknown."""
+        """`command`: never run, so unknown (but `dirname $0`: the script's folder)."""
         closing = _BACKQUOTED.match(self.text, self.i + 1, self.end)
+        body = self.text[self.i + 1:closing.end() - 1] if closing else None
         self.i = closing.end() if closing else self.end
+        return _own_folder(body)
+
+
+# `$(dirname "$0")`, `$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &> /dev/null && pwd -P)`,
+# `$(dirname "$(realpath "$0")")`, `$(realpath "$(dirname "$0")")`: the folder of the script itself,
+# which scripts use to name the files beside them. Nothing is run: the script's path is known here.
+_SCRIPT_PATH = r"""["']?(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE)["']?"""
+_RESOLVED = rf"""(?:{_SCRIPT_PATH}|["']?\$\(\s*(?:realpath|readlink\s+-[fem])\s+(?:--\s+)?{_SCRIPT_PATH}\s*\)["']?)"""
+_DIRNAME = rf"""dirname\s+(?:--\s+)?{_RESOLVED}"""
+_IN_DIRNAME = rf"""["']?\$\(\s*{_DIRNAME}\s*\)["']?"""
+_OWN_FOLDER = re.compile(
+    rf"""\s*(?:{_DIRNAME}|(?:realpath|readlink\s+-[fem])\s+(?:--\s+)?{_IN_DIRNAME}"""
+    rf"""|cd\s+(?:-P\s+)?(?:--\s+)?{_IN_DIRNAME}\s*(?:(?:&>|>|2>|1>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&|;)\s*pwd(?:\s+-[PL])?)\s*""")
+
+
+def _own_folder(body: Optional[str]) -> tuple:
+    """("folder", which) for a command substitution that names the script's own folder, else unknown."""
+    if body is None or len(body) > 400 or not _OWN_FOLDER.fullmatch(body):
         return ("unknown",)
+    return ("folder", "BASH_SOURCE" if "BASH_SOURCE" in body else "0")
 
 
 def _parameter(body: str) -> tuple:
@@ -451,6 +476,7 @@ class _Interpreter:
         self.exported: set = set()  # names `export`ed: every later command gets them in its environment
         self.maybe_exported: set = set()  # exported inside a branch or loop: in the environment or not
         self.path: Optional[str] = None  # the file being read, when it is one the script sources
+        self.script: Optional[str] = None  # the script itself, as its path is shown ($0)
         self.sourcer: Optional[Callable] = None  # read_shell's
         self.sourcing: tuple = ()  # the keys of the files being sourced, outermost first
 
@@ -782,6 +808,12 @@ class _Interpreter:
                 if len(word.parts) == 1:
                     origin = where
                 tail = where
+            elif kind == "folder":
+                # $0 is the script run; BASH_SOURCE the file being read (a sourced one has its own folder).
+                script = self.path if part[1] == "BASH_SOURCE" and self.path else self.script
+                piece = (os.path.dirname(script) or ".") if script else None
+                if piece is None:
+                    return [Word(UNKNOWN, word.span, word.raw)]
             elif kind == "arith":
                 number = _arithmetic(part[1], self.variables)
                 if number is None:
