@@ -19,7 +19,7 @@ INDEX = {
     'global_batch_mismatch': ('BL102', None, ('micro_batch',), 7392),
     'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 9045),
     'hf_load_best_model_strategy': ('BL522', None, ('trainer.checkpointing',), 5848),
-    'layout_world_mismatch': ('BL202', None, ('world_size', 'layout'), 4045),
+    'layout_world_mismatch': ('BL202', None, ('world_size', 'layout'), 4173),
     'llamafactory_max_steps_required': ('BL550', ('llamafactory', 'llamafactory-v1'), ('unsized_data',), 2760),
     'llamafactory_neat_packing_batch': ('BL354', ('llamafactory',), ('settings',), 2821),
     'llamafactory_neat_packing_stage': ('BL353', ('llamafactory',), ('settings',), 1946),
