@@ -2,7 +2,7 @@
 ## What it does
 Checks the parallel layout against the world size W: where the framework
 requires the product of its parallel degrees to equal W (TorchTitan,
-torchtune) or to divide it (Megatron, NeMo, sequence parallelism), and a
+torchtune, nanotron) or to divide it (Megatron, NeMo, sequence parallelism), and a
 degree of -1 takes the ranks left over, that this works out. Silent while W
 is unknown.
 
@@ -29,7 +29,8 @@ or launch on 32 GPUs.
 ## Source
 torchtitan/distributed/parallel_dims.py `_validate` (dp_shard = -1 resolution,
 product == world size); megatron/core/parallel_state.py (world size divisible
-by tp x pp x cp).
+by tp x pp x cp); nanotron src/nanotron/parallel/context.py:26-28, 62-70
+(tp x pp x cp x dp == WORLD_SIZE, ranks reshaped with ep too).
 """
 
 from batchlint.rule import Example, Finding, Related, Rule

@@ -1,14 +1,16 @@
 """
 ## What it does
-Flags a parallel degree below 1 in TorchTitan and torchtune configs. Only the
-data-parallel shard degree may be -1 ("the ranks left over"); every other
-degree (replicate, tensor, pipeline, context, expert, expert-tensor) must be
-1 or more.
+Flags a parallel degree below 1 in TorchTitan, torchtune and nanotron configs.
+Only TorchTitan's and torchtune's data-parallel shard degree may be -1 ("the
+ranks left over"); every other degree (replicate, tensor, pipeline, context,
+expert, expert-tensor; nanotron's dp too) must be 1 or more.
 
 ## Why is this bad?
 Both frameworks' `ParallelDims` assert "Parallelism degree should be >= 1,
 except for dp_shard" and "dp_shard must -1 or >=1" before they build the
-device mesh: the job dies at start-up, whatever the number of GPUs.
+device mesh; nanotron's `ParallelContext` asserts that tp x pp x cp x dp
+equals the world size, which no degree below 1 can give: the job dies at
+start-up, whatever the number of GPUs.
 
 ## Example
 ```toml
@@ -25,7 +27,8 @@ tensor_parallel_degree = 1
 ## Source
 torchtitan/distributed/parallel_dims.py:45-48 @ v0.2.2;
 torchtune/training/_distributed.py:79-82 @ bd2a0fc (`ParallelDims._validate`,
-used by full_finetune_distributed, lora_finetune_distributed and qat_distributed).
+used by full_finetune_distributed, lora_finetune_distributed and qat_distributed);
+huggingface/nanotron src/nanotron/parallel/context.py:26-28 @ 2411b022.
 """
 
 from batchlint.rule import Example, Finding, Rule
@@ -56,13 +59,23 @@ batch_size: 2
 context_parallel_dim: {cp}
 """
 
+_NANOTRON = """\
+parallelism:
+  dp: {dp}
+  pp: 1
+  tp: 2
+tokens:
+  micro_batch_size: 2
+  batch_accumulation_per_replica: 4
+"""
+
 RULE = Rule(
     code="BL211",
     name="parallel-degree-out-of-range",
     severity="error",
-    summary="TorchTitan/torchtune: a parallel degree below 1 (the shard degree may be -1)",
+    summary="TorchTitan/torchtune/nanotron: a parallel degree below 1 (the shard degree may be -1)",
     check=check,
-    frameworks=("torchtitan", "torchtune"),
+    frameworks=("torchtitan", "torchtune", "nanotron"),
     doc=__doc__,
     examples=(
         Example("titan_tp0.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ntensor_parallel_degree = 0\n", flagged=(5,)),
@@ -77,5 +90,8 @@ RULE = Rule(
             "tune_cp1.yaml",
             _TUNE.format(cp=1),
         ),
+        Example("nanotron_dp0.yaml", _NANOTRON.format(dp=0), flagged=(2,)),
+        Example("nanotron_dp_minus_1.yaml", _NANOTRON.format(dp=-1), flagged=(2,)),
+        Example("nanotron_dp1.yaml", _NANOTRON.format(dp=1)),
     ),
 )

@@ -61,6 +61,11 @@ FILLED = {
         ['data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel', 'sequence_parallel_off', 'world_size'],
         ['data_parallel', 'derived_from_global', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'seq_len', 'seq_len_multiple', 'sequence_parallel_off', 'world_size'],
     ],
+    'nanotron': [
+        ['data_parallel', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.dp', 'parallel.ep', 'parallel.pp', 'parallel.tp', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.pp_engine', 'world_size'],
+        ['data_parallel', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.dp', 'parallel.ep', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'settings', 'settings.pp_engine', 'world_size'],
+        ['data_parallel', 'grad_accum', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.dp', 'parallel.ep', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'settings', 'settings.pp_engine'],
+    ],
     'nemo': [
         ['data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.ep', 'parallel.pp', 'parallel.tp', 'sequence_parallel', 'sequence_parallel_off', 'settings', 'settings.account_for_embedding_in_pipeline_split', 'settings.account_for_loss_in_pipeline_split', 'settings.fp8', 'settings.fsdp', 'settings.num_moe_experts', 'settings.sequence_parallel', 'settings.ub_tp_comm_overlap', 'settings.virtual_pipeline_model_parallel_size', 'world_size'],
         ['data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.ep', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'settings', 'settings.account_for_embedding_in_pipeline_split', 'settings.account_for_loss_in_pipeline_split', 'settings.accumulate_grad_batches', 'settings.fp8', 'settings.fsdp', 'settings.num_moe_experts', 'settings.sequence_parallel', 'settings.ub_tp_comm_overlap', 'settings.virtual_pipeline_model_parallel_size', 'world_size'],
