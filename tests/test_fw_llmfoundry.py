@@ -237,3 +237,12 @@ def test_train_py_is_read_as_llm_foundry_only_under_composer(tmp_path):
     [explained] = json.loads(run("explain", "--format", "json", script).stdout)
     # torchrun's train.py is anyone's: the config is linted as written, its overrides not applied.
     assert {r["name"]: r["values"][0] for r in explained["rows"]}["declared global batch"] == 256
+
+
+def test_mcli_nproc_does_not_change_w_but_a_missing_gpu_count_leaves_it_unknown(lint):
+    """composer takes WORLD_SIZE (compute.gpus) over -n; with only `nodes:` W is not known."""
+    line = "composer -n 4 train/train.py /mnt/config/parameters.yaml"
+    assert codes(lint("mcli.yaml", mcli_yaml(gpus=24, global_=64, command=line))) == [("BL103", 24)]
+    nodes = mcli_yaml(global_=63).replace("  gpus: 8\n", "  nodes: 2\n")
+    result = lint("mcli.yaml", nodes)
+    assert result.framework == "llm-foundry" and codes(result) == []

@@ -91,7 +91,7 @@ ADAPTERS = {
     'linked': (4729, None, (), 0, ()),
     'llamafactory': (5022, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size')),
     'llamafactory_v1': (4919, None, (), 0, ()),
-    'llmfoundry': (11845, 'llm-foundry', ('yaml',), 40, (b'global_train_batch_size', b'device_train_microbatch_size')),
+    'llmfoundry': (12335, 'llm-foundry', ('yaml',), 40, (b'global_train_batch_size', b'device_train_microbatch_size')),
     'megatron': (3992, 'megatron', ('yaml',), 90, (b'micro-batch-size', b'tensor-model-parallel-size', b'global-batch-size', b'pipeline-model-parallel-size')),
     'nemo': (11778, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size', b'micro_batch_size', b'pipeline_model_parallel_size', b'train_ds')),
     'openrlhf': (13531, 'openrlhf', ('yaml',), 5, (b'openrlhf.cli',)),

@@ -190,11 +190,12 @@ def _follow(root: Mapping, node: Optional[Node]) -> tuple:
 
 def _mcli_plan(doc: Document, parameters: Mapping, outside: Outside) -> Optional[TrainingPlan]:
     """An MCLI run YAML whose command trains on the parameters it writes to /mnt/config/parameters.yaml:
-    those are the config, W the launch line's, else compute.gpus (the run's GPUs in all; the platform
-    sets WORLD_SIZE, which composer reads when no --world_size is given)."""
+    those are the config, W the launch line's --world_size, else compute.gpus (the run's GPUs in all:
+    the platform sets WORLD_SIZE, which composer reads when no --world_size is given, whatever -n says)."""
     if not is_config(parameters):
         return None
-    launch = _parameters_launch(doc)
+    gpus = _gpus(doc.root.get("compute"))
+    launch = _parameters_launch(doc, gpus)
     if launch is None:
         return None  # parameters no command reads as the train config: not this file's config
     config = parameters
@@ -205,23 +206,27 @@ def _mcli_plan(doc: Document, parameters: Mapping, outside: Outside) -> Optional
         apply_overrides(Document(doc.path, doc.format, config, doc.text), launch.overrides, script=None)
     world = outside.world_size
     if world is None or world.origin is Origin.DEFAULT:
-        world = launch.world_size if launch.world_size_given else _gpus(doc.root.get("compute"))
+        world = gpus if launch.world_size is not None and launch.world_size.detail.startswith("WORLD_SIZE") \
+            else launch.world_size
     sub = Document(path=doc.path, format=doc.format, root=config, text=doc.text)
     return _plan(sub, config, world, outside)
 
 
-def _parameters_launch(doc: Document):
-    """The composer launch in `command` that trains on the parameters file, or None."""
+def _parameters_launch(doc: Document, gpus: Optional[Fact]):
+    """The composer launch in `command` that trains on the parameters file, or None. The platform
+    runs the command with WORLD_SIZE = compute.gpus, which composer takes unless --world_size is given."""
     from ..document import LimitExceeded, ParseError
     from ..launch import launch_of
-    from ..sources.shell import read_shell
+    from ..sources.shell import UNKNOWN, Word, read_shell
     from ..sources.yaml import string_in_place
 
     text = string_in_place(doc.text, doc.root.get("command"))
     if text is None:
         return None
+    where = gpus.span if gpus is not None else doc.root.key_spans.get("command", doc.root.span)
+    environment = {"WORLD_SIZE": Word(str(gpus.value) if gpus is not None else UNKNOWN, where, "")}
     try:
-        script = read_shell(doc.path, text)
+        script = read_shell(doc.path, text, environment)
     except (ParseError, LimitExceeded):
         return None
     for command in script.commands:
