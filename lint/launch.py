@@ -118,14 +118,17 @@ def launches(doc: ShellDocument) -> list:
     return found
 
 
-def _find(kind: str, name: str, args: list = ()) -> Optional[tuple]:
+def _find(kind: str, name: str, args: list = (), under: str = "") -> Optional[tuple]:
     """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match
     `name`. A glob that starts with `*` (any script, any module) is a fallback: it is tried only
     after every launcher's specific globs, whatever the order of registration. A launcher that
-    `requires` flags matches only when `args` give one of them."""
+    `requires` flags matches only when `args` give one of them; one that names the launchers it
+    runs `under`, only as the program of one of them."""
     given = None
     for fallback in (False, True):
         for launcher, owner in _launchers():
+            if launcher.under and under not in launcher.under:
+                continue
             if not any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
                 continue
             if launcher.requires:
@@ -215,7 +218,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     matched = None
     if program and program[0].known:
         name = str(program[0].value)
-        matched = _find("modules" if module else "scripts", name, program[1:])
+        matched = _find("modules" if module else "scripts", name, program[1:], under=launcher.name)
         launch.entry = name if matched else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])

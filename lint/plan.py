@@ -160,8 +160,9 @@ class TrainingPlan:
     # number of sequences (and the micro-steps per optimizer step) varies.
     micro_tokens: Optional[Fact] = None
     # The factor the framework derives from the declared global batch by
-    # floor division ("grad_accum" or "micro_batch"), or None when the
-    # framework instead asserts declared == micro x GA x dp.
+    # floor division ("grad_accum" or "micro_batch"; "device_batch": the per-device
+    # batch, global / dp, refused with a remainder, then split into micro batches),
+    # or None when the framework instead asserts declared == micro x GA x dp.
     derived_from_global: Optional[str] = None
     # The global batch the user says they mean (option, project config, directive).
     target_global_batch: Optional[Fact] = None

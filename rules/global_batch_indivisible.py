@@ -1,10 +1,13 @@
 """
 ## What it does
 Flags a declared global batch that the rest of the layout cannot divide:
-TorchTitan's `global_batch_size` against `local_batch_size` x dp, and
+TorchTitan's `global_batch_size` against `local_batch_size` x dp,
 DeepSpeed's `train_batch_size` when one of the other two batch keys is left
-for DeepSpeed to derive by floor division. Where the world size is unknown it
-reports only what fails for every world size.
+for DeepSpeed to derive by floor division, and LLM Foundry's
+`global_train_batch_size` against the world size (it derives the per-device
+batch from it and splits that into micro batches, the last one shorter if need
+be). Where the world size is unknown it reports only what fails for every
+world size.
 
 ## Why is this bad?
 These frameworks derive gradient accumulation (or the micro batch) from the
@@ -29,15 +32,21 @@ global_batch_size = 96
 
 ## Source
 torchtitan/train.py (v0.2.2, global batch check in Trainer.__init__);
-deepspeed/runtime/config.py `_set_batch_related_parameters` and `_batch_assertion`.
+deepspeed/runtime/config.py `_set_batch_related_parameters` and `_batch_assertion`;
+llmfoundry/utils/config_utils.py:437-443 @ 8c8dd48 (calculate_batch_size_info, called with
+data_replication_degree = 1 by update_batch_size_info, :496-497).
 """
 
+from batchlint.plan import Origin
 from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
     declared, derived = plan.declared_global_batch, plan.derived_from_global
     if declared is None or derived is None or not declared.known or declared.value <= 0:
+        return
+    if derived == "device_batch":
+        yield from _per_device(plan, declared)
         return
     other = plan.micro_batch if derived == "grad_accum" else plan.grad_accum
     if other is None or not other.known or other.value <= 0:
@@ -67,6 +76,22 @@ def check(plan):
     yield Finding(span=declared.span, message=message, fix=fix, related=related)
 
 
+def _per_device(plan, declared):
+    """The per-device batch is global / W; with W unknown any global batch fits W = 1."""
+    world = plan.world_size
+    if world is None or not world.positive or declared.value % world.value == 0:
+        return
+    lower = declared.value // world.value * world.value
+    message = (f"{declared.key} ({declared.value}) is not divisible by {world.describe()}: the "
+               f"per-device batch is derived from it by division and the job refuses to start")
+    suggestions = " or ".join(str(v) for v in (lower, lower + world.value) if v > 0)
+    # A W written in a file (a job's GPU count) is pointed at; a launch line's is noted by the engine.
+    related = (Related(f"W = {world.value}", world.span, world.span.path),) \
+        if world.span and world.origin is Origin.FILE else ()
+    yield Finding(span=declared.span, message=message, fix=f"set {declared.key} to a multiple of {world.value} "
+                  f"({suggestions})", related=related)
+
+
 _TITAN = """\
 [job]
 description = "llama3 8b"
@@ -80,6 +105,17 @@ seq_len = 8192
 data_parallel_replicate_degree = 1
 data_parallel_shard_degree = -1
 tensor_parallel_degree = 2
+"""
+
+# An LLM Foundry train YAML: the per-device batch is global_train_batch_size / W.
+_FOUNDRY = """\
+max_seq_len: 2048
+model:
+  name: mpt_causal_lm
+train_loader:
+  name: text
+global_train_batch_size: {global_}
+device_train_microbatch_size: 8
 """
 
 RULE = Rule(
@@ -109,5 +145,9 @@ RULE = Rule(
             world_size=8,
         ),
         Example("ds_alone.json", '{\n  "train_batch_size": 12,\n  "steps_per_print": 10\n}\n', flagged=(2,), world_size=8),
+        # 6 does not divide 256; 8 does (micro 8 x 8 = 64 need not divide it: micro batches split the device batch).
+        Example("foundry_indivisible.yaml", _FOUNDRY.format(global_=256), flagged=(6,), world_size=6),
+        Example("foundry_divisible.yaml", _FOUNDRY.format(global_=40), world_size=8),
+        Example("foundry_unknown_w.yaml", _FOUNDRY.format(global_=100)),
     ),
 )

@@ -55,6 +55,11 @@ FILLED = {
         ['grad_accum', 'layout', 'layout_exact', 'max_steps', 'micro_batch', 'parallel', 'parallel.cp', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.attn_implementation', 'settings.dist_engine'],
         ['grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.attn_implementation', 'settings.batching_strategy', 'settings.dist_engine', 'unsized_data'],
     ],
+    'llm-foundry': [
+        ['data_parallel', 'declared_global_batch', 'derived_from_global', 'grad_accum', 'layout_exact', 'micro_batch', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.device_train_batch_size', 'settings.microbatch_written', 'world_size'],
+        ['data_parallel', 'declared_global_batch', 'derived_from_global', 'layout_exact', 'micro_batch', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.microbatch_written', 'world_size'],
+        ['declared_global_batch', 'derived_from_global', 'layout_exact', 'micro_batch', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.microbatch_written'],
+    ],
     'megatron': [
         ['bf16', 'data_parallel', 'declared_global_batch', 'derived_from_global', 'fp16', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'world_size'],
         ['bf16', 'data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'world_size'],

@@ -41,7 +41,16 @@ MPIRUN = Launcher(
                     "--prepend-rank", "-l", "--hetero-nodes"}),
     nproc=Count(flags=("-np", "-n", "--np", "--n", "-c")))
 
-LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN)
+# MosaicML Composer's `composer [-n N] [--world_size W] script.py ...` (composer/cli/launcher.py
+# _get_parser, _parse_args): -n/--nproc, else LOCAL_WORLD_SIZE, else the local GPU count (unknown
+# here); --world_size, else WORLD_SIZE, else nproc. -v, -m and -c take no value.
+COMPOSER = Launcher(
+    "composer", commands=("composer",), markers=(b"composer",), program=True,
+    bare=frozenset({"-v", "--verbose", "-m", "--module_mode", "-c", "--command_mode"}),
+    nproc=Count(flags=("-n", "--nproc"), env=("LOCAL_WORLD_SIZE",)),
+    tasks=Count(flags=("--world_size",), env=("WORLD_SIZE",)))
+
+LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN, COMPOSER)
 
 # `ray job submit [options] -- ENTRYPOINT...` (ray/dashboard/modules/job/cli.py: the entrypoint is
 # the arguments left after the options; scripts put `--` before it).

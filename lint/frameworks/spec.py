@@ -127,6 +127,8 @@ class Launcher:
         is written: a program's flags are never written into it.
     requires: the launcher matches a program only when its arguments give one of these flags
         (a fallback `*.py` for the scripts whose flags are this framework's, tried before others').
+    under: the generic launchers (by name) the entry point matches a program under, and only
+        them: a script name too common alone (`composer train.py cfg.yaml`, not `torchrun train.py`).
     """
 
     name: str
@@ -149,6 +151,7 @@ class Launcher:
     config_flags: tuple[str, ...] = ()
     linked: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
+    under: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
