@@ -261,3 +261,15 @@ def test_a_partly_unknown_string_keeps_its_known_words():
     [command] = read_shell("train.sh", text).commands
     assert [w.value for w in command.words] == ["cmd", "--micro-batch-size", "4", "--global-batch-size", "32", "--data-path", UNKNOWN]
     assert command.words[2].span.line == 4  # the 4 where it is written
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('REPO=$(dirname $HERE)\ncmd $REPO/run_train.py\n', "examples/run_train.py"),
+    ('REPO="$(dirname "${HERE}")"\ncmd $REPO/run_train.py\n', "examples/run_train.py"),
+    ('REPO=$(dirname $NOT_SET)\ncmd $REPO/run_train.py\n', UNKNOWN),
+])
+def test_the_folder_of_a_known_path(line, expected):
+    """nanotron's `EXAMPLE_PATH=$(cd -- "$(dirname "$0")" >/dev/null 2>&1 ; pwd -P)`, `REPO_PATH=$(dirname $EXAMPLE_PATH)`."""
+    text = 'HERE=$(cd -- "$(dirname "$0")" >/dev/null 2>&1 ; pwd -P)\n' + line
+    [command] = read_shell("examples/sub/train.sh", text).commands
+    assert command.words[1].value == expected

@@ -160,7 +160,7 @@ def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
 @dataclass
 class _RawWord:
     parts: list  # ("lit", text) | ("var", name, default, op, quoted) | ("array", name) | ("arith", expr)
-    #               | ("folder", "0" or "BASH_SOURCE"): the script's own folder | ("unknown",)
+    #               | ("folder", "0" or "BASH_SOURCE"): the script's own folder | ("dirname", name) | ("unknown",)
     span: Span
     raw: str
     assignment_array: Optional[list] = None  # NAME=( ... ): the element words
@@ -428,11 +428,19 @@ _OWN_FOLDER = re.compile(
     rf"""|cd\s+(?:-P\s+)?(?:--\s+)?{_IN_DIRNAME}\s*(?:(?:&>|>|2>|1>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&|;)\s*pwd(?:\s+-[PL])?)\s*""")
 
 
+# `$(dirname $EXAMPLE_PATH)`: the folder above a path a variable holds (a string operation, nothing run).
+_DIRNAME_OF = re.compile(r"""\s*dirname\s+(?:--\s+)?(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1\s*""")
+
+
 def _own_folder(body: Optional[str]) -> tuple:
-    """("folder", which) for a command substitution that names the script's own folder, else unknown."""
-    if body is None or len(body) > 400 or not _OWN_FOLDER.fullmatch(body):
+    """("folder", which) for a command substitution that names the script's own folder, ("dirname",
+    variable) for the folder of a variable's path, else unknown."""
+    if body is None or len(body) > 400:
         return ("unknown",)
-    return ("folder", "BASH_SOURCE" if "BASH_SOURCE" in body else "0")
+    if _OWN_FOLDER.fullmatch(body):
+        return ("folder", "BASH_SOURCE" if "BASH_SOURCE" in body else "0")
+    of = _DIRNAME_OF.fullmatch(body)
+    return ("dirname", of.group(2)) if of else ("unknown",)
 
 
 def _parameter(body: str) -> tuple:
@@ -814,6 +822,11 @@ class _Interpreter:
                 piece = (os.path.dirname(script) or ".") if script else None
                 if piece is None:
                     return [Word(UNKNOWN, word.span, word.raw)]
+            elif kind == "dirname":
+                value = self.variables.get(part[1])
+                if not (isinstance(value, Word) and value.known and isinstance(value.value, str) and value.value):
+                    return [Word(UNKNOWN, word.span, word.raw)]
+                piece = os.path.dirname(value.value.rstrip("/")) or "."
             elif kind == "arith":
                 number = _arithmetic(part[1], self.variables)
                 if number is None:
