@@ -363,3 +363,29 @@ def test_the_deprecated_global_micro_batch_is_split_over_dp(tmp_path, micro, gpu
     if shown != "?":
         assert rows["micro batch (per GPU)"][1] == (
             "ppo_micro_batch_size_per_gpu: derived: actor_rollout_ref.actor.ppo_micro_batch_size 16 // dp 8")
+
+
+SFT_LINE = """\
+torchrun --standalone --nnodes=1 --nproc_per_node={nproc} \\
+     -m verl.trainer.fsdp_sft_trainer \\
+    data.train_files=$HOME/data/gsm8k/train.parquet \\
+    data.train_batch_size={batch} \\
+    data.micro_batch_size_per_gpu=4 \\
+    model.partial_pretrain=Qwen/Qwen2.5-0.5B-Instruct \\
+    ulysses_sequence_parallel_size=2 \\
+    use_remove_padding=true
+"""
+
+
+@pytest.mark.parametrize("nproc, batch, codes", [(8, 48, []), (8, 40, ["BL103"]), (6, 48, [])])
+def test_the_sft_trainer_under_torchrun_is_read(tmp_path, nproc, batch, codes):
+    """`torchrun -m verl.trainer.fsdp_sft_trainer` (verl's examples/sft): W from torchrun, dp = W / sp; the
+    batch per dp rank (48 / 4 = 12, 48 / 3 = 16) must be a multiple of micro_batch_size_per_gpu (4): 40 / 4 = 10 is not."""
+    from conftest import run, write
+
+    path = write(tmp_path, "run_sft.sh", SFT_LINE.format(nproc=nproc, batch=batch))
+    findings = json.loads(run("check", "--format", "json", path).stdout)
+    assert [f["code"] for f in findings] == codes
+    [explained] = json.loads(run("explain", "--format", "json", path).stdout)
+    rows = {row["name"]: row["values"][0] for row in explained["rows"]}
+    assert rows["micro batch (per GPU)"] == 4 and rows["world size W"] == nproc

@@ -105,7 +105,7 @@ ADAPTERS = {
     'torchtitan_keys': (9489, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (11166, None, (), 0, ()),
-    'verl': (22364, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
+    'verl': (22780, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (53166, None, (), 0, ()),
     'xtuner': (17632, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),
     'xtuner_v1': (5392, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),

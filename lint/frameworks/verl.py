@@ -39,7 +39,11 @@ GPUS_PER_NODE = Count(key="trainer.n_gpus_per_node", default=8, source="verl/tra
 NODES = Count(key="trainer.nnodes", default=1, source="verl/trainer/config/ppo_trainer.yaml")
 # `python3 -m verl.trainer.main_ppo a.b=c ...`: Hydra overrides forming the whole config.
 LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.trainer",), nproc=GPUS_PER_NODE,
-                      nnodes=NODES, flags=HYDRA, config_files=False, inline=True),)
+                      nnodes=NODES, flags=HYDRA, config_files=False, inline=True),
+             # The SFT trainer runs under torchrun (`torchrun --nproc_per_node=8 -m verl.trainer.fsdp_sft_trainer
+             # data.micro_batch_size_per_gpu=4 ...`), which gives W; its Hydra overrides are the config.
+             Launcher("verl", modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
+                      markers=(b"verl.trainer",), flags=HYDRA, config_files=False, inline=True))
 # The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
 # verl/version/version (read by verl/__init__.py).
 DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
