@@ -713,7 +713,7 @@ class _Interpreter:
         if value is None:
             if any(part[0] not in ("lit", "var") for part in parts):
                 return None
-            pieces = [part[1] if part[0] == "lit" else self._variable(part, fallback)[0] for part in parts]
+            pieces = [part[1] if part[0] == "lit" else self._spliced(part, fallback)[0] for part in parts]
             value = "".join(_NOT_KNOWN if piece is None else piece for piece in pieces)
             if _NOT_KNOWN not in value:
                 return None
@@ -734,7 +734,7 @@ class _Interpreter:
                     sources.extend(range(at, at + len(chunk)))
                     position = at + len(chunk)
             elif part[0] == "var":
-                piece, where = self._variable(part, fallback)
+                piece, where = self._spliced(part, fallback)
                 if piece is None:
                     piece = _NOT_KNOWN
                 read = self.variables.get(part[1])
@@ -765,6 +765,15 @@ class _Interpreter:
         if not any(w.known for w in placed):
             return None  # nothing known to keep: the value is one word not known
         return tuple(placed)
+
+    def _spliced(self, part: tuple, fallback: Span):
+        """A variable's text inside a string being split: its value, or for a string of words some not
+        known (`$ACTOR_FSDP_CONFIG` inside `ACTOR_CONFIG="..."`) its words, each not known one marked."""
+        piece, where = self._variable(part, fallback)
+        read = self.variables.get(part[1])
+        if piece is None and isinstance(read, Word) and read.pieces is not None:
+            piece = " ".join(w.value if w.known else _NOT_KNOWN for w in read.pieces)
+        return piece, where
 
     def _position(self, offset: int) -> tuple:
         index = bisect.bisect_right(self.starts, offset) - 1
