@@ -226,3 +226,17 @@ def test_a_response_longer_than_the_rollout_token_budget_refuses(lint):
     assert lines(lint("config.yaml", long), "BL402") == [3]
     raised = long.replace("    tensor_parallel_size: 2\n", "    tensor_parallel_size: 2\n    max_num_batched_tokens: 10240\n")
     assert lines(lint("config.yaml", raised), "BL402") == []
+
+
+def test_a_config_alone_has_no_assumed_world_size(lint, workdir):
+    # Launched, EasyR1 runs on its default 8 GPUs; a file alone may be launched with other counts.
+    alone = config(micro=1).replace("  n_gpus_per_node: 8\n", "").replace("rollout_batch_size: 512", "rollout_batch_size: 510")
+    alone = alone.replace("global_batch_size: 128", "global_batch_size: 30")
+    assert lint("config.yaml", alone).diagnostics == []
+    assert lines(lint("config.yaml", alone, world_size=6), "BL161") == []
+    assert lines(lint("config.yaml", alone, world_size=8), "BL161") == [4]
+    write(workdir, "examples/config.yaml", alone)
+    write(workdir, "examples/run.sh", "python3 -m verl.trainer.main config=examples/config.yaml data.seed=2\n")
+    found = json.loads(run("check", "--format", "json", "--exit-zero", str(workdir / "examples/run.sh")).stdout)
+    [finding] = [d for d in found if d["code"] == "BL161"]
+    assert "W (8)" in finding["message"]

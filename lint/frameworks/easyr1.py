@@ -26,7 +26,8 @@ The arithmetic (all @ b44b311):
   need n > 1), fsdp_workers.py:146-157 (the per-device mini-batch: not 0, a multiple of the
   micro batch, equal to it under FSDP CPU offload), fsdp_workers.py:383-385 (W divisible by the
   rollout's tensor_parallel_size), vllm_rollout_spmd.py:113-114 (max_num_batched_tokens holds a
-  prompt and its response).
+  prompt and its response); at the first step, the generation and update batches are split into W
+  equal shares (single_controller/base/decorator.py:106-108, protocol.py:555-557 asserts it).
 
 The per-role settings are verl's `PPO` type, extended (`Settings`): verl's per-GPU mini-batch
 rule (BL142) reads them, as EasyR1's workers normalise the batch as verl's do.
@@ -106,6 +107,9 @@ class Settings(PPO):
     mini batch its global_batch_size) and what its rollout and workers check."""
 
     workers: tuple = ()  # Worker: the actor's, then the critic's when GAE trains one
+    # The prompts of one generation call: data.mini_rollout_batch_size when set (online filtering
+    # generates in such rounds until rollout_batch_size are kept), else data.rollout_batch_size.
+    round_prompts: Optional[Fact] = None
     rollout_tp: Optional[Fact] = None  # worker.rollout.tensor_parallel_size
     token_budget: Optional[Fact] = None  # worker.rollout.max_num_batched_tokens
     prompt_length: Optional[Fact] = None
@@ -120,7 +124,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         return None
     if "config" in root.items:
         return None  # a launch line's `config=` file that is not read (a variable, not in the project): unknown
-    world = _world(root, outside.world_size)
+    world = _world(root, outside.world_size, doc.launched_by == NAME)
     settings = _settings(root, world)
     actor = settings.actor
     plan_ = TrainingPlan(framework=NAME, document=doc, world_size=world, target_global_batch=outside.target_global_batch,
@@ -150,12 +154,15 @@ def _is_config(root: Mapping) -> bool:
     return roles and any(isinstance(root.items.get(section), Mapping) for section in ("data", "algorithm", "trainer"))
 
 
-def _world(root: Mapping, given: Optional[Fact]) -> Optional[Fact]:
-    """The user's W; else the config's (a launch line's counts are overrides written into it)."""
+def _world(root: Mapping, given: Optional[Fact], launched: bool) -> Optional[Fact]:
+    """The user's W; else the config's (a launch line's counts are overrides written into it). The
+    default 8 GPUs count only for a config a launch line runs: a file alone may be launched with others."""
     if given is not None and given.origin is not Origin.LAUNCH:
         return given
     gpus, nodes = _number(root, GPUS_PER_NODE.key), _number(root, NODES.key)
     if not (gpus is not None and gpus.positive and nodes is not None and nodes.positive):
+        return given
+    if gpus.span is None and not launched:
         return given
     if gpus.span is None and nodes.span is None:
         return Fact(gpus.value * nodes.value, f"{GPUS_PER_NODE.key} x {NODES.key}", None, Origin.DEFAULT)
@@ -179,6 +186,7 @@ def _settings(root: Mapping, world: Optional[Fact]) -> Settings:
         legacy_workers=True,  # EasyR1 has one worker implementation, verl's legacy FSDP one
         megatron={},
         workers=tuple(workers),
+        round_prompts=_number(root, "data.mini_rollout_batch_size") or _number(root, "data.rollout_batch_size"),
         rollout_tp=_number(root, f"{ROLLOUT}.tensor_parallel_size"),
         token_budget=_number(root, f"{ROLLOUT}.max_num_batched_tokens"),
         prompt_length=_number(root, "data.max_prompt_length"),
