@@ -35,14 +35,14 @@ verl/workers/rollout/vllm_rollout_spmd.py:110-111 (tp larger than W);
 verl/workers/rollout/config.py:36 (default 2); verl/trainer/main.py:58-61 (W).
 """
 
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
 def check(plan):
     tp, world = plan.settings.rollout_tp, plan.world_size
     if not (tp.positive and world.positive) or world.value % tp.value == 0:
         return
-    fits = [d for d in range(min(tp.value, world.value), 0, -1) if world.value % d == 0][0]
+    fits = largest_divisor(world.value, tp.value)
     span = tp.span or world.span
     yield Finding(
         span=span,

@@ -16,7 +16,7 @@ INDEX = {
     'deepspeed_offload_ignored': ('BL521', None, ('settings.zero',), 4455),
     'easyr1_generation_split': ('BL161', None, ('settings.round_prompts', 'world_size'), 4184),
     'easyr1_offload_with_accumulation': ('BL541', None, ('settings.workers', 'world_size'), 3555),
-    'easyr1_rollout_tensor_parallel': ('BL261', None, ('settings.rollout_tp', 'world_size'), 2712),
+    'easyr1_rollout_tensor_parallel': ('BL261', None, ('settings.rollout_tp', 'world_size'), 2687),
     'easyr1_rollout_token_budget': ('BL402', None, ('settings.token_budget', 'settings.prompt_length', 'settings.response_length'), 2892),
     'fp16_with_bf16': ('BL501', None, ('fp16', 'bf16'), 2941),
     'global_batch_indivisible': ('BL103', None, ('declared_global_batch', 'derived_from_global'), 4358),
