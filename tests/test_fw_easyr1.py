@@ -240,3 +240,15 @@ def test_a_config_alone_has_no_assumed_world_size(lint, workdir):
     found = json.loads(run("check", "--format", "json", "--exit-zero", str(workdir / "examples/run.sh")).stdout)
     [finding] = [d for d in found if d["code"] == "BL161"]
     assert "W (8)" in finding["message"]
+
+
+def test_the_default_of_one_sample_is_judged_only_when_launched(lint, workdir):
+    unwritten = config().replace("    n: 5\n", "")
+    assert lines(lint("config.yaml", unwritten), "BL170") == []  # a launch line may give n
+    write(workdir, "examples/config.yaml", unwritten)
+    write(workdir, "examples/run.sh", "python3 -m verl.trainer.main config=examples/config.yaml trainer.n_gpus_per_node=8\n")
+    found = json.loads(run("check", "--format", "json", "--exit-zero", str(workdir / "examples/run.sh")).stdout)
+    assert [d["code"] for d in found if "worker.rollout.n (default 1)" in d["message"]] == ["BL170"]
+    write(workdir, "examples/run.sh", "python3 -m verl.trainer.main config=examples/config.yaml worker.rollout.n=4 "
+                                      "trainer.n_gpus_per_node=8\n")
+    assert json.loads(run("check", "--format", "json", "--exit-zero", str(workdir / "examples/run.sh")).stdout) == []

@@ -88,7 +88,7 @@ ADAPTERS = {
     'accelerate': (11283, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
     'axolotl': (10060, 'axolotl', ('yaml',), 50, (b'base_model',)),
     'deepspeed': (7769, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization', b'steps_per_print', b'gradient_clipping', b'zero_allow_untested_optimizer')),
-    'easyr1': (15827, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
+    'easyr1': (16050, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
     'facts': (4755, None, (), 0, ()),
     'filled_facts': (39950, None, (), 0, ()),
     'hf': (8172, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy')),

@@ -139,7 +139,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if actor.dynamic:
         plan_.step_batch = _dynamic_step(actor, plan_.data_parallel)
         plan_.micro_tokens = _token_budget(actor.micro, plan_.seq_len)
-    plan_.rl = _rl(root, settings, world)
+    plan_.rl = _rl(root, settings, world, doc.launched_by == NAME)
     plan_.settings = settings
     return plan_
 
@@ -223,7 +223,7 @@ def _token_budget(micro: Optional[Fact], seq_len: Optional[Fact]) -> Optional[Fa
                 detail=f"{micro.value} x the padded sequence length {seq_len.value}")
 
 
-def _rl(root: Mapping, settings: Settings, world: Optional[Fact]) -> RL:
+def _rl(root: Mapping, settings: Settings, world: Optional[Fact], launched: bool) -> RL:
     """Prompts, groups and mini batches as ray_trainer.py and dp_actor.py count them, and the
     start-up checks of ray_trainer.py:211-236 for the generic generation-batch rule (BL170)."""
     actor, prompts = settings.actor, settings.train_batch
@@ -232,12 +232,14 @@ def _rl(root: Mapping, settings: Settings, world: Optional[Fact]) -> RL:
     generation = product([prompts, n], "generation batch")
     if generation is not None:
         generation = replace(generation, span=prompts.span or n.span)
+    # A file alone that leaves n to its default of 1 may be launched with another: judged only when launched.
+    grouped = estimator is not None and estimator.value in GROUP_ESTIMATORS and (launched or n is None or n.span is not None)
     wholes = [(worker.experience,) for worker in settings.workers[:1]]
     if settings.critic is not None:
         wholes += [(settings.critic.mini, n), (settings.workers[1].experience,)]
     checks = GenerationChecks(
         refusal=REFUSAL,
-        group_baseline=estimator if estimator is not None and estimator.value in GROUP_ESTIMATORS else None,
+        group_baseline=estimator if grouped else None,
         step_batch=(actor.mini, n),
         multiples=tuple(wholes),
     )
