@@ -616,6 +616,10 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
             index += 1
         elif isinstance(text, str) and not text.startswith("-") and "=" not in text and _is_config(text):
             configs.append(word)
+        elif _assigned_config(text, spec):
+            # `config=x.yaml` (OmegaConf.from_cli): a config flag written as an assignment.
+            value = text.partition("=")[2]
+            configs.append(Word(value, _value_span(word, value), word.raw))
         elif flag and not eq and following is not None and not str(following.value).startswith("-"):
             rest += [word, following]  # `--data_path data.json`: the flag's value, not a config
             index += 1
@@ -623,6 +627,14 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
             rest.append(word)
         index += 1
     return configs, _flags(rest, spec.flags), files
+
+
+def _assigned_config(text, spec: Launcher) -> bool:
+    """`key=x.yaml` whose key is one of the launcher's own config flags, for `key=value` programs."""
+    if spec.flags != ASSIGN or not spec.config_flags or not isinstance(text, str) or text.startswith(("-", "+", "~")):
+        return False
+    key, eq, value = text.partition("=")
+    return bool(eq) and _names_config(key, spec.config_flags) and _is_config(value)
 
 
 def _names_config(flag: str, names: tuple) -> bool:

@@ -102,6 +102,9 @@ class GenerationChecks:
     # per-device batch and W; ms-swift: global_batch_size). An unknown factor (W) is
     # left out: what fails without it fails for every value it can take.
     step_batch: tuple = ()
+    # More batches it must be a whole number of, each a tuple of factors as step_batch (EasyR1: the
+    # experience micro batch, and a critic's mini-batch).
+    multiples: tuple = ()
     # Two written keys the framework refuses together (TRL: generation_batch_size
     # and steps_per_generation), whatever their values.
     exclusive: tuple = ()

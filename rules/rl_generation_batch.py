@@ -47,7 +47,8 @@ Each adapter names the checks of its framework: TRL grpo_config.py:1096-1141
 (`__post_init__`), rloo_config.py:659-704 @ 1.16.0; axolotl 067b021
 validation.py:785-867; ms-swift 3602360 megatron_args.py:260-341, and for plain GRPO
 ms-swift 4.6.0.dev0 swift/rlhf_trainers/args_mixin.py:200-242; OpenRLHF
-train_ppo_ray.py (n_samples_per_prompt > 1 asserts). Replaces BL121 (TRL),
+train_ppo_ray.py (n_samples_per_prompt > 1 asserts); EasyR1 b44b311
+verl/trainer/ray_trainer.py:211-236. Replaces BL121 (TRL),
 BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 """
 
@@ -111,7 +112,8 @@ def _generation(plan, batch, n, checks):
             fix=fix,
             related=_related(n) if batch.span else (),
         )
-    yield from _step_batch(plan, batch, how, checks)
+    for factors in (checks.step_batch, *checks.multiples):
+        yield from _step_batch(plan, batch, how, factors, checks.refusal)
     if batch.value % n.value:
         return  # the splits below count whole groups
     if checks.split_over_dp:
@@ -127,9 +129,9 @@ def _generation(plan, batch, n, checks):
         )
 
 
-def _step_batch(plan, batch, how, checks):
-    """The generation batch must be a whole number of what one step consumes."""
-    factors = [f for f in checks.step_batch if f is not None]
+def _step_batch(plan, batch, how, factors, refusal):
+    """The generation batch must be a whole number of what one step consumes (the product of `factors`)."""
+    factors = [f for f in factors if f is not None]
     if not factors or any(f.known and not f.positive for f in factors):
         return
     known = [f for f in factors if f.positive]
@@ -147,8 +149,9 @@ def _step_batch(plan, batch, how, checks):
     every = "".join(f", so no {f.key} makes it a multiple" for f in missing)
     yield Finding(
         span=batch.span,
-        message=f"{how} is not a multiple of {shown}{every}: {checks.refusal}",
-        fix=f"set {batch.key} to a multiple of {size}",
+        message=f"{how} is not a multiple of {shown}{every}: {refusal}",
+        fix=f"set {batch.key} to a multiple of {size}" if batch.origin is not Origin.DERIVED else
+            f"make {batch.detail} a multiple of {size}",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in known if f.span and f is not plan.world_size),
     )
 
@@ -230,6 +233,19 @@ steps_per_generation: {steps}
 use_vllm: true
 """
 
+_EASYR1 = """\
+data:
+  rollout_batch_size: {prompts}
+algorithm:
+  adv_estimator: {estimator}
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: {experience}
+  rollout:
+    n: {n}
+"""
+
 RULE = Rule(
     code="BL170",
     name="rl-generation-batch",
@@ -258,5 +274,11 @@ RULE = Rule(
         Example("openrlhf_group_norm_n1.sh", _OPENRLHF.format(n=1, estimator="group_norm"), flagged=(4,)),
         Example("openrlhf_group_norm_n8.sh", _OPENRLHF.format(n=8, estimator="group_norm")),
         Example("openrlhf_gae_n1.sh", _OPENRLHF.format(n=1, estimator="gae")),  # one sample is valid for gae
+        # EasyR1: rollout_batch_size must be whole mini-batches (global_batch_size), x n whole experience micro batches.
+        Example("easyr1_grpo_n1.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1), flagged=(10,)),
+        Example("easyr1_remax_n1.yaml", _EASYR1.format(prompts=512, estimator="remax", experience=16, n=1)),
+        Example("easyr1_rollout_100.yaml", _EASYR1.format(prompts=100, estimator="grpo", experience=4, n=5), flagged=(2,)),
+        Example("easyr1_rollout_128.yaml", _EASYR1.format(prompts=128, estimator="grpo", experience=4, n=5)),
+        Example("easyr1_experience_3.yaml", _EASYR1.format(prompts=128, estimator="grpo", experience=3, n=5), flagged=(2,)),
     ),
 )

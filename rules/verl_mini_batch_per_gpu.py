@@ -37,6 +37,11 @@ actor_rollout_ref:
 verl/workers/fsdp_workers.py:240-262 @ b178a3c (actor normalisation and
 asserts), 1231-1252 (critic); the legacy FSDP workers are the default
 (verl/trainer/main_ppo.py:128-170, `use_legacy_worker_impl: auto`).
+EasyR1 (a fork of verl) normalises its `worker.actor.global_batch_size` and
+`worker.critic.global_batch_size` the same way, with `ulysses_size` and
+`micro_batch_size_per_device_for_update`: EasyR1 verl/workers/fsdp_workers.py:142-151
+@ b44b311 ("global batch size * ulysses size must be larger than num gpus",
+"global batch size per device must be divisible by the micro batch size").
 """
 
 from math import gcd
@@ -52,12 +57,12 @@ def check(plan):
         return
     roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
     for role in roles:
-        finding = _check_role(role, world)
+        finding = _check_role(role, world, settings.label)
         if finding is not None:
             yield finding
 
 
-def _check_role(role, world):
+def _check_role(role, world, label):
     mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
     if not role.fsdp or not all(f is not None and f.known and f.value > 0 for f in (mini, n, sp)):
         return None
@@ -72,13 +77,14 @@ def _check_role(role, world):
     facts = (mini, n, sp, world) + ((micro,) if micro else ())
     if per_gpu == 0:
         at_fault, severity = mini, "error"
-        message = f"the {role.name}'s per-GPU mini-batch {made} is 0: verl asserts it is larger than 0 and refuses to start"
+        message = (f"the {role.name}'s per-GPU mini-batch {made} is 0: {label} asserts it is larger than 0 and refuses "
+                   f"to start")
         fix = f"set {mini.key} to at least {-(-dp // n.value)}, or run on fewer GPUs"
     elif micro and per_gpu % micro.value:
         at_fault, severity = micro, "error"
         message = (
             f"the {role.name}'s per-GPU mini-batch {made} = {per_gpu} is not divisible by {micro.describe()}: "
-            f"verl asserts it is and refuses to start"
+            f"{label} asserts it is and refuses to start"
         )
         fix = (
             f"set {micro.key} to a divisor of {per_gpu} (e.g. {largest_divisor(per_gpu, micro.value)}), "
@@ -127,13 +133,27 @@ trainer:
   n_gpus_per_node: 8
 """
 
+# EasyR1's schema: 16 prompts x 5 samples = 80 sequences // 8 GPUs = 10 per GPU.
+_EASYR1 = """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+    micro_batch_size_per_device_for_update: {micro}
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+"""
+
 RULE = Rule(
     code="BL142",
     name="verl-mini-batch-per-gpu",
     severity="error",
     summary="verl: a per-GPU PPO mini-batch that is 0, not a multiple of the micro batch, or floored",
     check=check,
-    frameworks=("verl",),
+    frameworks=("verl", "easyr1"),
     doc=__doc__,
     examples=(
         # The rollout-correction examples: 32 x 1 // 8 = 4, not a multiple of 8.
@@ -147,5 +167,7 @@ RULE = Rule(
         Example("mini_36_w6.yaml", _CONFIG.format(mini=36, micro=2), world_size=6),
         # Unknown world size: nothing to say.
         Example("mini_unknown_w.yaml", _CONFIG.format(mini=32, micro=8).replace("  n_gpus_per_node: 8\n", "")),
+        Example("easyr1_micro_4.yaml", _EASYR1.format(micro=4), flagged=(6,)),
+        Example("easyr1_micro_2.yaml", _EASYR1.format(micro=2)),
     ),
 )

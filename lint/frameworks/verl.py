@@ -146,6 +146,8 @@ class PPO:
     megatron: dict  # tp, pp, cp of the Megatron actor
     # The actor's, the rollout's (governed by the actor) and the trained critic's.
     micro_batch_keys: tuple = ()
+    # Who refuses, as a message names it (forks of verl build this type too: lint/frameworks/easyr1.py).
+    label: str = "verl"
 
 
 def plan(doc: Document, outside: Outside):
@@ -160,8 +162,8 @@ def plan(doc: Document, outside: Outside):
 # -- PPO ---------------------------------------------------------------------------------
 
 def ppo(plan: TrainingPlan) -> Optional[PPO]:
-    """The PPO settings of a verl plan (None for other frameworks and for SFT)."""
-    return plan.settings if plan.framework == NAME and isinstance(plan.settings, PPO) else None
+    """The PPO settings of a verl plan, or of a fork's that builds them (None for other frameworks and for SFT)."""
+    return plan.settings if isinstance(plan.settings, PPO) else None
 
 
 # (section, deprecated key) of each micro batch verl still reads the old way.

@@ -1,0 +1,103 @@
+"""
+## What it does
+Checks that EasyR1 can split its batches evenly over the W workers: the
+prompts of each generation call (`data.mini_rollout_batch_size` when set,
+else `data.rollout_batch_size`) and the sequences of each update
+(`data.rollout_batch_size` x `worker.rollout.n`) must be multiples of W
+(`trainer.n_gpus_per_node` x `trainer.nnodes`, or the W you give). Silent
+while W is unknown.
+
+## Why is this bad?
+Generation and the actor update run on all W workers, each given an equal
+share of the batch: `DataProto.chunk` asserts "only support equal chunk",
+and the job dies at its first training step, after the model was loaded and
+the first validation ran. A rollout batch of 512 on 6 GPUs is the usual slip.
+
+## Example
+```yaml
+data:
+  rollout_batch_size: 512   # 512 prompts over 6 GPUs
+trainer:
+  n_gpus_per_node: 6
+```
+
+## Use instead
+```yaml
+data:
+  rollout_batch_size: 510
+trainer:
+  n_gpus_per_node: 6
+```
+
+## Source
+EasyR1 verl/trainer/ray_trainer.py:497 @ b44b311 (`generate_sequences` on the
+generation batch), 599 (`_balance_batch`, equal shares); verl/workers/fsdp_workers.py:
+550, 611 (`Dispatch.DP_COMPUTE_PROTO`); verl/single_controller/base/decorator.py:
+48-59, 106-108; verl/protocol.py:555-557 (the assertion); verl/trainer/data_loader.py:53-56.
+"""
+
+from batchlint.rule import Example, Finding, Related, Rule
+
+
+def check(plan):
+    settings, world = plan.settings, plan.world_size
+    prompts, n = settings.round_prompts, settings.actor.rollout_n
+    if not world.positive or prompts is None or not prompts.positive:
+        return
+    where = (Related(f"W = {world.value} ({world.key})", world.span),) if world.span else ()
+    if prompts.value % world.value:
+        lower = prompts.value // world.value * world.value
+        options = " or ".join(str(v) for v in (lower, lower + world.value) if v > 0)
+        yield Finding(
+            span=prompts.span or world.span,
+            message=(f"{prompts.describe()} prompts per generation call do not split evenly over W ({world.value}): "
+                     f"EasyR1 gives each worker an equal share, asserts it at the first step and the job dies there"),
+            fix=f"set {prompts.key} to a multiple of {world.value} ({options}), or run on a GPU count that divides it",
+            related=where,
+        )
+        return
+    batch = settings.train_batch
+    if batch is None or n is None or not (batch.positive and n.positive) or batch.value * n.value % world.value == 0:
+        return
+    yield Finding(
+        span=batch.span or n.span or world.span,
+        message=(f"{batch.describe()} x {n.describe()} = {batch.value * n.value} sequences per update do not split "
+                 f"evenly over W ({world.value}): EasyR1 gives each worker an equal share, asserts it at the first "
+                 f"step and the job dies there"),
+        fix=f"make {batch.key} x {n.key} a multiple of {world.value}",
+        related=where,
+    )
+
+
+_CONFIG = """\
+data:
+  rollout_batch_size: {prompts}
+  mini_rollout_batch_size: {mini}
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: {n}
+trainer:
+  n_gpus_per_node: {gpus}
+"""
+
+RULE = Rule(
+    code="BL161",
+    name="easyr1-generation-split",
+    severity="error",
+    summary="EasyR1: a generation or update batch that does not split evenly over the GPUs",
+    check=check,
+    needs=("settings.round_prompts", "world_size"),
+    doc=__doc__,
+    examples=(
+        Example("512_on_6.yaml", _CONFIG.format(prompts=512, mini="null", n=5, gpus=6), flagged=(2,)),
+        Example("480_on_6.yaml", _CONFIG.format(prompts=480, mini="null", n=5, gpus=6)),
+        # Online filtering generates 100 prompts a call: not a multiple of 8.
+        Example("mini_100_on_8.yaml", _CONFIG.format(prompts=512, mini=100, n=5, gpus=8), flagged=(3,)),
+        Example("mini_128_on_8.yaml", _CONFIG.format(prompts=512, mini=128, n=5, gpus=8)),
+        # Calls of 96 prompts split over 6, but the 64 x 5 = 320 sequences kept do not.
+        Example("kept_320_on_6.yaml", _CONFIG.format(prompts=64, mini=96, n=5, gpus=6), flagged=(2,)),
+        Example("w7.yaml", _CONFIG.format(prompts=512, mini="null", n=5, gpus=8), flagged=(2,), world_size=7),
+    ),
+)
