@@ -42,7 +42,7 @@ from ..document import Document, Mapping, Scalar
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
 from .spec import ASSIGN, Count, Framework, Launcher
-from .verl import PPO, Role, _accumulation, _dynamic_step, _sequence_length
+from .verl import PPO, Role, role_accumulation_steps, dynamic_step_batch, sequence_length
 
 NAME = "easyr1"
 FORMATS = ("yaml",)
@@ -134,10 +134,10 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         plan_.parallel = {"sp": actor.sp}
         plan_.layout = (actor.sp,)
         plan_.data_parallel = divide(world, [actor.sp])
-    plan_.grad_accum = _accumulation(actor, plan_.data_parallel)
-    plan_.seq_len = _sequence_length(root)
+    plan_.grad_accum = role_accumulation_steps(actor, plan_.data_parallel)
+    plan_.seq_len = sequence_length(root)
     if actor.dynamic:
-        plan_.step_batch = _dynamic_step(actor, plan_.data_parallel)
+        plan_.step_batch = dynamic_step_batch(actor, plan_.data_parallel)
         plan_.micro_tokens = _token_budget(actor.micro, plan_.seq_len)
     plan_.rl = _rl(root, settings, world, doc.launched_by == NAME)
     plan_.settings = settings
@@ -251,7 +251,7 @@ def _rl(root: Mapping, settings: Settings, world: Optional[Fact], launched: bool
             micro[role.name] = role.micro
         if worker.experience is not None:
             micro[f"{role.name} experience"] = worker.experience
-        steps = _accumulation(role, divide(world, [role.sp]) if role.sp is not None else None)
+        steps = role_accumulation_steps(role, divide(world, [role.sp]) if role.sp is not None else None)
         if steps is not None:
             accumulation[role.name] = steps
     return RL(algorithm=estimator, samples_per_prompt=n, prompts_per_step=prompts, generation_batch=generation,

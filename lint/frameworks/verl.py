@@ -219,11 +219,11 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         if micro is not None:
             plan.micro_batch = micro
             actor = replace(actor, micro=micro)
-    plan.grad_accum = _accumulation(actor, plan.data_parallel)
+    plan.grad_accum = role_accumulation_steps(actor, plan.data_parallel)
     if actor.dynamic:
-        plan.step_batch = _dynamic_step(actor, plan.data_parallel)
+        plan.step_batch = dynamic_step_batch(actor, plan.data_parallel)
         plan.micro_tokens = _token_budget(doc.root, actor, plan.parallel)
-    plan.seq_len = _sequence_length(doc.root)
+    plan.seq_len = sequence_length(doc.root)
     plan.rl = _rl(settings)
     plan.rl.accumulation = _role_accumulation(settings, plan.grad_accum, world)
     plan.settings = settings
@@ -240,7 +240,7 @@ def _micro_from_deprecated(settings: PPO, dp: Optional[Fact]) -> Optional[Fact]:
                 detail=f"{written.key} {written.value} // dp {dp.value}")
 
 
-def _dynamic_step(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
+def dynamic_step_batch(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     """With use_dynamic_bsz the micro batches are packed by tokens, but each optimizer step
     still takes one mini batch: ppo_mini_batch_size x n sequences, split evenly over dp
     (fsdp_workers.py / megatron_workers.py normalise it to x n // dp; dp_actor.py
@@ -270,13 +270,13 @@ def _role_accumulation(settings: PPO, actor_accumulation: Optional[Fact], world:
     found = {"actor": actor_accumulation} if actor_accumulation is not None else {}
     critic = settings.critic
     if critic is not None and critic.fsdp and critic.sp is not None:
-        accumulation = _accumulation(critic, divide(world, [critic.sp]))
+        accumulation = role_accumulation_steps(critic, divide(world, [critic.sp]))
         if accumulation is not None:
             found["critic"] = accumulation
     return found
 
 
-def _accumulation(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
+def role_accumulation_steps(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     """Micro-steps per optimizer step, which verl derives: the mini batch in sequences
     (ppo_mini_batch_size x rollout.n) split over dp, then into micro batches
     (fsdp_workers.py and megatron_workers.py normalise ppo_mini_batch_size: x n // dp;
@@ -293,7 +293,7 @@ def _accumulation(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     return Fact(sequences // dp.value // micro.value, "gradient accumulation", None, Origin.DERIVED, detail=how)
 
 
-def _sequence_length(root: Mapping) -> Optional[Fact]:
+def sequence_length(root: Mapping) -> Optional[Fact]:
     """A sequence is a prompt and its response, each at most its limit."""
     prompt, response = _number(root, "data.max_prompt_length"), _number(root, "data.max_response_length")
     if not (prompt is not None and prompt.positive and response is not None and response.positive):
