@@ -152,6 +152,9 @@ class Document:
     # A launch line's own settings (`megatron sft --micro_batch_size 1 ...`) carry
     # the framework their launcher implies, since the keys alone may not tell.
     launched_by: Optional[str] = None
+    # One config of several the file holds, by name (a function of a config registry), when the
+    # document is that config alone.
+    selected: Optional[str] = None
 
     def get(self, *path: str) -> Optional[Node]:
         return self.root.get(*path)

@@ -296,11 +296,13 @@ class _Checker:
             plan = adapter.plan(source.document, outside)
             if plan is not None:
                 break
-        if plan is None:
+        if not plan:
             return
-        self.framework = self.framework or plan.framework
-        self.plans.append((note[0] if note else None, plan))
-        self.run_rules(plan, source.path, note)
+        # A module of several named configs (a config registry) gives one plan per config.
+        for one in plan if isinstance(plan, list) else (plan,):
+            self.framework = self.framework or one.framework
+            self.plans.append((note[0] if note else None, one))
+            self.run_rules(one, source.path, note)
 
     def run_rules(self, plan, path: str, note: tuple = ()) -> None:
         pick = getattr(self.rules, "for_plan", None)  # picks exactly the rules that run on the plan
@@ -457,9 +459,37 @@ class _Checker:
             if config is not None:
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
                                                 config.path), note)
+        if line.selected is not None:  # a config picked by name from a module (`--module m --config name`)
+            config = self.selected_config(line.selected, base, source.path)
+            if config is not None:
+                launch.apply_overrides(config.document, line.overrides, source.path)
+                self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
+                                                config.path), note)
+            return
         if line.framework and not line.configs:
             inline = launch.inline_document(line, source.path, source.document.text)
             self.config(_Source(source.path, inline, source.directives), outside, note if called else ())
+
+    def selected_config(self, selection, base: str, script_path: str) -> Optional[_Source]:
+        """The one config a launch line picks by name from a module of the project (spec.Select),
+        as a document of its own; None, with a notice when the line names them, when not found."""
+        module, name = selection.module, selection.name
+        if not (module.known and name.known):
+            return None
+        where = f"{script_path}:{module.span.line}"
+        for relative in selection.select.files(str(module.value)):
+            source = self.linked_config(replace(module, value=relative), base, script_path)
+            if source is None:
+                continue
+            document = selection.select.read(source.document, str(name.value))
+            if document is None:
+                reads.notice(f"{where}: {source.path} has no config `{name.value}`")
+                return None
+            document.launched_by = selection.owner
+            return _Source(source.path, document, source.directives)
+        if selection.given:
+            reads.notice(f"{where}: module `{module.value}` is not in the project; config `{name.value}` not read")
+        return None
 
     def world_size_in_file(self, word, key: str, base: str, script_path: str) -> Optional[Fact]:
         """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its

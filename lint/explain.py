@@ -61,7 +61,7 @@ def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Opt
     explanations = []
     for index, (launch_note, plan) in enumerate(runs[0]):
         per_w = [run[index][1] for run in runs if index < len(run)]
-        title = plan.document.path
+        title = plan.document.path + (f", config {plan.document.selected}" if plan.document.selected else "")
         if launch_note:
             title += f", as {launch_note.message.replace('launched here', 'launched')} at {launch_note.path}:{launch_note.span.line}"
         explanations.append(Explanation(title, plan.framework, _rows(per_w, labels, settings)))
@@ -127,7 +127,29 @@ class _Columns:
         return f"{lead}: {message}" if message else ""
 
 
+# A batch counted in tokens (TrainingPlan.unit): the rows named for what they count.
+_TOKEN_ROWS = {
+    "micro batch (per GPU)": "tokens per micro-step (per dp rank)",
+    "declared global batch": "declared tokens per optimizer step",
+    "global batch (sequences/step)": "tokens per optimizer step",
+    "sequence length": "tokens per micro-batch (split by sequence/context parallelism)",
+}
+
+
 def _rows(plans: list, labels: tuple = (), settings: Optional[Settings] = None) -> list:
+    rows = _sequence_rows(plans, labels, settings)
+    if plans[0].unit != "tokens":
+        return rows
+    for row in rows:
+        if row.name in _TOKEN_ROWS:
+            row.name, row.unit = _TOKEN_ROWS[row.name], "tokens"
+            row.source = row.source.replace("= micro batch x", "= tokens per micro-step x")
+            row.sources = [s.replace("= micro batch x", "= tokens per micro-step x") for s in row.sources]
+    # global x sequence length counts tokens only when the global batch counts sequences.
+    return [row for row in rows if row.name != "tokens per optimizer step" or row.unit]
+
+
+def _sequence_rows(plans: list, labels: tuple = (), settings: Optional[Settings] = None) -> list:
     cols = _Columns(plans, labels, settings)
     first = plans[0]
     dynamic = first.micro_tokens is not None

@@ -69,6 +69,20 @@ class Launch:
     entry: Optional[str] = None
     # W is the processes on the hosts of a hostfile the line names (spec.Hosts), for the engine to read.
     hosts: Optional["HostRequest"] = None
+    # A config picked by name from a module (spec.Select), for the engine to read.
+    selected: Optional["Selection"] = None
+
+
+@dataclass
+class Selection:
+    """The module and config name a launch line picks (spec.Select), each a Word; `given`: named
+    on the line or by its variables (not only the launcher's defaults)."""
+
+    module: Word
+    name: Word
+    select: object  # the spec.Select
+    owner: Optional[str]
+    given: bool
 
 
 @dataclass
@@ -351,6 +365,8 @@ def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) 
     """The config files, overrides and Hydra config name among an entry point's arguments."""
     args = args[spec.skip:]
     launch.framework = owner if spec.inline else None
+    if spec.selects is not None:
+        launch.selected, args = _selection(args, spec.selects, launch.command, owner)
     if spec.flags == HYDRA:
         flags = _flags(args, ASSIGN)
         launch.overrides = [flag for flag in flags if flag[0] not in _HYDRA_META]
@@ -360,6 +376,47 @@ def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) 
         launch.configs, launch.overrides, launch.linked = _configs_and_overrides(args, spec)
     else:
         launch.overrides = _flags(args, spec.flags)
+
+
+def _selection(args: list, select, command: Command, owner: Optional[str]) -> tuple:
+    """(Selection or None, the other arguments): the module and config name from the flags (the
+    last of each wins, as a loop over argv keeps it), else the command's variables, else the
+    defaults."""
+    found: dict = {}
+    rest = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        text = word.value if word.known else None
+        slot = None
+        for name, flags in (("module", select.module_flags), ("name", select.name_flags)):
+            if not isinstance(text, str):
+                break
+            if text in flags and index + 1 < len(args):
+                slot, value = name, args[index + 1]
+                index += 1
+            elif any(text.startswith(flag + "=") for flag in flags):
+                value_text = text.partition("=")[2]
+                slot, value = name, Word(value_text, _value_span(word, value_text), word.raw)
+            if slot is not None:
+                found[slot] = value
+                break
+        if slot is None:
+            rest.append(word)
+        index += 1
+    given = bool(found)
+    for name, names, default in (("module", select.module_env, select.module_default),
+                                 ("name", select.name_env, select.name_default)):
+        if name in found:
+            continue
+        variable = next((command.env[n] for n in names if n in command.env), None)
+        if variable is not None and hasattr(variable, "span"):
+            found[name], given = variable, True
+        elif default:
+            found[name] = Word(default, command.span, default)
+    if "module" not in found or "name" not in found:
+        return None, rest
+    return Selection(found["module"], found["name"], select, owner, given), rest
 
 
 def _split_options(args: list, launcher: Launcher) -> tuple:

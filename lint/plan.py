@@ -173,6 +173,9 @@ class TrainingPlan:
     # One of them may be -1: "the ranks left over" (TorchTitan's shard degree).
     layout: tuple = ()
     layout_exact: bool = True
+    # What the batch facts count when not sequences: "tokens" (micro batch, declared global
+    # batch and the global batch are token counts: TorchTitan's registries after v0.2.2).
+    unit: str = ""
     seq_len: Optional[Fact] = None
     # What seq_len must be a multiple of; its `source` says which check demands it.
     seq_len_multiple: Optional[Fact] = None

@@ -10,7 +10,8 @@ it moved, or the closest spelling. Files that set `[job]
 custom_config_module` (0.1.0: `[experimental] custom_args_module`) are
 skipped: that module may add any key. When the release is unknown, only a key
 no embedded release (0.1.0 to 0.2.2) has is reported; a release batchlint has
-no key set for is not judged.
+no key set for is not judged, nor is a TOML file in a project whose own copy of
+TorchTitan is of the config-registry releases (after 0.2.2), which read no TOML.
 
 ## Why is this bad?
 TorchTitan's ConfigManager turns each TOML table into its dataclass and
@@ -49,6 +50,7 @@ import difflib
 
 from batchlint.document import Mapping
 from batchlint.frameworks.torchtitan import DISTRIBUTION, custom_config_module, keys_from_source
+from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
 from batchlint.keysets import in_force, nest
 from batchlint.rule import Example, Finding, Rule
@@ -70,6 +72,8 @@ _RENAMED = {
 
 def check(plan):
     doc = plan.document
+    if doc.format != "toml" or copy_arithmetic(doc.path) is not None:
+        return  # a config registry, or a project whose TorchTitan reads no TOML (its registries' release)
     if custom_config_module(doc) or doc.get("experimental", "custom_args_module") is not None:
         return  # 0.1.0's name for a module that adds keys (config_manager.py:734-762 @ v0.1.0)
     force = in_force(DISTRIBUTION, KEY_SETS, doc.path, keys_from_source)

@@ -32,7 +32,7 @@ from typing import Callable, Optional
 
 from ..versions import Distribution
 
-__all__ = ["ASSIGN", "FLAGS", "HYDRA", "Count", "Distribution", "Framework", "Launcher", "TaskFile", "Wrapper"]
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
@@ -96,6 +96,26 @@ class Hosts:
 
 
 @dataclass(frozen=True)
+class Select:
+    """A config picked by name from a module of several (TorchTitan's `--module llama3 --config
+    llama3_8b`), where a launch line names them: flags, else variables the command is given
+    (`MODULE=llama3 CONFIG=llama3_8b ./run_train.sh`), else defaults (the script's own).
+
+    files(module) -> the files that module may be, relative to the project root, in the order
+    the framework tries them; read(document, name) -> the document of that one config, or None
+    when the file holds none of that name (both the framework's)."""
+
+    files: Callable
+    read: Callable
+    module_flags: tuple[str, ...] = ()
+    name_flags: tuple[str, ...] = ()
+    module_env: tuple[str, ...] = ()
+    name_env: tuple[str, ...] = ()
+    module_default: str = ""
+    name_default: str = ""
+
+
+@dataclass(frozen=True)
 class Launcher:
     """A command that starts training, recognised by the first words of a shell command.
 
@@ -129,6 +149,7 @@ class Launcher:
         (a fallback `*.py` for the scripts whose flags are this framework's, tried before others').
     under: the generic launchers (by name) the entry point matches a program under, and only
         them: a script name too common alone (`composer train.py cfg.yaml`, not `torchrun train.py`).
+    selects: the config is one of several a module holds, picked by name (a Select).
     """
 
     name: str
@@ -152,6 +173,7 @@ class Launcher:
     linked: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     under: tuple[str, ...] = ()
+    selects: Optional[Select] = None
 
 
 @dataclass(frozen=True)

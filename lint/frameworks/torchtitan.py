@@ -20,15 +20,56 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar, Sequence
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
-from .spec import Count, Distribution, Framework, Launcher
+from .spec import Count, Distribution, Framework, Launcher, Select
 
 NAME = "torchtitan"
-FORMATS = ("toml",)
-MARKERS = (b"[training]", b"[parallelism]")
+# TOML up to v0.2.2; Python config registries after it (torchtitan_registry.py).
+FORMATS = ("toml", "python")
+MARKERS = (b"[training]", b"[parallelism]", b"Trainer.Config", b"TrainingConfig(")
 
-# run_train.sh: NGPU=${NGPU:-"8"} torchrun --nproc_per_node=${NGPU} -m torchtitan.train "$@".
-LAUNCHERS = (Launcher("run_train.sh", commands=("run_train.sh",), markers=(b"run_train.sh",),
-                      nproc=Count(env=("NGPU",), default=8, source='run_train.sh: NGPU=${NGPU:-"8"}')),)
+
+def registry_files(module: str) -> tuple:
+    """The files `--module` may name, relative to the project root, as ConfigManager imports them
+    (config/manager.py:98-141 @ b5bcd76): a name TorchTitan ships is `<prefix>.<name>.config_registry`
+    for each prefix in turn; any other is `<module>.config_registry`, else `<module>` itself."""
+    path = module.replace(".", "/")
+    if module in SHIPPED_MODULES:
+        return tuple(f"{prefix}/{path}/config_registry.py" for prefix in _SHIPPED_PREFIXES)
+    return (f"{path}/config_registry.py", f"{path}.py")
+
+
+# models/__init__.py:7-18 and experiments/__init__.py:7-23 @ b5bcd76 (`_supported_models`, `_supported_experiments`).
+SHIPPED_MODULES = frozenset({
+    "deepseek_v3", "flux", "gpt_oss", "kimi_k2_7", "llama3", "muse_glimmer", "qwen3", "qwen3_5",
+    "graph_trainer.llama3", "graph_trainer.deepseek_v3", "graph_trainer.qwen3", "graph_trainer.muse_glimmer",
+    "transformers_modeling_backend", "autoparallel.llama3", "autoparallel.local_map_deepseek_v3", "torchft.llama3",
+    "rl", "alphabet_sort", "dapo_math", "search_r1",
+})
+_SHIPPED_PREFIXES = ("torchtitan/models", "torchtitan/experiments", "torchtitan/experiments/rl/examples")
+
+
+def _select(document, name):
+    from .torchtitan_registry import select
+
+    return select(document, name)
+
+
+# `--module X --config NAME` (config/manager.py:56-88 @ b5bcd76: the last of each wins), the rest
+# `--section.key value` overrides; v0.2's `--job.config_file x.toml` still read where it is given.
+_REGISTRY = Select(registry_files, _select, module_flags=("--module",), name_flags=("--config",))
+# run_train.sh @ b5bcd76: NGPU=${NGPU:-"8"} (:29), MODULE=${MODULE:-"llama3"} (:31),
+# CONFIG=${CONFIG:-"llama3_debugmodel"} (:32), then `torchrun --nproc_per_node=${NGPU} ... -m
+# torchtitan.train --module ${MODULE} --config ${CONFIG} "$@"` (:46-47). Read as it is when the
+# project holds it; this spec is for a run_train.sh the project does not hold.
+_RUN_TRAIN = Select(registry_files, _select, module_flags=("--module",), name_flags=("--config",),
+                    module_env=("MODULE",), name_env=("CONFIG",), module_default="llama3",
+                    name_default="llama3_debugmodel")
+LAUNCHERS = (
+    Launcher("run_train.sh", commands=("run_train.sh",), markers=(b"run_train.sh",),
+             nproc=Count(env=("NGPU",), default=8, source='run_train.sh: NGPU=${NGPU:-"8"}'), selects=_RUN_TRAIN),
+    Launcher("torchtitan.train", modules=("torchtitan.train",), markers=(b"torchtitan.train",),
+             config_flags=("job.config_file",), selects=_REGISTRY),
+)
 # The release: `torchtitan` on PyPI; its own repository writes it in assets/version.txt (setup.py reads it).
 DISTRIBUTION = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan")
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, distribution=DISTRIBUTION)
@@ -65,6 +106,10 @@ _DEGREES = {
 
 
 def plan(doc: Document, outside: Outside):
+    if doc.format == "python":
+        from .torchtitan_registry import plans
+
+        return plans(doc, outside)
     training = doc.get("training")
     parallelism = doc.get("parallelism")
     if not isinstance(training, Mapping) and not isinstance(parallelism, Mapping):
@@ -95,7 +140,7 @@ def plan(doc: Document, outside: Outside):
     plan.layout = tuple(parallel[k] for k in ("dp_replicate", "dp_shard", "cp", "tp", "pp"))
     plan.settings = settings = _settings(doc, parallel, outside.world_size)
     plan.seq_len_multiple = _seq_len_multiple(settings.model_support, parallel)
-    plan.data_parallel = _data_parallel(parallel, settings.shard_degree, outside.world_size)
+    plan.data_parallel = data_parallel(parallel, settings.shard_degree, outside.world_size)
     if plan.data_parallel is None and parallel["dp_replicate"].positive:
         plan.data_parallel_factor = parallel["dp_replicate"]
     if plan.declared_global_batch is None and plan.micro_batch.known:
@@ -113,7 +158,7 @@ def _seq_len_multiple(support: "ModelSupport", parallel: dict):
                 detail=f"tensor_parallel_degree {tp.value} x 2 x context_parallel_degree {cp.value}")
 
 
-def _data_parallel(parallel: dict, resolved: Optional[Fact], world):
+def data_parallel(parallel: dict, resolved: Optional[Fact], world):
     replicate = parallel["dp_replicate"]
     if resolved is None or not replicate.positive:
         return None  # a degree below 1 is BL211's finding, not a dp
@@ -204,7 +249,7 @@ def _settings(doc: Document, parallel: dict, world: Optional[Fact]) -> TitanSett
         pp_schedule_csv=_setting(doc, "parallelism", "pipeline_parallel_schedule_csv", ""),  # :405
         pp_microbatch_size=_setting(doc, "parallelism", "pipeline_parallel_microbatch_size", 1),  # :412
         ep_comm_backend=_setting(doc, "parallelism", "expert_parallel_comm_backend", "standard"),  # :474
-        shard_degree=_shard_degree(parallel, world),
+        shard_degree=shard_degree(parallel, world),
     )
 
 
@@ -243,7 +288,7 @@ def _model_compiled(doc: Document) -> Optional[bool]:
     return "model" in [c.value for c in components.items]
 
 
-def _shard_degree(parallel: dict, world: Optional[Fact]) -> Optional[Fact]:
+def shard_degree(parallel: dict, world: Optional[Fact]) -> Optional[Fact]:
     shard = resolved_shard(parallel, world)
     if shard is None:
         return None

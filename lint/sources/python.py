@@ -920,3 +920,8 @@ def _arith(op: type, a, b):
 class _Refused:
     def __init__(self, why: str):
         self.why = why
+
+
+# The evaluator of statements, public for readers that evaluate more than a module's top level
+# (lint/frameworks/torchtitan_registry.py: the bodies of config functions).
+Evaluator = _Evaluator
