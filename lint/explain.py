@@ -143,10 +143,14 @@ def _rows(plans: list, labels: tuple = (), settings: Optional[Settings] = None) 
     for row in rows:
         if row.name in _TOKEN_ROWS:
             row.name, row.unit = _TOKEN_ROWS[row.name], "tokens"
-            row.source = row.source.replace("= micro batch x", "= tokens per micro-step x")
-            row.sources = [s.replace("= micro batch x", "= tokens per micro-step x") for s in row.sources]
+            row.source, row.sources = _in_tokens(row.source), [_in_tokens(s) for s in row.sources]
     # global x sequence length counts tokens only when the global batch counts sequences.
     return [row for row in rows if row.name != "tokens per optimizer step" or row.unit]
+
+
+def _in_tokens(source: str) -> str:
+    return source.replace("= micro batch x", "= tokens per micro-step x").replace(
+        "= declared global batch", "= declared tokens per optimizer step")
 
 
 def _sequence_rows(plans: list, labels: tuple = (), settings: Optional[Settings] = None) -> list:

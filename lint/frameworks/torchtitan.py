@@ -1,4 +1,5 @@
-"""TorchTitan TOML (up to v0.2.2).
+"""TorchTitan TOML (up to v0.2.2); its Python config registries (after it) are read by
+torchtitan_registry.py, which this module's adapter hands a Python document to.
 
 dp = data_parallel_replicate_degree x data_parallel_shard_degree, where a
 shard degree of -1 takes the ranks left over: W // (dp_rep x cp x tp x pp)

@@ -38,10 +38,11 @@ a dp_shard of -1 the ranks left over (:178-179), and the tokens of one micro-bat
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
 from typing import Optional
 
-from ..document import Document, LimitExceeded, Mapping, Node, Scalar, Sequence, Span, Symbol, Unknown
+from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, Unknown
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_NODES
 from ..plan import Fact, Origin, TrainingPlan
 from ..sources.python import Evaluator, read_python
@@ -52,8 +53,11 @@ from .facts import Outside, number
 SECTIONS = frozenset({"profiler", "metrics", "tokenizer", "dataloader", "optimizer", "lr_scheduler", "training",
                       "parallelism", "checkpoint", "activation_checkpoint", "compile", "comm", "validator", "debug",
                       "override", "loss"})
-# Calls to functions of the same file followed one inside another, at most this deep.
+# Calls to config functions followed one inside another, at most this deep; modules of the project
+# read for the functions a file imports, at most this many; folders looked up for one, at most this many.
 MAX_CALLS = 32
+MAX_MODULES = 16
+MAX_LEVELS = 16
 
 TOKENS, SEQUENCES = "tokens", "sequences"
 # The keys that tell which arithmetic a config is written for (config/configs.py @ b5bcd76 and @ 0.3.0).
@@ -130,37 +134,106 @@ def _line_span_at(line: int) -> Span:
     return Span(line, 1, line, 1)
 
 
-class _Registry:
-    """The functions of one module, evaluated on demand; one step budget for the whole file."""
+class _Shared:
+    """What the modules read for one file share: one step budget, the calls running, the
+    modules of the project already read (dotted name -> _Registry, or None when not found)."""
 
-    def __init__(self, doc: Document, tree: ast.Module):
+    def __init__(self, path: str):
+        self.path = path
+        self.steps = MAX_EVAL_STEPS
+        self.running: list = []
+        self.modules: dict = {}
+
+
+class _Registry:
+    """The functions of one module, evaluated on demand. `shown`: the module's path when it is
+    not the file linted (its values' positions are marked as in it)."""
+
+    def __init__(self, doc: Document, tree: ast.Module, shared: Optional[_Shared] = None, shown: Optional[str] = None):
         self.text = doc.text
         self.functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
         self.namespace = doc.namespace if doc.namespace else read_python(doc.path, doc.text).namespace
         self.results: dict = {}  # name -> value of a call without arguments
-        self.running: list = []
-        self.steps = MAX_EVAL_STEPS
+        self.shared = shared or _Shared(doc.path)
+        self.shown = shown
+
+    @property
+    def steps(self) -> int:
+        return self.shared.steps
+
+    @steps.setter
+    def steps(self, value: int) -> None:
+        self.shared.steps = value
 
     def call(self, name: str, args: list, kwargs: dict, where: ast.AST) -> Node:
         """The value a call of the module's function `name` returns, as a fresh copy."""
         plain = not args and not kwargs
         if plain and name in self.results:
-            return _copied(self.results[name])
-        if name in self.running or len(self.running) >= MAX_CALLS:
+            return _copied(self.results[name], self.shown)
+        running = self.shared.running
+        key = (self.shown, name)
+        if key in running or len(running) >= MAX_CALLS:
             return Unknown(_line_span(where), f"{name} calls itself, or calls nest too deeply")
         function = self.functions[name]
         evaluator = _Body(self)
         if not evaluator.bind_arguments(function, args, kwargs):
             return Unknown(_line_span(where), f"arguments of {name}() not followed")
-        self.running.append(name)
+        running.append(key)
         try:
             value = evaluator.body(function)
         finally:
-            self.running.pop()
+            running.pop()
             self.steps = evaluator.steps
         if plain:
             self.results[name] = value
-        return _copied(value)
+        return _copied(value, self.shown)
+
+    def imported(self, qualname: str) -> Optional[tuple]:
+        """(the _Registry of the project's module, the function's name) a qualified name imported
+        from a config module names (`from torchtitan.models.llama3.config_registry import llama3_8b`),
+        when the project holds that module and it defines the function."""
+        stripped = qualname.lstrip(".")
+        level = len(qualname) - len(stripped)
+        module, _, name = stripped.rpartition(".")
+        if module.startswith("builtins") or not (module or level):
+            return None
+        folder = os.path.dirname(os.path.abspath(self.shown or self.shared.path))
+        if level:  # `from . import f`, `from .base import f`: from this module's package
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+        key = (folder if level else "", module)
+        modules = self.shared.modules
+        if key not in modules:
+            modules[key] = _module(module, folder, level == 0, self.shared) if len(modules) < MAX_MODULES else None
+        registry = modules[key]
+        return (registry, name) if registry is not None and name in registry.functions else None
+
+
+def _module(module: str, folder: str, upwards: bool, shared: _Shared) -> Optional[_Registry]:
+    """The project's file of a module: `module` (dotted, "" for the package itself) from `folder`,
+    and from each folder above it when `upwards` (an absolute import, from wherever the root is)."""
+    from .. import project
+    from ..discover import display_path
+
+    relative = module.replace(".", os.sep)
+    for _ in range(MAX_LEVELS if upwards else 1):
+        base = os.path.join(folder, relative) if relative else folder
+        for candidate in ((base + ".py",) if relative else ()) + (os.path.join(base, "__init__.py"),):
+            if os.path.isfile(candidate) and project.may_read(candidate):
+                try:
+                    text = project.read_bytes(candidate).decode("utf-8-sig", "replace")
+                    if not is_registry(text):
+                        return None
+                    shown = display_path(candidate)
+                    doc = read_python(shown, text)
+                    return _Registry(doc, ast.parse(text), shared, shown)
+                except (OSError, ParseError, SyntaxError, ValueError, RecursionError, MemoryError):
+                    return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
 
 
 class _Body(Evaluator):
@@ -240,18 +313,31 @@ class _Body(Evaluator):
 
     def call(self, node: ast.Call) -> Node:
         function = node.func
-        if isinstance(function, ast.Name) and function.id in self.registry.functions and \
-                isinstance(self.names.get(function.id), Scalar) and \
-                getattr(self.names[function.id].value, "qualname", None) == function.id:
+        target = self.followed(function)
+        if target is not None:
+            registry, name = target
             if any(isinstance(arg, ast.Starred) for arg in node.args) or any(kw.arg is None for kw in node.keywords):
-                return Unknown(self.span(node), f"arguments of {function.id}() not followed")
+                return Unknown(self.span(node), f"arguments of {name}() not followed")
             args = [self.expr(arg) for arg in node.args]
             kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
             self.registry.steps = self.steps
-            value = self.registry.call(function.id, args, kwargs, node)
+            value = registry.call(name, args, kwargs, node)
             self.steps = self.registry.steps
             return value
         return super().expr_Call(node)
+
+    def followed(self, function: ast.expr) -> Optional[tuple]:
+        """(registry, function name) of a call that is followed: a function of this module, or one
+        a config module of the project defines, imported by name."""
+        if not isinstance(function, ast.Name):
+            return None
+        bound = self.names.get(function.id)
+        qualname = getattr(bound.value, "qualname", None) if isinstance(bound, Scalar) else None
+        if qualname is None:
+            return None
+        if qualname == function.id and function.id in self.registry.functions:
+            return self.registry, function.id
+        return self.registry.imported(qualname) if "." in qualname else None
 
     def attribute(self, node: ast.Attribute) -> Node:
         base = self.expr(node.value)
@@ -271,12 +357,12 @@ class _Body(Evaluator):
         call = stmt.value
         if not isinstance(call, ast.Call):
             return
-        if isinstance(call.func, ast.Name) and call.func.id in self.registry.functions:
+        if self.followed(call.func) is not None:
             self.expr(call)  # followed: what it sets is set
             return
         if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, (ast.Attribute, ast.Subscript)):
             container, key = self.item_of(call.func.value)
-            if isinstance(container, Mapping) and key in container.items:
+            if isinstance(container, Mapping) and isinstance(key, str):
                 container.items[key] = Unknown(self.span(stmt), f"changed by {call.func.attr}()")
                 return
         for arg in list(call.args) + [kw.value for kw in call.keywords]:
@@ -307,37 +393,44 @@ def _is_trainer(mapping: Mapping) -> bool:
     return "model_spec" in mapping.items or name.endswith("Trainer.Config")
 
 
-def _copied(node: Node) -> Node:
-    """A fresh copy of a value (each call builds a new config), shared parts shared as they are;
-    past MAX_NODES nodes or MAX_DEPTH levels, Unknown."""
+def _copied(node: Node, shown: Optional[str] = None) -> Node:
+    """A fresh copy of a value (each call builds a new config), shared parts shared as they are,
+    its positions marked as in the module `shown` (None: the file linted); past MAX_NODES nodes
+    or MAX_DEPTH levels, Unknown."""
     budget = [MAX_NODES]
     try:
-        return _copy(node, {}, budget, 0)
+        return _copy(node, {}, budget, 0, shown)
     except _TooLarge:
-        return Unknown(node.span, f"a value past {MAX_NODES:,} nodes", node.deps)
+        return Unknown(node.span.elsewhere(shown), f"a value past {MAX_NODES:,} nodes", node.deps)
 
 
 class _TooLarge(Exception):
     pass
 
 
-def _copy(node: Node, seen: dict, budget: list, depth: int) -> Node:
+def _copy(node: Node, seen: dict, budget: list, depth: int, shown: Optional[str]) -> Node:
     if not isinstance(node, (Mapping, Sequence)):
-        return node  # scalars and unknowns are never changed in place
+        if shown is None or node.span.path is not None:
+            return node  # scalars and unknowns are never changed in place
+        if isinstance(node, Scalar):
+            return Scalar(node.value, node.span.elsewhere(shown), node.deps, node.origin, node.quoted)
+        return Unknown(node.span.elsewhere(shown), getattr(node, "why", ""), node.deps, node.origin)
     found = seen.get(id(node))
     if found is not None:
         return found
     budget[0] -= 1
     if budget[0] < 0 or depth > MAX_DEPTH:
         raise _TooLarge()
+    span = node.span.elsewhere(shown) if shown else node.span
     if isinstance(node, Mapping):
-        fresh = Mapping(items={}, key_spans=dict(node.key_spans), span=node.span, deps=node.deps, origin=node.origin)
+        spans = {k: v.elsewhere(shown) for k, v in node.key_spans.items()} if shown else dict(node.key_spans)
+        fresh = Mapping(items={}, key_spans=spans, span=span, deps=node.deps, origin=node.origin)
         seen[id(node)] = fresh
-        fresh.items = {key: _copy(value, seen, budget, depth + 1) for key, value in node.items.items()}
+        fresh.items = {key: _copy(value, seen, budget, depth + 1, shown) for key, value in node.items.items()}
     else:
-        fresh = Sequence(items=[], span=node.span, deps=node.deps, origin=node.origin)
+        fresh = Sequence(items=[], span=span, deps=node.deps, origin=node.origin)
         seen[id(node)] = fresh
-        fresh.items = [_copy(value, seen, budget, depth + 1) for value in node.items]
+        fresh.items = [_copy(value, seen, budget, depth + 1, shown) for value in node.items]
     return fresh
 
 
