@@ -108,7 +108,7 @@ ADAPTERS = {
     'swift_megatron': (8404, None, (), 0, ()),
     'torchtitan': (16847, 'torchtitan', ('toml', 'python'), 30, (b'[training]', b'[parallelism]', b'Trainer.Config', b'TrainingConfig(')),
     'torchtitan_keys': (9489, None, (), 0, ()),
-    'torchtitan_registry': (28382, None, (), 0, ()),
+    'torchtitan_registry': (28724, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (11166, None, (), 0, ()),
     'verl': (22953, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),

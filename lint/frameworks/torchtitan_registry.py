@@ -169,7 +169,7 @@ class _Registry:
         """The value a call of the module's function `name` returns, as a fresh copy."""
         plain = not args and not kwargs
         if plain and name in self.results:
-            return _copied(self.results[name], self.shown)
+            return _copied(self.results[name], self.shown, self.shared)
         running = self.shared.running
         key = (self.shown, name)
         if key in running or len(running) >= MAX_CALLS:
@@ -186,7 +186,7 @@ class _Registry:
             self.steps = evaluator.steps
         if plain:
             self.results[name] = value
-        return _copied(value, self.shown)
+        return _copied(value, self.shown, self.shared)
 
     def imported(self, qualname: str) -> Optional[tuple]:
         """(the _Registry of the project's module, the function's name) a qualified name imported
@@ -393,15 +393,20 @@ def _is_trainer(mapping: Mapping) -> bool:
     return "model_spec" in mapping.items or name.endswith("Trainer.Config")
 
 
-def _copied(node: Node, shown: Optional[str] = None) -> Node:
+def _copied(node: Node, shown: Optional[str] = None, shared: Optional[_Shared] = None) -> Node:
     """A fresh copy of a value (each call builds a new config), shared parts shared as they are,
     its positions marked as in the module `shown` (None: the file linted); past MAX_NODES nodes
-    or MAX_DEPTH levels, Unknown."""
+    or MAX_DEPTH levels, Unknown. Each node copied is a step of the file's budget."""
     budget = [MAX_NODES]
     try:
         return _copy(node, {}, budget, 0, shown)
     except _TooLarge:
         return Unknown(node.span.elsewhere(shown), f"a value past {MAX_NODES:,} nodes", node.deps)
+    finally:
+        if shared is not None:
+            shared.steps -= MAX_NODES - budget[0]
+            if shared.steps < 0:
+                raise LimitExceeded(f"Python config needs more than {MAX_EVAL_STEPS:,} evaluation steps")
 
 
 class _TooLarge(Exception):
