@@ -68,7 +68,7 @@ def check(plan):
         fix = (f"if {ga.value} is the accumulation of sp = 1, add `{ga.key} *= {sp.key}` after it; "
                f"else say in a comment that it is written for sp = {sp.value}")
     if written.reset is not None:  # written in a base: set again here, not there
-        fix = (f"if {ga.value} is the accumulation of sp = 1, set it again in this config: "
+        fix = (f"if {ga.value} is the accumulation of sp = 1, set it again in {plan.document.path}: "
                f"`{written.reset.format(f'{ga.value} * {sp.key}')}`; else say in a comment that it is written "
                f"for sp = {sp.value}")
     note = inherited_note(sp, ga.span, f"{ga.key} ({ga.value})")

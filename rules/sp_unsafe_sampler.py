@@ -56,7 +56,8 @@ def check(plan):
         fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"
     note = inherited_note(sp, sampler.span, f"the sampler ({name})")
     if note is not None:  # chosen in a base, with the base's sp: choose again here, and edit nothing there
-        fix = f"set the sampler again in this config for {sp.key} = {sp.value}: `type=SequenceParallelSampler`"
+        fix = (f"set the sampler's type again in {plan.document.path}, for {sp.key} = {sp.value}: "
+               "SequenceParallelSampler")
         edits = ()
     yield Finding(span=sampler.span, message=message, fix=fix, edits=edits,
                   related=(Related(*note),) if note else ())

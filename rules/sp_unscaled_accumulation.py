@@ -12,6 +12,13 @@ accumulation x W / sp). `16 * sp`, `acc *= sp`, `base * sp // 2` and
 `8 if sp == 1 else 32` (at sp 4) keep it and are clean. A plain literal with no
 such comment is BL105 (info): it may well be written for its sp.
 
+A config that inherits (`_base_`, `with read_base()`) is judged as mmengine
+builds it: a base is evaluated on its own, so a child that raises
+`sequence_parallel_size` keeps the accumulation its base computed with the
+base's sp (and a literal of a base that sets its own sp is written for that sp).
+The finding is at the base's line, with a note at the child's sp; the fix sets
+the value again in the child, never in a base other configs share.
+
 ## Why is this bad?
 Sequence parallelism splits every sequence over `sp` GPUs, so only W / sp
 ranks read distinct data: global batch = batch_size x accumulative_counts x
@@ -60,12 +67,12 @@ def check(plan):
     world = plan.world_size.value if plan.world_size is not None and plan.world_size.known else None
     now = global_batch_text(micro.value, ga.value, sp.value, world)
     if written.follows_sp:
-        yield from _derived(ga, sp, micro, written, now, world)
+        yield from _derived(ga, sp, micro, written, now, world, plan.document.path)
     elif written.written_for is not None and written.written_for != sp.value and written.written_for >= 1:
         yield from _stated(plan, ga, sp, micro, written.written_for, now, world)
 
 
-def _derived(ga, sp, micro, written, now, world):
+def _derived(ga, sp, micro, written, now, world, config):
     at_sp1 = written.at_sp1
     if at_sp1 is None:
         return  # unknown at sp = 1: nothing to compare
@@ -79,7 +86,7 @@ def _derived(ga, sp, micro, written, now, world):
     if written.reset is not None and per_rank == per_rank1:
         # A base computed it from its own sp; this config raised sp and kept the value.
         message = (
-            f"{ga.key} ({ga.value}) comes from {ga.span.path}, which computed it from its own {sp.key}; this config "
+            f"{ga.key} ({ga.value}) comes from {ga.span.path}, which computed it from its own {sp.key}; {config} "
             f"sets {sp.key} = {sp.value} and keeps it: the global batch is {now}, not the {then} of sp = 1: "
             f"{change} at this sp"
         )
@@ -90,7 +97,7 @@ def _derived(ga, sp, micro, written, now, world):
             f"{change} at this sp"
         )
     if written.reset is not None and micro1 == micro.value:
-        fix = (f"set it again in this config: `{written.reset.format(f'{ga1} * {sp.key}')}` keeps the global batch "
+        fix = (f"set it again in {config}: `{written.reset.format(f'{ga1} * {sp.key}')}` keeps the global batch "
                f"of sp = 1 (or `{written.reset.format(ga.value)}`, if {now} is the batch meant)")
     elif micro1 == micro.value:
         fix = (f"write `{ga.key} = {ga1} * {sp.key}` to keep the global batch of sp = 1, "
@@ -113,10 +120,10 @@ def _stated(plan, ga, sp, micro, meant_sp, now, world):
     fix = f"add {add}" if meant_sp == 1 else f"set {ga.key} for {sp.key} = {sp.value}, derived from {sp.key}"
     reset = plan.settings.accumulation.reset
     if reset is not None and ga.value % meant_sp == 0:  # written in a base: set again here, not there
-        fix = (f"set it again in this config: `{reset.format(f'{ga.value // meant_sp} * {sp.key}')}` keeps the "
-               f"global batch of sp = {meant_sp}")
+        again = reset.format(f"{ga.value // meant_sp} * {sp.key}")
+        fix = f"set it again in {plan.document.path}: `{again}` keeps the global batch of sp = {meant_sp}"
     elif reset is not None:
-        fix = f"set it again in this config, for {sp.key} = {sp.value}"
+        fix = f"set it again in {plan.document.path}, for {sp.key} = {sp.value}"
     yield Finding(
         span=ga.span or sp.span,
         message=(

@@ -388,3 +388,29 @@ def test_explain_names_the_file_of_every_number(tmp_path):
     assert "sequence_parallel_size, line 7" in rows["sequence parallel degree"]
     assert "internlm2_7b_qlora_sft.py:11" in rows["sequence length"]
     assert "128" in rows["global batch (sequences/step)"]
+
+
+def test_the_child_can_disable_what_it_inherits(tmp_path):
+    child = LAZY_CHILD.replace("# parallel\n", "# batchlint: disable-file=BL101  # the smaller batch is meant\n")
+    root = project(tmp_path, {"configs/_base_/internlm2_7b_qlora_sft.py": LAZY_BASE, "configs/sp4.py": child})
+    assert [code for code, _, _ in found(lint(root, "configs/sp4.py", world_size=32))] == ["BL201"]
+
+
+def test_a_yaml_base_is_merged_like_a_python_one(tmp_path):
+    base = "sequence_parallel_size: 1\noptim_wrapper:\n  type: AmpOptimWrapper\n  accumulative_counts: 16\n"
+    child = "_base_ = './_base_/b.yaml'\nsequence_parallel_size = 4\noptim_wrapper = dict(dtype='bfloat16')\n"
+    root = project(tmp_path, {"configs/_base_/b.yaml": base, "configs/c.py": child})
+    doc = built(root, "configs/c.py")
+    ga = doc.get("optim_wrapper", "accumulative_counts")
+    assert ga.value == 16 and ga.span.path.endswith("b.yaml") and ga.span.line == 4
+    assert doc.get("optim_wrapper", "dtype").value == "bfloat16"
+
+
+def test_a_base_changed_in_a_way_not_followed_is_not_followed(tmp_path):
+    # mmengine lets the child change `_base_` in place; a change batchlint cannot follow must not
+    # leave the base's old value standing as known.
+    child = "_base_ = ['./_base_/sft.py']\n_base_.custom_hooks[0] = dict(type='ThroughputHook')\n"
+    root = project(tmp_path, {"configs/_base_/sft.py": PLAIN_BASE, "configs/c.py": child})
+    result = lint(root, "configs/c.py")
+    assert "changes `_base_` in a way not followed" in notices(result)
+    assert not isinstance(built(root, "configs/c.py"), Inherited)

@@ -44,10 +44,12 @@ from .. import project, reads
 from ..discover import display_path
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
 from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
+from . import format_of, read
 from .python import Scope, _bound_sizes, parse_python, read_python
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
+DEPRECATION_KEY = "_deprecation_"  # popped from each file's names before merging
 # mmengine's own pattern (Config._pre_substitute_base_vars).
 _PLACEHOLDER = re.compile(r"\{\{\s*" + BASE_KEY + r"\.([\w\.]+)\s*\}\}")
 
@@ -163,10 +165,27 @@ class _Chain:
     # -- `_base_ = [...]` -----------------------------------------------------------------------
     def merged(self, path: str, shown: str, text: str, tree: ast.Module, depth: int) -> _Built:
         """Config._file2dict: the bases' names, then this file's merged into them."""
+        names, spans, unused = self.bases(path, _base_files(tree), depth)
+        bases = Mapping(items=names, key_spans=spans)
+        text, placeholders = _placeholders(text)
+        own = read_python(shown, text, self.pinned, Scope({BASE_KEY: bases}, {}, _is_base_assignment),
+                          tree if not placeholders else None)
+        if own.namespace.get(BASE_KEY) is not bases:  # `_base_.hooks.append(...)`, `_base_ = ...` in a block
+            raise _NotFollowed(f"it changes `{BASE_KEY}` in a way not followed")
+        values = {name: value for name, value in own.namespace.items()
+                  if name not in (BASE_KEY, DEPRECATION_KEY) and not name.startswith("__")}
+        if placeholders:
+            values = {name: _substituted(value, placeholders, bases, 0) for name, value in values.items()}
+        items, key_spans = _merge(values, own.root.key_spans, names, spans, 0)
+        kept = {name for name in unused if name not in values} | (own.unused - {BASE_KEY})
+        return _Built(items, key_spans, kept, lazy=False)
+
+    def bases(self, path: str, files: list, depth: int) -> tuple:
+        """The names of the `_base_` files of the file at `path`, built each on its own: (names, spans, unused)."""
         names: dict = {}
         spans: dict = {}
         unused: set = set()
-        for written in _base_files(tree):
+        for written in files:
             if "::" in written:
                 raise _NotFollowed(f"base `{written}` is an installed package's config; not read")
             base = self.load(os.path.join(os.path.dirname(path), written), written, depth, lazy=False)
@@ -176,17 +195,21 @@ class _Chain:
             names.update(base.names)
             spans.update(base.spans)
             unused |= base.unused
-        bases = Mapping(items=names, key_spans=spans)
-        text, placeholders = _placeholders(text)
-        own = read_python(shown, text, self.pinned, Scope({BASE_KEY: bases}, {}, _is_base_assignment),
-                          tree if not placeholders else None)
-        values = {name: value for name, value in own.namespace.items()
-                  if name != BASE_KEY and not name.startswith("__")}
-        if placeholders:
-            values = {name: _substituted(value, placeholders, bases, 0) for name, value in values.items()}
-        items, key_spans = _merge(values, own.root.key_spans, names, spans, 0)
-        kept = {name for name in unused if name not in values} | (own.unused - {BASE_KEY})
-        return _Built(items, key_spans, kept, lazy=False)
+        return names, spans, unused
+
+    def data(self, path: str, shown: str, text: str, fmt: str, depth: int) -> _Built:
+        """A YAML or JSON base (Config._file2dict loads it, and merges it into its own `_base_`)."""
+        if "{{" in text:
+            raise _NotFollowed(f"base `{shown}` holds `{{{{...}}}}` placeholders, which are not followed")
+        root = read(shown, text, fmt).root
+        written = root.items.get(BASE_KEY)
+        files = [written] if isinstance(written, Scalar) else written.items if isinstance(written, Sequence) else []
+        if written is not None and not all(isinstance(f, Scalar) and isinstance(f.value, str) for f in files):
+            raise _NotFollowed(f"`{BASE_KEY}` of base `{shown}` is not a path or a list of paths")
+        names, spans, _ = self.bases(path, [f.value for f in files], depth)
+        values = {key: value for key, value in root.items.items() if key not in (BASE_KEY, DEPRECATION_KEY)}
+        items, key_spans = _merge(values, root.key_spans, names, spans, 0)
+        return _Built(items, key_spans, set(), lazy=False)
 
     # -- `with read_base(): from .base import *` --------------------------------------------------
     def lazy(self, path: str, shown: str, text: str, tree: ast.Module, depth: int) -> _Built:
@@ -254,7 +277,14 @@ class _Chain:
             raise _NotFollowed(f"base `{written}` cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
         shown = display_path(path)
         self.texts[shown] = text
+        fmt = format_of(path)
+        if fmt not in ("python", "yaml", "json") or (lazy and fmt != "python"):
+            raise _NotFollowed(f"base `{written}` is not a Python, YAML or JSON config")
         try:
+            if fmt != "python":
+                built = self.data(path, shown, text, fmt, depth + 1)
+                self.names[shown] = built.names
+                return _exported(built, shown)
             tree = parse_python(shown, text)
             if lazy:  # _parse_lazy_import reads a base whatever its form
                 self.stack.append(os.path.realpath(path))
@@ -383,7 +413,8 @@ def _merge(a: dict, a_spans: dict, b: dict, b_spans: dict, depth: int) -> tuple:
             own_spans = {k: s for k, s in value.key_spans.items() if k != DELETE_KEY}
             base = items[key]
             if deleted is None or (not deleted and type(base) is Unknown):
-                value = Unknown(value.span, f"merged into its base's `{key}` in a way not known", value.deps, value.origin)
+                why = f"merged into its base's `{key}` in a way not known"
+                value = Unknown(value.span, why, value.deps, value.origin)
             elif deleted:
                 value = Mapping(items=own, key_spans=own_spans, span=value.span, deps=value.deps, origin=value.origin)
             elif type(base) is not Mapping:
