@@ -206,6 +206,9 @@ class _Checker:
         found = self.directives.get(where)
         if found is not None and code != BAD_DIRECTIVE[0] and found.suppresses(code, span.line):
             return
+        own = self.directives.get(path) if where != path else None
+        if own is not None and directive_parser.code_matches(code, own.file_disabled):
+            return  # found checking `path` (in a base it inherits from, say): its disable-file holds
         related = tuple(r if r.message == clean_text(r.message) else Related(clean_text(r.message), r.span, r.path)
                         for r in related)
         self.diagnostics.append(Diagnostic(code, name, severity, clean_text(message), where, span._replace(path=None),

@@ -33,3 +33,10 @@ MAX_EVAL_STEPS = 500_000
 MAX_TOML_KEY_PARTS = 32
 # Characters all expansions of one launch script produce: a short script can expand a long value many times.
 MAX_SHELL_OUTPUT = 8 << 20
+
+# -- references between files: not followed past these (the file is read alone, with a notice) ----
+
+# mmengine config inheritance (`_base_`, `with read_base()`): files read for one config, every read
+# counted (a base two others share is read twice), and how deep bases may nest. Real chains are 1-3 deep.
+MAX_BASE_FILES = 32
+MAX_BASE_DEPTH = 8

@@ -39,8 +39,8 @@ XTuner's sequence-parallel guide (docs/zh_cn/user_guides/sequence_parallel.md:40
 configs/llama_speed_benchmark/ write the literal for its sp with a comment.
 """
 
-from batchlint.frameworks.xtuner import global_batch_text
-from batchlint.rule import Example, Finding, Rule
+from batchlint.frameworks.xtuner import global_batch_text, inherited_note
+from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):
@@ -67,11 +67,17 @@ def check(plan):
     else:
         fix = (f"if {ga.value} is the accumulation of sp = 1, add `{ga.key} *= {sp.key}` after it; "
                f"else say in a comment that it is written for sp = {sp.value}")
+    if written.reset is not None:  # written in a base: set again here, not there
+        fix = (f"if {ga.value} is the accumulation of sp = 1, set it again in {plan.document.path}: "
+               f"`{written.reset.format(f'{ga.value} * {sp.key}')}`; else say in a comment that it is written "
+               f"for sp = {sp.value}")
+    note = inherited_note(sp, ga.span, f"{ga.key} ({ga.value})")
     yield Finding(
         span=ga.span or sp.span,
         message=f"{ga.key} ({ga.value}) is not derived from {sp.key} ({sp.value}): {batches}; "
                 f"it will not follow the next change of {sp.key}",
         fix=fix,
+        related=(Related(*note),) if note else (),
     )
 
 

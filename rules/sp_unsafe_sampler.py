@@ -32,7 +32,8 @@ mmengine 0.10.6 mmengine/dataset/sampler.py:48 and 125,
 xtuner/dataset/samplers/length_grouped.py:81.
 """
 
-from batchlint.rule import Edit, Example, Finding, Rule
+from batchlint.frameworks.xtuner import inherited_note
+from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
 def check(plan):
@@ -53,7 +54,13 @@ def check(plan):
             edits = (Edit(sampler.span, "sampler"),)
     else:
         fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"
-    yield Finding(span=sampler.span, message=message, fix=fix, edits=edits)
+    note = inherited_note(sp, sampler.span, f"the sampler ({name})")
+    if note is not None:  # chosen in a base, with the base's sp: choose again here, and edit nothing there
+        fix = (f"set the sampler's type again in {plan.document.path}, for {sp.key} = {sp.value}: "
+               "SequenceParallelSampler")
+        edits = ()
+    yield Finding(span=sampler.span, message=message, fix=fix, edits=edits,
+                  related=(Related(*note),) if note else ())
 
 
 _CONFIG = """\

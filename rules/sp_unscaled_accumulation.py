@@ -12,6 +12,13 @@ accumulation x W / sp). `16 * sp`, `acc *= sp`, `base * sp // 2` and
 `8 if sp == 1 else 32` (at sp 4) keep it and are clean. A plain literal with no
 such comment is BL105 (info): it may well be written for its sp.
 
+A config that inherits (`_base_`, `with read_base()`) is judged as mmengine
+builds it: a base is evaluated on its own, so a child that raises
+`sequence_parallel_size` keeps the accumulation its base computed with the
+base's sp (and a literal of a base that sets its own sp is written for that sp).
+The finding is at the base's line, with a note at the child's sp; the fix sets
+the value again in the child, never in a base other configs share.
+
 ## Why is this bad?
 Sequence parallelism splits every sequence over `sp` GPUs, so only W / sp
 ranks read distinct data: global batch = batch_size x accumulative_counts x
@@ -46,8 +53,8 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 `accumulative_counts *= sequence_parallel_size`.
 """
 
-from batchlint.frameworks.xtuner import global_batch_text
-from batchlint.rule import Edit, Example, Finding, Rule
+from batchlint.frameworks.xtuner import global_batch_text, inherited_note
+from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
 def check(plan):
@@ -60,12 +67,13 @@ def check(plan):
     world = plan.world_size.value if plan.world_size is not None and plan.world_size.known else None
     now = global_batch_text(micro.value, ga.value, sp.value, world)
     if written.follows_sp:
-        yield from _derived(ga, sp, micro, written.at_sp1, now, world)
+        yield from _derived(ga, sp, micro, written, now, world, plan.document.path)
     elif written.written_for is not None and written.written_for != sp.value and written.written_for >= 1:
         yield from _stated(plan, ga, sp, micro, written.written_for, now, world)
 
 
-def _derived(ga, sp, micro, at_sp1, now, world):
+def _derived(ga, sp, micro, written, now, world, config):
+    at_sp1 = written.at_sp1
     if at_sp1 is None:
         return  # unknown at sp = 1: nothing to compare
     micro1, ga1 = at_sp1
@@ -75,36 +83,63 @@ def _derived(ga, sp, micro, at_sp1, now, world):
     then = global_batch_text(micro1, ga1, 1, world)
     ratio = per_rank1 * sp.value / per_rank
     change = f"{_times(ratio)} smaller" if ratio > 1 else f"{_times(1 / ratio)} larger"
-    yield Finding(
-        span=ga.span or sp.span,
-        message=(
+    if written.reset is not None and per_rank == per_rank1:
+        # A base computed it from its own sp; this config raised sp and kept the value.
+        message = (
+            f"{ga.key} ({ga.value}) comes from {ga.span.path}, which computed it from its own {sp.key}; {config} "
+            f"sets {sp.key} = {sp.value} and keeps it: the global batch is {now}, not the {then} of sp = 1: "
+            f"{change} at this sp"
+        )
+    else:
+        message = (
             f"{ga.key} is computed from {sp.key} but does not keep the global batch: at {sp.key} = {sp.value} it is "
             f"{ga.value} and the global batch is {now}; at {sp.key} = 1 it would be {ga1} and the global batch {then}: "
             f"{change} at this sp"
-        ),
-        fix=(
-            f"write `{ga.key} = {ga1} * {sp.key}` to keep the global batch of sp = 1, "
-            f"or `{ga.key} = {ga.value}` if {now} is the batch meant"
-            if micro1 == micro.value else
-            f"make {micro.key} x {ga.key} {per_rank1 * sp.value} at {sp.key} = {sp.value} "
-            f"({sp.value} x the {per_rank1} of sp = 1)"
-        ),
-    )
+        )
+    if written.reset is not None and micro1 == micro.value:
+        fix = (f"set it again in {config}: `{written.reset.format(f'{ga1} * {sp.key}')}` keeps the global batch "
+               f"of sp = 1 (or `{written.reset.format(ga.value)}`, if {now} is the batch meant)")
+    elif micro1 == micro.value:
+        fix = (f"write `{ga.key} = {ga1} * {sp.key}` to keep the global batch of sp = 1, "
+               f"or `{ga.key} = {ga.value}` if {now} is the batch meant")
+    else:
+        fix = (f"make {micro.key} x {ga.key} {per_rank1 * sp.value} at {sp.key} = {sp.value} "
+               f"({sp.value} x the {per_rank1} of sp = 1)")
+    yield Finding(span=ga.span or sp.span, message=message, fix=fix, related=_inherited(sp, ga))
+
+
+def _inherited(sp, ga) -> tuple:
+    """The note at the sp this config sets, when the accumulation comes from a base."""
+    note = inherited_note(sp, ga.span, f"{ga.key} ({ga.value})")
+    return (Related(*note),) if note else ()
 
 
 def _stated(plan, ga, sp, micro, meant_sp, now, world):
     meant = global_batch_text(micro.value, ga.value, meant_sp, world)
     add = f"`{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"`{ga.key} = {ga.value} * {sp.key}`"
     fix = f"add {add}" if meant_sp == 1 else f"set {ga.key} for {sp.key} = {sp.value}, derived from {sp.key}"
+    reset = plan.settings.accumulation.reset
+    if reset is not None and ga.value % meant_sp == 0:  # written in a base: set again here, not there
+        again = reset.format(f"{ga.value // meant_sp} * {sp.key}")
+        fix = f"set it again in {plan.document.path}: `{again}` keeps the global batch of sp = {meant_sp}"
+    elif reset is not None:
+        fix = f"set it again in {plan.document.path}, for {sp.key} = {sp.value}"
     yield Finding(
         span=ga.span or sp.span,
         message=(
-            f"{ga.key} ({ga.value}) is written for sp = {meant_sp}, as its comment says, but {sp.key} is {sp.value}: "
-            f"the global batch is {now}, not the {meant} it gives at sp = {meant_sp}"
+            f"{ga.key} ({ga.value}) is written for sp = {meant_sp}, {_why_meant(plan.settings.accumulation, sp)}, but "
+            f"{sp.key} is {sp.value}: the global batch is {now}, not the {meant} it gives at sp = {meant_sp}"
         ),
         fix=fix,
+        related=_inherited(sp, ga),
         edits=_insert_scaling(plan, ga, sp) if meant_sp == 1 else (),
     )
+
+
+def _why_meant(written, sp) -> str:
+    if written.written_in is not None:
+        return f"the {sp.key} of {written.written_in}, which sets it"
+    return "as its comment says"
 
 
 def _times(ratio: float) -> str:

@@ -287,6 +287,9 @@ def test_xtuner_examples_report_what_their_comments_promise():
         assert result.framework == "xtuner", name
         seen[name] = found(result)
     assert seen == {
+        # Both at lines of _base_/internlm2_7b_qlora_sft.py, which the child raising sp inherits.
+        "internlm2_7b_sp4_inherited.py": [("BL101", 20), ("BL201", 32)],
+        "internlm2_7b_sp4_inherited_fixed.py": [],
         "internlm2_7b_sp4_sft.py": [("BL101", 20)],
         "internlm2_7b_sp4_sft_fixed.py": [],
         "internlm2_7b_varlen_sp4.py": [("BL130", 26)],

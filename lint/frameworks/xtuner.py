@@ -20,12 +20,14 @@ from ..document import (
     Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, split_lines,
 )
 from ..plan import Fact, Origin, TrainingPlan
+from ..sources.inheritance import Inherited, inherit, read_config, text_at
 from .facts import Outside, divide, find_key, flag, number
 from .spec import Count, Framework, Launcher
 
 NAME = "xtuner"
 FORMATS = ("python",)
-MARKERS = (b"train_dataloader", b"accumulative_counts")
+# A child config may set neither, and inherit both from its bases (`_base_`, `with read_base()`).
+MARKERS = (b"train_dataloader", b"accumulative_counts", b"_base_", b"read_base")
 
 # `xtuner train cfg.py` runs torchrun itself with NPROC_PER_NODE x NNODES (xtuner/tools/train.py).
 LAUNCHERS = (Launcher("xtuner", commands=("xtuner",), subcommands=("*",), markers=(b"xtuner",),
@@ -67,7 +69,10 @@ def is_v1(doc: Document) -> bool:
 
 
 def plan(doc: Document, outside: Outside):
-    if doc.format != "python" or is_v1(doc):
+    if doc.format != "python":
+        return None
+    doc = inherit(doc)  # as mmengine builds it with its bases, each value where its file wrote it
+    if is_v1(doc):
         return None
     loader = doc.get("train_dataloader")
     optim = doc.get("optim_wrapper")
@@ -146,12 +151,18 @@ class Accumulation:
     at_sp1: Optional[tuple]
     # The sp a comment at the accumulation says its value is written for: the
     # number of a `sp=N` it writes, else the configured sp when it names sequence
-    # parallelism (`# 1 x 8 acc / 8 sequence parallel`); None when no comment says.
+    # parallelism (`# 1 x 8 acc / 8 sequence parallel`); else, for a literal a base
+    # writes, that base's own sequence_parallel_size; None when nothing says.
     written_for: Optional[int]
     # The end of its line when that line is a plain `accumulative_counts = <int>`:
     # where `accumulative_counts *= sequence_parallel_size` goes; None otherwise.
     line_end: Optional[Span]
     indent: str  # that line's indentation
+    # Written in a base the config inherits it from: how the config sets it again, a
+    # statement with `{}` for the value; None when this file writes it (or it is not known how).
+    reset: Optional[str] = None
+    # The base whose own sequence_parallel_size `written_for` is, when no comment says one.
+    written_in: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -213,25 +224,42 @@ def _batch_facts(doc: Document) -> tuple:
 def _accumulation(doc: Document, micro: Fact, ga: Fact, sp: Fact) -> Accumulation:
     follows_sp = any(fact.node is not None and sp.key in fact.node.deps for fact in (micro, ga))
     at_sp1 = _at_sp1(doc, sp) if follows_sp and sp.known and sp.value != 1 else None
-    lines = split_lines(doc.text, doc.format)
+    text = text_at(doc, ga.span) if ga.span is not None else None
+    lines = split_lines(text, doc.format) if text is not None else []
     written_for = _written_for(lines, ga.span, sp) if ga.span is not None and not follows_sp else None
-    if ga.span is None or ga.span.line != ga.span.end_line:
-        return Accumulation(follows_sp, at_sp1, written_for, None, "")
+    written_in = None
+    if written_for is None and not follows_sp and ga.span is not None and isinstance(doc, Inherited):
+        # A literal of a base that sets its own sp is written for that sp.
+        own = number(doc.base_names.get(ga.span.path, {}).get(sp.key), sp.key)
+        if own is not None and own.known and type(own.value) is int:
+            written_for, written_in = own.value, ga.span.path
+    reset = _reset(doc, ga) if ga.span is not None and ga.span.path is not None else None
+    if ga.span is None or ga.span.line != ga.span.end_line or ga.span.path is not None:
+        # Written in another file (a base): an edit there would change every config built on it.
+        return Accumulation(follows_sp, at_sp1, written_for, None, "", reset, written_in)
     line = lines[ga.span.line - 1] if ga.span.line <= len(lines) else ""
     if not re.match(rf"\s*{re.escape(ga.key)}\s*=\s*\d+\s*(#.*)?$", line):
-        return Accumulation(follows_sp, at_sp1, written_for, None, "")  # not a plain literal assignment
+        return Accumulation(follows_sp, at_sp1, written_for, None, "", reset, written_in)  # not a plain literal
     end = Span(ga.span.line, len(line) + 1, ga.span.line, len(line) + 1)
-    return Accumulation(follows_sp, at_sp1, written_for, end, line[: len(line) - len(line.lstrip())])
+    return Accumulation(follows_sp, at_sp1, written_for, end, line[: len(line) - len(line.lstrip())], reset, written_in)
+
+
+def _reset(doc: Document, ga: Fact) -> Optional[str]:
+    """How this config sets the accumulation a base wrote again (`{}`: the value): into the
+    inherited dict with `with read_base()`, where a new dict would replace the base's whole
+    optim_wrapper; as a dict of that one key under `_base_`, which mmengine merges key by key."""
+    optim = doc.get("optim_wrapper")
+    if not isinstance(optim, Mapping) or "accumulative_counts" not in optim.items or not isinstance(doc, Inherited):
+        return None
+    return "optim_wrapper.accumulative_counts = {}" if doc.lazy else "optim_wrapper = dict(accumulative_counts={})"
 
 
 def _at_sp1(doc: Document, sp: Fact) -> Optional[tuple]:
     """The micro batch and accumulation the config gives with every read of
-    sequence_parallel_size at 1: whether a derivation keeps the global batch is
-    a question of values, not of how it is written (`64 // sp` follows sp too)."""
-    from ..sources.python import read_python  # a Python config has loaded it already
-
+    sequence_parallel_size at 1, in it and in its bases: whether a derivation keeps the
+    global batch is a question of values, not of how it is written (`64 // sp` follows sp too)."""
     try:
-        micro, ga = _batch_facts(read_python(doc.path, doc.text, pinned={sp.key: 1}))
+        micro, ga = _batch_facts(read_config(doc.path, doc.text, pinned={sp.key: 1}))
     except (ParseError, LimitExceeded):
         return None
     known = micro.known and ga.known and type(micro.value) is int and type(ga.value) is int
@@ -313,6 +341,16 @@ def global_batch_text(micro: int, accumulation: int, sp: int, world: Optional[in
         dp = f"dp {world // sp} = W {world} / sp {sp}" if sp > 1 else f"W {world}"
         return f"{micro * accumulation * world // sp} sequences ({per_rank} x {dp})"
     return f"{per_rank} x W/{sp} sequences" if sp > 1 else f"{per_rank} x W sequences"
+
+
+def inherited_note(sp: Fact, written: Optional[Span], what: str) -> Optional[tuple]:
+    """(message, span) of the note at the `sequence_parallel_size` this config sets, when the
+    value at fault (`what`, at `written`) comes from a base: mmengine evaluated the base on
+    its own, with the base's names, so the sp set here changed nothing in it. None otherwise."""
+    if written is None or written.path is None or sp.span is None or sp.span.path == written.path:
+        return None
+    return (f"{sp.key} = {sp.value} is set here, but {what} was evaluated in {written.path}:{written.line} "
+            f"with that file's own names: mmengine builds a base on its own", sp.span)
 
 
 # -- finding the settings in the config -------------------------------------------------------

@@ -25,7 +25,8 @@ import math
 import operator
 import re
 import warnings
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 from ..document import (
     Document,
@@ -104,28 +105,52 @@ _BUILTIN_SYMBOLS = {name: Symbol("builtins." + name) for name in _BUILTIN_NAMES}
 _NUMBER = (int, float)
 
 
-def read_python(path: str, text: str, pinned: Optional[dict] = None) -> Document:
+@dataclass(frozen=True)
+class Scope:
+    """What a config's evaluation starts from besides its own statements: the names
+    a loader binds before the first statement runs (the bases' of an mmengine config,
+    lint/sources/inheritance.py), where each was written, and the top-level
+    statements the loader removes before running the file."""
+
+    names: dict  # name -> Node
+    spans: dict  # name -> Span of its assignment
+    skip: Callable[[ast.stmt], bool]
+
+
+def read_python(path: str, text: str, pinned: Optional[dict] = None, scope: Optional[Scope] = None,
+                tree: Optional[ast.Module] = None) -> Document:
     """`pinned` (name -> number) makes every read of a top-level name that the
     file defines give that number instead: the config evaluated as if it set
-    that value (`sequence_parallel_size` at 1, to ask what a derivation gives there)."""
+    that value (`sequence_parallel_size` at 1, to ask what a derivation gives there).
+    `tree`: the file's parse_python, when the caller has it already."""
+    tree = tree or parse_python(path, text)
+    evaluator = _Evaluator(text, pinned)
+    body = tree.body
+    if scope is not None:
+        evaluator.names.update(scope.names)
+        evaluator.assigned_at.update(scope.spans)
+        body = [stmt for stmt in body if not scope.skip(stmt)]
+    evaluator.run(body)
+    names = evaluator.names
+    _bound_sizes(names)
+    root = Mapping(items=dict(names), key_spans=dict(evaluator.assigned_at), span=Span(1, 1, 1, 1))
+    unused = {name for name in evaluator.assigned_at if name not in evaluator.reads}
+    return Document(path=path, format="python", root=root, text=text, namespace=names, unused=unused)
+
+
+def parse_python(path: str, text: str) -> ast.Module:
+    """The syntax tree of a Python config, its size checked first; raises ParseError or LimitExceeded."""
     _check_size(text)
     try:
         with warnings.catch_warnings():  # `1if x else 2`, `"\d"`: the config's business, not a report's
             warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path)
+            return ast.parse(text, filename=path)
     except SyntaxError as exc:
         raise ParseError(f"Python syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1) from None
     except ValueError as exc:  # a NUL byte (before Python 3.12)
         raise ParseError(f"Python source cannot be parsed: {exc}") from None
     except (RecursionError, MemoryError):  # the parser's own stack: nested too deeply
         raise LimitExceeded("Python source is nested too deeply for Python's parser") from None
-    evaluator = _Evaluator(text, pinned)
-    evaluator.run(tree.body)
-    names = evaluator.names
-    _bound_sizes(names)
-    root = Mapping(items=dict(names), key_spans=dict(evaluator.assigned_at), span=Span(1, 1, 1, 1))
-    unused = {name for name in evaluator.assigned_at if name not in evaluator.reads}
-    return Document(path=path, format="python", root=root, text=text, namespace=names, unused=unused)
 
 
 def _position(text: str, offset: int) -> tuple:
