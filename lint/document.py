@@ -152,6 +152,9 @@ class Document:
     # A launch line's own settings (`megatron sft --micro_batch_size 1 ...`) carry
     # the framework their launcher implies, since the keys alone may not tell.
     launched_by: Optional[str] = None
+    # OmegaConf interpolations resolved (sources/omegaconf.py Resolution: the document as written,
+    # the values read through them); None: the tree is as written.
+    resolved: Any = None
 
     def get(self, *path: str) -> Optional[Node]:
         return self.root.get(*path)
