@@ -310,9 +310,11 @@ class _Checker:
                 continue
             for finding in rule.check(plan):
                 found = finding.related
-                if routes:  # a value read through interpolations: a note at each
-                    found += tuple(dict.fromkeys(Related(message, span) for at in (finding.span,) + tuple(
-                        r.span for r in found) for message, span in routes.get(at, ()) if Related(message, span) not in found))
+                if routes:  # values read through interpolations: a note at each, and what was assumed
+                    spans = (finding.span,) + tuple(r.span for r in found) + (None,)
+                    found += tuple(dict.fromkeys(Related(message, span) for at in spans
+                                                 for message, span in routes.get(at, ())
+                                                 if Related(message, span) not in found))
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
                                 for r in found) + note
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)

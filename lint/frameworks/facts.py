@@ -58,8 +58,12 @@ def _label(node: Node, key: str) -> str:
 
 def _assumed(node: Node) -> str:
     """What was assumed to know a value (an OmegaConf `${oc.env:VAR,default}`'s default), said
-    wherever the fact is described."""
-    return getattr(node, "assumed", "")
+    wherever the fact is described; the value is marked read, so that every finding on the plan
+    says it too (lint/sources/omegaconf.py `notes`)."""
+    assumed = getattr(node, "assumed", "")
+    if assumed:
+        node.read = True
+    return assumed
 
 
 def find_key(node: Optional[Node], key: str, limit: int = 2000) -> Optional[Node]:

@@ -440,8 +440,11 @@ def _written(root: Mapping, dotted: str) -> bool:
 
 def _inherited(root: Mapping, dotted: str) -> bool:
     """Read through an interpolation of the actor's value (critic/critic.yaml:
-    `ppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`)."""
-    return (getattr(_node(root, dotted), "origin", None) or "").startswith("actor_rollout_ref.")
+    `ppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`), which
+    may itself interpolate another."""
+    node = _node(root, dotted)
+    keys = [node.origin or ""] + [hop.key for hop in getattr(node, "route", ())]
+    return any(key.startswith("actor_rollout_ref.") for key in keys)
 
 
 def _integer(root: Mapping, dotted: str) -> Optional[Fact]:

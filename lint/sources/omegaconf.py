@@ -44,7 +44,7 @@ from .yaml import value_offset
 _OPEN = "${"
 # Nesting of interpolations, brackets and quotes inside one value, and of interpolations followed
 # from one another: configs nest two or three.
-_MAX_NESTING = 32
+_MAX_NESTING = 64
 _SHOWN = 80  # characters of an interpolation quoted in a note
 
 
@@ -63,6 +63,7 @@ class Interpolated(Scalar):
 
     route: tuple = ()  # Hop, the interpolating value first
     assumed: str = ""  # what was assumed to know it (an oc.env default): every finding says it
+    read: bool = False  # a fact was made of it (lint/frameworks/facts.py marks an assumed value so)
 
 
 @dataclass
@@ -101,24 +102,27 @@ def resolve_tree(root: Mapping, text: str = "", whole: bool = True) -> tuple:
 
 
 def notes(resolution: Resolution, facts) -> dict:
-    """{Span: [note message, note Span]} for findings at a value read through interpolations: each
-    interpolation it came through, and what was assumed. Where several values read one target, only
-    those the plan's facts hold (`facts`: an iterable of Fact) are noted."""
+    """{Span: [(note message, note Span)]} for findings at a value read through interpolations: each
+    interpolation it came through. Where several values read one target, only those the plan's facts
+    hold (`facts`: an iterable of Fact) are noted. Under None, the notes every finding takes: each
+    assumed value a fact was made of (a W from `${oc.env:NGPUS,8}` is in every verdict with W)."""
     used = {id(fact.node) for fact in facts if isinstance(fact.node, Interpolated)}
     found: dict = {}
     for span, values in resolution.by_span.items():
         chosen = [v for v in values if id(v) in used] or (values if len(values) == 1 else [])
-        shown = []
         for value in chosen:
             for hop in value.route:
-                message = f"`{hop.key}: {hop.text}` reads this value"
-                if value.assumed:
-                    message += f" ({value.assumed})"
-                if (message, hop.span) not in shown:
-                    shown.append((message, hop.span))
-        if shown:
-            found[span] = shown
+                _add(found, span, (f"`{hop.key}: {hop.text}` reads this value", hop.span))
+        for value in values:
+            if value.assumed and value.read:
+                _add(found, None, (f"`{value.route[0].key}` is {value.value}, {value.assumed}", value.span))
     return found
+
+
+def _add(found: dict, key, note: tuple) -> None:
+    kept = found.setdefault(key, [])
+    if note not in kept:
+        kept.append(note)
 
 
 # -- the tree ------------------------------------------------------------------------------------
@@ -189,6 +193,11 @@ class _Unknown(Exception):
         self.why = why
 
 
+class _TooDeep(_Unknown):
+    """Past the nesting bound: the value being resolved is unknown, but not the values on the way
+    (each is known when resolved from nearer), so none of them is remembered as unknown."""
+
+
 @dataclass
 class _Got:
     """What an interpolation or an argument gives: a node of the tree (and the path it is written
@@ -224,6 +233,12 @@ class _Resolver:
         self.steps = 0
         self.found: dict = {}  # Span -> [Interpolated]
         self.lines: Optional[list] = None
+        self.depth = 0  # interpolations followed and nested, which each take stack
+
+    def nested(self) -> None:
+        self.depth += 1
+        if self.depth > _MAX_NESTING:
+            raise _TooDeep(f"interpolations nested or followed more than {_MAX_NESTING} deep")
 
     def charge(self, steps: int = 1) -> None:
         self.steps += steps
@@ -235,7 +250,10 @@ class _Resolver:
     def site(self, path: tuple):
         """The node a string value resolves to; for a whole container, its path (a tuple), which
         `_rebuilt` places as the tree is copied."""
-        node, real = self.value_at(path)
+        try:
+            node, real = self.value_at(path)
+        except _Unknown as exc:  # past the nesting bound
+            return Unknown(self.raw(path).span, f"{_short(self.raw(path).value)}: {exc.why}")
         return real if isinstance(node, (Mapping, Sequence)) else node
 
     def value_at(self, path: tuple) -> tuple:
@@ -247,17 +265,20 @@ class _Resolver:
         if path in self.active:
             shown = " -> ".join(_dotted(p) for p in self.active[self.active.index(path):] + [path])
             raise _Unknown(f"an interpolation cycle ({shown})")
-        if len(self.active) >= _MAX_NESTING:
-            raise _Unknown(f"interpolations followed more than {_MAX_NESTING} deep")
         scalar = self.raw(path)
+        depth = self.depth
         self.active.append(path)
         try:
+            self.nested()
             got = _Parser(scalar.value, self, path[:-1]).config_value()
             done = self.made(got, path, scalar)
+        except _TooDeep:
+            raise
         except _Unknown as exc:
             done = Unknown(scalar.span, f"{_short(scalar.value)}: {exc.why}"), path
         finally:
             self.active.pop()
+            self.depth = depth
         self.done[path] = done
         return done
 
@@ -385,12 +406,16 @@ _INT_TOKEN = re.compile(_INT)
 _BOOL = re.compile(r"[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]")
 _NULL = re.compile(r"[Nn][Uu][Ll][Ll]")
 _ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-# Characters of an unquoted value: ID's, UNQUOTED_CHAR's, COLON, WS; escapes are read apart.
-_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/+.$%*@?|: \t")
+# Runs of an unquoted value's characters (ID's, UNQUOTED_CHAR's, COLON, WS; `$` and escapes apart),
+# a dict key's (no colon), and of an interpolation key (INTER_KEY: any but these; `${` nests).
+_PLAIN_RUN = re.compile(r"[A-Za-z0-9_\-/+.%*@?|: \t]+")
+_KEY_PLAIN = re.compile(r"[A-Za-z0-9_\-/+.%*@?| \t]+")
+_KEY_RUN = re.compile(r"(?:[^\\{}()\[\]:. \t'\"$]|\$(?!\{))+")
 _ESCAPABLE = frozenset("\\()[]{}:=, \t")
-# INTER_KEY: any character but these (and `${`, which opens a nested interpolation).
-_NOT_KEY = frozenset("\\{}()[]:. \t'\"")
 _WS = " \t"
+# Literal text up to the next `$`, backslash or closing quote.
+_TEXT_RUNS = {"": re.compile(r"[^$\\]+"), "'": re.compile(r"[^$\\']+"), '"': re.compile(r'[^$\\"]+')}
+_BACKSLASHES = re.compile(r"\\+")
 
 
 class _Parser:
@@ -399,7 +424,6 @@ class _Parser:
 
     def __init__(self, text: str, resolver: _Resolver, base: tuple):
         self.s, self.i, self.r, self.base = text, 0, resolver, base
-        self.depth = 0
         if len(text) > MAX_LENGTH:
             raise _Unknown(f"a value of more than {MAX_LENGTH:,} characters")
 
@@ -409,11 +433,6 @@ class _Parser:
     def skip_ws(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in _WS:
             self.i += 1
-
-    def nested(self):
-        self.depth += 1
-        if self.depth > _MAX_NESTING:
-            raise _Unknown(f"nested more than {_MAX_NESTING} deep")
 
     # configValue: text EOF -- the top level of a value.
     def config_value(self) -> _Got:
@@ -441,8 +460,15 @@ class _Parser:
         """Literal text and interpolations up to the end (or to the quote `until`), escapes read:
         `\\${` is `${`, backslashes before an interpolation are halved, others are kept."""
         s, parts, buffer = self.s, [], []
+        run_of = _TEXT_RUNS[until]
         while self.i < len(s):
-            if until and s[self.i] == until:
+            literal = run_of.match(s, self.i)
+            if literal is not None:
+                buffer.append(literal.group(0))
+                self.i = literal.end()
+                continue
+            char = s[self.i]
+            if char == until:
                 break
             if s.startswith(_OPEN, self.i):
                 if buffer:
@@ -450,37 +476,33 @@ class _Parser:
                     buffer = []
                 parts.append(self.interpolation())
                 continue
-            char = s[self.i]
-            if char == "\\":
-                end = self.i
-                while end < len(s) and s[end] == "\\":
-                    end += 1
-                run = end - self.i
-                if s.startswith(_OPEN, end):
-                    if run % 2:  # ESC_INTER: an escaped `${`
-                        buffer.append("\\" * (run // 2) + _OPEN)
-                        self.i = end + 2
-                    else:  # TOP_ESC before an interpolation: halved
-                        buffer.append("\\" * (run // 2))
-                        self.i = end
-                    continue
-                if until and end < len(s) and s[end] == until:
-                    # Quoted: an odd run escapes the quote; an even one ending the string is halved.
-                    buffer.append("\\" * (run // 2) + (until if run % 2 else ""))
-                    self.i = end + (1 if run % 2 else 0)
-                    continue
+            if char == "$":  # not followed by `{`
+                buffer.append(char)
+                self.i += 1
+                continue
+            end = _BACKSLASHES.match(s, self.i).end()
+            run = end - self.i
+            if s.startswith(_OPEN, end):
+                if run % 2:  # ESC_INTER: an escaped `${`
+                    buffer.append("\\" * (run // 2) + _OPEN)
+                    self.i = end + 2
+                else:  # TOP_ESC before an interpolation: halved
+                    buffer.append("\\" * (run // 2))
+                    self.i = end
+            elif until and s.startswith(until, end):
+                # Quoted: an odd run escapes the quote; an even one ending the string is halved.
+                buffer.append("\\" * (run // 2) + (until if run % 2 else ""))
+                self.i = end + run % 2
+            else:
                 buffer.append(s[self.i:end])
                 self.i = end
-                continue
-            buffer.append(char)
-            self.i += 1
         if buffer:
             parts.append("".join(buffer))
         return parts
 
     # interpolation: interpolationNode | interpolationResolver
     def interpolation(self) -> _Got:
-        self.nested()
+        self.r.nested()
         self.r.charge()
         start = self.i
         self.i += 2
@@ -525,7 +547,7 @@ class _Parser:
             got = self.call(name, args, self.s[start:self.i])
         else:
             self.fail()
-        self.depth -= 1
+        self.r.depth -= 1
         return got
 
     def key(self) -> str:
@@ -535,12 +557,11 @@ class _Parser:
             if not isinstance(value, str):
                 raise _Unknown("an interpolation that names a key gives no string")
             return value
-        start = self.i
-        while self.i < len(self.s) and self.s[self.i] not in _NOT_KEY and not self.s.startswith(_OPEN, self.i):
-            self.i += 1
-        if self.i == start:
+        found = _KEY_RUN.match(self.s, self.i)
+        if found is None:
             self.fail()
-        return self.s[start:self.i]
+        self.i = found.end()
+        return found.group(0)
 
     def node(self, key: str) -> _Got:
         """interpolationNode: the value at `key`; a key that is not there is unknown."""
@@ -576,7 +597,6 @@ class _Parser:
                     return args[0]
                 raise _Unknown("oc.decode takes a string")
             decoder = _Parser(value, self.r, self.base)
-            decoder.depth = self.depth
             got = decoder.element()
             decoder.skip_ws()
             if decoder.i != len(value):
@@ -634,13 +654,13 @@ class _Parser:
             self.fail("a missing value")
         char = self.s[self.i]
         if char in "'\"":
-            self.nested()
+            self.r.nested()
             self.i += 1
             parts = self.text(until=char)
             if self.i >= len(self.s):
                 self.fail("an unclosed quote")
             self.i += 1
-            self.depth -= 1
+            self.r.depth -= 1
             got = self.joined(parts)
             return got
         if char == "[":
@@ -651,7 +671,7 @@ class _Parser:
 
     def container(self, close: str) -> _Got:
         """A list `[a, b]` or a dict `{k: v}` argument: made as a Python value."""
-        self.nested()
+        self.r.nested()
         self.i += 1
         items: list = []
         self.skip_ws()
@@ -676,33 +696,44 @@ class _Parser:
         if self.i >= len(self.s):
             self.fail("an unclosed container")
         self.i += 1
-        self.depth -= 1
+        self.r.depth -= 1
         return _Got(value=dict(items) if close == "}" else items)
 
     def primitive(self, dict_key: bool = False) -> _Got:
         """Tokens up to a comma or a closing bracket: one token is typed (INT, FLOAT, BOOL, NULL;
         an interpolation keeps its value), several make a string, escapes read."""
         s, start = self.s, self.i
-        pieces: list = []  # _Got, or (text, escaped, end offset)
+        pieces: list = []  # _Got, or [text, escaped, end offset]
+        plain = _KEY_PLAIN if dict_key else _PLAIN_RUN
         while self.i < len(s):
+            found = plain.match(s, self.i)
+            if found is not None:
+                self.i = found.end()
+                pieces.append([found.group(0), False, self.i])
+                continue
             char = s[self.i]
             if s.startswith(_OPEN, self.i) and not dict_key:
                 pieces.append(self.interpolation())
-                continue
-            if char == "\\":
+            elif char == "$":
+                self.i += 1
+                pieces.append([char, False, self.i])
+            elif char == "\\":
                 follow = s[self.i + 1:self.i + 2]
                 escaped = follow != "" and follow in _ESCAPABLE
                 self.i += 2 if escaped else 1
-                pieces.append((follow if escaped else char, escaped, self.i))
-                continue
-            if char in ",]}" or (dict_key and char == ":"):
+                pieces.append([follow if escaped else char, escaped, self.i])
+            elif char in ",]}" or (dict_key and char == ":"):
                 break
-            if char not in _PLAIN:
+            else:
                 self.fail(f"{char!r} is not allowed unquoted")
-            self.i += 1
-            pieces.append((char, False, self.i))
         # Whitespace before a comma or a closing bracket belongs to it, not to the value.
-        while pieces and isinstance(pieces[-1], tuple) and not pieces[-1][1] and pieces[-1][0] in _WS:
+        while pieces and isinstance(pieces[-1], list) and not pieces[-1][1]:
+            last = pieces[-1]
+            kept = last[0].rstrip(_WS)
+            last[2] -= len(last[0]) - len(kept)
+            last[0] = kept
+            if kept:
+                break
             pieces.pop()
         if not pieces:
             self.fail("a missing value")
