@@ -104,12 +104,16 @@ def resolve_tree(root: Mapping, text: str = "", whole: bool = True) -> tuple:
 def notes(resolution: Resolution, facts) -> dict:
     """{Span: [(note message, note Span)]} for findings at a value read through interpolations: each
     interpolation it came through. Where several values read one target, only those the plan's facts
-    hold (`facts`: an iterable of Fact) are noted. Under None, the notes every finding takes: each
-    assumed value a fact was made of (a W from `${oc.env:NGPUS,8}` is in every verdict with W)."""
+    hold (`facts`: an iterable of Fact) are noted, and none where a fact reads the target itself (the
+    finding is then about it: the critic inheriting the actor's mini batch is not noted on the
+    actor's finding). Under None, the notes every finding takes: each assumed value a fact was made
+    of (a W from `${oc.env:NGPUS,8}` is in every verdict with W)."""
+    facts = list(facts)
     used = {id(fact.node) for fact in facts if isinstance(fact.node, Interpolated)}
+    direct = {fact.span for fact in facts if fact.node is not None and not isinstance(fact.node, Interpolated)}
     found: dict = {}
     for span, values in resolution.by_span.items():
-        chosen = [v for v in values if id(v) in used] or (values if len(values) == 1 else [])
+        chosen = [] if span in direct else [v for v in values if id(v) in used] or (values if len(values) == 1 else [])
         for value in chosen:
             for hop in value.route:
                 _add(found, span, (f"`{hop.key}: {hop.text}` reads this value", hop.span))
