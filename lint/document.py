@@ -155,6 +155,9 @@ class Document:
     # One config of several the file holds, by name (a function of a config registry), when the
     # document is that config alone.
     selected: Optional[str] = None
+    # OmegaConf interpolations resolved (sources/omegaconf.py Resolution: the document as written,
+    # the values read through them); None: the tree is as written.
+    resolved: Any = None
 
     def get(self, *path: str) -> Optional[Node]:
         return self.root.get(*path)

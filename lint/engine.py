@@ -309,12 +309,19 @@ class _Checker:
 
     def run_rules(self, plan, path: str, note: tuple = ()) -> None:
         pick = getattr(self.rules, "for_plan", None)  # picks exactly the rules that run on the plan
+        routes = _routes(plan)
         for rule in pick(plan) if pick else self.rules:
             if not pick and not rule.runs_on(plan):
                 continue
             for finding in rule.check(plan):
+                found = finding.related
+                if routes:  # values read through interpolations: a note at each, and what was assumed
+                    spans = (finding.span,) + tuple(r.span for r in found) + (None,)
+                    found += tuple(dict.fromkeys(Related(message, span) for at in spans
+                                                 for message, span in routes.get(at, ())
+                                                 if Related(message, span) not in found))
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
-                                for r in finding.related) + note
+                                for r in found) + note
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
                               for e in finding.edits)
                 self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
@@ -593,6 +600,16 @@ def _nearest(label: str, directive, cli, project) -> Optional[Fact]:
     if project is not None:
         return Fact(project, label, None, Origin.PROJECT)
     return None
+
+
+def _routes(plan) -> dict:
+    """{Span: [(message, Span)]}: the notes a finding at a value read through interpolations takes
+    (the document's interpolations resolved by its adapter's spec)."""
+    if plan.document.resolved is None:
+        return {}
+    from .sources.omegaconf import notes
+
+    return notes(plan.document.resolved, plan.facts())
 
 
 def _launch():

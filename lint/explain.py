@@ -94,7 +94,8 @@ class _Columns:
     def where(self, fact: Fact) -> str:
         if fact.span is not None and fact.origin is Origin.FILE:
             path = fact.span.path or ""
-            return f"{fact.key}, {path + ':' if path else 'line '}{fact.span.line}"
+            assumed = getattr(fact.node, "assumed", "")  # an OmegaConf oc.env default
+            return f"{fact.key}, {path + ':' if path else 'line '}{fact.span.line}" + (f" ({assumed})" if assumed else "")
         if fact.origin is Origin.DEFAULT:
             return f"{fact.key}: framework default"
         if fact.origin is Origin.LAUNCH:

@@ -246,6 +246,23 @@ class TrainingPlan:
                     found.add(name)
         return found
 
+    def facts(self) -> list:
+        """Every Fact the plan holds: its fields, and the tables, tuples and typed settings below
+        them (a framework's settings dataclass), at most a few thousand."""
+        found, stack, seen = [], [getattr(self, name) for name in self.__dataclass_fields__ if name != "document"], 0
+        while stack and seen < 5000:
+            value = stack.pop()
+            seen += 1
+            if isinstance(value, Fact):
+                found.append(value)
+            elif isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+            elif hasattr(value, "__dataclass_fields__") and not isinstance(value, (Document, Node)):
+                stack.extend(getattr(value, name, None) for name in value.__dataclass_fields__)
+        return found
+
     def factor(self, name: str) -> Optional[Fact]:
         return getattr(self, name)
 

@@ -8,6 +8,7 @@ import pytest
 
 from batchlint.frameworks import llmfoundry
 from batchlint.frameworks.facts import Outside
+from batchlint.sources.omegaconf import resolve
 from batchlint.plan import Fact, Origin
 from batchlint.sources.yaml import read_yaml
 
@@ -75,7 +76,8 @@ parameters:
 
 def plan_of(text, world_size=None):
     world = Fact(world_size, "world size", None, Origin.COMMAND_LINE, detail="--world-size") if world_size else None
-    return llmfoundry.plan(read_yaml("t.yaml", text), Outside(world_size=world))
+    # Its interpolations resolved first, as the registry does for an OmegaConf framework's adapter.
+    return llmfoundry.plan(resolve(read_yaml("t.yaml", text)), Outside(world_size=world))
 
 
 def rows(tmp_path, name, text, *args):

@@ -42,7 +42,22 @@ def _framework(module_name: str) -> Optional[Framework]:
     framework = getattr(module, "FRAMEWORK", None)
     if not isinstance(framework, Framework):
         return None
-    return framework if framework.plan else dataclasses.replace(framework, plan=module.plan)
+    if not framework.plan:
+        framework = dataclasses.replace(framework, plan=module.plan)
+    if framework.interpolation:
+        framework = dataclasses.replace(framework, plan=_resolving(framework.plan))
+    return framework
+
+
+def _resolving(plan):
+    """The adapter `plan`, reading the document with its interpolations resolved (spec.OMEGACONF,
+    the only kind there is)."""
+    from ..sources.omegaconf import resolve
+
+    def resolved_plan(doc, outside):
+        return plan(resolve(doc), outside)
+
+    return resolved_plan
 
 
 @functools.lru_cache(maxsize=None)

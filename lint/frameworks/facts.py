@@ -27,7 +27,7 @@ def number(node: Optional[Node], key: str, default=None) -> Optional[Fact]:
     value = node.value if isinstance(node, Scalar) else None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return Fact(value, _label(node, key), node.span, Origin.FILE, node)
+    return Fact(value, _label(node, key), node.span, Origin.FILE, node, _assumed(node))
 
 
 def whole_number(text) -> Optional[int]:
@@ -45,14 +45,25 @@ def whole_number(text) -> Optional[int]:
 def flag(node: Optional[Node], key: str) -> Optional[Fact]:
     """A boolean fact; only a written true/false counts (None when unknown)."""
     if isinstance(node, Scalar) and isinstance(node.value, bool):
-        return Fact(node.value, _label(node, key), node.span, Origin.FILE, node)
+        return Fact(node.value, _label(node, key), node.span, Origin.FILE, node, _assumed(node))
     return None
 
 
 def _label(node: Node, key: str) -> str:
     # A Python value defined once and referenced from a dict is best named by
-    # its variable: users edit `batch_size = 1`, not `train_dataloader.batch_size`.
+    # its variable: users edit `batch_size = 1`, not `train_dataloader.batch_size`
+    # (and a YAML value read through an OmegaConf interpolation by the key that writes it).
     return node.origin or key
+
+
+def _assumed(node: Node) -> str:
+    """What was assumed to know a value (an OmegaConf `${oc.env:VAR,default}`'s default), said
+    wherever the fact is described; the value is marked read, so that every finding on the plan
+    says it too (lint/sources/omegaconf.py `notes`)."""
+    assumed = getattr(node, "assumed", "")
+    if assumed:
+        node.read = True
+    return assumed
 
 
 def find_key(node: Optional[Node], key: str, limit: int = 2000) -> Optional[Node]:

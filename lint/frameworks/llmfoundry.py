@@ -15,8 +15,9 @@ The arithmetic, as llmfoundry/utils/config_utils.py @ 8c8dd48 (v0.21.0 and after
   (composer/core/data_spec.py `_split_tensor`: `t.split(microbatch_size)`): no refusal there;
 - both keys are read from the YAML as written (`cfg[...]` before TrainConfig's defaults, :499-500).
 
-Interpolations `${variables.x}` / `${x}` (OmegaConf, resolved from the config's root) are
-followed; anything else in `${...}` is unknown. A YAML is llm-foundry's only with a batch key
+The train script reads the YAML through OmegaConf (`om.load`, command_utils/train.py:661):
+interpolations (`${variables.x}`, `${x}`) are followed, from the config's root (an MCLI run
+YAML's: its `parameters`) (lint/sources/omegaconf.py). A YAML is llm-foundry's only with a batch key
 beside `model:` and `train_loader:` mappings (TrainConfig's mandatory keys, :103-107).
 """
 
@@ -24,15 +25,14 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..document import Document, Mapping, Node, Scalar
+from ..document import Document, Mapping, Node
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .launchers import COMPOSER
-from .spec import ASSIGN, Distribution, Framework, Launcher
+from .spec import ASSIGN, OMEGACONF, Distribution, Framework, Launcher
 
 NAME = "llm-foundry"
 FORMATS = ("yaml",)
@@ -44,15 +44,14 @@ MARKERS = (b"global_train_batch_size", b"device_train_microbatch_size")
 LAUNCHERS = (Launcher("llm-foundry train.py", scripts=("train.py",), markers=(b"composer",), flags=ASSIGN,
                       under=(COMPOSER.name,)),)
 DISTRIBUTION = Distribution(("llm-foundry",), "llmfoundry", ("llmfoundry/_version.py",), title="LLM Foundry")
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40, launchers=LAUNCHERS, distribution=DISTRIBUTION)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40, launchers=LAUNCHERS, distribution=DISTRIBUTION,
+                      interpolation=OMEGACONF)
 
 _BATCH_KEYS = ("global_train_batch_size", "device_train_microbatch_size")
 # An MCLI run YAML (mcli/*.yaml): the platform writes `parameters` to this file, which the
 # command's `composer train/train.py /mnt/config/parameters.yaml` then trains on.
 _MCLI_KEYS = ("compute", "command", "image", "integrations")
 _PARAMETERS_FILE = "/mnt/config/parameters.yaml"
-_INTERPOLATION = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")
-_MAX_HOPS = 8
 _AUTO = "device_train_microbatch_size (auto: Composer picks it at run time)"
 
 
@@ -84,8 +83,8 @@ def is_config(root: Mapping) -> bool:
 
 
 def _plan(doc: Document, root: Mapping, world: Optional[Fact], outside: Outside) -> TrainingPlan:
-    written = _resolved_number(root, "device_train_microbatch_size")
-    declared = _resolved_number(root, "global_train_batch_size")
+    written = _number(root, "device_train_microbatch_size")
+    declared = _number(root, "global_train_batch_size")
     device = _device_batch(declared, world)
     micro = _micro(written, device)
     plan = TrainingPlan(
@@ -97,16 +96,16 @@ def _plan(doc: Document, root: Mapping, world: Optional[Fact], outside: Outside)
         target_global_batch=outside.target_global_batch,
         declared_global_batch=declared,
         derived_from_global="device_batch",
-        seq_len=_resolved_number(root, "max_seq_len"),
+        seq_len=_number(root, "max_seq_len"),
     )
     if world is not None and world.positive:
         plan.data_parallel = Fact(world.value, "dp", None, Origin.DERIVED,
                                   detail=f"W ({world.value}): every rank, whatever tp_config says")
-    tp = _resolved_number(root.get("tp_config"), "tensor_parallel_degree", root)
+    tp = _number(root.get("tp_config"), "tensor_parallel_degree")
     if tp is not None:
         plan.parallel = {"tp": Fact(tp.value, f"tp_config.{tp.key}", tp.span, tp.origin, tp.node, tp.detail)}
     plan.settings = FoundrySettings(device_train_batch_size=device, microbatch_written=written,
-                                    device_eval_batch_size=_resolved_number(root, "device_eval_batch_size"))
+                                    device_eval_batch_size=_number(root, "device_eval_batch_size"))
     return plan
 
 
@@ -148,41 +147,10 @@ def _accumulation(micro: Optional[Fact], device: Optional[Fact]) -> Optional[Fac
     return Fact(steps, "gradient accumulation", None, Origin.DERIVED, detail=shown)
 
 
-# --------------------------------------------------------------------------- interpolations
-
-
-def _resolved_number(mapping: Optional[Node], key: str, root: Optional[Mapping] = None) -> Optional[Fact]:
-    """mapping.<key> as a number fact, a `${path}` interpolation followed from the config's root
-    (`root`, default `mapping`): the fact's key then names the path it reads, its span where that
-    value is written. An interpolation not followed is unknown."""
-    if not isinstance(mapping, Mapping):
-        return None
-    node = mapping.get(key)
-    if node is None:
-        return None
-    target, path = _follow(root if root is not None else mapping, node)
-    if target is None:
-        return Fact(None, key, node.span, Origin.FILE, node)
-    fact = number(target, path or key)
-    if isinstance(fact.value, str) and "${" in fact.value:
-        return Fact(None, fact.key, fact.span, Origin.FILE, fact.node)
-    return fact
-
-
-def _follow(root: Mapping, node: Optional[Node]) -> tuple:
-    """(the node a chain of whole-value `${a.b}` interpolations ends at, the last path followed);
-    (node, "") when it is none; (None, "") when the chain leaves the config or loops."""
-    path = ""
-    for _ in range(_MAX_HOPS):
-        text = node.value if isinstance(node, Scalar) else None
-        match = _INTERPOLATION.fullmatch(text.strip()) if isinstance(text, str) else None
-        if match is None:
-            return node, path
-        path = match.group(1)
-        node = root.get(*path.split("."))
-        if node is None:
-            return None, ""
-    return None, ""
+def _number(mapping: Optional[Node], key: str) -> Optional[Fact]:
+    """mapping.<key> as a number fact (one read through an interpolation is named by the key that
+    writes it, and placed there)."""
+    return number(mapping.get(key), key) if isinstance(mapping, Mapping) else None
 
 
 # --------------------------------------------------------------------------- MCLI run YAMLs
@@ -198,18 +166,22 @@ def _mcli_plan(doc: Document, parameters: Mapping, outside: Outside) -> Optional
     launch = _parameters_launch(doc, gpus)
     if launch is None:
         return None  # parameters no command reads as the train config: not this file's config
-    config = parameters
+    # The train script loads the parameters file alone: its interpolations resolve from its root.
+    written = doc.resolved.written.root.get("parameters") if doc.resolved is not None else parameters
+    config = written
     if launch.overrides:
         from ..launch import apply_overrides
 
-        config = copy.deepcopy(parameters)
+        config = copy.deepcopy(written)
         apply_overrides(Document(doc.path, doc.format, config, doc.text), launch.overrides, script=None)
     world = outside.world_size
     if world is None or world.origin is Origin.DEFAULT:
         world = gpus if launch.world_size is not None and launch.world_size.detail.startswith("WORLD_SIZE") \
             else launch.world_size
-    sub = Document(path=doc.path, format=doc.format, root=config, text=doc.text)
-    return _plan(sub, config, world, outside)
+    from ..sources.omegaconf import resolve
+
+    sub = resolve(Document(path=doc.path, format=doc.format, root=config, text=doc.text))
+    return _plan(sub, sub.root, world, outside)
 
 
 def _parameters_launch(doc: Document, gpus: Optional[Fact]):

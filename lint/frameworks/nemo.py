@@ -6,7 +6,9 @@ dp = W / (tp x pp x cp); the global batch must divide by micro batch x dp,
 and gradient accumulation is derived from it (megatron-core's microbatch
 calculator, initialised by nemo/collections/nlp/modules/common/megatron/
 megatron_init.py). Defaults are MegatronBaseModel's `cfg.get(key, 1)`.
-Interpolations (`${...}`), `???` and null are unknown.
+NeMo reads the YAML through OmegaConf (hydra_runner): interpolations are followed
+(lint/sources/omegaconf.py); a resolver NeMo registers (`${multiply:...}`), `???` and
+null are unknown.
 
 With `model.rampup_batch_size` the global batch is not checked (the ramp
 reaches it only later in the run). A config whose model is restored from `model.pretrained_model_path` (T5
@@ -25,7 +27,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, flag
-from .spec import Framework
+from .spec import OMEGACONF, Framework
 
 NAME = "nemo"
 FORMATS = ("yaml",)
@@ -33,7 +35,7 @@ FORMATS = ("yaml",)
 MARKERS = (b"tensor_model_parallel_size", b"global_batch_size", b"micro_batch_size", b"pipeline_model_parallel_size",
            b"train_ds")
 
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80, interpolation=OMEGACONF)
 
 # MegatronBaseModel._validate_and_override_config logs it at info level and turns it off
 # (nemo/collections/nlp/models/language_modeling/megatron_base_model.py:1019-1025 @ 8cfedd7;
@@ -227,11 +229,12 @@ def _gpt_pretraining(model: Mapping) -> bool:
 
 
 def _seq_length(model: Mapping) -> Optional[Fact]:
-    """model.data.seq_length when it is a number, else model.encoder_seq_length it usually interpolates."""
+    """model.data.seq_length when it is a number (often `${model.encoder_seq_length}`, read through),
+    else model.encoder_seq_length when data.seq_length is not written."""
     data_seq = model.get("data", "seq_length")
     if isinstance(data_seq, Scalar) and isinstance(data_seq.value, int) and not isinstance(data_seq.value, bool):
         return number(data_seq, "model.data.seq_length")
-    if data_seq is None or (isinstance(data_seq, Scalar) and data_seq.value == "${model.encoder_seq_length}"):
+    if data_seq is None:
         fact = model_number(model, "encoder_seq_length")
         return fact if fact is not None and fact.known else None
     return None

@@ -32,12 +32,15 @@ from typing import Callable, Optional
 
 from ..versions import Distribution
 
-__all__ = ["ASSIGN", "FLAGS", "HYDRA", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
 ASSIGN = "key=value"  # a.b=value, and the --key forms too
 HYDRA = "hydra"  # a.b=value, +a.b=value, ~a.b; --config-name / cn= names the primary config
+
+# How a framework's YAML values refer to each other (Framework.interpolation).
+OMEGACONF = "omegaconf"  # `${a.b}`, `${..x}`, `${oc.select:...}`, `${oc.env:...}`: lint/sources/omegaconf.py
 
 
 @dataclass(frozen=True)
@@ -249,6 +252,9 @@ class Framework:
         its PyPI names, its package folder, its version file), for the rules whose
         verdict depends on the release.
     task: its job files, which launch training rather than configure it (a TaskFile).
+    interpolation: how its configs' values refer to each other (OMEGACONF: the program reads its
+        YAML through OmegaConf), resolved before `plan` reads the document (with a launch
+        line's overrides applied, as OmegaConf resolves at access); "": values are as written.
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -264,3 +270,4 @@ class Framework:
     launchers: tuple[Launcher, ...] = ()
     distribution: Optional[Distribution] = None
     task: Optional[TaskFile] = None
+    interpolation: str = ""

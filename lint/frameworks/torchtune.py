@@ -31,7 +31,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar, Sequence
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, flag, number
-from .spec import ASSIGN, Framework, Launcher
+from .spec import ASSIGN, OMEGACONF, Framework, Launcher
 
 NAME = "torchtune"
 FORMATS = ("yaml",)
@@ -39,7 +39,8 @@ MARKERS = (b"_component_",)
 
 # `tune run <recipe> --config x.yaml key=value`: the recipe comes first.
 LAUNCHERS = (Launcher("tune run", commands=("tune",), subcommands=("run",), markers=(b"tune",), skip=1, flags=ASSIGN),)
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=60, launchers=LAUNCHERS)
+# torchtune/config/_parse.py and _utils.py: OmegaConf.load, merged with the `key=value` overrides.
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=60, launchers=LAUNCHERS, interpolation=OMEGACONF)
 
 _DIMS = {
     "dp_replicate": ("data_parallel_replicate_dim", 1),

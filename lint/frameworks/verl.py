@@ -4,8 +4,11 @@ FSDP SFT trainer (`sft_trainer.yaml`).
 
 A verl file is usually partial: Hydra composes it over the trainer's defaults
 and shell scripts override it again. A fact is what the file writes, else
-verl's own default (`DEFAULTS`, read in verl/trainer/config @ b178a3c); a
-Hydra interpolation (`${...}`) is a string and stays unknown.
+verl's own default (`DEFAULTS`, read in verl/trainer/config @ b178a3c). Hydra
+reads it through OmegaConf: its interpolations (`${data.train_batch_size}`,
+`${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`) are followed, after
+the launch line's overrides (lint/sources/omegaconf.py); one to a key the file does
+not write, when a `defaults:` list composes it, stays unknown.
 
 World size: the PPO trainer's resource pool is trainer.n_gpus_per_node x
 trainer.nnodes (verl/trainer/main_ppo.py `init_resource_pool_mgr`), so a file
@@ -27,7 +30,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
-from .spec import Count, Distribution, Framework, HYDRA, Launcher
+from .spec import Count, Distribution, Framework, HYDRA, Launcher, OMEGACONF
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -47,7 +50,8 @@ LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.
 # The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
 # verl/version/version (read by verl/__init__.py).
 DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS, distribution=DISTRIBUTION)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS, distribution=DISTRIBUTION,
+                      interpolation=OMEGACONF)
 
 # The PPO trainer's key set in a copy of verl: the flattened configs verl ships since 0.5 (its
 # ppo_trainer.yaml composes others then), or before that the plain ppo_trainer.yaml itself.
@@ -346,7 +350,7 @@ def _critic(root: Mapping, actor: Role, default_strategy: str) -> Role:
         rollout_n=_number(root, "critic.rollout_n", inherit=actor.rollout_n),
         dynamic=_bool(root, "critic.use_dynamic_bsz", actor.dynamic),
         remove_padding=_flag(root, "critic.model.use_remove_padding"),
-        own=any(_written(root, f"critic.{key}") for key in own_keys),
+        own=any(_written(root, f"critic.{key}") and not _inherited(root, f"critic.{key}") for key in own_keys),
     )
 
 
@@ -432,6 +436,15 @@ def _node(root: Mapping, dotted: str):
 def _written(root: Mapping, dotted: str) -> bool:
     node = _node(root, dotted)
     return isinstance(node, Scalar) and isinstance(node.value, int) and not isinstance(node.value, bool)
+
+
+def _inherited(root: Mapping, dotted: str) -> bool:
+    """Read through an interpolation of the actor's value (critic/critic.yaml:
+    `ppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`), which
+    may itself interpolate another."""
+    node = _node(root, dotted)
+    keys = [node.origin or ""] + [hop.key for hop in getattr(node, "route", ())]
+    return any(key.startswith("actor_rollout_ref.") for key in keys)
 
 
 def _integer(root: Mapping, dotted: str) -> Optional[Fact]:

@@ -373,13 +373,22 @@ def string_in_place(text: str, node: Node) -> Optional[str]:
         if "\n".join(line[indent:] for line in body).rstrip("\n") != node.value.rstrip("\n"):
             return None  # an indentation indicator, tabs or a comment-like line: not as read
         kept[span.line:last] = body
-    elif span.line == span.end_line:
-        start, end = span.column - 1, span.end_column - 1
-        if head[start:start + 1] in ("'", '"'):
-            start, end = start + 1, end - 1
-        if head[start:end] != node.value:
-            return None  # escapes in a quoted string
-        kept[span.line - 1] = " " * start + head[start:end]
     else:
-        return None
+        start = value_offset(lines, node)
+        if start is None:
+            return None  # over several lines, or escapes in a quoted string
+        kept[span.line - 1] = " " * start + node.value
     return "\n".join(kept)
+
+
+def value_offset(lines: list, node: Scalar) -> Optional[int]:
+    """Where on its line the string `node` holds starts (0-based), when the line writes it as it
+    reads: on one line, plain or quoted without escapes; else None. `lines`: the file's lines."""
+    span = node.span
+    if span.line != span.end_line or span.line > len(lines) or not isinstance(node.value, str):
+        return None
+    head = lines[span.line - 1]
+    start, end = span.column - 1, span.end_column - 1
+    if head[start:start + 1] in ("'", '"'):
+        start, end = start + 1, end - 1
+    return start if head[start:end] == node.value else None
