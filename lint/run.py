@@ -6,10 +6,11 @@ findings, and what could not be linted. Front ends only print.
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .config import Settings
+from .config import Configs, Settings
 from .diagnostic import Diagnostic
 from .engine import Options
 
@@ -19,7 +20,7 @@ class Request:
     """What to lint and how: everything a front end decides before linting."""
 
     paths: tuple
-    settings: Settings
+    settings: "Settings | Configs"  # Configs: each file's nearest project config
     options: Options
     force_exclude: bool = False
     respect_gitignore: bool = True
@@ -33,30 +34,51 @@ class Request:
             return self
         from .project import find_project
 
-        project = find_project(list(self.paths) or ["."], self.settings)
+        project = find_project(list(self.paths) or ["."], base_settings(self.settings))
         return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
 
 
-def settings_for(config_path: Optional[str], select=(), ignore=()) -> Settings:
-    """The project config, then the command line: `select` replaces the config's, `ignore` adds to it.
-    Raises ConfigError for a broken config or a code that names no rule."""
+def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select=(), exclude=(),
+                 extend_exclude=()) -> "Settings | Configs":
+    """Each file's project config, then the command line: `select` and `exclude` replace the config's,
+    `extend-select`, `ignore` and `extend-exclude` add to it (exclude patterns are relative to the
+    working directory). With `config_path`, that config for every file (Settings); else the nearest
+    config of each file (Configs). Raises ConfigError for a broken config or a code that names no rule
+    (a config found later, for a file of a sub-project, raises when it is first read)."""
     from batchlint.rules import known_codes
 
-    from .config import load_settings, parse_codes, unknown_codes
+    from .config import anchored, load_settings, parse_codes, unknown_codes
 
-    settings = load_settings(config_path)
-    settings = dataclasses.replace(
-        settings,
-        select=parse_codes(select, "--select") or settings.select,
-        ignore=settings.ignore + parse_codes(ignore, "--ignore"),
-    )
-    unknown_codes(settings, known_codes())
-    return settings
+    chosen, extended = parse_codes(select, "--select"), parse_codes(extend_select, "--extend-select")
+    ignored = parse_codes(ignore, "--ignore")
+    excluded, extra = _patterns(exclude), _patterns(extend_exclude)
+
+    def adjust(settings: Settings) -> Settings:
+        kept = settings.exclude if not excluded else anchored(excluded, settings.root)
+        settings = dataclasses.replace(settings, select=chosen or settings.select,
+                                       extend_select=settings.extend_select + extended,
+                                       ignore=settings.ignore + ignored,
+                                       exclude=kept + anchored(extra, settings.root))
+        unknown_codes(settings, known_codes())
+        return settings
+
+    return adjust(load_settings(config_path)) if config_path else Configs(adjust)
+
+
+def _patterns(values) -> tuple:
+    """Globs given on the command line, repeated or comma-separated."""
+    return tuple(p.strip() for value in values for p in value.split(",") if p.strip())
+
+
+def base_settings(settings: "Settings | Configs") -> Settings:
+    """The settings of the run as a whole (its project boundary): those nearest the working directory."""
+    return settings.default if isinstance(settings, Configs) else settings
 
 
 def lint(request: Request) -> Run:
     if request.stdin is not None:
-        return lint_text(request.stdin[0], request.stdin[1], request.settings, request.options)
+        name = request.stdin[0]
+        return lint_text(name, request.stdin[1], request.settings.for_path(name), request.options)
     return lint_paths(list(request.paths), request.settings, request.options, force_exclude=request.force_exclude,
                       respect_gitignore=request.respect_gitignore, jobs=request.jobs, cache_dir=request.cache_dir)
 
@@ -100,25 +122,37 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
     same project boundary a lint of that path has."""
     from . import explain as explaining, project
 
+    settings = settings.for_path(path)
     with project.using(project.find_project([path], settings)):
         return explaining.explain(path, settings, world_sizes, global_batch)
 
 
-def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclude: bool = False,
+def lint_paths(paths: list, settings: "Settings | Configs", options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
-    """Discover and lint `paths` (default: the current folder)."""
+    """Discover and lint `paths` (default: the current folder), each file with its settings."""
     from batchlint.rules import LAZY
 
     from .discover import discover
     from .parallel import lint_files
-    from .project import find_project
+    from .project import Project, find_project
 
     paths = list(paths) or ["."]
-    boundary = options.project or find_project(paths, settings)
-    options = Options(**{**options.__dict__, "project": boundary})
+    given = options.project
+    boundary = given or find_project(paths, base_settings(settings))
     found = discover(paths, settings, force_exclude, respect_gitignore=respect_gitignore, project=boundary)
     run = Run(files=list(found.files), notices=list(found.notices), errors=list(found.problems))
-    run.results = lint_files(run.files, settings, options, LAZY, jobs, cache_dir)
+    groups: dict = {}  # id of Settings -> (Settings, indices of its files)
+    for index, path in enumerate(run.files):
+        own = settings.for_path(path)
+        groups.setdefault(id(own), (own, []))[1].append(index)
+    if given is None:  # a sub-project's config may widen where references resolve
+        extra = {os.path.realpath(p) for own, _ in groups.values() for p in own.reference_paths}
+        boundary = Project(tuple(sorted(set(boundary.roots) | extra)))
+    options = dataclasses.replace(options, project=boundary)
+    run.results = [None] * len(run.files)
+    for own, indices in groups.values():
+        for index, result in zip(indices, lint_files([run.files[i] for i in indices], own, options, LAZY, jobs, cache_dir)):
+            run.results[index] = result
     return collect(run)
 
 

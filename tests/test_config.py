@@ -154,7 +154,10 @@ def test_config_option_anchors_patterns_at_its_folder(workdir):
     write(workdir, "configs/sft.py", XTUNER_SP)
     write(workdir, "configs/batchlint.toml", '[per-file-ignores]\n"sft.py" = ["BL101"]\n')
     assert codes(run("--config", "configs/batchlint.toml", "configs").stdout) == []
-    assert codes(run("configs").stdout) == ["BL101"], "without --config (cwd has none) it is reported"
+    # Without --config the file's nearest config is found all the same (as ruff finds it).
+    assert codes(run("configs").stdout) == []
+    write(workdir, "other/sft.py", XTUNER_SP)
+    assert codes(run("other").stdout) == ["BL101"], "a file with no config above it"
 
 
 def test_load_settings_reads_every_key(tmp_path):
