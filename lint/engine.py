@@ -199,7 +199,8 @@ class _Checker:
         self.directives: dict = {}  # shown path -> Directives, for suppression
         self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
 
-    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=()):
+    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
+             unsafe_fix=False):
         where = span.path or path
         if not self.settings.enabled(code, self.settings.relative(where)):
             return
@@ -209,7 +210,8 @@ class _Checker:
         related = tuple(r if r.message == clean_text(r.message) else Related(clean_text(r.message), r.span, r.path)
                         for r in related)
         self.diagnostics.append(Diagnostic(code, name, severity, clean_text(message), where, span._replace(path=None),
-                                           framework, clean_text(fix) if fix else fix, related, edits))
+                                           framework, clean_text(fix) if fix else fix, related, edits,
+                                           unsafe_fix and bool(edits)))
 
     def load(self, path: str, raw: bytes, fmt: str) -> Optional[_Source]:
         """Decode and parse; a file that fails becomes a BL001 diagnostic."""
@@ -313,7 +315,7 @@ class _Checker:
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
                               for e in finding.edits)
                 self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
-                          finding.span, plan.framework, finding.fix, related, edits)
+                          finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix)
 
     def script(self, source: _Source, base: Optional[str] = None) -> None:
         """A launch script: its own rules, then each launch line's config under that launch (`base`:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -83,9 +84,15 @@ def lint(request: Request) -> Run:
                       respect_gitignore=request.respect_gitignore, jobs=request.jobs, cache_dir=request.cache_dir)
 
 
-def fix(request: Request, run: "Run", write: bool) -> list:
+def applicable(diagnostics: list, unsafe: bool = False) -> list:
+    """The findings with the edits `--fix` may make: an unsafe fix's only with `--unsafe-fixes`."""
+    return list(diagnostics) if unsafe else [dataclasses.replace(d, edits=()) if d.unsafe_fix and d.edits else d
+                                            for d in diagnostics]
+
+
+def fix(request: Request, run: "Run", write: bool, unsafe: bool = False) -> list:
     """Every fix the findings of `run` offer, applied round after round until none is left
-    (written only with `write`). Returns FileFix per file touched."""
+    (written only with `write`; unsafe fixes only with `unsafe`). Returns FileFix per file touched."""
     from .fix import fix_until_stable
     from .project import overlaid
 
@@ -98,9 +105,57 @@ def fix(request: Request, run: "Run", write: bool) -> list:
         for result in again.results:
             for path, digest in result.reads.items():
                 digests[path] = digest or digests.get(path, "")  # a read beats a look that found nothing
-        return again.diagnostics, digests
+        return applicable(again.diagnostics, unsafe), digests
 
     return fix_until_stable(lint_round, write=write, project=request.options.project)
+
+
+@dataclass
+class BufferFix:
+    """`--fix` on standard input: the buffer with its fixes made, for the caller to print."""
+
+    text: str  # the fixed buffer (the buffer as given when `refused`)
+    run: "Run"  # the lint of `text`: what is left
+    fixed: int = 0  # findings fixed
+    refused: str = ""  # why no fix was made, if none was
+
+
+def fix_buffer(request: Request, unsafe: bool = False, max_rounds: int = 8) -> BufferFix:
+    """The fixes a buffer's findings offer in the buffer itself (an edit of another file, such as a
+    linked DeepSpeed JSON, is not made: an editor's fix-on-save changes the buffer only), round
+    after round; kept only when the fixed buffer parses again and has fewer findings of the codes
+    fixed."""
+    from .fix import apply_findings, format_for, parse_problem
+
+    name, raw = request.stdin
+    run = lint(request)
+    try:
+        original = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return BufferFix(raw.decode("utf-8", "replace"), run, refused="it is not valid UTF-8")
+    fmt, text, fixed, first = format_for(name, raw), original, Counter(), run
+    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+    current = run
+    for _ in range(max_rounds):
+        own = [d for d in applicable(current.diagnostics, unsafe)
+               if d.edits and all(_same_file(e.path or d.path, name) for e in d.edits)]
+        after, codes = apply_findings(text, own, fmt)
+        if after == text:
+            break
+        text, fixed = after, fixed + codes
+        current = lint(dataclasses.replace(request, stdin=(name, (bom + text).encode("utf-8"))))
+    if text == original:
+        return BufferFix(bom + original, run)
+    problem = parse_problem(name, text, fmt)
+    before = sum(1 for d in first.diagnostics if d.code in fixed)
+    left = sum(1 for d in current.diagnostics if d.code in fixed)
+    if problem or left >= before:
+        return BufferFix(bom + original, run, refused=problem or f"the fix does not remove {', '.join(sorted(fixed))}")
+    return BufferFix(bom + text, current, fixed=before - left)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 @dataclass
@@ -199,7 +254,8 @@ def _merge(a: Diagnostic, b: Diagnostic) -> Diagnostic:
 
     related = tuple(sorted(set(a.related) | set(b.related), key=lambda r: (r.path or "", r.span, r.message)))
     edits = a.edits if a.edits else b.edits
-    return dataclasses.replace(a, related=related, edits=edits, fix=a.fix or b.fix)
+    unsafe = a.unsafe_fix if a.edits else b.unsafe_fix
+    return dataclasses.replace(a, related=related, edits=edits, fix=a.fix or b.fix, unsafe_fix=unsafe)
 
 
 def order(d: Diagnostic) -> tuple:
@@ -214,3 +270,81 @@ def exit_code(run: Run, diagnostics: Optional[list] = None, exit_zero: bool = Fa
         return 2
     return 0 if exit_zero or not (run.diagnostics if diagnostics is None else diagnostics) else 1
 
+
+
+def settings_data(settings: Settings, path: str) -> dict:
+    """The settings `path` is linted with, as `--show-settings` prints them."""
+    from batchlint.rules import all_rules
+
+    from .discover import display_path
+
+    relative = settings.relative(path)
+    return {
+        "path": display_path(path),
+        "config": settings.source or None,
+        "root": display_path(settings.root),
+        "select": list(settings.select),
+        "extend-select": list(settings.extend_select),
+        "ignore": list(settings.ignore),
+        "exclude": list(settings.exclude),
+        "excluded": settings.excluded(relative),
+        "per-file-ignores": {glob: list(codes) for glob, codes in settings.per_file_ignores.items()},
+        "world-size": settings.world_size,
+        "global-batch": settings.global_batch,
+        "reference-paths": [display_path(p) for p in settings.reference_paths],
+        "versions": dict(settings.versions),
+        "enabled": [rule.code for rule in all_rules() if settings.enabled(rule.code, relative)],
+    }
+
+
+def settings_report(settings: Settings, path: str, fmt: str) -> str:
+    """`--show-settings`: JSON in the JSON formats, else `key = value` lines (TOML values)."""
+    import json
+
+    data = settings_data(settings, path)
+    if fmt in ("json", "json-lines"):
+        return json.dumps(data, indent=2 if fmt == "json" else None, ensure_ascii=False) + "\n"
+    head = f"# Settings for {data.pop('path')} (config: {data.pop('config') or 'none, the defaults'})"
+    return "\n".join([head] + [f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in data.items()]) + "\n"
+
+
+def files_data(run: Run) -> list:
+    """`--show-files`: each file discovered with the framework it was read as (null: not a training
+    config), or why it was skipped or could not be read; by path."""
+    rows = [{"path": r.path, "framework": r.framework, "skipped": r.error or (None if r.framework else "not a training config")}
+            for r in run.results]
+    for notice in run.notices:
+        if notice.startswith("skipped "):
+            path, _, why = notice[len("skipped "):].partition(": ")
+            rows.append({"path": path, "framework": None, "skipped": why})
+    unique_rows = {(row["path"], row["framework"] or "", row["skipped"] or ""): row for row in rows}
+    return [unique_rows[key] for key in sorted(unique_rows)]
+
+
+def files_report(run: Run, fmt: str) -> str:
+    import json
+
+    rows = files_data(run)
+    if fmt in ("json", "json-lines"):
+        if fmt == "json-lines":
+            return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    from .report import printable
+
+    return "".join(printable(f"{row['path']}: {row['framework'] or 'skipped: ' + row['skipped']}") + "\n"
+                   for row in rows)
+
+
+def fixes_report(results: list, names: dict) -> str:
+    """`--show-fixes` after `--fix`: what was fixed, per file and rule (ruff's enumeration)."""
+    from .report import printable
+
+    written = [r for r in results if r.written and r.codes]
+    total = sum(sum(r.codes.values()) for r in written)
+    if not total:
+        return ""
+    lines = [f"Fixed {total} problem{'s' if total != 1 else ''}:"]
+    for result in written:
+        lines.append(printable(f"- {result.path}:"))
+        lines.extend(f"    {n} \u00d7 {code} ({names.get(code, '')})" for code, n in sorted(result.codes.items()))
+    return "\n".join(lines) + "\n\n"
