@@ -228,8 +228,33 @@ def collect(run: Run) -> Run:
         if result.traceback:
             run.tracebacks.append(result.traceback)
     run.notices = sorted(set(run.notices))
-    run.diagnostics = unique(d for r in run.results for d in r.diagnostics)
+    judged = _judged(run.results)
+    run.diagnostics = unique(judged if judged is not None else (d for r in run.results for d in r.diagnostics))
     return run
+
+
+def _judged(results: list) -> Optional[list]:
+    """Every finding, with a BL005 (unused suppression) kept only when every lint of the run that
+    read its file found the directive unused: a config's directive that the launch script linting
+    it used is used. None when there is no BL005 (nothing to judge)."""
+    from .engine import UNUSED_DIRECTIVE
+
+    code = UNUSED_DIRECTIVE[0]
+    if not any(d.code == code for r in results for d in r.diagnostics):
+        return None
+    reported = []  # per result: the BL005 it reports
+    for r in results:
+        reported.append({(os.path.abspath(d.path), d.span, d.message) for d in r.diagnostics if d.code == code})
+    read = [set(r.reads) | {os.path.abspath(r.path)} for r in results]
+    kept = []
+    for r in results:
+        for d in r.diagnostics:
+            if d.code == code:
+                key = (os.path.abspath(d.path), d.span, d.message)
+                if not all(key in found for found, paths in zip(reported, read) if key[0] in paths):
+                    continue
+            kept.append(d)
+    return kept
 
 
 def unique(diagnostics) -> list:
