@@ -188,7 +188,7 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
     else:
         report = render(fmt, diagnostics, summary, color=colored, source=lines if show_source else None)
     if not silent or output:
-        _write(report, output)
+        _write(report, output, colored)
     sys.exit(runs.exit_code(run, diagnostics, exit_zero))
 
 
@@ -221,7 +221,7 @@ def _fix_buffer(request, fmt: str, output, summary_of, unsafe: bool, show_diff: 
         if output:
             _write(report, output)
         else:
-            click.echo(report, nl=False, err=True)
+            click.echo(report, nl=False, err=True, color=colored or None)
     sys.exit(runs.exit_code(run, run.diagnostics, exit_zero))
 
 
@@ -275,12 +275,13 @@ def _print_fixes(fixes: list, quiet: bool = False, silent: bool = False) -> tupl
     return changed, failed
 
 
-def _write(report: str, output):
+def _write(report: str, output, color: bool = False):
+    """`color`: keep the colour codes (click strips them where it sees no terminal)."""
     from .report import without_surrogates
 
     report = without_surrogates(report)  # fields were made printable by each reporter
     if not output:
-        click.echo(report, nl=False)
+        click.echo(report, nl=False, color=color or None)
         return
     from .atomic import write_atomic
 
