@@ -327,20 +327,31 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
 @main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
-def rule(code, show_all):
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: the rule's page (with --all, one line per rule); json: objects.")
+def rule(code, show_all, fmt):
     """Explain what rule CODE checks, why, and how to fix it."""
+    import json
+
     from batchlint.applies import describe
     from batchlint.rules import all_rules, find
 
+    from .report import rules as pages
+
     if show_all or not code:
-        for r in all_rules():
-            click.echo(f"{r.code}  {r.name:<32} {r.severity:<8} {r.summary}")
+        chosen = list(all_rules())
+        if fmt == "json":
+            click.echo(json.dumps([pages.as_dict(r, describe(r)) for r in chosen], indent=2, ensure_ascii=False))
+        else:
+            click.echo(pages.table(chosen), nl=False)
         return
     found = find(code)
     if found is None:
         _fail(f"unknown rule {code!r}; `batchlint rule --all` lists them")
-    click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {describe(found)}.\n")
-    click.echo(found.documentation)
+    if fmt == "json":
+        click.echo(json.dumps(pages.as_dict(found, describe(found)), indent=2, ensure_ascii=False))
+    else:
+        click.echo(pages.page(found, describe(found)), nl=False)
 
 
 def _fail(message: str):

@@ -326,3 +326,34 @@ def test_json_edits_applied_give_what_fix_writes(workdir):
     result = run(*args, "--fix", ".")
     assert result.exit_code == 0, result.stdout
     assert {name: open(name).read() for name in sources} == expected
+
+
+# --- rules: pages, JSON, columns -----------------------------------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_rule_prints_its_generated_page():
+    from batchlint.rules import all_rules
+
+    for rule in all_rules():
+        with open(os.path.join(REPO, "docs", "rules", f"{rule.code}.md"), encoding="utf-8") as handle:
+            assert run("rule", rule.code).stdout == handle.read(), rule.code
+
+
+def test_rule_json_and_all_json():
+    one = json.loads(run("rule", "BL301", "--output-format", "json").stdout)
+    assert (one["code"], one["name"], one["severity"], one["page"]) == (
+        "BL301", "packing-with-length-grouping", "warning", "docs/rules/BL301.md")
+    assert one["explanation"].startswith("## What it does")
+    every = json.loads(run("rule", "--all", "--output-format", "json").stdout)
+    assert [r["code"] for r in every][:5] == ["BL001", "BL002", "BL003", "BL004", "BL005"]
+    assert {r["code"] for r in every if r["unsafe_fix"]} == {"BL101"}
+
+
+def test_rule_all_columns_line_up_whatever_the_name():
+    lines = run("rule", "--all").stdout.splitlines()
+    longest = max(len(line.split()[1]) for line in lines)
+    assert longest > 32, "a name longer than the old fixed column"
+    severity_columns = {line.index(line.split()[2], 7 + len(line.split()[1])) for line in lines}
+    assert severity_columns == {7 + longest + 2}
