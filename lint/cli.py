@@ -296,18 +296,19 @@ def _write(report: str, output, color: bool = False):
 @click.option("-w", "--world-size", "world_sizes", type=click.IntRange(min=1), multiple=True,
               help="GPUs of the job (W); give several to compare: -w 8 -w 16 -w 32.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch you mean to train with.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use.")
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str),
+              help="Project config to use instead of the file's nearest.")
 def explain(path, world_sizes, global_batch, fmt, config_path):
     """Show the batch arithmetic of one config or launch script, each number with its source."""
     import json
 
     from . import run as running
-    from .config import ConfigError, load_settings
+    from .config import ConfigError
     from .explain import as_json, as_text
 
     try:
-        settings = load_settings(config_path)
+        settings = running.settings_for(config_path).for_path(path)
     except ConfigError as exc:
         _fail(str(exc))
     try:

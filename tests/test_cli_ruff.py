@@ -357,3 +357,12 @@ def test_rule_all_columns_line_up_whatever_the_name():
     assert longest > 32, "a name longer than the old fixed column"
     severity_columns = {line.index(line.split()[2], 7 + len(line.split()[1])) for line in lines}
     assert severity_columns == {7 + longest + 2}
+
+
+def test_explain_reads_the_files_nearest_config(workdir):
+    write(workdir, "sub/pyproject.toml", "[tool.batchlint]\nworld-size = 16\n")
+    write(workdir, "sub/sft.yaml", HF_YAML)
+    write(workdir, "other/sft.yaml", HF_YAML)
+    text = run("explain", "--output-format", "json", "sub/sft.yaml").stdout
+    assert "world size: from the project config (sub/pyproject.toml)" in text
+    assert "from the project config" not in run("explain", "--format", "json", "other/sft.yaml").stdout
