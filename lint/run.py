@@ -347,14 +347,11 @@ def files_data(run: Run) -> list:
 
 
 def files_report(run: Run, fmt: str) -> str:
-    import json
+    from .report import dump, printable
 
     rows = files_data(run)
     if fmt in ("json", "json-lines"):
-        if fmt == "json-lines":
-            return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
-    from .report import printable
+        return dump(rows, fmt)
 
     return "".join(printable(f"{row['path']}: {row['framework'] or 'skipped: ' + row['skipped']}") + "\n"
                    for row in rows)

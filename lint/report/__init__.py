@@ -47,11 +47,7 @@ def statistics_report(fmt: str, diagnostics: list, summary: "Summary") -> str:
     """`--statistics` in the output format asked for."""
     rows = statistics(diagnostics, summary.unsafe_fixes)
     if fmt in ("json", "json-lines"):
-        import json
-
-        if fmt == "json-lines":
-            return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+        return dump(rows, fmt)
     if fmt == "sarif":
         from .sarif import render
 
@@ -62,6 +58,15 @@ def statistics_report(fmt: str, diagnostics: list, summary: "Summary") -> str:
         return statistics_notices(rows, len(diagnostics))
     lines = [f"{row['count']:>5}  {row['code']}  {'[*]' if row['fixable'] else '[ ]'} {row['name']}" for row in rows]
     return "\n".join(lines + [f"{len(diagnostics):>5}  total"]) + "\n"
+
+
+def dump(rows: list, fmt: str) -> str:
+    """Rows as one JSON list (`json`), or one object a line (`json-lines`)."""
+    import json
+
+    if fmt == "json-lines":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 
 @functools.lru_cache(maxsize=1)
