@@ -1,4 +1,5 @@
-"""Write docs/rules.md (from the rules' own docstrings), docs/parity.md
+"""Write docs/rules.md and a page per rule, docs/rules/CODE.md (from the rules' own docstrings;
+`url` in JSON and `helpUri` in SARIF point at the page), docs/parity.md
 (from docs/parity/<framework>.toml), lint/frameworks/filled_facts.py (the facts each
 framework's adapter fills, observed by linting every example: lint/applies.py) and
 lint/frameworks/_index.py (each rule module's code, frameworks and needs, and each adapter module's
@@ -115,6 +116,16 @@ def rule_index() -> str:
     return "\n".join(lines) + "\n"
 
 
+def rule_pages(observed: dict) -> dict:
+    """docs/rules/CODE.md -> a builder of that rule's page (what `batchlint rule CODE` prints)."""
+    from batchlint.applies import describe
+    from batchlint.report.rules import page
+    from batchlint.rules import all_rules
+
+    return {os.path.join(HERE, "rules", f"{rule.code}.md"): (lambda rule=rule: page(rule, describe(rule, observed)))
+            for rule in all_rules()}
+
+
 INDEX = os.path.join(os.path.dirname(HERE), "lint", "frameworks", "_index.py")
 RULES_DIR = os.path.join(os.path.dirname(HERE), "rules")
 OUTPUTS = {"rules.md": rules_markdown, "parity.md": parity_markdown}
@@ -129,7 +140,12 @@ def main(argv: list) -> int:
     builds[applies.STORED] = lambda: applies.render(observed)
     builds[os.path.join(HERE, "rules.md")] = lambda: rules_markdown(observed)
     builds[INDEX] = rule_index
+    builds.update(rule_pages(observed))
     stale = []
+    for extra in sorted(set(glob.glob(os.path.join(HERE, "rules", "*.md"))) - set(builds)):
+        stale.append(os.path.relpath(extra, os.path.dirname(HERE)))  # a page of a rule that is gone
+        if "--check" not in argv:
+            os.remove(extra)
     for path, build in builds.items():
         name = os.path.relpath(path, os.path.dirname(HERE))
         text = build()
@@ -137,6 +153,7 @@ def main(argv: list) -> int:
         if current != text:
             stale.append(name)
             if "--check" not in argv:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w", encoding="utf-8") as handle:
                     handle.write(text)
     if stale and "--check" in argv:

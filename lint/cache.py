@@ -44,7 +44,8 @@ _DIGEST = re.compile(r"(?:[0-9a-f]{64})?\Z")
 _CODE = re.compile(r"BL[0-9]{3}\Z")
 
 _SPAN_FIELDS = ("line", "column", "end_line", "end_column", "path")
-_DIAGNOSTIC_FIELDS = ("code", "name", "severity", "message", "path", "span", "framework", "fix", "related", "edits")
+_DIAGNOSTIC_FIELDS = ("code", "name", "severity", "message", "path", "span", "framework", "fix", "related", "edits",
+                      "unsafe_fix")
 _RELATED_FIELDS = ("message", "span", "path")
 _EDIT_FIELDS = ("span", "replacement", "path")
 
@@ -219,6 +220,7 @@ def diagnostic_to_dict(d: Diagnostic) -> dict:
         "code": d.code, "name": d.name, "severity": d.severity, "message": d.message, "path": d.path,
         "span": span_to_list(d.span), "framework": d.framework, "fix": d.fix,
         "related": [related_to_dict(r) for r in d.related], "edits": [edit_to_dict(e) for e in d.edits],
+        "unsafe_fix": d.unsafe_fix,
     }
 
 
@@ -235,6 +237,7 @@ def diagnostic_from_dict(data) -> Diagnostic:
         _optional_str(data["framework"]), _optional_str(data["fix"]),
         tuple(related_from_dict(r) for r in _list(data["related"])),
         tuple(edit_from_dict(e) for e in _list(data["edits"])),
+        _bool(data["unsafe_fix"]),
     )
 
 
@@ -300,6 +303,12 @@ def _str(value) -> str:
 
 def _optional_str(value) -> Optional[str]:
     return None if value is None else _str(value)
+
+
+def _bool(value) -> bool:
+    if not isinstance(value, bool):
+        raise Invalid("bool")
+    return value
 
 
 def _int(value) -> int:

@@ -5,12 +5,14 @@ Exit codes: 0 clean, 1 findings, 2 usage, config or I/O error.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import click
 
 from . import __version__
+from .report import FORMATS
 
 
 class _DefaultToCheck(click.Group):
@@ -47,44 +49,80 @@ def main():
     """
 
 
+_TEXT = ("text", "concise", "full")
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("-w", "--world-size", type=click.IntRange(min=1), help="GPUs of the job (W), for checks that need it.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch (sequences per optimizer step) you mean to train with.")
-@click.option("--format", "fmt", type=click.Choice(["text", "github", "json", "sarif"]), default="text", show_default=True)
-@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=str),
+@click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              envvar="BATCHLINT_OUTPUT_FORMAT",
+              help="How to print findings (env BATCHLINT_OUTPUT_FORMAT). `concise` is `text`; `full` adds each "
+                   "finding's line, as ruff names them. `--format` is the older spelling.")
+@click.option("-o", "--output-file", "--output", "output", type=click.Path(dir_okay=False, path_type=str),
               help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated; replaces the config's).")
+@click.option("--extend-select", multiple=True, help="These codes or prefixes too (comma-separated; adds to the config's select).")
 @click.option("--ignore", multiple=True, help="Skip these codes or prefixes (comma-separated; adds to the config's).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use instead of the nearest pyproject.toml/batchlint.toml.")
+@click.option("--exclude", multiple=True,
+              help="Skip files and folders matching these globs (comma-separated; replaces the config's exclude; "
+                   "relative to the working directory, a name without `/` matching anywhere).")
+@click.option("--extend-exclude", multiple=True, help="Like --exclude, but adds to the config's exclude.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str),
+              help="Project config for every file, instead of the nearest pyproject.toml/batchlint.toml of each.")
 @click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True,
               help="Skip files that .gitignore and .git/info/exclude ignore.")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings.")
-@click.option("--show-source", is_flag=True, help="Show the line of each finding under it (text output).")
-@click.option("--stdin-filename", type=str, help="Lint standard input as if it were this file (for editors).")
+@click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings (in any format).")
+@click.option("--show-source", is_flag=True, help="Show the line of each finding under it (text output; same as --output-format full).")
+@click.option("--show-files", is_flag=True, help="List each file with the framework it was read as, or why it was skipped.")
+@click.option("--show-settings", is_flag=True, help="Print the settings the file given is linted with, and exit.")
+@click.option("--show-fixes", is_flag=True, help="With --fix, list what was fixed; without, show each fix's edits under its finding.")
+@click.option("--stdin-filename", type=str, help="Lint standard input as if it were this file (for editors); `-` as the path reads it too.")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=str), help="Report only findings this baseline file does not record.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=str), help="Record today's findings in this file and exit 0.")
-@click.option("--fix", "apply_fixes", is_flag=True, help="Apply the fixes findings offer, then report what is left.")
+@click.option("--fix", "apply_fixes", is_flag=True,
+              help="Apply the fixes findings offer, then report what is left (on standard input: print the fixed buffer).")
+@click.option("--unsafe-fixes", is_flag=True, help="Count and apply fixes that may change what a working config trains too.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (also with --fix).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
 @click.option("--cache-dir", envvar="BATCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=str),
               help="Keep results here and reuse them while files are unchanged (opt-in; env BATCHLINT_CACHE_DIR).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour text output: auto is a terminal unless NO_COLOR is set (FORCE_COLOR forces it).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, notices or fix lines.")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code tells (0 clean, 1 findings, 2 errors).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error.")
-def check(paths, world_size, global_batch, fmt, output, select, ignore, config_path, force_exclude, respect_gitignore,
-          exit_zero, statistics, show_source, stdin_filename, baseline, write_baseline, apply_fixes, show_diff, jobs,
-          cache_dir, verbose):
-    """Lint the training configs under PATHS (default: the current folder)."""
+def check(paths, world_size, global_batch, fmt, output, select, extend_select, ignore, exclude, extend_exclude,
+          config_path, force_exclude, respect_gitignore, exit_zero, statistics, show_source, show_files, show_settings,
+          show_fixes, stdin_filename, baseline, write_baseline, apply_fixes, unsafe_fixes, show_diff, jobs, cache_dir,
+          color, quiet, silent, verbose):
+    """Lint the training configs under PATHS (default: the current folder; `-`: standard input)."""
     from . import run as runs
     from .config import ConfigError
     from .engine import Options
-    from .report import Summary, render, statistics_table
+    from .report import Summary, render, statistics_report
 
+    quiet = quiet or silent
+    if "-" in paths:
+        if len(paths) > 1:
+            _fail("`-` (standard input) cannot be linted together with other paths")
+        if not stdin_filename:
+            _fail("reading standard input (`-`) needs --stdin-filename NAME: its name tells how to read it "
+                  "(cfg.yaml, train.sh, ds.json, ...)")
+        paths = ()
     if baseline or write_baseline:  # json and hashlib: not for a plain lint
         from . import baseline as baselines
     try:
-        settings = runs.settings_for(config_path, select, ignore)
+        settings = runs.settings_for(config_path, select, ignore, extend_select, exclude, extend_exclude)
+        if show_settings:
+            target = stdin_filename or (paths[0] if len(paths) == 1 else None)
+            if target is None:
+                _fail("--show-settings needs one file")
+            _write(runs.settings_report(settings.for_path(target), target, fmt), output)
+            return
         known = baselines.load(baseline) if baseline else None
     except ConfigError as exc:
         _fail(str(exc))
@@ -95,18 +133,37 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
     request = runs.Request(tuple(paths), settings, options,
                            force_exclude=force_exclude, respect_gitignore=respect_gitignore, jobs=jobs or 0,
                            cache_dir=cache_dir or "", stdin=(stdin_filename, stdin_text) if stdin_filename else None)
-    run = runs.lint(request)
-    if (apply_fixes or show_diff) and stdin_text is None:
-        request = request.with_project()
-        changed, failed = _print_fixes(runs.fix(request, run, write=apply_fixes and not show_diff))
-        if show_diff:
-            _report_problems(run, verbose)
-            sys.exit(2 if run.errors or failed else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
-        if changed:
-            run = runs.lint(request)  # what is left
-        if failed:
-            run.errors.append("a fix could not be written (see above)")
-    _report_problems(run, verbose)
+    show_source = show_source or fmt == "full"
+    colored = _colored(color, fmt, output)
+    summary_of = functools.partial(Summary, unsafe_fixes=unsafe_fixes, quiet=quiet, show_fixes=show_fixes)
+    try:
+        if stdin_text is not None and (apply_fixes or show_diff):
+            _fix_buffer(request, fmt, output, summary_of, unsafe_fixes, show_diff, exit_zero, silent, verbose, colored)
+        run = runs.lint(request)
+        if show_files:
+            _report_problems(run, verbose, quiet, silent)
+            if not silent:
+                _write(runs.files_report(run, fmt), output)
+            sys.exit(2 if run.errors else 0)
+        fixed = 0
+        if (apply_fixes or show_diff) and stdin_text is None:
+            request = request.with_project()
+            results = runs.fix(request, run, write=apply_fixes and not show_diff, unsafe=unsafe_fixes)
+            changed, failed = _print_fixes(results, quiet, silent)
+            if show_diff:
+                _report_problems(run, verbose, quiet, silent)
+                sys.exit(2 if run.errors or failed else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
+            names = {d.code: d.name for d in run.diagnostics}
+            fixed = sum(sum(r.codes.values()) for r in results if r.written)
+            if show_fixes and not silent:
+                click.echo(runs.fixes_report(results, names), nl=False)
+            if changed:
+                run = runs.lint(request)  # what is left
+            if failed:
+                run.errors.append("a fix could not be written (see above)")
+    except ConfigError as exc:  # a sub-project's config, found while linting
+        _fail(str(exc))
+    _report_problems(run, verbose, quiet, silent)
     diagnostics = run.diagnostics
     lines = None
     if show_source or write_baseline or known is not None:
@@ -118,27 +175,78 @@ def check(paths, world_size, global_batch, fmt, output, select, ignore, config_p
             baselines.write(write_baseline, diagnostics, lines)
         except (ConfigError, OSError) as exc:
             _fail(str(exc))
-        click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
+        if not quiet:
+            click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
         sys.exit(2 if run.errors else 0)
     if known is not None:
         diagnostics = baselines.new_findings(diagnostics, known, lines)
-    summary = Summary(files=len(run.files), configs=run.configs, unreadable=len(run.errors))
-    if not run.files and not run.errors:  # on stderr, so it never mixes into json or github output
+    summary = summary_of(files=len(run.files), configs=run.configs, unreadable=len(run.errors), fixed=fixed)
+    if not run.files and not run.errors and not quiet:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML, JSON or shell files found", err=True)
-    color = fmt == "text" and not output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     if statistics:
-        report = statistics_table(diagnostics, color=color)
+        report = statistics_report(fmt, diagnostics, summary)
     else:
-        report = render(fmt, diagnostics, summary, color=color, source=lines if show_source else None)
-    _write(report, output)
+        report = render(fmt, diagnostics, summary, color=colored, source=lines if show_source else None)
+    if not silent or output:
+        _write(report, output, colored)
     sys.exit(runs.exit_code(run, diagnostics, exit_zero))
 
 
-def _report_problems(run, verbose: bool) -> None:
-    """Notices and errors on stderr: one line each, after linting everything that could be."""
+def _fix_buffer(request, fmt: str, output, summary_of, unsafe: bool, show_diff: bool, exit_zero: bool,
+                silent: bool, verbose: bool, colored: bool) -> None:
+    """`--fix` (or `--diff`) on standard input: the fixed buffer (or its diff) on standard output,
+    what is left on standard error, as ruff does for editors' fix-on-save. Exits."""
+    from . import run as runs
+    from .fix import FileFix
+    from .report import render
+
+    fixed = runs.fix_buffer(request, unsafe)
+    run = fixed.run
+    name = request.stdin[0]
+    if fixed.refused and not silent:
+        click.echo(f"batchlint: not fixing {name}: {fixed.refused}", err=True)
+    if show_diff:
+        before = request.stdin[1].decode("utf-8-sig", "replace")
+        diff = FileFix(name, before, fixed.text.lstrip("\ufeff")).diff()
+        if not silent:
+            click.echo(diff, nl=False)
+        _report_problems(run, verbose, True, silent)
+        sys.exit(2 if run.errors else 1 if diff else 0)
+    sys.stdout.buffer.write(fixed.text.encode("utf-8", "surrogateescape"))
+    sys.stdout.flush()
+    _report_problems(run, verbose, False, silent)
+    summary = summary_of(files=len(run.files), configs=run.configs, unreadable=len(run.errors), fixed=fixed.fixed)
+    if not silent or output:
+        report = render(fmt, run.diagnostics, summary, color=colored and fmt in _TEXT)
+        if output:
+            _write(report, output)
+        else:
+            click.echo(report, nl=False, err=True, color=colored or None)
+    sys.exit(runs.exit_code(run, run.diagnostics, exit_zero))
+
+
+def _colored(choice: str, fmt: str, output) -> bool:
+    """Colour for text output: --color, else NO_COLOR off, FORCE_COLOR on (each when set and not
+    empty), else when standard output is a terminal and no file is written."""
+    if fmt not in _TEXT or choice == "never":
+        return False
+    if choice == "always":
+        return True
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return not output and sys.stdout.isatty()
+
+
+def _report_problems(run, verbose: bool, quiet: bool = False, silent: bool = False) -> None:
+    """Notices and errors on stderr: one line each, after linting everything that could be
+    (no notices with --quiet, nothing with --silent)."""
     from .report import printable
 
-    for notice in run.notices:
+    if silent:
+        return
+    for notice in () if quiet else run.notices:
         click.echo(printable(f"batchlint: notice: {notice}"), err=True)
     for error in run.errors:
         hint = " (run with --verbose for the traceback)" if "internal error" in error and not verbose else ""
@@ -148,29 +256,32 @@ def _report_problems(run, verbose: bool) -> None:
             click.echo(trace, err=True)
 
 
-def _print_fixes(fixes: list) -> tuple:
+def _print_fixes(fixes: list, quiet: bool = False, silent: bool = False) -> tuple:
     """Each fix as a line (written) or a diff (not written); returns (files changed, whether a write failed)."""
     changed, failed = 0, False
     for result in fixes:
         if result.refused:
             failed = failed or result.error
-            click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
+            if not silent:
+                click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
         elif result.changed:
             changed += 1
             if result.written:
                 fixed = ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(result.codes.items()))
-                click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
-            else:
+                if not quiet:
+                    click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
+            elif not silent:
                 click.echo(result.diff(), nl=False)
     return changed, failed
 
 
-def _write(report: str, output):
+def _write(report: str, output, color: bool = False):
+    """`color`: keep the colour codes (click strips them where it sees no terminal)."""
     from .report import without_surrogates
 
     report = without_surrogates(report)  # fields were made printable by each reporter
     if not output:
-        click.echo(report, nl=False)
+        click.echo(report, nl=False, color=color or None)
         return
     from .atomic import write_atomic
 
@@ -185,18 +296,19 @@ def _write(report: str, output):
 @click.option("-w", "--world-size", "world_sizes", type=click.IntRange(min=1), multiple=True,
               help="GPUs of the job (W); give several to compare: -w 8 -w 16 -w 32.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch you mean to train with.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str), help="Project config to use.")
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str),
+              help="Project config to use instead of the file's nearest.")
 def explain(path, world_sizes, global_batch, fmt, config_path):
     """Show the batch arithmetic of one config or launch script, each number with its source."""
     import json
 
     from . import run as running
-    from .config import ConfigError, load_settings
+    from .config import ConfigError
     from .explain import as_json, as_text
 
     try:
-        settings = load_settings(config_path)
+        settings = running.settings_for(config_path).for_path(path)
     except ConfigError as exc:
         _fail(str(exc))
     try:
@@ -216,20 +328,31 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
 @main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
-def rule(code, show_all):
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text: the rule's page (with --all, one line per rule); json: objects.")
+def rule(code, show_all, fmt):
     """Explain what rule CODE checks, why, and how to fix it."""
+    import json
+
     from batchlint.applies import describe
     from batchlint.rules import all_rules, find
 
+    from .report import rules as pages
+
     if show_all or not code:
-        for r in all_rules():
-            click.echo(f"{r.code}  {r.name:<32} {r.severity:<8} {r.summary}")
+        chosen = list(all_rules())
+        if fmt == "json":
+            click.echo(json.dumps([pages.as_dict(r, describe(r)) for r in chosen], indent=2, ensure_ascii=False))
+        else:
+            click.echo(pages.table(chosen), nl=False)
         return
     found = find(code)
     if found is None:
         _fail(f"unknown rule {code!r}; `batchlint rule --all` lists them")
-    click.echo(f"# {found.code} {found.name}\n\nSeverity: {found.severity}. Applies to: {describe(found)}.\n")
-    click.echo(found.documentation)
+    if fmt == "json":
+        click.echo(json.dumps(pages.as_dict(found, describe(found)), indent=2, ensure_ascii=False))
+    else:
+        click.echo(pages.page(found, describe(found)), nl=False)
 
 
 def _fail(message: str):

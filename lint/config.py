@@ -1,7 +1,10 @@
 """Project configuration: `[tool.batchlint]` in pyproject.toml, or batchlint.toml.
 
-The nearest file upward from the working directory wins. A file that is
-present but broken is a usage error (exit 2), never silently ignored.
+Each file is linted with the nearest config upward from its own folder, as
+ruff finds it (a monorepo's sub-projects each keep their own); a file with
+none above it takes the one nearest the working directory. `--config FILE`
+names one for every file. A file that is present but broken is a usage error
+(exit 2), never silently ignored.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from .codes import canonical_all
 from .directives import CODES, code_matches
@@ -20,9 +23,16 @@ class ConfigError(Exception):
     """A broken project config or option; the CLI prints it and exits 2."""
 
 
+# Codes a run checks only when a selector names them (`--extend-select BL005`, `select = ["BL"]`,
+# ALL), as ruff's default set leaves out RUF100: whether a suppression is used can depend on
+# files the run does not lint (the launch script that runs a config), so it is asked for.
+OPT_IN = frozenset({"BL005"})
+
+
 @dataclass
 class Settings:
-    select: tuple = ()  # empty: every rule
+    select: tuple = ()  # empty: every rule but the OPT_IN ones
+    extend_select: tuple = ()  # added to `select` (or to the default set)
     ignore: tuple = ()
     exclude: tuple = ()
     per_file_ignores: dict = field(default_factory=dict)  # glob -> codes
@@ -38,8 +48,10 @@ class Settings:
 
     def enabled(self, code: str, relpath: str) -> bool:
         """The most specific selector decides, as in ruff: `select BL101, ignore BL1`
-        keeps BL101; at equal specificity ignore wins. No select means every code."""
-        chosen = specificity(code, self.select) if self.select else 0
+        keeps BL101; at equal specificity ignore wins. No select means every code but OPT_IN."""
+        chosen = specificity(code, self.select) if self.select else -1 if code in OPT_IN else 0
+        if self.extend_select:
+            chosen = max(chosen, specificity(code, self.extend_select))
         if chosen < 0 or specificity(code, self.ignore) >= chosen:
             return False
         for pattern, codes in self.per_file_ignores.items():
@@ -49,6 +61,14 @@ class Settings:
 
     def excluded(self, relpath: str) -> bool:
         return any(_path_matches(relpath, pattern) for pattern in self.exclude)
+
+    def excludes(self, path: str) -> bool:
+        """Whether `exclude` leaves out the file or folder at `path`."""
+        return bool(self.exclude) and self.excluded(self.relative(path))
+
+    def for_path(self, path: str) -> "Settings":
+        """The settings of `path`: these, for every file (see Configs for the nearest config of each)."""
+        return self
 
     def relative(self, path: str) -> str:
         """A path relative to the config's folder, with forward slashes."""
@@ -65,7 +85,8 @@ def specificity(code: str, selectors) -> int:
 def unknown_codes(settings: "Settings", known: set) -> None:
     """Raise ConfigError for a selector that names no rule: a typo would silently
     select nothing (or ignore nothing)."""
-    for field_name, selectors in (("select", settings.select), ("ignore", settings.ignore),
+    for field_name, selectors in (("select", settings.select), ("extend-select", settings.extend_select),
+                                  ("ignore", settings.ignore),
                                   *(("per-file-ignores", codes) for codes in settings.per_file_ignores.values())):
         for selector in selectors:
             if selector != "ALL" and not any(code.startswith(selector) for code in known):
@@ -80,26 +101,103 @@ def _path_matches(relpath: str, pattern: str) -> bool:
     return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in relpath.split("/"))
 
 
-_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths", "versions"}
+_KEYS = {"select", "extend-select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths", "versions"}
 
 
 def find_config(start: str) -> Optional[tuple]:
     """(path, table) of the nearest batchlint.toml or pyproject.toml with [tool.batchlint]."""
     folder = os.path.abspath(start)
     while True:
-        for name in ("batchlint.toml", "pyproject.toml"):
-            candidate = os.path.join(folder, name)
-            if os.path.isfile(candidate):
-                table = _load(candidate)
-                section = _tool_section(table)
-                if name == "batchlint.toml":
-                    return candidate, table if section is None else section
-                if section is not None:
-                    return candidate, section
+        found = _config_in(folder)
+        if found is not None:
+            return found
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+
+
+def _config_in(folder: str) -> Optional[tuple]:
+    """(path, table) of the project config in `folder` itself, or None."""
+    for name in ("batchlint.toml", "pyproject.toml"):
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            table = _load(candidate)
+            section = _tool_section(table)
+            if name == "batchlint.toml":
+                return candidate, table if section is None else section
+            if section is not None:
+                return candidate, section
+    return None
+
+
+class Configs:
+    """The settings of each file of a run: the nearest project config above the file's folder
+    (each loaded once), as `adjust` (the command line's overrides) leaves it; a file with none
+    above it takes `default`, the one nearest the working directory. Raises ConfigError for a
+    broken config when it is first needed."""
+
+    def __init__(self, adjust: Callable[[Settings], Settings], start: str = "."):
+        self.adjust = adjust
+        self.default = adjust(load_settings(None, start))
+        self._folders: dict = {}  # folder -> its config's path, or "" for none up to the root
+        self._loaded: dict = {}  # config path -> Settings
+        if self.default.source:
+            self._loaded[os.path.abspath(os.path.join(self.default.root, os.path.basename(self.default.source)))] = self.default
+
+    def for_path(self, path: str) -> Settings:
+        """The settings of the file (or folder) at `path`: those of the folder it is in."""
+        config = self._nearest(os.path.dirname(os.path.abspath(path)))
+        if not config:
+            return self.default
+        if config not in self._loaded:
+            self._loaded[config] = self.adjust(_settings_from(_table_of(config), config))
+        return self._loaded[config]
+
+    def _nearest(self, folder: str) -> str:
+        walked = []
+        while folder not in self._folders:
+            walked.append(folder)
+            found = _config_in(folder)
+            parent = os.path.dirname(folder)
+            if found is not None or parent == folder:
+                self._folders[folder] = found[0] if found is not None else ""
+                break
+            folder = parent
+        config = self._folders[folder]
+        for seen in walked:
+            self._folders[seen] = config
+        return config
+
+    def excludes(self, path: str) -> bool:
+        return self.for_path(path).excludes(path)
+
+    def all(self) -> list:
+        """Every settings used so far, the default first."""
+        return [self.default] + [s for s in self._loaded.values() if s is not self.default]
+
+
+def _table_of(path: str) -> dict:
+    """The batchlint table of a config file `_config_in` found."""
+    table = _load(path)
+    section = _tool_section(table)
+    return table if section is None else section
+
+
+def anchored(patterns, root: str, cwd: str = "") -> tuple:
+    """Exclude patterns written relative to the working directory (the command line's) as
+    patterns relative to `root`, where a config's patterns are matched. A pattern without a
+    slash matches a name anywhere and stays as it is; one that points outside `root` is dropped."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    result = []
+    for pattern in patterns:
+        if "/" not in pattern.strip("/"):
+            result.append(pattern)
+            continue
+        moved = os.path.relpath(os.path.normpath(os.path.join(cwd, pattern)), os.path.abspath(root)).replace(os.sep, "/")
+        if moved != ".." and not moved.startswith("../"):
+            result.append(moved + ("/" if pattern.endswith("/") else ""))
+    return tuple(result)
 
 
 def _tool_section(table: dict):
@@ -150,6 +248,7 @@ def _settings_from(table: dict, path: str) -> Settings:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} in [tool.batchlint] (known: {', '.join(sorted(_KEYS))})")
     settings = Settings(root=os.path.dirname(os.path.abspath(path)), source=where)
     settings.select = _codes(table, "select", where)
+    settings.extend_select = _codes(table, "extend-select", where)
     settings.ignore = _codes(table, "ignore", where)
     settings.exclude = tuple(_strings(table, "exclude", where))
     settings.reference_paths = tuple(os.path.normpath(os.path.join(settings.root, p))

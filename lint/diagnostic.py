@@ -23,6 +23,7 @@ class Diagnostic:
     fix: Optional[str] = None
     related: tuple = field(default=())  # Related, with path filled in
     edits: tuple = field(default=(), compare=False)  # Edit, with path filled in: what --fix applies
+    unsafe_fix: bool = field(default=False, compare=False)  # the edits need --unsafe-fixes (Rule.unsafe_fix)
 
     @property
     def text(self) -> str:

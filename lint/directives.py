@@ -2,12 +2,17 @@
 
     # batchlint: disable=BL101,BL3      that line (trailing) or the next line (alone)
     # batchlint: disable=BL101  # why   text after a second `#` is a reason, not a directive
+    # batchlint: disable=BL101 -- why   so is text after ` -- ` (kept with the directive)
     # batchlint: disable                every code, same placement
     # batchlint: disable-file=BL301     the whole file
     # batchlint: world-size=8           facts for this file
     # batchlint: global-batch=512
 
 `#` starts a comment in Python, YAML, TOML and shell alike; JSON has none.
+
+Each `disable` item is a `Suppression` that records which of its codes
+suppressed a finding, so the engine can report the ones that suppress nothing
+(BL005) with the edit that removes them.
 """
 
 from __future__ import annotations
@@ -21,11 +26,38 @@ from .document import Span
 
 # The body ends at a second `#`, which starts the reason: `disable=BL101  # why`.
 _COMMENT = re.compile(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
+# A reason after ` -- `, inside the directive: `disable=BL101 -- explicit literal, reviewed`.
+_REASON = re.compile(r"(?:^|\s)--(?:\s|$)")
+# Line breaks other than "\n" that some readers count (Python: a lone "\r"; YAML: NEL, LS, PS):
+# a file holding one numbers lines otherwise than this parser, so no edit is offered in it.
+_OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 # A value is a comma-separated list, with or without spaces after the commas.
 _ITEM = re.compile(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;,]*(?:\s*,\s*[^\s;,]+)*))?")
 CODES = re.compile(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
 # ASCII digits only (`"²".isdigit()` is true), and few enough to stay a count of GPUs.
 _WHOLE = re.compile(r"[0-9]{1,9}")
+
+
+@dataclass
+class Suppression:
+    """One `disable` or `disable-file` item of a comment, and which of its codes suppressed a finding."""
+
+    line: int  # the comment's line
+    target: Optional[int]  # the line it applies to; None: the whole file
+    codes: tuple  # upper-cased, as written ("ALL" for a bare `disable`)
+    span: Span  # the item: `disable=BL101,BL102`
+    key: str  # `disable` or `disable-file`, as written
+    reason: str = ""  # after ` -- ` or a second `#`
+    removal: Optional[Span] = None  # what removes the whole comment, when it holds nothing else (None: no edit)
+    used: set = field(default_factory=set)  # codes of `codes` that suppressed a finding
+
+    def matches(self, code: str, line: int) -> bool:
+        """Whether it suppresses `code` on `line`, recording the codes that do."""
+        if self.target is not None and self.target != line:
+            return False
+        hit = [c for c in self.codes if code_matches(code, (c,))]
+        self.used.update(hit)
+        return bool(hit)
 
 
 @dataclass
@@ -35,9 +67,14 @@ class Directives:
     world_size: Optional[tuple] = None  # (value, span)
     global_batch: Optional[tuple] = None
     problems: list = field(default_factory=list)  # [(span, message)]
+    suppressions: list = field(default_factory=list)  # Suppression, in the order written
 
     def suppresses(self, code: str, line: int) -> bool:
-        return code_matches(code, self.file_disabled) or code_matches(code, self.line_disabled.get(line, ()))
+        """Whether a directive suppresses `code` on `line`; every directive that does records it."""
+        hit = False
+        for suppression in self.suppressions:
+            hit = suppression.matches(code, line) or hit
+        return hit
 
 
 def code_matches(code: str, selectors) -> bool:
@@ -54,6 +91,7 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
     if "batchlint:" not in text:
         return found
     lines = text.split("\n")  # the line numbering every reader shares for comments
+    editable = not _OTHER_BREAKS.search(text)
     for index, line in enumerate(lines):
         match = _COMMENT.search(line)
         if not match:
@@ -62,14 +100,26 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
         standalone = not line[: match.start()].strip()
         target = _next_code_line(lines, index) if standalone else number
         body_start = match.start("body")
+        body = match.group("body")
+        split = _REASON.search(body)
+        if split:
+            reason, body = body[split.end():].strip(), body[: split.start()]
+        else:
+            reason = line[match.end():].lstrip("#").strip()
         comment = Directives()
-        for item in _ITEM.finditer(match.group("body")):
+        items = list(_ITEM.finditer(body))
+        for item in items:
             span = Span(number, body_start + item.start() + 1, number, body_start + item.end() + 1)
             _apply(comment, item.group("key").lower(), item.group("value"), span, target, known)
-        _check_codes_follow_equals(comment, match.group("body"), number, body_start)
+        _check_codes_follow_equals(comment, body, number, body_start)
         if comment.problems:
             found.problems.extend(comment.problems)
             continue
+        removal = _removal(lines, index, match, standalone, bool(split)) if editable and \
+            len(items) == len(comment.suppressions) else None
+        for suppression in comment.suppressions:
+            suppression.line, suppression.reason, suppression.removal = number, reason, removal
+        found.suppressions.extend(comment.suppressions)
         found.file_disabled |= comment.file_disabled
         for line_number, codes in comment.line_disabled.items():
             found.line_disabled.setdefault(line_number, set()).update(codes)
@@ -89,6 +139,20 @@ def _check_codes_follow_equals(comment: Directives, body: str, number: int, body
         span = Span(number, body_start + match.start() + 1, number, body_start + match.end() + 1)
         comment.problems[:] = [(span, f"'{match.group(1)} {match.group(2)}' needs '=': write "
                                       f"'{match.group(1)}={match.group(2).replace(' ', '')}'")]
+
+
+def _removal(lines: list, index: int, match, standalone: bool, reason_inside: bool) -> Span:
+    """The span that removes the directive comment on `lines[index]`: the whole line when it
+    stands alone; else from the end of the code before it to the end of the line, or up to a
+    second `#` comment after it, which is kept."""
+    number, line = index + 1, lines[index]
+    if standalone:
+        if index + 1 < len(lines):
+            return Span(number, 1, number + 1, 1)
+        return Span(number, 1, number, len(line) + 1)
+    if not reason_inside and match.end() < len(line):  # `# batchlint: disable=BL101  # why`: keep `# why`
+        return Span(number, match.start() + 1, number, match.end() + 1)
+    return Span(number, len(line[: match.start()].rstrip()) + 1, number, len(line.rstrip("\r")) + 1)
 
 
 def _next_code_line(lines: list, index: int) -> int:
@@ -114,6 +178,9 @@ def _apply(found: Directives, key: str, value: Optional[str], span: Span, target
         if unknown:
             found.problems.append((span, f"'{', '.join(unknown)}' names no rule (`batchlint rule --all` lists them)"))
             return
+        written = tuple(dict.fromkeys(c.strip().upper() for c in (value or "ALL").split(",") if c.strip()))
+        found.suppressions.append(Suppression(span.line, None if key == "disable-file" else target, written, span,
+                                              key))
         if key == "disable-file":
             found.file_disabled |= codes
         else:

@@ -121,7 +121,7 @@ def discover(paths: list, settings: Settings, force_exclude: bool = False, respe
             continue
         if not (format_of(path) or suffixless):
             continue
-        if force_exclude and settings.excluded(settings.relative(path)):
+        if force_exclude and settings.excludes(path):
             continue
         if is_run_artifact(path):
             found.notices.append(f"skipped {shown}: written by a training run, not a config")
@@ -137,8 +137,7 @@ def _walk(top: str, real_top: str, shown_top: str, settings: Settings, respect_g
     """(path, real path) of each file to lint under the folder `top`."""
     from . import gitignore
 
-    def excluded(path: str) -> bool:
-        return bool(settings.exclude) and settings.excluded(settings.relative(path))
+    excluded = settings.excludes  # Settings, or config.Configs: each path by its nearest config
 
     # (folder, its real path, its path components as shown, its name, the ignore rules where it sits)
     parts = tuple(part for part in shown_top.split("/") if part != ".")

@@ -34,6 +34,7 @@ PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
 PAST_LIMIT = ("BL003", "past-reading-limit")
 STALE_DIRECTIVE = ("BL004", "directive-overridden-by-launch")
+UNUSED_DIRECTIVE = ("BL005", "unused-suppression")
 
 # A safety net behind the readers' own bounds: a file that still takes this long
 # is reported as an internal error instead of holding up the run.
@@ -173,6 +174,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple, r
             checker.task(source, task)
         else:
             checker.config(source, checker.outside(source.directives), held=raw)
+    checker.unused_suppressions()
     return checker
 
 
@@ -197,22 +199,67 @@ class _Checker:
         self.plans: list = []  # (the launch that applied, if any; TrainingPlan), for `explain`
         self.framework: Optional[str] = None
         self.directives: dict = {}  # shown path -> Directives, for suppression
+        self.planned: set = set()  # shown paths whose rules ran: only their directives can be judged unused
         self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
 
-    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=()):
+    def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
+             unsafe_fix=False, suppressible=True):
         where = span.path or path
         if not self.settings.enabled(code, self.settings.relative(where)):
             return
         found = self.directives.get(where)
-        if found is not None and code != BAD_DIRECTIVE[0] and found.suppresses(code, span.line):
+        if suppressible and found is not None and code != BAD_DIRECTIVE[0] and found.suppresses(code, span.line):
             return
         own = self.directives.get(path) if where != path else None
-        if own is not None and directive_parser.code_matches(code, own.file_disabled):
+        if suppressible and own is not None and any([s.matches(code, span.line) for s in own.suppressions
+                                                     if s.target is None]):
             return  # found checking `path` (in a base it inherits from, say): its disable-file holds
         related = tuple(r if r.message == clean_text(r.message) else Related(clean_text(r.message), r.span, r.path)
                         for r in related)
         self.diagnostics.append(Diagnostic(code, name, severity, clean_text(message), where, span._replace(path=None),
-                                           framework, clean_text(fix) if fix else fix, related, edits))
+                                           framework, clean_text(fix) if fix else fix, related, edits,
+                                           unsafe_fix and bool(edits)))
+
+    def unused_suppressions(self) -> None:
+        """BL005 for each code of a `disable` that suppressed no finding, in a file whose rules ran
+        (a file that did not parse, or is no training config, says nothing about its directives),
+        for a code every rule of which this run checks there. The run keeps one only when every
+        lint that read the file found it unused (run.collect)."""
+        for path in sorted(self.planned):
+            found = self.directives.get(path)
+            relpath = self.settings.relative(path)
+            if found is None or not found.suppressions or not self.settings.enabled(UNUSED_DIRECTIVE[0], relpath):
+                continue
+            candidates = [(s, [c for c in s.codes if c not in s.used and self._all_checked(c, relpath)])
+                          for s in found.suppressions]
+            for suppression, unused in candidates:
+                # Only `disable-file` silences BL005: a line's own directive is what is judged.
+                if unused and not any(s.target is None and s.matches(UNUSED_DIRECTIVE[0], 0) for s in found.suppressions):
+                    self._unused(path, found, suppression, unused)
+
+    def _all_checked(self, selector: str, relpath: str) -> bool:
+        named = [c for c in self.known if selector == "ALL" or c.startswith(directive_parser.canonical(selector))]
+        return bool(named) and all(self.settings.enabled(c, relpath) for c in named)
+
+    def _unused(self, path: str, found, suppression, unused: list) -> None:
+        written = ",".join(suppression.codes)
+        where = "in this file" if suppression.target is None else f"on line {suppression.target}"
+        what = "" if unused == ["ALL"] else " or ".join(unused) + " "
+        why = f" (reason given: {suppression.reason})" if suppression.reason else ""
+        kept = [c for c in suppression.codes if c not in unused]
+        everything_unused = all(c not in s.used for s in found.suppressions if s.line == suppression.line
+                                for c in s.codes)
+        if kept:
+            edits = (Edit(suppression.span, f"{suppression.key}={','.join(kept)}"),)
+            fix = f"remove {', '.join(unused)} from it"
+        else:
+            whole = suppression.removal if everything_unused else None
+            edits = (Edit(whole, ""),) if whole is not None else ()
+            fix = "remove the directive"
+        shown = "" if written == "ALL" else f"={written}"
+        self.emit(path, *UNUSED_DIRECTIVE, "warning",
+                  f"`# batchlint: {suppression.key}{shown}` suppresses nothing: no {what}finding {where}{why}",
+                  suppression.span, fix=fix, edits=edits, suppressible=False)
 
     def load(self, path: str, raw: bytes, fmt: str) -> Optional[_Source]:
         """Decode and parse; a file that fails becomes a BL001 diagnostic."""
@@ -225,8 +272,10 @@ class _Checker:
                       f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
                       Span.point(line), fix="save the file as UTF-8")
             return None
-        found = directive_parser.parse(text, self.known) if fmt != "json" else directive_parser.Directives()
-        self.directives[shown] = found
+        found = self.directives.get(shown)  # read again by another launch line: one record of what it suppressed
+        if found is None:
+            found = directive_parser.parse(text, self.known) if fmt != "json" else directive_parser.Directives()
+            self.directives[shown] = found
         for span, problem in found.problems:
             self.emit(shown, *BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
                       fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
@@ -301,6 +350,7 @@ class _Checker:
                 break
         if not plan:
             return
+        self.planned.add(source.path)
         # A module of several named configs (a config registry) gives one plan per config.
         for one in plan if isinstance(plan, list) else (plan,):
             self.framework = self.framework or one.framework
@@ -325,7 +375,7 @@ class _Checker:
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
                               for e in finding.edits)
                 self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
-                          finding.span, plan.framework, finding.fix, related, edits)
+                          finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix)
 
     def script(self, source: _Source, base: Optional[str] = None) -> None:
         """A launch script: its own rules, then each launch line's config under that launch (`base`:
@@ -333,6 +383,7 @@ class _Checker:
         from .plan import TrainingPlan
 
         self.framework = "launch"
+        self.planned.add(source.path)
         self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
         self.launch_lines(source, (), (os.path.abspath(source.document.path),), base)
 
@@ -587,7 +638,7 @@ _MAX_CALL_DEPTH = 4
 @functools.lru_cache(maxsize=8)
 def _with_engine_codes(codes: frozenset) -> frozenset:
     """`codes` and the engine's own: one set for every file linted with the same rules."""
-    return codes | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0], STALE_DIRECTIVE[0]}
+    return codes | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0], STALE_DIRECTIVE[0], UNUSED_DIRECTIVE[0]}
 
 
 def _nearest(label: str, directive, cli, project) -> Optional[Fact]:

@@ -129,6 +129,24 @@ def apply(text: str, edits: list, fmt: Optional[str] = None) -> str:
     return _splice(text, chosen, _newline_of(text, fmt))
 
 
+def apply_findings(text: str, findings: list, fmt: Optional[str] = None) -> tuple:
+    """Apply each finding's edits to `text`, all of a finding's or none, leaving out a finding
+    whose edits overlap one taken (or each other). Returns (text, Counter of the codes applied)."""
+    starts = line_starts(text, fmt)
+    chosen: list = []
+    codes: Counter = Counter()
+    for d in findings:
+        spans = [_resolve(text, starts, edit) for edit in d.edits]
+        if not spans or None in spans:
+            continue
+        new = [(*where, edit.replacement) for where, edit in zip(spans, d.edits)]
+        if any(_overlaps(a[:2], b[:2]) for i, a in enumerate(new) for b in new[i + 1:] + chosen):
+            continue
+        chosen.extend(new)
+        codes[d.code] += 1
+    return _splice(text, chosen, _newline_of(text, fmt)), codes
+
+
 def format_for(path: str, head: bytes = b"") -> Optional[str]:
     """The format the engine reads `path` as (`head`: its first bytes, for a shebang)."""
     return format_of(path) or ("shell" if is_shell_script(path, head[:128]) else None)

@@ -85,6 +85,9 @@ class Rule:
     # every one is present (see TrainingPlan.has), and "applies to" is computed
     # from which adapters fill them (lint/applies.py).
     needs: tuple = ()
+    # Its edits may change what a working config trains (a hyperparameter it guesses from a
+    # comment), so `--fix` applies them only with `--unsafe-fixes` (ruff's fix safety).
+    unsafe_fix: bool = False
 
     def applies_to(self, framework: str) -> bool:
         return self.frameworks is None or framework in self.frameworks

@@ -6,10 +6,12 @@ findings, and what could not be linted. Front ends only print.
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .config import Settings
+from .config import Configs, Settings
 from .diagnostic import Diagnostic
 from .engine import Options
 
@@ -19,7 +21,7 @@ class Request:
     """What to lint and how: everything a front end decides before linting."""
 
     paths: tuple
-    settings: Settings
+    settings: "Settings | Configs"  # Configs: each file's nearest project config
     options: Options
     force_exclude: bool = False
     respect_gitignore: bool = True
@@ -33,37 +35,64 @@ class Request:
             return self
         from .project import find_project
 
-        project = find_project(list(self.paths) or ["."], self.settings)
+        project = find_project(list(self.paths) or ["."], base_settings(self.settings))
         return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
 
 
-def settings_for(config_path: Optional[str], select=(), ignore=()) -> Settings:
-    """The project config, then the command line: `select` replaces the config's, `ignore` adds to it.
-    Raises ConfigError for a broken config or a code that names no rule."""
+def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select=(), exclude=(),
+                 extend_exclude=()) -> "Settings | Configs":
+    """Each file's project config, then the command line: `select` and `exclude` replace the config's,
+    `extend-select`, `ignore` and `extend-exclude` add to it (exclude patterns are relative to the
+    working directory). With `config_path`, that config for every file (Settings); else the nearest
+    config of each file (Configs). Raises ConfigError for a broken config or a code that names no rule
+    (a config found later, for a file of a sub-project, raises when it is first read)."""
     from batchlint.rules import known_codes
 
-    from .config import load_settings, parse_codes, unknown_codes
+    from .config import anchored, load_settings, parse_codes, unknown_codes
 
-    settings = load_settings(config_path)
-    settings = dataclasses.replace(
-        settings,
-        select=parse_codes(select, "--select") or settings.select,
-        ignore=settings.ignore + parse_codes(ignore, "--ignore"),
-    )
-    unknown_codes(settings, known_codes())
-    return settings
+    chosen, extended = parse_codes(select, "--select"), parse_codes(extend_select, "--extend-select")
+    ignored = parse_codes(ignore, "--ignore")
+    excluded, extra = _patterns(exclude), _patterns(extend_exclude)
+
+    def adjust(settings: Settings) -> Settings:
+        kept = settings.exclude if not excluded else anchored(excluded, settings.root)
+        settings = dataclasses.replace(settings, select=chosen or settings.select,
+                                       extend_select=settings.extend_select + extended,
+                                       ignore=settings.ignore + ignored,
+                                       exclude=kept + anchored(extra, settings.root))
+        unknown_codes(settings, known_codes())
+        return settings
+
+    return adjust(load_settings(config_path)) if config_path else Configs(adjust)
+
+
+def _patterns(values) -> tuple:
+    """Globs given on the command line, repeated or comma-separated."""
+    return tuple(p.strip() for value in values for p in value.split(",") if p.strip())
+
+
+def base_settings(settings: "Settings | Configs") -> Settings:
+    """The settings of the run as a whole (its project boundary): those nearest the working directory."""
+    return settings.default if isinstance(settings, Configs) else settings
 
 
 def lint(request: Request) -> Run:
     if request.stdin is not None:
-        return lint_text(request.stdin[0], request.stdin[1], request.settings, request.options)
+        name = request.stdin[0]
+        return lint_text(name, request.stdin[1], request.settings.for_path(name), request.options)
     return lint_paths(list(request.paths), request.settings, request.options, force_exclude=request.force_exclude,
                       respect_gitignore=request.respect_gitignore, jobs=request.jobs, cache_dir=request.cache_dir)
 
 
-def fix(request: Request, run: "Run", write: bool) -> list:
+def applicable(diagnostics: list, unsafe: bool = False) -> list:
+    """The findings with the edits `--fix` may make: an unsafe fix's only with `--unsafe-fixes`."""
+    return list(diagnostics) if unsafe else [dataclasses.replace(d, edits=()) if d.unsafe_fix and d.edits else d
+                                            for d in diagnostics]
+
+
+def fix(request: Request, run: "Run", write: bool, unsafe: bool = False) -> list:
     """Every fix the findings of `run` offer, applied round after round until none is left
-    (written only with `write`). Returns FileFix per file touched."""
+    (written only with `write`; unsafe fixes only with `unsafe`). Returns FileFix per file touched."""
     from .fix import fix_until_stable
     from .project import overlaid
 
@@ -76,9 +105,57 @@ def fix(request: Request, run: "Run", write: bool) -> list:
         for result in again.results:
             for path, digest in result.reads.items():
                 digests[path] = digest or digests.get(path, "")  # a read beats a look that found nothing
-        return again.diagnostics, digests
+        return applicable(again.diagnostics, unsafe), digests
 
     return fix_until_stable(lint_round, write=write, project=request.options.project)
+
+
+@dataclass
+class BufferFix:
+    """`--fix` on standard input: the buffer with its fixes made, for the caller to print."""
+
+    text: str  # the fixed buffer (the buffer as given when `refused`)
+    run: "Run"  # the lint of `text`: what is left
+    fixed: int = 0  # findings fixed
+    refused: str = ""  # why no fix was made, if none was
+
+
+def fix_buffer(request: Request, unsafe: bool = False, max_rounds: int = 8) -> BufferFix:
+    """The fixes a buffer's findings offer in the buffer itself (an edit of another file, such as a
+    linked DeepSpeed JSON, is not made: an editor's fix-on-save changes the buffer only), round
+    after round; kept only when the fixed buffer parses again and has fewer findings of the codes
+    fixed."""
+    from .fix import apply_findings, format_for, parse_problem
+
+    name, raw = request.stdin
+    run = lint(request)
+    try:
+        original = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return BufferFix(raw.decode("utf-8", "replace"), run, refused="it is not valid UTF-8")
+    fmt, text, fixed, first = format_for(name, raw), original, Counter(), run
+    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
+    current = run
+    for _ in range(max_rounds):
+        own = [d for d in applicable(current.diagnostics, unsafe)
+               if d.edits and all(_same_file(e.path or d.path, name) for e in d.edits)]
+        after, codes = apply_findings(text, own, fmt)
+        if after == text:
+            break
+        text, fixed = after, fixed + codes
+        current = lint(dataclasses.replace(request, stdin=(name, (bom + text).encode("utf-8"))))
+    if text == original:
+        return BufferFix(bom + original, run)
+    problem = parse_problem(name, text, fmt)
+    before = sum(1 for d in first.diagnostics if d.code in fixed)
+    left = sum(1 for d in current.diagnostics if d.code in fixed)
+    if problem or left >= before:
+        return BufferFix(bom + original, run, refused=problem or f"the fix does not remove {', '.join(sorted(fixed))}")
+    return BufferFix(bom + text, current, fixed=before - left)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 @dataclass
@@ -100,25 +177,37 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
     same project boundary a lint of that path has."""
     from . import explain as explaining, project
 
+    settings = settings.for_path(path)
     with project.using(project.find_project([path], settings)):
         return explaining.explain(path, settings, world_sizes, global_batch)
 
 
-def lint_paths(paths: list, settings: Settings, options: Options, *, force_exclude: bool = False,
+def lint_paths(paths: list, settings: "Settings | Configs", options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
-    """Discover and lint `paths` (default: the current folder)."""
+    """Discover and lint `paths` (default: the current folder), each file with its settings."""
     from batchlint.rules import LAZY
 
     from .discover import discover
     from .parallel import lint_files
-    from .project import find_project
+    from .project import Project, find_project
 
     paths = list(paths) or ["."]
-    boundary = options.project or find_project(paths, settings)
-    options = Options(**{**options.__dict__, "project": boundary})
+    given = options.project
+    boundary = given or find_project(paths, base_settings(settings))
     found = discover(paths, settings, force_exclude, respect_gitignore=respect_gitignore, project=boundary)
     run = Run(files=list(found.files), notices=list(found.notices), errors=list(found.problems))
-    run.results = lint_files(run.files, settings, options, LAZY, jobs, cache_dir)
+    groups: dict = {}  # id of Settings -> (Settings, indices of its files)
+    for index, path in enumerate(run.files):
+        own = settings.for_path(path)
+        groups.setdefault(id(own), (own, []))[1].append(index)
+    if given is None:  # a sub-project's config may widen where references resolve
+        extra = {os.path.realpath(p) for own, _ in groups.values() for p in own.reference_paths}
+        boundary = Project(tuple(sorted(set(boundary.roots) | extra)))
+    options = dataclasses.replace(options, project=boundary)
+    run.results = [None] * len(run.files)
+    for own, indices in groups.values():
+        for index, result in zip(indices, lint_files([run.files[i] for i in indices], own, options, LAZY, jobs, cache_dir)):
+            run.results[index] = result
     return collect(run)
 
 
@@ -139,8 +228,33 @@ def collect(run: Run) -> Run:
         if result.traceback:
             run.tracebacks.append(result.traceback)
     run.notices = sorted(set(run.notices))
-    run.diagnostics = unique(d for r in run.results for d in r.diagnostics)
+    judged = _judged(run.results)
+    run.diagnostics = unique(judged if judged is not None else (d for r in run.results for d in r.diagnostics))
     return run
+
+
+def _judged(results: list) -> Optional[list]:
+    """Every finding, with a BL005 (unused suppression) kept only when every lint of the run that
+    read its file found the directive unused: a config's directive that the launch script linting
+    it used is used. None when there is no BL005 (nothing to judge)."""
+    from .engine import UNUSED_DIRECTIVE
+
+    code = UNUSED_DIRECTIVE[0]
+    if not any(d.code == code for r in results for d in r.diagnostics):
+        return None
+    reported = []  # per result: the BL005 it reports
+    for r in results:
+        reported.append({(os.path.abspath(d.path), d.span, d.message) for d in r.diagnostics if d.code == code})
+    read = [set(r.reads) | {os.path.abspath(r.path)} for r in results]
+    kept = []
+    for r in results:
+        for d in r.diagnostics:
+            if d.code == code:
+                key = (os.path.abspath(d.path), d.span, d.message)
+                if not all(key in found for found, paths in zip(reported, read) if key[0] in paths):
+                    continue
+            kept.append(d)
+    return kept
 
 
 def unique(diagnostics) -> list:
@@ -165,7 +279,8 @@ def _merge(a: Diagnostic, b: Diagnostic) -> Diagnostic:
 
     related = tuple(sorted(set(a.related) | set(b.related), key=lambda r: (r.path or "", r.span, r.message)))
     edits = a.edits if a.edits else b.edits
-    return dataclasses.replace(a, related=related, edits=edits, fix=a.fix or b.fix)
+    unsafe = a.unsafe_fix if a.edits else b.unsafe_fix
+    return dataclasses.replace(a, related=related, edits=edits, fix=a.fix or b.fix, unsafe_fix=unsafe)
 
 
 def order(d: Diagnostic) -> tuple:
@@ -180,3 +295,78 @@ def exit_code(run: Run, diagnostics: Optional[list] = None, exit_zero: bool = Fa
         return 2
     return 0 if exit_zero or not (run.diagnostics if diagnostics is None else diagnostics) else 1
 
+
+
+def settings_data(settings: Settings, path: str) -> dict:
+    """The settings `path` is linted with, as `--show-settings` prints them."""
+    from batchlint.rules import all_rules
+
+    from .discover import display_path
+
+    relative = settings.relative(path)
+    return {
+        "path": display_path(path),
+        "config": settings.source or None,
+        "root": display_path(settings.root),
+        "select": list(settings.select),
+        "extend-select": list(settings.extend_select),
+        "ignore": list(settings.ignore),
+        "exclude": list(settings.exclude),
+        "excluded": settings.excluded(relative),
+        "per-file-ignores": {glob: list(codes) for glob, codes in settings.per_file_ignores.items()},
+        "world-size": settings.world_size,
+        "global-batch": settings.global_batch,
+        "reference-paths": [display_path(p) for p in settings.reference_paths],
+        "versions": dict(settings.versions),
+        "enabled": [rule.code for rule in all_rules() if settings.enabled(rule.code, relative)],
+    }
+
+
+def settings_report(settings: Settings, path: str, fmt: str) -> str:
+    """`--show-settings`: JSON in the JSON formats, else `key = value` lines (TOML values)."""
+    import json
+
+    data = settings_data(settings, path)
+    if fmt in ("json", "json-lines"):
+        return json.dumps(data, indent=2 if fmt == "json" else None, ensure_ascii=False) + "\n"
+    head = f"# Settings for {data.pop('path')} (config: {data.pop('config') or 'none, the defaults'})"
+    return "\n".join([head] + [f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in data.items()]) + "\n"
+
+
+def files_data(run: Run) -> list:
+    """`--show-files`: each file discovered with the framework it was read as (null: not a training
+    config), or why it was skipped or could not be read; by path."""
+    rows = [{"path": r.path, "framework": r.framework, "skipped": r.error or (None if r.framework else "not a training config")}
+            for r in run.results]
+    for notice in run.notices:
+        if notice.startswith("skipped "):
+            path, _, why = notice[len("skipped "):].partition(": ")
+            rows.append({"path": path, "framework": None, "skipped": why})
+    unique_rows = {(row["path"], row["framework"] or "", row["skipped"] or ""): row for row in rows}
+    return [unique_rows[key] for key in sorted(unique_rows)]
+
+
+def files_report(run: Run, fmt: str) -> str:
+    from .report import dump, printable
+
+    rows = files_data(run)
+    if fmt in ("json", "json-lines"):
+        return dump(rows, fmt)
+
+    return "".join(printable(f"{row['path']}: {row['framework'] or 'skipped: ' + row['skipped']}") + "\n"
+                   for row in rows)
+
+
+def fixes_report(results: list, names: dict) -> str:
+    """`--show-fixes` after `--fix`: what was fixed, per file and rule (ruff's enumeration)."""
+    from .report import printable
+
+    written = [r for r in results if r.written and r.codes]
+    total = sum(sum(r.codes.values()) for r in written)
+    if not total:
+        return ""
+    lines = [f"Fixed {total} problem{'s' if total != 1 else ''}:"]
+    for result in written:
+        lines.append(printable(f"- {result.path}:"))
+        lines.extend(f"    {n} \u00d7 {code} ({names.get(code, '')})" for code, n in sorted(result.codes.items()))
+    return "\n".join(lines) + "\n\n"

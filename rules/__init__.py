@@ -2,7 +2,8 @@
 
 Adding a rule is adding one module; `tests/test_registry.py` keeps codes and
 names unique and the documentation complete. Engine codes (BL001
-parse-error, BL002 invalid-directive, BL003 past-reading-limit, BL004 directive-overridden-by-launch)
+parse-error, BL002 invalid-directive, BL003 past-reading-limit, BL004 directive-overridden-by-launch,
+BL005 unused-suppression)
 live in the engine; `ENGINE_RULES`
 documents them alongside. A retired code is never reused: `RETIRED` (in
 batchlint.codes, which imports no rule) redirects it to its successor.
@@ -255,6 +256,57 @@ ENGINE_RULES = (
         # batchlint: world-size=16
         sequence_parallel_size = 4
         ```
+        """,
+    ),
+    Rule(
+        code="BL005",
+        name="unused-suppression",
+        severity="warning",
+        summary="a `# batchlint: disable=...` that suppresses no finding (opt-in)",
+        check=_no_check,
+        doc="""
+        ## What it does
+        Reports a `# batchlint: disable=...` (or `disable-file=...`, or a bare
+        `disable`) whose codes suppress no finding, as ruff's RUF100 does for
+        `# noqa`: for each code of the list that suppressed nothing, on the
+        line it applies to (or in the file). A code is judged only when every
+        rule it names is checked in the run (not `--select`ed away, ignored or
+        per-file-ignored), only in a file whose rules ran (it parsed and is a
+        training config or a launch script), and only when every lint in the
+        run that read the file found it unused: a config's directive that its
+        launch script's run needs (a check under the launch line's W) counts
+        as used when the script is linted in the same run. A reason after
+        ` -- ` is quoted in the message.
+
+        It is opt-in, as RUF100 is outside ruff's default set: select it with
+        `--extend-select BL005` (or `extend-select = ["BL005"]`, `select =
+        ["BL"]`, `ALL`). Lint the launch scripts with their configs (`batchlint
+        .`), not one config alone: a suppression only a launch needs looks
+        unused without it. `# batchlint: disable-file=BL005` silences it in a
+        file.
+
+        ## Why is this bad?
+        A suppression that outlived its finding (the value was fixed, the rule
+        changed) hides the next real finding on that line, and tells readers
+        of a problem that is not there.
+
+        ## Example
+        ```yaml
+        packing: false
+        group_by_length: true  # batchlint: disable=BL301
+        ```
+
+        ## Use instead
+        ```yaml
+        packing: false
+        group_by_length: true
+        ```
+
+        ## Fix
+        `--fix` removes the directive comment (a whole line when it stands
+        alone; a second `# comment` after it is kept), or only the unused codes
+        from its list. The fix is safe: a directive changes nothing a framework
+        reads.
         """,
     ),
 )

@@ -41,9 +41,11 @@ accumulative_counts = 64 * sequence_parallel_size
 or, when the batch at this sp is the one meant, `accumulative_counts = 8`.
 
 ## Fix
-For a literal its comment says is for sp = 1, `--fix` adds
+For a literal its comment says is for sp = 1, `--fix --unsafe-fixes` adds
 `accumulative_counts *= sequence_parallel_size` after it: the global batch it
-was tuned with. A derivation is left to its author.
+was tuned with. The fix is unsafe: the config runs as it is, and the edit
+multiplies its global batch by sp on the word of a comment, so it is applied
+only when asked. A derivation is left to its author.
 
 ## Source
 XTuner's sequence-parallel guide: "raise gradient accumulation by
@@ -175,6 +177,7 @@ RULE = Rule(
     summary="XTuner accumulation that does not keep the global batch of sp=1 as sequence_parallel_size changes",
     check=check,
     needs=("parallel.sp", "grad_accum", "micro_batch", "settings.accumulation"),
+    unsafe_fix=True,  # it multiplies the global batch of a config that runs, on the word of a comment
     doc=__doc__,
     examples=(
         Example("sp8_shrunk.py", _CONFIG.format(sp=8, ga="64 // sequence_parallel_size", scaling=""),

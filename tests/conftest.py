@@ -110,7 +110,7 @@ group_by_length: true
 TRL_LINE = 4
 
 FINDING = re.compile(
-    r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>BL\d{3}) \[(?P<severity>error|warning|info)\] (?P<message>.+)$"
+    r"^(?P<path>.+?):(?P<line>\d+):(?P<column>\d+): (?P<code>BL\d{3})(?: \[\*\])? \[(?P<severity>error|warning|info)\] (?P<message>.+)$"
 )
 
 

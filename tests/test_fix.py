@@ -48,9 +48,15 @@ def read(path):
 def test_xtuner_scaling_and_sampler(workdir):
     write(workdir, "sft.py", XTUNER)
     result = run("--fix", "sft.py")
+    assert "fixed sft.py (BL201)" in result.stderr, "BL101's fix is unsafe: not made without --unsafe-fixes"
+    assert "accumulative_counts *= sequence_parallel_size" not in read("sft.py")
+    assert result.exit_code == 1 and result.stdout.splitlines()[-2:] == [
+        "Found 2 problems (1 fixed, 1 remaining) in 1 training config in 1 file.",
+        "1 unsafe fix available with `--fix --unsafe-fixes`."]
+    result = run("--fix", "--unsafe-fixes", "sft.py")
     assert read("sft.py") == XTUNER_FIXED
-    assert "fixed sft.py (BL101, BL201)" in result.stderr
-    assert result.exit_code == 0 and "All checks passed" in result.stdout
+    assert "fixed sft.py (BL101)" in result.stderr
+    assert result.exit_code == 0 and result.stdout == "Found 1 problem (1 fixed, 0 remaining) in 1 training config in 1 file.\n"
 
 
 def test_a_literal_without_a_comment_is_not_fixed_blindly(workdir):

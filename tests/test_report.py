@@ -70,16 +70,18 @@ def test_text_lines_and_summary(project):
         ("configs/d_titan.toml", TITAN_LINE, "BL103", "error"),
     ]
     assert all(int(f["column"]) >= 1 for f in parsed)
-    # Every other line is a note under a finding, and the last is the summary.
-    for line in lines[:-1]:
+    # Every other line is a note under a finding, then the summary and what --fix would fix.
+    for line in lines[:-2]:
         assert FINDING.match(line) or re.match(r"^    configs/\S+:\d+:\d+: note: ", line), line
-    assert lines[-1] == "Found 4 problems (2 errors, 2 warnings) in 5 training configs in 5 files."
+    assert lines[-2:] == ["Found 4 problems (2 errors, 2 warnings) in 5 training configs in 5 files.",
+                          "[*] 1 fixable with `--fix`."]
     assert "fix: " in parsed[0]["message"], "message and fix on one line"
 
 
 def test_text_summary_singular_and_clean(workdir):
     write(workdir, "one.yaml", TRL_PACKED_GROUPED)
-    assert run("one.yaml").stdout.splitlines()[-1] == "Found 1 problem (1 warning) in 1 training config in 1 file."
+    assert run("one.yaml").stdout.splitlines()[-2:] == ["Found 1 problem (1 warning) in 1 training config in 1 file.",
+                                                         "[*] 1 fixable with `--fix`."]
     write(workdir, "ok.py", XTUNER_CLEAN)
     assert run("ok.py").stdout == "All checks passed (1 training config in 1 file).\n"
 

@@ -93,3 +93,46 @@ def test_output_file(tmp_path, monkeypatch):
     result = cli_runner().invoke(main, ["check", "--format", "sarif", "--output", str(target), "examples"])
     assert result.exit_code == 1 and result.stdout == ""
     assert json.loads(target.read_text())["version"] == "2.1.0"
+
+
+def test_fixes_and_help_uri_validate_and_carry_the_edits(schema, tmp_path, monkeypatch):
+    jsonschema = pytest.importorskip("jsonschema")
+    from batchlint import report
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(report, "docs_base", lambda: "https://example.org/batchlint/docs")
+    write(tmp_path, "trl.yaml", "packing: true\nper_device_train_batch_size: 2\ngroup_by_length: true  # batchlint: disable=BL501\n")
+    write(tmp_path, "sft.py", "from mmengine.dataset import DefaultSampler\n"
+          "from xtuner.parallel.sequence import SequenceParallelSampler\n\n"
+          "sequence_parallel_size = 4\nbatch_size = 1\naccumulative_counts = 64  # tuned at sp=1\n"
+          "sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler\n"
+          "train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))\n"
+          "optim_wrapper = dict(accumulative_counts=accumulative_counts)\n")
+    log = sarif("--extend-select", "BL005", ".")
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
+    assert rules["BL301"]["helpUri"] == "https://example.org/batchlint/docs/rules/BL301.md"
+    fixes = {r["ruleId"]: r["fixes"] for r in run["results"] if "fixes" in r}
+    assert sorted(fixes) == ["BL005", "BL101", "BL301"]
+    [bl301] = fixes["BL301"]
+    assert bl301["artifactChanges"] == [{
+        "artifactLocation": {"uri": "trl.yaml", "uriBaseId": "%SRCROOT%"},
+        "replacements": [{"deletedRegion": {"startLine": 3, "startColumn": 18, "endLine": 3, "endColumn": 22},
+                          "insertedContent": {"text": "false"}}],
+    }]
+    [bl101] = fixes["BL101"]
+    assert bl101["properties"] == {"applicability": "unsafe"}
+    region = bl101["artifactChanges"][0]["replacements"][0]["deletedRegion"]
+    assert (region["startLine"], region["startColumn"]) == (region["endLine"], region["endColumn"]), "an insertion"
+    assert fixes["BL005"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"] == {"text": ""}
+
+
+def test_no_help_uri_when_the_project_declares_no_docs(tmp_path, monkeypatch):
+    from batchlint import report
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(report, "docs_base", lambda: None)
+    write(tmp_path, "trl.yaml", "packing: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n")
+    rules = sarif("trl.yaml")["runs"][0]["tool"]["driver"]["rules"]
+    assert all("helpUri" not in r for r in rules)

@@ -46,7 +46,7 @@ INDEX = {
     'sequence_parallel_without_tp': ('BL203', None, ('sequence_parallel', 'parallel.tp'), 3817),
     'sp_accumulation_literal': ('BL105', None, ('parallel.sp', 'grad_accum', 'micro_batch', 'settings.accumulation'), 5356),
     'sp_unsafe_sampler': ('BL201', None, ('parallel.sp', 'sampler', 'settings.sampler'), 3844),
-    'sp_unscaled_accumulation': ('BL101', None, ('parallel.sp', 'grad_accum', 'micro_batch', 'settings.accumulation'), 9332),
+    'sp_unscaled_accumulation': ('BL101', None, ('parallel.sp', 'grad_accum', 'micro_batch', 'settings.accumulation'), 9602),
     'swift_lazy_tokenize_conflict': ('BL357', None, ('settings.tokenizing',), 2521),
     'swift_megatron_length_grouping': ('BL358', None, ('settings.group_by_length',), 2714),
     'swift_packing_requirements': ('BL356', None, ('settings.attn_impl',), 3591),

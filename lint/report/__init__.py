@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Optional
 
-FORMATS = ("text", "github", "json", "sarif")
+# `concise` and `full` are ruff's names for text without and with each finding's source line.
+FORMATS = ("text", "concise", "full", "github", "json", "json-lines", "sarif")
 
 
 def render(fmt: str, diagnostics: list, summary: "Summary", color: bool = False, source=None) -> str:
     """`source` (SourceLines): show each finding's line under it, in text output."""
     if fmt == "json":
         from .json import render as renderer
+    elif fmt == "json-lines":
+        from .json import render_lines as renderer
     elif fmt == "github":
         from .github import render as renderer
     elif fmt == "sarif":
@@ -21,22 +26,91 @@ def render(fmt: str, diagnostics: list, summary: "Summary", color: bool = False,
     return renderer(diagnostics, summary)
 
 
-def statistics_table(diagnostics: list, color: bool = False) -> str:
-    """How many findings each rule has, most first (ruff's --statistics)."""
-    from collections import Counter
+def fixable(d, unsafe: bool = False) -> bool:
+    """Whether `--fix` applies the finding's edits (an unsafe fix's only with `--unsafe-fixes`)."""
+    return bool(d.edits) and (unsafe or not d.unsafe_fix)
 
-    counts = Counter((d.code, d.name) for d in diagnostics)
-    rows = [f"{count:>5}  {code}  {name}" for (code, name), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    return "\n".join(rows + [f"{len(diagnostics):>5}  total"]) + "\n"
+
+def statistics(diagnostics: list, unsafe: bool = False) -> list:
+    """How many findings each rule has, most first: {code, name, count, fixable, fixable_count} (ruff's)."""
+    rows: dict = {}
+    for d in diagnostics:
+        row = rows.setdefault(d.code, {"code": d.code, "name": d.name, "count": 0, "fixable": False, "fixable_count": 0})
+        row["count"] += 1
+        if fixable(d, unsafe):
+            row["fixable"] = True
+            row["fixable_count"] += 1
+    return sorted(rows.values(), key=lambda row: (-row["count"], row["code"]))
+
+
+def statistics_report(fmt: str, diagnostics: list, summary: "Summary") -> str:
+    """`--statistics` in the output format asked for."""
+    rows = statistics(diagnostics, summary.unsafe_fixes)
+    if fmt in ("json", "json-lines"):
+        return dump(rows, fmt)
+    if fmt == "sarif":
+        from .sarif import render
+
+        return render(diagnostics, summary, statistics=rows)
+    if fmt == "github":
+        from .github import statistics_notices
+
+        return statistics_notices(rows, len(diagnostics))
+    lines = [f"{row['count']:>5}  {row['code']}  {'[*]' if row['fixable'] else '[ ]'} {row['name']}" for row in rows]
+    return "\n".join(lines + [f"{len(diagnostics):>5}  total"]) + "\n"
+
+
+def dump(rows: list, fmt: str) -> str:
+    """Rows as one JSON list (`json`), or one object a line (`json-lines`)."""
+    import json
+
+    if fmt == "json-lines":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def docs_base() -> Optional[str]:
+    """Where the repository's docs/ folder is published: the `Documentation` entry of pyproject's
+    [project.urls], as installed; None when the project declares none (no link is made up)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, metadata
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        entries = metadata("batchlint").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "documentation" and url.strip().startswith("https://"):
+            return url.strip().rstrip("/")
+    return None
+
+
+def rule_page(code: str) -> str:
+    """The rule's page, as a path in the repository (docs/generate.py writes it)."""
+    return f"docs/rules/{code}.md"
+
+
+def rule_url(code: str) -> Optional[str]:
+    """The rule's page as a URL (its `rule_page` under `docs_base`), or None."""
+    base = docs_base()
+    return f"{base}/rules/{code}.md" if base else None
 
 
 class Summary:
-    """Counts the reporters print after the findings."""
+    """Counts the reporters print after the findings, and how they print them."""
 
-    def __init__(self, files: int, configs: int, unreadable: int = 0):
+    def __init__(self, files: int, configs: int, unreadable: int = 0, unsafe_fixes: bool = False,
+                 quiet: bool = False, fixed: int = 0, show_fixes: bool = False):
         self.files = files
         self.configs = configs
         self.unreadable = unreadable
+        self.unsafe_fixes = unsafe_fixes  # `--unsafe-fixes`: unsafe fixes count as fixable
+        self.quiet = quiet  # `-q`: findings only, no summary line
+        self.fixed = fixed  # findings `--fix` fixed in this run
+        self.show_fixes = show_fixes  # `--show-fixes` without `--fix`: each fix's edits under its finding
 
 
 # C0 and C1 controls, DEL, and the bidirectional overrides and isolates that can

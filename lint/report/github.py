@@ -80,3 +80,13 @@ def markdown_table(diagnostics: list, summary) -> str:
         where = markdown_text(f"{repo_path(d.path)}:{d.span.line}:{d.span.column}")
         rows.append(f"| {d.severity} | {d.code} {d.name} | <code>{where}</code> | {markdown_text(d.text)} |")
     return head + "\n".join(rows) + "\n\n"
+
+
+def statistics_notices(rows: list, total: int) -> str:
+    """`--statistics` as workflow notices: one per rule, most findings first, then the total."""
+    lines = []
+    for row in rows:
+        text = f"{row['count']} x {row['code']} {row['name']}" + (" (fixable)" if row["fixable"] else "")
+        lines.append(f"::notice title={escape_property('batchlint ' + row['code'])}::{escape_data(text)}")
+    lines.append(f"::notice title=batchlint::{total} finding{'s' if total != 1 else ''} in total")
+    return "".join(line + "\n" for line in lines)

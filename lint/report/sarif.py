@@ -3,7 +3,11 @@
 Every rule is described in the driver (id, name, short and full description,
 help, default level); every finding is a result with a repo-relative location
 and a `primaryLocationLineHash` computed from the code and the text of its
-line, so a finding keeps its identity when lines above it move.
+line, so a finding keeps its identity when lines above it move. A rule
+links its page (`helpUri`, when the project declares where its docs are); a
+finding with edits carries them as `fixes` (artifactChanges whose replacements
+delete a region and insert text; an unsafe fix says so in its properties).
+`--statistics` adds the count per rule as the run's `properties.statistics`.
 """
 
 from __future__ import annotations
@@ -14,12 +18,13 @@ import re
 from .. import __version__
 from ..discover import display_path
 from ..fingerprint import SourceLines, fingerprint
+from . import rule_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def render(diagnostics: list, summary) -> str:
+def render(diagnostics: list, summary, statistics: list | None = None) -> str:
     from batchlint.rules import all_rules
 
     rules = all_rules()
@@ -44,14 +49,18 @@ def render(diagnostics: list, summary) -> str:
             }
         ],
     }
+    if statistics is not None:
+        log["runs"][0]["properties"] = {"statistics": statistics}
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
 def _descriptor(rule) -> dict:
     from ..applies import frameworks_for  # imports the engine: only when SARIF is written
     doc = rule.documentation
+    url = rule_url(rule.code)
     return {
         "id": rule.code,
+        **({"helpUri": url} if url else {}),
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": _section(doc, "What it does") or rule.summary},
@@ -77,11 +86,31 @@ def _result(d, index: dict, lines: SourceLines) -> dict:
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]
+    if d.edits:
+        result["fixes"] = [_fix(d)]
     if d.related:
         result["relatedLocations"] = [
             dict(_location(r.path, r.span), id=i, message={"text": r.message}) for i, r in enumerate(d.related)
         ]
     return result
+
+
+def _fix(d) -> dict:
+    changes: dict = {}  # path -> replacements, in the order of the edits
+    for edit in d.edits:
+        changes.setdefault(edit.path or d.path, []).append({
+            "deletedRegion": {"startLine": edit.span.line, "startColumn": edit.span.column,
+                              "endLine": edit.span.end_line, "endColumn": edit.span.end_column},
+            "insertedContent": {"text": edit.replacement},
+        })
+    fix = {
+        "description": {"text": d.fix or f"the fix {d.code} offers"},
+        "artifactChanges": [{"artifactLocation": {"uri": display_path(path), "uriBaseId": "%SRCROOT%"},
+                             "replacements": replacements} for path, replacements in changes.items()],
+    }
+    if d.unsafe_fix:
+        fix["properties"] = {"applicability": "unsafe"}
+    return fix
 
 
 def _location(path: str, span) -> dict:

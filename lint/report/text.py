@@ -1,10 +1,11 @@
-"""`path:line:col: CODE [severity] message`, then one summary line."""
+"""`path:line:col: CODE [severity] message` (`CODE [*]` when `--fix` can fix it, as
+ruff marks it), then one summary line and how many findings `--fix` can fix."""
 
 from __future__ import annotations
 
 from collections import Counter
 
-from . import printable
+from . import fixable, printable
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"
@@ -18,13 +19,35 @@ def render(diagnostics: list, summary, color: bool = False, source=None) -> str:
         if color:
             where = _BOLD + where + _RESET
             severity = _COLORS.get(d.severity, "") + severity + _RESET
-        lines.append(f"{where} {d.code} {severity} {printable(d.text)}")
+        mark = " [*]" if fixable(d, summary.unsafe_fixes) else ""
+        lines.append(f"{where} {d.code}{mark} {severity} {printable(d.text)}")
         if source is not None:
             lines.extend(_snippet(d, source))
+        if summary.show_fixes:
+            lines.extend(_edits(d))
         for related in d.related:
             lines.append(printable(f"    {related.path}:{related.span.line}:{related.span.column}: note: {related.message}"))
-    lines.append(_summary(diagnostics, summary))
-    return "\n".join(lines) + "\n"
+    if not summary.quiet:
+        lines.append(_summary(diagnostics, summary))
+        lines.extend(fix_summary(diagnostics, summary.unsafe_fixes))
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _edits(d) -> list:
+    """What `--fix` would change for the finding, one line per edit (`--show-fixes`)."""
+    import json
+
+    applicability = "unsafe fix" if d.unsafe_fix else "fix"
+    lines = []
+    for e in d.edits:
+        s = e.span
+        where = f"{e.path or d.path}:{s.line}:{s.column}"
+        if (s.line, s.column) == (s.end_line, s.end_column):
+            what = f"insert {json.dumps(e.replacement, ensure_ascii=False)}"
+        else:
+            what = f"replace up to {s.end_line}:{s.end_column} with {json.dumps(e.replacement, ensure_ascii=False)}"
+        lines.append(printable(f"    {applicability}: {where}: {what}"))
+    return lines
 
 
 def _snippet(d, source) -> list:
@@ -41,9 +64,26 @@ def _snippet(d, source) -> list:
 
 def _summary(diagnostics: list, summary) -> str:
     checked = f"{summary.configs} training config{'s' if summary.configs != 1 else ''} in {summary.files} file{'s' if summary.files != 1 else ''}"
+    total = len(diagnostics)
+    if summary.fixed:  # ruff's "Found 3 errors (2 fixed, 1 remaining)."
+        found = total + summary.fixed
+        return (f"Found {found} problem{'s' if found != 1 else ''} ({summary.fixed} fixed, {total} remaining) "
+                f"in {checked}.")
     if not diagnostics:
         return f"All checks passed ({checked})."
     counts = Counter(d.severity for d in diagnostics)
     parts = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in ("error", "warning", "info") if counts[s])
-    total = len(diagnostics)
     return f"Found {total} problem{'s' if total != 1 else ''} ({parts}) in {checked}."
+
+
+def fix_summary(diagnostics: list, unsafe: bool) -> list:
+    """ruff's line on what `--fix` would fix: "[*] 3 fixable with `--fix`." and the unsafe fixes
+    `--unsafe-fixes` would add; no line when nothing is fixable."""
+    safe = sum(1 for d in diagnostics if fixable(d, unsafe))
+    hidden = 0 if unsafe else sum(1 for d in diagnostics if d.edits and d.unsafe_fix)
+    more = f"{hidden} unsafe fix{'es' if hidden != 1 else ''} available with `--fix --unsafe-fixes`"
+    if safe and hidden:
+        return [f"[*] {safe} fixable with `--fix` ({more})."]
+    if safe:
+        return [f"[*] {safe} fixable with `--fix`."]
+    return [f"{more}."] if hidden else []

@@ -1,0 +1,35 @@
+"""A rule as its page (`batchlint rule CODE`, docs/rules/CODE.md), as JSON, and as a row of the
+list (`batchlint rule --all`): one text for the command line and the generated docs."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from . import rule_page, rule_url
+
+
+def page(rule, scope: str) -> str:
+    """The rule's page in Markdown: its title, severity, scope and documentation."""
+    fix = " Its fix is unsafe: `--fix` makes it only with `--unsafe-fixes`." if rule.unsafe_fix else ""
+    return f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}. Applies to: {scope}.{fix}\n\n{rule.documentation}\n"
+
+
+def as_dict(rule, scope: str) -> dict:
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity,
+        "summary": rule.summary,
+        "applies_to": scope,
+        "unsafe_fix": rule.unsafe_fix,
+        "page": rule_page(rule.code),
+        "url": rule_url(rule.code),
+        "explanation": rule.documentation,
+    }
+
+
+def table(rules: list, width: Optional[int] = None) -> str:
+    """One line per rule, the columns as wide as the longest name and severity."""
+    names = max((len(r.name) for r in rules), default=0)
+    severities = max((len(r.severity) for r in rules), default=0)
+    return "".join(f"{r.code}  {r.name:<{names}}  {r.severity:<{severities}}  {r.summary}\n" for r in rules)
