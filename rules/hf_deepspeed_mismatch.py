@@ -74,6 +74,9 @@ def check(plan):
             continue
         message, fix = verdict
         ds_key = ds_fact.key
+        if linked.built_by is not None:
+            yield _built(plan, linked, ds_fact, expected, message, fix)
+            continue
         yield Finding(
             span=_at_fault(linked, ds_fact, expected),
             message=f"{ds_key} ({_shown(ds_fact.value)}) in {where} {message}: the Hugging Face Trainer refuses to "
@@ -82,6 +85,21 @@ def check(plan):
             related=_related(linked, ds_fact, expected),
             edits=_auto(linked, ds_fact) if filled else (),
         )
+
+
+def _built(plan, linked, ds_fact, expected, message, fix) -> Finding:
+    """A mismatch in the DeepSpeed config a launcher built from its own config: reported at the value
+    that config (or the file it names) writes, which fixes every launch of it; the TrainingArguments
+    value named with its place."""
+    built = linked.built_by
+    where = f" ({expected.span.path or plan.document.path}:{expected.span.line})" if expected.span else ""
+    return Finding(
+        span=ds_fact.span,
+        message=f"{ds_fact.key} ({_shown(ds_fact.value)}) in {built.name} {message}{where}: the Hugging Face "
+                f'Trainer refuses to start ("DeepSpeed config values that mismatch TrainingArguments"; {built.versions})',
+        fix=f"{built.auto.format(key=ds_fact.key.split(' ')[0])} so the Trainer fills it in, or {fix}",
+        related=(Related(f"{expected.described} set here", expected.span),) if expected.span else (),
+    )
 
 
 def _auto(linked, ds_fact) -> tuple:

@@ -17,6 +17,22 @@ runs with. Read as accelerate 1.15.0 reads it:
   refuses the keys it would ignore (`_deepspeed_config_checks`, dataclasses.py:1507-1531,
   fed by commands/launch.py:1394-1397) and a JSON without `zero_optimization`
   (dataclasses.py:1273-1274).
+
+Named by a launch line (`accelerate launch --config_file cfg.yaml train.py --flags`), a
+DEEPSPEED config also hands the program the DeepSpeed config its DeepSpeedPlugin holds
+(`hands`): commands/launch.py:1257-1277 copies the deepspeed_config keys into the launch
+arguments (a launcher option of the same name wins), utils/launch.py:566-577 exports them
+(ACCELERATE_GRADIENT_ACCUMULATION_STEPS, ACCELERATE_GRADIENT_CLIPPING, ...), and the plugin,
+built by TrainingArguments (transformers training_args.py:2082-2088 @ 4.57.1), builds
+{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+"gradient_accumulation_steps": <as exported, an int when its text is digits>,
+"gradient_clipping": <float, unless "auto">} (dataclasses.py:1229-1235, 1299-1320), or
+takes the JSON with gradient_accumulation_steps 1 added when absent (1274-1275). The
+Trainer then fills and checks it against its TrainingArguments as it does a `deepspeed:`
+file (trainer.py:5537-5574 `propagate_args_to_deepspeed`; the same since transformers
+4.30.0, trainer.py `create_accelerator_and_postprocess`). The precision keys are left out:
+which of mixed_precision and --fp16/--bf16 the plugin takes moved between transformers
+releases (4.36 sets ACCELERATE_MIXED_PRECISION from the flags before building it, 4.57 after).
 """
 
 from __future__ import annotations
@@ -27,15 +43,103 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from . import deepspeed
+from .deepspeed import DeepSpeedSettings, TrainerValues
 from .facts import Outside, number
-from .linked import DeepSpeedLink, LinkedConfig
+from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig
 from .spec import Framework
 
 NAME = "accelerate-config"  # the config file; "accelerate launch" is a generic launcher (launchers.py)
 FORMATS = ("yaml", "json")
 MARKERS = (b"distributed_type",)
+
+
+def hands(plan: TrainingPlan, options: dict) -> dict:
+    """What `accelerate launch --config_file <this config>` hands the program (Framework.hands):
+    the DeepSpeed config its DeepSpeedPlugin holds (Outside.deepspeed), when the config is a
+    DEEPSPEED one on the local machine and the launcher's own options change none of it."""
+    typed = settings(plan)
+    if typed is None or typed.distributed_type.value != "DEEPSPEED" or typed.compute_environment is not None \
+            and typed.compute_environment.value != "LOCAL_MACHINE":
+        return {}
+    given = {str(option).lstrip("-").replace("-", "_") for option in options if option}
+    if given & _LAUNCH_OVERRIDES:
+        return {}
+    path = plan.document.path
+    if typed.deepspeed_file is not None:
+        built = _built_from_file(typed.deepspeed_file, path)
+    else:
+        block = plan.document.root.get("deepspeed_config")
+        built = _built_from_block(block, path) if isinstance(block, Mapping) else None
+    return {} if built is None else {"deepspeed": BuiltDeepSpeed(built)}
+
+
+# Launcher options (commands/launch.py) that make the plugin's DeepSpeed config another than the file's,
+# or the launch no DeepSpeed one.
+_LAUNCH_OVERRIDES = {"gradient_accumulation_steps", "gradient_clipping", "deepspeed_config_file", "use_fsdp",
+                     "multi_gpu", "cpu", "use_cpu", "tpu", "use_megatron_lm"}
+
+
+def _built_from_block(block: Mapping, path: str) -> LinkedConfig:
+    """The config DeepSpeedPlugin builds from the exported deepspeed_config keys (batch sizes "auto")."""
+    values = TrainerValues(
+        train_micro_batch_size_per_gpu=None, train_batch_size=None, fp16_enabled=None, bf16_enabled=None,
+        gradient_accumulation_steps=_exported(block, "gradient_accumulation_steps", _accumulation, path),
+        gradient_clipping=_exported(block, "gradient_clipping", _clipping, path))
+    return LinkedConfig(block, path, block, DeepSpeedSettings(None, values), built_by=BuiltBy(
+        f"the DeepSpeed config accelerate builds from {path}", _VERSIONS,
+        f"set {{key}} to auto in {path} (accelerate >= 0.23; older releases need a number there)"))
+
+
+def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
+    """The JSON as the plugin holds it: gradient_accumulation_steps 1 added when it writes none."""
+    link = file.linked
+    if link is None or link.path is None:
+        return None
+    written = link.settings.trainer_values
+    moved = {name: _elsewhere(getattr(written, name), link.path) for name in written.__dataclass_fields__}
+    if moved["gradient_accumulation_steps"] is None:
+        reference = file.reference
+        moved["gradient_accumulation_steps"] = Fact(
+            1, f"gradient_accumulation_steps (accelerate's 1, as {link.path} writes none)",
+            reference.span.elsewhere(path), Origin.DEFAULT, detail="utils/dataclasses.py:1274-1275")
+    return replace(link, settings=replace(link.settings, trainer_values=TrainerValues(**moved)), built_by=BuiltBy(
+        f"the DeepSpeed config accelerate takes from {link.path} ({path})", _VERSIONS,
+        f'set "{{key}}" to "auto" in {link.path}'))
+
+
+# What a finding about the config accelerate hands the Trainer assumes.
+_VERSIONS = "transformers >= 4.30 checks the DeepSpeed config `accelerate launch` hands it"
+
+
+def _exported(block: Mapping, key: str, reading, path: str) -> Optional[Fact]:
+    """The value the plugin reads back from the environment variable the launch exports for `key`
+    (str(value)); None when not written (the plugin's default then: "auto" since accelerate 0.23)."""
+    node = block.get(key)
+    if not isinstance(node, Scalar) or node.value is None or isinstance(node.value, bool):
+        return None
+    return Fact(reading(str(node.value)), f"deepspeed_config.{key}", node.span.elsewhere(path), node=node)
+
+
+def _accumulation(text: str):
+    """dataclasses.py:1229-1231: an int when the text is digits, else the text ("auto" is filled in)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else (
+        "auto" if text == "auto" else None)
+
+
+def _clipping(text: str):
+    """dataclasses.py:1233-1235 and 1317-1318: "auto", else a float; 0 is left out of the config."""
+    text = text.lower()
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value and value == value and abs(value) != float("inf") else None
+
+
 # After every framework schema (a config of theirs never writes distributed_type), before TrainingArguments.
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=900)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=900, hands=hands)
 
 # commands/config/config_args.py ClusterConfig / BaseConfig: the keys beside distributed_type that
 # make a mapping an accelerate config.

@@ -16,6 +16,10 @@ class Outside:
 
     world_size: Optional[Fact] = None
     target_global_batch: Optional[Fact] = None
+    # The DeepSpeed config the launcher builds from its own config and hands the program
+    # (`accelerate launch --config_file cfg.yaml` with DEEPSPEED): what the Trainer fills and
+    # checks when the program names none. Resolved like linked.DeepSpeedLink (`config()`).
+    deepspeed: Optional[object] = None
 
 
 def number(node: Optional[Node], key: str, default=None) -> Optional[Fact]:

@@ -129,6 +129,9 @@ class Launcher:
         (a fallback `*.py` for the scripts whose flags are this framework's, tried before others').
     under: the generic launchers (by name) the entry point matches a program under, and only
         them: a script name too common alone (`composer train.py cfg.yaml`, not `torchrun train.py`).
+    config_file: the launcher's own options naming its own config file (`accelerate launch
+        --config_file cfg.yaml`), which the framework reading that file says what it hands the
+        program (Framework.hands).
     """
 
     name: str
@@ -152,6 +155,7 @@ class Launcher:
     linked: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     under: tuple[str, ...] = ()
+    config_file: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,6 +231,9 @@ class Framework:
         its PyPI names, its package folder, its version file), for the rules whose
         verdict depends on the release.
     task: its job files, which launch training rather than configure it (a TaskFile).
+    hands: for a launcher's own config file this framework reads (Launcher.config_file), what it
+        gives the program the launch runs: `hands(plan, options) -> dict` of Outside fields, the
+        plan the adapter's of that file, `options` the launcher's own ({option: Word}).
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -242,3 +249,4 @@ class Framework:
     launchers: tuple[Launcher, ...] = ()
     distribution: Optional[Distribution] = None
     task: Optional[TaskFile] = None
+    hands: Optional[Callable] = None

@@ -83,7 +83,8 @@ def plan_from(
             auto_find_batch_size=_flag_or_default(root, "auto_find_batch_size", False),
             deepspeed_fp16=_deepspeed_precision(root, "fp16", fp16),
             deepspeed_bf16=_deepspeed_precision(root, "bf16", bf16),
-            deepspeed=deepspeed_link(doc),
+            # Its own `deepspeed:` wins over the one its launcher builds (accelerate's; training_args.py:2067-2088).
+            deepspeed=deepspeed_link(doc) or outside.deepspeed,
         ),
     )
 
@@ -120,7 +121,8 @@ class TrainerArguments:
     # for fp16 with the apex backend (4.x expects fp16.enabled off and amp.enabled on).
     deepspeed_fp16: Optional[Fact]
     deepspeed_bf16: Optional[Fact]
-    deepspeed: Optional[DeepSpeedLink]  # the `deepspeed:` value, resolved on demand
+    # The `deepspeed:` value, resolved on demand; else the config its launcher builds (linked.BuiltDeepSpeed).
+    deepspeed: Optional[DeepSpeedLink]
 
 
 # ms-swift sets eval_strategy from save_strategy and eval_steps from save_steps when
