@@ -100,7 +100,7 @@ def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
     if moved["gradient_accumulation_steps"] is None:
         reference = file.reference
         moved["gradient_accumulation_steps"] = Fact(
-            1, f"gradient_accumulation_steps (accelerate's 1, as {link.path} writes none)",
+            1, f"gradient_accumulation_steps (added by accelerate: {link.path} writes none)",
             reference.span.elsewhere(path), Origin.DEFAULT, detail="utils/dataclasses.py:1274-1275")
     return replace(link, settings=replace(link.settings, trainer_values=TrainerValues(**moved)), built_by=BuiltBy(
         f"the DeepSpeed config accelerate takes from {link.path} ({path})", _VERSIONS,

@@ -83,10 +83,17 @@ def plan_from(
             auto_find_batch_size=_flag_or_default(root, "auto_find_batch_size", False),
             deepspeed_fp16=_deepspeed_precision(root, "fp16", fp16),
             deepspeed_bf16=_deepspeed_precision(root, "bf16", bf16),
-            # Its own `deepspeed:` wins over the one its launcher builds (accelerate's; training_args.py:2067-2088).
-            deepspeed=deepspeed_link(doc) or outside.deepspeed,
+            deepspeed=deepspeed_link(doc) or _launched_deepspeed(root, outside),
         ),
     )
+
+
+def _launched_deepspeed(root: Mapping, outside: Outside):
+    """The DeepSpeed config the launcher hands the program, for a config that names none of its own
+    (its own wins: training_args.py:2067-2088 @ 4.57.1), when the settings are a Trainer's: they write
+    per_device_train_batch_size, TrainingArguments' own name (a loop of its own on accelerate's
+    Accelerator, `--train_batch_size 4 --gradient_accumulation_steps 8`, meets no Trainer check)."""
+    return outside.deepspeed if "per_device_train_batch_size" in root.items else None
 
 
 # -- the Trainer's own arguments (transformers/training_args.py @ 4.57.1) ---------------------------
