@@ -225,7 +225,9 @@ def test_the_accelerate_gradient_clipping_against_max_grad_norm(tmp_path, clip, 
 ])
 def test_what_the_accelerate_config_does_not_hand_over(tmp_path, options, extra, kind):
     ds = '{"gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}\n'
-    assert _launched(tmp_path, options=options, extra=extra, kind=kind, files=(("ds.json", ds),)) == []
+    found = _launched(tmp_path, options=options, extra=extra, kind=kind, files=(("ds.json", ds),))
+    # With the program's own config accelerate refuses the block's keys instead (BL123, below).
+    assert [code for code, *_ in found] == (["BL123"] if extra else [])
 
 
 def test_a_loop_of_its_own_meets_no_trainer_check(tmp_path):
@@ -263,3 +265,74 @@ def test_a_launched_config_file_meets_the_accelerate_deepspeed_config(tmp_path):
     assert [(f["code"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in found] == \
         [("BL120", "accelerate_config.yaml", 3)]
     assert "sft.yaml:4)" in found[0]["message"]
+
+
+# -- BL123: the program names its own DeepSpeed config; accelerate refuses the keys of its block.
+
+@pytest.mark.parametrize("block, options, precision, flagged", [
+    ("  gradient_accumulation_steps: 4\n  zero_stage: 2\n", "", "", [3]),
+    ("  zero3_init_flag: false\n", "", "mixed_precision: fp16\n", [8]),
+    ("  zero3_init_flag: false\n", "--mixed_precision fp16 ", "mixed_precision: fp16\n", []),  # the flag wins
+    ("  zero3_init_flag: false\n", "", "mixed_precision: null\n", []),
+    ("  deepspeed_multinode_launcher: standard\n", "", "", []),
+])
+def test_the_accelerate_block_beside_the_programs_own_deepspeed_config(tmp_path, block, options, precision, flagged):
+    text = DS_BLOCK.format(block=block, kind="DEEPSPEED").replace("mixed_precision: fp16\n", precision)
+    write(tmp_path, "accelerate_config.yaml", text)
+    write(tmp_path, "run.sh", RUN.format(options=options, extra="    --deepspeed ds_z2.json \\\n"))
+    write(tmp_path, "ds_z2.json", '{"gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}\n')
+    found = json.loads(run("check", "--format", "json", tmp_path).stdout)
+    assert [(f["code"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in found] == \
+        [("BL123", "accelerate_config.yaml", line) for line in flagged]
+    if flagged:
+        assert "names its own DeepSpeed config (deepspeed ds_z2.json, " in found[0]["message"]
+
+
+def test_no_program_deepspeed_config_no_refusal(tmp_path):
+    """Without `--deepspeed` the block is the DeepSpeed config: nothing refused (BL120 compares it)."""
+    found = _launched(tmp_path, block=ZERO2.format(ga=4, clip=1.0))
+    assert found == []
+
+
+# -- parallelism_config: the data-parallel size the launch line implies.
+
+CONTEXT_PARALLEL = """\
+compute_environment: LOCAL_MACHINE
+distributed_type: {kind}
+fsdp_config:
+  fsdp_version: 2
+mixed_precision: bf16
+num_machines: 1
+num_processes: 8
+parallelism_config:
+  parallelism_config_dp_replicate_size: 1
+  parallelism_config_dp_shard_size: 4
+  parallelism_config_{other}_size: 2
+"""
+
+
+@pytest.mark.parametrize("kind, other, dp, batch", [
+    ("FSDP", "cp", 4, 32), ("FSDP", "tp", 4, 32),  # cp and tp ranks share a batch
+    ("FSDP", "sp", "?", "?"),  # sequence parallelism: not judged
+    ("DEEPSPEED", "tp", "?", "?"),  # DeepSpeed's own mesh: not judged
+])
+def test_parallelism_config_data_parallel_size(tmp_path, kind, other, dp, batch):
+    write(tmp_path, "cp.yaml", CONTEXT_PARALLEL.format(kind=kind, other=other))
+    path = write(tmp_path, "run.sh", "accelerate launch --config_file cp.yaml train.py "
+                                     "--per_device_train_batch_size 2 --gradient_accumulation_steps 4\n")
+    [explained] = json.loads(run("explain", "--format", "json", path).stdout)
+    rows = {row["name"]: row for row in explained["rows"]}
+    assert rows["world size W"]["values"] == [8]
+    assert rows["data parallel dp"]["values"] == [dp]
+    assert rows["global batch (sequences/step)"]["values"] == [batch]
+    [alone] = json.loads(run("explain", "--format", "json", tmp_path / "cp.yaml").stdout)
+    assert {row["name"]: row for row in alone["rows"]}["data parallel dp"]["values"] == [dp]
+
+
+def test_without_parallelism_config_the_data_is_split_over_w(tmp_path):
+    write(tmp_path, "fsdp.yaml", CONTEXT_PARALLEL.format(kind="FSDP", other="cp").split("parallelism_config:")[0])
+    path = write(tmp_path, "run.sh", "accelerate launch --config_file fsdp.yaml train.py "
+                                     "--per_device_train_batch_size 2 --gradient_accumulation_steps 4\n")
+    [explained] = json.loads(run("explain", "--format", "json", path).stdout)
+    rows = {row["name"]: row for row in explained["rows"]}
+    assert rows["data parallel dp"]["values"] == [8] and rows["global batch (sequences/step)"]["values"] == [64]

@@ -4,6 +4,7 @@ declares them. A module not listed, or of another size, is always imported
 (batchlint.rules.for_plan)."""
 
 INDEX = {
+    'accelerate_deepspeed_beside_program_config': ('BL123', None, ('trainer.deepspeed_refused',), 5045),
     'accelerate_deepspeed_config_file': ('BL122', ('accelerate-config',), ('settings.deepspeed_file',), 4381),
     'axolotl_batch_fields': ('BL150', ('axolotl',), (), 3642),
     'axolotl_batch_flattening': ('BL352', ('axolotl',), ('settings', 'attention'), 3734),
@@ -21,7 +22,7 @@ INDEX = {
     'fp16_with_bf16': ('BL501', None, ('fp16', 'bf16'), 2941),
     'global_batch_indivisible': ('BL103', None, ('declared_global_batch', 'derived_from_global'), 6436),
     'global_batch_mismatch': ('BL102', None, ('micro_batch',), 7392),
-    'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 10229),
+    'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 13362),
     'hf_load_best_model_strategy': ('BL522', None, ('trainer.checkpointing',), 5848),
     'layout_world_mismatch': ('BL202', None, ('world_size', 'layout'), 4173),
     'llamafactory_max_steps_required': ('BL550', ('llamafactory', 'llamafactory-v1'), ('unsized_data',), 2760),
@@ -86,15 +87,15 @@ INDEX = {
 # Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order
 # and markers, or None): batchlint.frameworks imports an adapter only when a file may be its.
 ADAPTERS = {
-    'accelerate': (11283, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
+    'accelerate': (20023, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
     'axolotl': (10060, 'axolotl', ('yaml',), 50, (b'base_model',)),
     'deepspeed': (7769, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization', b'steps_per_print', b'gradient_clipping', b'zero_allow_untested_optimizer')),
     'easyr1': (16088, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
-    'facts': (4755, None, (), 0, ()),
-    'filled_facts': (41332, None, (), 0, ()),
+    'facts': (5297, None, (), 0, ()),
+    'filled_facts': (41639, None, (), 0, ()),
     'hf': (8172, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy')),
-    'launchers': (6098, None, (), 0, ()),
-    'linked': (4729, None, (), 0, ()),
+    'launchers': (6150, None, (), 0, ()),
+    'linked': (5858, None, (), 0, ()),
     'llamafactory': (5022, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size')),
     'llamafactory_v1': (4919, None, (), 0, ()),
     'llmfoundry': (12335, 'llm-foundry', ('yaml',), 40, (b'global_train_batch_size', b'device_train_microbatch_size')),
@@ -103,13 +104,13 @@ ADAPTERS = {
     'nemo': (11778, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size', b'micro_batch_size', b'pipeline_model_parallel_size', b'train_ds')),
     'openrlhf': (13531, 'openrlhf', ('yaml',), 5, (b'openrlhf.cli',)),
     'skypilot': (8609, 'skypilot', ('yaml',), 950, (b'run:',)),
-    'spec': (12343, None, (), 0, ()),
+    'spec': (12921, None, (), 0, ()),
     'swift': (8927, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size')),
     'swift_megatron': (8404, None, (), 0, ()),
     'torchtitan': (14182, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
     'torchtitan_keys': (9489, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
-    'training_arguments': (11166, None, (), 0, ()),
+    'training_arguments': (12598, None, (), 0, ()),
     'verl': (22953, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (53166, None, (), 0, ()),
     'xtuner': (17632, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),

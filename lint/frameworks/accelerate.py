@@ -54,23 +54,33 @@ MARKERS = (b"distributed_type",)
 
 
 def hands(plan: TrainingPlan, options: dict) -> dict:
-    """What `accelerate launch --config_file <this config>` hands the program (Framework.hands):
-    the DeepSpeed config its DeepSpeedPlugin holds (Outside.deepspeed), when the config is a
-    DEEPSPEED one on the local machine and the launcher's own options change none of it."""
+    """What `accelerate launch --config_file <this config>` hands the program (Framework.hands): the
+    data-parallel size its parallelism_config gives (Outside.data_parallel), and the DeepSpeed config
+    its DeepSpeedPlugin holds (Outside.deepspeed), when the config is a DEEPSPEED one on the local
+    machine and the launcher's own options change none of it."""
     typed = settings(plan)
-    if typed is None or typed.distributed_type.value != "DEEPSPEED" or typed.compute_environment is not None \
-            and typed.compute_environment.value != "LOCAL_MACHINE":
+    if typed is None or typed.compute_environment is not None and typed.compute_environment.value != "LOCAL_MACHINE":
         return {}
     given = {str(option).lstrip("-").replace("-", "_") for option in options if option}
-    if given & _LAUNCH_OVERRIDES:
-        return {}
+    handed = {}
+    if typed.data_parallel is not None:
+        # Launch options may change the sizes or the kind: then the split is not known.
+        handed["data_parallel"] = typed.data_parallel if not given & _LAUNCH_OVERRIDES and not any(
+            option.startswith("parallelism_config") for option in given) else Fact(None, "dp", None, Origin.LAUNCH)
+    if typed.distributed_type.value != "DEEPSPEED" or given & _LAUNCH_OVERRIDES:
+        return handed
     path = plan.document.path
     if typed.deepspeed_file is not None:
         built = _built_from_file(typed.deepspeed_file, path)
     else:
-        block = plan.document.root.get("deepspeed_config")
-        built = _built_from_block(block, path) if isinstance(block, Mapping) else None
-    return {} if built is None else {"deepspeed": BuiltDeepSpeed(built)}
+        root = plan.document.root
+        block = root.get("deepspeed_config")
+        block = block if isinstance(block, Mapping) else Mapping()
+        refused = tuple(_elsewhere(fact, path) for fact in _refused(root, block) if not (
+            fact.key == "mixed_precision" and "mixed_precision" in given))
+        built = _built_from_block(block, path)
+        return {**handed, "deepspeed": BuiltDeepSpeed(built, refused)}
+    return handed if built is None else {**handed, "deepspeed": BuiltDeepSpeed(built)}
 
 
 # Launcher options (commands/launch.py) that make the plugin's DeepSpeed config another than the file's,
@@ -185,6 +195,8 @@ class AccelerateSettings:
     offload: tuple = ()  # deepspeed_config.offload_*_device written other than "none"
     deepspeed_file: Optional[DeepSpeedFile] = None  # DEEPSPEED with a config file on the local machine
     fsdp: dict = field(default_factory=dict)  # fsdp_config key -> Fact, as written
+    # With a parallelism_config: the ranks the data is split over (value None when not known); None without.
+    data_parallel: Optional[Fact] = None
 
 
 def settings(plan: TrainingPlan) -> Optional[AccelerateSettings]:
@@ -203,7 +215,9 @@ def plan(doc: Document, outside: Outside):
     world = outside.world_size or _file_world_size(typed)
     plan = TrainingPlan(framework=NAME, document=doc, world_size=world,
                         target_global_batch=outside.target_global_batch, settings=typed)
-    if world is not None and world.known and not _written(root, "parallelism_config"):
+    if typed.data_parallel is not None:
+        plan.data_parallel = typed.data_parallel if typed.data_parallel.known else None
+    elif world is not None and world.known:
         # DDP, FSDP and ZeRO all replicate the data over every rank (a parallelism_config splits them).
         plan.data_parallel = Fact(world.value, "dp", None, Origin.DERIVED, detail=f"W ({world.value})")
     if typed.deepspeed_file is not None:
@@ -240,16 +254,49 @@ def _read(doc: Document, root: Mapping, kind: Scalar) -> AccelerateSettings:
                       if f is not None and f.value not in (None, "none")),
         deepspeed_file=file,
         fsdp={key: _as_written(fsdp, key, "fsdp_config.") for key in fsdp.items} if isinstance(fsdp, Mapping) else {},
+        data_parallel=_data_parallel(root, distributed.value),
     )
 
 
+# parallelism_config keys (commands/launch.py:899-925, each default 1) and the dimensions they size.
+_MESH = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
+
+
+def _data_parallel(root: Mapping, kind: str) -> Optional[Fact]:
+    """The data-parallel size a parallelism_config gives (accelerate >= 1.10 exports it, utils/launch.py:402-426;
+    the Accelerator builds its ParallelismConfig from it, accelerator.py:459-460): under FSDP the
+    dataloader splits the data over dp_replicate x dp_shard ranks, cp and tp ranks sharing a batch
+    (data_loader.py:1150-1165). Unknown (value None) under DeepSpeed (its own mesh, data_loader.py:1130-1140),
+    with sequence parallelism, or a size not a whole number; None without a parallelism_config."""
+    block = root.get("parallelism_config")
+    if not isinstance(block, Mapping) or not block.items:
+        return None
+    sizes = {}
+    for name in _MESH:
+        node = block.get(f"parallelism_config_{name}_size")
+        value = getattr(node, "value", None) if node is not None else 1
+        sizes[name] = value if type(value) is int and value >= 1 else None
+    span = block.span
+    if kind != "FSDP" or sizes["sp"] != 1 or None in (sizes["dp_replicate"], sizes["dp_shard"]):
+        return Fact(None, "dp", span, Origin.FILE)
+    value = sizes["dp_replicate"] * sizes["dp_shard"]
+    return Fact(value, "dp", span, Origin.DERIVED, detail=f"parallelism_config: dp_replicate_size "
+                f"({sizes['dp_replicate']}) x dp_shard_size ({sizes['dp_shard']}); cp and tp ranks share a batch")
+
+
 def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar) -> DeepSpeedFile:
+    written = Fact(reference.value, "deepspeed_config.deepspeed_config_file", reference.span, node=reference)
+    return DeepSpeedFile(written, _refused(root, block), DeepSpeedLink(reference, doc.path).config())
+
+
+def _refused(root: Mapping, block: Mapping) -> tuple:
+    """What the plugin refuses beside a DeepSpeed config file (its own, or the program's): the
+    deepspeed_config keys written (any value), and a mixed_precision written in the config."""
     ignored = [_as_written(block, key, "deepspeed_config.") for key in IGNORED_BESIDE_FILE if key in block.items]
     precision = root.get("mixed_precision")
     if isinstance(precision, Scalar) and precision.value is not None:
         ignored.append(Fact(precision.value, "mixed_precision", precision.span, node=precision))
-    written = Fact(reference.value, "deepspeed_config.deepspeed_config_file", reference.span, node=reference)
-    return DeepSpeedFile(written, tuple(ignored), DeepSpeedLink(reference, doc.path).config())
+    return tuple(ignored)
 
 
 def _take_deepspeed(plan: TrainingPlan, file: DeepSpeedFile, world: Optional[Fact]) -> None:

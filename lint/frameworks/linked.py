@@ -51,6 +51,9 @@ class BuiltDeepSpeed:
     as DeepSpeedLink's, gives it."""
 
     linked: LinkedConfig
+    # What the launcher's plugin refuses when the program names a DeepSpeed config of its own, which
+    # then replaces this one (accelerate's `_deepspeed_config_checks`): facts of the launcher's config.
+    refused: tuple = ()
 
     def config(self) -> LinkedConfig:
         return self.linked

@@ -108,3 +108,52 @@ def test_bl120_agrees_with_accelerate_and_transformers(tmp_path, monkeypatch):
             disagreements.append((flags, block, ds, refuses))
     assert not disagreements, disagreements[:10]
     assert flagged, "no case is refused: the test judges nothing"
+
+
+REFUSED_BLOCKS = ["  zero3_init_flag: false\n", "  gradient_accumulation_steps: 4\n", "  zero_stage: 2\n",
+                  "  deepspeed_multinode_launcher: standard\n", "  offload_param_device: none\n"]
+PRECISIONS = ["", "mixed_precision: 'no'\n", "mixed_precision: fp16\n", "mixed_precision: null\n"]
+
+
+def _refused_at_start(folder, monkeypatch) -> bool:
+    """TrainingArguments with `--deepspeed ds.json` builds the plugin from it; accelerate raises or not."""
+    with monkeypatch.context() as patch:
+        for name in [n for n in os.environ if n.startswith("ACCELERATE_")]:
+            patch.delenv(name)
+        patch.chdir(folder)
+        args = launch_command_parser().parse_args(["--config_file", str(folder / "accelerate_config.yaml"), "train.py"])
+        args, defaults, from_config = _validate_launch_command(args)
+        args.deepspeed_fields_from_accelerate_config = ",".join(
+            list(defaults.deepspeed_config.keys()) + (["mixed_precision"] if from_config else []))
+        _, env = prepare_deepspeed_cmd_env(args)
+        for name, value in env.items():
+            if name.startswith("ACCELERATE_"):
+                patch.setenv(name, value)
+        try:
+            HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+                ["--output_dir", str(folder / "out"), "--report_to", "none", "--deepspeed", "ds.json",
+                 *_flags((4, ABSENT))])
+        except ValueError as error:
+            assert "accelerate config variables will be ignored" in str(error)
+            return True
+        return False
+
+
+def test_bl123_agrees_with_accelerate_and_transformers(tmp_path, monkeypatch):
+    from conftest import run
+
+    cases = list(itertools.product(REFUSED_BLOCKS, PRECISIONS))
+    for index, (block, precision) in enumerate(cases):
+        folder = tmp_path / f"c{index}"
+        folder.mkdir()
+        (folder / "accelerate_config.yaml").write_text(_config(block) + precision)
+        (folder / "ds.json").write_text(json.dumps({"gradient_accumulation_steps": "auto",
+                                                    "zero_optimization": {"stage": 2}}))
+        (folder / "run.sh").write_text("accelerate launch --config_file accelerate_config.yaml train.py --deepspeed "
+                                       "ds.json " + " ".join(_flags((4, ABSENT))) + "\n")
+    found = json.loads(run("check", "--format", "json", "--select", "BL123", tmp_path).stdout)
+    flagged = {f["path"].replace("\\", "/").split("/")[-2] for f in found}
+    disagreements = [(block, precision, refused) for index, (block, precision) in enumerate(cases)
+                     if (refused := _refused_at_start(tmp_path / f"c{index}", monkeypatch)) != (f"c{index}" in flagged)]
+    assert not disagreements, disagreements[:10]
+    assert flagged and len(flagged) < len(cases), "the cases judge both sides"
