@@ -30,9 +30,10 @@ the DeepSpeed config accelerate builds from that file's `deepspeed_config`
 "auto"; a key left out is "auto" from accelerate 0.23) or takes from its
 `deepspeed_config_file` (with `gradient_accumulation_steps` 1 when the JSON
 writes none): the finding is at the accelerate config's value (or its
-`deepspeed_config_file` line), naming the flag's file and line. Only settings
-that write `per_device_train_batch_size` count as a Trainer's here (a loop of
-its own on accelerate's Accelerator has no such check). The precision keys are
+`deepspeed_config_file` line), naming the flag's file and line. A framework's
+entry point runs the Trainer; a program of the project's own counts as one
+when its flags write `per_device_train_batch_size` (a loop of its own on
+accelerate's Accelerator has no such check). The precision keys are
 not compared there: which of the accelerate config's `mixed_precision` and
 `--fp16`/`--bf16` the plugin takes changed between transformers releases.
 
@@ -111,7 +112,7 @@ def _built(plan, linked, ds_fact, expected, message, fix) -> Finding:
     built = linked.built_by
     where = f" ({expected.span.path or plan.document.path}:{expected.span.line})" if expected.span else ""
     return Finding(
-        span=ds_fact.span,
+        span=ds_fact.span or expected.span or plan.document.root.span,
         message=f"{ds_fact.key} ({_shown(ds_fact.value)}) in {built.name} {message}{where}: the Hugging Face "
                 f'Trainer refuses to start ("DeepSpeed config values that mismatch TrainingArguments"; {built.versions})',
         fix=f"{built.auto.format(key=ds_fact.key.split(' ')[0])} so the Trainer fills it in, or {fix}",

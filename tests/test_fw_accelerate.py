@@ -336,3 +336,19 @@ def test_without_parallelism_config_the_data_is_split_over_w(tmp_path):
     [explained] = json.loads(run("explain", "--format", "json", path).stdout)
     rows = {row["name"]: row for row in explained["rows"]}
     assert rows["data parallel dp"]["values"] == [8] and rows["global batch (sequences/step)"]["values"] == [64]
+
+
+@pytest.mark.parametrize("flag, flagged", [(16, False), (8, True)])
+def test_a_framework_entry_point_is_a_trainer_without_writing_the_micro_batch(tmp_path, flag, flagged):
+    """In the shape of ms-swift's examples/train/multi-node/accelerate: `swift/cli/sft.py` under
+    `accelerate launch --config_file multi_node.yaml`, its micro batch left to ms-swift's default."""
+    write(tmp_path, "multi_node.yaml", "compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n"
+                                       "    deepspeed_multinode_launcher: standard\n    gradient_accumulation_steps: 16\n"
+                                       "    zero_stage: 3\ndistributed_type: DEEPSPEED\nnum_machines: 2\n"
+                                       "num_processes: 8\n")
+    write(tmp_path, "train_node1.sh", "accelerate launch --config_file multi_node.yaml --machine_rank 0 \\\n"
+                                      "    swift/cli/sft.py \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n"
+                                      f"    --gradient_accumulation_steps {flag} \\\n    --logging_steps 5\n")
+    found = json.loads(run("check", "--format", "json", tmp_path).stdout)
+    assert [(f["code"], f["path"].rsplit("/", 1)[-1], f["line"]) for f in found] == \
+        ([("BL120", "multi_node.yaml", 4)] if flagged else [])

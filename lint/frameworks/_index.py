@@ -22,7 +22,7 @@ INDEX = {
     'fp16_with_bf16': ('BL501', None, ('fp16', 'bf16'), 2941),
     'global_batch_indivisible': ('BL103', None, ('declared_global_batch', 'derived_from_global'), 6436),
     'global_batch_mismatch': ('BL102', None, ('micro_batch',), 7392),
-    'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 13362),
+    'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 13465),
     'hf_load_best_model_strategy': ('BL522', None, ('trainer.checkpointing',), 5848),
     'layout_world_mismatch': ('BL202', None, ('world_size', 'layout'), 4173),
     'llamafactory_max_steps_required': ('BL550', ('llamafactory', 'llamafactory-v1'), ('unsized_data',), 2760),
@@ -87,7 +87,7 @@ INDEX = {
 # Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order
 # and markers, or None): batchlint.frameworks imports an adapter only when a file may be its.
 ADAPTERS = {
-    'accelerate': (20023, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
+    'accelerate': (20283, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
     'axolotl': (10060, 'axolotl', ('yaml',), 50, (b'base_model',)),
     'deepspeed': (7769, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization', b'steps_per_print', b'gradient_clipping', b'zero_allow_untested_optimizer')),
     'easyr1': (16088, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
@@ -110,7 +110,7 @@ ADAPTERS = {
     'torchtitan': (14182, 'torchtitan', ('toml',), 30, (b'[training]', b'[parallelism]')),
     'torchtitan_keys': (9489, None, (), 0, ()),
     'torchtune': (15892, 'torchtune', ('yaml',), 60, (b'_component_',)),
-    'training_arguments': (12598, None, (), 0, ()),
+    'training_arguments': (12844, None, (), 0, ()),
     'verl': (22953, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (53166, None, (), 0, ()),
     'xtuner': (17632, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts')),

@@ -55,32 +55,33 @@ MARKERS = (b"distributed_type",)
 
 def hands(plan: TrainingPlan, options: dict) -> dict:
     """What `accelerate launch --config_file <this config>` hands the program (Framework.hands): the
-    data-parallel size its parallelism_config gives (Outside.data_parallel), and the DeepSpeed config
-    its DeepSpeedPlugin holds (Outside.deepspeed), when the config is a DEEPSPEED one on the local
-    machine and the launcher's own options change none of it."""
+    data-parallel size its parallelism_config gives (Outside.data_parallel), and, for a DEEPSPEED
+    config, the DeepSpeed config its DeepSpeedPlugin holds (Outside.deepspeed); on the local machine
+    only (commands/launch.py:1257: the config's keys are copied there alone)."""
     typed = settings(plan)
     if typed is None or typed.compute_environment is not None and typed.compute_environment.value != "LOCAL_MACHINE":
         return {}
     given = {str(option).lstrip("-").replace("-", "_") for option in options if option}
+    overridden = bool(given & _LAUNCH_OVERRIDES)
     handed = {}
     if typed.data_parallel is not None:
-        # Launch options may change the sizes or the kind: then the split is not known.
-        handed["data_parallel"] = typed.data_parallel if not given & _LAUNCH_OVERRIDES and not any(
-            option.startswith("parallelism_config") for option in given) else Fact(None, "dp", None, Origin.LAUNCH)
-    if typed.distributed_type.value != "DEEPSPEED" or given & _LAUNCH_OVERRIDES:
+        # Launch options that change the sizes or the kind leave the split unknown.
+        changed = overridden or any(option.startswith("parallelism_config") for option in given)
+        handed["data_parallel"] = Fact(None, "dp", None, Origin.LAUNCH) if changed else typed.data_parallel
+    if typed.distributed_type.value != "DEEPSPEED" or overridden:
         return handed
     path = plan.document.path
     if typed.deepspeed_file is not None:
         built = _built_from_file(typed.deepspeed_file, path)
-    else:
-        root = plan.document.root
-        block = root.get("deepspeed_config")
-        block = block if isinstance(block, Mapping) else Mapping()
-        refused = tuple(_elsewhere(fact, path) for fact in _refused(root, block) if not (
-            fact.key == "mixed_precision" and "mixed_precision" in given))
-        built = _built_from_block(block, path)
-        return {**handed, "deepspeed": BuiltDeepSpeed(built, refused)}
-    return handed if built is None else {**handed, "deepspeed": BuiltDeepSpeed(built)}
+        return {**handed, "deepspeed": BuiltDeepSpeed(built)} if built is not None else handed
+    root = plan.document.root
+    block = root.get("deepspeed_config")
+    block = block if isinstance(block, Mapping) else Mapping()
+    # The program's own DeepSpeed config replaces this one, and the plugin refuses these beside it
+    # (with a deepspeed_config_file BL122 reports them in the config alone).
+    refused = tuple(_elsewhere(fact, path) for fact in _refused(root, block)
+                    if not (fact.key == "mixed_precision" and "mixed_precision" in given))
+    return {**handed, "deepspeed": BuiltDeepSpeed(_built_from_block(block, path), refused)}
 
 
 # Launcher options (commands/launch.py) that make the plugin's DeepSpeed config another than the file's,
@@ -278,10 +279,12 @@ def _data_parallel(root: Mapping, kind: str) -> Optional[Fact]:
         sizes[name] = value if type(value) is int and value >= 1 else None
     span = block.span
     if kind != "FSDP" or sizes["sp"] != 1 or None in (sizes["dp_replicate"], sizes["dp_shard"]):
-        return Fact(None, "dp", span, Origin.FILE)
+        return Fact(None, "dp", span, Origin.DERIVED, detail="parallelism_config: not known here (DeepSpeed's "
+                                                            "own mesh, sequence parallelism, or a size not a count)")
     value = sizes["dp_replicate"] * sizes["dp_shard"]
     return Fact(value, "dp", span, Origin.DERIVED, detail=f"parallelism_config: dp_replicate_size "
-                f"({sizes['dp_replicate']}) x dp_shard_size ({sizes['dp_shard']}); cp and tp ranks share a batch")
+                f"({sizes['dp_replicate']}) x dp_shard_size ({sizes['dp_shard']}); cp and tp ranks share a batch "
+                f"(accelerate >= 1.10)")
 
 
 def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar) -> DeepSpeedFile:
@@ -341,11 +344,6 @@ def _file_world_size(typed: AccelerateSettings) -> Optional[Fact]:
     return Fact(per_machine * machines.value, "world size", processes.span, Origin.DERIVED,
                 detail=f"{processes.describe()} // {machines.describe()} = {per_machine} per machine "
                        f"x {machines.value} machines")
-
-
-def _written(root: Mapping, key: str) -> bool:
-    node = root.get(key)
-    return isinstance(node, Mapping) and bool(node.items)
 
 
 def _text(root: Mapping, key: str) -> Optional[str]:

@@ -84,7 +84,7 @@ def plan_from(
             auto_find_batch_size=_flag_or_default(root, "auto_find_batch_size", False),
             deepspeed_fp16=_deepspeed_precision(root, "fp16", fp16),
             deepspeed_bf16=_deepspeed_precision(root, "bf16", bf16),
-            deepspeed=own_deepspeed or _launched_deepspeed(root, outside),
+            deepspeed=own_deepspeed or _launched_deepspeed(root, outside, framework),
             deepspeed_refused=getattr(outside.deepspeed, "refused", ()) if _names_config(own_deepspeed) else (),
         ),
     )
@@ -97,12 +97,17 @@ def _names_config(link: Optional[DeepSpeedLink]) -> bool:
         isinstance(reference, Scalar) and bool(str(reference.value).strip())
 
 
-def _launched_deepspeed(root: Mapping, outside: Outside):
+def _launched_deepspeed(root: Mapping, outside: Outside, framework: str):
     """The DeepSpeed config the launcher hands the program, for a config that names none of its own
-    (its own wins: training_args.py:2067-2088 @ 4.57.1), when the settings are a Trainer's: they write
+    (its own wins: training_args.py:2067-2088 @ 4.57.1), when the settings are a Trainer's: a framework's
+    (all build on the Trainer), or a program of the project's own whose flags write
     per_device_train_batch_size, TrainingArguments' own name (a loop of its own on accelerate's
     Accelerator, `--train_batch_size 4 --gradient_accumulation_steps 8`, meets no Trainer check)."""
-    return outside.deepspeed if "per_device_train_batch_size" in root.items else None
+    trainer = framework != _GENERIC or "per_device_train_batch_size" in root.items
+    return outside.deepspeed if trainer else None
+
+
+_GENERIC = "transformers"  # hf.py's plans: TrainingArguments flags of any program
 
 
 # -- the Trainer's own arguments (transformers/training_args.py @ 4.57.1) ---------------------------
