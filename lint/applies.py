@@ -44,14 +44,14 @@ def present(plan: TrainingPlan) -> frozenset:
 
 
 def _sources(rules: Iterable[Rule]) -> Iterable[tuple]:
-    """(filename, text, world size, global batch) of every config to observe."""
+    """(filename, text, world size, global batch, files beside) of every config to observe."""
     for rule in rules:
         for example in rule.examples:
-            yield example.filename, example.text, example.world_size, example.global_batch
+            yield example.filename, example.text, example.world_size, example.global_batch, example.files
     for folder, _, files in sorted(os.walk(EXAMPLES)):
         for name in sorted(files):
             with open(os.path.join(folder, name), encoding="utf-8") as handle:
-                yield name, handle.read(), None, None
+                yield name, handle.read(), None, None, ()
 
 
 def observe(rules: Iterable[Rule]) -> dict:
@@ -64,11 +64,12 @@ def observe(rules: Iterable[Rule]) -> dict:
 
     recorder = (Rule(code="BL000", name="observe", severity="info", summary="", check=record),)
     with tempfile.TemporaryDirectory() as folder:
-        for index, (filename, text, world, batch) in enumerate(_sources(rules)):
+        for index, (filename, text, world, batch, beside) in enumerate(_sources(rules)):
             path = os.path.join(folder, str(index), filename)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            for name, content in ((filename, text),) + tuple(beside):
+                os.makedirs(os.path.dirname(os.path.join(folder, str(index), name)), exist_ok=True)
+                with open(os.path.join(folder, str(index), name), "w", encoding="utf-8") as handle:
+                    handle.write(content)
             lint_file(path, Settings(root=os.path.dirname(path)), Options(world_size=world, global_batch=batch),
                       recorder)
     return {fw: sorted(sorted(s) for s in sets) for fw, sets in sorted(seen.items())}

@@ -503,8 +503,9 @@ class _Checker:
         if line.world_size is None and line.hosts is not None:
             line.world_size = self.world_size_on_hosts(line.hosts, base, source.path)
             line.world_size_given = line.world_size is not None
-        outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
-                               path=source.path)
+        handed = self.handed(line, base, source.path)
+        outside = replace(self.outside(source.directives, line.world_size, given=line.world_size_given,
+                                       path=source.path), **handed)
         where = line.command.span
         with_w = f" with W={line.world_size.value}" if line.world_size else ""
         note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),) + called
@@ -513,8 +514,8 @@ class _Checker:
             if config is not None:
                 config.document.launched_by = line.framework
                 launch.apply_overrides(config.document, line.overrides, source.path)
-                self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
-                                                config.path), note)
+                self.config(config, replace(self.outside(config.directives, line.world_size, source,
+                                                         line.world_size_given, config.path), **handed), note)
         for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
             config = self.linked_config(word, base, source.path)
             if config is not None:
@@ -551,6 +552,21 @@ class _Checker:
         if selection.given:
             reads.notice(f"{where}: module `{module.value}` is not in the project; config `{name.value}` not read")
         return None
+
+    def handed(self, line, base: str, script_path: str) -> dict:
+        """What the launcher's own config file (`accelerate launch --config_file cfg.yaml`) hands the
+        program, as the framework that reads the file says (Framework.hands): Outside fields."""
+        source = self.linked_config(line.launcher_config, base, script_path) if line.launcher_config else None
+        if source is None:
+            return {}
+        held = source.document.text.encode("utf-8", "replace")
+        for adapter in adapters_for(source.document.format, held):
+            if adapter.hands is None:
+                continue
+            plan = adapter.plan(source.document, Outside())
+            if plan is not None:
+                return adapter.hands(plan, line.launcher_options)
+        return {}
 
     def world_size_in_file(self, word, key: str, base: str, script_path: str) -> Optional[Fact]:
         """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its

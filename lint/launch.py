@@ -69,6 +69,10 @@ class Launch:
     entry: Optional[str] = None
     # W is the processes on the hosts of a hostfile the line names (spec.Hosts), for the engine to read.
     hosts: Optional["HostRequest"] = None
+    # The launcher's own config file (Launcher.config_file) and options, for the engine to read what
+    # that file hands the program (Framework.hands).
+    launcher_config: Optional[Word] = None
+    launcher_options: dict = field(default_factory=dict)
     # A config picked by name from a module (spec.Select), for the engine to read.
     selected: Optional["Selection"] = None
 
@@ -228,6 +232,9 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         if program and program[0].value == "-m":
             program, module = program[1:], True
     _world_size(launch, launcher, options, command, script, {}, ())
+    named = next((options[f] for f in launcher.config_file if f in options), None)
+    if isinstance(named, Word) and named.known:
+        launch.launcher_config, launch.launcher_options = named, options
     # The program's own entry point reads the rest of the line, else the launcher's defaults do.
     matched = None
     if program and program[0].known:

@@ -66,6 +66,8 @@ class Example:
     flagged: tuple = ()
     world_size: Optional[int] = None
     global_batch: Optional[int] = None
+    # Files written beside it, ((name, text), ...): what it names (a launch script's launcher config).
+    files: tuple = ()
 
 
 @dataclass(frozen=True)

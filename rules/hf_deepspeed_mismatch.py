@@ -23,6 +23,20 @@ for ms-swift (which takes the precision from the model), `max_grad_norm` 1.0
 and fp16 off. `bf16` off is assumed only for LLaMA-Factory: TRL's configs turn
 it on unless fp16 is.
 
+A config that names no DeepSpeed config of its own, run by `accelerate launch
+--config_file acc.yaml` with a DEEPSPEED accelerate config, is checked against
+the DeepSpeed config accelerate builds from that file's `deepspeed_config`
+(`gradient_accumulation_steps`, `gradient_clipping` as written; the batch sizes
+"auto"; a key left out is "auto" from accelerate 0.23) or takes from its
+`deepspeed_config_file` (with `gradient_accumulation_steps` 1 when the JSON
+writes none): the finding is at the accelerate config's value (or its
+`deepspeed_config_file` line), naming the flag's file and line. A framework's
+entry point runs the Trainer; a program of the project's own counts as one
+when its flags write `per_device_train_batch_size` (a loop of its own on
+accelerate's Accelerator has no such check). The precision keys are
+not compared there: which of the accelerate config's `mixed_precision` and
+`--fp16`/`--bf16` the plugin takes changed between transformers releases.
+
 ## Why is this bad?
 The Trainer collects every mismatch and refuses to start training with
 "Please correct the following DeepSpeed config values that mismatch
@@ -51,7 +65,11 @@ transformers/integrations/deepspeed.py:105-131 `fill_match`, 133-205
 same at 5.23.0 (fill_match 108-134, `fp16.enabled` without apex 183);
 training_args.py:2063-2075 (processed when TrainingArguments is built) and
 trainer.py:2358-2370 (`auto_find_batch_size` redoes it without the batch
-checks) @ 4.57.1.
+checks) @ 4.57.1. With `accelerate launch`: trainer.py:5537-5574
+`propagate_args_to_deepspeed` @ 4.57.1 (the same since 4.30.0,
+`create_accelerator_and_postprocess`); accelerate 1.15.0 commands/launch.py
+1257-1277, utils/launch.py 566-577, utils/dataclasses.py 1229-1235, 1274-1275,
+1299-1320.
 """
 
 from typing import Any, NamedTuple, Optional
@@ -74,6 +92,9 @@ def check(plan):
             continue
         message, fix = verdict
         ds_key = ds_fact.key
+        if linked.built_by is not None:
+            yield _built(plan, linked, ds_fact, expected, message, fix)
+            continue
         yield Finding(
             span=_at_fault(linked, ds_fact, expected),
             message=f"{ds_key} ({_shown(ds_fact.value)}) in {where} {message}: the Hugging Face Trainer refuses to "
@@ -82,6 +103,21 @@ def check(plan):
             related=_related(linked, ds_fact, expected),
             edits=_auto(linked, ds_fact) if filled else (),
         )
+
+
+def _built(plan, linked, ds_fact, expected, message, fix) -> Finding:
+    """A mismatch in the DeepSpeed config a launcher built from its own config: reported at the value
+    that config (or the file it names) writes, which fixes every launch of it; the TrainingArguments
+    value named with its place."""
+    built = linked.built_by
+    where = f" ({expected.span.path or plan.document.path}:{expected.span.line})" if expected.span else ""
+    return Finding(
+        span=ds_fact.span or expected.span or plan.document.root.span,
+        message=f"{ds_fact.key} ({_shown(ds_fact.value)}) in {built.name} {message}{where}: the Hugging Face "
+                f'Trainer refuses to start ("DeepSpeed config values that mismatch TrainingArguments"; {built.versions})',
+        fix=f"{built.auto.format(key=ds_fact.key.split(' ')[0])} so the Trainer fills it in, or {fix}",
+        related=(Related(f"{expected.described} set here", expected.span),) if expected.span else (),
+    )
 
 
 def _auto(linked, ds_fact) -> tuple:
@@ -210,6 +246,22 @@ deepspeed:
     stage: 2
 """
 
+_ACCELERATE = """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: {ga}
+  zero_stage: 2
+distributed_type: DEEPSPEED
+num_machines: 1
+num_processes: 4
+"""
+
+_LAUNCH = """\
+accelerate launch --config_file accelerate_config.yaml src/train.py \\
+    --stage sft --do_train --finetuning_type lora --output_dir saves/sft \\
+    --per_device_train_batch_size 4 --gradient_accumulation_steps 4
+"""
+
 RULE = Rule(
     code="BL120",
     name="hf-deepspeed-mismatch",
@@ -229,6 +281,10 @@ RULE = Rule(
             flagged=(4,),
         ),
         Example("sft_inline_string.yaml", _YAML.format(micro='"2"', bf16="true"), flagged=(6,)),
+        # One `accelerate launch --config_file` run (LLaMA-Factory issue 201): the accelerate config's line.
+        Example("launch.sh", _LAUNCH, flagged=(3,), files=(("accelerate_config.yaml", _ACCELERATE.format(ga=1)),)),
+        Example("launch_auto.sh", _LAUNCH, files=(("accelerate_config.yaml", _ACCELERATE.format(ga="auto")),)),
+        Example("launch_match.sh", _LAUNCH, files=(("accelerate_config.yaml", _ACCELERATE.format(ga=4)),)),
         Example(
             "sft_train_batch_w8.yaml",
             "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 128\n",

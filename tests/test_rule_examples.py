@@ -5,13 +5,15 @@ import pytest
 
 from batchlint.rules import RULES
 
-from conftest import lint_text
+from conftest import lint_text, write
 
 CASES = [(rule, example) for rule in RULES for example in rule.examples]
 
 
 @pytest.mark.parametrize("rule,example", CASES, ids=[f"{r.code}-{e.filename}" for r, e in CASES])
 def test_example(tmp_path, rule, example):
+    for name, text in example.files:
+        write(tmp_path, name, text)
     result = lint_text(tmp_path, example.filename, example.text, example.world_size, example.global_batch)
     assert result.framework is not None, "the example is not recognised as a training config"
     lines = sorted(d.span.line for d in result.diagnostics if d.code == rule.code)

@@ -17,6 +17,22 @@ runs with. Read as accelerate 1.15.0 reads it:
   refuses the keys it would ignore (`_deepspeed_config_checks`, dataclasses.py:1507-1531,
   fed by commands/launch.py:1394-1397) and a JSON without `zero_optimization`
   (dataclasses.py:1273-1274).
+
+Named by a launch line (`accelerate launch --config_file cfg.yaml train.py --flags`), a
+DEEPSPEED config also hands the program the DeepSpeed config its DeepSpeedPlugin holds
+(`hands`): commands/launch.py:1257-1277 copies the deepspeed_config keys into the launch
+arguments (a launcher option of the same name wins), utils/launch.py:566-577 exports them
+(ACCELERATE_GRADIENT_ACCUMULATION_STEPS, ACCELERATE_GRADIENT_CLIPPING, ...), and the plugin,
+built by TrainingArguments (transformers training_args.py:2082-2088 @ 4.57.1), builds
+{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto",
+"gradient_accumulation_steps": <as exported, an int when its text is digits>,
+"gradient_clipping": <float, unless "auto">} (dataclasses.py:1229-1235, 1299-1320), or
+takes the JSON with gradient_accumulation_steps 1 added when absent (1274-1275). The
+Trainer then fills and checks it against its TrainingArguments as it does a `deepspeed:`
+file (trainer.py:5537-5574 `propagate_args_to_deepspeed`; the same since transformers
+4.30.0, trainer.py `create_accelerator_and_postprocess`). The precision keys are left out:
+which of mixed_precision and --fp16/--bf16 the plugin takes moved between transformers
+releases (4.36 sets ACCELERATE_MIXED_PRECISION from the flags before building it, 4.57 after).
 """
 
 from __future__ import annotations
@@ -27,15 +43,114 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from . import deepspeed
+from .deepspeed import DeepSpeedSettings, TrainerValues
 from .facts import Outside, number
-from .linked import DeepSpeedLink, LinkedConfig
+from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig
 from .spec import Framework
 
 NAME = "accelerate-config"  # the config file; "accelerate launch" is a generic launcher (launchers.py)
 FORMATS = ("yaml", "json")
 MARKERS = (b"distributed_type",)
+
+
+def hands(plan: TrainingPlan, options: dict) -> dict:
+    """What `accelerate launch --config_file <this config>` hands the program (Framework.hands): the
+    data-parallel size its parallelism_config gives (Outside.data_parallel), and, for a DEEPSPEED
+    config, the DeepSpeed config its DeepSpeedPlugin holds (Outside.deepspeed); on the local machine
+    only (commands/launch.py:1257: the config's keys are copied there alone)."""
+    typed = settings(plan)
+    if typed is None or typed.compute_environment is not None and typed.compute_environment.value != "LOCAL_MACHINE":
+        return {}
+    given = {str(option).lstrip("-").replace("-", "_") for option in options if option}
+    overridden = bool(given & _LAUNCH_OVERRIDES)
+    handed = {}
+    if typed.data_parallel is not None:
+        # Launch options that change the sizes or the kind leave the split unknown.
+        changed = overridden or any(option.startswith("parallelism_config") for option in given)
+        handed["data_parallel"] = Fact(None, "dp", None, Origin.LAUNCH) if changed else typed.data_parallel
+    if typed.distributed_type.value != "DEEPSPEED" or overridden:
+        return handed
+    path = plan.document.path
+    if typed.deepspeed_file is not None:
+        built = _built_from_file(typed.deepspeed_file, path)
+        return {**handed, "deepspeed": BuiltDeepSpeed(built)} if built is not None else handed
+    root = plan.document.root
+    block = root.get("deepspeed_config")
+    block = block if isinstance(block, Mapping) else Mapping()
+    # The program's own DeepSpeed config replaces this one, and the plugin refuses these beside it
+    # (with a deepspeed_config_file BL122 reports them in the config alone).
+    refused = tuple(_elsewhere(fact, path) for fact in _refused(root, block)
+                    if not (fact.key == "mixed_precision" and "mixed_precision" in given))
+    return {**handed, "deepspeed": BuiltDeepSpeed(_built_from_block(block, path), refused)}
+
+
+# Launcher options (commands/launch.py) that make the plugin's DeepSpeed config another than the file's,
+# or the launch no DeepSpeed one.
+_LAUNCH_OVERRIDES = {"gradient_accumulation_steps", "gradient_clipping", "deepspeed_config_file", "use_fsdp",
+                     "multi_gpu", "cpu", "use_cpu", "tpu", "use_megatron_lm"}
+
+
+def _built_from_block(block: Mapping, path: str) -> LinkedConfig:
+    """The config DeepSpeedPlugin builds from the exported deepspeed_config keys (batch sizes "auto")."""
+    values = TrainerValues(
+        train_micro_batch_size_per_gpu=None, train_batch_size=None, fp16_enabled=None, bf16_enabled=None,
+        gradient_accumulation_steps=_exported(block, "gradient_accumulation_steps", _accumulation, path),
+        gradient_clipping=_exported(block, "gradient_clipping", _clipping, path))
+    return LinkedConfig(block, path, block, DeepSpeedSettings(None, values), built_by=BuiltBy(
+        f"the DeepSpeed config accelerate builds from {path}", _VERSIONS,
+        f"set {{key}} to auto in {path} (accelerate >= 0.23; older releases need a number there)"))
+
+
+def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
+    """The JSON as the plugin holds it: gradient_accumulation_steps 1 added when it writes none."""
+    link = file.linked
+    if link is None or link.path is None:
+        return None
+    written = link.settings.trainer_values
+    moved = {name: _elsewhere(getattr(written, name), link.path) for name in written.__dataclass_fields__}
+    if moved["gradient_accumulation_steps"] is None:
+        reference = file.reference
+        moved["gradient_accumulation_steps"] = Fact(
+            1, f"gradient_accumulation_steps (added by accelerate: {link.path} writes none)",
+            reference.span.elsewhere(path), Origin.DEFAULT, detail="utils/dataclasses.py:1274-1275")
+    return replace(link, settings=replace(link.settings, trainer_values=TrainerValues(**moved)), built_by=BuiltBy(
+        f"the DeepSpeed config accelerate takes from {link.path} ({path})", _VERSIONS,
+        f'set "{{key}}" to "auto" in {link.path}'))
+
+
+# What a finding about the config accelerate hands the Trainer assumes.
+_VERSIONS = "transformers >= 4.30 checks the DeepSpeed config `accelerate launch` hands it"
+
+
+def _exported(block: Mapping, key: str, reading, path: str) -> Optional[Fact]:
+    """The value the plugin reads back from the environment variable the launch exports for `key`
+    (str(value)); None when not written (the plugin's default then: "auto" since accelerate 0.23)."""
+    node = block.get(key)
+    if not isinstance(node, Scalar) or node.value is None or isinstance(node.value, bool):
+        return None
+    return Fact(reading(str(node.value)), f"deepspeed_config.{key}", node.span.elsewhere(path), node=node)
+
+
+def _accumulation(text: str):
+    """dataclasses.py:1229-1231: an int when the text is digits, else the text ("auto" is filled in)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 10 else (
+        "auto" if text == "auto" else None)
+
+
+def _clipping(text: str):
+    """dataclasses.py:1233-1235 and 1317-1318: "auto", else a float; 0 is left out of the config."""
+    text = text.lower()
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value and value == value and abs(value) != float("inf") else None
+
+
 # After every framework schema (a config of theirs never writes distributed_type), before TrainingArguments.
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=900)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=900, hands=hands)
 
 # commands/config/config_args.py ClusterConfig / BaseConfig: the keys beside distributed_type that
 # make a mapping an accelerate config.
@@ -81,6 +196,8 @@ class AccelerateSettings:
     offload: tuple = ()  # deepspeed_config.offload_*_device written other than "none"
     deepspeed_file: Optional[DeepSpeedFile] = None  # DEEPSPEED with a config file on the local machine
     fsdp: dict = field(default_factory=dict)  # fsdp_config key -> Fact, as written
+    # With a parallelism_config: the ranks the data is split over (value None when not known); None without.
+    data_parallel: Optional[Fact] = None
 
 
 def settings(plan: TrainingPlan) -> Optional[AccelerateSettings]:
@@ -99,7 +216,9 @@ def plan(doc: Document, outside: Outside):
     world = outside.world_size or _file_world_size(typed)
     plan = TrainingPlan(framework=NAME, document=doc, world_size=world,
                         target_global_batch=outside.target_global_batch, settings=typed)
-    if world is not None and world.known and not _written(root, "parallelism_config"):
+    if typed.data_parallel is not None:
+        plan.data_parallel = typed.data_parallel if typed.data_parallel.known else None
+    elif world is not None and world.known:
         # DDP, FSDP and ZeRO all replicate the data over every rank (a parallelism_config splits them).
         plan.data_parallel = Fact(world.value, "dp", None, Origin.DERIVED, detail=f"W ({world.value})")
     if typed.deepspeed_file is not None:
@@ -136,16 +255,51 @@ def _read(doc: Document, root: Mapping, kind: Scalar) -> AccelerateSettings:
                       if f is not None and f.value not in (None, "none")),
         deepspeed_file=file,
         fsdp={key: _as_written(fsdp, key, "fsdp_config.") for key in fsdp.items} if isinstance(fsdp, Mapping) else {},
+        data_parallel=_data_parallel(root, distributed.value),
     )
 
 
+# parallelism_config keys (commands/launch.py:899-925, each default 1) and the dimensions they size.
+_MESH = ("dp_replicate", "dp_shard", "tp", "cp", "sp")
+
+
+def _data_parallel(root: Mapping, kind: str) -> Optional[Fact]:
+    """The data-parallel size a parallelism_config gives (accelerate >= 1.10 exports it, utils/launch.py:402-426;
+    the Accelerator builds its ParallelismConfig from it, accelerator.py:459-460): under FSDP the
+    dataloader splits the data over dp_replicate x dp_shard ranks, cp and tp ranks sharing a batch
+    (data_loader.py:1150-1165). Unknown (value None) under DeepSpeed (its own mesh, data_loader.py:1130-1140),
+    with sequence parallelism, or a size not a whole number; None without a parallelism_config."""
+    block = root.get("parallelism_config")
+    if not isinstance(block, Mapping) or not block.items:
+        return None
+    sizes = {}
+    for name in _MESH:
+        node = block.get(f"parallelism_config_{name}_size")
+        value = getattr(node, "value", None) if node is not None else 1
+        sizes[name] = value if type(value) is int and value >= 1 else None
+    span = block.span
+    if kind != "FSDP" or sizes["sp"] != 1 or None in (sizes["dp_replicate"], sizes["dp_shard"]):
+        return Fact(None, "dp", span, Origin.DERIVED, detail="parallelism_config: not known here (DeepSpeed's "
+                                                            "own mesh, sequence parallelism, or a size not a count)")
+    value = sizes["dp_replicate"] * sizes["dp_shard"]
+    return Fact(value, "dp", span, Origin.DERIVED, detail=f"parallelism_config: dp_replicate_size "
+                f"({sizes['dp_replicate']}) x dp_shard_size ({sizes['dp_shard']}); cp and tp ranks share a batch "
+                f"(accelerate >= 1.10)")
+
+
 def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar) -> DeepSpeedFile:
+    written = Fact(reference.value, "deepspeed_config.deepspeed_config_file", reference.span, node=reference)
+    return DeepSpeedFile(written, _refused(root, block), DeepSpeedLink(reference, doc.path).config())
+
+
+def _refused(root: Mapping, block: Mapping) -> tuple:
+    """What the plugin refuses beside a DeepSpeed config file (its own, or the program's): the
+    deepspeed_config keys written (any value), and a mixed_precision written in the config."""
     ignored = [_as_written(block, key, "deepspeed_config.") for key in IGNORED_BESIDE_FILE if key in block.items]
     precision = root.get("mixed_precision")
     if isinstance(precision, Scalar) and precision.value is not None:
         ignored.append(Fact(precision.value, "mixed_precision", precision.span, node=precision))
-    written = Fact(reference.value, "deepspeed_config.deepspeed_config_file", reference.span, node=reference)
-    return DeepSpeedFile(written, tuple(ignored), DeepSpeedLink(reference, doc.path).config())
+    return tuple(ignored)
 
 
 def _take_deepspeed(plan: TrainingPlan, file: DeepSpeedFile, world: Optional[Fact]) -> None:
@@ -190,11 +344,6 @@ def _file_world_size(typed: AccelerateSettings) -> Optional[Fact]:
     return Fact(per_machine * machines.value, "world size", processes.span, Origin.DERIVED,
                 detail=f"{processes.describe()} // {machines.describe()} = {per_machine} per machine "
                        f"x {machines.value} machines")
-
-
-def _written(root: Mapping, key: str) -> bool:
-    node = root.get(key)
-    return isinstance(node, Mapping) and bool(node.items)
 
 
 def _text(root: Mapping, key: str) -> Optional[str]:

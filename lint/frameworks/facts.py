@@ -16,6 +16,13 @@ class Outside:
 
     world_size: Optional[Fact] = None
     target_global_batch: Optional[Fact] = None
+    # The DeepSpeed config the launcher builds from its own config and hands the program
+    # (`accelerate launch --config_file cfg.yaml` with DEEPSPEED): what the Trainer fills and
+    # checks when the program names none. Resolved like linked.DeepSpeedLink (`config()`).
+    deepspeed: Optional[object] = None
+    # The ranks the data is split over, when the launcher's own config says (accelerate's
+    # parallelism_config; value None when not known): it replaces W / the program's own divisors.
+    data_parallel: Optional[Fact] = None
 
 
 def number(node: Optional[Node], key: str, default=None) -> Optional[Fact]:

@@ -31,7 +31,8 @@ ACCELERATE = Launcher(
     # accelerate/commands/launch.py: --num_processes, else the config file's num_processes (the total
     # over machines), else the default config in the user's home, which is not the project's.
     nproc=Count(flags=("--num_processes", "--num-processes"), file=("--config_file", "--config-file"),
-                file_key="num_processes"))
+                file_key="num_processes"),
+    config_file=("--config_file", "--config-file"))
 
 # Open MPI / MPICH `mpirun -np N program ...` (and `mpiexec`): N processes in all.
 MPIRUN = Launcher(

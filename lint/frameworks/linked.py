@@ -30,6 +30,33 @@ class LinkedConfig:
     path: Optional[str]  # its display path; None when written inline in this file
     reference: Node  # the `deepspeed:` value that names it
     settings: DeepSpeedSettings  # the DeepSpeed adapter's typed facts of `root`
+    # Set when a launcher built it from its own config and handed it to the program (BuiltDeepSpeed).
+    # Its facts' spans then carry the file each is written in.
+    built_by: Optional["BuiltBy"] = None
+
+
+@dataclass(frozen=True)
+class BuiltBy:
+    """How a DeepSpeed config a launcher built is named to the user."""
+
+    name: str  # "the DeepSpeed config accelerate builds from acc.yaml"
+    versions: str  # the releases a finding about it assumes
+    auto: str  # how to let the Trainer fill a value in (formatted with the DeepSpeed key)
+
+
+@dataclass(frozen=True)
+class BuiltDeepSpeed:
+    """The DeepSpeed config a launcher builds from its own config and hands the program
+    (facts.Outside.deepspeed), for a program that names none: read already, so `config()`,
+    as DeepSpeedLink's, gives it."""
+
+    linked: LinkedConfig
+    # What the launcher's plugin refuses when the program names a DeepSpeed config of its own, which
+    # then replaces this one (accelerate's `_deepspeed_config_checks`): facts of the launcher's config.
+    refused: tuple = ()
+
+    def config(self) -> LinkedConfig:
+        return self.linked
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,9 @@ class Launcher:
     under: the generic launchers (by name) the entry point matches a program under, and only
         them: a script name too common alone (`composer train.py cfg.yaml`, not `torchrun train.py`).
     selects: the config is one of several a module holds, picked by name (a Select).
+    config_file: the launcher's own options naming its own config file (`accelerate launch
+        --config_file cfg.yaml`), which the framework reading that file says what it hands the
+        program (Framework.hands).
     """
 
     name: str
@@ -177,6 +180,7 @@ class Launcher:
     requires: tuple[str, ...] = ()
     under: tuple[str, ...] = ()
     selects: Optional[Select] = None
+    config_file: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,9 @@ class Framework:
     interpolation: how its configs' values refer to each other (OMEGACONF: the program reads its
         YAML through OmegaConf), resolved before `plan` reads the document (with a launch
         line's overrides applied, as OmegaConf resolves at access); "": values are as written.
+    hands: for a launcher's own config file this framework reads (Launcher.config_file), what it
+        gives the program the launch runs: `hands(plan, options) -> dict` of Outside fields, the
+        plan the adapter's of that file, `options` the launcher's own ({option: Word}).
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -271,3 +278,4 @@ class Framework:
     distribution: Optional[Distribution] = None
     task: Optional[TaskFile] = None
     interpolation: str = ""
+    hands: Optional[Callable] = None

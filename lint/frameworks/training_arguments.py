@@ -55,6 +55,7 @@ def plan_from(
     it is not assumed."""
     root = doc.root
     world = outside.world_size
+    own_deepspeed = deepspeed_link(doc)
     fp16, bf16 = (_precision(root, key, precision_off) for key in ("fp16", "bf16"))
     logging_steps = _step_interval(root, "logging_steps", logging_steps_default)
     micro = number(root.get("per_device_train_batch_size"), "per_device_train_batch_size", default=micro_default)
@@ -70,7 +71,7 @@ def plan_from(
         world_size=world,
         target_global_batch=outside.target_global_batch,
         parallel={"sp": sp},
-        data_parallel=divide(world, [sp]),
+        data_parallel=outside.data_parallel or divide(world, [sp]),
         packing=_first_true(root, ("packing", "neat_packing")),
         length_grouping=_length_grouping(root),
         length_grouping_off=_length_grouping_off(root),
@@ -83,9 +84,30 @@ def plan_from(
             auto_find_batch_size=_flag_or_default(root, "auto_find_batch_size", False),
             deepspeed_fp16=_deepspeed_precision(root, "fp16", fp16),
             deepspeed_bf16=_deepspeed_precision(root, "bf16", bf16),
-            deepspeed=deepspeed_link(doc),
+            deepspeed=own_deepspeed or _launched_deepspeed(root, outside, framework),
+            deepspeed_refused=getattr(outside.deepspeed, "refused", ()) if _names_config(own_deepspeed) else (),
         ),
     )
+
+
+def _names_config(link: Optional[DeepSpeedLink]) -> bool:
+    """A `deepspeed:` that makes TrainingArguments build its own DeepSpeed config (`if self.deepspeed:`)."""
+    reference = link.reference if link is not None else None
+    return bool(reference.items) if isinstance(reference, Mapping) else \
+        isinstance(reference, Scalar) and bool(str(reference.value).strip())
+
+
+def _launched_deepspeed(root: Mapping, outside: Outside, framework: str):
+    """The DeepSpeed config the launcher hands the program, for a config that names none of its own
+    (its own wins: training_args.py:2067-2088 @ 4.57.1), when the settings are a Trainer's: a framework's
+    (all build on the Trainer), or a program of the project's own whose flags write
+    per_device_train_batch_size, TrainingArguments' own name (a loop of its own on accelerate's
+    Accelerator, `--train_batch_size 4 --gradient_accumulation_steps 8`, meets no Trainer check)."""
+    trainer = framework != _GENERIC or "per_device_train_batch_size" in root.items
+    return outside.deepspeed if trainer else None
+
+
+_GENERIC = "transformers"  # hf.py's plans: TrainingArguments flags of any program
 
 
 # -- the Trainer's own arguments (transformers/training_args.py @ 4.57.1) ---------------------------
@@ -120,7 +142,11 @@ class TrainerArguments:
     # for fp16 with the apex backend (4.x expects fp16.enabled off and amp.enabled on).
     deepspeed_fp16: Optional[Fact]
     deepspeed_bf16: Optional[Fact]
-    deepspeed: Optional[DeepSpeedLink]  # the `deepspeed:` value, resolved on demand
+    # The `deepspeed:` value, resolved on demand; else the config its launcher builds (linked.BuiltDeepSpeed).
+    deepspeed: Optional[DeepSpeedLink]
+    # With a `deepspeed:` of its own: the settings its launcher's config writes that the launcher's
+    # DeepSpeed plugin refuses beside it (linked.BuiltDeepSpeed.refused), facts of that config.
+    deepspeed_refused: tuple = ()
 
 
 # ms-swift sets eval_strategy from save_strategy and eval_steps from save_steps when
