@@ -370,7 +370,7 @@ class _Checker:
                     continue  # else the command itself may be a launcher's (a spec of the script's name)
             line = launch.launch_of(command, source.document.path)
             if line is not None:
-                self.launch_line(line, source, base, called)
+                self.launch_line(line, source, base, called, command)
                 count += 1
         return count
 
@@ -389,7 +389,7 @@ class _Checker:
         if index >= len(words) or not words[index].known or not str(words[index].value).endswith(_SCRIPT_SUFFIXES) \
                 or len(stack) > _MAX_CALL_DEPTH:
             return None
-        path = self.located(words[index], base, script_path, needs_format=False)
+        path = self.located(words[index], base, script_path, needs_format=False, command=command)
         if path is None or os.path.abspath(path) in stack:
             return None
         try:
@@ -431,14 +431,15 @@ class _Checker:
 
         return source
 
-    def launch_line(self, line, source: _Source, base: str, called: tuple = ()) -> None:
-        """One launch line: its W, then the configs it names and its own settings, checked under it."""
+    def launch_line(self, line, source: _Source, base: str, called: tuple = (), command=None) -> None:
+        """One launch line: its W, then the configs it names and its own settings, checked under it
+        (`command`: the script's command, whose folder relative paths are seen from)."""
         launch = _launch()
         if line.world_size is None and line.world_size_file is not None:
-            line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path)
+            line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path, command)
             line.world_size_given = line.world_size is not None
         if line.world_size is None and line.hosts is not None:
-            line.world_size = self.world_size_on_hosts(line.hosts, base, source.path)
+            line.world_size = self.world_size_on_hosts(line.hosts, base, source.path, command)
             line.world_size_given = line.world_size is not None
         outside = self.outside(source.directives, line.world_size, given=line.world_size_given,
                                path=source.path)
@@ -446,14 +447,14 @@ class _Checker:
         with_w = f" with W={line.world_size.value}" if line.world_size else ""
         note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),) + called
         for word in line.configs:
-            config = self.linked_config(word, base, source.path)
+            config = self.linked_config(word, base, source.path, command)
             if config is not None:
                 config.document.launched_by = line.framework
                 launch.apply_overrides(config.document, line.overrides, source.path)
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
                                                 config.path), note)
         for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
-            config = self.linked_config(word, base, source.path)
+            config = self.linked_config(word, base, source.path, command)
             if config is not None:
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
                                                 config.path), note)
@@ -461,10 +462,10 @@ class _Checker:
             inline = launch.inline_document(line, source.path, source.document.text)
             self.config(_Source(source.path, inline, source.directives), outside, note if called else ())
 
-    def world_size_in_file(self, word, key: str, base: str, script_path: str) -> Optional[Fact]:
+    def world_size_in_file(self, word, key: str, base: str, script_path: str, command=None) -> Optional[Fact]:
         """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its
         `num_processes`), read within the project; None when it is not there or not a count."""
-        source = self.linked_config(word, base, script_path)
+        source = self.linked_config(word, base, script_path, command)
         root = source.document.root if source is not None else None
         node = root.get(key) if isinstance(root, Mapping) else None
         value = getattr(node, "value", None)
@@ -473,10 +474,10 @@ class _Checker:
         return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
                     detail=f"{key} {value} in {source.path}")
 
-    def world_size_on_hosts(self, hosts, base: str, script_path: str) -> Optional[Fact]:
+    def world_size_on_hosts(self, hosts, base: str, script_path: str, command=None) -> Optional[Fact]:
         """W from the hostfile a launch line names (spec.Hosts), read within the project; None, with
         a notice, when it is not there or the launcher would not run on it."""
-        found = self.located(hosts.file, base, script_path, needs_format=False)
+        found = self.located(hosts.file, base, script_path, needs_format=False, command=command)
         counted = None
         if found is not None:
             try:
@@ -494,12 +495,19 @@ class _Checker:
         value, span, detail = counted
         return Fact(value, "world size", span._replace(path=display_path(found)), Origin.LAUNCH, detail=detail)
 
-    def located(self, word, base: str, script_path: str, needs_format: bool = True) -> Optional[str]:
+    def located(self, word, base: str, script_path: str, needs_format: bool = True, command=None) -> Optional[str]:
         """The file a launch line names (a config needs a format batchlint reads), found from the
-        script's folder, the working folder or the project root, within the project."""
+        script's folder, the working folder or the project root, within the project; a relative
+        path after a `cd` from the folder it moved to (`command`: the script's command naming it)."""
         if not word.known:
             return None
         value = str(word.value)
+        if command is not None:
+            from .sources.shell import in_directory
+
+            value = in_directory(command.directory, value, command.anchored)
+            if value is None:
+                return None  # after a `cd` to a folder not known
         for remote, local in self.mounts.items():
             if value.startswith(remote + "/"):  # a path the job file mounts from the project
                 value = os.path.join(local, value[len(remote) + 1:])
@@ -515,9 +523,9 @@ class _Checker:
                 return candidate
         return None
 
-    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
+    def linked_config(self, word, base: str, script_path: str, command=None) -> Optional[_Source]:
         """The config file a launch line names, if it can be found and read."""
-        candidate = self.located(word, base, script_path)
+        candidate = self.located(word, base, script_path, command=command)
         if candidate is None:
             return None
         try:

@@ -190,8 +190,10 @@ def test_exported_variables_are_in_the_environment_of_later_commands():
     assert (first.env["NPROC_PER_NODE"].span.line, first.env["NPROC_PER_NODE"].span.column) == (1, 23)
     assert {k: v.value for k, v in second.env.items()} == {"NPROC_PER_NODE": "4", "NNODES": "2"}
     assert {k: v.value for k, v in third.env.items()} == {"NPROC_PER_NODE": "4", "NNODES": "3", "MASTER_PORT": "1"}
-    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif true; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
+    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif [ -f x ]; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
     assert command.env["MASTER_PORT"].value is UNKNOWN  # exported in a branch that may not run
+    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif true; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
+    assert command.env["MASTER_PORT"].value == "1"  # `true`: the branch runs
     [command] = read_shell("run.sh", "declare -x A=1\ndeclare B=2\nexport -n C=3\ncmd\n").commands
     assert set(command.env) == {"A"}
 
