@@ -505,7 +505,7 @@ class _Checker:
         if command is not None:
             from .sources.shell import in_directory
 
-            value = in_directory(command.directory, value, command.anchored)
+            value = in_directory(command.directory, value, command.anchored, command.placed)
             if value is None:
                 return None  # after a `cd` to a folder not known
         for remote, local in self.mounts.items():

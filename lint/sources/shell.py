@@ -111,6 +111,7 @@ class Command:
     # UNKNOWN (relative paths are not known).
     directory: object = None
     anchored: frozenset = frozenset()  # values of its words a `cd` does not move (Word.anchored)
+    placed: bool = False  # `directory` is from the script's own folder: relative to the working folder
 
 
 @dataclass
@@ -163,14 +164,33 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
     return doc
 
 
-def in_directory(directory, path: str, anchored: frozenset = frozenset()) -> Optional[str]:
-    """A relative path a command names, as seen from the folder the script moved to (Command.directory
-    and .anchored); None when that folder is not known."""
+def in_directory(directory, path: str, anchored: frozenset = frozenset(), placed: bool = False) -> Optional[str]:
+    """A relative path a command names, as seen from the folder the script moved to (Command.directory,
+    .anchored, .placed); None when that folder is not known. A folder from the script's own (`cd
+    "$(dirname "$0")"`) is one as shown, from the working folder: the path is made absolute."""
     if directory is None or path.startswith("/") or path in anchored:
         return path
     if directory is UNKNOWN:
         return None
-    return posixpath.normpath(posixpath.join(directory, path))
+    joined = posixpath.normpath(posixpath.join(directory, path))
+    return os.path.abspath(joined) if placed else joined
+
+
+# A redirection among a command's words: `> /dev/null`, `2>/dev/null`, `&>log` (the lexer keeps them as words).
+_REDIRECTION = re.compile(r"(?:[0-9]*|&)(?:>>?|<)(.*)")
+
+
+def _without_redirections(words: list) -> list:
+    kept, skip = [], False
+    for word in words:
+        match = _REDIRECTION.fullmatch(str(word.value)) if word.known else None
+        if skip:
+            skip = False
+        elif match:
+            skip = not match.group(1)
+        elif not (word.known and word.value in ("-P", "-L", "-e", "-@", "--")):
+            kept.append(word)
+    return kept
 
 
 def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
@@ -620,6 +640,7 @@ class _Interpreter:
         self.directory: object = None
         self.pushed: tuple = ()
         self.subshells: tuple = ()
+        self.placed = False  # the directory is the script's own folder or one from it (a path as shown)
         self.level = 0  # subshells around the file or string being read (its commands count from it)
         self.current = 0  # subshells around the command being run
 
@@ -781,7 +802,10 @@ class _Interpreter:
             store.end(undo=False)
         places = [fork[2] for fork in alive] + ([self._place()] if main else [])
         if places and any(place != places[0] for place in places):
-            self._restore((UNKNOWN, (), places[-1][2]))
+            subshells = places[-1][2]
+            if self.current and not (subshells and subshells[-1][0] == self.current):
+                subshells += ((self.current, places[-1][:2] + places[-1][3:]),)  # put back when the subshell ends
+            self._restore((UNKNOWN, (), subshells, False))
         elif places:
             self._restore(places[0])
         self.dead = not places
@@ -789,16 +813,16 @@ class _Interpreter:
     # -- where commands run: cd, pushd, popd, subshells -----------------------------------------
 
     def _place(self) -> tuple:
-        return self.directory, self.pushed, self.subshells
+        return self.directory, self.pushed, self.subshells, self.placed
 
     def _restore(self, place: tuple) -> None:
-        self.directory, self.pushed, self.subshells = place
+        self.directory, self.pushed, self.subshells, self.placed = place
 
     def _enter(self, subshell: int) -> None:
         """A command at `subshell` levels: the folder a subshell it is no longer in moved to is left."""
         level = self.level + subshell
         while self.subshells and self.subshells[-1][0] > level:
-            self.directory, self.pushed = self.subshells[-1][1]
+            self.directory, self.pushed, self.placed = self.subshells[-1][1]
             self.subshells = self.subshells[:-1]
         self.current = level
 
@@ -806,31 +830,33 @@ class _Interpreter:
         """`cd DIR`, `pushd DIR`, `popd`: the folder later commands run in."""
         name = words[0].value
         if self.current and not (self.subshells and self.subshells[-1][0] == self.current):
-            self.subshells += ((self.current, (self.directory, self.pushed)),)  # put back when the subshell ends
-        arguments = [w for w in words[1:] if not (w.known and w.value in ("-P", "-L", "-e", "-@", "--", "-n"))]
+            saved = (self.directory, self.pushed, self.placed)
+            self.subshells += ((self.current, saved),)  # put back when the subshell ends
+        arguments = _without_redirections(words[1:])
         pushed = self.pushed
         if name == "popd":
-            target = pushed[-1] if pushed and not arguments else UNKNOWN
+            (target, placed) = pushed[-1] if pushed and not arguments else (UNKNOWN, False)
             pushed = pushed[:-1]
         else:
-            target = self._target(arguments)
+            target, placed = self._target(arguments)
             if name == "pushd":
-                pushed = pushed + (self.directory,)
-        if self.uncertain and target != self.directory:
-            target = UNKNOWN  # moved in a loop or function: where it stands afterwards is not known
-        self.directory, self.pushed = target, pushed
+                pushed = pushed + ((self.directory, self.placed),)
+        if self.uncertain and (target, placed) != (self.directory, self.placed):
+            target, placed = UNKNOWN, False  # moved in a loop or function: where it stands afterwards is not known
+        self.directory, self.pushed, self.placed = target, pushed, placed
 
-    def _target(self, arguments: list) -> object:
+    def _target(self, arguments: list) -> tuple:
+        """(the folder `cd ARGUMENTS` moves to, whether it is the script's own folder or one from it)."""
         if len(arguments) != 1 or not arguments[0].known:
-            return UNKNOWN
+            return UNKNOWN, False
         target = str(arguments[0].value)
         if not target or target == "-" or target.startswith("~"):
-            return UNKNOWN  # the home folder, the one before: not known here
+            return UNKNOWN, False  # the home folder, the one before: not known here
         if target.startswith("/") or self.directory is None or arguments[0].anchored:
-            return posixpath.normpath(target)
+            return posixpath.normpath(target), arguments[0].anchored and not target.startswith("/")
         if self.directory is UNKNOWN:
-            return UNKNOWN
-        return posixpath.normpath(posixpath.join(self.directory, target))
+            return UNKNOWN, False
+        return posixpath.normpath(posixpath.join(self.directory, target)), self.placed
 
     # -- tests ----------------------------------------------------------------------------
 
@@ -1028,7 +1054,7 @@ class _Interpreter:
             expanded.extend(self.expand(word))
         anchored = frozenset(value for w in expanded if w.anchored and w.known
                              for value in (str(w.value), str(w.value).partition("=")[2]) if value)
-        command = Command(expanded, env, span, self.directory, anchored)
+        command = Command(expanded, env, span, self.directory, anchored, self.placed)
         if expanded and expanded[0].known and expanded[0].value in ("cd", "pushd", "popd"):
             self._move(expanded)
         return command
@@ -1057,7 +1083,8 @@ class _Interpreter:
         if not expanded[0].known or len(self.sourcing) >= MAX_SOURCE_DEPTH:
             return
         named = expanded[0]
-        path = in_directory(self.directory, str(named.value), frozenset({str(named.value)} if named.anchored else ()))
+        path = in_directory(self.directory, str(named.value), frozenset({str(named.value)} if named.anchored else ()),
+                            self.placed)
         if path is None:
             return  # after a `cd` to a folder not known
         found = self.sourcer(named if path == named.value else Word(path, named.span, named.raw))
