@@ -477,3 +477,28 @@ def test_blocks_are_bounded():
     # many branches in a row cost each what it changes, not the state's size
     text = "".join(f"V{n}=1\n" for n in range(1000)) + "if [ -f x ]; then A=1; fi\n" * 1000
     assert variables(text)["A"] is UNKNOWN
+
+
+ARGUMENT_LOOP = """\
+TRAIN_BATCH_SIZE=256
+ROLLOUT_N=8
+while [[ "$#" -gt 0 ]]; do
+  case "$1" in
+    --train_batch_size) TRAIN_BATCH_SIZE="$2"; shift 2 ;;
+    --rollout_n) ROLLOUT_N="$2"; shift 2 ;;
+    *) echo "Unknown option: $1"; exit 1 ;;
+  esac
+done
+"""
+
+
+def test_an_argument_loop_keeps_the_defaults_of_a_script_run_without_arguments():
+    """simpleRL-reason's option loop: run without arguments the loop never runs, as `${1:-256}` is 256."""
+    values = variables(ARGUMENT_LOOP)
+    assert (values["TRAIN_BATCH_SIZE"], values["ROLLOUT_N"]) == ("256", "8")
+    # given arguments: the loop runs, how often is not followed: unknown
+    given = variables(ARGUMENT_LOOP, arguments=[Word_("--rollout_n"), Word_("4")])
+    assert given["ROLLOUT_N"] is UNKNOWN
+    # a loop that sets a value of its own (not the caller's) leaves it unknown
+    assert variables(ARGUMENT_LOOP.replace('ROLLOUT_N="$2"', "ROLLOUT_N=16"))["ROLLOUT_N"] is UNKNOWN
+    assert variables("N=1\nwhile [ $N -gt 5 ]; do N=2; done\n")["N"] == "1"  # a first test that fails: no run

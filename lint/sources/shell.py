@@ -95,6 +95,8 @@ class Word:
     outside: bool = False
     # Starts with the script's own folder (`$(cd "$(dirname "$0")" && pwd)/ds.json`): a path a `cd` does not move.
     anchored: bool = False
+    # Not known, but the caller's value or else this Word's (an argument loop that may set it, or not).
+    fallback: Optional["Word"] = None
 
     @property
     def known(self) -> bool:
@@ -691,12 +693,10 @@ class _Interpreter:
         elif isinstance(node, Loop):
             if node.variable is not None:
                 self.variables[node.variable.raw] = Word(UNKNOWN, node.variable.span, node.variable.raw)
-            self.uncertain += 1
-            try:
-                self.nodes(node.condition)
-                self.nodes(node.body)
-            finally:
-                self.uncertain -= 1
+            if not node.condition:
+                self._node(Group(node.body, True, subshell=node.subshell))
+            else:  # a while/until loop whose first test fails runs nothing (`while [[ $# -gt 0 ]]` of no arguments)
+                self._choose([((lambda: self._loop_test(node)), [Group(node.body, True, subshell=node.subshell)])])
         elif isinstance(node, Group):
             self.uncertain += node.function
             try:
@@ -704,6 +704,12 @@ class _Interpreter:
             finally:
                 self.uncertain -= node.function
         return None, False
+
+    def _loop_test(self, node: Loop) -> tuple:
+        """A while/until loop's first test: whether its body runs at all (then how often is not known:
+        it runs as a function's body would)."""
+        status, assumed = self.nodes(node.condition)
+        return (status if status is None or not node.until else not status), assumed
 
     def _choose(self, alternatives: list) -> Optional[bool]:
         """Run the first alternative whose guard holds: [(guard, body)], a guard None for `else`. A guard
@@ -897,7 +903,8 @@ class _Interpreter:
             arguments = self._arguments(words)
         finally:
             self.outside_empty = False
-        if arguments is None or not _asks_empty(arguments) or sum("$" in w.raw or "`" in w.raw for w in words) > 1:
+        if arguments is None or not (_asks_empty(arguments) and sum("$" in w.raw or "`" in w.raw for w in words) <= 1
+                                     or _only_argument_count(words)):
             return None, False
         return test_result(arguments), True
 
@@ -1134,7 +1141,9 @@ class _Interpreter:
         for name, value in assignments.items():
             if self.uncertain and not _same(self.variables.get(name), value):
                 # Set inside a loop or function: whether it ran, and how often, is not known.
-                value = Word(UNKNOWN, value.span if isinstance(value, Word) else value[0].span if value else Span(1, 1, 1, 1))
+                outside = isinstance(value, Word) and value.outside  # `N="$2"` in an argument loop: the caller's
+                value = Word(UNKNOWN, value.span if isinstance(value, Word) else value[0].span if value else Span(1, 1, 1, 1),
+                             outside=outside, fallback=value.fallback if isinstance(value, Word) else None)
             self.variables[name] = value
 
     def _assigned(self, word: _RawWord, match):
@@ -1336,6 +1345,8 @@ class _Interpreter:
             return ("", span) if self.outside_empty and value.outside else (None, None)
         if default is not None:
             return default, span
+        if self.outside_empty and name == "#":
+            return "0", span  # no arguments given
         return ("", span) if self.outside_empty else (None, None)  # from the environment: not known here
 
 
@@ -1580,6 +1591,9 @@ def _merged_value(values: list):
     first = values[0]
     if all(value is first for value in values) or all(_same(value, first) for value in values[1:]):
         return first
+    known = [value for value in values if isinstance(value, Word) and value.known]
+    if known and all(_same(value, known[0]) or _callers(value, known[0]) for value in values):
+        return Word(UNKNOWN, known[0].span, known[0].raw, fallback=known[0])  # the caller's, else this
     for value in values:
         word = value[0] if isinstance(value, list) and value else value
         if isinstance(word, Word):
@@ -1593,7 +1607,12 @@ def _defaulted(values: list, chosen: int, merged):
     if merged is value or not (isinstance(value, Word) and value.known):
         return merged
     others = values[:chosen] + values[chosen + 1:]
-    return value if all(v is ABSENT or isinstance(v, Word) and v.outside for v in others) else merged
+    return value if all(_callers(v, value) or _same(v, value) for v in others) else merged
+
+
+def _callers(value, default: Word) -> bool:
+    """Whether a path leaves a variable to the caller (or to the caller, else `default`)."""
+    return value is ABSENT or isinstance(value, Word) and (value.outside or _same(value.fallback, default))
 
 
 def _merged_export(values: list):
@@ -1601,6 +1620,13 @@ def _merged_export(values: list):
     if all(value is True for value in values):
         return True
     return ABSENT if all(value is ABSENT for value in values) else False
+
+
+def _only_argument_count(words: list) -> bool:
+    """Whether `$#` is the only variable a test reads (`[ "$#" -lt 2 ]`, `[[ $# -gt 0 ]]`)."""
+    names = [part[1] for word in words for part in word.parts if part[0] in ("var", "array")]
+    return bool(names) and all(name == "#" for name in names) and not any(
+        part[0] in ("unknown", "folder", "dirname") for word in words for part in word.parts)
 
 
 def _asks_empty(arguments: list) -> bool:
@@ -1717,6 +1743,9 @@ class _DoubleBracket:
             return None if matched is None else matched == (op != "!=")
         if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
             a, b = state._joined(left), state._joined(right)
+            if not (a.known and b.known) and _only_argument_count([left, right]):
+                a, b = state._joined(left, assume=True), state._joined(right, assume=True)  # no arguments given
+                self.assumed = True
             return integer_test(op, str(a.value), str(b.value)) if a.known and b.known else None
         return None
 

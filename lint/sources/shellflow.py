@@ -67,6 +67,7 @@ class Loop:
     body: list
     joined: str = ""
     subshell: int = 0
+    until: bool = False  # an until loop: its body runs while the condition fails
 
 
 @dataclass
@@ -147,6 +148,7 @@ class _Parser:
             elif kind in ("while", "until"):
                 condition, _ = self.sequence(frozenset({"do"}))
                 nodes.append(self._loop(condition, raw, None))
+                nodes[-1].until = kind == "until"
             elif kind in ("for", "select"):
                 nodes.append(self._loop([], raw, raw.words[0] if raw.words else None))
             elif kind == "case":
