@@ -433,7 +433,7 @@ class _Checker:
                     continue  # else the command itself may be a launcher's (a spec of the script's name)
             line = launch.launch_of(command, source.document.path)
             if line is not None:
-                self.launch_line(line, source, base, called)
+                self.launch_line(line, source, base, called, command)
                 count += 1
         return count
 
@@ -452,7 +452,7 @@ class _Checker:
         if index >= len(words) or not words[index].known or not str(words[index].value).endswith(_SCRIPT_SUFFIXES) \
                 or len(stack) > _MAX_CALL_DEPTH:
             return None
-        path = self.located(words[index], base, script_path, needs_format=False)
+        path = self.located(words[index], base, script_path, needs_format=False, command=command)
         if path is None or os.path.abspath(path) in stack:
             return None
         try:
@@ -494,35 +494,36 @@ class _Checker:
 
         return source
 
-    def launch_line(self, line, source: _Source, base: str, called: tuple = ()) -> None:
-        """One launch line: its W, then the configs it names and its own settings, checked under it."""
+    def launch_line(self, line, source: _Source, base: str, called: tuple = (), command=None) -> None:
+        """One launch line: its W, then the configs it names and its own settings, checked under it
+        (`command`: the script's command, whose folder relative paths are seen from)."""
         launch = _launch()
         if line.world_size is None and line.world_size_file is not None:
-            line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path)
+            line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path, command)
             line.world_size_given = line.world_size is not None
         if line.world_size is None and line.hosts is not None:
-            line.world_size = self.world_size_on_hosts(line.hosts, base, source.path)
+            line.world_size = self.world_size_on_hosts(line.hosts, base, source.path, command)
             line.world_size_given = line.world_size is not None
-        handed = self.handed(line, base, source.path)
+        handed = self.handed(line, base, source.path, command)
         outside = replace(self.outside(source.directives, line.world_size, given=line.world_size_given,
                                        path=source.path), **handed)
         where = line.command.span
         with_w = f" with W={line.world_size.value}" if line.world_size else ""
         note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),) + called
         for word in line.configs:
-            config = self.linked_config(word, base, source.path)
+            config = self.linked_config(word, base, source.path, command)
             if config is not None:
                 config.document.launched_by = line.framework
                 launch.apply_overrides(config.document, line.overrides, source.path)
                 self.config(config, replace(self.outside(config.directives, line.world_size, source,
                                                          line.world_size_given, config.path), **handed), note)
         for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
-            config = self.linked_config(word, base, source.path)
+            config = self.linked_config(word, base, source.path, command)
             if config is not None:
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
                                                 config.path), note)
         if line.selected is not None:  # a config picked by name from a module (`--module m --config name`)
-            config = self.selected_config(line.selected, base, source.path)
+            config = self.selected_config(line.selected, base, source.path, command)
             if config is not None:
                 launch.apply_overrides(config.document, line.overrides, source.path)
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
@@ -532,7 +533,7 @@ class _Checker:
             inline = launch.inline_document(line, source.path, source.document.text)
             self.config(_Source(source.path, inline, source.directives), outside, note if called else ())
 
-    def selected_config(self, selection, base: str, script_path: str) -> Optional[_Source]:
+    def selected_config(self, selection, base: str, script_path: str, command=None) -> Optional[_Source]:
         """The one config a launch line picks by name from a module of the project (spec.Select),
         as a document of its own; None, with a notice when the line names them, when not found."""
         module, name = selection.module, selection.name
@@ -540,7 +541,7 @@ class _Checker:
             return None
         where = f"{script_path}:{module.span.line}"
         for relative in selection.select.files(str(module.value)):
-            source = self.linked_config(replace(module, value=relative), base, script_path)
+            source = self.linked_config(replace(module, value=relative), base, script_path, command)
             if source is None:
                 continue
             document = selection.select.read(source.document, str(name.value))
@@ -553,10 +554,10 @@ class _Checker:
             reads.notice(f"{where}: module `{module.value}` is not in the project; config `{name.value}` not read")
         return None
 
-    def handed(self, line, base: str, script_path: str) -> dict:
+    def handed(self, line, base: str, script_path: str, command=None) -> dict:
         """What the launcher's own config file (`accelerate launch --config_file cfg.yaml`) hands the
         program, as the framework that reads the file says (Framework.hands): Outside fields."""
-        source = self.linked_config(line.launcher_config, base, script_path) if line.launcher_config else None
+        source = self.linked_config(line.launcher_config, base, script_path, command) if line.launcher_config else None
         if source is None:
             return {}
         held = source.document.text.encode("utf-8", "replace")
@@ -568,10 +569,10 @@ class _Checker:
                 return adapter.hands(plan, line.launcher_options)
         return {}
 
-    def world_size_in_file(self, word, key: str, base: str, script_path: str) -> Optional[Fact]:
+    def world_size_in_file(self, word, key: str, base: str, script_path: str, command=None) -> Optional[Fact]:
         """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its
         `num_processes`), read within the project; None when it is not there or not a count."""
-        source = self.linked_config(word, base, script_path)
+        source = self.linked_config(word, base, script_path, command)
         root = source.document.root if source is not None else None
         node = root.get(key) if isinstance(root, Mapping) else None
         value = getattr(node, "value", None)
@@ -580,10 +581,10 @@ class _Checker:
         return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
                     detail=f"{key} {value} in {source.path}")
 
-    def world_size_on_hosts(self, hosts, base: str, script_path: str) -> Optional[Fact]:
+    def world_size_on_hosts(self, hosts, base: str, script_path: str, command=None) -> Optional[Fact]:
         """W from the hostfile a launch line names (spec.Hosts), read within the project; None, with
         a notice, when it is not there or the launcher would not run on it."""
-        found = self.located(hosts.file, base, script_path, needs_format=False)
+        found = self.located(hosts.file, base, script_path, needs_format=False, command=command)
         counted = None
         if found is not None:
             try:
@@ -601,12 +602,19 @@ class _Checker:
         value, span, detail = counted
         return Fact(value, "world size", span._replace(path=display_path(found)), Origin.LAUNCH, detail=detail)
 
-    def located(self, word, base: str, script_path: str, needs_format: bool = True) -> Optional[str]:
+    def located(self, word, base: str, script_path: str, needs_format: bool = True, command=None) -> Optional[str]:
         """The file a launch line names (a config needs a format batchlint reads), found from the
-        script's folder, the working folder or the project root, within the project."""
+        script's folder, the working folder or the project root, within the project; a relative
+        path after a `cd` from the folder it moved to (`command`: the script's command naming it)."""
         if not word.known:
             return None
         value = str(word.value)
+        if command is not None:
+            from .sources.shell import in_directory
+
+            value = in_directory(command.directory, value, command.anchored, command.placed)
+            if value is None:
+                return None  # after a `cd` to a folder not known
         for remote, local in self.mounts.items():
             if value.startswith(remote + "/"):  # a path the job file mounts from the project
                 value = os.path.join(local, value[len(remote) + 1:])
@@ -622,9 +630,9 @@ class _Checker:
                 return candidate
         return None
 
-    def linked_config(self, word, base: str, script_path: str) -> Optional[_Source]:
+    def linked_config(self, word, base: str, script_path: str, command=None) -> Optional[_Source]:
         """The config file a launch line names, if it can be found and read."""
-        candidate = self.located(word, base, script_path)
+        candidate = self.located(word, base, script_path, command=command)
         if candidate is None:
             return None
         try:

@@ -33,6 +33,10 @@ MAX_EVAL_STEPS = 500_000
 MAX_TOML_KEY_PARTS = 32
 # Characters all expansions of one launch script produce: a short script can expand a long value many times.
 MAX_SHELL_OUTPUT = 8 << 20
+# Blocks (if/case/loops/{ }) nested in a launch script: scripts nest a few; each level is a level of recursion.
+MAX_SHELL_NESTING = 64
+# Branches of a launch script run apart (if/case not decided, `a && b`): each costs what it changes.
+MAX_SHELL_BRANCHES = 20_000
 
 # -- references between files: not followed past these (the file is read alone, with a notice) ----
 

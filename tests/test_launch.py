@@ -853,3 +853,44 @@ def test_an_ms_swift_data_file_is_not_its_config(repo, dataset):
     line = (f"NPROC_PER_NODE=2 swift rlhf --rlhf_type grpo --dataset {dataset} --per_device_train_batch_size 1 "
             "--gradient_accumulation_steps 2 --num_generations 8\n")
     assert found(lint_script(repo, line)) == [("train.sh", "BL170", 1)]
+
+
+# -- cd: the folder a launch line's relative paths are seen from ------------------------------
+
+FITS_8 = '{\n  "train_batch_size": 256,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8\n}\n'
+
+
+@pytest.mark.parametrize("move", ["cd ../..", 'cd "$(dirname "$0")/../.."', "pushd ../.. > /dev/null",
+                                  'ROOT=$(cd "$(dirname "$0")" && pwd)\ncd $ROOT/../..'])
+def test_a_config_is_found_from_the_folder_the_script_moved_to(repo, move):
+    """`cd ../..` then `--deepspeed configs/ds.json`: the repository's configs/ds.json (64 = 4 x 4 x W
+    fails at W=8), not the one beside the script (which fits)."""
+    (repo / ".git").mkdir()  # the repository: the project the script reads within
+    write(repo, "configs/ds.json", DS)
+    write(repo, "examples/sft/configs/ds.json", FITS_8)
+    script = f"{move}\ndeepspeed --num_gpus 8 train.py --deepspeed configs/ds.json\n"
+    assert found(lint_script(repo, script, "examples/sft/run.sh")) == [("configs/ds.json", "BL102", 2)]
+    # without the cd: the file beside the script, which fits
+    assert found(lint_script(repo, script.replace(move + "\n", ""), "examples/sft/b.sh")) == []
+
+
+@pytest.mark.parametrize("move", ["cd $WORKDIR", "cd ~/repo", "if [ -d x ]; then cd x; fi", "cd /opt/elsewhere"])
+def test_after_a_cd_to_a_folder_not_known_relative_paths_are_not_read(repo, move):
+    write(repo, "ds.json", DS)
+    script = f"{move}\ndeepspeed --num_gpus 8 train.py --deepspeed ds.json\n"
+    assert found(lint_script(repo, script)) == []
+    # an absolute path is read wherever the script moved
+    absolute = script.replace("--deepspeed ds.json", f"--deepspeed {repo}/ds.json")
+    assert found(lint_script(repo, absolute, "b.sh")) == [("ds.json", "BL102", 2)]
+    # a cd the script leaves (a subshell) does not move the launch line
+    assert found(lint_script(repo, f"({move} && make)\n" + script.split("\n", 1)[1], "c.sh")) == [
+        ("ds.json", "BL102", 2)]
+
+
+def test_a_decided_branch_picks_the_launch_line_and_its_settings(repo):
+    write(repo, "ds.json", DS)
+    script = ("MODE=single\nif [ \"$MODE\" = single ]; then\n  GPUS=4\nelse\n  GPUS=8\nfi\n"
+              "deepspeed --num_gpus $GPUS train.py --deepspeed ds.json\n")
+    assert found(lint_script(repo, script)) == []  # 64 = 4 x 4 x 4
+    assert found(lint_script(repo, script.replace("MODE=single", "MODE=multi"), "b.sh")) == [("ds.json", "BL102", 2)]
+    assert found(lint_script(repo, script.replace("MODE=single", "MODE=$1"), "c.sh")) == []  # W not known

@@ -190,8 +190,10 @@ def test_exported_variables_are_in_the_environment_of_later_commands():
     assert (first.env["NPROC_PER_NODE"].span.line, first.env["NPROC_PER_NODE"].span.column) == (1, 23)
     assert {k: v.value for k, v in second.env.items()} == {"NPROC_PER_NODE": "4", "NNODES": "2"}
     assert {k: v.value for k, v in third.env.items()} == {"NPROC_PER_NODE": "4", "NNODES": "3", "MASTER_PORT": "1"}
-    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif true; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
+    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif [ -f x ]; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
     assert command.env["MASTER_PORT"].value is UNKNOWN  # exported in a branch that may not run
+    *_, command = read_shell("run.sh", "MASTER_PORT=1\nif true; then export MASTER_PORT; fi\ntorchrun t.py\n").commands
+    assert command.env["MASTER_PORT"].value == "1"  # `true`: the branch runs
     [command] = read_shell("run.sh", "declare -x A=1\ndeclare B=2\nexport -n C=3\ncmd\n").commands
     assert set(command.env) == {"A"}
 
@@ -273,3 +275,230 @@ def test_the_folder_of_a_known_path(line, expected):
     text = 'HERE=$(cd -- "$(dirname "$0")" >/dev/null 2>&1 ; pwd -P)\n' + line
     [command] = read_shell("examples/sub/train.sh", text).commands
     assert command.words[1].value == expected
+
+
+# -- if/elif/else and case decided by known values ------------------------------------------
+
+def variables(text, **kwargs):
+    doc = read_shell("run.sh", text, **kwargs)
+    return {name: value.value for name, value in doc.variables.items() if hasattr(value, "value")}
+
+
+VERL = """\
+backend=megatron
+rollout_mode=async
+if [[ $backend == "megatron" ]]; then
+    CONFIG_NAME=ppo_megatron_trainer
+    TP=4
+else
+    CONFIG_NAME=ppo_trainer
+    python3 -m verl.trainer.main_ppo --config-name=other
+fi
+if [ "$rollout_mode" = "async" ]; then
+    export VLLM_USE_V1=1
+    return_raw_chat="True"
+fi
+python3 -m verl.trainer.main_ppo --config-name=$CONFIG_NAME tp=$TP raw=$return_raw_chat
+"""
+
+
+def test_a_branch_known_values_decide_is_the_only_one_run():
+    *_, command = read_shell("run.sh", VERL).commands
+    assert [w.value for w in command.words[3:]] == ["--config-name=ppo_megatron_trainer", "tp=4", "raw=True"]
+    assert command.env["VLLM_USE_V1"].value == "1"
+    assert command.words[4].value_span.line == 5  # tp=4 points where TP was set, inside the branch
+    # the branch not taken runs nothing: its launch line is not the script's
+    assert not any(w.value == "--config-name=other" for c in read_shell("run.sh", VERL).commands for w in c.words)
+
+
+def test_the_other_value_takes_the_other_branch():
+    *_, command = read_shell("run.sh", VERL.replace("backend=megatron", "backend=fsdp")
+                             .replace("rollout_mode=async", "rollout_mode=sync")).commands
+    assert [w.value for w in command.words[3:]] == ["--config-name=ppo_trainer", UNKNOWN, UNKNOWN]
+    assert "VLLM_USE_V1" not in command.env
+
+
+def test_a_branch_nothing_decides_keeps_what_all_paths_leave_alike():
+    text = VERL.replace("backend=megatron", "backend=$1")
+    values = variables(text)
+    assert values["CONFIG_NAME"] is UNKNOWN and values["TP"] is UNKNOWN  # set in one branch only
+    # each branch's launch line is read, with the values it runs with
+    lines = [[w.value for w in c.words] for c in read_shell("run.sh", text).commands if c.words[0].value == "python3"]
+    assert lines[0] == ["python3", "-m", "verl.trainer.main_ppo", "--config-name=other"]
+    assert lines[1][3] is UNKNOWN
+    assert variables("if [ -f x ]; then N=4; else N=4; fi\n")["N"] == "4"  # every path sets 4
+    assert variables("N=8\nif [ -f x ]; then N=4; fi\n")["N"] is UNKNOWN  # the empty else leaves 8
+
+
+@pytest.mark.parametrize("test, taken", [
+    ('[ -z "$E" ]', True), ('[ -n "$E" ]', False), ('[ -z "$A" ]', False), ('[ -n "$A" ]', True),
+    ('[[ "$A" == "b" ]]', True), ('[ "$A" != "b" ]', False), ('[ "$A" == b ]', True), ("test $A = c", False),
+    ("[ $N -gt 8 ]", True), ("[ $N -eq 16 ]", True), ("[ $N -ne 16 ]", False), ("[ $N -lt 8 ]", False),
+    ("[ $N -le 16 ]", True), ("[ $N -ge 17 ]", False), ("(( N > 8 ))", True), ("(( N % 2 ))", False),
+    ("[[ $P == pre* ]]", True), ('[[ $P == "pre*" ]]', False), ("[[ $P == p?efix_[a-c]bx ]]", True),
+    ('[[ $A == b && $N -gt 4 ]]', True), ('[[ $A == c || $N -gt 20 ]]', False), ('[[ ! ( $A == c ) ]]', True),
+    ('! [ "$A" = b ]', False), ('[ "$A" = b ] && [ $N -gt 100 ]', False), ('[ "$A" = c ] || [ $N = 16 ]', True),
+    ("true", True), ("false", False), ('[ "x$E" = "x" ]', True),
+])
+def test_tests_over_known_values(test, taken):
+    text = f"A=b\nE=\nN=16\nP=prefix_abx\nR=0\nif {test}; then\n  R=1\nfi\n"
+    assert variables(text)["R"] == ("1" if taken else "0")
+
+
+@pytest.mark.parametrize("test", [
+    "[ -f ds.json ]", "command -v nvidia-smi", '[ "$UNSET" = b ]', "[ $UNSET -gt 8 ]", "(( UNSET > 8 ))",
+    '[[ $A =~ ^b ]]', '[[ $A < c ]]', '[ "$A" = "$UNSET" ]', '[[ "$P" == *"_"* ]]', "[ abc -gt 3 ]",
+    "[[ $UNSET == pre* ]]", "grep -q x f",
+])
+def test_tests_not_decided_here_leave_both_branches(test):
+    text = f"A=b\nP=prefix_abx\nR=0\nif {test}; then\n  R=1\nfi\n"
+    assert variables(text)["R"] is UNKNOWN
+
+
+MAMBA = """\
+MODEL_SCALE="800M" # or "8B"
+
+case "${MODEL_SCALE}" in
+    "800M")
+        TENSOR_MODEL_PARALLEL_SIZE=1
+        GLOBAL_BATCH_SIZE=32
+        ;;
+    "8B"|"8b") TENSOR_MODEL_PARALLEL_SIZE=4; GLOBAL_BATCH_SIZE=8;;
+    *)
+        echo "Invalid version specified"
+        exit 1
+        ;;
+esac
+torchrun pretrain_mamba.py --tensor-model-parallel-size ${TENSOR_MODEL_PARALLEL_SIZE} --global-batch-size ${GLOBAL_BATCH_SIZE}
+"""
+
+
+@pytest.mark.parametrize("scale, expected", [("800M", ["1", "32"]), ("8b", ["4", "8"]), ("8B", ["4", "8"])])
+def test_case_runs_the_item_whose_pattern_matches(scale, expected):
+    *_, command = read_shell("train.sh", MAMBA.replace('"800M" #', f'"{scale}" #')).commands
+    assert [command.words[3].value, command.words[5].value] == expected
+
+
+def test_case_of_a_value_no_pattern_matches_runs_the_default_item():
+    commands = read_shell("train.sh", MAMBA.replace('"800M" #', '"2B" #')).commands
+    assert [w.value for w in commands[-1].words] == ["exit", "1"]  # and nothing after it runs
+
+
+def test_case_of_an_unknown_value_keeps_what_the_items_leave_alike():
+    text = MAMBA.replace('"800M" #', '$1 #').replace("GLOBAL_BATCH_SIZE=8;;", "GLOBAL_BATCH_SIZE=32;;")
+    *_, command = read_shell("train.sh", text).commands
+    # TP differs between the items; the global batch is 32 in both (the `*)` item exits)
+    assert [command.words[3].value, command.words[5].value] == [UNKNOWN, "32"]
+
+
+@pytest.mark.parametrize("patterns, expected", [
+    ("a|b) R=1;;", "1"), ("'a') R=1;;", "1"), ("(a) R=1;;", "1"), ("x*) R=0;; a*) R=1;;", "1"),
+    ("[a-c]) R=1;;", "1"), ("[!a]) R=0;; *) R=1;;", "1"), ('"*") R=0;; *) R=1;;', "1"),
+    ("a) R=1;& b) R=2;;", UNKNOWN),  # a fall-through: not followed
+    ("a)\n  if [ $N = 1 ]; then R=1; else R=2; fi\n  ;;", "1"),
+])
+def test_case_patterns(patterns, expected):
+    assert variables(f"V=a\nN=1\ncase $V in\n{patterns}\nesac\n").get("R") == expected
+
+
+def test_then_and_do_on_their_own_lines_and_one_line_blocks():
+    assert variables("X=1\nif [ \"$X\" = 1 ]\nthen\n  Y=2\nelif true\nthen\n  Y=3\nfi\n")["Y"] == "2"
+    assert variables("X=1; if [ \"$X\" != 1 ]; then Y=2; elif [ $X = 1 ]; then Y=3; else Y=4; fi\n")["Y"] == "3"
+    assert variables("X=1\nif [ $X = 2 ]; then Y=2; else if [ $X = 1 ]; then Y=5; fi; fi\nZ=1\n") \
+        | {} == {"X": "1", "Y": "5", "Z": "1"}
+    assert variables("for i in 1 2\ndo\n  M=$i\ndone\n")["M"] is UNKNOWN  # a loop: not followed
+
+
+def test_a_test_of_an_outside_variable_being_empty_is_the_scripts_default():
+    """`ZERO_STAGE=$2; if [ "$ZERO_STAGE" == "" ]; then ZERO_STAGE=3; fi` says what `ZERO_STAGE=${2:-3}`
+    says: the caller that leaves it empty gets 3, as `${2:-3}` is read as 3."""
+    text = 'OUTPUT=$1\nZERO_STAGE=$2\nif [ "$OUTPUT" == "" ]; then\n    OUTPUT=./output\nfi\n' \
+           'if [ "$ZERO_STAGE" == "" ]; then\n    ZERO_STAGE=3\nfi\n[ -z "$NNODES" ] && NNODES=1\n'
+    values = variables(text)
+    assert (values["OUTPUT"], values["ZERO_STAGE"], values["NNODES"]) == ("./output", "3", "1")
+    assert variables(text, arguments=[Word_("out"), Word_("2")])["ZERO_STAGE"] == "2"  # given: as given
+    # a branch that changes a value the script set itself is not a default: unknown as before
+    assert variables('MBS=4\nif [ -n "$DEBUG" ]; then\n  MBS=1\nfi\n')["MBS"] is UNKNOWN
+    # the usage check of a missing argument does not end the script read
+    commands = read_shell("run.sh", 'if [ -z "$1" ]; then\n  echo usage; exit 1\nfi\ntorchrun t.py\n').commands
+    assert commands[-1].words[0].value == "torchrun"
+    # an outside value compared with anything but empty is not known
+    assert variables('if [ "$MODE" = "async" ]; then R=1; fi\n')["R"] is UNKNOWN
+
+
+def Word_(value):
+    from batchlint.sources.shell import Word
+    return Word(value, Span(1, 1, 1, 2), value)
+
+
+def test_exit_ends_the_script_and_a_branch_that_exits_is_left_out():
+    assert [c.words[0].value for c in read_shell("run.sh", "echo a\nexit 0\ntorchrun t.py\n").commands] == ["echo", "exit"]
+    assert variables("N=8\nif [ -f x ]; then\n  N=4; exit 1\nfi\n")["N"] == "8"
+    assert variables("cd x || exit 1\nN=2\n")["N"] == "2"
+    # an exit in a function, a loop, a subshell or a `bash -c` string does not end the script
+    for text in ("f() {\n  exit 1\n}\n", "for i in 1; do exit; done\n", "(exit 1)\n", "bash -c \"exit 1\"\n"):
+        assert read_shell("run.sh", text + "torchrun t.py\n").commands[-1].words[0].value == "torchrun"
+
+
+# -- cd: the folder later commands run in ------------------------------------------------------
+
+@pytest.mark.parametrize("line, directory", [
+    ("cd ../..", "../.."), ('cd "$(dirname "$0")/.."', "examples"), ("cd $(dirname $0)", "examples/sft"),
+    ("ROOT=$(cd $(dirname $0) && pwd)\ncd $ROOT/sub", "examples/sft/sub"), ("pushd configs", "configs"),
+    ("cd /workspace/repo", "/workspace/repo"), ("cd a\ncd b", "a/b"), ("cd $UNSET", UNKNOWN), ("cd", UNKNOWN),
+    ("cd ~/work", UNKNOWN), ("cd -", UNKNOWN), ("cd $UNSET\ncd sub", UNKNOWN),
+    ("(cd sub && make)", None), ("pushd a\npopd", None), ("if [ -f x ]; then cd a; fi", UNKNOWN),
+    ("if [ -f x ]; then cd a; else cd a; fi", "a"), ('bash -c "cd /w; echo"', None),
+])
+def test_cd_moves_the_commands_after_it(line, directory):
+    *_, command = read_shell("examples/sft/run.sh", line + "\ntorchrun train.py\n").commands
+    assert command.directory == directory
+
+
+def test_paths_seen_from_the_folder_moved_to():
+    from batchlint.sources.shell import in_directory
+    assert in_directory("../..", "configs/ds.json") == "../../configs/ds.json"
+    assert in_directory("a", "/abs/ds.json") == "/abs/ds.json"
+    assert in_directory(None, "ds.json") == "ds.json"
+    assert in_directory(UNKNOWN, "ds.json") is None
+    # a path built from the script's own folder is where it is whatever the folder moved to
+    [_, command] = read_shell("examples/sft/run.sh", 'D=$(cd "$(dirname "$0")" && pwd)\ncd ..\n'
+                              'torchrun t.py --deepspeed $D/ds.json\n').commands
+    assert command.words[3].value == "examples/sft/ds.json"
+    assert in_directory(command.directory, "examples/sft/ds.json", command.anchored) == "examples/sft/ds.json"
+
+
+def test_blocks_are_bounded():
+    from batchlint.document import LimitExceeded
+    with pytest.raises(LimitExceeded):
+        read_shell("run.sh", "if true; then\n" * 100 + "fi\n" * 100)
+    with pytest.raises(LimitExceeded):  # blocks the text never closes nest as deep
+        read_shell("run.sh", "if a; then {\nfi\n" * 100)
+    # many branches in a row cost each what it changes, not the state's size
+    text = "".join(f"V{n}=1\n" for n in range(1000)) + "if [ -f x ]; then A=1; fi\n" * 1000
+    assert variables(text)["A"] is UNKNOWN
+
+
+ARGUMENT_LOOP = """\
+TRAIN_BATCH_SIZE=256
+ROLLOUT_N=8
+while [[ "$#" -gt 0 ]]; do
+  case "$1" in
+    --train_batch_size) TRAIN_BATCH_SIZE="$2"; shift 2 ;;
+    --rollout_n) ROLLOUT_N="$2"; shift 2 ;;
+    *) echo "Unknown option: $1"; exit 1 ;;
+  esac
+done
+"""
+
+
+def test_an_argument_loop_keeps_the_defaults_of_a_script_run_without_arguments():
+    """simpleRL-reason's option loop: run without arguments the loop never runs, as `${1:-256}` is 256."""
+    values = variables(ARGUMENT_LOOP)
+    assert (values["TRAIN_BATCH_SIZE"], values["ROLLOUT_N"]) == ("256", "8")
+    # given arguments: the loop runs, how often is not followed: unknown
+    given = variables(ARGUMENT_LOOP, arguments=[Word_("--rollout_n"), Word_("4")])
+    assert given["ROLLOUT_N"] is UNKNOWN
+    # a loop that sets a value of its own (not the caller's) leaves it unknown
+    assert variables(ARGUMENT_LOOP.replace('ROLLOUT_N="$2"', "ROLLOUT_N=16"))["ROLLOUT_N"] is UNKNOWN
+    assert variables("N=1\nwhile [ $N -gt 5 ]; do N=2; done\n")["N"] == "1"  # a first test that fails: no run

@@ -5,8 +5,11 @@ A small reader for the part of bash that launch scripts use: variables
 arrays (`args=(a b)`, `"${args[@]}"`), quotes, line continuations and
 comments (`#` starts one only at the start of a word). Nothing is executed:
 `$(...)`, backquotes, brace expansion, globbing and unknown variables leave a
-word unknown. Variables assigned inside if/for/while/case blocks are unknown
-afterwards, since the branch taken cannot be known.
+word unknown. An if/elif/else or case whose test known values decide runs
+only the branch taken (shellflow.py reads the tests); an undecided one runs
+each branch apart and keeps what all of them leave alike (a variable they set
+differently is unknown afterwards, as is one set inside a loop or function).
+`exit` ends the script; `cd DIR` moves later commands to DIR (`Command.directory`).
 
 The reader works in time linear in the script (every scan is a regular
 expression or a find from the current offset) and bounds what expansion
@@ -27,12 +30,15 @@ from __future__ import annotations
 import bisect
 import operator
 import os
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
-from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_OUTPUT
+from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_BRANCHES, MAX_SHELL_NESTING, MAX_SHELL_OUTPUT
+from .shellflow import (ABSENT, CASE_ENDS, COMMAND_PREFIX, Case, Group, If, Loop, Simple, Store, _Raw, exits,
+                        glob_match, integer_test, parse, test_result)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
@@ -48,7 +54,8 @@ _DECLARE_FLAGS = re.compile(r"[-+][A-Za-z]+")
 # Scanners, each matched at the current offset.
 _BLANKS = re.compile(r"(?:[ \t]|\\\n)+")  # spaces, tabs and line continuations
 _COMMENT = re.compile(r"#[^\n]*")
-_OPERATOR = re.compile(r"&&|\|\||;;|\|&|[;|&\n]")
+_OPERATOR = re.compile(r"&&|\|\||;;&|;;|;&|\|&|[;|&\n]")
+_ESAC = re.compile(r"esac(?=[\s;&|)]|$)")
 _PLAIN = re.compile(r"[^ \t\n;&|()\\'\"$`]+")  # unquoted text without anything special
 _QUOTED_PLAIN = re.compile(r'[^"\\$`]+')  # the same inside double quotes
 _BACKQUOTED = re.compile(r"[^`\\]*(?:\\.[^`\\]*)*`", re.S)
@@ -83,6 +90,13 @@ class Word:
     # A variable read from a heredoc (`read -r -d '' CMD <<EOF`): the words an unquoted `$CMD`
     # splits into, each with its place in the heredoc.
     pieces: Optional[tuple] = None
+    # Set from outside the script and not given (`OUTPUT=$1`, `$NNODES`): a test of whether it is
+    # empty is decided as the script's own default is (`${1:-8}` is 8): the caller left it empty.
+    outside: bool = False
+    # Starts with the script's own folder (`$(cd "$(dirname "$0")" && pwd)/ds.json`): a path a `cd` does not move.
+    anchored: bool = False
+    # Not known, but the caller's value or else this Word's (an argument loop that may set it, or not).
+    fallback: Optional["Word"] = None
 
     @property
     def known(self) -> bool:
@@ -94,6 +108,12 @@ class Command:
     words: list  # Word, expanded, env prefixes removed
     env: dict  # prefix assignments: name -> Word
     span: Span  # the whole command
+    # The folder the script has moved to with `cd`/`pushd` before the command: None when it has not
+    # (relative paths are the script's as always), a path (relative: to the folder it started in), or
+    # UNKNOWN (relative paths are not known).
+    directory: object = None
+    anchored: frozenset = frozenset()  # values of its words a `cd` does not move (Word.anchored)
+    placed: bool = False  # `directory` is from the script's own folder: relative to the working folder
 
 
 @dataclass
@@ -131,21 +151,48 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
     state.sourcer = sourcer
     slurm = _sbatch_environment(meant)
     state.variables.update(slurm)
-    state.exported.update(slurm)  # the job's environment: every command sees it
+    state.exports.update(dict.fromkeys(slurm, True))  # the job's environment: every command sees it
     for name, value in (environment or {}).items():
         if isinstance(value, Word):
             state.variables[name] = value
-            state.exported.add(name)
+            state.exports[name] = True
     if arguments is not None:
         _set_arguments(state.variables, arguments, Span(1, 1, 1, 1))
-    commands = []
-    for raw in raw_commands:
-        commands.extend(state.run_all(raw))
+    state.nodes(parse(raw_commands))
     doc = ShellDocument(path=path, format="shell", root=Mapping(span=Span(1, 1, 1, 1)), text=text)
-    doc.commands = commands
+    doc.commands = state.output
     doc.variables = state.variables
     doc.broken_continuations = _broken_continuations(text)
     return doc
+
+
+def in_directory(directory, path: str, anchored: frozenset = frozenset(), placed: bool = False) -> Optional[str]:
+    """A relative path a command names, as seen from the folder the script moved to (Command.directory,
+    .anchored, .placed); None when that folder is not known. A folder from the script's own (`cd
+    "$(dirname "$0")"`) is one as shown, from the working folder: the path is made absolute."""
+    if directory is None or path.startswith("/") or path in anchored:
+        return path
+    if directory is UNKNOWN:
+        return None
+    joined = posixpath.normpath(posixpath.join(directory, path))
+    return os.path.abspath(joined) if placed else joined
+
+
+# A redirection among a command's words: `> /dev/null`, `2>/dev/null`, `&>log` (the lexer keeps them as words).
+_REDIRECTION = re.compile(r"(?:[0-9]*|&)(?:>>?|<)(.*)")
+
+
+def _without_redirections(words: list) -> list:
+    kept, skip = [], False
+    for word in words:
+        match = _REDIRECTION.fullmatch(str(word.value)) if word.known else None
+        if skip:
+            skip = False
+        elif match:
+            skip = not match.group(1)
+        elif not (word.known and word.value in ("-P", "-L", "-e", "-@", "--")):
+            kept.append(word)
+    return kept
 
 
 def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
@@ -168,6 +215,19 @@ class _RawWord:
     whole_string: bool = False  # one quoted string and nothing else: "..." or '...'
 
 
+def _at_command(words: list) -> bool:
+    """Whether the next word is a command's first (only block keywords before it)."""
+    return all(word.raw in COMMAND_PREFIX for word in words)
+
+
+def _header_of_case(words: list) -> bool:
+    """`case WORD in` (after keywords such as `then`): its items' patterns follow."""
+    index = 0
+    while index < len(words) and words[index].raw in COMMAND_PREFIX:
+        index += 1
+    return len(words) - index == 3 and words[index].raw == "case"
+
+
 class _Lexer:
     def __init__(self, text: str, start: int = 0, end: Optional[int] = None, starts: Optional[list] = None,
                  path: Optional[str] = None):
@@ -178,7 +238,10 @@ class _Lexer:
         self.i = start
         self.end = len(text) if end is None else end
         self.line_starts = starts if starts is not None else line_starts(text, "shell")
-        self.depth = 0  # if/for/while/case nesting of the command being read
+        self.blocks: list = []  # the blocks open ("case" or "other"): a case's `;;` and patterns
+        self.patterns = False  # a case item's patterns come next
+        self.subshell = 0  # `( ... )` open around the command being read
+        self.parentheses = 0  # other `(` open: `name()`, `<(cmd)`
         self.words = 0
         self.heredocs: list = []  # (body start, body end, delimiter quoted) of the command being read
 
@@ -190,24 +253,59 @@ class _Lexer:
         return Span(*self.position(start), *self.position(end), self.path)
 
     def commands(self) -> list:
-        """[(words, depth, span)] for every simple command."""
+        """A _Raw for every simple command, in order, with the operator that ends it; a case
+        statement's patterns and item terminators (`;;`, `;&`, `;;&`) are _Raws of their own."""
         text, end = self.text, self.end
-        found = []
+        found: list = []
         words: list = []
         start = 0
+        test = False  # inside `[[ ... ]]`: && || ( ) are words of the test
         while self.i < end:
             ch = text[self.i]
             if ch in " \t" or text.startswith("\\\n", self.i, self.end):
                 self.i = _BLANKS.match(text, self.i, self.end).end()
             elif ch == "#":
                 self.i = _COMMENT.match(text, self.i, self.end).end()
+            elif self.patterns and ch != "\n" and not words:
+                self._pattern(found)
+            elif test and (text.startswith(("&&", "||"), self.i) or ch in "()"):
+                size = 1 if ch in "()" else 2
+                words.append(_RawWord([("lit", text[self.i:self.i + size])], self.span(self.i, self.i + size),
+                                      text[self.i:self.i + size], offset=self.i))
+                self.i += size
             elif ch in ";|&\n":
-                self.i = _OPERATOR.match(text, self.i, self.end).end()
+                operator = _OPERATOR.match(text, self.i, self.end).group()
+                self.i += len(operator)
+                test = False
                 if words:
-                    found.append(self._finish(words, start))
+                    found.append(self._finish(words, start, operator))
                     words = []
-            elif ch in "()":
-                self.i += 1  # subshells and `name()` of functions: their commands are read as any other
+                if operator in CASE_ENDS and self.blocks and self.blocks[-1] == "case":
+                    found.append(_Raw([], self.span(self.i - len(operator), self.i), kind=operator))
+                    self.patterns = True
+            elif text.startswith("((", self.i) and _at_command(words):
+                if not words:
+                    start = self.i
+                at = self.i
+                body = self._balanced(_PAREN, "(")  # `(( N > 8 ))`: an arithmetic command
+                inner = body[1:-1] if body and body.startswith("(") and body.endswith(")") else None
+                parts = [("arith", inner)] if inner is not None else [("unknown",)]
+                words.append(_RawWord(parts, self.span(at, self.i), text[at:self.i], offset=at))
+            elif ch == "(":
+                self.i += 1
+                if _at_command(words):
+                    self.subshell += 1  # `( cd x && make )`: what it changes ends with it
+                else:
+                    self.parentheses += 1  # `name()` of a function, `<(cmd)`
+            elif ch == ")":
+                self.i += 1
+                if self.parentheses:
+                    self.parentheses -= 1
+                elif self.subshell:
+                    if words:
+                        found.append(self._finish(words, start, ")"))
+                        words = []
+                    self.subshell -= 1
             elif text.startswith("<<<", self.i):
                 self.i += 3  # a here-string: the word after it is read as any other
             elif text.startswith("<<", self.i):
@@ -215,25 +313,71 @@ class _Lexer:
             else:
                 if not words:
                     start = self.i
+                command = _at_command(words)
                 word = self._word()
                 if word is not None:
                     words.append(word)
+                    test = test or (command and word.raw == "[[")
+                    test = test and word.raw != "]]"
+                    if word.raw == "in" and _header_of_case(words):
+                        found.append(self._finish(words, start, ""))  # `case $X in a) ...`: patterns follow
+                        words = []
         if words:
-            found.append(self._finish(words, start))
+            found.append(self._finish(words, start, ""))
         return found
 
-    def _finish(self, words: list, start: int):
-        """A command with the block depth it runs at (if/for/while/case/{ bodies are deeper)."""
+    def _pattern(self, found: list) -> None:
+        """A case item's patterns, `(a|"b"|c*)`, up to its `)`; `esac` ends the case instead."""
+        text = self.text
+        self.patterns = False
+        if _ESAC.match(text, self.i, self.end):
+            return  # read as the command `esac`
+        start = self.i
+        if text[self.i] == "(":
+            self.i += 1
+        alternatives = []
+        while self.i < self.end:
+            ch = text[self.i]
+            if ch == ")":
+                self.i += 1
+                break
+            if ch == "\n":
+                break  # not a pattern bash would read: its words are a command
+            if ch in " \t|" or text.startswith("\\\n", self.i, self.end):
+                self.i += 2 if ch == "\\" else 1
+                continue
+            word = self._word()
+            if word is None:
+                self.i += 1  # a character no word takes (`;`, `&`, `(`): past it
+            else:
+                alternatives.append(word)
+        found.append(_Raw(alternatives, self.span(start, self.i), kind="pattern"))
+
+    def _finish(self, words: list, start: int, operator: str) -> "_Raw":
+        """A command, with the operator after it; the blocks it opens and closes are noted (a case's
+        items are read as patterns)."""
         end = words[-1].span
-        first = words[0].raw
-        if first in _CLOSERS or first == "}":
-            self.depth = max(0, self.depth - 1)
-        depth = self.depth
-        if first in _OPENERS or any(w.raw == "{" for w in words):
-            self.depth += 1
+        for word in words:
+            if word.raw in ("fi", "done", "esac", "}"):
+                if self.blocks:
+                    self.blocks.pop()
+                break
+            if word.raw in ("if", "while", "until", "for", "select", "case", "{"):
+                self.blocks.append("case" if word.raw == "case" else "other")
+                if word.raw == "case":
+                    self.patterns = words[-1].raw == "in"
+                if len(self.blocks) > MAX_SHELL_NESTING:
+                    raise LimitExceeded(f"launch script nests blocks deeper than {MAX_SHELL_NESTING}",
+                                        *self.position(start))
+                break
+            if word.raw not in COMMAND_PREFIX:
+                if words[-1].raw == "{":  # `name() {`, `function name {`: a function's body
+                    self.blocks.append("other")
+                break
         line, column = self.position(start)
         heredocs, self.heredocs = self.heredocs, []
-        return words, depth, Span(line, column, end.end_line, end.end_column, self.path), heredocs
+        return _Raw(words, Span(line, column, end.end_line, end.end_column, self.path), heredocs, operator,
+                    subshell=self.subshell)
 
     def _heredoc(self) -> tuple:
         """Skip `<<EOF` to the end of its line, then the lines up to the delimiter:
@@ -478,46 +622,366 @@ class _Interpreter:
     def __init__(self, text: str = "", starts: Optional[list] = None):
         self.text = text
         self.starts = starts
-        self.variables: dict = {}  # name -> Word | list[Word] (arrays)
+        self.variables: Store = Store()  # name -> Word | list[Word] (arrays)
         self.produced = 0  # characters all expansions made so far
         self.words = 0  # and words
-        self.exported: set = set()  # names `export`ed: every later command gets them in its environment
-        self.maybe_exported: set = set()  # exported inside a branch or loop: in the environment or not
+        # name -> True: `export`ed, every later command gets it in its environment; False: exported in a
+        # loop or function, or in a branch not known to run (in the environment or not).
+        self.exports: Store = Store()
         self.path: Optional[str] = None  # the file being read, when it is one the script sources
         self.script: Optional[str] = None  # the script itself, as its path is shown ($0)
         self.sourcer: Optional[Callable] = None  # read_shell's
         self.sourcing: tuple = ()  # the keys of the files being sourced, outermost first
+        self.output: list = []  # the script's commands, as run
+        self.uncertain = 0  # inside loops and function bodies: what they set may or may not be so
+        self.inner = 0  # inside a `bash -c` string or a sourced file: its `exit` is not the script's
+        self.dead = False  # the script has exited here
+        self.branches = 0  # branches run apart so far (MAX_SHELL_BRANCHES)
+        self.outside_empty = False  # while a test is read as the caller leaving outside variables empty
+        # Where commands run: (directory, pushd stack, subshells' saved places as (level, place)).
+        self.directory: object = None
+        self.pushed: tuple = ()
+        self.subshells: tuple = ()
+        self.placed = False  # the directory is the script's own folder or one from it (a path as shown)
+        self.level = 0  # subshells around the file or string being read (its commands count from it)
+        self.current = 0  # subshells around the command being run
 
-    def run_all(self, raw) -> list:
+    # -- control flow --------------------------------------------------------------------
+
+    def nodes(self, nodes: list) -> tuple:
+        """Run nodes in order; (status, assumed) of the last: True/False when known, else None;
+        assumed: known only by taking the caller to leave an outside variable empty."""
+        status: tuple = (True, False)
+        index = 0
+        while index < len(nodes) and not self.dead:
+            chain = [nodes[index]]
+            while nodes[index].joined in ("&&", "||") and index + 1 < len(nodes):
+                index += 1
+                chain.append(nodes[index])
+            index += 1
+            status = self._chain(chain)
+        return status
+
+    def _chain(self, chain: list) -> tuple:
+        """`a && b || c`: each after the first runs by the status before it (apart when not known)."""
+        status, assumed = self._node(chain[0])
+        for before, node in zip(chain, chain[1:]):
+            if self.dead:
+                break
+            run = status if before.joined == "&&" else None if status is None else not status
+            if run is not None and not assumed:
+                if run:
+                    status, assumed = self._node(node)
+                continue
+            ran = self._choose([((lambda run=run, assumed=assumed: (run, assumed)), [node])])
+            if before.joined == "&&":
+                status = False if ran is False else None
+            else:
+                status = True if ran is True else None
+            assumed = False
+        return status, assumed
+
+    def _node(self, node) -> tuple:
+        self._enter(node.raw.subshell if isinstance(node, Simple) else node.subshell)
+        if isinstance(node, Simple):
+            return self._simple(node.raw)
+        if isinstance(node, If):
+            clauses = [((lambda condition=condition: self.nodes(condition)), body) for condition, body in node.clauses]
+            self._choose(clauses + [(None, node.otherwise or [])])
+        elif isinstance(node, Case):
+            self._case(node)
+        elif isinstance(node, Loop):
+            if node.variable is not None:
+                self.variables[node.variable.raw] = Word(UNKNOWN, node.variable.span, node.variable.raw)
+            if not node.condition:
+                self._node(Group(node.body, True, subshell=node.subshell))
+            else:  # a while/until loop whose first test fails runs nothing (`while [[ $# -gt 0 ]]` of no arguments)
+                self._choose([((lambda: self._loop_test(node)), [Group(node.body, True, subshell=node.subshell)])])
+        elif isinstance(node, Group):
+            self.uncertain += node.function
+            try:
+                self.nodes(node.body)
+            finally:
+                self.uncertain -= node.function
+        return None, False
+
+    def _loop_test(self, node: Loop) -> tuple:
+        """A while/until loop's first test: whether its body runs at all (then how often is not known:
+        it runs as a function's body would)."""
+        status, assumed = self.nodes(node.condition)
+        return (status if status is None or not node.until else not status), assumed
+
+    def _choose(self, alternatives: list) -> Optional[bool]:
+        """Run the first alternative whose guard holds: [(guard, body)], a guard None for `else`. A guard
+        runs its condition (commands of the script) and gives (status, assumed). An alternative not
+        decided runs apart from the rest (a fork); the state after is what all that may have run leave.
+        A decision that holds only if the caller leaves an outside variable empty is not taken as
+        certain: the path it picks is preferred for what the other paths leave to the caller (as
+        `${X:-8}` is 8). Returns the status of the last body run."""
+        self.variables.begin()
+        self.exports.begin()
+        forks: list = []
+        preferred: object = None  # the path the caller's empty variables pick: a fork's index, or "main"
+        determined = True  # no test before it that nothing decides
+        status = None
+        for guard, body in alternatives:
+            decision, assumed = (True, False) if guard is None else guard()
+            if self.dead:
+                break
+            if decision is not None and not assumed:
+                if decision:
+                    status = self.nodes(body)[0]
+                    preferred = "main" if determined and preferred is None else preferred
+                    break
+                continue
+            forks.append(self._fork(body))
+            status = forks[-1][4]
+            if decision and determined and preferred is None:
+                preferred = len(forks) - 1
+            determined = determined and decision is not None
+        else:
+            preferred = "main" if determined and preferred is None else preferred
+        self._merge(forks, preferred)
+        return status
+
+    def _case(self, node: Case) -> None:
+        subject = self._joined(node.subject) if node.subject is not None else None
+        falls = any(terminator in (";&", ";;&") for _, _, terminator in node.items)
+
+        def guard(patterns):
+            if subject is None or falls:
+                return None, False
+            found = False
+            for pattern in patterns:
+                matched = True if pattern.raw == "*" else self._matches(subject, pattern)
+                if matched:
+                    return True, False
+                found = found if matched is False else None
+            return found, False
+
+        self._choose([((lambda patterns=patterns: guard(patterns)), body) for patterns, body, _ in node.items])
+
+    def _fork(self, nodes: list) -> tuple:
+        """Run nodes apart: (the variables and exports they leave changed since the statement began,
+        place, exited, status); the state is put back as it was."""
+        self.branches += 1
+        if self.branches > MAX_SHELL_BRANCHES:
+            raise LimitExceeded(f"launch script has more than {MAX_SHELL_BRANCHES:,} branches", 1, 1)
+        so_far = {name: self.variables.get(name, ABSENT) for name in self.variables.logs[-1]}
+        exported_so_far = {name: self.exports.get(name, ABSENT) for name in self.exports.logs[-1]}
+        place, dead = self._place(), self.dead
+        self.variables.begin()
+        self.exports.begin()
+        status = self.nodes(nodes)[0]
+        changed = self.variables.end(undo=True)
+        exported = self.exports.end(undo=True)
+        outcome = (so_far | changed, exported_so_far | exported, self._place(), self.dead, status)
+        self._restore(place)
+        self.dead = dead
+        return outcome
+
+    def _merge(self, forks: list, preferred: object = None) -> None:
+        """End a statement begun with begin(): each variable and export as all paths that did not
+        exit leave it (the main path's as it stands; a fork's as it left it, else as at the start);
+        a variable only the `preferred` path sets, the others leaving it to the caller, as it sets it."""
+        alive = [fork for fork in forks if not fork[3]]
+        main = not self.dead
+        paths = [index for index, fork in enumerate(forks) if not fork[3]] + (["main"] if main else [])
+        chosen = paths.index(preferred) if preferred in paths and len(paths) > 1 else None
+        for store, index, merged in ((self.variables, 0, _merged_value), (self.exports, 1, _merged_export)):
+            start = store.logs[-1]
+            names = set(start).union(*(fork[index] for fork in alive))
+            for name in sorted(names):
+                before = start.get(name, store.get(name, ABSENT))
+                values = [fork[index].get(name, before) for fork in alive]
+                if main:
+                    values.append(store.get(name, ABSENT))
+                if not values:
+                    continue
+                value = merged(values)
+                if index == 0 and chosen is not None:
+                    value = _defaulted(values, chosen, value)
+                if value is ABSENT:
+                    store.pop(name, None)
+                elif store.get(name, ABSENT) is not value:
+                    store[name] = value
+            store.end(undo=False)
+        places = [fork[2] for fork in alive] + ([self._place()] if main else [])
+        if places and any(place != places[0] for place in places):
+            subshells = places[-1][2]
+            if self.current and not (subshells and subshells[-1][0] == self.current):
+                subshells += ((self.current, places[-1][:2] + places[-1][3:]),)  # put back when the subshell ends
+            self._restore((UNKNOWN, (), subshells, False))
+        elif places:
+            self._restore(places[0])
+        self.dead = not places
+
+    # -- where commands run: cd, pushd, popd, subshells -----------------------------------------
+
+    def _place(self) -> tuple:
+        return self.directory, self.pushed, self.subshells, self.placed
+
+    def _restore(self, place: tuple) -> None:
+        self.directory, self.pushed, self.subshells, self.placed = place
+
+    def _enter(self, subshell: int) -> None:
+        """A command at `subshell` levels: the folder a subshell it is no longer in moved to is left."""
+        level = self.level + subshell
+        while self.subshells and self.subshells[-1][0] > level:
+            self.directory, self.pushed, self.placed = self.subshells[-1][1]
+            self.subshells = self.subshells[:-1]
+        self.current = level
+
+    def _move(self, words: list) -> None:
+        """`cd DIR`, `pushd DIR`, `popd`: the folder later commands run in."""
+        name = words[0].value
+        if self.current and not (self.subshells and self.subshells[-1][0] == self.current):
+            saved = (self.directory, self.pushed, self.placed)
+            self.subshells += ((self.current, saved),)  # put back when the subshell ends
+        arguments = _without_redirections(words[1:])
+        pushed = self.pushed
+        if name == "popd":
+            (target, placed) = pushed[-1] if pushed and not arguments else (UNKNOWN, False)
+            pushed = pushed[:-1]
+        else:
+            target, placed = self._target(arguments)
+            if name == "pushd":
+                pushed = pushed + ((self.directory, self.placed),)
+        if self.uncertain and (target, placed) != (self.directory, self.placed):
+            target, placed = UNKNOWN, False  # moved in a loop or function: where it stands afterwards is not known
+        self.directory, self.pushed, self.placed = target, pushed, placed
+
+    def _target(self, arguments: list) -> tuple:
+        """(the folder `cd ARGUMENTS` moves to, whether it is the script's own folder or one from it)."""
+        if len(arguments) != 1 or not arguments[0].known:
+            return UNKNOWN, False
+        target = str(arguments[0].value)
+        if not target or target == "-" or target.startswith("~"):
+            return UNKNOWN, False  # the home folder, the one before: not known here
+        if target.startswith("/") or self.directory is None or arguments[0].anchored:
+            return posixpath.normpath(target), arguments[0].anchored and not target.startswith("/")
+        if self.directory is UNKNOWN:
+            return UNKNOWN, False
+        return posixpath.normpath(posixpath.join(self.directory, target)), self.placed
+
+    # -- tests ----------------------------------------------------------------------------
+
+    def _status(self, words: list) -> tuple:
+        """(status, assumed) of a command bash runs as a test; None when not known here."""
+        negate = False
+        while words and words[0].raw == "!":
+            negate, words = not negate, words[1:]
+        if not words:
+            return None, False
+        first = words[0].raw
+        status, assumed = None, False
+        if first == "[" and words[-1].raw == "]":
+            status, assumed = self._bracket(words[1:-1])
+        elif first == "test":
+            status, assumed = self._bracket(words[1:])
+        elif first == "[[" and words[-1].raw == "]]":
+            status, assumed = _DoubleBracket(self, words[1:-1]).result()
+        elif len(words) == 1 and first.startswith("((") and words[0].parts[0][0] == "arith":
+            number = _arithmetic(words[0].parts[0][1], self.variables)
+            status = None if number is None else number != 0
+        elif first in ("true", ":"):
+            status = True
+        elif first == "false":
+            status = False
+        elif all(_ASSIGNMENT.match(w.raw) and not any(p[0] == "unknown" for p in w.parts) for w in words):
+            status = True  # assignments alone succeed
+        return (None if status is None else status != negate), assumed
+
+    def _bracket(self, words: list) -> tuple:
+        """`[ ARGS ]`, `test ARGS`: over known values; a test of whether an outside variable is empty
+        (`[ -z "$X" ]`, `[ "$X" == "" ]`) as the caller leaving it empty."""
+        arguments = self._arguments(words)
+        if arguments is not None:
+            return test_result(arguments), False
+        self.outside_empty = True
+        try:
+            arguments = self._arguments(words)
+        finally:
+            self.outside_empty = False
+        if arguments is None or not (_asks_empty(arguments) and sum("$" in w.raw or "`" in w.raw for w in words) <= 1
+                                     or _only_argument_count(words)):
+            return None, False
+        return test_result(arguments), True
+
+    def _arguments(self, words: list) -> Optional[list]:
+        values = [word for raw in words for word in self.expand(raw)]
+        return [str(word.value) for word in values] if all(word.known for word in values) else None
+
+    def _joined(self, raw: _RawWord, assume: bool = False) -> Word:
+        """A word as `[[ ]]` and `case` expand it (no splitting); `assume`: outside variables empty."""
+        self.outside_empty = assume
+        try:
+            return self.expand(raw, join=True)[0] if raw.parts else Word("", raw.span, raw.raw)
+        finally:
+            self.outside_empty = False
+
+    def _matches(self, subject: Word, pattern: _RawWord) -> Optional[bool]:
+        """Whether a known string matches a case or `[[ == ]]` pattern (quoted text is literal)."""
+        value = self._joined(pattern)
+        if not subject.known or not value.known:
+            return None
+        text, written = str(subject.value), str(value.value)
+        if pattern.whole_string or not any(ch in written for ch in "*?["):
+            return text == written
+        if any(ch in pattern.raw for ch in "'\"\\"):
+            return None  # part quoted, part a pattern: not followed
+        return glob_match(text, written)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def _simple(self, raw: _Raw) -> tuple:
+        """Run one command (its commands go to the output); its status as a test."""
+        if not raw.words:
+            return True, False
+        status = self._status(raw.words)
+        self.run_all(raw)
+        if raw.words[0].raw == "exit" and not (self.uncertain or self.inner or self.current):
+            self.dead = True  # the script ends here: nothing after it runs
+        return status
+
+    def run_all(self, raw: _Raw) -> None:
         """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
         torchrun ..."`), read where they stand in the string; heredoc bodies assigned by `read`."""
-        raw_words, depth, span, heredocs = raw
-        if raw_words and raw_words[0].raw == "read" and heredocs:
-            self._read_heredoc(raw_words, depth, heredocs[-1])
-            return []
+        raw_words = raw.words
+        if raw_words and raw_words[0].raw == "read" and raw.heredocs:
+            self._read_heredoc(raw_words, raw.heredocs[-1])
+            return
         if len(raw_words) == 2 and raw_words[0].raw == "eval" and raw_words[1].whole_string:
-            return self._string(raw_words[1], depth)  # `eval "$CMD"`: the string is read as commands
-        command = self.run((raw_words, depth, span))
-        found = [command] if command is not None else []
+            self._string(raw_words[1])  # `eval "$CMD"`: the string is read as commands
+            return
+        if len(raw_words) == 1 and raw_words[0].raw.startswith("((") and raw_words[0].parts[0][0] == "arith":
+            return  # `(( N > 8 ))`: a test, no command
+        command = self.run(raw_words, raw.span)
+        if command is not None:
+            self.output.append(command)
         for index, word in enumerate(raw_words[:-2]):
             if _SHELLS.fullmatch(word.raw) and _COMMAND_STRING.fullmatch(raw_words[index + 1].raw) \
                     and raw_words[index + 2].whole_string:
-                found.extend(self._string(raw_words[index + 2], depth))
+                self._string(raw_words[index + 2])
                 break
-        return found
 
-    def _string(self, string: _RawWord, depth: int) -> list:
+    def _string(self, string: _RawWord) -> None:
         """The commands of a quoted string run by a shell (`bash -c "..."`, `eval "..."`), lexed where
-        they stand; the inner shell's assignments do not come back."""
-        found = []
-        saved = dict(self.variables)
-        for inner in self._lex(string.offset + 1, string.offset + len(string.raw) - 1, string.span):
-            words, inner_depth, inner_span, _ = inner
-            nested = self.run((words, depth + inner_depth, inner_span))
-            if nested is not None:
-                found.append(nested)
-        self.variables = saved
-        return found
+        they stand; the inner shell's assignments, exports and folder do not come back."""
+        raws = self._lex(string.offset + 1, string.offset + len(string.raw) - 1, string.span)
+        place, dead, level = self._place(), self.dead, self.level
+        self.variables.begin()
+        self.exports.begin()
+        self.inner += 1
+        self.level = self.current + 1
+        try:
+            self.nodes(parse(raws))
+        finally:
+            self.variables.end(undo=True)
+            self.exports.end(undo=True)
+            self.inner -= 1
+            self._restore(place)
+            self.dead, self.level = dead, level
 
     def _lex(self, start: int, end: int, span: Span) -> list:
         """The raw commands of text[start:end], lexed where they stand; none when it is not valid shell."""
@@ -527,7 +991,7 @@ class _Interpreter:
         except ParseError:
             return []
 
-    def _read_heredoc(self, raw_words: list, depth: int, heredoc: tuple) -> None:
+    def _read_heredoc(self, raw_words: list, heredoc: tuple) -> None:
         """`read -r -d '' NAME <<EOF ... EOF`: NAME holds the body's words (read reads up to a NUL, so
         the whole body), each where it is written. Any other `read` leaves the variable unknown."""
         names, index = [], 1
@@ -549,20 +1013,15 @@ class _Interpreter:
         value = Word(UNKNOWN, name.span, name.raw)
         if len(names) == 1 and delimiter in ("''", '""') and end >= 0 and not quoted:
             pieces = []
-            for words, _, _, _ in self._lex(start, end, name.span):
-                for word in words:
+            for raw in self._lex(start, end, name.span):
+                for word in raw.words:
                     pieces.extend(self.expand(word))
             text = " ".join(str(w.value) for w in pieces if w.known)
             if pieces and all(w.known for w in pieces) and len(text) <= MAX_LENGTH:
                 value = Word(text, pieces[0].span, name.raw, pieces=tuple(pieces))
-        self._set_all({n.raw: Word(UNKNOWN, n.span, n.raw) for n in names[:-1]} | {name.raw: value}, depth)
+        self._set_all({n.raw: Word(UNKNOWN, n.span, n.raw) for n in names[:-1]} | {name.raw: value})
 
-    def run(self, raw) -> Optional[Command]:
-        raw_words, depth, span = raw
-        if raw_words and raw_words[0].raw in ("for", "select", "case"):
-            if len(raw_words) > 1 and raw_words[0].raw != "case":  # the loop variable
-                self.variables[raw_words[1].raw] = Word(UNKNOWN, raw_words[1].span, raw_words[1].raw)
-            return None
+    def run(self, raw_words: list, span: Span) -> Optional[Command]:
         index = 0
         while index < len(raw_words) and raw_words[index].raw in _LEADING_WORDS:
             index += 1
@@ -577,7 +1036,7 @@ class _Interpreter:
             if indexed:  # a[1]=x: the array changes in a way not followed
                 env[indexed.group(1)] = Word(UNKNOWN, word.span, word.raw)
             elif match:
-                env[match.group(1)] = self._assigned(word, match, depth)
+                env[match.group(1)] = self._assigned(word, match)
                 if word.assignment_array is not None:
                     arrays[match.group(1)] = word
             else:
@@ -585,13 +1044,13 @@ class _Interpreter:
             index += 1
         words = raw_words[index:]
         if not words:
-            self._set_all(env, depth)  # a plain assignment
+            self._set_all(env)  # a plain assignment
             return None
         if words[0].raw in _DECLARATIONS:
-            self._declare(words[1:], depth, exporting=words[0].raw == "export")
+            self._declare(words[1:], exporting=words[0].raw == "export")
             return None
         if words[0].raw in _SOURCE and len(words) > 1 and self.sourcer is not None:
-            self._source(words[1:], depth, span)
+            self._source(words[1:], span)
             return None
         # `arr=(a b) cmd`: an array cannot be passed in the environment (bash refuses it).
         for name, word in arrays.items():
@@ -600,9 +1059,14 @@ class _Interpreter:
         expanded: list = []
         for word in words:
             expanded.extend(self.expand(word))
-        return Command(expanded, env, span)
+        anchored = frozenset(value for w in expanded if w.anchored and w.known
+                             for value in (str(w.value), str(w.value).partition("=")[2]) if value)
+        command = Command(expanded, env, span, self.directory, anchored, self.placed)
+        if expanded and expanded[0].known and expanded[0].value in ("cd", "pushd", "popd"):
+            self._move(expanded)
+        return command
 
-    def _declare(self, words: list, depth: int, exporting: bool = False) -> None:
+    def _declare(self, words: list, exporting: bool = False) -> None:
         """`export A=1`, `declare -a A=(1 2)`; an integer, associative or name-reference
         declaration (`-i`, `-A`, `-n`) gives values not followed. `export A`, `declare -x A=1`:
         A is in the environment of the commands after it (`export -n A` takes it out)."""
@@ -612,20 +1076,25 @@ class _Interpreter:
         for word in words:
             match = _ASSIGNMENT.match(word.raw)
             if match:
-                value = self._assigned(word, match, depth) if followed else Word(UNKNOWN, word.span, word.raw)
-                self._set_all({match.group(1): value}, depth)
+                value = self._assigned(word, match) if followed else Word(UNKNOWN, word.span, word.raw)
+                self._set_all({match.group(1): value})
             name = match.group(1) if match else word.raw if _NAME.fullmatch(word.raw) else None
-            if exporting and name:
-                (self.exported if depth == 0 else self.maybe_exported).add(name)
+            if exporting and name and not self.exports.get(name):
+                self.exports[name] = not self.uncertain
 
-    def _source(self, words: list, depth: int, span: Span) -> None:
+    def _source(self, words: list, span: Span) -> None:
         """`source FILE [ARGS]`, `. FILE`: the file's commands run in this shell (variables, exports,
         heredoc reads), with ARGS as its positional parameters while it runs. At most
         MAX_SOURCE_DEPTH files deep, none twice in a chain; a file not read or not valid shell is skipped."""
         expanded = [piece for word in words for piece in self.expand(word)]
         if not expanded[0].known or len(self.sourcing) >= MAX_SOURCE_DEPTH:
             return
-        found = self.sourcer(expanded[0])
+        named = expanded[0]
+        path = in_directory(self.directory, str(named.value), frozenset({str(named.value)} if named.anchored else ()),
+                            self.placed)
+        if path is None:
+            return  # after a `cd` to a folder not known
+        found = self.sourcer(named if path == named.value else Word(path, named.span, named.raw))
         if found is None or found[0] in self.sourcing:
             return
         key, path, text = found
@@ -634,22 +1103,25 @@ class _Interpreter:
         lexer = _Lexer(text, path=path)
         try:
             raw_commands = lexer.commands()
+            nodes = parse(raw_commands)
         except ParseError:  # LimitExceeded too: the file is reported when it is linted itself
             return
-        saved = (self.text, self.starts, self.path)
+        saved = (self.text, self.starts, self.path, self.output, self.level, self.dead)
         positional = {name: self.variables.get(name) for name in _POSITIONAL_NAMES} if len(expanded) > 1 else {}
         if positional:
             for name in _POSITIONAL_NAMES:
                 self.variables.pop(name, None)
             _set_arguments(self.variables, expanded[1:], span)
         self.text, self.starts, self.path = text, lexer.line_starts, path
+        self.output, self.level = [], self.current  # its own commands are not the script's launch lines
         self.sourcing += (key,)
+        self.inner += 1
         try:
-            for raw_words, inner_depth, inner_span, heredocs in raw_commands:
-                self.run_all((raw_words, depth + inner_depth, inner_span, heredocs))
+            self.nodes(nodes)
         finally:
-            self.text, self.starts, self.path = saved
+            self.text, self.starts, self.path, self.output, self.level, self.dead = saved
             self.sourcing = self.sourcing[:-1]
+            self.inner -= 1
             for name, value in positional.items():
                 if value is None:
                     self.variables.pop(name, None)
@@ -659,20 +1131,22 @@ class _Interpreter:
     def _environment(self) -> dict:
         """The exported variables a command runs with (one exported in a branch: unknown)."""
         env = {}
-        for name in sorted(self.exported | self.maybe_exported):
+        for name in sorted(self.exports):
             value = self.variables.get(name)
             if isinstance(value, Word):
-                env[name] = value if name in self.exported else Word(UNKNOWN, value.span, value.raw)
+                env[name] = value if self.exports[name] else Word(UNKNOWN, value.span, value.raw)
         return env
 
-    def _set_all(self, assignments: dict, depth: int) -> None:
+    def _set_all(self, assignments: dict) -> None:
         for name, value in assignments.items():
-            if depth > 0 and not _same(self.variables.get(name), value):
-                # Set inside a branch or loop: whether it ran cannot be known.
-                value = Word(UNKNOWN, value.span if isinstance(value, Word) else value[0].span if value else Span(1, 1, 1, 1))
+            if self.uncertain and not _same(self.variables.get(name), value):
+                # Set inside a loop or function: whether it ran, and how often, is not known.
+                outside = isinstance(value, Word) and value.outside  # `N="$2"` in an argument loop: the caller's
+                value = Word(UNKNOWN, value.span if isinstance(value, Word) else value[0].span if value else Span(1, 1, 1, 1),
+                             outside=outside, fallback=value.fallback if isinstance(value, Word) else None)
             self.variables[name] = value
 
-    def _assigned(self, word: _RawWord, match, depth: int):
+    def _assigned(self, word: _RawWord, match):
         name, append = match.group(1), match.group(2) == "+"
         if word.assignment_array is not None:
             values = []
@@ -690,6 +1164,10 @@ class _Interpreter:
         [expanded] = self.expand(value_word, join=True) or [Word("", value_span, "")]
         if expanded.span == word.span:
             expanded.span = value_span
+        parts = value_word.parts
+        if not expanded.known and len(parts) == 1 and parts[0][0] == "var" and parts[0][2] is None:
+            read = self.variables.get(parts[0][1])
+            expanded.outside = read is None or isinstance(read, Word) and read.outside  # `OUTPUT=$1`
         if append:
             before = self.variables.get(name)
             if isinstance(before, Word) and before.known and expanded.known \
@@ -851,7 +1329,10 @@ class _Interpreter:
         text = "".join(pieces)
         last = word.parts[-1] if word.parts else None
         trailing = tail if last is not None and last[0] == "var" and "=" in text else None
-        return [_checked(Word(text, origin or word.span, word.raw, value_span=trailing))]
+        first = word.parts[0] if word.parts else ("lit",)
+        anchored = first[0] in ("folder", "dirname") or first[0] == "var" and getattr(
+            self.variables.get(first[1]), "anchored", False)
+        return [_checked(Word(text, origin or word.span, word.raw, value_span=trailing, anchored=anchored))]
 
     def _variable(self, part: tuple, span: Span):
         _, name, default, op = part[:4]
@@ -861,10 +1342,12 @@ class _Interpreter:
         if value is not None and value.known and not (op in (":-", ":=") and value.value == ""):
             return value.value, value.span
         if value is not None and not value.known:
-            return None, None
+            return ("", span) if self.outside_empty and value.outside else (None, None)
         if default is not None:
             return default, span
-        return None, None  # from the environment: not known here
+        if self.outside_empty and name == "#":
+            return "0", span  # no arguments given
+        return ("", span) if self.outside_empty else (None, None)  # from the environment: not known here
 
 
 # Stands for a variable's value not known while a string is split into words.
@@ -1097,7 +1580,174 @@ def _strip_prefix(parts: list, length: int) -> list:
 def _same(a, b) -> bool:
     if isinstance(a, Word) and isinstance(b, Word):
         return a.known and b.known and a.value == b.value
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return False
+
+
+def _merged_value(values: list):
+    """A variable as all paths that may have run leave it: their value when alike, else unknown
+    (ABSENT when none sets it)."""
+    first = values[0]
+    if all(value is first for value in values) or all(_same(value, first) for value in values[1:]):
+        return first
+    known = [value for value in values if isinstance(value, Word) and value.known]
+    if known and all(_same(value, known[0]) or _callers(value, known[0]) for value in values):
+        return Word(UNKNOWN, known[0].span, known[0].raw, fallback=known[0])  # the caller's, else this
+    for value in values:
+        word = value[0] if isinstance(value, list) and value else value
+        if isinstance(word, Word):
+            return Word(UNKNOWN, word.span, word.raw)
+    return Word(UNKNOWN, Span(1, 1, 1, 1), "")
+
+
+def _defaulted(values: list, chosen: int, merged):
+    """The chosen path's known value when every other path leaves the variable to the caller."""
+    value = values[chosen]
+    if merged is value or not (isinstance(value, Word) and value.known):
+        return merged
+    others = values[:chosen] + values[chosen + 1:]
+    return value if all(_callers(v, value) or _same(v, value) for v in others) else merged
+
+
+def _callers(value, default: Word) -> bool:
+    """Whether a path leaves a variable to the caller (or to the caller, else `default`)."""
+    return value is ABSENT or isinstance(value, Word) and (value.outside or _same(value.fallback, default))
+
+
+def _merged_export(values: list):
+    """Exported on every path: exported; on none: not; else maybe (False)."""
+    if all(value is True for value in values):
+        return True
+    return ABSENT if all(value is ABSENT for value in values) else False
+
+
+def _only_argument_count(words: list) -> bool:
+    """Whether `$#` is the only variable a test reads (`[ "$#" -lt 2 ]`, `[[ $# -gt 0 ]]`)."""
+    names = [part[1] for word in words for part in word.parts if part[0] in ("var", "array")]
+    return bool(names) and all(name == "#" for name in names) and not any(
+        part[0] in ("unknown", "folder", "dirname") for word in words for part in word.parts)
+
+
+def _asks_empty(arguments: list) -> bool:
+    """Whether `[ ARGS ]` (read with outside variables empty) asks only whether a value is empty."""
+    while arguments and arguments[0] == "!":
+        arguments = arguments[1:]
+    if len(arguments) == 1:
+        return True
+    if len(arguments) == 2:
+        return arguments[0] in ("-z", "-n")
+    return len(arguments) == 3 and arguments[1] in ("=", "==", "!=") and arguments[0] == arguments[2]
+
+
+class _NotFollowed(Exception):
+    pass
+
+
+_DOUBLE_BINARY = frozenset({"==", "=", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot",
+                            "-ef"})
+_UNARY_TEST = re.compile(r"-[a-hknoprstuvwxzGLNORS]")
+_MAX_TEST_DEPTH = 32
+
+
+class _DoubleBracket:
+    """`[[ ... ]]` over known values: ! && || ( ), -z -n, == = != (a pattern unless quoted), integer
+    comparisons; None for file tests, =~, < > and unknown values. A test of whether an outside
+    variable is empty is read as the caller leaving it empty (`assumed`)."""
+
+    def __init__(self, state: "_Interpreter", words: list):
+        self.state, self.words, self.i = state, words, 0
+        self.assumed = False
+
+    def result(self) -> tuple:
+        try:
+            value = self._or(0)
+        except _NotFollowed:
+            return None, False
+        if self.i != len(self.words) or value is None:
+            return None, False
+        return value, self.assumed
+
+    def _peek(self) -> Optional[str]:
+        return self.words[self.i].raw if self.i < len(self.words) else None
+
+    def _next(self) -> _RawWord:
+        if self.i >= len(self.words):
+            raise _NotFollowed
+        self.i += 1
+        return self.words[self.i - 1]
+
+    def _or(self, depth: int) -> Optional[bool]:
+        left = self._and(depth)
+        while self._peek() == "||":
+            self.i += 1
+            right = self._and(depth)
+            left = True if left or right else None if left is None or right is None else False
+        return left
+
+    def _and(self, depth: int) -> Optional[bool]:
+        left = self._not(depth)
+        while self._peek() == "&&":
+            self.i += 1
+            right = self._not(depth)
+            left = False if left is False or right is False else None if left is None or right is None else True
+        return left
+
+    def _not(self, depth: int) -> Optional[bool]:
+        if depth > _MAX_TEST_DEPTH:
+            raise _NotFollowed
+        if self._peek() == "!":
+            self.i += 1
+            value = self._not(depth + 1)
+            return None if value is None else not value
+        if self._peek() == "(":
+            self.i += 1
+            value = self._or(depth + 1)
+            if self._peek() != ")":
+                raise _NotFollowed
+            self.i += 1
+            return value
+        word = self._next()
+        operand = self._peek() not in (None, "&&", "||", ")") and self._peek() not in _DOUBLE_BINARY
+        if word.raw in ("-z", "-n") and operand:
+            value = self._value(self._next())
+            return None if value is None else (value == "") == (word.raw == "-z")
+        if _UNARY_TEST.fullmatch(word.raw) and operand:
+            self._next()
+            return None  # a file test and the like: not known here
+        if self._peek() in _DOUBLE_BINARY:
+            op = self._next().raw
+            return self._binary(word, op, self._next())
+        value = self._value(word)
+        return None if value is None else value != ""
+
+    def _value(self, raw: _RawWord) -> Optional[str]:
+        """A word's value; an outside variable as empty (the test asks whether it is)."""
+        word = self.state._joined(raw)
+        if not word.known:
+            word = self.state._joined(raw, assume=True)
+            if not word.known:
+                return None
+            self.assumed = True
+        return str(word.value)
+
+    def _binary(self, left: _RawWord, op: str, right: _RawWord) -> Optional[bool]:
+        state = self.state
+        if op in ("==", "=", "!="):
+            subject = state._joined(left)
+            matched = state._matches(subject, right)
+            if matched is None and not subject.known and "$" not in right.raw and "`" not in right.raw:
+                # `[[ "$X" == "" ]]` of an outside X: only the question whether it is empty is answered.
+                if state._matches(state._joined(left, assume=True), right):
+                    matched, self.assumed = True, True
+            return None if matched is None else matched == (op != "!=")
+        if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+            a, b = state._joined(left), state._joined(right)
+            if not (a.known and b.known) and _only_argument_count([left, right]):
+                a, b = state._joined(left, assume=True), state._joined(right, assume=True)  # no arguments given
+                self.assumed = True
+            return integer_test(op, str(a.value), str(b.value)) if a.known and b.known else None
+        return None
 
 
 # -- continuations that do not continue ---------------------------------------------
