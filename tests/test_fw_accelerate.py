@@ -188,7 +188,7 @@ def test_the_accelerate_accumulation_against_the_flag_is_reported_at_the_acceler
     assert "differs from gradient_accumulation_steps (4) (" in message and "run.sh:10)" in message
     assert "transformers >= 4.30" in message
     [finding] = json.loads(run("check", "--format", "json", tmp_path).stdout)
-    assert "accelerate >= 0.23" in finding["fix"] and "make it 4" in finding["fix"]
+    assert "accelerate >= 0.23" in finding["fix"]["message"] and "make it 4" in finding["fix"]["message"]
 
 
 @pytest.mark.parametrize("ga, flagged", [
