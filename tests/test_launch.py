@@ -894,3 +894,26 @@ def test_a_decided_branch_picks_the_launch_line_and_its_settings(repo):
     assert found(lint_script(repo, script)) == []  # 64 = 4 x 4 x 4
     assert found(lint_script(repo, script.replace("MODE=single", "MODE=multi"), "b.sh")) == [("ds.json", "BL102", 2)]
     assert found(lint_script(repo, script.replace("MODE=single", "MODE=$1"), "c.sh")) == []  # W not known
+
+
+# -- a program's own config files are not its TrainingArguments config -------------------------
+
+@pytest.mark.parametrize("flag", ["--origin_bert_config_file", "--model_config", "--config_name", "--kd_config"])
+def test_a_programs_own_config_file_is_not_written_into(repo, flag):
+    """`deepspeed run_squad.py --origin_bert_config_file bert.json --train_batch_size 3 ...`: the JSON is the
+    model's; the program's flags are never written into it (a false BL103 on DeepSpeedExamples' BingBertSquad)."""
+    write(repo, "ds.json", '{\n  "train_batch_size": 96,\n  "train_micro_batch_size_per_gpu": 3\n}\n')
+    for model in ("bert.json", "ckpt/missing.json"):  # beside the script, or not in the project
+        if model == "bert.json":
+            write(repo, model, '{\n  "hidden_size": 768,\n  "num_attention_heads": 12\n}\n')
+        line = (f"mpirun -n 32 python run_squad.py {flag} {model} --train_batch_size 3 "
+                "--gradient_accumulation_steps 1 --deepspeed --deepspeed_config ds.json\n")
+        assert found(lint_script(repo, line)) == []
+
+
+def test_a_trainingarguments_config_named_by_config_is_still_read(repo):
+    """The twin: `--config recipe.yaml` (TrlParser) is the program's config, checked under the launch's W."""
+    write(repo, "recipe.yaml", "per_device_train_batch_size: 4\ngradient_accumulation_steps: 2\n"
+                               "num_generations: 7\nuse_vllm: false\n")
+    line = "accelerate launch --num_processes 8 grpo.py --config recipe.yaml\n"
+    assert [f[0] for f in found(lint_script(repo, line))] == ["recipe.yaml"]

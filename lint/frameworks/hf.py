@@ -26,9 +26,12 @@ __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "TRL", "plan"]
 # deepspeed or accelerate launch) that parses TrainingArguments from its flags (HfArgumentParser): the
 # flags are its config. Every framework's own entry points are tried first (order 1000), and the flags
 # form a plan only when they are TrainingArguments' (is_training_arguments). `--deepspeed ds.json` is
-# linked, never written into: the Trainer fills the JSON's "auto" values from these flags.
+# linked, never written into: the Trainer fills the JSON's "auto" values from these flags. Its config
+# file is the one HfArgumentParser/TrlParser scripts take (`--config x.yaml`, `--config_file`, `--cfg`);
+# any other `*config*` flag names a file of the program's own (`--origin_bert_config_file bert.json`,
+# `--model_config`), which the program's flags are never written into.
 LAUNCHERS = (Launcher("python", scripts=("*.py",), modules=("*",), markers=(b"per_device_train_batch_size",),
-                      flags=FLAGS, inline=True, config_flags=("*config*", "*cfg*"),
+                      flags=FLAGS, inline=True, config_flags=("config", "config_file", "cfg"),
                       linked=("deepspeed", "deepspeed_config")),)
 # Generic TrainingArguments: tried last among the adapters of its formats.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS,
