@@ -93,7 +93,7 @@ ADAPTERS = {
     'easyr1': (16088, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
     'facts': (5805, None, (), 0, ()),
     'filled_facts': (43442, None, (), 0, ()),
-    'hf': (8172, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy')),
+    'hf': (8472, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy')),
     'launchers': (6150, None, (), 0, ()),
     'linked': (5858, None, (), 0, ()),
     'llamafactory': (5022, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size')),
