@@ -619,7 +619,9 @@ class _Checker:
             if value.startswith(remote + "/"):  # a path the job file mounts from the project
                 value = os.path.join(local, value[len(remote) + 1:])
                 break
-        for folder in (base, os.getcwd(), self.settings.root):
+        # Scripts are run from their folder, the working folder, or the repository's top (where real
+        # scripts' `./examples/x/cfg.json` start): the same files whatever folder batchlint runs from.
+        for folder in (base, os.getcwd(), self.settings.root, project.git_root(script_path) or base):
             candidate = os.path.normpath(os.path.join(folder, value))
             reads.record(candidate)  # even when missing: creating it changes the result
             if (format_of(candidate) or not needs_format) and os.path.isfile(candidate):

@@ -917,3 +917,20 @@ def test_a_trainingarguments_config_named_by_config_is_still_read(repo):
                                "num_generations: 7\nuse_vllm: false\n")
     line = "accelerate launch --num_processes 8 grpo.py --config recipe.yaml\n"
     assert [f[0] for f in found(lint_script(repo, line))] == ["recipe.yaml"]
+
+
+def test_a_path_from_the_repository_top_is_found_from_any_working_folder(tmp_path, monkeypatch):
+    """`deepspeed --num_gpus 8 ... --deepspeed ./configs/ds.json` in examples/sft/run.sh, a path from the
+    repository's top: the same finding whether batchlint runs inside the repository or outside it."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    write(repo, "configs/ds.json", DS)
+    write(repo, "examples/sft/run.sh", "deepspeed --num_gpus 8 train.py --deepspeed ./configs/ds.json\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    results = []
+    for cwd in (repo, outside):
+        monkeypatch.chdir(cwd)
+        result = run("check", "--output-format", "concise", repo / "examples/sft/run.sh")
+        results.append([line.replace(str(repo) + "/", "") for line in result.output.splitlines() if "BL" in line])
+    assert results[0] == results[1] and any("configs/ds.json:2" in line and "BL102" in line for line in results[0])
