@@ -16,7 +16,7 @@ its text and JSON output. Per input it measures: a crash (an exception
 escaping, or a result whose error starts with "internal error"), named by the
 innermost batchlint frame of its traceback (the "site"); the wall time of each
 lint (over 2 s is a hang, named by where the lint was at 2 s); and the
-worker's peak RSS (over 500 MB is a memory failure, and the worker restarts).
+worker's peak RSS over its size at start (over 500 MB is a memory failure, and the worker restarts).
 A worker that does not answer within the per-input timeout, or grows past
 KILL_MB, is asked where it is, killed and replaced. Each crash site gets one
 minimal reproducer (delta debugging over lines, then characters). A site is
@@ -342,6 +342,14 @@ def _worker(conn, parent_end):
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     except (ValueError, OSError):
         pass
+    # A forked worker maps its parent's pages: its RSS starts at the parent's (a long test session's
+    # hundreds of MB). What an input costs is the peak over that start, the peak reset where Linux can.
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+    start_mb = _rss_now_mb()
     _SLOW["notify"] = lambda site: conn.send(("where", site))
     signal.signal(signal.SIGUSR1, lambda signum, frame: conn.send(
         ("where", site_of_frames(traceback.extract_stack(frame), "stopped"))))
@@ -356,8 +364,28 @@ def _worker(conn, parent_end):
         if item is None:
             return
         outcome = run_input(item)
-        outcome.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        outcome.rss_mb = max(0.0, _peak_mb() - start_mb)
         conn.send(outcome)
+
+
+def _rss_now_mb() -> float:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _peak_mb() -> float:
+    """The process's peak RSS since start or since its reset (VmHWM), else getrusage's."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _vm_mb() -> int:
