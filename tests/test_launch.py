@@ -667,8 +667,47 @@ def test_python_options_before_the_program_are_the_interpreters(line, world, ent
     assert (found.world_size.value if found.world_size else None, found.entry) == (world, entry)
 
 
-def test_python_c_runs_no_program():
-    assert lines("python -c 'import train' --per_device_train_batch_size 4\n") == []
+@pytest.mark.parametrize("line, module, entry", [
+    ("python -uW ignore train.py --per_device_train_batch_size 4\n", False, "train.py"),  # -W's value: the next word
+    ("python -Wignore::UserWarning -X faulthandler train.py --lr 1\n", False, "train.py"),  # -W's value attached
+    ("python -uBX dev train.py --lr 1\n", False, "train.py"),
+    ("python3.10 -OO -s -I -E -mtorch.distributed.run --nproc_per_node 8 train.py --lr 1\n", True, "train.py"),
+    ("python --check-hash-based-pycs never train.py --lr 1\n", False, "train.py"),
+    ("python -u -- train.py --lr 1\n", False, "train.py"),  # `--` ends the interpreter's options
+])
+def test_cpython_options_take_their_values_as_cpython_does(line, module, entry):
+    [found] = lines(line)
+    assert found.entry == entry
+    assert launching._interpreted(found.command.words, 1)[0] is module
+
+
+@pytest.mark.parametrize("line", [
+    "python -c 'import train' --per_device_train_batch_size 4\n",
+    "python -uc 'import train' train.py --per_device_train_batch_size 4\n",  # -c in a group: the code follows
+    "python -u -c 'import train' train.py --per_device_train_batch_size 4\n",
+    "python - train.py --per_device_train_batch_size 4\n",  # the program is read from stdin
+    "python -V train.py --per_device_train_batch_size 4\n",  # prints its version and exits
+    "python --help train.py --per_device_train_batch_size 4\n",
+    "python -J train.py --per_device_train_batch_size 4\n",  # CPython refuses the option
+    "python --unbuffered train.py --per_device_train_batch_size 4\n",  # no such long option
+    "python $PYFLAGS train.py --per_device_train_batch_size 4\n",  # options not known: nor is the program
+    "python -W\n",
+])
+def test_python_running_no_program_file_is_no_launch(line):
+    assert lines(line) == []
+
+
+def test_python_c_under_a_launcher_reads_no_program():
+    [found] = lines("mpirun -np 4 python -c 'import train' train.py --per_device_train_batch_size 4\n")
+    assert (found.world_size.value, found.entry, found.overrides) == (4, None, [])
+    [found] = lines("mpirun -np 4 python -u -W ignore train.py --per_device_train_batch_size 4\n")
+    assert (found.world_size.value, found.entry) == (4, "train.py")
+
+
+def test_an_attached_module_points_at_its_name():
+    [found] = lines("python -u -mtorch.distributed.run --nproc_per_node 8 train.py --lr 1\n")
+    name = launching._interpreted(found.command.words, 1)[1]
+    assert (name.value, name.span.column, name.span.end_column) == ("torch.distributed.run", 13, 34)
 
 
 def test_a_trainer_script_run_unbuffered_is_checked(repo):
