@@ -22,7 +22,7 @@ from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span,
 from .frameworks.facts import whole_number
 from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
 from .plan import Fact, Origin
-from .sources.shell import UNKNOWN, Command, ShellDocument, Word
+from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Word
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 
@@ -717,13 +717,10 @@ def _flags(args: list, style: str) -> list:
     return found
 
 
-_WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
-
-
 def _unknown_assignment(word: Word) -> Optional[str]:
     """`key=` of a word not known whose key is written as is (`trainer.nnodes=$NNODES`), else None."""
     raw = word.raw.strip("'\"")
-    match = _WRITTEN_KEY.match(raw)
+    match = WRITTEN_KEY.match(raw)
     return match.group() if match else None
 
 

@@ -474,6 +474,42 @@ MAX_SOURCE_DEPTH = 4  # files sourced within files sourced
 _READ_VALUED = {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}  # read's options that take a value
 
 
+MAX_EVAL_DEPTH = 4  # texts parsed again (`eval "$CMD"` whose CMD runs `eval` ...) within one another
+_EVALUATED = "\x00evaluated"  # the path of the places in a text parsed again, before they are mapped back
+
+
+class _Placer:
+    """Maps the places in a text parsed again (`_Interpreter._evaluated`) back to where its
+    characters are written; a word holding a part not known (_NOT_KNOWN) becomes one not known."""
+
+    def __init__(self, path: str, starts: list, sources: list, interpreter: "_Interpreter", fallback: Span):
+        self.path, self.starts, self.sources = path, starts, sources
+        self.interpreter, self.fallback = interpreter, fallback
+
+    def span(self, span: Span, whole: bool = False) -> Span:
+        """Where the text at `span` is written: a word's as _origin places it; with `whole` (a command)
+        from the first to the last of its characters written in the text itself."""
+        if span.path != self.path:
+            return span  # written elsewhere: a variable's value, a sourced file
+        first = self.starts[span.line - 1] + span.column - 1
+        last = self.starts[span.end_line - 1] + span.end_column - 1
+        origin = [o for o in self.sources[first:max(last, first + 1)] if o is not None]
+        if whole and any(isinstance(o, int) for o in origin):
+            origin = [o for o in origin if isinstance(o, int)]
+            origin = [origin[0], origin[-1]]
+        return self.interpreter._origin(origin) if origin else self.fallback
+
+    def word(self, word):
+        if not isinstance(word, Word):
+            return word
+        value = word.value
+        if word.known and isinstance(value, str) and _NOT_KNOWN in value:
+            value = UNKNOWN
+        pieces = tuple(self.word(piece) for piece in word.pieces) if word.pieces is not None else None
+        return Word(value, self.span(word.span), word.raw.replace(_NOT_KNOWN, "$"),
+                    self.span(word.value_span) if word.value_span is not None else None, pieces)
+
+
 class _Interpreter:
     def __init__(self, text: str = "", starts: Optional[list] = None):
         self.text = text
@@ -487,6 +523,7 @@ class _Interpreter:
         self.script: Optional[str] = None  # the script itself, as its path is shown ($0)
         self.sourcer: Optional[Callable] = None  # read_shell's
         self.sourcing: tuple = ()  # the keys of the files being sourced, outermost first
+        self.evaluating = 0  # texts parsed again (`eval`, `sh -c`) within one another
 
     def run_all(self, raw) -> list:
         """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
@@ -495,16 +532,80 @@ class _Interpreter:
         if raw_words and raw_words[0].raw == "read" and heredocs:
             self._read_heredoc(raw_words, depth, heredocs[-1])
             return []
-        if len(raw_words) == 2 and raw_words[0].raw == "eval" and raw_words[1].whole_string:
-            return self._string(raw_words[1], depth)  # `eval "$CMD"`: the string is read as commands
+        if len(raw_words) > 1 and raw_words[0].raw == "eval":
+            evaluated = self._evaluated(raw_words[1:], depth, span, keep=True)
+            if evaluated is not None:
+                return evaluated
+            if len(raw_words) == 2 and raw_words[1].whole_string:
+                return self._string(raw_words[1], depth)  # `eval "$CMD"`: the string is read as commands
         command = self.run((raw_words, depth, span))
         found = [command] if command is not None else []
         for index, word in enumerate(raw_words[:-2]):
             if _SHELLS.fullmatch(word.raw) and _COMMAND_STRING.fullmatch(raw_words[index + 1].raw) \
                     and raw_words[index + 2].whole_string:
-                found.extend(self._string(raw_words[index + 2], depth))
+                evaluated = self._evaluated(raw_words[index + 2:index + 3], depth, span, keep=False)
+                found.extend(self._string(raw_words[index + 2], depth) if evaluated is None else evaluated)
                 break
         return found
+
+    def _evaluated(self, raw_words: list, depth: int, span: Span, keep: bool) -> Optional[list]:
+        """The commands of the text a shell parses again: `eval ARGS` (the arguments expanded, joined
+        by spaces; `keep`: its assignments stay) or `sh -c "STRING"` (STRING expanded). As bash does it,
+        quotes in a variable's value then count and `;`, `&&`, `|` and newlines in it separate commands,
+        where running `$CMD` alone only splits it at blanks. Each word points where its text is written
+        (the assignment holding it); None when the text has nothing known or is too deep in such texts."""
+        if self.evaluating >= MAX_EVAL_DEPTH or self.starts is None:
+            return None
+        chunks: list = []
+        sources: list = []
+        for word in raw_words:
+            if chunks:
+                chunks.append(" ")
+                sources.append(None)
+            part = word.parts[0] if len(word.parts) == 1 else None
+            # An unquoted `$CMD` is split into words first (a newline in it is a blank); any other word is
+            # one word, placed character by character where it can be.
+            found = None if part is not None and part[0] == "var" and not part[-1] else \
+                self._sources(word.parts, word.offset, word.offset + len(word.raw), word.span, whole=True)
+            if found is None:
+                expanded = [(w.value if w.known else _unknown_text(w), w.span) for w in self.expand(word)]
+                found = (" ".join(piece for piece, _ in expanded),
+                         [source for index, (piece, place) in enumerate(expanded)
+                          for source in ([None] if index else []) + [place] * len(piece)])
+            chunks.append(found[0])
+            sources.extend(found[1])
+        text = "".join(chunks)
+        if not text.replace(_NOT_KNOWN, "").strip() or len(text) > MAX_LENGTH:
+            return None
+        self._produce(len(text), 0, span)
+        self.evaluating += 1
+        path = f"{_EVALUATED}{self.evaluating}"  # marks the places in the text, mapped back below
+        lexer = _Lexer(text, path=path)
+        try:
+            raw_commands = lexer.commands()
+        except ParseError:  # an unterminated quote: the shell would refuse the text
+            self.evaluating -= 1
+            return []
+        saved = (self.text, self.starts, self.path)
+        before = dict(self.variables)
+        self.text, self.starts, self.path = text, lexer.line_starts, path
+        found_commands = []
+        try:
+            for raw_words_inner, inner_depth, inner_span, heredocs in raw_commands:
+                found_commands.extend(self.run_all((raw_words_inner, depth + inner_depth, inner_span, heredocs)))
+        finally:
+            self.text, self.starts, self.path = saved
+            self.evaluating -= 1
+        place = _Placer(path, lexer.line_starts, sources, self, span)
+        if not keep:
+            self.variables = before  # the inner shell's assignments do not come back
+        else:
+            for name, value in self.variables.items():
+                if value is not before.get(name):
+                    self.variables[name] = [place.word(w) for w in value] if isinstance(value, list) else place.word(value)
+        return [Command([place.word(w) for w in command.words],
+                        {name: place.word(w) if isinstance(w, Word) else w for name, w in command.env.items()},
+                        place.span(command.span, whole=True)) for command in found_commands]
 
     def _string(self, string: _RawWord, depth: int) -> list:
         """The commands of a quoted string run by a shell (`bash -c "..."`, `eval "..."`), lexed where
@@ -710,21 +811,40 @@ class _Interpreter:
         the parts cannot be placed (then the whole assignment is the place). `value` None: some
         variable is not known; each word it touches is one word not known (`--data-path $1`: the
         usual place of such a variable), the others as written."""
-        if value is None:
-            if any(part[0] not in ("lit", "var") for part in parts):
-                return None
-            pieces = [part[1] if part[0] == "lit" else self._spliced(part, fallback)[0] for part in parts]
-            value = "".join(_NOT_KNOWN if piece is None else piece for piece in pieces)
-            if _NOT_KNOWN not in value:
-                return None
-        if len(value.split(None, 1)) < 2 or self.starts is None:
+        if self.starts is None or (value is not None and len(value.split(None, 1)) < 2):
             return None
-        sources: list = []  # per character of the value: its offset in the text, a Span, or None (blank)
+        found = self._sources(parts, start, end, fallback)
+        if found is None:
+            return None
+        text, sources = found
+        if value is None:
+            if _NOT_KNOWN not in text:
+                return None
+            value = text
+        if len(value.split(None, 1)) < 2 or len(sources) != len(value):
+            return None
+        placed = []
+        for run in re.finditer(r"\S+", value):
+            span = self._origin(sources[run.start():run.end()])
+            text = run.group()
+            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$")) if _NOT_KNOWN in text else Word(text, span, text))
+        if not any(w.known for w in placed):
+            return None  # nothing known to keep: the value is one word not known
+        return tuple(placed)
+
+    def _sources(self, parts: list, start: int, end: int, fallback: Span, whole: bool = False) -> Optional[tuple]:
+        """(text, sources): what `parts`, written in self.text[start:end], expand to (a variable not
+        known: _NOT_KNOWN), and per character of it where it is written: an offset in the text, a Span
+        (a variable's value, or the place of each of its placed words), or None (a blank). Parts other
+        than text and variables: None, or with `whole` each one's expansion at the word's place."""
+        chunks: list = []
+        sources: list = []
         position = start
         for part in parts:
             if part[0] == "lit":
                 for run in re.finditer(r"\S+|\s+", part[1]):
                     chunk = run.group()
+                    chunks.append(chunk)
                     if chunk.isspace():
                         sources.extend([None] * len(chunk))
                         continue
@@ -746,25 +866,26 @@ class _Interpreter:
                     sources.extend(spans)
                 else:
                     sources.extend([where or fallback] * len(piece))
+                chunks.append(piece)
                 reference = _REFERENCE.search(self.text, position, end)  # `${MBZ}` / `$MBZ`: past it
                 position = reference.end() if reference else position
+            elif whole:  # `$(...)`, `$((...))`, `$*`: its value, or one word not known
+                [expanded] = self.expand(_RawWord([part], fallback, ""), join=True)
+                piece = expanded.value if expanded.known else _NOT_KNOWN
+                chunks.append(piece)
+                sources.extend([expanded.span if expanded.known else fallback] * len(piece))
             else:
                 return None
-        if len(sources) != len(value):
-            return None
-        placed = []
-        for run in re.finditer(r"\S+", value):
-            origin = sources[run.start():run.end()]
-            spans = [o for o in origin if isinstance(o, Span)]
-            if spans:
-                span = spans[0]
-            else:
-                span = Span(*self._position(origin[0]), *self._position(origin[-1] + 1), self.path)
-            text = run.group()
-            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$")) if _NOT_KNOWN in text else Word(text, span, text))
-        if not any(w.known for w in placed):
-            return None  # nothing known to keep: the value is one word not known
-        return tuple(placed)
+        return "".join(chunks), sources
+
+    def _origin(self, sources: list) -> Span:
+        """The place of a word from the sources of its characters (_sources): the first Span among
+        them, else the text from its first character to its last."""
+        spans = [o for o in sources if isinstance(o, Span)]
+        if spans:
+            return spans[0]
+        offsets = [o for o in sources if o is not None]
+        return Span(*self._position(offsets[0]), *self._position(offsets[-1] + 1), self.path)
 
     def _spliced(self, part: tuple, fallback: Span):
         """A variable's text inside a string being split: its value, or for a string of words some not
@@ -869,8 +990,16 @@ class _Interpreter:
 
 # Stands for a variable's value not known while a string is split into words.
 _NOT_KNOWN = "\x00"
+# The `key=` a word not known starts with as written (`trainer.nnodes=$NNODES`, `--master_port=${PORT}`).
+WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
 
 _REFERENCE = re.compile(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
+
+
+def _unknown_text(word: Word) -> str:
+    """A word not known in a text parsed again: its written `key=`, if any, then _NOT_KNOWN."""
+    key = WRITTEN_KEY.match(word.raw.strip("'\""))
+    return (key.group() if key else "") + _NOT_KNOWN
 
 
 def _checked(word: Word) -> Word:
