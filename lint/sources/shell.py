@@ -83,6 +83,9 @@ class Word:
     # A variable read from a heredoc (`read -r -d '' CMD <<EOF`): the words an unquoted `$CMD`
     # splits into, each with its place in the heredoc.
     pieces: Optional[tuple] = None
+    # A word not known that a string was split into: its text with _NOT_KNOWN where a value is not
+    # known (`${SOURCE};`), as a shell that parses the string again (`eval`, `sh -c`) reads it.
+    written: Optional[str] = None
 
     @property
     def known(self) -> bool:
@@ -502,12 +505,12 @@ class _Placer:
     def word(self, word):
         if not isinstance(word, Word):
             return word
-        value = word.value
+        value, written = word.value, word.written
         if word.known and isinstance(value, str) and _NOT_KNOWN in value:
-            value = UNKNOWN
+            value, written = UNKNOWN, value
         pieces = tuple(self.word(piece) for piece in word.pieces) if word.pieces is not None else None
         return Word(value, self.span(word.span), word.raw.replace(_NOT_KNOWN, "$"),
-                    self.span(word.value_span) if word.value_span is not None else None, pieces)
+                    self.span(word.value_span) if word.value_span is not None else None, pieces, written)
 
 
 class _Interpreter:
@@ -568,7 +571,7 @@ class _Interpreter:
             found = None if part is not None and part[0] == "var" and not part[-1] else \
                 self._sources(word.parts, word.offset, word.offset + len(word.raw), word.span, whole=True)
             if found is None:
-                expanded = [(w.value if w.known else _unknown_text(w), w.span) for w in self.expand(word)]
+                expanded = [(w.value if w.known else _written(w), w.span) for w in self.expand(word)]
                 found = (" ".join(piece for piece, _ in expanded),
                          [source for index, (piece, place) in enumerate(expanded)
                           for source in ([None] if index else []) + [place] * len(piece)])
@@ -827,7 +830,8 @@ class _Interpreter:
         for run in re.finditer(r"\S+", value):
             span = self._origin(sources[run.start():run.end()])
             text = run.group()
-            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$")) if _NOT_KNOWN in text else Word(text, span, text))
+            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$"), written=text) if _NOT_KNOWN in text
+                          else Word(text, span, text))
         if not any(w.known for w in placed):
             return None  # nothing known to keep: the value is one word not known
         return tuple(placed)
@@ -893,7 +897,7 @@ class _Interpreter:
         piece, where = self._variable(part, fallback)
         read = self.variables.get(part[1])
         if piece is None and isinstance(read, Word) and read.pieces is not None:
-            piece = " ".join(w.value if w.known else _NOT_KNOWN for w in read.pieces)
+            piece = " ".join(w.value if w.known else _written(w) for w in read.pieces)
         return piece, where
 
     def _position(self, offset: int) -> tuple:
@@ -996,8 +1000,11 @@ WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
 _REFERENCE = re.compile(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
 
 
-def _unknown_text(word: Word) -> str:
-    """A word not known in a text parsed again: its written `key=`, if any, then _NOT_KNOWN."""
+def _written(word: Word) -> str:
+    """A word not known as a text parsed again reads it: as a string split into words wrote it, else
+    its written `key=`, if any, then _NOT_KNOWN (`--master_port=${PORT}` stays an option)."""
+    if word.written is not None:
+        return word.written
     key = WRITTEN_KEY.match(word.raw.strip("'\""))
     return (key.group() if key else "") + _NOT_KNOWN
 
