@@ -729,6 +729,99 @@ def test_a_command_kept_in_a_string_is_read_where_its_values_are_written(repo, r
     assert lint_script(repo, CMD_IN_STRING.format(gb=100, run=run)).diagnostics == []
 
 
+def overrides(line):
+    return {".".join(keys): value.value for keys, value, _ in line.overrides}
+
+
+QUOTED_IN_STRING = ("cmd=\"torchrun --nproc_per_node 8 train.py --run_name 'my run' "
+                    "--per_device_train_batch_size '4'\"\n{run}\n")
+
+
+@pytest.mark.parametrize("run", ["eval $cmd", 'eval "$cmd"', 'eval "${cmd} 2>&1 | tee log"', 'bash -c "$cmd"',
+                                 'sh -c "cd /w; ${cmd}"'])
+def test_a_shell_parsing_the_string_again_honours_its_quotes(run):
+    [line] = lines(QUOTED_IN_STRING.format(run=run))
+    assert line.world_size.value == 8
+    assert overrides(line) == {"run_name": "my run", "per_device_train_batch_size": "4"}
+    batch = line.overrides[-1][1]
+    assert (batch.span.line, batch.span.column) == (1, 93)  # where '4' is written in the assignment
+
+
+@pytest.mark.parametrize("run", ["$cmd", "${cmd}", "nohup $cmd > log 2>&1 &"])
+def test_running_the_string_alone_only_splits_it_at_blanks(run):
+    """Bash does not parse an expansion again: its quotes reach the program as they are."""
+    [line] = lines(QUOTED_IN_STRING.format(run=run))
+    assert overrides(line) == {"run_name": "'my", "per_device_train_batch_size": "'4'"}
+
+
+@pytest.mark.parametrize("run", ["echo $cmd", 'echo "$cmd"', '"$cmd"', 'printf "%s" "$cmd"', 'bash -c "echo $cmd"'])
+def test_a_string_only_printed_or_run_as_one_word_is_no_launch(run):
+    assert lines(QUOTED_IN_STRING.format(run=run)) == []
+
+
+def test_run_cmd_with_a_folder_not_known_then_the_command():
+    """Megatron-LM's multimodal shape: `run_cmd="cd ${SOURCE}; python -u ..."` run by `sh -c`."""
+    text = ('OPTIONS="--micro-batch-size 2 --global-batch-size 128"\n'
+            'run_cmd="cd ${SOURCE}; python -u pretrain_gpt.py ${OPTIONS}"\n'
+            'srun -l --container-image img sh -c "${run_cmd}"\n')
+    [line] = lines(text)
+    assert (line.entry, overrides(line)) == ("pretrain_gpt.py", {"micro-batch-size": "2", "global-batch-size": "128"})
+    assert line.overrides[0][1].span.line == 1
+    # run alone, `;` is no separator: the command is `cd`
+    assert lines(text.replace('sh -c "${run_cmd}"', "${run_cmd}")) == []
+
+
+def test_a_newline_in_the_string_ends_the_command_only_when_parsed_again():
+    text = 'cmd="torchrun --nproc_per_node 8 train.py\n  --per_device_train_batch_size 4"\n{run}\n'
+    [line] = lines(text.format(run='eval "$cmd"'))
+    assert overrides(line) == {}  # the second line is a command of its own
+    [line] = lines(text.format(run="eval $cmd"))  # split at blanks first, newline included
+    assert overrides(line) == {"per_device_train_batch_size": "4"}
+    assert line.overrides[0][1].span.line == 2
+
+
+def test_a_variable_kept_for_eval_expands_when_eval_runs():
+    text = "cmd='torchrun --nproc_per_node $N train.py --lr 1'\nN=4\n{run}\n"
+    [line] = lines(text.format(run="eval $cmd"))
+    assert (line.world_size.value, line.world_size.span.line) == (4, 2)
+    [line] = lines(text.format(run="$cmd"))  # `$N` reaches torchrun as it is: no count
+    assert line.world_size is None or not isinstance(line.world_size.value, int)
+
+
+def test_an_option_whose_value_is_not_known_stays_an_option_through_eval():
+    text = ('cmd="python -m torch.distributed.launch --nproc_per_node=8 --master_port=${PORT} '
+            'train.py --per_device_train_batch_size 4"\neval ${cmd}\n')
+    [line] = lines(text)
+    assert (line.entry, line.world_size.value, overrides(line)) == ("train.py", 8, {"per_device_train_batch_size": "4"})
+    hydra = 'cmd="python3 -m verl.trainer.main_ppo trainer.nnodes=$NNODES trainer.n_gpus_per_node=8"\neval $cmd\n'
+    [line] = lines(hydra)
+    assert line.world_size is None or not isinstance(line.world_size.value, int)  # nodes not known: W neither
+
+
+def test_eval_keeps_its_assignments_and_a_child_shell_does_not():
+    line = "torchrun --nproc_per_node $N train.py --lr 1\n"
+    [found] = lines('eval "N=4"\n' + line)
+    assert found.world_size.value == 4
+    [found] = lines('bash -c "N=4"\n' + line)
+    assert found.world_size is None or not isinstance(found.world_size.value, int)
+
+
+def test_a_command_array_is_a_launch():
+    text = "CMD=(torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4)\n{run}\n"
+    [line] = lines(text.format(run='"${CMD[@]}"'))
+    assert (line.world_size.value, overrides(line)) == (8, {"per_device_train_batch_size": "4"})
+    assert lines(text.format(run='echo "${CMD[@]}"')) == []
+
+
+@pytest.mark.parametrize("text", [
+    "cmd='eval $cmd'\neval $cmd\n",  # runs itself: parsed again a bounded number of times
+    "cmd=\"torchrun --nproc_per_node 8 train.py --run_name 'open\"\neval $cmd\n",  # a quote never closed
+    "eval\neval ''\neval $nothing\n",
+])
+def test_strings_parsed_again_end(text):
+    assert lines(text) == []
+
+
 def test_a_sourced_file_gives_the_launch_its_counts_and_command(repo):
     """OpenRLHF's train_nonrl_slurm.sh shape: the command is read from a heredoc in the file it sources."""
     write(repo, "scripts/train_dpo.sh", "read -r -d '' training_commands <<EOF\nopenrlhf.cli.train_dpo \\\n"

@@ -596,6 +596,8 @@ class _Interpreter:
         try:
             for raw_words_inner, inner_depth, inner_span, heredocs in raw_commands:
                 found_commands.extend(self.run_all((raw_words_inner, depth + inner_depth, inner_span, heredocs)))
+        except LimitExceeded as error:  # reported at the command that parses the text again
+            raise LimitExceeded(error.message, span.line, span.column) from None
         finally:
             self.text, self.starts, self.path = saved
             self.evaluating -= 1
