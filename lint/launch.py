@@ -175,7 +175,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     first = str(words[0].value)
     entry = None
     interpreted = _interpreted(words, 1) if _PYTHON.search(first) else None
-    if interpreted is not None:
+    if interpreted is not None and interpreted[1].known:
         module, name, at = interpreted
         entry, args = str(name.value), words[at:]
         found = _find("modules" if module else "scripts", entry, args)
@@ -212,7 +212,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         # `mpirun -np 8 python train.py`, `srun ... python -m pkg.train`: the interpreter runs the program.
         interpreted = _interpreted(program, 1)
         if interpreted is None:
-            program = []  # no program file named (`python -c CODE`) or one not known: nothing of it is read
+            program = []  # no program file named (`python -c CODE`): nothing of it is read
         else:
             module, name, at = interpreted
             program = [name] + program[at:]
@@ -268,13 +268,16 @@ _PYTHON_EXITS = frozenset({"--help", "--version", "--help-env", "--help-xoptions
 
 def _interpreted(words: list, index: int) -> Optional[tuple]:
     """The program `python [options] program args...` runs, from words[index] past the interpreter:
-    (whether it is a module (`-m`), the Word naming it, the index of its first argument). None when
-    the line names no program file: `-c CODE`, `-` (stdin), nothing, an option that only prints
-    (`-V`, `--help`) or that CPython refuses, or an option word not known here."""
+    (whether it is a module (`-m`), the Word naming it, the index of its first argument); a word not
+    known where the options are (`python $SCRIPT`, `python $FLAGS x.py`) stands for the program, not
+    known. None when the line names no program file: `-c CODE`, `-` (stdin), nothing, an option that
+    only prints (`-V`, `--help`) or that CPython refuses."""
     while index < len(words):
         word = words[index]
         text = word.value if word.known and isinstance(word.value, str) else None
-        if text is None or text in _PYTHON_EXITS:
+        if text is None:
+            break
+        if text in _PYTHON_EXITS:
             return None
         if text == "--":  # the options end: the next word is the file, whatever it starts with
             index += 1
@@ -296,12 +299,10 @@ def _interpreted(words: list, index: int) -> Optional[tuple]:
             if letter == "m":
                 if value:  # `-mpkg.train`
                     return True, Word(value, _value_span(word, value), word.raw), index
-                if index < len(words) and words[index].known:
-                    return True, words[index], index + 1
-                return None
+                return (True, words[index], index + 1) if index < len(words) else None
             index += 0 if value else 1  # the value: the rest of this word, else the next word
             break
-    if index >= len(words) or not words[index].known or words[index].value == "-":
+    if index >= len(words) or words[index].value == "-":
         return None
     return False, words[index], index + 1
 

@@ -738,7 +738,7 @@ QUOTED_IN_STRING = ("cmd=\"torchrun --nproc_per_node 8 train.py --run_name 'my r
 
 
 @pytest.mark.parametrize("run", ["eval $cmd", 'eval "$cmd"', 'eval "${cmd} 2>&1 | tee log"', 'bash -c "$cmd"',
-                                 'sh -c "cd /w; ${cmd}"'])
+                                 'sh -c "cd /w; ${cmd}"', "if true; then eval $cmd; fi", "time eval $cmd"])
 def test_a_shell_parsing_the_string_again_honours_its_quotes(run):
     [line] = lines(QUOTED_IN_STRING.format(run=run))
     assert line.world_size.value == 8
@@ -804,6 +804,17 @@ def test_eval_keeps_its_assignments_and_a_child_shell_does_not():
     assert found.world_size.value == 4
     [found] = lines('bash -c "N=4"\n' + line)
     assert found.world_size is None or not isinstance(found.world_size.value, int)
+
+
+def test_a_child_shell_expands_what_is_left_with_the_exported_variables_only():
+    """`bash -c '... $N'`: the child shell expands $N, from its environment."""
+    text = "N=4\n{export}bash -c 'torchrun --nproc_per_node $N train.py --lr 1'\n"
+    [line] = lines(text.format(export="export N\n"))
+    assert (line.world_size.value, line.world_size.span.line) == (4, 1)
+    [line] = lines(text.format(export=""))  # not exported: the child shell's N is empty
+    assert line.world_size is None or not isinstance(line.world_size.value, int)
+    [line] = lines('N=4\nbash -c "torchrun --nproc_per_node $N train.py --lr 1"\n')  # expanded before
+    assert line.world_size.value == 4
 
 
 def test_a_command_array_is_a_launch():

@@ -535,12 +535,14 @@ class _Interpreter:
         if raw_words and raw_words[0].raw == "read" and heredocs:
             self._read_heredoc(raw_words, depth, heredocs[-1])
             return []
-        if len(raw_words) > 1 and raw_words[0].raw == "eval":
-            evaluated = self._evaluated(raw_words[1:], depth, span, keep=True)
+        # `eval ...`, `then eval ...`, `time eval ...`: the words after eval are parsed again.
+        at = next((i for i, w in enumerate(raw_words) if w.raw not in _LEADING_WORDS or w.raw == "eval"), 0)
+        if at + 1 < len(raw_words) and raw_words[at].raw == "eval":
+            evaluated = self._evaluated(raw_words[at + 1:], depth, span, keep=True)
             if evaluated is not None:
                 return evaluated
-            if len(raw_words) == 2 and raw_words[1].whole_string:
-                return self._string(raw_words[1], depth)  # `eval "$CMD"`: the string is read as commands
+            if len(raw_words) == at + 2 and raw_words[at + 1].whole_string:
+                return self._string(raw_words[at + 1], depth)  # `eval "$CMD"`: the string is read as commands
         command = self.run((raw_words, depth, span))
         found = [command] if command is not None else []
         for index, word in enumerate(raw_words[:-2]):
@@ -553,7 +555,8 @@ class _Interpreter:
 
     def _evaluated(self, raw_words: list, depth: int, span: Span, keep: bool) -> Optional[list]:
         """The commands of the text a shell parses again: `eval ARGS` (the arguments expanded, joined
-        by spaces; `keep`: its assignments stay) or `sh -c "STRING"` (STRING expanded). As bash does it,
+        by spaces; `keep`: its assignments stay) or `sh -c "STRING"` (STRING expanded, then run by a child
+        shell with the exported variables). As bash does it,
         quotes in a variable's value then count and `;`, `&&`, `|` and newlines in it separate commands,
         where running `$CMD` alone only splits it at blanks. Each word points where its text is written
         (the assignment holding it); None when the text has nothing known or is too deep in such texts."""
@@ -591,6 +594,8 @@ class _Interpreter:
             return []
         saved = (self.text, self.starts, self.path)
         before = dict(self.variables)
+        if not keep:  # a child shell sees the exported variables only (one exported in a branch: not known)
+            self.variables = self._environment()
         self.text, self.starts, self.path = text, lexer.line_starts, path
         found_commands = []
         try:
@@ -855,10 +860,16 @@ class _Interpreter:
                         sources.extend([None] * len(chunk))
                         continue
                     at = self.text.find(chunk, position, end)  # written as is: escapes and `\`+newline are between words
-                    if at < 0:
-                        return None
-                    sources.extend(range(at, at + len(chunk)))
-                    position = at + len(chunk)
+                    if at >= 0:
+                        sources.extend(range(at, at + len(chunk)))
+                        position = at + len(chunk)
+                        continue
+                    for character in chunk:  # an escape inside the word (`\"`): each character where it is written
+                        at = self.text.find(character, position, end)
+                        if at < 0:
+                            return None
+                        sources.append(at)
+                        position = at + 1
             elif part[0] == "var":
                 piece, where = self._spliced(part, fallback)
                 if piece is None:
@@ -875,11 +886,13 @@ class _Interpreter:
                 chunks.append(piece)
                 reference = _REFERENCE.search(self.text, position, end)  # `${MBZ}` / `$MBZ`: past it
                 position = reference.end() if reference else position
-            elif whole:  # `$(...)`, `$((...))`, `$*`: its value, or one word not known
+            elif whole:  # `$(...)`, `$((...))`, `$*`: its value, or one word not known, at its `$`
                 [expanded] = self.expand(_RawWord([part], fallback, ""), join=True)
                 piece = expanded.value if expanded.known else _NOT_KNOWN
                 chunks.append(piece)
-                sources.extend([expanded.span if expanded.known else fallback] * len(piece))
+                reference = _REFERENCE.search(self.text, position, end)
+                sources.extend([reference.start() if reference else fallback] * len(piece))
+                position = reference.end() if reference else position
             else:
                 return None
         return "".join(chunks), sources
