@@ -704,6 +704,12 @@ def test_python_c_under_a_launcher_reads_no_program():
     assert (found.world_size.value, found.entry) == (4, "train.py")
 
 
+def test_a_program_not_known_under_a_launcher_keeps_the_launchers_count():
+    [found] = lines("mpirun -np 16 python -u ${DIR}/train.py --per_device_train_batch_size 4\n")
+    assert (found.world_size.value, found.entry) == (16, None)
+    assert lines("python -u ${DIR}/train.py --per_device_train_batch_size 4\n") == []
+
+
 def test_an_attached_module_points_at_its_name():
     [found] = lines("python -u -mtorch.distributed.run --nproc_per_node 8 train.py --lr 1\n")
     name = launching._interpreted(found.command.words, 1)[1]
@@ -804,6 +810,16 @@ def test_eval_keeps_its_assignments_and_a_child_shell_does_not():
     assert found.world_size.value == 4
     [found] = lines('bash -c "N=4"\n' + line)
     assert found.world_size is None or not isinstance(found.world_size.value, int)
+
+
+def test_escaped_quotes_in_a_child_shells_string_keep_the_places_of_its_words():
+    """OpenRLHF's ray slurm shape: `bash -c "... --runtime-env-json='{\\"working_dir\\": ...}' -- python3 -m ..."`."""
+    text = ('srun -N 1 bash -c \\\n"pip install ray \\\n&& ray job submit --address=http://localhost:8265 \\\n'
+            '    --runtime-env-json=\'{\\"working_dir\\": \\"/w\\"}\' \\\n'
+            '    -- python3 -m pkg.train \\\n    --per_device_train_batch_size 8"\n')
+    [line] = lines(text)
+    batch = line.overrides[-1][1]
+    assert (batch.value, batch.span.line, batch.span.column) == ("8", 6, 35)
 
 
 def test_a_child_shell_expands_what_is_left_with_the_exported_variables_only():
