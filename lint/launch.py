@@ -22,7 +22,7 @@ from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span,
 from .frameworks.facts import whole_number
 from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
 from .plan import Fact, Origin
-from .sources.shell import UNKNOWN, Command, ShellDocument, Word
+from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Word
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 
@@ -192,13 +192,13 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         words = command.words
     first = str(words[0].value)
     entry = None
-    at = _past_interpreter_options(words, 1) if _PYTHON.search(first) else 0
-    if at and len(words) > at + 1 and words[at].value == "-m" and words[at + 1].known:
-        entry = str(words[at + 1].value)
-        found, args = _find("modules", entry, words[at + 2:]), words[at + 2:]
-    elif at and len(words) > at and words[at].known and words[at].value != "-c":
-        entry = str(words[at].value)
-        found, args = _find("scripts", entry, words[at + 1:]), words[at + 1:]
+    interpreted = _interpreted(words, 1) if _PYTHON.search(first) else None
+    if interpreted is not None and interpreted[1].known:
+        module, name, at = interpreted
+        entry, args = str(name.value), words[at:]
+        found = _find("modules" if module else "scripts", entry, args)
+    elif _PYTHON.search(first):
+        found, args = None, words[1:]  # `python -c CODE`, `python -` (stdin): no program file is named
     else:
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
@@ -228,9 +228,12 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     options, program, module = _split_options(args, launcher)
     if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
         # `mpirun -np 8 python train.py`, `srun ... python -m pkg.train`: the interpreter runs the program.
-        program = program[_past_interpreter_options(program, 1):]
-        if program and program[0].value == "-m":
-            program, module = program[1:], True
+        interpreted = _interpreted(program, 1)
+        if interpreted is None:
+            program = []  # no program file named (`python -c CODE`): nothing of it is read
+        else:
+            module, name, at = interpreted
+            program = [name] + program[at:]
     _world_size(launch, launcher, options, command, script, {}, ())
     named = next((options[f] for f in launcher.config_file if f in options), None)
     if isinstance(named, Word) and named.known:
@@ -276,22 +279,53 @@ def _submitted(command: Command, script: str) -> Optional[Launch]:
     return None
 
 
-# Python's own options before the program (`python -u train.py`, `python3 -X faulthandler -m pkg`);
-# -X and -W take a value, in the same word or the next.
-_INTERPRETER_VALUE_OPTIONS = ("-X", "-W")
+# CPython's own options before the program (Python/getopt.c SHORT_OPTS "bBc:dEhiIJm:OPqRsStuvVW:xX:?", its
+# one long option with a value, and the help/version ones that exit). A short option with a value takes
+# the rest of its word or the next word (`-Wignore`, `-W ignore`, `-uW ignore`); `-c` and `-m` end the options.
+_PYTHON_ALONE = frozenset("bBdEiIOPqRsStuvx")
+_PYTHON_VALUED = frozenset("WX")
+_PYTHON_EXITS = frozenset({"--help", "--version", "--help-env", "--help-xoptions", "--help-all"})
 
 
-def _past_interpreter_options(words: list, index: int) -> int:
-    """The index of the first word after the interpreter's own options (`-m` included: it names the program)."""
-    while index < len(words) and words[index].known and isinstance(words[index].value, str):
-        text = words[index].value
-        if text in _INTERPRETER_VALUE_OPTIONS:
-            index += 2
-        elif text.startswith("-") and not text.startswith(("--", "-m", "-c")) and len(text) > 1:
-            index += 1  # -u, -O, -B, -E, -s, -I, -Xdev, -Wignore, -uB
-        else:
+def _interpreted(words: list, index: int) -> Optional[tuple]:
+    """The program `python [options] program args...` runs, from words[index] past the interpreter:
+    (whether it is a module (`-m`), the Word naming it, the index of its first argument); a word not
+    known where the options are (`python $SCRIPT`, `python $FLAGS x.py`) stands for the program, not
+    known. None when the line names no program file: `-c CODE`, `-` (stdin), nothing, an option that
+    only prints (`-V`, `--help`) or that CPython refuses."""
+    while index < len(words):
+        word = words[index]
+        text = word.value if word.known and isinstance(word.value, str) else None
+        if text is None:
             break
-    return index
+        if text in _PYTHON_EXITS:
+            return None
+        if text == "--":  # the options end: the next word is the file, whatever it starts with
+            index += 1
+            break
+        if text == "-" or not text.startswith("-"):
+            break
+        if text == "--check-hash-based-pycs":
+            index += 2
+            continue
+        if text.startswith("--"):
+            return None  # CPython refuses any other long option
+        index += 1
+        for position, letter in enumerate(text[1:], 2):
+            if letter in _PYTHON_ALONE:
+                continue
+            if letter not in _PYTHON_VALUED and letter != "m":
+                return None  # -c CODE, -h, -V, -?, or a letter CPython refuses
+            value = text[position:]
+            if letter == "m":
+                if value:  # `-mpkg.train`
+                    return True, Word(value, _value_span(word, value), word.raw), index
+                return (True, words[index], index + 1) if index < len(words) else None
+            index += 0 if value else 1  # the value: the rest of this word, else the next word
+            break
+    if index >= len(words) or words[index].value == "-":
+        return None
+    return False, words[index], index + 1
 
 
 def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[int]:
@@ -748,13 +782,10 @@ def _flags(args: list, style: str) -> list:
     return found
 
 
-_WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
-
-
 def _unknown_assignment(word: Word) -> Optional[str]:
     """`key=` of a word not known whose key is written as is (`trainer.nnodes=$NNODES`), else None."""
     raw = word.raw.strip("'\"")
-    match = _WRITTEN_KEY.match(raw)
+    match = WRITTEN_KEY.match(raw)
     return match.group() if match else None
 
 

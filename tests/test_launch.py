@@ -667,8 +667,53 @@ def test_python_options_before_the_program_are_the_interpreters(line, world, ent
     assert (found.world_size.value if found.world_size else None, found.entry) == (world, entry)
 
 
-def test_python_c_runs_no_program():
-    assert lines("python -c 'import train' --per_device_train_batch_size 4\n") == []
+@pytest.mark.parametrize("line, module, entry", [
+    ("python -uW ignore train.py --per_device_train_batch_size 4\n", False, "train.py"),  # -W's value: the next word
+    ("python -Wignore::UserWarning -X faulthandler train.py --lr 1\n", False, "train.py"),  # -W's value attached
+    ("python -uBX dev train.py --lr 1\n", False, "train.py"),
+    ("python3.10 -OO -s -I -E -mtorch.distributed.run --nproc_per_node 8 train.py --lr 1\n", True, "train.py"),
+    ("python --check-hash-based-pycs never train.py --lr 1\n", False, "train.py"),
+    ("python -u -- train.py --lr 1\n", False, "train.py"),  # `--` ends the interpreter's options
+])
+def test_cpython_options_take_their_values_as_cpython_does(line, module, entry):
+    [found] = lines(line)
+    assert found.entry == entry
+    assert launching._interpreted(found.command.words, 1)[0] is module
+
+
+@pytest.mark.parametrize("line", [
+    "python -c 'import train' --per_device_train_batch_size 4\n",
+    "python -uc 'import train' train.py --per_device_train_batch_size 4\n",  # -c in a group: the code follows
+    "python -u -c 'import train' train.py --per_device_train_batch_size 4\n",
+    "python - train.py --per_device_train_batch_size 4\n",  # the program is read from stdin
+    "python -V train.py --per_device_train_batch_size 4\n",  # prints its version and exits
+    "python --help train.py --per_device_train_batch_size 4\n",
+    "python -J train.py --per_device_train_batch_size 4\n",  # CPython refuses the option
+    "python --unbuffered train.py --per_device_train_batch_size 4\n",  # no such long option
+    "python $PYFLAGS train.py --per_device_train_batch_size 4\n",  # options not known: nor is the program
+    "python -W\n",
+])
+def test_python_running_no_program_file_is_no_launch(line):
+    assert lines(line) == []
+
+
+def test_python_c_under_a_launcher_reads_no_program():
+    [found] = lines("mpirun -np 4 python -c 'import train' train.py --per_device_train_batch_size 4\n")
+    assert (found.world_size.value, found.entry, found.overrides) == (4, None, [])
+    [found] = lines("mpirun -np 4 python -u -W ignore train.py --per_device_train_batch_size 4\n")
+    assert (found.world_size.value, found.entry) == (4, "train.py")
+
+
+def test_a_program_not_known_under_a_launcher_keeps_the_launchers_count():
+    [found] = lines("mpirun -np 16 python -u ${DIR}/train.py --per_device_train_batch_size 4\n")
+    assert (found.world_size.value, found.entry) == (16, None)
+    assert lines("python -u ${DIR}/train.py --per_device_train_batch_size 4\n") == []
+
+
+def test_an_attached_module_points_at_its_name():
+    [found] = lines("python -u -mtorch.distributed.run --nproc_per_node 8 train.py --lr 1\n")
+    name = launching._interpreted(found.command.words, 1)[1]
+    assert (name.value, name.span.column, name.span.end_column) == ("torch.distributed.run", 13, 34)
 
 
 def test_a_trainer_script_run_unbuffered_is_checked(repo):
@@ -688,6 +733,160 @@ def test_a_command_kept_in_a_string_is_read_where_its_values_are_written(repo, r
     flagged = lint_script(repo, CMD_IN_STRING.format(gb=101, run=run))
     assert [(d.code, d.span.line, d.span.column) for d in flagged.diagnostics] == [("BL103", 1, 81)]
     assert lint_script(repo, CMD_IN_STRING.format(gb=100, run=run)).diagnostics == []
+
+
+def overrides(line):
+    return {".".join(keys): value.value for keys, value, _ in line.overrides}
+
+
+QUOTED_IN_STRING = ("cmd=\"torchrun --nproc_per_node 8 train.py --run_name 'my run' "
+                    "--per_device_train_batch_size '4'\"\n{run}\n")
+
+
+@pytest.mark.parametrize("run", ["eval $cmd", 'eval "$cmd"', 'eval "${cmd} 2>&1 | tee log"', 'bash -c "$cmd"',
+                                 'sh -c "cd /w; ${cmd}"', "if true; then eval $cmd; fi", "time eval $cmd"])
+def test_a_shell_parsing_the_string_again_honours_its_quotes(run):
+    [line] = lines(QUOTED_IN_STRING.format(run=run))
+    assert line.world_size.value == 8
+    assert overrides(line) == {"run_name": "my run", "per_device_train_batch_size": "4"}
+    batch = line.overrides[-1][1]
+    assert (batch.span.line, batch.span.column) == (1, 93)  # where '4' is written in the assignment
+
+
+@pytest.mark.parametrize("run", ["$cmd", "${cmd}", "nohup $cmd > log 2>&1 &"])
+def test_running_the_string_alone_only_splits_it_at_blanks(run):
+    """Bash does not parse an expansion again: its quotes reach the program as they are."""
+    [line] = lines(QUOTED_IN_STRING.format(run=run))
+    assert overrides(line) == {"run_name": "'my", "per_device_train_batch_size": "'4'"}
+
+
+@pytest.mark.parametrize("run", ["echo $cmd", 'echo "$cmd"', '"$cmd"', 'printf "%s" "$cmd"', 'bash -c "echo $cmd"'])
+def test_a_string_only_printed_or_run_as_one_word_is_no_launch(run):
+    assert lines(QUOTED_IN_STRING.format(run=run)) == []
+
+
+def test_run_cmd_with_a_folder_not_known_then_the_command():
+    """Megatron-LM's multimodal shape: `run_cmd="cd ${SOURCE}; python -u ..."` run by `sh -c`."""
+    text = ('OPTIONS="--micro-batch-size 2 --global-batch-size 128"\n'
+            'run_cmd="cd ${SOURCE}; python -u pretrain_gpt.py ${OPTIONS}"\n'
+            'srun -l --container-image img sh -c "${run_cmd}"\n')
+    [line] = lines(text)
+    assert (line.entry, overrides(line)) == ("pretrain_gpt.py", {"micro-batch-size": "2", "global-batch-size": "128"})
+    assert line.overrides[0][1].span.line == 1
+    # run alone, `;` is no separator: the command is `cd`
+    assert lines(text.replace('sh -c "${run_cmd}"', "${run_cmd}")) == []
+
+
+def test_a_newline_in_the_string_ends_the_command_only_when_parsed_again():
+    text = 'cmd="torchrun --nproc_per_node 8 train.py\n  --per_device_train_batch_size 4"\n{run}\n'
+    [line] = lines(text.format(run='eval "$cmd"'))
+    assert overrides(line) == {}  # the second line is a command of its own
+    [line] = lines(text.format(run="eval $cmd"))  # split at blanks first, newline included
+    assert overrides(line) == {"per_device_train_batch_size": "4"}
+    assert line.overrides[0][1].span.line == 2
+
+
+def test_a_variable_kept_for_eval_expands_when_eval_runs():
+    text = "cmd='torchrun --nproc_per_node $N train.py --lr 1'\nN=4\n{run}\n"
+    [line] = lines(text.format(run="eval $cmd"))
+    assert (line.world_size.value, line.world_size.span.line) == (4, 2)
+    [line] = lines(text.format(run="$cmd"))  # `$N` reaches torchrun as it is: no count
+    assert line.world_size is None or not isinstance(line.world_size.value, int)
+
+
+def test_an_option_whose_value_is_not_known_stays_an_option_through_eval():
+    text = ('cmd="python -m torch.distributed.launch --nproc_per_node=8 --master_port=${PORT} '
+            'train.py --per_device_train_batch_size 4"\neval ${cmd}\n')
+    [line] = lines(text)
+    assert (line.entry, line.world_size.value, overrides(line)) == ("train.py", 8, {"per_device_train_batch_size": "4"})
+    hydra = 'cmd="python3 -m verl.trainer.main_ppo trainer.nnodes=$NNODES trainer.n_gpus_per_node=8"\neval $cmd\n'
+    [line] = lines(hydra)
+    assert line.world_size is None or not isinstance(line.world_size.value, int)  # nodes not known: W neither
+
+
+def test_eval_keeps_its_assignments_and_a_child_shell_does_not():
+    line = "torchrun --nproc_per_node $N train.py --lr 1\n"
+    [found] = lines('eval "N=4"\n' + line)
+    assert found.world_size.value == 4
+    [found] = lines('bash -c "N=4"\n' + line)
+    assert found.world_size is None or not isinstance(found.world_size.value, int)
+
+
+@pytest.mark.parametrize("mode, batch", [("sft", "1"), ("rl", "4")])
+def test_if_in_a_string_parsed_again_is_decided_and_its_values_point_into_the_string(mode, batch):
+    text = (f"MODE={mode}\n"
+            'cmd="if [ $MODE = sft ]; then MBS=1; else MBS=4; fi; '
+            'torchrun --nproc_per_node 8 train.py --per_device_train_batch_size \\$MBS"\neval "$cmd"\n')
+    [line] = lines(text)
+    found = line.overrides[-1][1]
+    assert found.value == batch
+    assert (found.span.line, found.span.path) == (2, None)  # in the assignment, not the eval line
+    assert text.splitlines()[1][found.span.column - 1:found.span.end_column - 1].startswith(f"MBS={batch}")
+
+
+@pytest.mark.parametrize("run, world", [
+    ("eval 'case x in x) N=2;; *) N=9;; esac; torchrun --nproc_per_node $N train.py --lr 1'", 2),
+    ("eval 'case y in x) N=2;; *) N=9;; esac; torchrun --nproc_per_node $N train.py --lr 1'", 9),
+    ("sh -c 'case x in x) N=2;; *) N=9;; esac; torchrun --nproc_per_node $N train.py --lr 1'", 2),
+])
+def test_case_in_a_string_parsed_again_is_decided(run, world):
+    [line] = lines(run + "\n")
+    assert line.world_size.value == world
+
+
+def test_eval_moves_and_ends_the_script_and_a_child_shell_does_not():
+    line = "torchrun --nproc_per_node 8 train.py --lr 1\n"
+    [found] = lines('eval "cd sub"\n' + line)
+    assert found.command.directory == "sub"
+    [found] = lines('sh -c "cd sub"\n' + line)
+    assert found.command.directory is None
+    assert lines('eval "exit 0"\n' + line) == []  # eval runs in this shell: its exit is the script's
+    assert len(lines('sh -c "exit 0"\n' + line)) == 1
+
+
+def test_eval_in_a_branch_not_decided_leaves_its_assignment_not_known():
+    line = "torchrun --nproc_per_node $N train.py --lr 1\n"
+    [found] = lines('if [ -n "$(hostname)" ]; then eval "N=2"; else N=3; fi\n' + line)
+    assert found.world_size is None or not isinstance(found.world_size.value, int)
+    [found] = lines('if [ -n "$(hostname)" ]; then eval "N=2"; else N=2; fi\n' + line)
+    assert found.world_size.value == 2
+
+
+def test_escaped_quotes_in_a_child_shells_string_keep_the_places_of_its_words():
+    """OpenRLHF's ray slurm shape: `bash -c "... --runtime-env-json='{\\"working_dir\\": ...}' -- python3 -m ..."`."""
+    text = ('srun -N 1 bash -c \\\n"pip install ray \\\n&& ray job submit --address=http://localhost:8265 \\\n'
+            '    --runtime-env-json=\'{\\"working_dir\\": \\"/w\\"}\' \\\n'
+            '    -- python3 -m pkg.train \\\n    --per_device_train_batch_size 8"\n')
+    [line] = lines(text)
+    batch = line.overrides[-1][1]
+    assert (batch.value, batch.span.line, batch.span.column) == ("8", 6, 35)
+
+
+def test_a_child_shell_expands_what_is_left_with_the_exported_variables_only():
+    """`bash -c '... $N'`: the child shell expands $N, from its environment."""
+    text = "N=4\n{export}bash -c 'torchrun --nproc_per_node $N train.py --lr 1'\n"
+    [line] = lines(text.format(export="export N\n"))
+    assert (line.world_size.value, line.world_size.span.line) == (4, 1)
+    [line] = lines(text.format(export=""))  # not exported: the child shell's N is empty
+    assert line.world_size is None or not isinstance(line.world_size.value, int)
+    [line] = lines('N=4\nbash -c "torchrun --nproc_per_node $N train.py --lr 1"\n')  # expanded before
+    assert line.world_size.value == 4
+
+
+def test_a_command_array_is_a_launch():
+    text = "CMD=(torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 4)\n{run}\n"
+    [line] = lines(text.format(run='"${CMD[@]}"'))
+    assert (line.world_size.value, overrides(line)) == (8, {"per_device_train_batch_size": "4"})
+    assert lines(text.format(run='echo "${CMD[@]}"')) == []
+
+
+@pytest.mark.parametrize("text", [
+    "cmd='eval $cmd'\neval $cmd\n",  # runs itself: parsed again a bounded number of times
+    "cmd=\"torchrun --nproc_per_node 8 train.py --run_name 'open\"\neval $cmd\n",  # a quote never closed
+    "eval\neval ''\neval $nothing\n",
+])
+def test_strings_parsed_again_end(text):
+    assert lines(text) == []
 
 
 def test_a_sourced_file_gives_the_launch_its_counts_and_command(repo):

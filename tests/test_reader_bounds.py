@@ -360,6 +360,14 @@ def test_a_long_variable_used_many_times_stops_at_the_output_bound():
     assert "expands to more than" in limit("shell", text, memory=True).message
 
 
+@pytest.mark.parametrize("run", ["eval $cmd", 'bash -c "$cmd"'])
+def test_a_string_that_runs_itself_many_times_stops_at_a_bound_at_its_command(run):
+    """`cmd='eval $cmd;eval $cmd;...'`: each text parsed again runs it again, within bounds."""
+    text = "export cmd='" + ";".join([run] * 200) + "'\n" + run + "\n"  # exported: child shells see it
+    error = limit("shell", text, memory=True)
+    assert "expands to more than" in error.message and (error.line, error.column) == (2, 1)
+
+
 @pytest.mark.parametrize("quote", ["", "'", '"'])
 def test_a_one_megabyte_shell_word_is_read_in_linear_time(quote):
     doc = document("shell", "cmd " + quote + "x" * 1_000_000 + quote + "\n")

@@ -32,7 +32,7 @@ import operator
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
@@ -97,6 +97,9 @@ class Word:
     anchored: bool = False
     # Not known, but the caller's value or else this Word's (an argument loop that may set it, or not).
     fallback: Optional["Word"] = None
+    # A word not known that a string was split into: its text with _NOT_KNOWN where a value is not
+    # known (`${SOURCE};`), as a shell that parses the string again (`eval`, `sh -c`) reads it.
+    written: Optional[str] = None
 
     @property
     def known(self) -> bool:
@@ -618,6 +621,48 @@ MAX_SOURCE_DEPTH = 4  # files sourced within files sourced
 _READ_VALUED = {"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"}  # read's options that take a value
 
 
+MAX_EVAL_DEPTH = 4  # texts parsed again (`eval "$CMD"` whose CMD runs `eval` ...) within one another
+_EVALUATED = "\x00evaluated"  # the path of the places in a text parsed again, before they are mapped back
+
+
+class _Placer:
+    """Maps the places in a text parsed again (`_Interpreter._evaluated`) back to where its
+    characters are written; a word holding a part not known (_NOT_KNOWN) becomes one not known."""
+
+    def __init__(self, path: str, starts: list, sources: list, interpreter: "_Interpreter", fallback: Span):
+        self.path, self.starts, self.sources = path, starts, sources
+        self.interpreter, self.fallback = interpreter, fallback
+
+    def span(self, span: Span, whole: bool = False) -> Span:
+        """Where the text at `span` is written: a word's as _origin places it; with `whole` (a command)
+        from the first to the last of its characters written in the text itself."""
+        if span.path != self.path:
+            return span  # written elsewhere: a variable's value, a sourced file
+        first = self.starts[span.line - 1] + span.column - 1
+        last = self.starts[span.end_line - 1] + span.end_column - 1
+        origin = [o for o in self.sources[first:max(last, first + 1)] if o is not None]
+        if whole and any(isinstance(o, int) for o in origin):
+            origin = [o for o in origin if isinstance(o, int)]
+            origin = [origin[0], origin[-1]]
+        return self.interpreter._origin(origin) if origin else self.fallback
+
+    def word(self, word):
+        if not isinstance(word, Word):
+            return word
+        value, written = word.value, word.written
+        if word.known and isinstance(value, str) and _NOT_KNOWN in value:
+            value, written = UNKNOWN, value
+        pieces = tuple(self.word(piece) for piece in word.pieces) if word.pieces is not None else None
+        return replace(word, value=value, span=self.span(word.span), raw=word.raw.replace(_NOT_KNOWN, "$"),
+                       value_span=self.span(word.value_span) if word.value_span is not None else None,
+                       pieces=pieces, written=written, fallback=self.word(word.fallback))
+
+    def command(self, command: Command) -> Command:
+        return replace(command, words=[self.word(w) for w in command.words],
+                       env={name: self.word(w) for name, w in command.env.items()},
+                       span=self.span(command.span, whole=True))
+
+
 class _Interpreter:
     def __init__(self, text: str = "", starts: Optional[list] = None):
         self.text = text
@@ -645,6 +690,7 @@ class _Interpreter:
         self.placed = False  # the directory is the script's own folder or one from it (a path as shown)
         self.level = 0  # subshells around the file or string being read (its commands count from it)
         self.current = 0  # subshells around the command being run
+        self.evaluating = 0  # texts parsed again (`eval`, `sh -c`) within one another
 
     # -- control flow --------------------------------------------------------------------
 
@@ -951,9 +997,14 @@ class _Interpreter:
         if raw_words and raw_words[0].raw == "read" and raw.heredocs:
             self._read_heredoc(raw_words, raw.heredocs[-1])
             return
-        if len(raw_words) == 2 and raw_words[0].raw == "eval" and raw_words[1].whole_string:
-            self._string(raw_words[1])  # `eval "$CMD"`: the string is read as commands
-            return
+        # `eval ...`, `time eval ...`: the words after eval are parsed again.
+        at = next((i for i, w in enumerate(raw_words) if w.raw not in _LEADING_WORDS or w.raw == "eval"), 0)
+        if at + 1 < len(raw_words) and raw_words[at].raw == "eval":
+            if self._evaluated(raw_words[at + 1:], raw.span, keep=True):
+                return
+            if len(raw_words) == at + 2 and raw_words[at + 1].whole_string:
+                self._string(raw_words[at + 1])  # `eval "$CMD"`: the string is read as commands
+                return
         if len(raw_words) == 1 and raw_words[0].raw.startswith("((") and raw_words[0].parts[0][0] == "arith":
             return  # `(( N > 8 ))`: a test, no command
         command = self.run(raw_words, raw.span)
@@ -962,8 +1013,77 @@ class _Interpreter:
         for index, word in enumerate(raw_words[:-2]):
             if _SHELLS.fullmatch(word.raw) and _COMMAND_STRING.fullmatch(raw_words[index + 1].raw) \
                     and raw_words[index + 2].whole_string:
-                self._string(raw_words[index + 2])
+                if not self._evaluated(raw_words[index + 2:index + 3], raw.span, keep=False):
+                    self._string(raw_words[index + 2])
                 break
+
+    def _evaluated(self, raw_words: list, span: Span, keep: bool) -> bool:
+        """Run the text a shell parses again: `eval ARGS` (the arguments expanded, joined by spaces;
+        `keep`: run in this shell, its assignments, exports, folder and exit stay) or `sh -c "STRING"`
+        (STRING expanded, then run by a child shell with the exported variables only). As bash does it,
+        quotes in a variable's value then count and `;`, `&&`, `|`, newlines, if/case in it are read,
+        where running `$CMD` alone only splits it at blanks. Each command's words point where their text
+        is written (the assignment holding it). False when the text has nothing known or is too deep in
+        such texts (nothing was run)."""
+        if self.evaluating >= MAX_EVAL_DEPTH or self.starts is None:
+            return False
+        chunks: list = []
+        sources: list = []
+        for word in raw_words:
+            if chunks:
+                chunks.append(" ")
+                sources.append(None)
+            part = word.parts[0] if len(word.parts) == 1 else None
+            # An unquoted `$CMD` is split into words first (a newline in it is a blank); any other word is
+            # one word, placed character by character where it can be.
+            found = None if part is not None and part[0] == "var" and not part[-1] else \
+                self._sources(word.parts, word.offset, word.offset + len(word.raw), word.span, whole=True)
+            if found is None:
+                expanded = [(w.value if w.known else _written(w), w.span) for w in self.expand(word)]
+                found = (" ".join(piece for piece, _ in expanded),
+                         [source for index, (piece, place) in enumerate(expanded)
+                          for source in ([None] if index else []) + [place] * len(piece)])
+            chunks.append(found[0])
+            sources.extend(found[1])
+        text = "".join(chunks)
+        if not text.replace(_NOT_KNOWN, "").strip() or len(text) > MAX_LENGTH:
+            return False
+        self._produce(len(text), 0, span)
+        path = f"{_EVALUATED}{self.evaluating + 1}"  # marks the places in the text, mapped back below
+        lexer = _Lexer(text, path=path)
+        try:
+            nodes = parse(lexer.commands())
+        except ParseError:  # an unterminated quote: the shell refuses the text and runs nothing
+            return True
+        saved = (self.text, self.starts, self.path, self.level, self.variables, self.exports)
+        place, dead, start = self._place(), self.dead, len(self.output)
+        if keep:
+            self.variables.begin()
+        else:  # a child shell: it sees the exported variables only (one exported in a branch: not known)
+            self.variables = Store(self._environment())
+            self.exports = Store(dict.fromkeys(self.variables, True))
+            self.inner += 1
+        self.level = self.current + (not keep)
+        self.text, self.starts, self.path = text, lexer.line_starts, path
+        self.evaluating += 1
+        try:
+            self.nodes(nodes)
+        except LimitExceeded as error:  # reported at the command that parses the text again
+            raise LimitExceeded(error.message, span.line, span.column) from None
+        finally:
+            self.text, self.starts, self.path, self.level, self.variables, self.exports = saved
+            self.evaluating -= 1
+            changed = self.variables.end(undo=False) if keep else {}
+            if not keep:  # the child's assignments, exports, folder and exit do not come back
+                self.inner -= 1
+                self._restore(place)
+                self.dead = dead
+        placer = _Placer(path, lexer.line_starts, sources, self, span)
+        for name, value in changed.items():
+            if value is not ABSENT:
+                self.variables[name] = [placer.word(w) for w in value] if isinstance(value, list) else placer.word(value)
+        self.output[start:] = [placer.command(command) for command in self.output[start:]]
+        return True
 
     def _string(self, string: _RawWord) -> None:
         """The commands of a quoted string run by a shell (`bash -c "..."`, `eval "..."`), lexed where
@@ -1188,29 +1308,55 @@ class _Interpreter:
         the parts cannot be placed (then the whole assignment is the place). `value` None: some
         variable is not known; each word it touches is one word not known (`--data-path $1`: the
         usual place of such a variable), the others as written."""
-        if value is None:
-            if any(part[0] not in ("lit", "var") for part in parts):
-                return None
-            pieces = [part[1] if part[0] == "lit" else self._spliced(part, fallback)[0] for part in parts]
-            value = "".join(_NOT_KNOWN if piece is None else piece for piece in pieces)
-            if _NOT_KNOWN not in value:
-                return None
-        if len(value.split(None, 1)) < 2 or self.starts is None:
+        if self.starts is None or (value is not None and len(value.split(None, 1)) < 2):
             return None
-        sources: list = []  # per character of the value: its offset in the text, a Span, or None (blank)
+        found = self._sources(parts, start, end, fallback)
+        if found is None:
+            return None
+        text, sources = found
+        if value is None:
+            if _NOT_KNOWN not in text:
+                return None
+            value = text
+        if len(value.split(None, 1)) < 2 or len(sources) != len(value):
+            return None
+        placed = []
+        for run in re.finditer(r"\S+", value):
+            span = self._origin(sources[run.start():run.end()])
+            text = run.group()
+            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$"), written=text) if _NOT_KNOWN in text
+                          else Word(text, span, text))
+        if not any(w.known for w in placed):
+            return None  # nothing known to keep: the value is one word not known
+        return tuple(placed)
+
+    def _sources(self, parts: list, start: int, end: int, fallback: Span, whole: bool = False) -> Optional[tuple]:
+        """(text, sources): what `parts`, written in self.text[start:end], expand to (a variable not
+        known: _NOT_KNOWN), and per character of it where it is written: an offset in the text, a Span
+        (a variable's value, or the place of each of its placed words), or None (a blank). Parts other
+        than text and variables: None, or with `whole` each one's expansion at the word's place."""
+        chunks: list = []
+        sources: list = []
         position = start
         for part in parts:
             if part[0] == "lit":
                 for run in re.finditer(r"\S+|\s+", part[1]):
                     chunk = run.group()
+                    chunks.append(chunk)
                     if chunk.isspace():
                         sources.extend([None] * len(chunk))
                         continue
                     at = self.text.find(chunk, position, end)  # written as is: escapes and `\`+newline are between words
-                    if at < 0:
-                        return None
-                    sources.extend(range(at, at + len(chunk)))
-                    position = at + len(chunk)
+                    if at >= 0:
+                        sources.extend(range(at, at + len(chunk)))
+                        position = at + len(chunk)
+                        continue
+                    for character in chunk:  # an escape inside the word (`\"`): each character where it is written
+                        at = self.text.find(character, position, end)
+                        if at < 0:
+                            return None
+                        sources.append(at)
+                        position = at + 1
             elif part[0] == "var":
                 piece, where = self._spliced(part, fallback)
                 if piece is None:
@@ -1224,25 +1370,28 @@ class _Interpreter:
                     sources.extend(spans)
                 else:
                     sources.extend([where or fallback] * len(piece))
+                chunks.append(piece)
                 reference = _REFERENCE.search(self.text, position, end)  # `${MBZ}` / `$MBZ`: past it
+                position = reference.end() if reference else position
+            elif whole:  # `$(...)`, `$((...))`, `$*`: its value, or one word not known, at its `$`
+                [expanded] = self.expand(_RawWord([part], fallback, ""), join=True)
+                piece = expanded.value if expanded.known else _NOT_KNOWN
+                chunks.append(piece)
+                reference = _REFERENCE.search(self.text, position, end)
+                sources.extend([reference.start() if reference else fallback] * len(piece))
                 position = reference.end() if reference else position
             else:
                 return None
-        if len(sources) != len(value):
-            return None
-        placed = []
-        for run in re.finditer(r"\S+", value):
-            origin = sources[run.start():run.end()]
-            spans = [o for o in origin if isinstance(o, Span)]
-            if spans:
-                span = spans[0]
-            else:
-                span = Span(*self._position(origin[0]), *self._position(origin[-1] + 1), self.path)
-            text = run.group()
-            placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$")) if _NOT_KNOWN in text else Word(text, span, text))
-        if not any(w.known for w in placed):
-            return None  # nothing known to keep: the value is one word not known
-        return tuple(placed)
+        return "".join(chunks), sources
+
+    def _origin(self, sources: list) -> Span:
+        """The place of a word from the sources of its characters (_sources): the first Span among
+        them, else the text from its first character to its last."""
+        spans = [o for o in sources if isinstance(o, Span)]
+        if spans:
+            return spans[0]
+        offsets = [o for o in sources if o is not None]
+        return Span(*self._position(offsets[0]), *self._position(offsets[-1] + 1), self.path)
 
     def _spliced(self, part: tuple, fallback: Span):
         """A variable's text inside a string being split: its value, or for a string of words some not
@@ -1250,7 +1399,7 @@ class _Interpreter:
         piece, where = self._variable(part, fallback)
         read = self.variables.get(part[1])
         if piece is None and isinstance(read, Word) and read.pieces is not None:
-            piece = " ".join(w.value if w.known else _NOT_KNOWN for w in read.pieces)
+            piece = " ".join(w.value if w.known else _written(w) for w in read.pieces)
         return piece, where
 
     def _position(self, offset: int) -> tuple:
@@ -1352,8 +1501,19 @@ class _Interpreter:
 
 # Stands for a variable's value not known while a string is split into words.
 _NOT_KNOWN = "\x00"
+# The `key=` a word not known starts with as written (`trainer.nnodes=$NNODES`, `--master_port=${PORT}`).
+WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
 
 _REFERENCE = re.compile(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
+
+
+def _written(word: Word) -> str:
+    """A word not known as a text parsed again reads it: as a string split into words wrote it, else
+    its written `key=`, if any, then _NOT_KNOWN (`--master_port=${PORT}` stays an option)."""
+    if word.written is not None:
+        return word.written
+    key = WRITTEN_KEY.match(word.raw.strip("'\""))
+    return (key.group() if key else "") + _NOT_KNOWN
 
 
 def _checked(word: Word) -> Word:
