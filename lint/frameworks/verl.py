@@ -28,9 +28,10 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..sources.hydra import framework_default
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
-from .spec import Count, Distribution, Framework, HYDRA, Launcher, OMEGACONF
+from .spec import Count, Distribution, Framework, HYDRA, HYDRA_COMPOSED, Launcher
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -50,8 +51,10 @@ LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.
 # The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
 # verl/version/version (read by verl/__init__.py).
 DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
+# Its trainers' Hydra configs (main_ppo.py `@hydra.main(config_path="config")`), in a copy of verl.
+CONFIGS = ("verl/trainer/config",)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS, distribution=DISTRIBUTION,
-                      interpolation=OMEGACONF)
+                      interpolation=HYDRA_COMPOSED, configs=CONFIGS)
 
 # The PPO trainer's key set in a copy of verl: the flattened configs verl ships since 0.5 (its
 # ppo_trainer.yaml composes others then), or before that the plain ppo_trainer.yaml itself.
@@ -198,7 +201,7 @@ def _read_ppo(root: Mapping) -> PPO:
 
 
 def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
-    world = outside.world_size or _file_world_size(doc.root)
+    world = outside.world_size or _file_world_size(doc)
     settings = _read_ppo(doc.root)
     actor = settings.actor
     plan = TrainingPlan(
@@ -377,10 +380,14 @@ def _composes_megatron(root: Mapping) -> bool:
     return any("megatron" in text for text in texts)
 
 
-def _file_world_size(root: Mapping) -> Optional[Fact]:
-    gpus = _number(root, GPUS_PER_NODE.key)  # written in the file: its default is no W of this file
+def _file_world_size(doc: Document) -> Optional[Fact]:
+    root = doc.root
+    # Written in the file (or a config of the project's it composes): the framework's default
+    # (ppo_trainer.yaml's 8, composed in) is no W of this file.
+    gpus = _number(root, GPUS_PER_NODE.key)
     nodes = _number(root, NODES.key)
-    if gpus is None or gpus.span is None or nodes is None or not (gpus.known and nodes.known):
+    if gpus is None or gpus.span is None or framework_default(doc, gpus.span) or nodes is None \
+            or not (gpus.known and nodes.known):
         return None
     if gpus.value < 1 or nodes.value < 1:
         return None

@@ -86,7 +86,10 @@ def resolve(doc: Document) -> Document:
 
 
 def _whole(doc: Document) -> bool:
-    """Whether every key the config has is in the document (no Hydra composition adds any)."""
+    """Whether every key the config has is in the document (no Hydra composition adds any, or the
+    composition is done: lint/sources/hydra.py)."""
+    if doc.composed is not None:
+        return True
     return not isinstance(doc, LaunchDocument) and "defaults" not in doc.root.items
 
 
