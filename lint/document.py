@@ -172,9 +172,10 @@ class LaunchDocument(Document):
     adapter whose entry points differ (defaults, asserts) reads which one it is."""
 
     entry: Optional[str] = None
-    # Hydra's `--config-path` (a Word) and the line's overrides as launch.py reads them, for the
-    # composition of the config the line names (sources/hydra.py).
+    # Hydra's `--config-path` and `--config-name` (Words) and the line's overrides as launch.py
+    # reads them, for the composition of the config the line names (sources/hydra.py).
     config_path: Any = None
+    config_name: Any = None
     overrides: list = field(default_factory=list)
 
 

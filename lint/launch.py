@@ -810,6 +810,7 @@ def inline_document(launch: Launch, script: str, text: str) -> Document:
     """The settings of a launch line that holds them all (its `Launcher.inline` settings)."""
     doc = LaunchDocument(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
                          launched_by=launch.framework, entry=launch.entry, config_path=launch.config_path,
+                         config_name=launch.config_name,
                          overrides=list(launch.overrides))
     if launch.config_name is not None and launch.config_name.known:
         # Hydra composes the overrides over the named primary config, as a defaults list would.

@@ -9,7 +9,7 @@ config_repository.py, config_loader_impl.py; hydra/core/default_element.py).
   depth: the launch line's `group=option` first, then the outermost config's), `/group`
   (absolute), `..` in a group path, `_here_`, a `# @package` header (absolute) when the entry
   names no package; every option's own defaults list is composed in turn, its group path the base
-  of its entries' groups (`- actor` inside actor/dp_actor.yaml is actor/actor.yaml).
+  of its entries' groups (`- base` inside model/large.yaml is model/base.yaml).
 - `_self_` places the config's own values: where it stands, or last when the list leaves it out
   (so a config's own values win over its defaults, unless `_self_` comes first).
 - Each config is placed at its package and merged into what came before: mappings key by key, any
@@ -19,8 +19,8 @@ config_repository.py, config_loader_impl.py; hydra/core/default_element.py).
   program's `@hydra.main(config_path=...)`), then the primary config's `hydra.searchpath`
   (`file://dir`, relative to the folder the job runs in: the config's folder or one above it
   inside the project; `pkg://a.b`: the folder a/b inside the project), then the framework's own
-  config folder in the copy of it the project holds (verl/trainer/config: a config naming
-  `ppo_trainer` is composed over it).
+  config folder in the copy of it the project holds (spec.Framework.configs: a config naming the
+  trainer's config is composed over it).
 - A launch line's overrides come last: `group=option` picks options, `key=value` and
   `+key=value` set values over the composed config.
 
@@ -57,6 +57,7 @@ class Composition:
     configs: tuple
     framework: frozenset
     named_at: Optional[Span]
+    launched: bool = False  # composed for a launch line (named_at: the line)
 
 
 class _NotComposed(Exception):
@@ -94,6 +95,18 @@ def framework_default(doc: Document, span: Optional[Span]) -> bool:
     return composed is not None and span is not None and span.path in composed.framework
 
 
+def note(doc: Document, span: Optional[Span]) -> tuple:
+    """((message, Span),) for a finding at a value a composed config wrote: the composing file's
+    `defaults:` list (a launch line's settings: the line) that brought it in; () otherwise."""
+    composed = doc.composed
+    if composed is None or span is None or span.path is None or span.path not in composed.configs:
+        return ()
+    if composed.named_at is None:
+        return ()
+    how = "by this launch line" if composed.launched else f"by the `defaults:` list of {os.path.basename(doc.path)}"
+    return ((f"`{span.path}` is composed in {how}", composed.named_at),)
+
+
 # -- the primary config ------------------------------------------------------------------------
 
 
@@ -125,9 +138,11 @@ def _launched(doc: LaunchDocument, home: tuple, distribution) -> Document:
         if written.startswith("pkg://"):
             return doc
         folder = written if os.path.isabs(written) else os.path.normpath(os.path.join(os.path.dirname(copy), written))
-    named = doc.root.items.get("defaults")
-    if isinstance(named, Sequence) and named.items and isinstance(named.items[0], Scalar):
-        name = str(named.items[0].value)
+    named = getattr(doc, "config_name", None)
+    if named is not None:
+        if not named.known:
+            return doc  # `--config-name "$NAME"`: which config is not known here
+        name = str(named.value)
     if not name:
         return doc
     name = name[:-5] if name.endswith(".yaml") else name
@@ -145,7 +160,7 @@ def _launched(doc: LaunchDocument, home: tuple, distribution) -> Document:
 
     carrier = replace(doc, root=merged)
     apply_overrides(carrier, settings, script=None)
-    return _composed(doc, carrier.root, composer, None)
+    return _composed(doc, carrier.root, composer, doc.root.span, launched=True)
 
 
 def _overrides(doc: LaunchDocument, search: "_Search") -> tuple:
@@ -164,10 +179,11 @@ def _overrides(doc: LaunchDocument, search: "_Search") -> tuple:
     return choices, settings
 
 
-def _composed(doc: Document, merged: Mapping, composer: "_Composer", named_at: Optional[Span]) -> Document:
+def _composed(doc: Document, merged: Mapping, composer: "_Composer", named_at: Optional[Span],
+              launched: bool = False) -> Document:
     merged.items.pop("hydra", None)  # Hydra's own node: the program's config does not hold it
     merged.key_spans.pop("hydra", None)
-    composition = Composition(tuple(composer.order), frozenset(composer.framework), named_at)
+    composition = Composition(tuple(composer.order), frozenset(composer.framework), named_at, launched)
     return replace(doc, root=merged, composed=composition)
 
 
