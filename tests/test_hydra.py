@@ -89,7 +89,7 @@ enable: null
 
 
 def project(tmp_path, files: dict) -> str:
-    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / ".git").mkdir(parents=True, exist_ok=True)
     for name, text in {**VERL_COPY, **files}.items():
         write(tmp_path, name, text)
     return str(tmp_path)
@@ -284,3 +284,83 @@ def test_a_launch_line_of_an_installed_verl_is_not_composed(tmp_path):
     assert "BL142" in [c for c, _, _ in codes(lint(tmp_path, "run.sh"))]
     out = run("explain", str(tmp_path / "run.sh")).output
     assert "ulysses_sequence_parallel_size: framework default" in out and ".yaml:" not in out
+
+
+def test_bounds_and_odd_lists_are_notices_never_crashes(tmp_path):
+    from batchlint.limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
+
+    files = {f"conf/many/c{i}.yaml": f"k{i}: {i}\n" for i in range(MAX_COMPOSED_CONFIGS + 1)}
+    files["conf/wide.yaml"] = "defaults:\n" + "".join(f"  - many/c{i}\n" for i in range(MAX_COMPOSED_CONFIGS + 1))
+    files["conf/fits.yaml"] = "defaults:\n" + "".join(f"  - many/c{i}\n" for i in range(8))
+    depth = MAX_COMPOSE_DEPTH + 2
+    files.update({f"conf/d{i}.yaml": f"defaults:\n  - d{i + 1}\nv{i}: 1\n" for i in range(depth)})
+    files[f"conf/d{depth}.yaml"] = "end: 1\n"
+    files["conf/shallow.yaml"] = "defaults:\n  - d" + str(depth - 3) + "\n"
+    odd = {
+        "ints.yaml": "defaults:\n  - 1\n  - [a]\n",
+        "two_keys.yaml": "defaults:\n  - {a: x, b: y}\n",
+        "keyword.yaml": "defaults:\n  - sometimes a: x\n",
+        "nested_value.yaml": "defaults:\n  - a: {x: 1}\n",
+        "late_override.yaml": "defaults:\n  - override a: x\n  - b\n",
+        "legacy.yaml": "defaults:\n  - a@_group_: x\n",
+    }
+    files.update({f"conf/{name}": text for name, text in odd.items()})
+    project(tmp_path, files)
+    for name in ["wide.yaml", "d0.yaml"] + list(odd):
+        doc, notices = composed(tmp_path, f"conf/{name}")
+        assert doc.composed is None and len(notices) == 1, (name, notices)
+    doc, notices = composed(tmp_path, "conf/fits.yaml")
+    assert notices == [] and doc.get("many", "k7").value == 7  # `- many/c7`: at package `many`
+    assert doc.get("many", "k7").span.path.endswith("conf/many/c7.yaml")
+    doc, notices = composed(tmp_path, "conf/shallow.yaml")
+    assert notices == [] and doc.get("end").value == 1
+
+
+def test_a_searchpath_is_seen_from_the_folder_the_job_runs_in(tmp_path):
+    # `file://../../verl/trainer/config`, as verl's examples/split_placement writes it: relative to the
+    # folder the job runs in, the config's folder here; `file://verl/...`: the project's root.
+    near = EXPERIMENT.replace("file://verl/trainer/config", "file://../../../verl/trainer/config")
+    project(tmp_path, {"examples/a/config/near.yaml": near, "examples/a/config/far.yaml": EXPERIMENT})
+    for name in ("near.yaml", "far.yaml"):
+        doc, notices = composed(tmp_path, f"examples/a/config/{name}")
+        assert notices == [] and doc.get("actor_rollout_ref", "actor", "ppo_mini_batch_size").value == 256
+    # Without a copy of verl in the project, a config naming the trainer's is left alone.
+    other = tmp_path / "other"
+    (other / ".git").mkdir(parents=True)
+    write(other, "examples/b/config/plain.yaml", EXPERIMENT.replace(
+        "hydra:\n  searchpath:\n    - file://verl/trainer/config\n\n", ""))
+    doc, notices = composed(other, "examples/b/config/plain.yaml")
+    assert doc.composed is None and "`ppo_trainer` is not found" in notices[0]
+
+
+EARLY_WORKERS = """\
+class ActorRolloutRefWorker:
+    def __init__(self, config):
+        self.config = config
+        self.config.actor.ppo_mini_batch_size //= (self.device_mesh.shape[0] // self.ulysses_sequence_parallel_size)
+        self.config.actor.ppo_micro_batch_size //= (self.device_mesh.shape[0] //
+                                                    self.ulysses_sequence_parallel_size)
+        self.config.actor.ppo_mini_batch_size *= self.config.rollout.n
+        self.config.actor.ppo_micro_batch_size *= self.config.rollout.n
+"""
+LATER_WORKERS = EARLY_WORKERS.replace("        self.config.actor.ppo_micro_batch_size *= self.config.rollout.n\n", "")
+
+GRPO_LINE = """\
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size=128 \\
+    actor_rollout_ref.rollout.n=5 \\
+    trainer.n_gpus_per_node=8
+"""
+
+
+def test_a_vendored_early_verl_that_scales_the_micro_batch_by_n_is_counted_so(tmp_path):
+    # TinyZero-style forks: their copy's workers multiply the deprecated micro batch by rollout.n.
+    for workers, micro, steps in ((EARLY_WORKERS, "80", "2"), (LATER_WORKERS, "16", "10")):
+        folder = tmp_path / str(steps)
+        project(folder, {"verl/workers/fsdp_workers.py": workers, "run.sh": GRPO_LINE})
+        out = run("explain", str(folder / "run.sh")).output
+        rows = {line.split("  ")[1].strip(): line.split() for line in out.splitlines() if line.startswith("  ")}
+        assert rows["micro batch (per GPU)"][4] == micro, out  # 128 // 8 (x 5)
+        assert rows["gradient accumulation"][2] == steps, out  # 256 x 5 / 8 / micro

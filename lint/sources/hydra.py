@@ -403,20 +403,12 @@ class _Composer:
             raise _NotComposed(f"it composes more than {MAX_COMPOSED_CONFIGS} configs")
         self.reads += 1
         try:
-            text = project.read_bytes(path).decode("utf-8-sig")
+            data = project.read_bytes(path)  # read (and recorded) each time; parsed once per content
+            text = data.decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise _NotComposed(f"config `{config_path}` cannot be read ({getattr(exc, 'strerror', None) or exc})") \
                 from None
-        from . import read
-        from .inheritance import marked
-
-        try:
-            root = read(shown, text, "yaml").root
-        except (ParseError, LimitExceeded) as exc:
-            raise _NotComposed(f"config `{config_path}` is not read: line {exc.line}: {exc.message}") from None
-        if not isinstance(root, Mapping):
-            raise _NotComposed(f"config `{config_path}` is not a mapping")
-        root = marked(root, shown)  # each value keeps the file it is written in
+        root = _parsed(shown, text, config_path)
         if self.search.is_framework(path):
             self.framework.add(shown)
         self.texts[real] = (root, text)
@@ -522,6 +514,31 @@ class _Composer:
             return self.tree(root, None, group_path, package, shown, depth + 1)
         finally:
             self.stack.pop()
+
+
+_PARSED: dict = {}  # (display path, text) -> root: the trainer's configs are composed by many files
+_MAX_PARSED = 256
+
+
+def _parsed(shown: str, text: str, config_path: str) -> Mapping:
+    """The config's values, each span marked as written in `shown`; shared between compositions,
+    never changed (merging makes its own containers)."""
+    key = (shown, text)
+    root = _PARSED.get(key)
+    if root is not None:
+        return root
+    from . import read
+    from .inheritance import marked
+
+    try:
+        root = read(shown, text, "yaml").root
+    except (ParseError, LimitExceeded) as exc:
+        raise _NotComposed(f"config `{config_path}` is not read: line {exc.line}: {exc.message}") from None
+    root = marked(root, shown)  # each value keeps the file it is written in
+    if len(_PARSED) >= _MAX_PARSED:
+        _PARSED.clear()
+    _PARSED[key] = root
+    return root
 
 
 # -- merging -------------------------------------------------------------------------------------
