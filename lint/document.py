@@ -158,6 +158,9 @@ class Document:
     # OmegaConf interpolations resolved (sources/omegaconf.py Resolution: the document as written,
     # the values read through them); None: the tree is as written.
     resolved: Any = None
+    # Hydra composition (sources/hydra.py Composition: the configs its `defaults:` list composed);
+    # None: the tree is the file's alone.
+    composed: Any = None
 
     def get(self, *path: str) -> Optional[Node]:
         return self.root.get(*path)
@@ -169,6 +172,11 @@ class LaunchDocument(Document):
     adapter whose entry points differ (defaults, asserts) reads which one it is."""
 
     entry: Optional[str] = None
+    # Hydra's `--config-path` and `--config-name` (Words) and the line's overrides as launch.py
+    # reads them, for the composition of the config the line names (sources/hydra.py).
+    config_path: Any = None
+    config_name: Any = None
+    overrides: list = field(default_factory=list)
 
 
 class ParseError(Exception):

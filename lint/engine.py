@@ -370,6 +370,8 @@ class _Checker:
                     found += tuple(dict.fromkeys(Related(message, span) for at in spans
                                                  for message, span in routes.get(at, ())
                                                  if Related(message, span) not in found))
+                if plan.document.composed is not None:  # a value a config composed in wrote: where it was
+                    found += tuple(Related(message, span) for message, span in _composed_note(plan.document, finding.span))
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
                                 for r in found) + note
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
@@ -687,6 +689,12 @@ def _routes(plan) -> dict:
     from .sources.omegaconf import notes
 
     return notes(plan.document.resolved, plan.facts())
+
+
+def _composed_note(document, span) -> tuple:
+    from .sources.hydra import note
+
+    return note(document, span)
 
 
 def _launch():

@@ -64,6 +64,7 @@ class Launch:
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
     framework: Optional[str] = None  # the framework the inline settings belong to, when they are a whole config
     config_name: Optional[Word] = None  # Hydra's --config-name: the primary config the overrides apply to
+    config_path: Optional[Word] = None  # Hydra's --config-path: the folder it is in
     # The entry point that matched: a module (`python -m x.y`, `deepspeed --module x.y`) or a script as
     # written; None for a command (`swift sft`) or a program no entry point reads.
     entry: Optional[str] = None
@@ -124,6 +125,7 @@ _PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
 _MODULE_FLAGS = ("-m", "--module")  # the program of a generic launcher is a module, not a script
 _HYDRA_META = {("config-name",), ("config-path",), ("cn",), ("cp",)}
 _HYDRA_NAME = {("config-name",), ("cn",)}
+_HYDRA_PATH = {("config-path",), ("cp",)}
 _ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -413,6 +415,8 @@ def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) 
         launch.overrides = [flag for flag in flags if flag[0] not in _HYDRA_META]
         named = [value for keys, value, _ in flags if keys in _HYDRA_NAME]
         launch.config_name = named[-1] if named else None
+        folders = [value for keys, value, _ in flags if keys in _HYDRA_PATH]
+        launch.config_path = folders[-1] if folders else None
     elif spec.config_files:
         launch.configs, launch.overrides, launch.linked = _configs_and_overrides(args, spec)
     else:
@@ -836,7 +840,9 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
 def inline_document(launch: Launch, script: str, text: str) -> Document:
     """The settings of a launch line that holds them all (its `Launcher.inline` settings)."""
     doc = LaunchDocument(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
-                         launched_by=launch.framework, entry=launch.entry)
+                         launched_by=launch.framework, entry=launch.entry, config_path=launch.config_path,
+                         config_name=launch.config_name,
+                         overrides=list(launch.overrides))
     if launch.config_name is not None and launch.config_name.known:
         # Hydra composes the overrides over the named primary config, as a defaults list would.
         name = Scalar(launch.config_name.value, launch.config_name.span)

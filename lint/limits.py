@@ -44,3 +44,7 @@ MAX_SHELL_BRANCHES = 20_000
 # counted (a base two others share is read twice), and how deep bases may nest. Real chains are 1-3 deep.
 MAX_BASE_FILES = 32
 MAX_BASE_DEPTH = 8
+# Hydra composition (`defaults:` lists): configs read for one composition (verl's PPO trainer
+# composes about 25) and how deep defaults lists nest (real ones: 3).
+MAX_COMPOSED_CONFIGS = 128
+MAX_COMPOSE_DEPTH = 16

@@ -123,24 +123,37 @@ def config_keys(path: str) -> frozenset:
     return frozenset(keys)
 
 
-def hydra_keys(script: str, entry: Optional[str], config_name: Optional[str]) -> frozenset:
-    """The keys of the Hydra config the project's own copy of `entry` reads
-    (`@hydra.main(config_path="config", config_name="ppo_trainer")`, or the
-    line's --config-name); empty when the line runs no copy of the project's."""
+def hydra_main(script: str, entry: Optional[str]) -> Optional[tuple]:
+    """(the program's file, its config folder, its config name or "") of the project's own copy of
+    the module a line runs, from its `@hydra.main(config_path=..., config_name=...)`; None when the
+    line runs no copy of the project's or it declares no config folder."""
     copy = own_copy(script, entry)
     if copy is None:
-        return frozenset()
+        return None
     try:
         text = project.read_bytes(copy, limit=1 << 20).decode("utf-8", "replace")
     except OSError:
         reads.record(copy)
-        return frozenset()
+        return None
     main = _HYDRA_MAIN.search(text)
     if main is None:
-        return frozenset()
+        return None
     path = re.search(_ARGUMENT.format("config_path"), main.group(1))
-    name = config_name or (lambda m: m.group(1) if m else None)(re.search(_ARGUMENT.format("config_name"), main.group(1)))
-    if path is None or name is None:
+    name = re.search(_ARGUMENT.format("config_name"), main.group(1))
+    if path is None:
+        return None
+    return copy, os.path.normpath(os.path.join(os.path.dirname(copy), path.group(1))), name.group(1) if name else ""
+
+
+def hydra_keys(script: str, entry: Optional[str], config_name: Optional[str]) -> frozenset:
+    """The keys of the Hydra config the project's own copy of `entry` reads
+    (`@hydra.main(config_path="config", config_name="ppo_trainer")`, or the
+    line's --config-name); empty when the line runs no copy of the project's."""
+    main = hydra_main(script, entry)
+    if main is None:
         return frozenset()
-    folder = os.path.normpath(os.path.join(os.path.dirname(copy), path.group(1)))
+    _, folder, written = main
+    name = config_name or written
+    if not name:
+        return frozenset()
     return config_keys(os.path.join(folder, name if name.endswith(".yaml") else name + ".yaml"))

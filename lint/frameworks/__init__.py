@@ -45,19 +45,23 @@ def _framework(module_name: str) -> Optional[Framework]:
     if not framework.plan:
         framework = dataclasses.replace(framework, plan=module.plan)
     if framework.interpolation:
-        framework = dataclasses.replace(framework, plan=_resolving(framework.plan))
+        framework = dataclasses.replace(framework, plan=_resolving(framework))
     return framework
 
 
-def _resolving(plan):
-    """The adapter `plan`, reading the document with its interpolations resolved (spec.OMEGACONF,
-    the only kind there is)."""
+def _resolving(framework: Framework):
+    """The adapter `plan`, reading the document with its interpolations resolved (spec.OMEGACONF),
+    composed first for a Hydra app (spec.HYDRA_COMPOSED)."""
     from ..sources.omegaconf import resolve
+    from .spec import HYDRA_COMPOSED
 
-    def resolved_plan(doc, outside):
-        return plan(resolve(doc), outside)
+    plan = framework.plan
+    if framework.interpolation != HYDRA_COMPOSED:
+        return lambda doc, outside: plan(resolve(doc), outside)
+    from ..sources.hydra import compose
 
-    return resolved_plan
+    home, distribution = framework.configs, framework.distribution
+    return lambda doc, outside: plan(resolve(compose(doc, home, distribution)), outside)
 
 
 @functools.lru_cache(maxsize=None)

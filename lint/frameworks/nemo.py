@@ -27,7 +27,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, flag
-from .spec import OMEGACONF, Framework
+from .spec import HYDRA_COMPOSED, Framework
 
 NAME = "nemo"
 FORMATS = ("yaml",)
@@ -35,7 +35,7 @@ FORMATS = ("yaml",)
 MARKERS = (b"tensor_model_parallel_size", b"global_batch_size", b"micro_batch_size", b"pipeline_model_parallel_size",
            b"train_ds")
 
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80, interpolation=OMEGACONF)
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80, interpolation=HYDRA_COMPOSED)
 
 # MegatronBaseModel._validate_and_override_config logs it at info level and turns it off
 # (nemo/collections/nlp/models/language_modeling/megatron_base_model.py:1019-1025 @ 8cfedd7;

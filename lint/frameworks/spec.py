@@ -32,7 +32,7 @@ from typing import Callable, Optional
 
 from ..versions import Distribution
 
-__all__ = ["ASSIGN", "FLAGS", "HYDRA", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
@@ -41,6 +41,8 @@ HYDRA = "hydra"  # a.b=value, +a.b=value, ~a.b; --config-name / cn= names the pr
 
 # How a framework's YAML values refer to each other (Framework.interpolation).
 OMEGACONF = "omegaconf"  # `${a.b}`, `${..x}`, `${oc.select:...}`, `${oc.env:...}`: lint/sources/omegaconf.py
+# A Hydra app's: composed from its `defaults:` lists first (lint/sources/hydra.py), then OMEGACONF.
+HYDRA_COMPOSED = "hydra"
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,11 @@ class Framework:
     task: its job files, which launch training rather than configure it (a TaskFile).
     interpolation: how its configs' values refer to each other (OMEGACONF: the program reads its
         YAML through OmegaConf), resolved before `plan` reads the document (with a launch
-        line's overrides applied, as OmegaConf resolves at access); "": values are as written.
+        line's overrides applied, as OmegaConf resolves at access); HYDRA_COMPOSED: composed from
+        their `defaults:` lists first (a launch line's settings over the config it names);
+        "": values are as written.
+    configs: the framework's own Hydra config folders, relative to the folder holding a copy of
+        it (verl/trainer/config), searched last for a config a `defaults:` list names.
     hands: for a launcher's own config file this framework reads (Launcher.config_file), what it
         gives the program the launch runs: `hands(plan, options) -> dict` of Outside fields, the
         plan the adapter's of that file, `options` the launcher's own ({option: Word}).
@@ -279,3 +285,4 @@ class Framework:
     task: Optional[TaskFile] = None
     interpolation: str = ""
     hands: Optional[Callable] = None
+    configs: tuple = ()

@@ -3,12 +3,17 @@
 FSDP SFT trainer (`sft_trainer.yaml`).
 
 A verl file is usually partial: Hydra composes it over the trainer's defaults
-and shell scripts override it again. A fact is what the file writes, else
-verl's own default (`DEFAULTS`, read in verl/trainer/config @ b178a3c). Hydra
-reads it through OmegaConf: its interpolations (`${data.train_batch_size}`,
+and shell scripts override it again. Its `defaults:` list is composed as Hydra
+composes it (lint/sources/hydra.py) from the project's configs and the trainer's
+config folder of the copy of verl the project holds (CONFIGS), and a launch line's
+settings over the config it names (`--config-name`, else main_ppo.py's
+ppo_trainer), each value keeping its file and line. A fact is what the composed
+config writes, else verl's own default (`DEFAULTS`, read in verl/trainer/config
+@ b178a3c: a config composed over an installed verl). Hydra reads it through
+OmegaConf: its interpolations (`${data.train_batch_size}`,
 `${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}`) are followed, after
 the launch line's overrides (lint/sources/omegaconf.py); one to a key the file does
-not write, when a `defaults:` list composes it, stays unknown.
+not write, when its `defaults:` list is not composed, stays unknown.
 
 World size: the PPO trainer's resource pool is trainer.n_gpus_per_node x
 trainer.nnodes (verl/trainer/main_ppo.py `init_resource_pool_mgr`), so a file
@@ -24,13 +29,15 @@ global batch for BL103.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..sources.hydra import framework_default
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
-from .spec import Count, Distribution, Framework, HYDRA, Launcher, OMEGACONF
+from .spec import Count, Distribution, Framework, HYDRA, HYDRA_COMPOSED, Launcher
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -50,8 +57,10 @@ LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.
 # The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
 # verl/version/version (read by verl/__init__.py).
 DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
+# Its trainers' Hydra configs (main_ppo.py `@hydra.main(config_path="config")`), in a copy of verl.
+CONFIGS = ("verl/trainer/config",)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS, distribution=DISTRIBUTION,
-                      interpolation=OMEGACONF)
+                      interpolation=HYDRA_COMPOSED, configs=CONFIGS)
 
 # The PPO trainer's key set in a copy of verl: the flattened configs verl ships since 0.5 (its
 # ppo_trainer.yaml composes others then), or before that the plain ppo_trainer.yaml itself.
@@ -198,7 +207,7 @@ def _read_ppo(root: Mapping) -> PPO:
 
 
 def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
-    world = outside.world_size or _file_world_size(doc.root)
+    world = outside.world_size or _file_world_size(doc)
     settings = _read_ppo(doc.root)
     actor = settings.actor
     plan = TrainingPlan(
@@ -219,7 +228,7 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
     if actor.micro is None:
-        micro = _micro_from_deprecated(settings, plan.data_parallel)
+        micro = _micro_from_deprecated(settings, plan.data_parallel, _scales_micro_by_n(doc.path, actor.strategy))
         if micro is not None:
             plan.micro_batch = micro
             actor = replace(actor, micro=micro)
@@ -234,14 +243,40 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     return plan
 
 
-def _micro_from_deprecated(settings: PPO, dp: Optional[Fact]) -> Optional[Fact]:
+def _micro_from_deprecated(settings: PPO, dp: Optional[Fact], times_n: bool = False) -> Optional[Fact]:
     """The deprecated global actor.ppo_micro_batch_size, which the workers turn into the per-GPU
-    one by floor division over dp (fsdp_workers.py:248-252, megatron_workers.py:356-359 @ b178a3c)."""
+    one by floor division over dp (fsdp_workers.py:248-252, megatron_workers.py:356-359 @ b178a3c);
+    `times_n`: a copy of verl whose workers then multiply it by rollout.n (a micro batch of prompts,
+    as the forks vendoring an early verl count it: TinyZero's verl/workers/fsdp_workers.py:98-101)."""
     written = settings.micro_batch_keys[0].deprecated if settings.micro_batch_keys else None
     if written is None or not written.positive or dp is None or not dp.positive or written.value < dp.value:
         return None
+    n = settings.actor.rollout_n
+    if times_n:
+        if n is None or not n.positive:
+            return None
+        return Fact(written.value // dp.value * n.value, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
+                    detail=f"{written.key} {written.value} // dp {dp.value} x {n.describe()}")
     return Fact(written.value // dp.value, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
                 detail=f"{written.key} {written.value} // dp {dp.value}")
+
+
+# The workers of an early verl scale the deprecated micro batch by rollout.n after dividing it by dp.
+_MICRO_TIMES_N = re.compile(rb"ppo_micro_batch_size\s*\*=\s*self\.config\.rollout\.n\b")
+_WORKERS = {"megatron": "verl/workers/megatron_workers.py"}
+
+
+def _scales_micro_by_n(path: str, strategy: Optional[str]) -> bool:
+    """Whether the copy of verl the project holds (the one its jobs run) multiplies the deprecated
+    actor micro batch by rollout.n, read in its own workers' source (the release's version file
+    does not tell: copies saying 0.1 differ)."""
+    from .. import versions
+
+    found = versions.release(DISTRIBUTION, path)
+    if found is None or found.copy is None:
+        return False
+    source = versions.copy_reader(found.copy)(_WORKERS.get(strategy, "verl/workers/fsdp_workers.py"))
+    return source is not None and _MICRO_TIMES_N.search(source.encode()) is not None
 
 
 def dynamic_step_batch(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
@@ -377,10 +412,14 @@ def _composes_megatron(root: Mapping) -> bool:
     return any("megatron" in text for text in texts)
 
 
-def _file_world_size(root: Mapping) -> Optional[Fact]:
-    gpus = _number(root, GPUS_PER_NODE.key)  # written in the file: its default is no W of this file
+def _file_world_size(doc: Document) -> Optional[Fact]:
+    root = doc.root
+    # Written in the file (or a config of the project's it composes): the framework's default
+    # (ppo_trainer.yaml's 8, composed in) is no W of this file.
+    gpus = _number(root, GPUS_PER_NODE.key)
     nodes = _number(root, NODES.key)
-    if gpus is None or gpus.span is None or nodes is None or not (gpus.known and nodes.known):
+    if gpus is None or gpus.span is None or framework_default(doc, gpus.span) or nodes is None \
+            or not (gpus.known and nodes.known):
         return None
     if gpus.value < 1 or nodes.value < 1:
         return None

@@ -21,8 +21,10 @@ OmegaConfGrammarParser.g4, grammar_visitor.py, base.py, resolvers/oc/__init__.py
 Anything else is Unknown, never an error: a resolver the program registers (Hydra's `${hydra:...}`,
 NeMo's `${multiply:...}`), a cycle, an interpolation to its own container, a key that is not
 there, text the grammar refuses. A file with a Hydra `defaults:` list, and a launch line's own
-settings, are composed with other configs: a key they do not write may come from those, so an
-interpolation to it, and an oc.select default standing for it, is unknown.
+settings, are composed with other configs (lint/sources/hydra.py, before this runs): once composed
+the document holds every key; where the composition is not followed, a key they do not write may
+come from those configs, so an interpolation to it, and an oc.select default standing for it, is
+unknown.
 
 A value read through an interpolation is an `Interpolated` scalar that keeps the span where the
 value is written and that key's path as its `origin` (facts name it, as a Python value is named by
@@ -86,7 +88,10 @@ def resolve(doc: Document) -> Document:
 
 
 def _whole(doc: Document) -> bool:
-    """Whether every key the config has is in the document (no Hydra composition adds any)."""
+    """Whether every key the config has is in the document (no Hydra composition adds any, or the
+    composition is done: lint/sources/hydra.py)."""
+    if doc.composed is not None:
+        return True
     return not isinstance(doc, LaunchDocument) and "defaults" not in doc.root.items
 
 
