@@ -2,6 +2,7 @@
 builds the hook's environment from .pre-commit-hooks.yaml and runs it on a
 temporary git repository with a flawed config, then with the fixed one."""
 
+import json
 import os
 import re
 import shutil
@@ -137,3 +138,24 @@ def test_the_readme_snippet_installs_the_hook_at_a_tag_and_runs_it(tagged_clone,
     _git(project, "add", "-A")
     fixed = run()
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+def test_the_readme_git_url_install_at_a_tag(tagged_clone, tmp_path):
+    """`pip install "git+<url>@<tag-or-commit>"` as the README writes it, the URL a
+    file:// one of the tagged clone (offline: no index, setuptools from virtualenv's wheels)."""
+    from test_action import wheelhouse
+
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        [requirement] = re.findall(r'pip install "(git\+https://github\.com/<you>/batchlint@<tag-or-commit>)"',
+                                   handle.read())
+    requirement = requirement.replace("https://github.com/<you>/batchlint", f"file://{tagged_clone}")
+    requirement = requirement.replace("<tag-or-commit>", "v0.1.0-test")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
+    env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, PIP_FIND_LINKS=wheelhouse())
+    target = tmp_path / "site"
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                                requirement], env=env, capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    assert (target / "batchlint" / "rules" / "__init__.py").is_file()
+    [record] = (target).glob("batchlint-*.dist-info/direct_url.json")
+    assert json.loads(record.read_text())["vcs_info"]["requested_revision"] == "v0.1.0-test"
