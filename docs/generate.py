@@ -6,7 +6,7 @@ framework's adapter fills, observed by linting every example: lint/applies.py) a
 lint/frameworks/_index.py (each rule module's code, frameworks and needs, and each adapter module's
 formats, so a lint imports only the rules and adapters it uses).
 
-    python docs/generate.py          # rewrite all four
+    python docs/generate.py          # rewrite every one that is stale
     python docs/generate.py --check  # exit 1 if one is stale (tests/test_docs.py)
 """
 
