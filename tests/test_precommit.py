@@ -2,7 +2,9 @@
 builds the hook's environment from .pre-commit-hooks.yaml and runs it on a
 temporary git repository with a flawed config, then with the fixed one."""
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,3 +70,92 @@ def test_hook_fails_on_flawed_config_and_passes_once_fixed(project, tmp_path_fac
     fixed = _try_repo(project, home)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "BL101" not in fixed.stdout
+
+
+# -- the README's snippet, as written, against a tag of a clone ---------------------------------
+
+SOURCE_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "lint", "rules")
+
+
+def readme_snippet() -> str:
+    """The README's .pre-commit-config.yaml block."""
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "id: batchlint" in b and "rev:" in b]
+    return block
+
+
+@pytest.fixture(scope="module")
+def tagged_clone(tmp_path_factory):
+    """This checkout's files as a git repository of their own, tagged v0.1.0-test: what a user's
+    fork or mirror is to pre-commit (it needs no push: pre-commit clones a local path too)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    pytest.importorskip("pre_commit")
+    folder = tmp_path_factory.mktemp("batchlint-clone")
+    for name in SOURCE_FILES:
+        source = os.path.join(REPO, name)
+        if os.path.isdir(source):
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, folder / name)
+    _git(folder, "init", "-q")
+    _git(folder, "add", "-A")
+    _git(folder, "-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "-qm", "batchlint")
+    _git(folder, "tag", "v0.1.0-test")
+    return folder
+
+
+def test_the_readme_snippet_installs_the_hook_at_a_tag_and_runs_it(tagged_clone, tmp_path):
+    """The snippet with only its two placeholders filled in (the clone's path, its tag). Offline:
+    pip gets no index; batchlint's dependencies come from this suite's environment and setuptools
+    from virtualenv's embedded wheels (tests/test_action.py)."""
+    from test_action import offline_site, wheelhouse
+
+    snippet = readme_snippet()
+    assert "https://github.com/<you>/batchlint" in snippet and "<tag-or-commit>" in snippet
+    config = snippet.replace("https://github.com/<you>/batchlint", str(tagged_clone)).replace("<tag-or-commit>", "v0.1.0-test")
+    project = tmp_path / "training-repo"
+    (project / "configs").mkdir(parents=True)
+    _git(project, "init", "-q")
+    (project / ".pre-commit-config.yaml").write_text(config)
+    (project / "configs" / "sft_sp4.py").write_text(FLAWED)
+    _git(project, "add", "-A")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never", PIP_NO_INDEX="1",
+               PIP_CONFIG_FILE=os.devnull, PIP_FIND_LINKS=wheelhouse(), PYTHONPATH=offline_site(tmp_path / "site"))
+
+    def run():
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    flawed = run()
+    output = flawed.stdout + flawed.stderr
+    assert flawed.returncode == 1, output
+    assert "configs/sft_sp4.py:3:23: BL101 [warning]" in output, output
+
+    (project / "configs" / "sft_sp4.py").write_text(FIXED)
+    _git(project, "add", "-A")
+    fixed = run()
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+
+
+def test_the_readme_git_url_install_at_a_tag(tagged_clone, tmp_path):
+    """`pip install "git+<url>@<tag-or-commit>"` as the README writes it, the URL a
+    file:// one of the tagged clone (offline: no index, setuptools from virtualenv's wheels)."""
+    from test_action import wheelhouse
+
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
+        [requirement] = re.findall(r'pip install "(git\+https://github\.com/<you>/batchlint@<tag-or-commit>)"',
+                                   handle.read())
+    requirement = requirement.replace("https://github.com/<you>/batchlint", f"file://{tagged_clone}")
+    requirement = requirement.replace("<tag-or-commit>", "v0.1.0-test")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
+    env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull, PIP_FIND_LINKS=wheelhouse())
+    target = tmp_path / "site"
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                                requirement], env=env, capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    assert (target / "batchlint" / "rules" / "__init__.py").is_file()
+    [record] = (target).glob("batchlint-*.dist-info/direct_url.json")
+    assert json.loads(record.read_text())["vcs_info"]["requested_revision"] == "v0.1.0-test"
