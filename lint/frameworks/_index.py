@@ -112,7 +112,7 @@ ADAPTERS = {
     'torchtitan_registry': (28724, None, (), 0, ()),
     'torchtune': (16027, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (12844, None, (), 0, ()),
-    'verl': (26010, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
+    'verl': (26421, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (53166, None, (), 0, ()),
     'xtuner': (20385, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts', b'_base_', b'read_base')),
     'xtuner_v1': (5392, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),

@@ -29,6 +29,8 @@ global batch for BL103.
 
 from __future__ import annotations
 
+import functools
+
 import re
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -72,10 +74,6 @@ def keys_from_source(read) -> Optional[frozenset]:
     """Every dotted key of the PPO trainer config of a verl source tree; `read(relative path)`
     gives a file's text or None. None when the tree has neither form (a composed config
     without the flattened one: its keys are the composition's, not read here)."""
-    from ..document import LimitExceeded, ParseError
-    from ..keysets import dotted_keys
-    from ..sources.yaml import read_yaml
-
     for names in KEY_SOURCES:
         texts = [read(name) for name in names]
         if texts[0] is None:
@@ -84,14 +82,27 @@ def keys_from_source(read) -> Optional[frozenset]:
         for name, text in zip(names, texts):
             if text is None:
                 continue
-            try:
-                root = read_yaml(name, text).root
-            except (LimitExceeded, ParseError):
+            keys = _flattened_keys(name, text)
+            if keys is None:
                 return None
-            if isinstance(root, Mapping) and "defaults" not in root.items:
-                found |= dotted_keys(root)
+            found |= keys
         return frozenset(found) or None
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _flattened_keys(name: str, text: str) -> Optional[frozenset]:
+    """The dotted keys of one flattened trainer config (empty for a composed one); None when it
+    cannot be read. Cached by text: every verl launch line of a run asks for the same copy's."""
+    from ..document import LimitExceeded, ParseError
+    from ..keysets import dotted_keys
+    from ..sources.yaml import read_yaml
+
+    try:
+        root = read_yaml(name, text).root
+    except (LimitExceeded, ParseError):
+        return None
+    return frozenset(dotted_keys(root)) if isinstance(root, Mapping) and "defaults" not in root.items else frozenset()
 
 ACTOR = "actor_rollout_ref.actor"
 # Defaults of the keys the rules read (verl/trainer/config @ b178a3c).
