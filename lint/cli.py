@@ -326,6 +326,14 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
 
 
 @main.command()
+def server():
+    """Run the language server on standard input and output (`pip install 'batchlint[server]'`)."""
+    from .server import main as serve
+
+    sys.exit(serve())
+
+
+@main.command()
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 @click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text",
