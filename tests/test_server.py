@@ -113,16 +113,25 @@ def project(tmp_path):
     return tmp_path
 
 
+def start(project: Path, capabilities: dict) -> tuple:
+    """A server started elsewhere than the project, as an editor may start it: the workspace root
+    it is given decides (the nearest project config, relative paths)."""
+    pytest.importorskip("pygls")
+    started = Client(project.parent)
+    answer = started.request("initialize", {"processId": os.getpid(), "rootUri": project.as_uri(),
+                                            "capabilities": capabilities})
+    started.notify("initialized", {})
+    return started, answer
+
+
 @pytest.fixture
 def client(project):
-    pytest.importorskip("pygls")
-    started = Client(project)
+    started = None
     try:
-        started.request("initialize", {"processId": os.getpid(), "rootUri": project.as_uri(), "capabilities": {}})
-        started.notify("initialized", {})
+        started, _ = start(project, {})
         yield started
     finally:
-        if started.proc.poll() is None:
+        if started is not None and started.proc.poll() is None:
             started.proc.kill()
 
 
@@ -301,3 +310,37 @@ def test_a_plain_lint_never_imports_the_server():
            "print(sorted(m for m in sys.modules if m.startswith(('pygls', 'lsprotocol', 'batchlint.server'))))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
+def test_columns_are_counted_in_the_position_encoding_agreed(project, encoding):
+    ds = project / "ds.json"
+    line = '{"note": "f\u00fcr \U0001F600", "train_batch_size": 100, "train_micro_batch_size_per_gpu": 4, ' \
+           '"gradient_accumulation_steps": 4}'
+    ds.write_text(line + "\n", encoding="utf-8")
+    offered = {} if encoding == "utf-16" else {"general": {"positionEncodings": [encoding]}}
+    client, answer = start(project, offered)
+    try:
+        assert answer["capabilities"].get("positionEncoding", "utf-16") == encoding
+        [found] = client.diagnostics(client.open(ds, "json"))
+        before = line[:line.index("100")]
+        units = {"utf-16": utf16(before), "utf-8": len(before.encode("utf-8")), "utf-32": len(before)}[encoding]
+        assert found["code"] == "BL102"
+        assert found["range"] == {"start": {"line": 0, "character": units}, "end": {"line": 0, "character": units + 3}}
+        assert client.close() == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+
+
+def test_a_line_break_only_one_side_counts_lands_on_the_same_character():
+    from batchlint.server.positions import Text
+
+    # PyYAML breaks lines at U+2028 too; an editor does not: batchlint's line 3 is the editor's line 1.
+    text = Text('a: "x\u2028y"\nb: 2\n', "yaml")
+    assert text.lsp(3, 4) == (1, 3) and text.line_at(1, 3) == 3
+    assert Text('a: "x\u2028y"\nb: 2\n', "json").lsp(2, 4) == (1, 3)  # JSON breaks at "\n" only
+    assert Text("\u00e9: 1\n", None, "utf-8").lsp(1, 4) == (0, 4)
+    assert Text("\U0001F600: 1\n", None, "utf-16").lsp(1, 4) == (0, 4)
+    assert Text("\U0001F600: 1\n", None, "utf-32").lsp(1, 4) == (0, 3)
+    assert Text("ab\r\ncd", None).lsp(1, 9) == (0, 2)  # an end past the line is the line's end

@@ -38,7 +38,9 @@ class Text:
         breaks = list(LINE_BREAKS.get(fmt, _NEWLINE).finditer(text))
         self.starts = [0] + [m.end() for m in breaks]
         self.ends = [m.start() for m in breaks] + [len(text)]
-        self.lsp_starts = [0] + [m.end() for m in _LSP_BREAKS.finditer(text)]
+        lsp_breaks = list(_LSP_BREAKS.finditer(text))
+        self.lsp_starts = [0] + [m.end() for m in lsp_breaks]
+        self.lsp_ends = [m.start() for m in lsp_breaks] + [len(text)]
 
     def offset(self, line: int, column: int) -> int:
         """The offset of batchlint's 1-based (line, column), kept within that line (an end past
@@ -47,9 +49,10 @@ class Text:
         return min(self.starts[index] + max(column, 1) - 1, self.ends[index])
 
     def position(self, offset: int) -> tuple:
-        """The 0-based LSP (line, character) of an offset."""
+        """The 0-based LSP (line, character) of an offset (in a line break: the end of its line,
+        as a CR that JSON keeps in the line is a break to the editor)."""
         line = bisect.bisect_right(self.lsp_starts, offset) - 1
-        return line, units(self.text[self.lsp_starts[line]:offset], self.encoding)
+        return line, units(self.text[self.lsp_starts[line]:min(offset, self.lsp_ends[line])], self.encoding)
 
     def lsp(self, line: int, column: int) -> tuple:
         return self.position(self.offset(line, column))

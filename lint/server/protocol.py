@@ -34,6 +34,7 @@ class BatchlintServer(LanguageServer):
         self.session = Session()
         self.published: dict = {}  # key of a file -> (uri, its diagnostics as last published)
         self.pending: dict = {}  # key of a changed buffer -> its scheduled lint
+        self.texts: dict = {}  # key -> Text, while one answer is made (a file read once however many findings)
 
     # Linting and publishing
 
@@ -54,6 +55,7 @@ class BatchlintServer(LanguageServer):
     def publish(self) -> None:
         """Publish the findings of every file whose findings changed: each open document linted
         (its first lint too, clean or not), and each file an open document's lint found something in."""
+        self.texts = {}
         findings = self.session.findings()
         for name in self.session.linted:
             findings.setdefault(name, [])
@@ -69,7 +71,7 @@ class BatchlintServer(LanguageServer):
                 lsp += [types.Diagnostic(types.Range(types.Position(0, 0), types.Position(0, 0)),
                                          f"batchlint could not lint this file: {error}", types.DiagnosticSeverity.Error,
                                          source="batchlint") for error in linted.errors]
-            now[name] = (uri, lsp, doc.version if doc is not None else None)
+            now[name] = (uri, lsp, linted.version if linted is not None else None)
         for name in sorted(set(self.published) | set(now)):
             uri, lsp, version = now.get(name, (self.published.get(name, (None,))[0], [], None))
             before = self.published.get(name)
@@ -99,7 +101,10 @@ class BatchlintServer(LanguageServer):
         return doc.uri if doc is not None else from_fs_path(os.path.abspath(path))
 
     def range(self, path: str, span) -> types.Range:
-        text = self.session.text(path)
+        name = key(path)
+        if name not in self.texts:
+            self.texts[name] = self.session.text(path)
+        text = self.texts[name]
         if text is None:  # the file is gone: batchlint's place, as LSP counts it from 0
             return types.Range(types.Position(span.line - 1, span.column - 1),
                                types.Position(span.end_line - 1, span.end_column - 1))
@@ -113,7 +118,7 @@ class BatchlintServer(LanguageServer):
         name = key(path) if path else None
         if name is None or self.session.fresh(name) is None:
             return []
-        self.publish()
+        self.publish()  # a lint of the buffer as it is now, if it had changed
         out = []
         for d in self.session.findings().get(name, []):
             fix = fix_of(d)
@@ -157,7 +162,8 @@ def build() -> BatchlintServer:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: BatchlintServer, params: types.InitializedParams) -> None:
-        ls.session.encoding = str(ls.workspace.position_encoding or "utf-16")
+        encoding = ls.workspace.position_encoding or "utf-16"
+        ls.session.encoding = getattr(encoding, "value", encoding)  # the kind the client and pygls agreed on
         watch = ls.client_capabilities.workspace and ls.client_capabilities.workspace.did_change_watched_files
         if watch and watch.dynamic_registration:  # files no editor has open: a DeepSpeed JSON changed by git
             ls.client_register_capability(types.RegistrationParams([types.Registration(
@@ -246,4 +252,9 @@ def build() -> BatchlintServer:
 
 
 def serve() -> None:
-    build().start_io()
+    """Serve on standard input and output; whatever else writes to standard output goes to standard
+    error instead, so nothing but LSP messages reaches the client."""
+    import sys
+
+    stdout, sys.stdout = sys.stdout.buffer, sys.stderr
+    build().start_io(sys.stdin.buffer, stdout)
