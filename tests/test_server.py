@@ -183,7 +183,10 @@ def test_a_round_trip_diagnostic_fix_dependant_hover_shutdown(project, client):
     [edit] = action["edit"]["changes"][ds.as_uri()]
     at = position(ds, "4", 0)
     assert edit == {"range": {"start": at, "end": {"line": 0, "character": at["character"] + 1}}, "newText": '"auto"'}
-    # A range without the finding gets no action.
+    # Asked for other kinds only, or for a range without the finding: no action.
+    assert client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": found["range"],
+        "context": {"diagnostics": [found], "only": ["source.organizeImports"]}}) == []
     assert client.request("textDocument/codeAction", {
         "textDocument": {"uri": uri}, "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 3}},
         "context": {"diagnostics": []}}) == []

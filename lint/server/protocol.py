@@ -229,6 +229,10 @@ def build() -> BatchlintServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
     def code_action(ls: BatchlintServer, params: types.CodeActionParams) -> list:
+        only = params.context.only
+        kinds = {str(getattr(k, "value", k)) for k in only or ()}
+        if kinds and not kinds & {"", "quickfix"}:  # a kind asked for covers its sub-kinds
+            return []  # asked for other kinds (source.organizeImports ...): batchlint's are quick fixes
         return ls.actions(params.text_document.uri, params.range)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
