@@ -84,8 +84,9 @@ class BatchlintServer(LanguageServer):
 
     def diagnostic(self, d) -> types.Diagnostic:
         url = rule_url(d.code)
-        related = [types.DiagnosticRelatedInformation(types.Location(self.uri(r.path or d.path), self.range(r.path or d.path, r.span)),
-                                                      r.message) for r in d.related]
+        related = [types.DiagnosticRelatedInformation(
+            types.Location(self.uri(r.path or d.path), self.range(r.path or d.path, r.span)), r.message)
+            for r in d.related]
         return types.Diagnostic(
             range=self.range(d.path, d.span),
             message=d.text,
