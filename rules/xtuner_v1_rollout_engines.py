@@ -10,9 +10,10 @@ the trainer's `resources.num_workers` (colocated, or the W you give: `rl.py
 ## Why is this bad?
 The rollout controller cuts its workers into engines of that many GPUs and
 raises "num_rollout_workers=... must be divisible by ..." (LMDeploy and
-SGLang alike) when they do not divide: the trainer has already placed its
-workers and built the training models by then, so the job dies after
-claiming its GPUs and loading the weights.
+SGLang alike) when they do not divide; the controller actor dies and the
+trainer fails before its first step. The training workers are placed and
+built before the rollout, so the job dies after claiming its GPUs and
+loading the weights.
 
 ## Example
 ```python

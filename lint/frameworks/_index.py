@@ -79,7 +79,7 @@ INDEX = {
     'xtuner_sp_attention': ('BL530', ('xtuner',), ('attention', 'settings'), 3294),
     'xtuner_unused_sampler': ('BL334', None, ('parallel.sp', 'sampler', 'settings.sampler'), 3006),
     'xtuner_v1_grouping_without_packing': ('BL335', None, ('settings.dataloader_configs',), 3229),
-    'xtuner_v1_rollout_engines': ('BL262', None, ('settings.rollout',), 5141),
+    'xtuner_v1_rollout_engines': ('BL262', None, ('settings.rollout',), 5192),
     'xtuner_varlen_batch_size': ('BL130', None, ('settings.varlen',), 3186),
     'xtuner_varlen_flag_mismatch': ('BL331', None, ('settings.varlen',), 4462),
     'xtuner_varlen_without_packing': ('BL330', None, ('settings.hf_datasets',), 2782),
