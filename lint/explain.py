@@ -271,13 +271,17 @@ def _rl_rows(cols: _Columns, globals_: list) -> list:
         if getattr(rls[0], name_) is not None]
     rows.append(cols.row("sequences per optimizer step", [g[0] if g else "?" for g in globals_],
                          ["= global batch (sequences/step)"] * len(rls)))
-    steps = []
+    steps, sources = [], []
     for rl, glob in zip(rls, globals_):
-        batch = rl.generation_batch
+        batch, set_ = rl.generation_batch, rl.optimizer_steps
+        if set_ is not None:  # the framework sets the number of steps, not the mini batch
+            steps.append(set_.value if set_.known else "?")
+            sources.append(cols.where(set_) + (f" ({set_.detail})" if set_.detail else ""))
+            continue
         fits = glob and batch is not None and batch.positive and glob[0] > 0 and batch.value % glob[0] == 0
         steps.append(batch.value // glob[0] if fits else "?")
-    rows.append(cols.row("mini-batches (optimizer steps) per generation round", steps,
-                         ["= generation batch / sequences per optimizer step (x epochs)"] * len(rls)))
+        sources.append("= generation batch / sequences per optimizer step (x epochs)")
+    rows.append(cols.row("mini-batches (optimizer steps) per generation round", steps, sources))
     for role in rls[0].accumulation:
         if role != "actor":
             rows.append(cols.facts(f"micro-steps per mini-batch ({role})", [rl.accumulation.get(role) for rl in rls],

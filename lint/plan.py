@@ -128,6 +128,9 @@ class RL:
     prompts_per_step: Optional[Fact] = None  # prompts drawn per generation round
     generation_batch: Optional[Fact] = None  # completions per generation round (prompts x samples)
     mini_batch: Optional[Fact] = None  # what one optimizer step consumes, in the framework's unit (its key says)
+    # Optimizer steps per generation round, where the framework sets their number rather than the
+    # mini batch (its detail says when it is only a bound).
+    optimizer_steps: Optional[Fact] = None
     micro_batch: dict = field(default_factory=dict)  # role ("actor", "critic") -> per-GPU micro batch
     # role -> micro-steps per mini-batch (its gradient accumulation), where the framework derives it per role.
     accumulation: dict = field(default_factory=dict)

@@ -181,6 +181,7 @@ FILLED = {
         ['grad_accum', 'layout', 'layout_exact', 'micro_batch', 'packing', 'parallel', 'parallel.sp', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.accumulation', 'settings.hf_datasets', 'settings.varlen', 'unit'],
     ],
     'xtuner-v1': [
+        ['data_parallel', 'layout', 'layout_exact', 'micro_tokens', 'parallel', 'parallel.sp', 'parallel.tp', 'rl', 'rl.generation_batch', 'rl.optimizer_steps', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.dataloader_configs', 'settings.rollout', 'step_batch', 'unit', 'world_size'],
         ['declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.sp', 'parallel.tp', 'sequence_parallel_off', 'settings', 'settings.dataloader_configs', 'unit'],
     ],
 }

@@ -1,5 +1,6 @@
 """XTuner v1 Python configs (`from xtuner.v1 ...`), as `xtuner/v1/train/cli/sft.py`
-loads them: the top-level `trainer` (`Config.fromfile(config)["trainer"]`).
+loads them: the top-level `trainer` (`Config.fromfile(config)["trainer"]`). An RL
+config's trainer (RLColocateTrainerConfig, ...) is read by xtuner_v1_rl.py.
 
 A v1 config builds pydantic objects by calling their classes,
 `trainer = TrainerConfig(global_batch_size=64, sp_size=4, ...)`; the Python
@@ -25,6 +26,7 @@ from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .xtuner import is_v1
+from .xtuner_v1_rl import TRAINERS, Rollout, fill as fill_rl, trainer_call
 from .spec import Framework
 
 NAME = "xtuner-v1"
@@ -40,13 +42,15 @@ def plan(doc: Document, outside: Outside):
         framework=NAME, document=doc, world_size=outside.world_size, target_global_batch=outside.target_global_batch
     )
     trainer = next((c for c in calls(doc, "TrainerConfig") if c.origin == "trainer"), None)
+    rl_trainer = trainer_call(c for name in TRAINERS for c in calls(doc, name)) if trainer is None else None
     if trainer is not None:
         _batch_facts(plan, trainer, outside)
     loaders = tuple(dataloader_configs(doc))
-    plan.settings = Arguments(dataloader_configs=tuple(_dataloader(c) for c in loaders))
     # The tokens a packed micro batch holds, as written (shown by explain; no rule reads it).
     plan.seq_len = next((number(c.get("pack_max_length"), "pack_max_length") for c in loaders
                          if c.get("pack_max_length") is not None), None)
+    rollout = fill_rl(plan, rl_trainer, outside) if rl_trainer is not None else None
+    plan.settings = Arguments(dataloader_configs=tuple(_dataloader(c) for c in loaders), rollout=rollout)
     return plan
 
 
@@ -65,6 +69,7 @@ class Arguments:
     """XTuner v1 settings its own rules read."""
 
     dataloader_configs: tuple  # Dataloader of every DataloaderConfig call
+    rollout: Optional[Rollout] = None  # an RL trainer's rollout engines
 
 
 def _dataloader(config: Mapping) -> Dataloader:
