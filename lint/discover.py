@@ -29,12 +29,11 @@ import functools
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from .config import Settings
-from .sources import format_of
-from .sources import is_shell_script
+from .sources import format_of, is_shell_script
 
 # Folders no one wants linted; pruned before descending.
 # https://bford.info/cachedir/: a folder holding this file is a cache, never a source of configs.

@@ -12,12 +12,12 @@ import os
 import signal
 import threading
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Optional
+from typing import Optional
 
-from . import directives as directive_parser
-from . import project, reads, versions
+from . import directives as directive_parser, project, reads, versions
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
@@ -26,8 +26,7 @@ from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .plan import Fact, Origin
 from .rule import Edit, Related
-from .sources import format_of, read
-from .sources import is_shell_script
+from .sources import format_of, is_shell_script, read
 from .sources.template import TemplateError
 
 PARSE_ERROR = ("BL001", "parse-error")
@@ -127,7 +126,7 @@ def _time_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> "_Checker":
+def check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> _Checker:
     """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
     with _collector_paused():
         return _check_file(path, settings, options, rules, raw)
@@ -148,7 +147,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes]) -> "_Checker":
+def _check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes]) -> _Checker:
     checker = _Checker(settings, options, rules)
     if is_run_artifact(path):
         reads.notice(f"skipped {display_path(path)}: written by a training run, not a config")

@@ -69,13 +69,13 @@ class Launch:
     # written; None for a command (`swift sft`) or a program no entry point reads.
     entry: Optional[str] = None
     # W is the processes on the hosts of a hostfile the line names (spec.Hosts), for the engine to read.
-    hosts: Optional["HostRequest"] = None
+    hosts: Optional[HostRequest] = None
     # The launcher's own config file (Launcher.config_file) and options, for the engine to read what
     # that file hands the program (Framework.hands).
     launcher_config: Optional[Word] = None
     launcher_options: dict = field(default_factory=dict)
     # A config picked by name from a module (spec.Select), for the engine to read.
-    selected: Optional["Selection"] = None
+    selected: Optional[Selection] = None
 
 
 @dataclass

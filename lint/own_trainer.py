@@ -96,7 +96,7 @@ def program_imports(script: str, entry: Optional[str], package: str) -> Optional
         try:
             if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):
                 return True
-        except OSError as e:
+        except OSError:
             return None  # unreadable or too large: it may
     return False
 

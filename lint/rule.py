@@ -7,8 +7,9 @@ holds the documentation (ruff's sections); its examples are run by the suite.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Optional
 
 from .document import Span
 

@@ -21,7 +21,7 @@ class Request:
     """What to lint and how: everything a front end decides before linting."""
 
     paths: tuple
-    settings: "Settings | Configs"  # Configs: each file's nearest project config
+    settings: Settings | Configs  # Configs: each file's nearest project config
     options: Options
     force_exclude: bool = False
     respect_gitignore: bool = True
@@ -29,7 +29,7 @@ class Request:
     cache_dir: str = ""
     stdin: Optional[tuple] = None  # (file name, bytes): an editor's buffer instead of `paths`
 
-    def with_project(self) -> "Request":
+    def with_project(self) -> Request:
         """The same request with its project boundary fixed, so every round of `--fix` shares it."""
         if self.options.project is not None:
             return self
@@ -40,7 +40,7 @@ class Request:
 
 
 def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select=(), exclude=(),
-                 extend_exclude=()) -> "Settings | Configs":
+                 extend_exclude=()) -> Settings | Configs:
     """Each file's project config, then the command line: `select` and `exclude` replace the config's,
     `extend-select`, `ignore` and `extend-exclude` add to it (exclude patterns are relative to the
     working directory). With `config_path`, that config for every file (Settings); else the nearest
@@ -71,7 +71,7 @@ def _patterns(values) -> tuple:
     return tuple(p.strip() for value in values for p in value.split(",") if p.strip())
 
 
-def base_settings(settings: "Settings | Configs") -> Settings:
+def base_settings(settings: Settings | Configs) -> Settings:
     """The settings of the run as a whole (its project boundary): those nearest the working directory."""
     return settings.default if isinstance(settings, Configs) else settings
 
@@ -90,7 +90,7 @@ def applicable(diagnostics: list, unsafe: bool = False) -> list:
                                             for d in diagnostics]
 
 
-def fix(request: Request, run: "Run", write: bool, unsafe: bool = False) -> list:
+def fix(request: Request, run: Run, write: bool, unsafe: bool = False) -> list:
     """Every fix the findings of `run` offer, applied round after round until none is left
     (written only with `write`; unsafe fixes only with `unsafe`). Returns FileFix per file touched."""
     from .fix import fix_until_stable
@@ -115,7 +115,7 @@ class BufferFix:
     """`--fix` on standard input: the buffer with its fixes made, for the caller to print."""
 
     text: str  # the fixed buffer (the buffer as given when `refused`)
-    run: "Run"  # the lint of `text`: what is left
+    run: Run  # the lint of `text`: what is left
     fixed: int = 0  # findings fixed
     refused: str = ""  # why no fix was made, if none was
 
@@ -182,7 +182,7 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
         return explaining.explain(path, settings, world_sizes, global_batch)
 
 
-def lint_paths(paths: list, settings: "Settings | Configs", options: Options, *, force_exclude: bool = False,
+def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
     """Discover and lint `paths` (default: the current folder), each file with its settings."""
     from batchlint.rules import LAZY

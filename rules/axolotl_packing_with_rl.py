@@ -46,7 +46,8 @@ def check(plan):
     )
 
 
-_CONFIG = "base_model: Qwen/Qwen2.5-0.5B-Instruct\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\nsample_packing: {packing}\n"
+_CONFIG = ("base_model: Qwen/Qwen2.5-0.5B-Instruct\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+           "sample_packing: {packing}\n")
 
 RULE = Rule(
     code="BL351",

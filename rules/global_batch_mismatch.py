@@ -107,7 +107,8 @@ def _fix(plan, target, at_fault):
         accumulation = plan.grad_accum.key if plan.grad_accum is not None else "the gradient accumulation"
         if target % per_step == 0:
             return f"set {accumulation} to {target // per_step} ({micro.value} x dp {dp.value} per micro-step)"
-        return f"no whole accumulation gives {target} with {micro.value} x dp {dp.value} sequences per micro-step; change the micro batch or the target"
+        return (f"no whole accumulation gives {target} with {micro.value} x dp {dp.value} sequences per micro-step;"
+                " change the micro batch or the target")
     return f"change the batch settings to give {target}"
 
 

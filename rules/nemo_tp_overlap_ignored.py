@@ -48,7 +48,8 @@ def check(plan):
     why, culprit = reason
     yield Finding(
         span=overlap.span,
-        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
+        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line"
+                " (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
         fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
         related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
     )

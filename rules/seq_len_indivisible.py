@@ -46,7 +46,8 @@ def check(plan):
     related = (Related(multiple.detail or multiple.provenance, multiple.span),) if multiple.span and seq.span else ()
     yield Finding(
         span=seq.span or multiple.span,
-        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value} ({multiple.detail or multiple.provenance}): the job refuses to start",
+        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value}"
+                f" ({multiple.detail or multiple.provenance}): the job refuses to start",
         fix=f"set {seq.key} to a multiple of {multiple.value} ({options})",
         related=related,
     )

@@ -31,8 +31,8 @@ NeMo @ 8cfedd7 nemo/collections/nlp/models/language_modeling/megatron_base_model
 @ 3602360 swift/megatron/arguments/megatron_args.py:891-892 (no log).
 """
 
-from batchlint.rule import Example, Finding, Related, Rule
 from batchlint.plan import Origin
+from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan):

@@ -54,7 +54,8 @@ def check(plan):
         related += (Related("[compile] does not compile the model", compiled.span),)
     yield Finding(
         span=enabled.span,
-        message=f"async tensor parallelism with {tp.describe()} needs torch.compile of the model, which [compile] does not enable: the job refuses to start",
+        message=f"async tensor parallelism with {tp.describe()} needs torch.compile of the model,"
+                " which [compile] does not enable: the job refuses to start",
         fix='set [compile] enable = true with "model" in components, or enable_async_tensor_parallel = false',
         related=related,
     )

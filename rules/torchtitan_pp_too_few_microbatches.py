@@ -123,7 +123,8 @@ RULE = Rule(
         # GPipe runs with a bubble; it does not refuse.
         Example("titan_gpipe_1_of_4.toml", _TITAN.format(local=1, schedule='pipeline_parallel_schedule = "GPipe"\n')),
         # Interleaved1F1B: 9 microbatches over 4 ranks = 2 rounds, and 9 is odd.
-        Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'), flagged=(6,)),
+        Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'),
+                flagged=(6,)),
         Example("titan_interleaved_8.toml", _TITAN.format(local=8, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n')),
     ),
 )

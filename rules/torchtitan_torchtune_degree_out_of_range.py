@@ -79,7 +79,8 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         Example("titan_tp0.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ntensor_parallel_degree = 0\n", flagged=(5,)),
-        Example("titan_shard_minus_2.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -2\n", flagged=(5,)),
+        Example("titan_shard_minus_2.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -2\n",
+                flagged=(5,)),
         Example("titan_shard_minus_1.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -1\n"),
         Example(
             "tune_cp0.yaml",

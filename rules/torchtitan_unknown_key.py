@@ -50,8 +50,8 @@ import difflib
 
 from batchlint.document import Mapping
 from batchlint.frameworks.torchtitan import DISTRIBUTION, custom_config_module, keys_from_source
-from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
+from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import in_force, nest
 from batchlint.rule import Example, Finding, Rule
 from batchlint.versions import version_key
@@ -147,8 +147,10 @@ RULE = Rule(
         Example("titan_old_keys.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"), flagged=(5, 10)),
         Example("titan_new_keys.toml", _TITAN.format(batch="local_batch_size", microbatch="pipeline_parallel_microbatch_size")),
         Example("titan_moved_key.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,)),
-        Example("titan_section_typo.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree").replace("[parallelism]", "[paralelism]"), flagged=(8,)),
-        Example("titan_new_section.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree") + '\n[hf_transformers]\nmodel = "Qwen/Qwen3-4B-Instruct-2507"\n'),
+        Example("titan_section_typo.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
+                .replace("[parallelism]", "[paralelism]"), flagged=(8,)),
+        Example("titan_new_section.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
+                + '\n[hf_transformers]\nmodel = "Qwen/Qwen3-4B-Instruct-2507"\n'),
         Example(
             "titan_custom_module.toml",
             _TITAN.format(batch="batch_size", microbatch="seq_len").replace(

@@ -51,7 +51,8 @@ def check(plan):
     close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
     yield Finding(
         span=written.span,
-        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()} the job fails when it builds the pipeline",
+        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()}"
+                " the job fails when it builds the pipeline",
         fix=f"use {close[0]!r}" if close else f"use one of {', '.join(SCHEDULES)}",
     )
 

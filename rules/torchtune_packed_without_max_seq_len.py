@@ -56,7 +56,8 @@ def check(plan):
         if dataset.requires_max_seq_len:
             yield Finding(
                 span=dataset.packed.span,
-                message=f"{dataset.builder} is packed, but {why}: packing needs a length to fill, and the dataset builder raises at start-up",
+                message=f"{dataset.builder} is packed, but {why}: packing needs a length to fill,"
+                        " and the dataset builder raises at start-up",
                 fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
                 related=related,
             )

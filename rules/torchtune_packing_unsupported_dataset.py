@@ -40,7 +40,8 @@ def check(plan):
             continue
         yield Finding(
             span=dataset.packed.span,
-            message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder}, a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
+            message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder},"
+                    f" a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
             fix="remove packed (or set packed: False)",
         )
 

@@ -50,7 +50,8 @@ def check(plan):
         yield Finding(
             span=tp.span,
             message=f"{tp.key} is {tp.value}, but no {tensor_parallel.plan.key} says how to split the model: the recipe refuses to start",
-            fix=f"add {tensor_parallel.plan.key} with the model family's plan (e.g. _component_: torchtune.models.llama3.base_llama_tp_plan)",
+            fix=f"add {tensor_parallel.plan.key} with the model family's plan"
+                " (e.g. _component_: torchtune.models.llama3.base_llama_tp_plan)",
         )
 
 

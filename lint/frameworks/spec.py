@@ -27,12 +27,14 @@ W = 16 from deepspeed's spec, and the flags become the document the framework's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from ..versions import Distribution
 
-__all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher",
+           "Select", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
