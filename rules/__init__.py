@@ -35,6 +35,9 @@ def _load(names) -> tuple:
     return tuple(sorted((m.RULE for m in modules), key=lambda rule: rule.code))
 
 
+RULES: tuple  # every rule, by code: bound by __getattr__ on first use
+
+
 def __getattr__(name: str):
     # RULES is built on first use: a one-file lint imports only the rules its framework can run.
     if name == "RULES":

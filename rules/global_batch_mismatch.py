@@ -31,11 +31,14 @@ deepspeed/runtime/config.py `_batch_assertion` (train_batch_size is not equal
 to micro_batch_per_gpu * gradient_acc_step * world_size).
 """
 
+from collections.abc import Iterator
+
 from batchlint.document import Span
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     yield from _declared_vs_product(plan)
     yield from _target(plan)
 

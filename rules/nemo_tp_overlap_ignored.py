@@ -34,10 +34,13 @@ megatron_base_model.py:1019-1025 (sequence parallel off with tp 1), then
 1072-1087 (`ub_tp_comm_overlap` off without sequence parallel or with FSDP).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     overlap = plan.settings.ub_tp_comm_overlap
     if overlap is None or overlap.value is not True:
         return

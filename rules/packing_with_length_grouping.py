@@ -28,10 +28,13 @@ xtuner docs `length_grouped_sampler.rst`; axolotl `core/trainers/base.py`
 (grouping silently ignored with sample packing); ms-swift `trainers/mixin.py`.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     packing, grouping = plan.packing, plan.length_grouping
     if packing is None or grouping is None or packing.value is not True or grouping.value is not True:
         return

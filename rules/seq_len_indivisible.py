@@ -31,10 +31,13 @@ torchtitan/distributed/parallel_dims.py `seq_len_divisor`, asserted in each
 model's parallelize.py; megatron/training/arguments.py (context parallel).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     seq, multiple = plan.seq_len, plan.seq_len_multiple
     if seq is None or multiple is None or not seq.known or not multiple.known or multiple.value <= 1:
         return

@@ -44,10 +44,13 @@ warning, schedule construction); torch/distributed/pipelining/schedules.py
 ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
     if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
         return

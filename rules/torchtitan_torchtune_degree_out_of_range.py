@@ -31,10 +31,13 @@ used by full_finetune_distributed, lora_finetune_distributed and qat_distributed
 huggingface/nanotron src/nanotron/parallel/context.py:26-28 @ 2411b022.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for short, fact in plan.parallel.items():
         if fact is None or not fact.known or fact.span is None:
             continue

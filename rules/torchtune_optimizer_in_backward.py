@@ -40,10 +40,13 @@ optimizer step: full_finetune_distributed.py:343-354 and 399-403,
 qat_distributed.py:351-362 and 410-414.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = plan.settings.optimizer_in_bwd
     in_bwd = settings.enabled
     if in_bwd.value is not True:

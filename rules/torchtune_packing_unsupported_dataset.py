@@ -31,10 +31,13 @@ _the_cauldron.py:219-220, _llava_instruct.py:121-122, _multimodal.py:178-179,
 _vqa.py:132-133.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for dataset in plan.settings.packed_datasets:
         if dataset.unpackable is None:
             continue

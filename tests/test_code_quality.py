@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import typing
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -85,14 +87,24 @@ def test_mypy_finds_nothing_in_the_package(package):
 
 
 def test_mypy_holds_the_public_surface_to_typed_signatures(tmp_path):
-    """The per-module settings reach modules by the names the package installs them under: a rule's
-    `check` without annotations is refused, the same function in an engine module is not."""
-    untyped = "def check(plan):\n    return [plan]\n"
-    for path in ("batchlint/__init__.py", "batchlint/rules/__init__.py"):
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text("")
-    (tmp_path / "batchlint/rules/probe.py").write_text(untyped)
-    (tmp_path / "batchlint/helper.py").write_text(untyped)
+    """The per-module settings reach modules by the names the package installs them under: an
+    untyped function in the plan module is refused, the same function in an engine module is not."""
+    untyped = "def fact(plan):\n    return [plan]\n"
+    (tmp_path / "batchlint").mkdir()
+    (tmp_path / "batchlint" / "__init__.py").write_text("")
+    (tmp_path / "batchlint" / "plan.py").write_text(untyped)
+    (tmp_path / "batchlint" / "helper.py").write_text(untyped)
     code, output = _mypy(tmp_path, "-p", "batchlint")
     assert code == 1
-    assert [line.split(": error: ")[0] for line in output.splitlines()] == [f"rules{os.sep}probe.py:1"], output
+    assert [line.split(": error: ")[0] for line in output.splitlines()] == [f"lint{os.sep}plan.py:1"], output
+
+
+def test_every_rule_check_is_typed():
+    """A rule's `check` is the surface the engine calls: `(plan: TrainingPlan) -> Iterator[Finding]`."""
+    from batchlint.plan import TrainingPlan
+    from batchlint.rule import Finding
+    from batchlint.rules import RULES
+
+    untyped = [rule.code for rule in RULES
+               if typing.get_type_hints(rule.check) != {"plan": TrainingPlan, "return": Iterator[Finding]}]
+    assert len(RULES) > 70 and untyped == []
