@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, Optional, Union
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
 # U+2029, which JSON and TOML allow inside strings: every later line would be off.
-LINE_BREAKS = {
+LINE_BREAKS: dict[Optional[str], re.Pattern[str]] = {
     "python": re.compile(r"\r\n|\r|\n"),  # the tokenizer's
     "yaml": re.compile("\r\n|[\r\n\x85\u2028\u2029]"),  # PyYAML's and libyaml's
 }

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Optional
+from typing import Any, Optional
 
 from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from .frameworks.facts import whole_number
@@ -58,7 +58,7 @@ class Launch:
     world_size: Optional[Fact] = None
     world_size_given: bool = False  # every factor of W written on the line (none assumed from a default)
     # W is in a file the line names (Count.file): (the Word naming it, the key), for the engine to read.
-    world_size_file: Optional[tuple] = None
+    world_size_file: Optional[tuple[Any, str]] = None
     configs: list = field(default_factory=list)  # Words naming config files
     linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)

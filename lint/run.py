@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -39,8 +40,9 @@ class Request:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
 
 
-def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select=(), exclude=(),
-                 extend_exclude=()) -> Settings | Configs:
+def settings_for(config_path: Optional[str], select: Iterable[str] = (), ignore: Iterable[str] = (),
+                 extend_select: Iterable[str] = (), exclude: Iterable[str] = (),
+                 extend_exclude: Iterable[str] = ()) -> Settings | Configs:
     """Each file's project config, then the command line: `select` and `exclude` replace the config's,
     `extend-select`, `ignore` and `extend-exclude` add to it (exclude patterns are relative to the
     working directory). With `config_path`, that config for every file (Settings); else the nearest
@@ -66,7 +68,7 @@ def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select
     return adjust(load_settings(config_path)) if config_path else Configs(adjust)
 
 
-def _patterns(values) -> tuple:
+def _patterns(values: Iterable[str]) -> tuple:
     """Globs given on the command line, repeated or comma-separated."""
     return tuple(p.strip() for value in values for p in value.split(",") if p.strip())
 
@@ -127,13 +129,14 @@ def fix_buffer(request: Request, unsafe: bool = False, max_rounds: int = 8) -> B
     fixed."""
     from .fix import apply_findings, format_for, parse_problem
 
+    assert request.stdin is not None, "fix_buffer fixes standard input"
     name, raw = request.stdin
     run = lint(request)
     try:
         original = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return BufferFix(raw.decode("utf-8", "replace"), run, refused="it is not valid UTF-8")
-    fmt, text, fixed, first = format_for(name, raw), original, Counter(), run
+    fmt, text, fixed, first = format_for(name, raw), original, Counter[str](), run
     bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
     current = run
     for _ in range(max_rounds):
@@ -257,7 +260,7 @@ def _judged(results: list) -> Optional[list]:
     return kept
 
 
-def unique(diagnostics) -> list:
+def unique(diagnostics: Iterable[Diagnostic]) -> list:
     """Every finding once, in one total order, whatever order files were linted in.
 
     A config linted on its own and again through the launch script that names

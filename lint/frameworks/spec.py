@@ -237,11 +237,11 @@ class TaskFile:
     folder: Optional[Callable] = None
     mounts: Optional[Callable] = None
 
-    def matches(self, root) -> bool:
+    def matches(self, root: object) -> bool:
         """Whether a document's root mapping is such a file (its script a string)."""
         items = getattr(root, "items", None)
         node = items.get(self.script) if isinstance(items, dict) else None
-        return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)
+        return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)  # type: ignore[operator]  # items: a dict when node is set
 
 
 @dataclass(frozen=True)
