@@ -54,7 +54,7 @@ def load(path: str) -> Counter:
 
 def new_findings(diagnostics: list, known: Counter, lines: SourceLines) -> list:
     """The findings the baseline does not account for."""
-    left = Counter()
+    left: Counter = Counter()
     for (code, path, print_), count in known.items():
         left[(canonical(code), path, print_)] += count  # an entry of a retired code matches its successor
     fresh = []

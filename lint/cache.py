@@ -243,6 +243,7 @@ def diagnostic_from_dict(data) -> Diagnostic:
 
 def related_to_dict(r: Related) -> dict:
     _same_fields(Related, _RELATED_FIELDS)
+    assert r.span is not None  # a Finding drops the related places that have none
     return {"message": r.message, "span": span_to_list(r.span), "path": r.path}
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from .codes import canonical_all
 from .directives import CODES, code_matches
@@ -66,7 +67,7 @@ class Settings:
         """Whether `exclude` leaves out the file or folder at `path`."""
         return bool(self.exclude) and self.excluded(self.relative(path))
 
-    def for_path(self, path: str) -> "Settings":
+    def for_path(self, path: str) -> Settings:
         """The settings of `path`: these, for every file (see Configs for the nearest config of each)."""
         return self
 
@@ -82,7 +83,7 @@ def specificity(code: str, selectors) -> int:
     return max((0 if s == "ALL" else len(s) for s in selectors if s == "ALL" or code.startswith(s)), default=-1)
 
 
-def unknown_codes(settings: "Settings", known: set) -> None:
+def unknown_codes(settings: Settings, known: set) -> None:
     """Raise ConfigError for a selector that names no rule: a typo would silently
     select nothing (or ignore nothing)."""
     for field_name, selectors in (("select", settings.select), ("extend-select", settings.extend_select),

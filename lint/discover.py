@@ -29,12 +29,11 @@ import functools
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
-from .config import Settings
-from .sources import format_of
-from .sources import is_shell_script
+from .config import Configs, Settings
+from .sources import format_of, is_shell_script
 
 # Folders no one wants linted; pruned before descending.
 # https://bford.info/cachedir/: a folder holding this file is a cache, never a source of configs.
@@ -79,7 +78,7 @@ class Discovery:
     problems: list = field(default_factory=list)  # one line each: could not look (the CLI exits 2 after linting)
 
 
-def discover(paths: list, settings: Settings, force_exclude: bool = False, respect_gitignore: bool = True,
+def discover(paths: list, settings: Settings | Configs, force_exclude: bool = False, respect_gitignore: bool = True,
              project=None) -> Discovery:
     """The files to lint under `paths`. Each folder's files come sorted by name, then its
     subfolders', each sorted (the order of `os.walk` with sorted lists); paths in the order
@@ -132,7 +131,7 @@ def discover(paths: list, settings: Settings, force_exclude: bool = False, respe
     return found
 
 
-def _walk(top: str, real_top: str, shown_top: str, settings: Settings, respect_gitignore: bool, project,
+def _walk(top: str, real_top: str, shown_top: str, settings: Settings | Configs, respect_gitignore: bool, project,
           found: Discovery) -> Iterator[tuple]:
     """(path, real path) of each file to lint under the folder `top`."""
     from . import gitignore

@@ -10,13 +10,14 @@ how a value was derived, not only what it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
 # U+2029, which JSON and TOML allow inside strings: every later line would be off.
-LINE_BREAKS = {
+LINE_BREAKS: dict[Optional[str], re.Pattern[str]] = {
     "python": re.compile(r"\r\n|\r|\n"),  # the tokenizer's
     "yaml": re.compile("\r\n|[\r\n\x85\u2028\u2029]"),  # PyYAML's and libyaml's
 }
@@ -48,10 +49,10 @@ class Span(NamedTuple):
     path: Optional[str] = None
 
     @classmethod
-    def point(cls, line: int, column: int = 1) -> "Span":
+    def point(cls, line: int, column: int = 1) -> Span:
         return cls(line, column, line, column + 1)
 
-    def elsewhere(self, path: Optional[str]) -> "Span":
+    def elsewhere(self, path: Optional[str]) -> Span:
         """The same place, marked as being in file `path` (unless it is marked already: a word a
         calling script gave the script read)."""
         return Span(self.line, self.column, self.end_line, self.end_column, self.path or path)

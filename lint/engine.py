@@ -12,12 +12,12 @@ import os
 import signal
 import threading
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Optional
 
-from . import directives as directive_parser
-from . import project, reads, versions
+from . import directives as directive_parser, project, reads, versions
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
@@ -26,9 +26,11 @@ from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .plan import Fact, Origin
 from .rule import Edit, Related
-from .sources import format_of, read
-from .sources import is_shell_script
+from .sources import format_of, is_shell_script, read
 from .sources.template import TemplateError
+
+if TYPE_CHECKING:
+    from batchlint.rules import Lazy
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
@@ -73,7 +75,7 @@ class TimeLimit(Exception):
     pass
 
 
-def lint_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> FileResult:
+def lint_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes] = None) -> FileResult:
     """Lint the file at `path` (or `raw`, its content given another way: an editor's buffer).
     Never raises: whatever goes wrong is this file's result, so no other file's findings are lost."""
     shown = display_path(path)
@@ -127,7 +129,7 @@ def _time_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes] = None) -> "_Checker":
+def check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes] = None) -> _Checker:
     """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
     with _collector_paused():
         return _check_file(path, settings, options, rules, raw)
@@ -148,7 +150,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _check_file(path: str, settings: Settings, options: Options, rules: tuple, raw: Optional[bytes]) -> "_Checker":
+def _check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes]) -> _Checker:
     checker = _Checker(settings, options, rules)
     if is_run_artifact(path):
         reads.notice(f"skipped {display_path(path)}: written by a training run, not a config")
@@ -190,7 +192,7 @@ class _Source:
 class _Checker:
     """Collects the diagnostics of one file linted, and of the configs its launch lines name."""
 
-    def __init__(self, settings: Settings, options: Options, rules: tuple):
+    def __init__(self, settings: Settings, options: Options, rules: tuple | Lazy):
         self.settings, self.options, self.rules = settings, options, rules
         # `rules`: a tuple, or batchlint.rules.LAZY, which imports only the rules a plan's framework can run.
         codes = getattr(rules, "codes", None)

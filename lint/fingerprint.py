@@ -4,6 +4,7 @@ edits elsewhere in the file (SARIF's primaryLocationLineHash, baselines)."""
 from __future__ import annotations
 
 import hashlib
+from typing import Optional
 
 from .document import split_lines
 from .sources import format_of
@@ -12,7 +13,7 @@ from .sources import format_of
 class SourceLines:
     """Lines of the files findings point into, each file read once, numbered as Spans number them."""
 
-    def __init__(self, overrides: dict = None):
+    def __init__(self, overrides: Optional[dict] = None):
         self.files: dict = {}
         for path, text in (overrides or {}).items():
             self.files[path] = split_lines(text, format_of(path))

@@ -24,15 +24,15 @@ import os
 import re
 import stat
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from . import project as projects
 from .atomic import rewrite_in_place, write_atomic
 from .document import LINE_BREAKS, ParseError, line_starts
 from .reads import digest
-from .sources import format_of, read
-from .sources import is_shell_script
+from .sources import format_of, is_shell_script, read
 
 _BOM = b"\xef\xbb\xbf"
 

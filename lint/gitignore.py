@@ -71,11 +71,11 @@ class Rules:
                     return include
         return False
 
-    def child(self, name: str) -> "Rules":
+    def child(self, name: str) -> Rules:
         """The rules of the subfolder `name`, before its own `.gitignore` is read."""
         return Rules(f"{self.folder}/{name}" if self.folder else name, self.levels)
 
-    def with_file(self, path: str, notices: list) -> "Rules":
+    def with_file(self, path: str, notices: list) -> Rules:
         """These rules and, above them, those of the `.gitignore` at `path` (in this folder)."""
         rules = _load(path, self.folder, notices)
         return self if rules is None else Rules(self.folder, self.levels + (rules,))

@@ -16,8 +16,9 @@ what the generators in tools/ and a project's copy of a framework share.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from . import versions
 

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Optional
+from typing import Any, Optional
 
 from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from .frameworks.facts import whole_number
@@ -58,7 +58,7 @@ class Launch:
     world_size: Optional[Fact] = None
     world_size_given: bool = False  # every factor of W written on the line (none assumed from a default)
     # W is in a file the line names (Count.file): (the Word naming it, the key), for the engine to read.
-    world_size_file: Optional[tuple] = None
+    world_size_file: Optional[tuple[Any, str]] = None
     configs: list = field(default_factory=list)  # Words naming config files
     linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
@@ -69,13 +69,13 @@ class Launch:
     # written; None for a command (`swift sft`) or a program no entry point reads.
     entry: Optional[str] = None
     # W is the processes on the hosts of a hostfile the line names (spec.Hosts), for the engine to read.
-    hosts: Optional["HostRequest"] = None
+    hosts: Optional[HostRequest] = None
     # The launcher's own config file (Launcher.config_file) and options, for the engine to read what
     # that file hands the program (Framework.hands).
     launcher_config: Optional[Word] = None
     launcher_options: dict = field(default_factory=dict)
     # A config picked by name from a module (spec.Select), for the engine to read.
-    selected: Optional["Selection"] = None
+    selected: Optional[Selection] = None
 
 
 @dataclass

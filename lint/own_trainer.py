@@ -82,7 +82,7 @@ def program_imports(script: str, entry: Optional[str], package: str) -> Optional
             os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
         folder = os.path.dirname(folder)  # up to the top of the package
     if os.path.isfile(os.path.join(folder, "__init__.py")):
-        files = []
+        files: list[str] = []
         for top, dirs, names in os.walk(folder):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
             files.extend(os.path.join(top, n) for n in sorted(names) if n.endswith(".py"))
@@ -96,7 +96,7 @@ def program_imports(script: str, entry: Optional[str], package: str) -> Optional
         try:
             if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):
                 return True
-        except OSError as e:
+        except OSError:
             return None  # unreadable or too large: it may
     return False
 

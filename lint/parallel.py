@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import deque
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 from .engine import FILE_SECONDS, FileResult, lint_file
 
@@ -127,7 +128,7 @@ class _Pool:
         self.held[worker] = deque()
         self._feed(worker)
 
-    def _feed(self, worker: "_Worker") -> None:
+    def _feed(self, worker: _Worker) -> None:
         chunk = [self.queue.popleft() for _ in range(min(CHUNK, len(self.queue)))]
         if not chunk:
             worker.stop()
@@ -139,7 +140,7 @@ class _Pool:
         except OSError:
             self._lose(worker, _how_it_ended(worker.process))
 
-    def _receive(self, worker: "_Worker") -> None:
+    def _receive(self, worker: _Worker) -> None:
         try:
             while worker.connection.poll():
                 index, result = worker.connection.recv()
@@ -151,7 +152,7 @@ class _Pool:
         if not self.held[worker]:
             self._feed(worker)
 
-    def _lose(self, worker: "_Worker", how: str) -> None:
+    def _lose(self, worker: _Worker, how: str) -> None:
         """The worker is gone: the file it was linting fails, the rest of its chunk is redone."""
         held = self.held.pop(worker)
         worker.stop()

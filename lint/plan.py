@@ -38,7 +38,7 @@ _PROVENANCE = {
 }
 
 
-def _filled(value) -> bool:
+def _filled(value: object) -> bool:
     """Present: not None, and not an empty layout or table."""
     # A Fact is never equal to () or {}: spared the two comparisons (each a call to its __eq__).
     return type(value) is Fact or (value is not None and value != () and value != {})
@@ -271,10 +271,9 @@ class TrainingPlan:
 
     def produced_global_batch(self) -> Optional[tuple]:
         """(value, formula) of micro x GA x dp when every factor is known."""
-        facts = (self.micro_batch, self.grad_accum, self.data_parallel)
-        if not all(f is not None and f.known for f in facts):
+        micro, ga, dp = self.micro_batch, self.grad_accum, self.data_parallel
+        if micro is None or ga is None or dp is None or not (micro.known and ga.known and dp.known):
             return None
-        micro, ga, dp = facts
         value = micro.value * ga.value * dp.value
         formula = f"{micro.describe()} x {ga.describe()} x dp ({dp.value})"
         return value, formula
@@ -284,10 +283,9 @@ class TrainingPlan:
         the declared global batch (TorchTitan, Megatron): global // (micro x dp)."""
         if self.grad_accum is not None or self.derived_from_global != "grad_accum":
             return self.grad_accum
-        facts = (self.declared_global_batch, self.micro_batch, self.data_parallel)
-        if not all(f is not None and f.known and f.value > 0 for f in facts):
+        declared, micro, dp = self.declared_global_batch, self.micro_batch, self.data_parallel
+        if declared is None or micro is None or dp is None or not (declared.positive and micro.positive and dp.positive):
             return None
-        declared, micro, dp = facts
         if declared.value % (micro.value * dp.value):
             return None
         shown = f"{declared.key} {declared.value} // ({micro.key} {micro.value} x dp {dp.value})"

@@ -16,9 +16,10 @@ from __future__ import annotations
 import contextvars
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
+from typing import Optional
 
 from . import limits, reads
 

@@ -6,9 +6,10 @@ project, a FIFO skipped), which the CLI prints on stderr."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Optional
 
 
 @dataclass

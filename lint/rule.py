@@ -7,10 +7,14 @@ holds the documentation (ruff's sections); its examples are run by the suite.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Optional
 
 from .document import Span
+
+if TYPE_CHECKING:
+    from .plan import TrainingPlan
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -20,7 +24,7 @@ class Related:
     """A second place a finding depends on (another key, another file)."""
 
     message: str
-    span: Span
+    span: Optional[Span]  # None (a default's place): the finding leaves it out
     path: Optional[str] = None  # None: the same file
 
 
@@ -38,14 +42,14 @@ class Edit:
 class Finding:
     """What a rule's check yields; the engine adds code, path and framework."""
 
-    span: Span
+    span: Optional[Span]  # None: no written value to point at (then line 1)
     message: str  # the verdict with the numbers that made it
     fix: str  # the change that fixes it
     severity: Optional[str] = None  # overrides the rule's default
     related: tuple = ()
     edits: tuple = ()  # Edit: the fix, mechanically
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # A finding about values no file writes (framework defaults, a W from the
         # command line) has no span of its own: it is reported at the top of the
         # file rather than lost. Rules should point at a written value when there is one.
@@ -94,7 +98,7 @@ class Rule:
     def applies_to(self, framework: str) -> bool:
         return self.frameworks is None or framework in self.frameworks
 
-    def runs_on(self, plan) -> bool:
+    def runs_on(self, plan: TrainingPlan) -> bool:
         """Whether the engine runs this rule on `plan`."""
         return self.applies_to(plan.framework) and all(plan.has(fact) for fact in self.needs)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -21,7 +22,7 @@ class Request:
     """What to lint and how: everything a front end decides before linting."""
 
     paths: tuple
-    settings: "Settings | Configs"  # Configs: each file's nearest project config
+    settings: Settings | Configs  # Configs: each file's nearest project config
     options: Options
     force_exclude: bool = False
     respect_gitignore: bool = True
@@ -29,7 +30,7 @@ class Request:
     cache_dir: str = ""
     stdin: Optional[tuple] = None  # (file name, bytes): an editor's buffer instead of `paths`
 
-    def with_project(self) -> "Request":
+    def with_project(self) -> Request:
         """The same request with its project boundary fixed, so every round of `--fix` shares it."""
         if self.options.project is not None:
             return self
@@ -39,8 +40,9 @@ class Request:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
 
 
-def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select=(), exclude=(),
-                 extend_exclude=()) -> "Settings | Configs":
+def settings_for(config_path: Optional[str], select: Iterable[str] = (), ignore: Iterable[str] = (),
+                 extend_select: Iterable[str] = (), exclude: Iterable[str] = (),
+                 extend_exclude: Iterable[str] = ()) -> Settings | Configs:
     """Each file's project config, then the command line: `select` and `exclude` replace the config's,
     `extend-select`, `ignore` and `extend-exclude` add to it (exclude patterns are relative to the
     working directory). With `config_path`, that config for every file (Settings); else the nearest
@@ -66,12 +68,12 @@ def settings_for(config_path: Optional[str], select=(), ignore=(), extend_select
     return adjust(load_settings(config_path)) if config_path else Configs(adjust)
 
 
-def _patterns(values) -> tuple:
+def _patterns(values: Iterable[str]) -> tuple:
     """Globs given on the command line, repeated or comma-separated."""
     return tuple(p.strip() for value in values for p in value.split(",") if p.strip())
 
 
-def base_settings(settings: "Settings | Configs") -> Settings:
+def base_settings(settings: Settings | Configs) -> Settings:
     """The settings of the run as a whole (its project boundary): those nearest the working directory."""
     return settings.default if isinstance(settings, Configs) else settings
 
@@ -90,7 +92,7 @@ def applicable(diagnostics: list, unsafe: bool = False) -> list:
                                             for d in diagnostics]
 
 
-def fix(request: Request, run: "Run", write: bool, unsafe: bool = False) -> list:
+def fix(request: Request, run: Run, write: bool, unsafe: bool = False) -> list:
     """Every fix the findings of `run` offer, applied round after round until none is left
     (written only with `write`; unsafe fixes only with `unsafe`). Returns FileFix per file touched."""
     from .fix import fix_until_stable
@@ -115,7 +117,7 @@ class BufferFix:
     """`--fix` on standard input: the buffer with its fixes made, for the caller to print."""
 
     text: str  # the fixed buffer (the buffer as given when `refused`)
-    run: "Run"  # the lint of `text`: what is left
+    run: Run  # the lint of `text`: what is left
     fixed: int = 0  # findings fixed
     refused: str = ""  # why no fix was made, if none was
 
@@ -127,13 +129,14 @@ def fix_buffer(request: Request, unsafe: bool = False, max_rounds: int = 8) -> B
     fixed."""
     from .fix import apply_findings, format_for, parse_problem
 
+    assert request.stdin is not None, "fix_buffer fixes standard input"
     name, raw = request.stdin
     run = lint(request)
     try:
         original = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         return BufferFix(raw.decode("utf-8", "replace"), run, refused="it is not valid UTF-8")
-    fmt, text, fixed, first = format_for(name, raw), original, Counter(), run
+    fmt, text, fixed, first = format_for(name, raw), original, Counter[str](), run
     bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
     current = run
     for _ in range(max_rounds):
@@ -182,7 +185,7 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
         return explaining.explain(path, settings, world_sizes, global_batch)
 
 
-def lint_paths(paths: list, settings: "Settings | Configs", options: Options, *, force_exclude: bool = False,
+def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
     """Discover and lint `paths` (default: the current folder), each file with its settings."""
     from batchlint.rules import LAZY
@@ -257,7 +260,7 @@ def _judged(results: list) -> Optional[list]:
     return kept
 
 
-def unique(diagnostics) -> list:
+def unique(diagnostics: Iterable[Diagnostic]) -> list:
     """Every finding once, in one total order, whatever order files were linted in.
 
     A config linted on its own and again through the launch script that names

@@ -23,9 +23,10 @@ import contextvars
 import os
 import re
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Optional
+from typing import Optional
 
 from . import project, reads
 
@@ -270,8 +271,8 @@ def _requirements_file(path: str, names: set) -> list:
 
 
 def _toml(text: str) -> Optional[dict]:
-    from .sources.toml import read_toml  # the bounded reader: a hostile pyproject must not hang us
     from .document import LimitExceeded, ParseError
+    from .sources.toml import read_toml  # the bounded reader: a hostile pyproject must not hang us
 
     try:
         read_toml("pyproject.toml", text)

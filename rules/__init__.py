@@ -35,6 +35,9 @@ def _load(names) -> tuple:
     return tuple(sorted((m.RULE for m in modules), key=lambda rule: rule.code))
 
 
+RULES: tuple  # every rule, by code: bound by __getattr__ on first use
+
+
 def __getattr__(name: str):
     # RULES is built on first use: a one-file lint imports only the rules its framework can run.
     if name == "RULES":
@@ -55,7 +58,7 @@ def _stored_index() -> dict:
     return INDEX
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _candidates(framework: str) -> tuple:
     """(module, needs) of each rule that may run on a plan of `framework`, in code order.
     A module the index does not list, or lists at another size (the index is stale), is
@@ -72,7 +75,7 @@ def _candidates(framework: str) -> tuple:
     return tuple((name, needs) for _, name, needs in sorted(found))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rule(module: str) -> Rule:
     return importlib.import_module(f"{__name__}.{module}").RULE
 
@@ -92,7 +95,7 @@ def for_plan(plan) -> tuple:
     return tuple(found)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _checks(candidates: tuple) -> tuple:
     """`candidates` as (module, needs as a set, needs as indexed: None when stale and
     `Rule.runs_on` decides), and the union of their needs."""

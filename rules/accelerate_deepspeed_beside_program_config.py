@@ -49,10 +49,13 @@ transformers 4.57.1 training_args.py 2067-2081 (`--deepspeed` builds the plugin
 from its config, since 4.30.0).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     refused = plan.trainer.deepspeed_refused
     if not refused:
         return

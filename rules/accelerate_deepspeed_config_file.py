@@ -42,11 +42,14 @@ accelerate 1.15.0: utils/dataclasses.py `DeepSpeedPlugin.__post_init__`
 taken from the config file, are what it checks).
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks import accelerate
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     typed = accelerate.settings(plan)
     file = typed.deepspeed_file if typed is not None else None
     if file is None:

@@ -31,12 +31,15 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:218-226
 (`check_batch_size_fields`) and 272-279 (`check_gas_bsz`).
 """
 
+from collections.abc import Iterator
+
 from batchlint.document import Span
 from batchlint.frameworks.axolotl import BATCH_FIELDS, written
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     root = plan.document.root
     nodes = {key: written(root, key) for key in BATCH_FIELDS}
     present = [key for key in BATCH_FIELDS if nodes[key] is not None]
@@ -62,7 +65,7 @@ def check(plan):
         )
 
 
-_MISSING_FIX = {
+_MISSING_FIX: dict[tuple[str, ...], str] = {
     ("micro_batch_size",): "set gradient_accumulation_steps (1 for no accumulation)",
     ("gradient_accumulation_steps",): "set micro_batch_size",
     ("batch_size",): "replace batch_size with micro_batch_size and gradient_accumulation_steps",

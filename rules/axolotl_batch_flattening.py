@@ -31,10 +31,13 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:966-1002
 (ATTN_IMPLS_SUPPORTING_PACKING).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     flattening, chosen = plan.settings.batch_flattening, plan.attention
     if flattening is None or flattening.value is not True:
         return

@@ -39,10 +39,13 @@ utils/trainer.py:495 and 521 (steps from batch_size), core/builders/base.py:677
 batch_size 4 gives gradient_accumulation_steps 1.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     given = plan.settings.batch_size
     if given is None:
         return

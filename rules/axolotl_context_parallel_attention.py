@@ -31,11 +31,14 @@ ATTN_IMPLS_USING_FLASH_LIB); utils/schemas/config.py:1527-1570 (flag mapping).
 GLM DSA kernels (`use_glm_dsa_kernels`) bring their own attention and are exempt.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.axolotl import FLASH_LIB
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     cp = plan.parallel.get("cp")
     if cp is None or not cp.known or cp.value <= 1 or cp.span is None or plan.settings.glm_dsa_kernels:
         return

@@ -30,10 +30,13 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:1659-1663
 (`check_context_parallel_size`; skipped with `use_glm_dsa_kernels`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     cp, packing, micro = plan.parallel.get("cp"), plan.packing, plan.micro_batch
     if cp is None or not cp.known or cp.value <= 1 or packing is None or packing.value is not True:
         return

@@ -27,10 +27,13 @@ axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:686-691
 (`check_sample_packing_w_rl`) and 693-702 (`check_kto_config`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     rl = plan.rl.algorithm
     packing = plan.packing
     if (packing is None or not packing.value) and rl.value == "kto":
@@ -46,7 +49,8 @@ def check(plan):
     )
 
 
-_CONFIG = "base_model: Qwen/Qwen2.5-0.5B-Instruct\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\nsample_packing: {packing}\n"
+_CONFIG = ("base_model: Qwen/Qwen2.5-0.5B-Instruct\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+           "sample_packing: {packing}\n")
 
 RULE = Rule(
     code="BL351",

@@ -34,10 +34,13 @@ continuation"; anything else after the backslash is not. Upstream example:
 verl examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh:6 @ b178a3c.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for broken in getattr(plan.document, "broken_continuations", ()):
         lines = "line of arguments runs as a separate command" if broken.dropped == 1 else (
             f"{broken.dropped} lines of arguments run as separate commands")

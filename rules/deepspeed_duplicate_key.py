@@ -35,11 +35,14 @@ runtime/config_utils.py:205-212 @ 0.19.8; accelerate/utils/deepspeed.py:141-143
 `HfDeepSpeedConfig` (plain `json.load`) @ accelerate 1.15.0.
 """
 
+from collections.abc import Iterator
+
 from batchlint.document import Mapping, Sequence
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for mapping in _mappings(plan.document.root):
         for key, span in mapping.duplicates:
             yield Finding(

@@ -48,10 +48,13 @@ optimizer), 1562 and 2384 (`zero_use_cpu_optimizer` picks the CPU optimizer);
 ops/adam/cpu_adam.py:148 @ 0.19.8.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     zero = plan.settings.zero
     stage = zero.stage
     if stage is None:

@@ -36,10 +36,13 @@ generation batch), 599 (`_balance_batch`, equal shares); verl/workers/fsdp_worke
 48-59, 106-108; verl/protocol.py:555-557 (the assertion); verl/trainer/data_loader.py:53-56.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings, world = plan.settings, plan.world_size
     prompts, n = settings.round_prompts, settings.actor.rollout_n
     if not world.positive or prompts is None or not prompts.positive:

@@ -41,10 +41,13 @@ EasyR1 verl/workers/fsdp_workers.py:142-157 @ b44b311 (`_init_dist_mesh`,
 run for the actor and the critic); verl/workers/actor/config.py:80 (default off).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     world = plan.world_size
     if not world.positive:
         return

@@ -35,10 +35,13 @@ verl/workers/rollout/vllm_rollout_spmd.py:110-111 (tp larger than W);
 verl/workers/rollout/config.py:36 (default 2); verl/trainer/main.py:58-61 (W).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     tp, world = plan.settings.rollout_tp, plan.world_size
     if not (tp.positive and world.positive) or world.value % tp.value == 0:
         return

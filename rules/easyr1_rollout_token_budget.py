@@ -33,10 +33,13 @@ verl/workers/rollout/config.py:38 (default 8192); verl/trainer/config.py:156-157
 (prompt_length and response_length come from data).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = plan.settings
     budget, prompt, response = settings.token_budget, settings.prompt_length, settings.response_length
     if not all(f is not None and f.positive for f in (budget, prompt, response)):

@@ -25,10 +25,13 @@ deepspeed/runtime/config.py (bf16 and fp16 cannot be simultaneously enabled);
 transformers/training_args.py (`--bf16` and `--fp16` cannot be used together).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     fp16, bf16 = plan.fp16, plan.bf16
     if fp16 is None or bf16 is None or fp16.value is not True or bf16.value is not True:
         return

@@ -37,11 +37,13 @@ llmfoundry/utils/config_utils.py:437-443 @ 8c8dd48 (calculate_batch_size_info, c
 data_replication_degree = 1 by update_batch_size_info, :496-497).
 """
 
-from batchlint.plan import Origin
+from collections.abc import Iterator
+
+from batchlint.plan import Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     declared, derived = plan.declared_global_batch, plan.derived_from_global
     if declared is None or derived is None or not declared.known or declared.value <= 0:
         return

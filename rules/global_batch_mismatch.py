@@ -31,11 +31,14 @@ deepspeed/runtime/config.py `_batch_assertion` (train_batch_size is not equal
 to micro_batch_per_gpu * gradient_acc_step * world_size).
 """
 
+from collections.abc import Iterator
+
 from batchlint.document import Span
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     yield from _declared_vs_product(plan)
     yield from _target(plan)
 
@@ -107,7 +110,8 @@ def _fix(plan, target, at_fault):
         accumulation = plan.grad_accum.key if plan.grad_accum is not None else "the gradient accumulation"
         if target % per_step == 0:
             return f"set {accumulation} to {target // per_step} ({micro.value} x dp {dp.value} per micro-step)"
-        return f"no whole accumulation gives {target} with {micro.value} x dp {dp.value} sequences per micro-step; change the micro batch or the target"
+        return (f"no whole accumulation gives {target} with {micro.value} x dp {dp.value} sequences per micro-step;"
+                " change the micro batch or the target")
     return f"change the batch settings to give {target}"
 
 

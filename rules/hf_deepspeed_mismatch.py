@@ -72,13 +72,15 @@ checks) @ 4.57.1. With `accelerate launch`: trainer.py:5537-5574
 1299-1320.
 """
 
+from collections.abc import Iterator
 from typing import Any, NamedTuple, Optional
 
 from batchlint.document import Span
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     trainer = plan.trainer
     linked = trainer.deepspeed.config() if trainer.deepspeed is not None else None
     if linked is None:

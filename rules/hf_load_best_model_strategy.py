@@ -38,11 +38,13 @@ training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 (`logging_steps` default 10) @ 1.16.0.
 """
 
-from batchlint.plan import Origin
+from collections.abc import Iterator
+
+from batchlint.plan import Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     schedule = plan.trainer.checkpointing
     load_best = schedule.load_best_model_at_end
     if load_best is None or not load_best.value or schedule.evaluation_strategy is not None:

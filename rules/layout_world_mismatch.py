@@ -33,10 +33,13 @@ by tp x pp x cp); nanotron src/nanotron/parallel/context.py:26-28, 62-70
 (tp x pp x cp x dp == WORLD_SIZE, ranks reshaped with ep too).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     world, layout = plan.world_size, plan.layout
     if world is None or not world.known or not layout or not all(f.known for f in layout):
         return

@@ -30,10 +30,13 @@ a positive value if dataloader does not have a length");
 src/llamafactory/v1/config/training_args.py:195-196.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     trigger, steps = plan.unsized_data, plan.max_steps
     what = f"{trigger.key} is enabled" if trigger.value is True else f"{trigger.key} is {trigger.value}"
     if steps is not None and (not steps.known or steps.value > 0):

@@ -30,10 +30,13 @@ LLaMA-Factory ff6d4d1: src/llamafactory/data/collator.py:534-541
 (fa2 -> flash_attention_2 when flash-attn is installed), train/sft/workflow.py:61-71.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     args, micro = plan.settings, plan.micro_batch
     neat, attn = args.neat_packing, args.flash_attn
     if neat is None or neat.value is not True or attn is None or attn.value != "fa2" or args.stage.value != "sft":

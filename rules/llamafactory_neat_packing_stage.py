@@ -25,10 +25,13 @@ LLaMA-Factory ff6d4d1: src/llamafactory/hparams/parser.py:418-423
 (`get_train_args`); stage default hparams/finetuning_args.py:460-463.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     neat, current = plan.settings.neat_packing, plan.settings.stage
     if neat is None or neat.value is not True or current.value in ("sft", None):
         return

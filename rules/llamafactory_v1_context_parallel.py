@@ -31,10 +31,13 @@ LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:100-102
 v1/config/model_args.py:36-41.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     cp, args = plan.parallel["cp"], plan.settings
     if not cp.known or cp.value <= 1 or cp.span is None:
         return

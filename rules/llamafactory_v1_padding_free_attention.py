@@ -27,10 +27,13 @@ LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:164-169
 (`_create_batch_generator`); default attention v1/config/model_args.py:36-41.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     strategy, attn = plan.settings.batching_strategy, plan.settings.attn_implementation
     if strategy.value != "padding_free":
         return

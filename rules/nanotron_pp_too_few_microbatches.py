@@ -40,10 +40,13 @@ tokens.batch_accumulation_per_replica), config/utils_config.py:103-109 ("1f1b" /
 config/parallelism_config.py:43-44 (afab when pp_engine is not given).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     pp, accumulation, engine = plan.parallel["pp"], plan.grad_accum, plan.settings.pp_engine
     if engine.value != "1f1b" or not (pp.known and accumulation.known) or accumulation.value < 1:
         return  # afab, or a value not known; an accumulation below 1 is BL104's finding

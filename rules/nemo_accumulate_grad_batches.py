@@ -38,10 +38,13 @@ megatron_bert_model.py:99 and 217-224, megatron_lm_encoder_decoder_model.py:109-
 and 1771-1778.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     node = plan.settings.accumulate_grad_batches
     if node is None or not node.known or node.value <= 1:
         return

@@ -33,10 +33,13 @@ NeMo @ 8cfedd7 nemo/collections/nlp/modules/common/megatron/megatron_init.py:369
 NeMo 2 checks the first two in nemo/collections/llm/api.py:1401-1409.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     ep = plan.parallel.get("ep")
     if ep is None or not ep.known or ep.value <= 1 or ep.span is None:
         return

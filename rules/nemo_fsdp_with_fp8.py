@@ -29,10 +29,13 @@ NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
 megatron_base_model.py:1089-1090 (`_validate_and_override_config`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     fsdp, fp8 = plan.settings.fsdp, plan.settings.fp8
     if fsdp is None or fp8 is None or fsdp.value is not True or fp8.value is not True:
         return

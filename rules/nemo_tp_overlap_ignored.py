@@ -34,10 +34,13 @@ megatron_base_model.py:1019-1025 (sequence parallel off with tp 1), then
 1072-1087 (`ub_tp_comm_overlap` off without sequence parallel or with FSDP).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     overlap = plan.settings.ub_tp_comm_overlap
     if overlap is None or overlap.value is not True:
         return
@@ -48,7 +51,8 @@ def check(plan):
     why, culprit = reason
     yield Finding(
         span=overlap.span,
-        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
+        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line"
+                " (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
         fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
         related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
     )

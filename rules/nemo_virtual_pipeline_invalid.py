@@ -35,10 +35,13 @@ megatron_base_model.py:180-193 (vp 1 means none; the chunk assertion);
 megatron-core core_v0.14.0 megatron/core/parallel_state.py:656-660.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = plan.settings
     vp = settings.virtual_pipeline_model_parallel_size
     pp = plan.parallel.get("pp")

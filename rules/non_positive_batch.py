@@ -23,10 +23,13 @@ Either way the job dies after it has its GPUs.
 deepspeed/runtime/config.py `_batch_assertion` ("... has to be greater than 0").
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for fact in (plan.micro_batch, plan.grad_accum, plan.declared_global_batch):
         if fact is not None and fact.known and fact.value <= 0 and fact.span is not None:
             yield Finding(

@@ -38,10 +38,13 @@ openrlhf/cli/train_ppo_ray.py:55-63 (vLLM engines), 41-46 (actor and ref),
 (defaults), 419 (kl.init_coef default 0.01).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     args, world = plan.settings.ppo, plan.world_size
     engines, vllm_tp, colocate = args.vllm_engines, args.vllm_tp, args.colocate_all
     yield from _same_group(args, "actor", "ref", (args.colocate_actor_ref, args.colocate_all), args.uses_ref)

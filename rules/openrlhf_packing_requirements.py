@@ -36,10 +36,13 @@ openrlhf/cli/train_sft.py:321-322, train_dpo.py:355-356, train_rm.py:332-333
 on), 655-661 (packing needs vLLM), 232 (vllm.num_engines default None).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     args, ring, packing = plan.settings, plan.parallel.get("sp"), plan.packing
     if args.ring_needs_packing:
         if ring is not None and ring.known and ring.value > 1 and packing is not None and packing.value is False:

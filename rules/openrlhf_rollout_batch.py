@@ -37,10 +37,13 @@ openrlhf/cli/train_ppo_ray.py:711-717 (sample batches >= actor processes),
 690-698 (vllm_generate_batch_size); defaults 213-214, 373, 377, 414, 478-481.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     rl, ppo = plan.rl, plan.settings.ppo
     prompts, n = rl.prompts_per_step, rl.samples_per_prompt
     rollout_micro = rl.micro_batch.get("rollout")

@@ -41,21 +41,25 @@ for the key sets (tools/generate_verl_keys.py).
 """
 
 import difflib
+from collections.abc import Iterator
+from typing import cast
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl_keys import KEY_SETS as VERL_KEY_SETS
 from batchlint.keysets import in_force
 from batchlint.launch import launches
 from batchlint.own_trainer import hydra_keys
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
+from batchlint.sources.shell import ShellDocument
 
 # framework -> (how to find its release, its key sets by release, the reader of a copy's keys)
 KNOWN_KEYS = {"verl": (verl.DISTRIBUTION, VERL_KEY_SETS, verl.keys_from_source)}
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     forces: dict = {}
-    for line in launches(plan.document):
+    for line in launches(cast(ShellDocument, plan.document)):  # a launch plan's document: the script
         if line.framework not in KNOWN_KEYS:
             continue
         if line.framework not in forces:

@@ -28,10 +28,13 @@ xtuner docs `length_grouped_sampler.rst`; axolotl `core/trainers/base.py`
 (grouping silently ignored with sample packing); ms-swift `trainers/mixin.py`.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     packing, grouping = plan.packing, plan.length_grouping
     if packing is None or grouping is None or packing.value is not True or grouping.value is not True:
         return
@@ -97,12 +100,16 @@ RULE = Rule(
         Example("xtuner_packed_grouped.py", _XTUNER.format(pack=True, sampler="LengthGroupedSampler"), flagged=(13,)),
         Example("xtuner_grouped.py", _XTUNER.format(pack=False, sampler="LengthGroupedSampler")),
         Example("xtuner_packed.py", _XTUNER.format(pack=True, sampler="DefaultSampler")),
-        Example("trl_packed_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,)),
-        Example("trl_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: false\nper_device_train_batch_size: 2\ngroup_by_length: true\n"),
+        Example("trl_packed_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
+                "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,)),
+        Example("trl_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: false\n"
+                "per_device_train_batch_size: 2\ngroup_by_length: true\n"),
         Example("lf_neat_strategy.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n", flagged=(3,)),
-        Example("axolotl_packed_grouped.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\ngroup_by_length: true\nmicro_batch_size: 2\n", flagged=(3,)),
+        Example("axolotl_packed_grouped.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\n"
+                "group_by_length: true\nmicro_batch_size: 2\n", flagged=(3,)),
         Example("swift_packed_grouped.yaml", _SWIFT.format(grouping="true"), flagged=(6,)),
         Example("swift_packed.yaml", _SWIFT.format(grouping="false")),
-        Example("axolotl_packed.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\ngroup_by_length: false\nmicro_batch_size: 2\n"),
+        Example("axolotl_packed.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\n"
+                "group_by_length: false\nmicro_batch_size: 2\n"),
     ),
 )

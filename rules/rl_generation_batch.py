@@ -52,11 +52,13 @@ verl/trainer/ray_trainer.py:211-236. Replaces BL121 (TRL),
 BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 """
 
-from batchlint.plan import Origin
+from collections.abc import Iterator
+
+from batchlint.plan import Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     rl = plan.rl
     checks, n = rl.generation_checks, rl.samples_per_prompt
     if n is None or not n.known:

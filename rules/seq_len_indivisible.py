@@ -31,10 +31,13 @@ torchtitan/distributed/parallel_dims.py `seq_len_divisor`, asserted in each
 model's parallelize.py; megatron/training/arguments.py (context parallel).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     seq, multiple = plan.seq_len, plan.seq_len_multiple
     if seq is None or multiple is None or not seq.known or not multiple.known or multiple.value <= 1:
         return
@@ -46,7 +49,8 @@ def check(plan):
     related = (Related(multiple.detail or multiple.provenance, multiple.span),) if multiple.span and seq.span else ()
     yield Finding(
         span=seq.span or multiple.span,
-        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value} ({multiple.detail or multiple.provenance}): the job refuses to start",
+        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value}"
+                f" ({multiple.detail or multiple.provenance}): the job refuses to start",
         fix=f"set {seq.key} to a multiple of {multiple.value} ({options})",
         related=related,
     )

@@ -31,11 +31,13 @@ NeMo @ 8cfedd7 nemo/collections/nlp/models/language_modeling/megatron_base_model
 @ 3602360 swift/megatron/arguments/megatron_args.py:891-892 (no log).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
-from batchlint.plan import Origin
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     flag, tp = plan.sequence_parallel, plan.parallel.get("tp")
     if flag is None or flag.value is not True or tp is None or not tp.known or tp.value != 1:
         return

@@ -39,11 +39,14 @@ XTuner's sequence-parallel guide (docs/zh_cn/user_guides/sequence_parallel.md:40
 configs/llama_speed_benchmark/ write the literal for its sp with a comment.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.xtuner import global_batch_text, inherited_note
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sp, ga, micro = plan.parallel["sp"], plan.grad_accum, plan.micro_batch
     if not sp.known or type(sp.value) is not int or sp.value <= 1 or not ga.known or type(ga.value) is not int:
         return

@@ -32,11 +32,14 @@ mmengine 0.10.6 mmengine/dataset/sampler.py:48 and 125,
 xtuner/dataset/samplers/length_grouped.py:81.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.xtuner import inherited_note
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sp, sampler = plan.parallel["sp"], plan.sampler
     if not sp.known or sp.value <= 1 or plan.settings.sampler.spec.by_dp_rank:
         return
@@ -46,11 +49,11 @@ def check(plan):
         f"sequence-parallel group must read the same sample: the job hangs or trains on mixed sequences"
     )
     unused = plan.settings.unused_sampler
-    edits = ()
+    edits: tuple[Edit, ...] = ()
     if unused is not None:
         message += f"; the `sampler` variable (line {unused.assigned.line}) is computed but not used"
         fix = "use `type=sampler`"
-        if unused.follows_sp:  # it follows sp: using it is the whole fix
+        if unused.follows_sp and sampler.span is not None:  # it follows sp: using it is the whole fix
             edits = (Edit(sampler.span, "sampler"),)
     else:
         fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"

@@ -55,11 +55,14 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 `accumulative_counts *= sequence_parallel_size`.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.xtuner import global_batch_text, inherited_note
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sp, ga, micro = plan.parallel["sp"], plan.grad_accum, plan.micro_batch
     if not sp.known or type(sp.value) is not int or sp.value <= 1 or not ga.known or ga.value < 1:
         return

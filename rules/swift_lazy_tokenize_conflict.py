@@ -28,10 +28,13 @@ ms-swift 3602360: swift/arguments/base_args/base_args.py:125-138
 Megatron arguments run too: swift/megatron/arguments/megatron_base_args.py:34-38).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     tokenizing = plan.settings.tokenizing
     lazy = tokenizing.lazy_tokenize
     if lazy is None or lazy.value is not True:

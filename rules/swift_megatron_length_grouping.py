@@ -31,10 +31,13 @@ ms-swift 3602360: swift/megatron/arguments/megatron_args.py:803-804
 it on in swift/megatron/arguments/megatron_base_args.py:35-37.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     grouping, free = plan.settings.group_by_length, plan.settings.padding_free
     if grouping is None or grouping.value is not True or free is None or free.value is not True:
         return

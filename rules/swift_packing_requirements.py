@@ -31,13 +31,16 @@ called from `SftArguments.__post_init__`), swift/arguments/rlhf_args.py:709-717;
 attn_impl default swift/arguments/base_args/model_args.py:79.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 FLASH = ("flash_attn", "flash_attention_2", "flash_attention_3", "flash_attention_4")
 PACKING_RLHF = ("grpo", "dpo", "kto", "gkd")
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     args = plan.settings
     enabled = [f for f in (args.packing, args.padding_free) if f is not None and f.value]
     if not enabled:

@@ -27,12 +27,15 @@ ms-swift 3602360: swift/arguments/rlhf_args.py:718-724
 (`_check_sequence_parallel`, called from `RLHFArguments.__post_init__`, 284).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 SUPPORTED = ("grpo", "dpo")
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sp, rlhf = plan.parallel.get("sp"), plan.rl.algorithm
     kind = rlhf.value
     if kind in SUPPORTED or sp is None or not sp.known or sp.value <= 1 or sp.span is None:

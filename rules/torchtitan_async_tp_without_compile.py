@@ -39,22 +39,26 @@ experiments/transformers_modeling_backend/infra/parallelize.py:74 and
 experiments/simple_fsdp; config defaults in config/job_config.py (`Compile`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     titan, tp = plan.settings, plan.parallel["tp"]
     enabled, compiled = titan.async_tp, titan.compile_model
     if enabled.value is not True or not (tp.known and tp.value > 1) or not titan.model_support.async_tp:
         return
     if compiled.value is not False:
         return
-    related = (Related(f"{tp.key} = {tp.value}", tp.span),) if tp.span else ()
+    related: tuple[Related, ...] = (Related(f"{tp.key} = {tp.value}", tp.span),) if tp.span else ()
     if compiled.span is not None:
         related += (Related("[compile] does not compile the model", compiled.span),)
     yield Finding(
         span=enabled.span,
-        message=f"async tensor parallelism with {tp.describe()} needs torch.compile of the model, which [compile] does not enable: the job refuses to start",
+        message=f"async tensor parallelism with {tp.describe()} needs torch.compile of the model,"
+                " which [compile] does not enable: the job refuses to start",
         fix='set [compile] enable = true with "model" in components, or enable_async_tensor_parallel = false',
         related=related,
     )

@@ -37,10 +37,13 @@ branch in llama4 :181-219, qwen3 :142-180, deepseek_v3 :162-200, gpt_oss
 distributed/parallel_dims.py:313-335 (`dp_replicate_enabled`, `fsdp_enabled`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     p, model = plan.parallel, plan.settings.model_support
     if not model.refuses_ddp or not all(p[k].known for k in ("dp_replicate", "cp", "tp", "pp", "ep")):
         return

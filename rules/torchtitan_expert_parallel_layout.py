@@ -41,10 +41,13 @@ the world mesh); the mesh is built at start-up by `set_determinism` when W > 1
 models/llama4/infra/parallelize.py:114-126, models/deepseek_v3/infra/parallelize.py:100-112.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     p = plan.parallel
     ep, etp, tp = p["ep"], p["etp"], p["tp"]
     if not all(f.known and f.value >= 1 for f in (ep, etp, tp)):

@@ -36,10 +36,13 @@ torchtitan/distributed/pipeline_parallel.py:186-194 @ v0.2.2
 (`build_pipeline_schedule`, reached from train.py:218-239 when pp > 1).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
     if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
         return

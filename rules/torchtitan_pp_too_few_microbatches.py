@@ -44,10 +44,13 @@ warning, schedule construction); torch/distributed/pipelining/schedules.py
 ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
     if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
         return
@@ -123,7 +126,8 @@ RULE = Rule(
         # GPipe runs with a bubble; it does not refuse.
         Example("titan_gpipe_1_of_4.toml", _TITAN.format(local=1, schedule='pipeline_parallel_schedule = "GPipe"\n')),
         # Interleaved1F1B: 9 microbatches over 4 ranks = 2 rounds, and 9 is odd.
-        Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'), flagged=(6,)),
+        Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'),
+                flagged=(6,)),
         Example("titan_interleaved_8.toml", _TITAN.format(local=8, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n')),
     ),
 )

@@ -32,10 +32,13 @@ models/flux/__init__.py:113, models/qwen3/__init__.py:199,
 models/gpt_oss/__init__.py:85, experiments/vlm/__init__.py:54.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     pp, model = plan.parallel["pp"], plan.settings.model
     if not (pp.known and pp.value > 1 and pp.span is not None) or plan.settings.model_support.pipelining:
         return

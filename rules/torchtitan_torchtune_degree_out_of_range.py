@@ -31,10 +31,13 @@ used by full_finetune_distributed, lora_finetune_distributed and qat_distributed
 huggingface/nanotron src/nanotron/parallel/context.py:26-28 @ 2411b022.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for short, fact in plan.parallel.items():
         if fact is None or not fact.known or fact.span is None:
             continue
@@ -79,7 +82,8 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         Example("titan_tp0.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ntensor_parallel_degree = 0\n", flagged=(5,)),
-        Example("titan_shard_minus_2.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -2\n", flagged=(5,)),
+        Example("titan_shard_minus_2.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -2\n",
+                flagged=(5,)),
         Example("titan_shard_minus_1.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -1\n"),
         Example(
             "tune_cp0.yaml",

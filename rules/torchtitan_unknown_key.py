@@ -47,18 +47,20 @@ unknown names: config_manager.py:805-818).
 """
 
 import difflib
+from collections.abc import Iterator
 
 from batchlint.document import Mapping
 from batchlint.frameworks.torchtitan import DISTRIBUTION, custom_config_module, keys_from_source
-from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
+from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import in_force, nest
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.versions import version_key
 
 # The first release whose config manager refuses an unknown name; 0.1.0 drops it
 # (torchtitan/config_manager.py:805-818 @ v0.1.0 keeps only the dataclass's fields).
-_REFUSES_FROM = version_key("0.2.0")
+_REFUSES_FROM: tuple = version_key("0.2.0")  # type: ignore[assignment]  # a version: never None
 
 # Keys renamed between releases: (section, old) -> (new, what changed).
 _RENAMED = {
@@ -70,7 +72,7 @@ _RENAMED = {
 }
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     doc = plan.document
     if doc.format != "toml" or copy_arithmetic(doc.path) is not None:
         return  # a config registry, or a project whose TorchTitan reads no TOML (its registries' release)
@@ -147,8 +149,10 @@ RULE = Rule(
         Example("titan_old_keys.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"), flagged=(5, 10)),
         Example("titan_new_keys.toml", _TITAN.format(batch="local_batch_size", microbatch="pipeline_parallel_microbatch_size")),
         Example("titan_moved_key.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,)),
-        Example("titan_section_typo.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree").replace("[parallelism]", "[paralelism]"), flagged=(8,)),
-        Example("titan_new_section.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree") + '\n[hf_transformers]\nmodel = "Qwen/Qwen3-4B-Instruct-2507"\n'),
+        Example("titan_section_typo.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
+                .replace("[parallelism]", "[paralelism]"), flagged=(8,)),
+        Example("titan_new_section.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
+                + '\n[hf_transformers]\nmodel = "Qwen/Qwen3-4B-Instruct-2507"\n'),
         Example(
             "titan_custom_module.toml",
             _TITAN.format(batch="batch_size", microbatch="seq_len").replace(

@@ -32,7 +32,9 @@ torch/distributed/pipelining/schedules.py:3620-3645 @ torch 2.13.0
 """
 
 import difflib
+from collections.abc import Iterator
 
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 SCHEDULES = (
@@ -41,7 +43,7 @@ SCHEDULES = (
 )
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     pp, written = plan.parallel["pp"], plan.settings.pp_schedule
     if not (pp.known and pp.value > 1) or not plan.settings.model_support.pipelining:
         return
@@ -51,7 +53,8 @@ def check(plan):
     close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
     yield Finding(
         span=written.span,
-        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()} the job fails when it builds the pipeline",
+        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()}"
+                " the job fails when it builds the pipeline",
         fix=f"use {close[0]!r}" if close else f"use one of {', '.join(SCHEDULES)}",
     )
 

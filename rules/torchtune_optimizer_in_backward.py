@@ -40,10 +40,13 @@ optimizer step: full_finetune_distributed.py:343-354 and 399-403,
 qat_distributed.py:351-362 and 410-414.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = plan.settings.optimizer_in_bwd
     in_bwd = settings.enabled
     if in_bwd.value is not True:
@@ -53,7 +56,8 @@ def check(plan):
     if ga is not None and ga.known and ga.value > 1 and ga.span is not None:
         yield Finding(
             span=ga.span,
-            message=f"{ga.key} is {ga.value}, but optimizer_in_bwd (line {in_bwd.span.line}) steps the optimizer inside every backward pass: the recipe refuses to start",
+            message=f"{ga.key} is {ga.value}, but optimizer_in_bwd (line {in_bwd.span.line}) steps the optimizer"
+                    " inside every backward pass: the recipe refuses to start",
             fix=f"set {ga.key}: 1 (raise batch_size instead), or optimizer_in_bwd: False",
             related=related,
         )
@@ -61,7 +65,8 @@ def check(plan):
     if compiled is not None:
         yield Finding(
             span=compiled.span,
-            message=f"compile (line {compiled.span.line}) compiles the optimizer step, which optimizer_in_bwd (line {in_bwd.span.line}) replaces with per-parameter hooks: the distributed recipe refuses to start",
+            message=f"compile (line {compiled.span.line}) compiles the optimizer step, which optimizer_in_bwd"
+                    f" (line {in_bwd.span.line}) replaces with per-parameter hooks: the distributed recipe refuses to start",
             fix="set compile: {model: True, loss: True, optimizer_step: False}, or optimizer_in_bwd: False",
             related=related,
         )
@@ -70,7 +75,8 @@ def check(plan):
         shown = "set" if clip.value is None else clip.value
         yield Finding(
             span=clip.span,
-            message=f"clip_grad_norm is {shown}, but optimizer_in_bwd (line {in_bwd.span.line}) updates each parameter before the total gradient norm is known: the recipe refuses to start",
+            message=f"clip_grad_norm is {shown}, but optimizer_in_bwd (line {in_bwd.span.line}) updates each parameter"
+                    " before the total gradient norm is known: the recipe refuses to start",
             fix="set clip_grad_norm: null, or optimizer_in_bwd: False",
             related=related,
         )

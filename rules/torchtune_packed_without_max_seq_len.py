@@ -39,13 +39,16 @@ _samsum.py:91-96, _slimorca.py:90-95, _instruct.py:149-154, _chat.py:181-186,
 _text_completion.py:163-169 (wikitext_dataset passes `packed` on to it).
 """
 
-from batchlint.plan import Origin
+from collections.abc import Iterator
+
+from batchlint.plan import Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     tokenizer = plan.settings.tokenizer
     length = tokenizer.max_seq_len
+    related: tuple[Related, ...]
     if length.value is not None:
         return
     if length.origin is Origin.DEFAULT:
@@ -56,7 +59,8 @@ def check(plan):
         if dataset.requires_max_seq_len:
             yield Finding(
                 span=dataset.packed.span,
-                message=f"{dataset.builder} is packed, but {why}: packing needs a length to fill, and the dataset builder raises at start-up",
+                message=f"{dataset.builder} is packed, but {why}: packing needs a length to fill,"
+                        " and the dataset builder raises at start-up",
                 fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
                 related=related,
             )

@@ -31,16 +31,20 @@ _the_cauldron.py:219-220, _llava_instruct.py:121-122, _multimodal.py:178-179,
 _vqa.py:132-133.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for dataset in plan.settings.packed_datasets:
         if dataset.unpackable is None:
             continue
         yield Finding(
             span=dataset.packed.span,
-            message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder}, a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
+            message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder},"
+                    f" a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
             fix="remove packed (or set packed: False)",
         )
 

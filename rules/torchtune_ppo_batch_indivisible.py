@@ -33,10 +33,13 @@ recipes/ppo_full_finetune_single_device.py:411-451 @ torchtune bd2a0fc
 (`_setup_training_parameters`, `_setup_training_hyperparameters`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     batch, ga, ppo = plan.rl.prompts_per_step, plan.grad_accum, plan.rl.mini_batch
     forward, steps = plan.rl.micro_batch.get("policy"), plan.settings.ppo_schedule.num_steps
     for whole, part in ((batch, forward), (batch, ppo), (ppo, ga)):

@@ -32,10 +32,13 @@ torchtune @ bd2a0fc: recipes/lora_finetune_distributed.py:157-160;
 recipes/full_finetune_distributed.py:156-161; recipes/qat_distributed.py:165-170.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     tp = plan.parallel.get("tp")
     if tp is None or not tp.known or tp.value <= 1 or tp.span is None:
         return
@@ -50,7 +53,8 @@ def check(plan):
         yield Finding(
             span=tp.span,
             message=f"{tp.key} is {tp.value}, but no {tensor_parallel.plan.key} says how to split the model: the recipe refuses to start",
-            fix=f"add {tensor_parallel.plan.key} with the model family's plan (e.g. _component_: torchtune.models.llama3.base_llama_tp_plan)",
+            fix=f"add {tensor_parallel.plan.key} with the model family's plan"
+                " (e.g. _component_: torchtune.models.llama3.base_llama_tp_plan)",
         )
 
 

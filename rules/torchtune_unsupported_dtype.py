@@ -28,10 +28,13 @@ full_dpo_distributed.py, knowledge_distillation_*.py, ppo_full_finetune_single_d
 qat_*.py (not in dev/grpo_full_finetune_distributed.py).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     precision = plan.settings.precision
     dtype = precision.dtype
     if dtype.value not in precision.accepted:

@@ -39,19 +39,22 @@ config keys unless `fail_with_unknown_args=False`, as trl/scripts/sft.py:144
 passes) @ 1.16.0.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.hf import SFT_KEYS, TRL
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 from batchlint.versions import release, version_key
 
 # The first TRL release without SFTConfig.max_seq_length (trl/trainer/sft_config.py @ 0.20.0).
-_REMOVED_IN = version_key("0.20.0")
+_REMOVED_IN: tuple = version_key("0.20.0")  # type: ignore[assignment]  # a version: never None
 
 # With max_seq_length, any key only TRL has makes it TRL's SFTConfig; without one it may be
 # another script's arguments (transformers' run_mlm.py has a max_seq_length field).
 TRL_KEYS = SFT_KEYS + ("dataset_num_proc",)
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     root = plan.document.root
     stale = root.get("max_seq_length")
     marker = next((k for k in TRL_KEYS if k in root.items), None)
@@ -63,7 +66,7 @@ def check(plan):
         return  # the release in force still has it (deprecated from 0.19 on)
     value = getattr(stale, "value", None)
     current = root.get("max_length")
-    related = (Related(f"{marker} makes this a TRL config", root.key_spans[marker]),)
+    related: tuple[Related, ...] = (Related(f"{marker} makes this a TRL config", root.key_spans[marker]),)
     if current is not None:
         related += (Related(f"max_length = {getattr(current, 'value', '?')} is set here", current.span),)
         fix = "delete max_seq_length: max_length already sets the length"

@@ -34,11 +34,13 @@ default 1024), 222, 238 @ 1.16.0; the check first appears in 1.0.0
 (sft_trainer.py:924), 0.29.1 has none.
 """
 
-from batchlint.plan import Origin
+from collections.abc import Iterator
+
+from batchlint.plan import Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     args = plan.settings.sft
     padding_free, packing, max_length = args.padding_free, args.packing, args.max_length
     if padding_free is None or not padding_free.value:

@@ -31,10 +31,13 @@ verl/workers/config/critic.py:104-105 and 143-153 (critic);
 verl/utils/config.py:117-168 (rollout `log_prob_micro_batch_size`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for keys in plan.settings.micro_batch_keys:
         old, new = keys.deprecated, keys.per_gpu
         if keys.role.dynamic is not False or old is None or new is None:

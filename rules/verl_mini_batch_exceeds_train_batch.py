@@ -37,11 +37,14 @@ verl/workers/config/critic.py:114-126 (`CriticConfig.validate`); called from
 verl/utils/config.py:151-152 and 184-186.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks import verl
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = verl.ppo(plan)
     if settings is None:
         return

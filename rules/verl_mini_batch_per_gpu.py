@@ -44,13 +44,15 @@ EasyR1 (a fork of verl) normalises its `worker.actor.global_batch_size` and
 "global batch size per device must be divisible by the micro batch size").
 """
 
+from collections.abc import Iterator
 from math import gcd
 
 from batchlint.frameworks import verl
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = verl.ppo(plan)
     world = plan.world_size
     if settings is None or not settings.legacy_workers or world is None or not world.known or world.value < 1:

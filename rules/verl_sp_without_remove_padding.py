@@ -38,11 +38,14 @@ verl/trainer/config/model/hf_model.yaml:40 (true) and critic/dp_critic.yaml
 (false); verl/trainer/fsdp_sft_trainer.py:231-232 (SFT).
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks import verl
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = verl.ppo(plan)
     if settings is not None:
         roles = [settings.actor] + ([settings.critic] if settings.critic else [])

@@ -37,13 +37,15 @@ minimal_bsz, the assertion); verl/trainer/main_ppo.py:199-205 (resource pool
 = n_gpus_per_node x nnodes).
 """
 
+from collections.abc import Iterator
 from math import gcd
 
 from batchlint.frameworks import verl
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = verl.ppo(plan)
     if settings is None or settings.actor.dynamic is not False:
         return

@@ -36,10 +36,13 @@ then dealt out by rank); docs/zh_cn/acceleration/length_grouped_sampler.rst
 (`per_device_batch_size=batch_size * accumulative_counts`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sampler = plan.settings.sampler
     if not plan.length_grouping.value:
         return

@@ -30,10 +30,13 @@ xtuner/dataset/samplers/length_grouped.py:71-79, intern_repo.py:17-19,
 xtuner/parallel/sequence/sampler.py:12-18.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sampler, args = plan.sampler, plan.settings.sampler
     spec, name = args.spec, sampler.value.name
     accepted = ", ".join(spec.accepts)

@@ -27,12 +27,15 @@ xtuner 0.2.0: xtuner/tools/train.py:106-117 (sequence parallel) and 119-130
 (`SUPPORT_FLASH2`, checked in the same lines) is not in the config.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 FLASH = "flash_attention_2"
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     attn = plan.attention
     if not isinstance(attn.value, str) or attn.value == FLASH:
         return

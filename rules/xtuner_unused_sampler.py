@@ -30,10 +30,13 @@ xtuner 0.2.0: configs/orpo/internlm/internlm2_chat_1_8b_orpo_full_varlenattn_jso
 (the upstream instance); the samplers' ranks as in BL201.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     sp, used, variable = plan.parallel["sp"], plan.sampler, plan.settings.unused_sampler
     if variable is None or not variable.follows_sp:
         return

@@ -26,10 +26,13 @@ xtuner main @ b934f46: xtuner/v1/datasets/config.py:365-377
 when pack_level is none"), 488-509 (the sampler needs a packed dataset).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for config in plan.settings.dataloader_configs:
         level, grouping = config.pack_level, config.group_by_length
         if level is None or level.value != "none" or grouping is None or grouping.value is not True:

@@ -36,10 +36,13 @@ training workers), 1867-1880 (disaggregated: rollout_resources);
 xtuner/v1/train/cli/rl.py:60-61 (`--num-workers`).
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     rollout = plan.settings.rollout
     engine, workers = rollout.engine, rollout.workers
     if workers is None or not (engine.positive and workers.positive) or workers.value % engine.value == 0:

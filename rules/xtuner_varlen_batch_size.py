@@ -31,14 +31,17 @@ preference_collate_fn.py:37-41 (assert one sample per batch);
 docs/zh_cn/acceleration/varlen_flash_attn.rst (only batch_size = 1 is supported).
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.xtuner import VARLEN
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 # check_cfg reads the config's variable; the collate functions their own flag.
 _CHECKED = ("the config", "the collate_fn")
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     micro = plan.micro_batch
     if micro is None or not micro.known or micro.value <= 1 or micro.span is None:
         return

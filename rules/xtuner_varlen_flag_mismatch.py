@@ -34,11 +34,14 @@ its flag); xtuner/dataset/collate_fns/default_collate_fn.py:39-41 (reads
 `cumulative_len`); xtuner/engine/hooks/varlen_attn_args_to_messagehub_hook.py:23.
 """
 
+from collections.abc import Iterator
+
 from batchlint.frameworks.xtuner import VARLEN
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     flags = plan.settings.varlen
     if len({fact.value for _, fact in flags}) < 2:
         return

@@ -30,10 +30,13 @@ xtuner 0.2.0: xtuner/dataset/huggingface.py:182-186 (`process`, called by
 docs/zh_cn/acceleration/varlen_flash_attn.rst.
 """
 
+from collections.abc import Iterator
+
+from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan):
+def check(plan: TrainingPlan) -> Iterator[Finding]:
     for dataset in plan.settings.hf_datasets:
         varlen, packing = dataset.use_varlen_attn, dataset.pack_to_max_length
         if varlen is None or packing is None or not varlen.value or packing.value:

@@ -324,7 +324,9 @@ def test_the_pins_are_the_versions_this_suite_runs_with():
     (.ci/run installs with it). setuptools only builds batchlint, so the suite's may differ."""
     pinned = pins()
     declared = {"click", "pyyaml", "libcst", "pathspec", "tomli", "setuptools", "pyyaml-ft",
-                "pygls", "lsprotocol", "cattrs", "attrs", "typing-extensions"}  # the last: the [server] extra
+                "pygls", "lsprotocol", "cattrs", "attrs", "typing-extensions",  # the [server] extra
+                # the code checkers of the `test` extra, and mypy's own dependencies
+                "ruff", "mypy", "mypy-extensions", "librt", "ast-serialize"}
     assert set(pinned) == declared
     for name, wanted in sorted(pinned.items()):
         try:

@@ -15,7 +15,8 @@ import dataclasses
 import functools
 import importlib
 import os
-from typing import Iterator, Optional
+from collections.abc import Iterator
+from typing import Optional
 
 from .spec import Framework, Launcher
 
@@ -36,7 +37,7 @@ def _stored() -> dict:
     return stored
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _framework(module_name: str) -> Optional[Framework]:
     module = importlib.import_module(f"{__name__}.{module_name}")
     framework = getattr(module, "FRAMEWORK", None)
@@ -64,7 +65,7 @@ def _resolving(framework: Framework):
     return lambda doc, outside: plan(resolve(compose(doc, home, distribution)), outside)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _entries(fmt: Optional[str] = None) -> tuple:
     """((order, name), module, markers) of each framework reading `fmt` (None: all), in
     order; from the index without importing, or from the module when the index is stale."""
@@ -137,7 +138,7 @@ def markers_for(fmt: str) -> tuple[bytes, ...]:
     return _markers(_entries(fmt))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _markers(entries: tuple) -> tuple[bytes, ...]:
     return tuple(marker for _, _, markers in entries for marker in markers)  # asked for every file
 

@@ -77,7 +77,7 @@ class Arguments:
 
     batch_flattening: Optional[Fact]  # as written (true, false or "auto")
     glm_dsa_kernels: bool  # the GLM DSA kernels bring their own context-parallel attention
-    batch_size: Optional["BatchSize"]  # batch_size standing for the accumulation
+    batch_size: Optional[BatchSize]  # batch_size standing for the accumulation
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from ..document import Document, Mapping, Scalar
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
 from .spec import ASSIGN, Count, Framework, Launcher
-from .verl import PPO, Role, role_accumulation_steps, dynamic_step_batch, sequence_length
+from .verl import PPO, Role, dynamic_step_batch, role_accumulation_steps, sequence_length
 
 NAME = "easyr1"
 FORMATS = ("yaml",)

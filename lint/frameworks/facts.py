@@ -25,7 +25,7 @@ class Outside:
     data_parallel: Optional[Fact] = None
 
 
-def number(node: Optional[Node], key: str, default=None) -> Optional[Fact]:
+def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]:
     """An integer fact from a node; a missing node gives the default; a node
     whose value is not a plain integer (a string, "auto", Unknown) gives a fact
     whose value is not known, so arithmetic skips it."""
@@ -37,7 +37,7 @@ def number(node: Optional[Node], key: str, default=None) -> Optional[Fact]:
     return Fact(value, _label(node, key), node.span, Origin.FILE, node, _assumed(node))
 
 
-def whole_number(text) -> Optional[int]:
+def whole_number(text: object) -> Optional[int]:
     """A count written as text (an environment variable, a launcher option, a
     Hydra override) as the launchers read it: ASCII digits only (`"²".isdigit()`
     is true, but int() refuses it), at most MAX_NUMBER_DIGITS of them, greater
@@ -69,7 +69,7 @@ def _assumed(node: Node) -> str:
     says it too (lint/sources/omegaconf.py `notes`)."""
     assumed = getattr(node, "assumed", "")
     if assumed:
-        node.read = True
+        node.read = True  # type: ignore[attr-defined]  # an OmegaConf value (sources/omegaconf.py): it has `assumed`
     return assumed
 
 

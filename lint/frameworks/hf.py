@@ -83,7 +83,7 @@ class SFTArguments:
     max_length: Fact  # value None when written null (no limit); default 1024
 
 
-def _sft_arguments(root: Mapping) -> Optional["SFTArguments"]:
+def _sft_arguments(root: Mapping) -> Optional[SFTArguments]:
     """Only for a config with an SFT-only key: DPO's padding_free means something else."""
     if not any(k in root.items for k in SFT_KEYS):
         return None

@@ -32,7 +32,7 @@ class LinkedConfig:
     settings: DeepSpeedSettings  # the DeepSpeed adapter's typed facts of `root`
     # Set when a launcher built it from its own config and handed it to the program (BuiltDeepSpeed).
     # Its facts' spans then carry the file each is written in.
-    built_by: Optional["BuiltBy"] = None
+    built_by: Optional[BuiltBy] = None
 
 
 @dataclass(frozen=True)

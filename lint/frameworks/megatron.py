@@ -69,7 +69,8 @@ def plan(doc: Document, outside: Outside):
     )
     cp = degrees["cp"]
     if cp.known and cp.value > 1:
-        plan.seq_len_multiple = Fact(2 * cp.value, "seq_len divisor", cp.span, Origin.DERIVED, detail=f"2 x --context-parallel-size {cp.value}")
+        plan.seq_len_multiple = Fact(2 * cp.value, "seq_len divisor", cp.span, Origin.DERIVED,
+                                     detail=f"2 x --context-parallel-size {cp.value}")
     if plan.declared_global_batch is None:
         # Without --global-batch-size Megatron trains micro x dp with no accumulation.
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no --global-batch-size")

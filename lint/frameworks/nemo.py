@@ -26,7 +26,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
-from .facts import Outside, divide, number, flag
+from .facts import Outside, divide, flag, number
 from .spec import HYDRA_COMPOSED, Framework
 
 NAME = "nemo"

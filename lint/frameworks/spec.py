@@ -27,12 +27,14 @@ W = 16 from deepspeed's spec, and the flags become the document the framework's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from ..versions import Distribution
 
-__all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher", "Select", "TaskFile", "Wrapper"]
+__all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher",
+           "Select", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
@@ -235,11 +237,11 @@ class TaskFile:
     folder: Optional[Callable] = None
     mounts: Optional[Callable] = None
 
-    def matches(self, root) -> bool:
+    def matches(self, root: object) -> bool:
         """Whether a document's root mapping is such a file (its script a string)."""
         items = getattr(root, "items", None)
         node = items.get(self.script) if isinstance(items, dict) else None
-        return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)
+        return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)  # type: ignore[operator]  # items: a dict when node is set
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def tokenizing(root: Mapping, get=Mapping.get) -> Tokenizing:
 class MegatronArguments:
     """ms-swift Megatron's own arguments its rules read."""
 
-    grpo: Optional["GRPO"]  # rlhf_type: grpo only
+    grpo: Optional[GRPO]  # rlhf_type: grpo only
     tokenizing: Tokenizing
     group_by_length: Optional[Fact]  # None unless written true/false
     padding_free: Optional[Fact]  # as it runs: see padding_free()

@@ -150,7 +150,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-def _seq_len_multiple(support: "ModelSupport", parallel: dict):
+def _seq_len_multiple(support: ModelSupport, parallel: dict):
     """tp x 2 x cp: sequence parallelism splits by tp, load-balanced context parallelism by 2 x cp."""
     tp, cp = parallel["tp"], parallel["cp"]
     if not (support.seq_len_checked and tp.known and cp.known):
@@ -300,7 +300,7 @@ def shard_degree(parallel: dict, world: Optional[Fact]) -> Optional[Fact]:
                 detail=f"-1 resolved to W ({world.value}) // {world.value // shard}")
 
 
-def resolved_shard(parallel: dict, world) -> "int | None":
+def resolved_shard(parallel: dict, world) -> int | None:
     """The shard degree TorchTitan runs with: as written, or the ranks left over
     for -1 when W is known (parallel_dims.py:49-50); None when it cannot be known
     or the layout does not fit W (that is the layout rule's finding)."""

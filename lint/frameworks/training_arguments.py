@@ -10,8 +10,9 @@ checkpoint schedule, the precision the DeepSpeed integration demands, and the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..plan import Fact, Origin, TrainingPlan
@@ -62,7 +63,8 @@ def plan_from(
     sp = number(root.get("sequence_parallel_size"), "sequence_parallel_size", default=1)
     grad_accum = number(root.get("gradient_accumulation_steps"), "gradient_accumulation_steps")
     if grad_accum is None:
-        grad_accum = grad_accum_default(micro, world) if grad_accum_default else Fact(1, "gradient_accumulation_steps", None, Origin.DEFAULT)
+        grad_accum = (grad_accum_default(micro, world) if grad_accum_default
+                      else Fact(1, "gradient_accumulation_steps", None, Origin.DEFAULT))
     return TrainingPlan(
         framework=framework,
         document=doc,

@@ -30,16 +30,15 @@ global batch for BL103.
 from __future__ import annotations
 
 import functools
-
 import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..sources.hydra import framework_default
 from ..plan import RL, Fact, Origin, TrainingPlan
+from ..sources.hydra import framework_default
 from .facts import Outside, divide, number, product
-from .spec import Count, Distribution, Framework, HYDRA, HYDRA_COMPOSED, Launcher
+from .spec import HYDRA, HYDRA_COMPOSED, Count, Distribution, Framework, Launcher
 
 NAME = "verl"
 FORMATS = ("yaml",)

@@ -13,11 +13,21 @@ settings this module fills from the config (the helpers at its end find them).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from ..document import (
-    Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, split_lines,
+    Document,
+    LimitExceeded,
+    Mapping,
+    Node,
+    ParseError,
+    Scalar,
+    Sequence,
+    Span,
+    Symbol,
+    split_lines,
 )
 from ..plan import Fact, Origin, TrainingPlan
 from ..sources.inheritance import Inherited, inherit, read_config, text_at

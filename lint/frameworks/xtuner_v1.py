@@ -19,15 +19,16 @@ with packing in v1, so the v0.1 packing facts are not filled.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
+from .spec import Framework
 from .xtuner import is_v1
 from .xtuner_v1_rl import TRAINERS, Rollout, fill as fill_rl, trainer_call
-from .spec import Framework
 
 NAME = "xtuner-v1"
 FORMATS = ("python",)

@@ -131,9 +131,10 @@ def _samples_per_prompt(tasks: list) -> Optional[Fact]:
         if sampler is None:
             return None
         found.append(number(sampler.get("prompt_repeat_k"), "prompt_repeat_k", default=1))
-    if not found or not all(f.known for f in found) or len({f.value for f in found}) > 1:
+    known = [f for f in found if f is not None and f.known]
+    if not known or len(known) < len(found) or len({f.value for f in known}) > 1:
         return None
-    return next((f for f in found if f.span is not None), found[0])
+    return next((f for f in known if f.span is not None), known[0])
 
 
 def _single_turn(tasks: list) -> bool:

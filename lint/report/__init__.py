@@ -10,7 +10,7 @@ from typing import Optional
 FORMATS = ("text", "concise", "full", "github", "json", "json-lines", "sarif")
 
 
-def render(fmt: str, diagnostics: list, summary: "Summary", color: bool = False, source=None) -> str:
+def render(fmt: str, diagnostics: list, summary: Summary, color: bool = False, source=None) -> str:
     """`source` (SourceLines): show each finding's line under it, in text output."""
     if fmt == "json":
         from .json import render as renderer
@@ -43,7 +43,7 @@ def statistics(diagnostics: list, unsafe: bool = False) -> list:
     return sorted(rows.values(), key=lambda row: (-row["count"], row["code"]))
 
 
-def statistics_report(fmt: str, diagnostics: list, summary: "Summary") -> str:
+def statistics_report(fmt: str, diagnostics: list, summary: Summary) -> str:
     """`--statistics` in the output format asked for."""
     rows = statistics(diagnostics, summary.unsafe_fixes)
     if fmt in ("json", "json-lines"):

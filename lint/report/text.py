@@ -63,7 +63,8 @@ def _snippet(d, source) -> list:
 
 
 def _summary(diagnostics: list, summary) -> str:
-    checked = f"{summary.configs} training config{'s' if summary.configs != 1 else ''} in {summary.files} file{'s' if summary.files != 1 else ''}"
+    checked = (f"{summary.configs} training config{'s' if summary.configs != 1 else ''}"
+               f" in {summary.files} file{'s' if summary.files != 1 else ''}")
     total = len(diagnostics)
     if summary.fixed:  # ruff's "Found 3 errors (2 fixed, 1 remaining)."
         found = total + summary.fixed

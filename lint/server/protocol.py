@@ -193,8 +193,11 @@ def build() -> BatchlintServer:
         name = key(path)
         if name in ls.pending:
             ls.pending.pop(name).cancel()
-        ls.pending[name] = asyncio.get_running_loop().call_later(TYPING_PAUSE, lambda: (ls.pending.pop(name, None),
-                                                                                      ls.changed(path)))
+        def relint() -> None:
+            ls.pending.pop(name, None)
+            ls.changed(path)
+
+        ls.pending[name] = asyncio.get_running_loop().call_later(TYPING_PAUSE, relint)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: BatchlintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -240,7 +243,7 @@ def build() -> BatchlintServer:
     def hover(ls: BatchlintServer, params: types.HoverParams) -> Optional[types.Hover]:
         path = to_fs_path(params.text_document.uri)
         text = ls.session.text(path) if path else None
-        if text is None:
+        if path is None or text is None:
             return None
         line = text.line_at(params.position.line, params.position.character)
         try:

@@ -41,7 +41,7 @@ from typing import Optional
 from .. import project, reads
 from ..discover import display_path
 from ..document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span
-from ..limits import MAX_COMPOSED_CONFIGS, MAX_COMPOSE_DEPTH
+from ..limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
 
 _SELF = "_self_"
 _HEADER = re.compile(r"#\s*@(\S+)\s+(.*?)\s*$")
@@ -163,7 +163,7 @@ def _launched(doc: LaunchDocument, home: tuple, distribution) -> Document:
     return _composed(doc, carrier.root, composer, doc.root.span, launched=True)
 
 
-def _overrides(doc: LaunchDocument, search: "_Search") -> tuple:
+def _overrides(doc: LaunchDocument, search: _Search) -> tuple:
     """({override key: option} of the line's `group=option` overrides, the other overrides)."""
     choices: dict = {}
     settings = []
@@ -179,7 +179,7 @@ def _overrides(doc: LaunchDocument, search: "_Search") -> tuple:
     return choices, settings
 
 
-def _composed(doc: Document, merged: Mapping, composer: "_Composer", named_at: Optional[Span],
+def _composed(doc: Document, merged: Mapping, composer: _Composer, named_at: Optional[Span],
               launched: bool = False) -> Document:
     merged.items.pop("hydra", None)  # Hydra's own node: the program's config does not hold it
     merged.key_spans.pop("hydra", None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown, line_starts
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS

@@ -337,7 +337,7 @@ class _Resolver:
             start = ()
         parts = _split(key[dots:])
         node, path = self.deref(self.raw(start), start)
-        for index, part in enumerate(parts):
+        for part in parts:
             if isinstance(node, Unknown):
                 raise _Unknown(node.why)
             if not isinstance(node, (Mapping, Sequence)):

@@ -25,8 +25,9 @@ import math
 import operator
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from ..document import (
     Document,

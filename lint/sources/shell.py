@@ -32,13 +32,28 @@ import operator
 import os
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional
+from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_BRANCHES, MAX_SHELL_NESTING, MAX_SHELL_OUTPUT
-from .shellflow import (ABSENT, CASE_ENDS, COMMAND_PREFIX, Case, Group, If, Loop, Simple, Store, _Raw, exits,
-                        glob_match, integer_test, parse, test_result)
+from .shellflow import (
+    ABSENT,
+    CASE_ENDS,
+    COMMAND_PREFIX,
+    Case,
+    Group,
+    If,
+    Loop,
+    Simple,
+    Store,
+    _Raw,
+    glob_match,
+    integer_test,
+    parse,
+    test_result,
+)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
@@ -96,7 +111,7 @@ class Word:
     # Starts with the script's own folder (`$(cd "$(dirname "$0")" && pwd)/ds.json`): a path a `cd` does not move.
     anchored: bool = False
     # Not known, but the caller's value or else this Word's (an argument loop that may set it, or not).
-    fallback: Optional["Word"] = None
+    fallback: Optional[Word] = None
     # A word not known that a string was split into: its text with _NOT_KNOWN where a value is not
     # known (`${SOURCE};`), as a shell that parses the string again (`eval`, `sh -c`) reads it.
     written: Optional[str] = None
@@ -356,7 +371,7 @@ class _Lexer:
                 alternatives.append(word)
         found.append(_Raw(alternatives, self.span(start, self.i), kind="pattern"))
 
-    def _finish(self, words: list, start: int, operator: str) -> "_Raw":
+    def _finish(self, words: list, start: int, operator: str) -> _Raw:
         """A command, with the operator after it; the blocks it opens and closes are noted (a case's
         items are read as patterns)."""
         end = words[-1].span
@@ -629,7 +644,7 @@ class _Placer:
     """Maps the places in a text parsed again (`_Interpreter._evaluated`) back to where its
     characters are written; a word holding a part not known (_NOT_KNOWN) becomes one not known."""
 
-    def __init__(self, path: str, starts: list, sources: list, interpreter: "_Interpreter", fallback: Span):
+    def __init__(self, path: str, starts: list, sources: list, interpreter: _Interpreter, fallback: Span):
         self.path, self.starts, self.sources = path, starts, sources
         self.interpreter, self.fallback = interpreter, fallback
 
@@ -1815,7 +1830,7 @@ class _DoubleBracket:
     comparisons; None for file tests, =~, < > and unknown values. A test of whether an outside
     variable is empty is read as the caller leaving it empty (`assumed`)."""
 
-    def __init__(self, state: "_Interpreter", words: list):
+    def __init__(self, state: _Interpreter, words: list):
         self.state, self.words, self.i = state, words, 0
         self.assumed = False
 

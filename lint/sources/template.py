@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable, Optional
+from typing import Optional
 
 from ..document import Document, Mapping, ParseError, Scalar, Sequence, Unknown
 from ..limits import MAX_NODES

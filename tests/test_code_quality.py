@@ -1,0 +1,110 @@
+"""batchlint's own code held to its standard: ruff's lint and mypy's types, as [tool.ruff] and
+[tool.mypy] in pyproject.toml configure them, clean over the package (lint/ and rules/).
+
+Both run as the `test` extra installs them (pinned in action/constraints.txt). On a failure the
+assertion prints what they found: fix it, or (for a finding that is wrong about this code) ignore
+it at the line with its code and a reason."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "pyproject.toml"
+INSTALL = "install them with: pip install -e '.[test]' -c action/constraints.txt"
+
+
+def _run(tool: str, *args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    try:
+        __import__(tool)
+    except ImportError:
+        pytest.fail(f"{tool} is not installed: {INSTALL}")
+    return subprocess.run([sys.executable, "-m", tool, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def _ruff(*paths: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return _run("ruff", "check", "--no-cache", "--config", str(CONFIG), "--output-format", "concise", *paths, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory) -> Path:
+    """The package as it installs (lint/ as `batchlint`, rules/ as `batchlint.rules`), laid out of
+    links for mypy, which cannot follow setuptools' editable mapping: a folder for MYPYPATH."""
+    root = tmp_path_factory.mktemp("typed")
+    tree = root / "batchlint"
+    tree.mkdir()
+    for entry in os.listdir(ROOT / "lint"):
+        if entry != "__pycache__":
+            (tree / entry).symlink_to(ROOT / "lint" / entry)
+    (tree / "rules").symlink_to(ROOT / "rules")
+    return root
+
+
+def _mypy(root: Path, *targets: str) -> tuple[int, str]:
+    env = dict(os.environ, MYPYPATH=str(root))
+    result = _run("mypy", "--config-file", str(CONFIG), "--cache-dir", str(root / ".mypy_cache"),
+                  "--no-error-summary", *targets, cwd=root, env=env)
+    # Paths as the repository names them (mypy names them from its working directory, `root`).
+    rules, lint = os.path.join("batchlint", "rules", ""), os.path.join("batchlint", "")
+    shown = [f"rules{os.sep}{line[len(rules):]}" if line.startswith(rules)
+             else f"lint{os.sep}{line[len(lint):]}" if line.startswith(lint) else line
+             for line in (result.stdout + result.stderr).splitlines()]
+    return result.returncode, "\n".join(shown)
+
+
+def test_ruff_finds_nothing_in_the_package():
+    result = _ruff("lint", "rules")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_reads_the_projects_settings(tmp_path):
+    """The settings the package is held to: 140 columns, `Optional[X]` accepted, an unused import not."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from typing import Optional\n"
+        "import os\n\n"
+        f"WIDE = {'1' * 120!r}\n"  # 127 columns: wraps at 120, flagged past 140
+        f"WIDER = {'1' * 140!r}\n\n"
+        "def f(x: Optional[int]) -> Optional[int]:\n"
+        "    return x\n"
+    )
+    result = _ruff(str(probe), cwd=tmp_path)
+    codes = sorted(line.split(": ")[1].split()[0] for line in result.stdout.splitlines() if "probe.py:" in line)
+    assert codes == ["E501", "F401", "I001"], result.stdout
+
+
+def test_mypy_finds_nothing_in_the_package(package):
+    code, output = _mypy(package, "-p", "batchlint")
+    assert code == 0, output
+
+
+def test_mypy_holds_the_public_surface_to_typed_signatures(tmp_path):
+    """The per-module settings reach modules by the names the package installs them under: an
+    untyped function in the plan module is refused, the same function in an engine module is not."""
+    untyped = "def fact(plan):\n    return [plan]\n"
+    (tmp_path / "batchlint").mkdir()
+    (tmp_path / "batchlint" / "__init__.py").write_text("")
+    (tmp_path / "batchlint" / "plan.py").write_text(untyped)
+    (tmp_path / "batchlint" / "helper.py").write_text(untyped)
+    code, output = _mypy(tmp_path, "-p", "batchlint")
+    assert code == 1
+    assert [line.split(": error: ")[0] for line in output.splitlines()] == [f"lint{os.sep}plan.py:1"], output
+
+
+def test_every_rule_check_is_typed():
+    """A rule's `check` is the surface the engine calls: `(plan: TrainingPlan) -> Iterator[Finding]`."""
+    from batchlint.plan import TrainingPlan
+    from batchlint.rule import Finding
+    from batchlint.rules import RULES
+
+    untyped = [rule.code for rule in RULES
+               if typing.get_type_hints(rule.check) != {"plan": TrainingPlan, "return": Iterator[Finding]}]
+    assert len(RULES) > 70 and untyped == []
