@@ -232,11 +232,34 @@ def _moved(before: list, after: list) -> list:
         source = _source(shown)
         was = _source(a) if a and b and not _derived(source) and not _derived(_source(a)) else ""
         moved.append(Moved(name, va, vb, source, was if _place(was) != _place(source) else "", unit=shown.unit))
-    inputs = [m for m in moved if not _derived(m.source)]
     for m in moved:
         if m.source.startswith("="):  # a formula: what moved in its inputs says why
-            m.because = [_cause(i) for i in inputs]
+            m.because = [_cause(i) for i in _inputs(m, moved, {m.name})]
     return moved
+
+
+def _inputs(row: Moved, moved: list, seen: set) -> list:
+    """The moved rows, written somewhere rather than computed, that `row`'s formula or derivation
+    names, through the computed rows it names (`dp: derived: W (8) / sequence_parallel_size (4)`)."""
+    found = []
+    for other in moved:
+        if other.name in seen or not _named(other, row.source):
+            continue
+        seen.add(other.name)
+        found += _inputs(other, moved, seen) if _derived(other.source) else [other]
+    return found
+
+
+def _named(row: Moved, text: str) -> bool:
+    """Whether `text` names `row`: by its name (`micro batch`), its symbol (`dp`, `W`), the last word
+    a formula uses (`accumulation`), or the key it is read from (`sequence_parallel_size`)."""
+    short = row.name.split(" (")[0]
+    last = short.rsplit(" ", 1)[-1]
+    names = {short} | ({last} if len(last) <= 2 or last == "accumulation" else set())
+    key = row.source.split(",")[0].split(":")[0]
+    if key and not _derived(row.source) and re.fullmatch(r"[\w.\-]+", key):
+        names.add(key)
+    return any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) for name in names)
 
 
 def _source(row) -> str:

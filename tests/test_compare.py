@@ -269,3 +269,65 @@ def test_a_launch_that_now_runs_a_renamed_config_is_compared_with_what_it_ran(re
     assert compare("HEAD", "ds_train.sh", fmt="text") == (
         "configs/ds_zero2.json, as launched by deepspeed with W=8 at ds_train.sh:2  [deepspeed]  (ran configs/ds.json)\n"
         "  the same numbers\n")
+
+
+# An XTuner config over a base, in the shape of the upstream QLoRA configs: 1 x 16 x 8 = 128.
+XTUNER_BASE = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+max_length = 4096
+sequence_parallel_size = 1
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+XTUNER_CHILD = """\
+# batchlint: world-size=8
+from mmengine.config import read_base
+
+with read_base():
+    from ._base_.sft import *
+
+max_length = 8192
+"""
+
+
+def test_a_change_in_a_base_moves_the_config_that_inherits_it(repo):
+    (repo / "xtuner" / "_base_").mkdir(parents=True)
+    (repo / "xtuner" / "_base_" / "sft.py").write_text(XTUNER_BASE)
+    (repo / "xtuner" / "child.py").write_text(XTUNER_CHILD)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "xtuner")
+    edit(repo, "xtuner/_base_/sft.py", "accumulative_counts = 16", "accumulative_counts = 4")
+    changes = compare("HEAD", "xtuner/child.py")
+    assert moved(changes, "xtuner/child.py") == {
+        "gradient accumulation": (16, 4), "global batch (sequences/step)": (128, 32),
+        "tokens per optimizer step": (128 * 8192, 32 * 8192), "micro-steps per optimizer step": (16, 4)}
+    rows = {r["name"]: r for r in changes[0]["rows"]}
+    assert rows["gradient accumulation"]["source"] == "accumulative_counts, xtuner/_base_/sft.py:7"
+
+
+def test_a_file_added_since_the_revision_is_not_there_on_the_old_side(repo):
+    """The script named configs/extra.yaml before it existed: at HEAD it launched nothing."""
+    (repo / "extra.sh").write_text(TRAIN.replace("configs/sft.yaml", "configs/extra.yaml"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a script for a config to come")
+    (repo / "configs" / "extra.yaml").write_text(SWIFT)
+    changes = compare("HEAD")
+    assert [(c["path"], c["config"], c["status"]) for c in changes] == [
+        ("configs/extra.yaml", "configs/extra.yaml", "new"),
+        ("extra.sh", "configs/extra.yaml, as launched by swift with W=8 at extra.sh:2", "new")]
+
+
+def test_a_longer_context_with_sp_keeps_the_tokens_and_names_only_sp_as_the_global_batchs_cause(repo):
+    edit(repo, "configs/sft.yaml", "max_length: 4096\n", "max_length: 16384\n")
+    edit(repo, "configs/sft.yaml", "sequence_parallel_size: 1", "sequence_parallel_size: 4")
+    changes = compare("HEAD", "train.sh")
+    rows = {r["name"]: r for r in changes[0]["rows"]}
+    assert "tokens per optimizer step" not in rows  # 128 x 4,096 = 32 x 16,384
+    assert (rows["global batch (sequences/step)"]["old"], rows["global batch (sequences/step)"]["new"]) == (128, 32)
+    assert rows["global batch (sequences/step)"]["because"] == ["sequence_parallel_size, line 7: 1 -> 4"]
+    assert (rows["sequence length"]["old"], rows["sequence length"]["new"]) == (4096, 16384)
