@@ -66,6 +66,8 @@ def compare(rev: str, paths: tuple, settings, world_sizes: tuple = (), global_ba
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top,
                   f"unknown revision {rev!r} (in a shallow clone, fetch it: fetch-depth: 0)").decode().strip()
     changed = _changed(commit, top)
+    if not changed:
+        return commit, []
     view = _view_at(commit, top, changed)
     scope = [os.path.realpath(p) for p in (paths or (".",))]
     inside = {p: s for p, s in changed.items() if any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in scope)}
@@ -134,7 +136,7 @@ def _changed(commit: str, top: str) -> dict:
 def _view_at(commit: str, top: str, changed: dict) -> project.View:
     """The project at `commit`: each changed file that was there with its content then, each
     added one absent; the folders that held a file then exist."""
-    files, folders = {}, set()
+    files, folders, links = {}, set(), set()
     for entry in _git(["ls-tree", "-r", "-z", "--long", "--full-tree", commit], top, "git ls-tree failed").split(b"\0"):
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()
@@ -142,13 +144,18 @@ def _view_at(commit: str, top: str, changed: dict) -> project.View:
             continue  # a submodule: read from disk on both sides
         path = os.path.join(top, os.fsdecode(name))
         folders.add(os.path.dirname(path))
-        if path in changed and parts[0] != b"120000":  # a symlink's blob is its target, not a file's text
+        if parts[0] == b"120000":
+            links.add(path)  # a symlink's blob is its target, not a file's text: the disk's on both sides
+        elif path in changed:
             files[path] = (parts[2].decode(), int(parts[3]) if parts[3].isdigit() else 0)
-    absent = [p for p, status in changed.items() if p not in files]
+    absent = [p for p in changed if p not in files and p not in links]
     every = {f for folder in folders for f in _with_parents(folder, top)}
 
     def read(sha: str) -> bytes:
-        return _git(["cat-file", "blob", sha], top, f"cannot read blob {sha}")
+        try:
+            return _git(["cat-file", "blob", sha], top, f"git cannot read the blob {sha}")
+        except CompareError as exc:  # read as any unreadable file is: that file is left out, the run goes on
+            raise OSError(str(exc)) from None
 
     return project.View.of(files, absent, read, folders=every)
 

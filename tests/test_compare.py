@@ -331,3 +331,27 @@ def test_a_longer_context_with_sp_keeps_the_tokens_and_names_only_sp_as_the_glob
     assert (rows["global batch (sequences/step)"]["old"], rows["global batch (sequences/step)"]["new"]) == (128, 32)
     assert rows["global batch (sequences/step)"]["because"] == ["sequence_parallel_size, line 7: 1 -> 4"]
     assert (rows["sequence length"]["old"], rows["sequence length"]["new"]) == (4096, 16384)
+
+
+def test_a_view_serves_its_files_hides_its_absent_ones_and_leaves_the_rest_to_the_disk(tmp_path):
+    from batchlint import project
+
+    (tmp_path / "kept.yaml").write_text("on disk\n")
+    (tmp_path / "changed.yaml").write_text("now\n")
+    (tmp_path / "added").mkdir()
+    (tmp_path / "added" / "new.yaml").write_text("new\n")
+    gone = tmp_path / "gone" / "old.yaml"
+    view = project.View.of({str(tmp_path / "changed.yaml"): ("a", 5), str(gone): ("b", 4)},
+                           [str(tmp_path / "added" / "new.yaml")], {"a": b"then\n", "b": b"old\n"}.__getitem__,
+                           folders=[str(tmp_path)])
+    with project.viewing(view):
+        assert project.read_bytes(str(tmp_path / "changed.yaml")) == b"then\n"
+        assert project.read_bytes(str(gone)) == b"old\n" and project.is_file(str(gone)) and project.is_dir(str(gone.parent))
+        assert project.read_bytes(str(tmp_path / "kept.yaml")) == b"on disk\n"
+        assert not project.is_file(str(tmp_path / "added" / "new.yaml"))
+        assert not project.is_dir(str(tmp_path / "added"))
+        with pytest.raises(FileNotFoundError):
+            project.read_bytes(str(tmp_path / "added" / "new.yaml"))
+        with pytest.raises(project.TooLarge):
+            project.read_bytes(str(gone), limit=3)
+    assert project.read_bytes(str(tmp_path / "changed.yaml")) == b"now\n" and not project.is_file(str(gone))
