@@ -354,7 +354,7 @@ def _explain_compare(rev: str, paths: tuple, world_sizes: tuple, global_batch, f
     except (compare.CompareError, ConfigError) as exc:
         _fail(str(exc))
     if fmt == "json":
-        click.echo(json.dumps(compare.as_json(changes), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(compare.as_json(changes), indent=2))
     else:
         click.echo(compare.as_markdown(changes, commit) if fmt == "markdown" else compare.as_text(changes), nl=False)
 

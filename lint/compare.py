@@ -60,8 +60,9 @@ def compare(rev: str, paths: tuple, settings, world_sizes: tuple = (), global_ba
     numbers moved since `rev`. Raises CompareError."""
     if not rev or rev.startswith("-") or "\0" in rev:
         raise CompareError(f"not a revision: {rev!r}")
-    start = paths[0] if paths else "."
-    folder = start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start))
+    folder = os.path.abspath(paths[0] if paths else ".")
+    while not os.path.isdir(folder) and folder != os.path.dirname(folder):
+        folder = os.path.dirname(folder)  # a path deleted since REV: its repository is above it
     top = os.path.realpath(_git(["rev-parse", "--show-toplevel"], folder, "not a git repository").decode().strip())
     commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top,
                   f"unknown revision {rev!r} (in a shallow clone, fetch it: fetch-depth: 0)").decode().strip()
@@ -313,7 +314,9 @@ def as_text(changes: list) -> str:
         if not cells:
             out.append("  the same numbers")
         out.append("")
-    return "\n".join(out)
+    from .report import printable
+
+    return "\n".join(printable(line) for line in out)
 
 
 def _cell(change: Change, m: Moved) -> str:

@@ -355,3 +355,16 @@ def test_a_view_serves_its_files_hides_its_absent_ones_and_leaves_the_rest_to_th
         with pytest.raises(project.TooLarge):
             project.read_bytes(str(gone), limit=3)
     assert project.read_bytes(str(tmp_path / "changed.yaml")) == b"now\n" and not project.is_file(str(gone))
+
+
+def test_a_deleted_folder_given_as_the_path_is_compared(repo):
+    git(repo, "rm", "-q", "-r", "configs")
+    changes = compare("HEAD", "configs/ds.json")
+    assert [(c["path"], c["status"]) for c in changes] == [("configs/ds.json", "deleted")]
+
+
+def test_markdown_cells_cannot_become_markup(repo):
+    (repo / "configs" / "a|b<img src=x>.yaml").write_text(TRL)
+    rows = [line for line in compare("HEAD", fmt="markdown").splitlines() if line.startswith("| `")]
+    assert rows == ["| `configs/a\\|b<img src=x>.yaml` (trl, **new**) | micro batch (per GPU) |  | 4 | "
+                    "per\\_device\\_train\\_batch\\_size, line 4 |"]
