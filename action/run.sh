@@ -1,10 +1,11 @@
-# The Action's lint steps: `run.sh sarif` writes the SARIF report and never fails; `run.sh annotate`
+# The Action's lint steps: `run.sh sarif` writes the SARIF report and never fails; `run.sh compare`
+# adds the batch numbers a change moves to the job summary and never fails; `run.sh annotate`
 # prints the annotations and fails on findings. Inputs arrive as variables, never pasted into a
 # script: BATCHLINT_PATHS holds one path a line, taken whole (spaces kept, nothing expanded);
 # BATCHLINT_ARGS one or more options a line, split as a shell splits words, quotes kept
 # (`--select "BL1,BL2"`) and nothing expanded (helper.py).
 set -uo pipefail
-mode=${1:?usage: run.sh sarif|annotate}
+mode=${1:?usage: run.sh sarif|compare|annotate}
 here=${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set: this script is a step of the batchlint action}
 batchlint=${BATCHLINT:?the install step did not run}
 python=${BATCHLINT_VENV_PYTHON:?the install step did not run}
@@ -41,6 +42,28 @@ case $mode in
     status=$?
     "$python" "$here/action/helper.py" cap-summary "$full" "$summary"
     exit "$status"
+    ;;
+  compare)
+    # The summary gets the table of what moved since BATCHLINT_COMPARE, cut to GitHub's limit; the log
+    # gets it too. Never fails the job: a base this checkout lacks (a shallow clone) is a warning.
+    base=${BATCHLINT_COMPARE-}
+    shown=${base//[^0-9A-Za-z._\/~^@-]/?}
+    if [[ -z $base || $base == -* ]] || ! git cat-file -e "$base^{commit}" 2>/dev/null; then
+      echo "::warning title=batchlint compare::the revision '$shown' is not in this checkout, so the batch table is not compared: check out with fetch-depth: 0 (actions/checkout) to compare"
+      exit 0
+    fi
+    full=$(mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/batchlint-compare.XXXXXX")
+    if ! "$batchlint" explain --compare "$base" --output-format markdown -- ${paths[@]+"${paths[@]}"} >"$full"; then
+      echo "::warning title=batchlint compare::could not compare with '$shown' (see above)"
+      exit 0
+    fi
+    if [ ! -s "$full" ]; then
+      printf '### batchlint: no batch number moved since `%s`\n' "$shown" >"$full"
+    fi
+    cat "$full"
+    if [ -n "${GITHUB_STEP_SUMMARY-}" ]; then
+      "$python" "$here/action/helper.py" cap-summary "$full" "$GITHUB_STEP_SUMMARY" compare
+    fi
     ;;
   *)
     echo "::error title=batchlint action::unknown step $mode" >&2

@@ -292,21 +292,34 @@ def _write(report: str, output, color: bool = False):
 
 
 @main.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("-w", "--world-size", "world_sizes", type=click.IntRange(min=1), multiple=True,
               help="GPUs of the job (W); give several to compare: -w 8 -w 16 -w 32.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch you mean to train with.")
-@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="markdown: with --compare, a table for a job summary.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str),
               help="Project config to use instead of the file's nearest.")
-def explain(path, world_sizes, global_batch, fmt, config_path):
-    """Show the batch arithmetic of one config or launch script, each number with its source."""
+@click.option("--compare", "rev", metavar="REV",
+              help="Show only the rows that moved since git revision REV, for every config and launch script under "
+                   "PATHS that changed or reads a file that changed (read through git; nothing checked out).")
+def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
+    """Show the batch arithmetic of one config or launch script, each number with its source
+    (with --compare REV: what changed since REV, for the configs under PATHS)."""
     import json
 
     from . import run as running
     from .config import ConfigError
     from .explain import as_json, as_text
 
+    if rev is not None:
+        _explain_compare(rev, paths, world_sizes, global_batch, fmt, config_path)
+        return
+    if len(paths) != 1 or fmt == "markdown":
+        _fail("explain takes one config or launch script (markdown output is for --compare REV)")
+    path = paths[0]
+    if not os.path.isfile(path):
+        _fail(f"no such file: {path}")
     try:
         settings = running.settings_for(config_path).for_path(path)
     except ConfigError as exc:
@@ -323,6 +336,26 @@ def explain(path, world_sizes, global_batch, fmt, config_path):
         click.echo(as_text(explanations, tuple(world_sizes)), nl=False)
     if not explanations:
         sys.exit(1)
+
+
+def _explain_compare(rev: str, paths: tuple, world_sizes: tuple, global_batch, fmt: str, config_path) -> None:
+    """`explain --compare REV`: the rows that moved; nothing printed when none did. Exit 0, or 2."""
+    import json
+
+    from . import compare, run as running
+    from .config import ConfigError
+
+    if len(world_sizes) > 1:
+        _fail("--compare takes at most one --world-size")
+    try:
+        commit, changes = compare.compare(rev, tuple(paths), running.settings_for(config_path), tuple(world_sizes),
+                                          global_batch)
+    except (compare.CompareError, ConfigError) as exc:
+        _fail(str(exc))
+    if fmt == "json":
+        click.echo(json.dumps(compare.as_json(changes), indent=2))
+    else:
+        click.echo(compare.as_markdown(changes, commit) if fmt == "markdown" else compare.as_text(changes), nl=False)
 
 
 @main.command()

@@ -414,7 +414,7 @@ class _Checker:
         here = os.path.dirname(os.path.abspath(document.path))
         written = task.folder(root) if task.folder else None
         folder = os.path.normpath(os.path.join(here, written)) if written else here
-        base = folder if os.path.isdir(folder) and project.may_read(folder) else here
+        base = folder if project.is_dir(folder) and project.may_read(folder) else here
         self.mounts = {remote.rstrip("/") or "/": os.path.normpath(os.path.join(here, local))
                        for remote, local in (task.mounts(root) if task.mounts else {}).items()}
         self.script(_Source(source.path, script, source.directives), base)
@@ -628,7 +628,7 @@ class _Checker:
         for folder in (base, os.getcwd(), self.settings.root, project.git_root(script_path) or base):
             candidate = os.path.normpath(os.path.join(folder, value))
             reads.record(candidate)  # even when missing: creating it changes the result
-            if (format_of(candidate) or not needs_format) and os.path.isfile(candidate):
+            if (format_of(candidate) or not needs_format) and project.is_file(candidate):
                 if not project.may_read(candidate):
                     reads.notice(f"{script_path}:{word.span.line}: `{word.value}` resolves outside "
                                  "the project; not read (widen it with `reference-paths` in the project config)")

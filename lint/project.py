@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextvars
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Optional
@@ -37,12 +37,38 @@ def read_bytes(path: str, limit: Optional[int] = None) -> bytes:
     text it has not written); raises NotRegular, TooLarge or OSError. Every read is
     recorded with its digest, for the cache and for `--fix`'s check that a file
     did not change between linting and writing."""
-    overlay = _overlay.get()
-    data = overlay.get(os.path.realpath(path)) if overlay else None
-    if data is None:
-        data = _read_regular(path, limits.MAX_FILE_BYTES if limit is None else limit)
+    overlay, view = _overlay.get(), _view.get()
+    real = os.path.realpath(path) if overlay or view else ""
+    data = overlay.get(real) if overlay else None
+    limit = limits.MAX_FILE_BYTES if limit is None else limit
+    if data is None and view is not None and view.covers(real):
+        data = view.read(real, limit)
+    elif data is None:
+        data = _read_regular(path, limit)
     reads.record(path, data)
     return data
+
+
+def is_file(path: str) -> bool:
+    """Whether a regular file is at `path`, as `read_bytes` sees files (through a view)."""
+    view = _view.get()
+    if view is not None:
+        real = os.path.realpath(path)
+        if view.covers(real):
+            return real in view.files
+    return os.path.isfile(path)
+
+
+def is_dir(path: str) -> bool:
+    """Whether a folder is at `path`, as `read_bytes` sees files (through a view)."""
+    view = _view.get()
+    if view is not None:
+        real = os.path.realpath(path)
+        if real in view.folders:
+            return True
+        if real in view.absent_folders:
+            return False
+    return os.path.isdir(path)
 
 
 def _read_regular(path: str, limit: int) -> bytes:
@@ -130,6 +156,59 @@ def overlaid(texts: dict) -> Iterator[None]:
         yield
     finally:
         _overlay.reset(token)
+
+
+@dataclass(frozen=True)
+class View:
+    """Files as they stand somewhere other than on disk (a git revision): each of `files`
+    (real path -> what `reader` takes, with its size) is read through `reader`, each of `absent`
+    does not exist, and every other path is the disk's (an ignored file, a submodule)."""
+
+    files: Mapping[str, tuple]  # real path -> (key for `reader`, size in bytes)
+    absent: frozenset
+    reader: Callable[[str], bytes]
+    folders: frozenset = frozenset()  # folders holding a file of `files`
+    absent_folders: frozenset = frozenset()  # folders holding only paths of `absent`
+
+    @classmethod
+    def of(cls, files: Mapping[str, tuple], absent: Iterable[str], reader: Callable[[str], bytes],
+           folders: Iterable[str] = ()) -> View:
+        """`folders`: those that exist in the view besides the ones holding `files`."""
+        files = {os.path.realpath(p): entry for p, entry in files.items()}
+        absent = frozenset(os.path.realpath(p) for p in absent) - set(files)
+        there = frozenset(os.path.realpath(f) for f in folders) | {f for p in files for f in _folders_of(p)}
+        return cls(files, absent, reader, there, frozenset(f for p in absent for f in _folders_of(p)) - there)
+
+    def covers(self, real: str) -> bool:
+        return real in self.files or real in self.absent
+
+    def read(self, real: str, limit: int) -> bytes:
+        if real not in self.files:
+            raise FileNotFoundError(2, "No such file or directory", real)
+        key, size = self.files[real]
+        if size > limit:
+            raise TooLarge(f"{size:,} bytes, over the {limit:,}-byte bound")
+        return self.reader(key)
+
+
+def _folders_of(path: str) -> Iterator[str]:
+    folder = os.path.dirname(path)
+    while folder and folder != os.path.dirname(folder):
+        yield folder
+        folder = os.path.dirname(folder)
+
+
+_view: contextvars.ContextVar = contextvars.ContextVar("batchlint_view", default=None)
+
+
+@contextmanager
+def viewing(view: View) -> Iterator[None]:
+    """Inside the block, files are read, and looked for, through `view`."""
+    token = _view.set(view)
+    try:
+        yield
+    finally:
+        _view.reset(token)
 
 
 _current: contextvars.ContextVar = contextvars.ContextVar("batchlint_project", default=None)

@@ -335,3 +335,75 @@ def test_the_pins_are_the_versions_this_suite_runs_with():
             continue  # a pin for another Python (tomli before 3.11, pyyaml-ft on 3.13)
         if name != "setuptools":
             assert installed == wanted, f"{name} {installed} is installed, {wanted} pinned: install with -c action/constraints.txt"
+
+
+@pytest.fixture
+def pull_request(runner, tmp_path):
+    """A checkout whose work tree raises sp over its base commit; the runner's workspace meanwhile."""
+    workspace = tmp_path / "checkout"
+    example(workspace, "configs/sft.yaml", "swift/qwen2_5_sft_fixed.yaml")
+    example(workspace, "train.sh", "swift/train.sh")
+    script = workspace / "train.sh"
+    script.write_text(script.read_text().replace("examples/swift/qwen2_5_sft_fixed.yaml", "configs/sft.yaml"))
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True, timeout=60)
+    subprocess.run(git + ["add", "-A"], cwd=workspace, check=True, timeout=60)
+    subprocess.run(git + ["commit", "-q", "-m", "base"], cwd=workspace, check=True, timeout=60)
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, check=True, capture_output=True, text=True,
+                          timeout=60).stdout.strip()
+    config = workspace / "configs" / "sft.yaml"
+    config.write_text(config.read_text().replace("max_length: 4096\n", "max_length: 4096\nsequence_parallel_size: 2\n"))
+    saved, runner.workspace = runner.workspace, str(workspace)
+    try:
+        yield base
+    finally:
+        runner.workspace = saved
+
+
+def test_compare_adds_the_batch_numbers_a_pull_request_moves_to_the_job_summary(runner, pull_request):
+    compare = runner.run({"compare": pull_request}, only=("compare",))["compare"]
+    assert compare.returncode == 0, compare.stderr
+    summary = runner.summaries["compare"]
+    assert summary.startswith(f"### batchlint: batch arithmetic moved since `{pull_request[:12]}`\n")
+    assert ("|  | global batch (sequences/step) | 128 | 64 | sequence\\_parallel\\_size, line 8: 1 → 2 |"
+            in summary.splitlines())
+    assert summary in compare.stdout  # the log has it too
+
+
+def test_compare_without_the_base_commit_warns_and_does_not_fail(runner, pull_request):
+    """A shallow checkout (actions/checkout's default depth 1) lacks the base commit."""
+    compare = runner.run({"compare": "0" * 40}, only=("compare",))["compare"]
+    assert compare.returncode == 0
+    assert compare.stdout.startswith(f"::warning title=batchlint compare::the revision '{'0' * 40}' is not in this "
+                                     "checkout")
+    assert "fetch-depth: 0" in compare.stdout
+    assert runner.summaries["compare"] == ""
+    hostile = runner.run({"compare": "--output=x\n`touch y`"}, only=("compare",))["compare"]
+    assert hostile.returncode == 0 and "::warning title=batchlint compare::" in hostile.stdout
+    assert not os.path.exists(os.path.join(runner.workspace, "x")) and not os.path.exists(os.path.join(runner.workspace, "y"))
+
+
+def test_compare_with_nothing_moved_says_so_and_without_the_input_does_not_run(runner, pull_request):
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=runner.workspace, check=True, timeout=60)
+    compare = runner.run({"compare": pull_request}, only=("compare",))["compare"]
+    assert compare.returncode == 0, compare.stderr
+    assert runner.summaries["compare"] == f"### batchlint: no batch number moved since `{pull_request}`\n"
+    assert runner.run({}, only=("compare",))["compare"] == "skipped"
+
+
+def test_the_compare_table_is_cut_to_githubs_limit_too(runner, pull_request, tmp_path):
+    fake = tmp_path / "batchlint"
+    fake.write_text('#!/usr/bin/env bash\nfor i in $(seq 1 6000); do printf "| row %04d | %0240d |\\n" "$i" 0; done\n')
+    fake.chmod(0o755)
+    saved = runner.outputs["install"]["batchlint"]
+    runner.outputs["install"]["batchlint"] = str(fake)
+    try:
+        compare = runner.run({"compare": pull_request}, only=("compare",))["compare"]
+    finally:
+        runner.outputs["install"]["batchlint"] = saved
+    assert compare.returncode == 0
+    summary = runner.summaries["compare"].encode()
+    assert 1024 * 1024 - 400 < len(summary) <= 1024 * 1024
+    table, note = summary.decode().split("\n**batchlint: the job summary stops here.**")
+    assert all(re.fullmatch(r"\| row \d{4} \| 0{240} \|", row) for row in table.splitlines())
+    assert "Its compare table is 1,536,000 bytes" in note and "This step's log holds the whole table." in note

@@ -102,12 +102,12 @@ def resolve(name: str, config_path: str) -> Optional[str]:
     if not name or format_of(name) != "json":
         return None
     if os.path.isabs(name):
-        return name if os.path.isfile(name) else None
+        return name if project.is_file(name) else None
     folder = os.path.dirname(config_path)
     for base in (folder, project_root(folder), os.getcwd()):
         if base:
             candidate = os.path.join(base, name)
-            if os.path.isfile(candidate):
+            if project.is_file(candidate):
                 return candidate
             reads.record(candidate)  # missing: creating it changes the result
     return None

@@ -219,7 +219,7 @@ def _module(module: str, folder: str, upwards: bool, shared: _Shared) -> Optiona
     for _ in range(MAX_LEVELS if upwards else 1):
         base = os.path.join(folder, relative) if relative else folder
         for candidate in ((base + ".py",) if relative else ()) + (os.path.join(base, "__init__.py"),):
-            if os.path.isfile(candidate) and project.may_read(candidate):
+            if project.is_file(candidate) and project.may_read(candidate):
                 try:
                     text = project.read_bytes(candidate).decode("utf-8-sig", "replace")
                     if not is_registry(text):

@@ -242,7 +242,7 @@ class _Search:
             else:
                 text = text[len("file://"):] if text.startswith("file://") else text
                 candidates = [text] if os.path.isabs(text) else [os.path.normpath(os.path.join(b, text)) for b in bases]
-            found = next((c for c in candidates if project.may_read(c) and os.path.isdir(c)), None)
+            found = next((c for c in candidates if project.may_read(c) and project.is_dir(c)), None)
             if found is not None:
                 self.folders.append(found)
             # Not found here: a folder of the machine that runs the job; its configs are looked for
@@ -258,13 +258,13 @@ class _Search:
             if not project.may_read(candidate):
                 raise _NotComposed(f"config `{config_path}` resolves outside the project; not read "
                                    "(widen it with `reference-paths` in the project config)")
-            if os.path.isfile(candidate):
+            if project.is_file(candidate):
                 return candidate, display_path(candidate)
             reads.record(candidate)  # missing: creating it changes the result
         return None
 
     def group_exists(self, group: str) -> bool:
-        return bool(group) and any(os.path.isdir(os.path.join(f, group)) and project.may_read(os.path.join(f, group))
+        return bool(group) and any(project.is_dir(os.path.join(f, group)) and project.may_read(os.path.join(f, group))
                                    for f in self.all())
 
     def is_framework(self, path: str) -> bool:

@@ -267,7 +267,7 @@ class _Chain:
         if not project.may_read(path):  # asked first: whether a file outside exists is not ours to say
             raise _NotFollowed(f"base `{written}` resolves outside the project; not read "
                                "(widen it with `reference-paths` in the project config)")
-        if not os.path.isfile(path):
+        if not project.is_file(path):
             reads.record(path)  # missing: creating it changes the result
             raise _NotFollowed(f"base `{written}` is not found")
         self.count += 1
