@@ -11,11 +11,12 @@ lint anything), and tests/test_needs.py checks the stored table is current.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Optional
 
 from .config import Settings
@@ -64,7 +65,9 @@ def observe(rules: Iterable[Rule]) -> dict:
         return ()
 
     recorder = (Rule(code="BL000", name="observe", severity="info", summary="", check=record),)
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, _working_folder(folder):
+        # Launch lines look for files from the working folder too: the temporary one, so the table
+        # does not depend on where it is generated (a checkout's own files would be found).
         for index, (filename, text, world, batch, beside) in enumerate(_sources(rules)):
             path = os.path.join(folder, str(index), filename)
             for name, content in ((filename, text),) + tuple(beside):
@@ -74,6 +77,16 @@ def observe(rules: Iterable[Rule]) -> dict:
             lint_file(path, Settings(root=os.path.dirname(path)), Options(world_size=world, global_batch=batch),
                       recorder)
     return {fw: sorted(sorted(s) for s in sets) for fw, sets in sorted(seen.items())}
+
+
+@contextlib.contextmanager
+def _working_folder(folder: str) -> Iterator[None]:
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 @functools.lru_cache(maxsize=1)
