@@ -364,3 +364,16 @@ def test_a_vendored_early_verl_that_scales_the_micro_batch_by_n_is_counted_so(tm
         rows = {line.split("  ")[1].strip(): line.split() for line in out.splitlines() if line.startswith("  ")}
         assert rows["micro batch (per GPU)"][4] == micro, out  # 128 // 8 (x 5)
         assert rows["gradient accumulation"][2] == steps, out  # 256 x 5 / 8 / micro
+
+
+def test_a_framework_config_of_an_installed_verl_is_not_a_notice(tmp_path):
+    """`defaults: [ppo_trainer, _self_]` in a project with no copy of verl: Hydra composes it from the
+    installed package, which is out of view: nothing to say (each config of such a project said so
+    once per lint). A config of the project's own that is missing still is said."""
+    (tmp_path / ".git").mkdir()
+    body = "  - _self_\ndata:\n  train_batch_size: 64\nactor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 32\n"
+    write(tmp_path, "conf/grpo.yaml", "defaults:\n  - ppo_trainer\n" + body)
+    write(tmp_path, "conf/mine.yaml", "defaults:\n  - my_base\n" + body)
+    result = run("check", tmp_path / "conf")
+    notices = [line for line in result.stderr.splitlines() if "notice" in line]
+    assert len(notices) == 1 and "mine.yaml: config `my_base` is not found" in notices[0]

@@ -61,8 +61,8 @@ def _resolving(framework: Framework):
         return lambda doc, outside: plan(resolve(doc), outside)
     from ..sources.hydra import compose
 
-    home, distribution = framework.configs, framework.distribution
-    return lambda doc, outside: plan(resolve(compose(doc, home, distribution)), outside)
+    home, distribution, names = framework.configs, framework.distribution, framework.config_names
+    return lambda doc, outside: plan(resolve(compose(doc, home, distribution, names)), outside)
 
 
 @functools.cache

@@ -267,6 +267,8 @@ class Framework:
         "": values are as written.
     configs: the framework's own Hydra config folders, relative to the folder holding a copy of
         it (verl/trainer/config), searched last for a config a `defaults:` list names.
+    config_names: the configs those folders hold (`ppo_trainer`): a project without a copy of the
+        framework that names one composes it from the installed package, out of view (said nothing of).
     hands: for a launcher's own config file this framework reads (Launcher.config_file), what it
         gives the program the launch runs: `hands(plan, options) -> dict` of Outside fields, the
         plan the adapter's of that file, `options` the launcher's own ({option: Word}).
@@ -288,3 +290,4 @@ class Framework:
     interpolation: str = ""
     hands: Optional[Callable] = None
     configs: tuple = ()
+    config_names: tuple = ()

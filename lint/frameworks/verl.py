@@ -60,8 +60,11 @@ LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.
 DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
 # Its trainers' Hydra configs (main_ppo.py `@hydra.main(config_path="config")`), in a copy of verl.
 CONFIGS = ("verl/trainer/config",)
+# The trainer configs that folder holds (@ b178a3c), which a project using an installed verl names.
+CONFIG_NAMES = ("ppo_trainer", "ppo_megatron_trainer", "sft_trainer", "sft_trainer_engine", "generation",
+                "evaluation", "reward_manager", "_generated_ppo_trainer", "_generated_ppo_megatron_trainer")
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=70, launchers=LAUNCHERS, distribution=DISTRIBUTION,
-                      interpolation=HYDRA_COMPOSED, configs=CONFIGS)
+                      interpolation=HYDRA_COMPOSED, configs=CONFIGS, config_names=CONFIG_NAMES)
 
 # The PPO trainer's key set in a copy of verl: the flattened configs verl ships since 0.5 (its
 # ppo_trainer.yaml composes others then), or before that the plain ppo_trainer.yaml itself.

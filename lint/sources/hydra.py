@@ -61,16 +61,21 @@ class Composition:
 
 
 class _NotComposed(Exception):
-    def __init__(self, why: str):
+    def __init__(self, why: str, missing: Optional[str] = None):
         super().__init__(why)
         self.why = why
+        # A config named by a defaults list and not found: nothing is said when it is one of the
+        # framework's own (`ppo_trainer`) and the project holds no copy of the framework (Hydra finds it
+        # in the installed package, out of view).
+        self.missing = missing
 
 
-def compose(doc: Document, home: tuple = (), distribution=None) -> Document:
+def compose(doc: Document, home: tuple = (), distribution=None, own: tuple = ()) -> Document:
     """`doc` composed with the configs its `defaults:` list names (a launch line's settings: over
     the config it names, its overrides last); `doc` itself when it names none or they are not
     followed. `home`: the framework's own config folders, relative to the folder holding a copy
-    of it (`distribution`: how lint/versions.py finds that copy)."""
+    of it (`distribution`: how lint/versions.py finds that copy); `own`: the names of the configs
+    those folders hold, out of view when the project has no copy (spec.Framework.config_names)."""
     if doc.format != "yaml" or doc.composed is not None:
         return doc
     launched = isinstance(doc, LaunchDocument)
@@ -81,7 +86,8 @@ def compose(doc: Document, home: tuple = (), distribution=None) -> Document:
             return _launched(doc, home, distribution)
         return _file(doc, home, distribution)
     except _NotComposed as exc:
-        reads.notice(f"{doc.path}: {exc.why}; its `defaults:` list is not composed")
+        if exc.missing is None or exc.missing not in own or _homes(doc.path, home, distribution):
+            reads.notice(f"{doc.path}: {exc.why}; its `defaults:` list is not composed")
         return doc
     except RecursionError:  # values nested near MAX_DEPTH in a deep composition
         reads.notice(f"{doc.path}: its composed configs nest too deeply to follow")
@@ -495,7 +501,8 @@ class _Composer:
         if found is None:
             if entry.optional:
                 return []
-            raise _NotComposed(f"config `{config_path}` is not found on its search path")
+            raise _NotComposed(f"config `{config_path}` is not found on its search path",
+                               missing=config_path if entry.group is None else None)
         path, shown = found
         real = os.path.realpath(path)
         if real in self.stack:
