@@ -31,18 +31,7 @@ def own_copy(script: str, entry: Optional[str]) -> Optional[str]:
     if not entry or "/" in entry or entry.endswith(".py") or not all(p.isidentifier() for p in entry.split(".")):
         return None
     relative = os.path.join(*entry.split(".")) + ".py"
-    folder = os.path.dirname(os.path.abspath(script))
-    for _ in range(_LEVELS):
-        candidate = os.path.join(folder, relative)
-        if not project.may_read(candidate):
-            return None
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    return None
+    return _upward_from(script, relative)
 
 
 def own_script(script: str, entry: Optional[str]) -> Optional[str]:
@@ -51,18 +40,18 @@ def own_script(script: str, entry: Optional[str]) -> Optional[str]:
     usually is); None for a module, or a script the project does not hold."""
     if not entry or not entry.endswith(".py") or os.path.isabs(entry):
         return None
-    folder = os.path.dirname(os.path.abspath(script))
-    for _ in range(_LEVELS):
-        candidate = os.path.normpath(os.path.join(folder, entry))
+    return _upward_from(script, entry)
+
+
+def _upward_from(script: str, relative: str) -> Optional[str]:
+    """`relative` from the launch script's folder or one above it, inside the project."""
+    for folder in project.upward(os.path.dirname(os.path.abspath(script)), _LEVELS):
+        candidate = os.path.normpath(os.path.join(folder, relative))
         if not project.may_read(candidate):
             return None
         if os.path.isfile(candidate):
             return candidate
         reads.record(candidate)  # missing: creating it changes the result
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
     return None
 
 

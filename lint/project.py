@@ -121,6 +121,16 @@ class Project:
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
 
 
+def upward(folder: str, levels: int) -> Iterator[str]:
+    """`folder` and the folders above it, nearest first: at most `levels`, ending at the top."""
+    for _ in range(levels):
+        yield folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+
+
 def git_root(start: str) -> Optional[str]:
     """The nearest folder from `start` upward that holds `.git` (a folder, or a worktree's file)."""
     folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")

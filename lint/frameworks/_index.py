@@ -110,7 +110,7 @@ ADAPTERS = {
     'swift_megatron': (8402, None, (), 0, ()),
     'torchtitan': (16843, 'torchtitan', ('toml', 'python'), 30, (b'[training]', b'[parallelism]', b'Trainer.Config', b'TrainingConfig(')),
     'torchtitan_keys': (9489, None, (), 0, ()),
-    'torchtitan_registry': (28725, None, (), 0, ()),
+    'torchtitan_registry': (28626, None, (), 0, ()),
     'torchtune': (16027, 'torchtune', ('yaml',), 60, (b'_component_',)),
     'training_arguments': (12895, None, (), 0, ()),
     'verl': (26762, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),

@@ -216,8 +216,8 @@ def _module(module: str, folder: str, upwards: bool, shared: _Shared) -> Optiona
     from ..discover import display_path
 
     relative = module.replace(".", os.sep)
-    for _ in range(MAX_LEVELS if upwards else 1):
-        base = os.path.join(folder, relative) if relative else folder
+    for above in project.upward(folder, MAX_LEVELS if upwards else 1):
+        base = os.path.join(above, relative) if relative else above
         for candidate in ((base + ".py",) if relative else ()) + (os.path.join(base, "__init__.py"),):
             if project.is_file(candidate) and project.may_read(candidate):
                 try:
@@ -229,10 +229,6 @@ def _module(module: str, folder: str, upwards: bool, shared: _Shared) -> Optiona
                     return _Registry(doc, ast.parse(text), shared, shown)
                 except (OSError, ParseError, SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
     return None
 
 

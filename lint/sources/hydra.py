@@ -211,16 +211,11 @@ def _homes(path: str, home: tuple, distribution) -> list:
 def _upward(path: str) -> list:
     """The folders a job reading the config at `path` may run in: its folder and those above it
     inside the project, nearest first."""
-    folder = os.path.dirname(os.path.abspath(path))
     found = []
-    for _ in range(_UPWARD):
+    for folder in project.upward(os.path.dirname(os.path.abspath(path)), _UPWARD):
         if not project.may_read(folder):
             break
         found.append(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
     return found
 
 
