@@ -42,7 +42,10 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 def measured(command: list, runs: int) -> tuple:
     """Median (wall, CPU) seconds of `runs` executions (one warm-up run first)."""
-    subprocess.run(command, capture_output=True, env=ENV)
+    warm_up = subprocess.run(command, capture_output=True, env=ENV)
+    if warm_up.returncode not in (0, 1):  # a crash or a missing install would be timed as fast
+        sys.exit(f"benchmark stopped: {' '.join(command[:3])} ... exited {warm_up.returncode}:\n"
+                 f"{warm_up.stderr.decode(errors='replace')[-2000:]}")
     walls, cpus = [], []
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
