@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from . import project, reads
 from .discover import display_path
 from .explain import _show
+from .lean_dataclass import lean_dataclass
 
 GIT_TIMEOUT = 60  # seconds per git command: a hung git (a lock, a prompt) must not hang CI
 
@@ -32,7 +33,7 @@ class CompareError(Exception):
     """A revision or repository that cannot be compared with: exit 2."""
 
 
-@dataclass
+@lean_dataclass
 class Moved:
     """One row whose value differs (old None: not a row at REV; new None: not a row now)."""
 
@@ -45,7 +46,7 @@ class Moved:
     because: list = field(default_factory=list)  # for a row computed from others: the inputs that moved
 
 
-@dataclass
+@lean_dataclass
 class Change:
     path: str  # the file explained
     title: str  # the config, and the launch that applied to it

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .codes import canonical_all
 from .directives import CODES, code_matches
+from .lean_dataclass import lean_dataclass
 
 
 class ConfigError(Exception):
@@ -30,7 +32,7 @@ class ConfigError(Exception):
 OPT_IN = frozenset({"BL005"})
 
 
-@dataclass
+@lean_dataclass
 class Settings:
     select: tuple = ()  # empty: every rule but the OPT_IN ones
     extend_select: tuple = ()  # added to `select` (or to the default set)
@@ -123,6 +125,8 @@ def _config_in(folder: str) -> Optional[tuple]:
     for name in ("batchlint.toml", "pyproject.toml"):
         candidate = os.path.join(folder, name)
         if os.path.isfile(candidate):
+            if name == "pyproject.toml" and not _may_hold_batchlint(candidate):
+                continue  # no batchlint table: not ours
             table = _load(candidate)
             section = _tool_section(table)
             if name == "batchlint.toml":
@@ -205,6 +209,24 @@ def _tool_section(table: dict):
     """The [tool.batchlint] table of a parsed file, or None when it has none."""
     tool = table.get("tool")
     return tool.get("batchlint") if isinstance(tool, dict) else None
+
+
+# The ways a TOML file can hold [tool.batchlint]: a dotted header or key (`[tool.batchlint]`,
+# `[tool."batchlint".per-file-ignores]`, `tool.batchlint.select = [...]`), a `[tool]` table
+# with a `batchlint` key, an inline `tool = {...}`, or a key spelt with escapes.
+_MAY_HOLD_BATCHLINT = rb"""tool["']?[ \t]*\.[ \t]*["']?batchlint|^[ \t]*\[[ \t]*["']?tool["']?[ \t]*\]|tool["']?[ \t]*=[ \t]*\{|\\[uU]"""
+
+
+def _may_hold_batchlint(path: str) -> bool:
+    """Whether a pyproject.toml can hold a [tool.batchlint] table (parsing a large one only
+    to find none costs a one-file lint ~10 ms). An unreadable file says yes, so that
+    reading it reports why."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return True
+    return re.search(_MAY_HOLD_BATCHLINT, raw, re.MULTILINE) is not None  # compiled on first use
 
 
 def _load(path: str) -> dict:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .document import Span
+from .lean_dataclass import lean_dataclass
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Diagnostic:
     code: str
     name: str

@@ -18,11 +18,12 @@ suppressed a finding, so the engine can report the ones that suppress nothing
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .codes import canonical, canonical_all
 from .document import Span
+from .lean_dataclass import lean_dataclass
 
 # The body ends at a second `#`, which starts the reason: `disable=BL101  # why`.
 _COMMENT = re.compile(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
@@ -38,7 +39,7 @@ CODES = re.compile(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
 _WHOLE = re.compile(r"[0-9]{1,9}")
 
 
-@dataclass
+@lean_dataclass
 class Suppression:
     """One `disable` or `disable-file` item of a comment, and which of its codes suppressed a finding."""
 
@@ -60,7 +61,7 @@ class Suppression:
         return bool(hit)
 
 
-@dataclass
+@lean_dataclass
 class Directives:
     file_disabled: set = field(default_factory=set)  # codes or prefixes
     line_disabled: dict = field(default_factory=dict)  # line -> set of codes ("ALL" for all)

@@ -30,9 +30,10 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .config import Configs, Settings
+from .lean_dataclass import lean_dataclass
 from .sources import format_of, is_shell_script
 
 # Folders no one wants linted; pruned before descending.
@@ -71,7 +72,7 @@ def _display_path(path: str, root: str) -> str:
     return os.path.normpath(path).replace(os.sep, "/")
 
 
-@dataclass
+@lean_dataclass
 class Discovery:
     files: list = field(default_factory=list)  # to lint, in order: each path's files, paths in the order given
     notices: list = field(default_factory=list)  # one line each: skipped, and why (stderr `batchlint: notice: ...`)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, NamedTuple, Optional, Union
+
+from .lean_dataclass import lean_dataclass
 
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
@@ -58,7 +60,7 @@ class Span(NamedTuple):
         return Span(self.line, self.column, self.end_line, self.end_column, self.path or path)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Symbol:
     """A name a Python config imported or defined, resolved to its qualified name."""
 
@@ -80,7 +82,7 @@ class Node:
     origin: Optional[str] = None
 
 
-@dataclass(eq=False)
+@lean_dataclass(eq=False)
 class Scalar(Node):
     """A single value: a number, a string, a bool, None, or a Symbol (Python configs)."""
 
@@ -92,7 +94,7 @@ class Scalar(Node):
     quoted: bool = False
 
 
-@dataclass(eq=False)
+@lean_dataclass(eq=False)
 class Mapping(Node):
     """Keys to values, each key with where it is written."""
 
@@ -115,7 +117,7 @@ class Mapping(Node):
         return iter(self.items)
 
 
-@dataclass(eq=False)
+@lean_dataclass(eq=False)
 class Sequence(Node):
     """A list or a tuple."""
 
@@ -125,7 +127,7 @@ class Sequence(Node):
     origin: Optional[str] = None
 
 
-@dataclass(eq=False)
+@lean_dataclass(eq=False)
 class Unknown(Node):
     """A value that cannot be known without running something."""
 
@@ -138,7 +140,7 @@ class Unknown(Node):
 Value = Union[Scalar, Mapping, Sequence, Unknown]
 
 
-@dataclass
+@lean_dataclass
 class Document:
     """One file read: its values under `root`, and its text."""
 
@@ -167,7 +169,7 @@ class Document:
         return self.root.get(*path)
 
 
-@dataclass
+@lean_dataclass
 class LaunchDocument(Document):
     """The settings a launch line holds (`Launcher.inline`), with the entry point it runs, so an
     adapter whose entry points differ (defaults, asserts) reads which one it is."""

@@ -14,7 +14,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Optional
 
 from . import directives as directive_parser, project, reads, versions
@@ -24,6 +24,7 @@ from .discover import display_path, is_run_artifact
 from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Span
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
+from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .rule import Edit, Related
 from .sources import format_of, is_shell_script, read
@@ -43,7 +44,7 @@ UNUSED_DIRECTIVE = ("BL005", "unused-suppression")
 FILE_SECONDS = 20
 
 
-@dataclass
+@lean_dataclass
 class Options:
     """Facts the command line gives, which an in-file directive may override."""
 
@@ -58,7 +59,7 @@ class Options:
     digests: bool = True
 
 
-@dataclass
+@lean_dataclass
 class FileResult:
     """What linting one file gave: its findings, or why it could not be linted."""
 
@@ -180,7 +181,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
     return checker
 
 
-@dataclass
+@lean_dataclass
 class _Source:
     """A file read for linting: its document and its own directives."""
 

@@ -10,11 +10,12 @@ columns come from different places names each column's source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Optional
 
 from .config import Settings
 from .engine import Options, check_file
+from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin, TrainingPlan
 
 _DEGREES = {"sp": "sequence parallel", "cp": "context parallel", "tp": "tensor parallel",
@@ -35,7 +36,7 @@ _REFUSED = _LAYOUT + _DECLARED + _MISMATCH
 _ASKED = frozenset(code for codes in _WHY.values() for code in codes) | frozenset(_MISMATCH)
 
 
-@dataclass
+@lean_dataclass
 class Row:
     name: str
     values: list  # one per world size asked for (a single one when none was)
@@ -44,7 +45,7 @@ class Row:
     unit: str = ""  # what the numbers count when it is not the row's usual unit ("tokens": a token budget)
 
 
-@dataclass
+@lean_dataclass
 class Explanation:
     title: str  # the config, and the launch that applied to it
     framework: str

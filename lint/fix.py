@@ -25,12 +25,13 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from . import project as projects
 from .atomic import rewrite_in_place, write_atomic
 from .document import LINE_BREAKS, ParseError, line_starts
+from .lean_dataclass import lean_dataclass
 from .reads import digest
 from .sources import format_of, is_shell_script, read
 
@@ -44,7 +45,7 @@ class Refused(Exception):
         self.reason = reason
 
 
-@dataclass
+@lean_dataclass
 class FileFix:
     path: str  # as shown
     before: str  # the text the edits were applied to (without a byte-order mark)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Optional
 
 from . import versions
+from .lean_dataclass import lean_dataclass
 
 
 class KeySets:
@@ -87,7 +87,7 @@ def spans(present: list, names: tuple) -> str:
     return ",".join(runs)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class InForce:
     """The keys a rule judges by, and how its message names them.
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from fnmatch import fnmatchcase
 from typing import Any, Optional
 
 from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from .frameworks.facts import whole_number
 from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
+from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Word
 
@@ -51,7 +52,7 @@ def markers() -> tuple:
     return (b"python", b".sh") + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
 
 
-@dataclass
+@lean_dataclass
 class Launch:
     launcher: str
     command: Command
@@ -78,7 +79,7 @@ class Launch:
     selected: Optional[Selection] = None
 
 
-@dataclass
+@lean_dataclass
 class Selection:
     """The module and config name a launch line picks (spec.Select), each a Word; `given`: named
     on the line or by its variables (not only the launcher's defaults)."""
@@ -90,7 +91,7 @@ class Selection:
     given: bool
 
 
-@dataclass
+@lean_dataclass
 class HostRequest:
     """What a launch line asks of the hosts it names (spec.Hosts): an MPI-style hostfile (None:
     the local machine alone, whose devices are not known), a filter, the first `nodes` hosts,

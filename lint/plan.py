@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import enum
 import functools
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
 from .document import Document, Node, Span
+from .lean_dataclass import lean_dataclass
 
 
 class Origin(enum.Enum):
@@ -54,7 +55,7 @@ def _by_field(names: frozenset) -> tuple:
     return tuple((head, tuple(members)) for head, members in groups.items())
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Fact:
     value: Any
     key: str  # the name the user knows it by: "accumulative_counts", "[training] local_batch_size"
@@ -88,7 +89,7 @@ class Fact:
         return f"{self.key} ({self.value}, {self.provenance})"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class GenerationChecks:
     """What a framework refuses at start-up about its generation batch. The adapter
     says which checks its framework makes and how the refusal reads; one generic
@@ -117,7 +118,7 @@ class GenerationChecks:
     group_per_rank: bool = False
 
 
-@dataclass
+@lean_dataclass
 class RL:
     """The batch vocabulary of RL training (GRPO, RLOO, PPO), whatever the
     framework calls each number. Each Fact's key is the framework's own name
@@ -141,7 +142,7 @@ class RL:
     generation_checks: Optional[GenerationChecks] = None
 
 
-@dataclass
+@lean_dataclass
 class TrainingPlan:
     framework: str
     document: Document

@@ -18,10 +18,10 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Optional
 
 from . import limits, reads
+from .lean_dataclass import lean_dataclass
 
 
 class NotRegular(OSError):
@@ -110,7 +110,7 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Project:
     """The folders whose files may be read into the output (real paths)."""
 
@@ -168,7 +168,7 @@ def overlaid(texts: dict) -> Iterator[None]:
         _overlay.reset(token)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class View:
     """Files as they stand somewhere other than on disk (a git revision): each of `files`
     (real path -> what `reader` takes, with its size) is read through `reader`, each of `absent`

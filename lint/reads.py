@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
+from .lean_dataclass import lean_dataclass
 
-@dataclass
+
+@lean_dataclass
 class Touched:
     """What one file's lint read and noticed."""
 

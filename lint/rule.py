@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Optional
 
 from .document import Span
+from .lean_dataclass import lean_dataclass
 
 if TYPE_CHECKING:
     from .plan import TrainingPlan
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Related:
     """A second place a finding depends on (another key, another file)."""
 
@@ -28,7 +29,7 @@ class Related:
     path: Optional[str] = None  # None: the same file
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Edit:
     """Replace the text under `span` with `replacement` (an empty span inserts).
     `--fix` applies it; a rule offers one only when the fix is unambiguous."""
@@ -38,7 +39,7 @@ class Edit:
     path: Optional[str] = None  # None: the file of the finding (or span.path)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Finding:
     """What a rule's check yields; the engine adds code, path and framework."""
 
@@ -60,7 +61,7 @@ class Finding:
             object.__setattr__(self, "related", tuple(r for r in self.related if r is not None and r.span is not None))
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Example:
     """A config the suite lints: `flagged` lists the lines the rule must report
     (empty for a clean twin)."""
@@ -74,7 +75,7 @@ class Example:
     files: tuple = ()
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Rule:
     code: str
     name: str

@@ -9,15 +9,16 @@ import dataclasses
 import os
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .config import Configs, Settings
 from .diagnostic import Diagnostic
 from .engine import Options
+from .lean_dataclass import lean_dataclass
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Request:
     """What to lint and how: everything a front end decides before linting."""
 
@@ -112,7 +113,7 @@ def fix(request: Request, run: Run, write: bool, unsafe: bool = False) -> list:
     return fix_until_stable(lint_round, write=write, project=request.options.project)
 
 
-@dataclass
+@lean_dataclass
 class BufferFix:
     """`--fix` on standard input: the buffer with its fixes made, for the caller to print."""
 
@@ -161,7 +162,7 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 
 
-@dataclass
+@lean_dataclass
 class Run:
     files: list = field(default_factory=list)  # what was linted, as discovered
     results: list = field(default_factory=list)  # FileResult per file

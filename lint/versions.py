@@ -25,10 +25,10 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Optional
 
 from . import project, reads
+from .lean_dataclass import lean_dataclass
 
 # Files a folder's evidence reads: a requirements file past this is no requirements file.
 MAX_MANIFEST_BYTES = 1 << 20
@@ -154,7 +154,7 @@ def poetry_spec(text: str) -> str:
 
 # -- what a folder says ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Distribution:
     """How to find the release of one framework (declared by its spec, lint/frameworks/spec.py).
 
@@ -176,7 +176,7 @@ class Distribution:
         return self.title or self.names[0]
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Release:
     """What the project says about a distribution.
 
@@ -200,7 +200,7 @@ class Release:
         return f"pinned in {self.where}"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class _Said:
     version: Optional[str] = None  # exact
     where: str = ""

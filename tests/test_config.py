@@ -289,3 +289,32 @@ def test_load_settings_raises_config_error(tmp_path):
     path = write(tmp_path, "batchlint.toml", "ignore = 'BL1,XYZ'\n")
     with pytest.raises(ConfigError, match="'XYZ' is not a rule code"):
         load_settings(path)
+
+
+# --- which pyproject.toml is read ------------------------------------------------
+
+SPELLINGS = [
+    ("header", '[tool.batchlint]\nignore = ["BL101"]\n'),
+    ("quoted header", '[ tool . "batchlint" ]\nignore = ["BL101"]\n'),
+    ("dotted key", 'tool.batchlint.ignore = ["BL101"]\n'),
+    ("tool table", '[tool]\nbatchlint = { ignore = ["BL101"] }\n'),
+    ("inline tool", 'tool = { batchlint = { ignore = ["BL101"] } }\n'),
+    ("escaped key", '[tool."batch\\u006cint"]\nignore = ["BL101"]\n'),
+]
+
+
+@pytest.mark.parametrize("body", [s[1] for s in SPELLINGS], ids=[s[0] for s in SPELLINGS])
+def test_every_spelling_of_the_table_is_read(workdir, body):
+    # pyproject.toml files without a batchlint table are not parsed (a large one costs a
+    # one-file lint ~10 ms): each way TOML can spell the table must still be found.
+    write(workdir, "sft.py", XTUNER_SP)
+    write(workdir, "pyproject.toml", body + '[project]\nname = "batchlint"\n[project.scripts]\nbatchlint = "x:y"\n')
+    assert codes(run("sft.py").stdout) == []
+
+
+def test_a_pyproject_without_our_table_is_not_ours_even_broken(workdir):
+    # Not batchlint's file: its other tools report its syntax; the lint goes on with defaults.
+    write(workdir, "sft.py", XTUNER_SP)
+    write(workdir, "pyproject.toml", '[project\nname = "batchlint"\n')
+    result = run("sft.py")
+    assert result.exit_code == 1 and codes(result.stdout) == ["BL101"]

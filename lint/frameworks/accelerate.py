@@ -37,10 +37,11 @@ releases (4.36 sets ACCELERATE_MIXED_PRECISION from the flags before building it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from . import deepspeed
 from .deepspeed import DeepSpeedSettings, TrainerValues
@@ -165,7 +166,7 @@ IGNORED_BESIDE_FILE = ("gradient_accumulation_steps", "gradient_clipping", "zero
                        "zero3_save_16bit_model")
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class DeepSpeedFile:
     """`deepspeed_config.deepspeed_config_file` and what accelerate checks with it."""
 
@@ -184,7 +185,7 @@ class DeepSpeedFile:
         return self.linked is None or "zero_optimization" in self.linked.root.items
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class AccelerateSettings:
     distributed_type: Fact
     compute_environment: Optional[Fact]

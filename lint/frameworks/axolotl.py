@@ -12,10 +12,10 @@ not modelled. The axolotl rules share the helpers at the end of this module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, algorithm, divide, flag, number, per_group
 from .spec import Framework
@@ -71,7 +71,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Arguments:
     """axolotl settings its own rules read."""
 
@@ -80,7 +80,7 @@ class Arguments:
     batch_size: Optional[BatchSize]  # batch_size standing for the accumulation
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class BatchSize:
     """batch_size and micro_batch_size written (positive whole numbers) without
     gradient_accumulation_steps. axolotl's validation fills an absent accumulation with

@@ -20,10 +20,10 @@ TrainingArguments file names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .spec import Framework
@@ -74,7 +74,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class ZeRO:
     """`zero_optimization` (deepspeed/runtime/zero/config.py @ 0.19.8)."""
 
@@ -88,7 +88,7 @@ class ZeRO:
     offload_optimizer: Optional[Fact]
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TrainerValues:
     """The values the Hugging Face Trainer fills in ("auto") or requires to equal
     its TrainingArguments (transformers/integrations/deepspeed.py:133-205
@@ -103,7 +103,7 @@ class TrainerValues:
     bf16_enabled: Optional[Fact]  # key "bf16.enabled"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class DeepSpeedSettings:
     """The DeepSpeed adapter's typed facts of one config: its own plan's
     `settings`, and what linked.py gives for a config a TrainingArguments file names."""

@@ -35,10 +35,11 @@ rule (BL142) reads them, as EasyR1's workers normalise the batch as verl's do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
 from .spec import ASSIGN, Count, Framework, Launcher
@@ -92,7 +93,7 @@ GROUP_ESTIMATORS = ("grpo", "rloo")
 REFUSAL = "EasyR1 refuses to start"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Worker:
     """What one trained model's FSDP worker checks beyond verl's per-GPU mini-batch (fsdp_workers.py:153-157)."""
 
@@ -101,7 +102,7 @@ class Worker:
     cpu_offload: Optional[Fact]  # fsdp.enable_cpu_offload
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Settings(PPO):
     """EasyR1's batch settings: verl's PPO type (train_batch is data.rollout_batch_size, each role's
     mini batch its global_batch_size) and what its rollout and workers check."""

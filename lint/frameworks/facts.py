@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_NUMBER_DIGITS
 from ..plan import RL, Fact, Origin
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Outside:
     """Facts about a file that come from outside it: the launch or the user."""
 

@@ -10,10 +10,11 @@ a rule needs it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..own_trainer import program_imports
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
@@ -73,7 +74,7 @@ def _may_run_trl(doc: Document) -> bool:
     return entry is None or program_imports(doc.path, entry, "trl") is not False
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class SFTArguments:
     """SFTConfig's padding-free settings (trl/trainer/sft_config.py @ 1.0+)."""
 
@@ -97,7 +98,7 @@ def _sft_arguments(root: Mapping) -> Optional[SFTArguments]:
     )
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TRLArguments:
     """TRL's own arguments its rules read: SFTConfig's padding-free settings."""
 

@@ -12,19 +12,19 @@ is the DeepSpeed config itself.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Optional
 
 from .. import project, reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..sources import format_of, read
 from .deepspeed import DeepSpeedSettings, read_settings
 
 _ROOT_MARKERS = ("pyproject.toml", ".git")
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class LinkedConfig:
     root: Mapping  # the DeepSpeed config
     path: Optional[str]  # its display path; None when written inline in this file
@@ -35,7 +35,7 @@ class LinkedConfig:
     built_by: Optional[BuiltBy] = None
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class BuiltBy:
     """How a DeepSpeed config a launcher built is named to the user."""
 
@@ -44,7 +44,7 @@ class BuiltBy:
     auto: str  # how to let the Trainer fill a value in (formatted with the DeepSpeed key)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class BuiltDeepSpeed:
     """The DeepSpeed config a launcher builds from its own config and hands the program
     (facts.Outside.deepspeed), for a program that names none: read already, so `config()`,
@@ -59,7 +59,7 @@ class BuiltDeepSpeed:
         return self.linked
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class DeepSpeedLink:
     """A `deepspeed:` value (a name or an inline mapping) and the config that writes it.
     It is resolved only when a rule asks: resolving reads files and may print a notice."""

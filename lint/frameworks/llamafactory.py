@@ -11,10 +11,10 @@ USE_MEGATRON_BRIDGE=1 (tp x pp x cp x ep must divide W, parser.py:336-349).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin
 from . import llamafactory_v1
 from .facts import Outside, divide, flag, number
@@ -64,7 +64,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Arguments:
     """The LLaMA-Factory arguments its own rules read (hparams/finetuning_args.py, data_args.py)."""
 

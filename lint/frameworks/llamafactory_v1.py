@@ -11,10 +11,10 @@ schema first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 
@@ -64,7 +64,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Arguments:
     """v1's own arguments its rules read."""
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .launchers import COMPOSER
@@ -55,7 +55,7 @@ _PARAMETERS_FILE = "/mnt/config/parameters.yaml"
 _AUTO = "device_train_microbatch_size (auto: Composer picks it at run time)"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class FoundrySettings:
     """What llm-foundry derives from the batch keys at start-up (config_utils.py:425-493)."""
 

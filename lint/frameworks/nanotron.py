@@ -20,10 +20,10 @@ saving the YAML) are code, never run: they are not read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number, product
 from .spec import Framework, Launcher
@@ -53,7 +53,7 @@ _DEGREES = {
 }
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class NanotronSettings:
     """What nanotron's start-up checks read besides the batch and the degrees."""
 

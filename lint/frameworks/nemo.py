@@ -21,10 +21,10 @@ MegatronBaseModel validates, written or its defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .spec import HYDRA_COMPOSED, Framework
@@ -137,7 +137,7 @@ def _dynamic(train: Mapping) -> Optional[str]:
     return None
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class NemoSettings:
     """MegatronBaseModel's settings (`cfg.get(key, default)`) its own rules read; the
     lines are nemo/collections/nlp/models/language_modeling/megatron_base_model.py @ 8cfedd7."""

@@ -26,10 +26,10 @@ the flat names of earlier releases (`--train_batch_size`,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .spec import FLAGS, Framework, Launcher
@@ -95,7 +95,7 @@ def entry(doc: Document) -> Optional[str]:
     return match.group(1) if match else None
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Placement:
     """One Ray role's GPUs: --<role>.num_nodes x --<role>.num_gpus_per_node (defaults 1 x 8,
     train_ppo_ray.py:198-237)."""
@@ -104,7 +104,7 @@ class Placement:
     gpus: Fact
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class PPOArguments:
     """What train_ppo_ray asserts about its Ray placement and vLLM engines (train_ppo_ray.py:41-63, 109-113)."""
 
@@ -123,7 +123,7 @@ class PPOArguments:
     roles: dict  # "actor", "ref", "critic", "reward" -> Placement
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class OpenRLHFArguments:
     """OpenRLHF's own launch settings its rules read."""
 

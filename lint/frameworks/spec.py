@@ -28,9 +28,9 @@ W = 16 from deepspeed's spec, and the flags become the document the framework's
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Optional
 
+from ..lean_dataclass import lean_dataclass
 from ..versions import Distribution
 
 __all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher",
@@ -47,7 +47,7 @@ OMEGACONF = "omegaconf"  # `${a.b}`, `${..x}`, `${oc.select:...}`, `${oc.env:...
 HYDRA_COMPOSED = "hydra"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Count:
     """One factor of the world size (processes per node, or nodes): where a launcher
     reads it, first given wins, and what it assumes when none is given.
@@ -81,7 +81,7 @@ class Count:
         return self.key or (self.env + self.flags + ("",))[0]
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Hosts:
     """The machines a launcher runs on, when its options name them: an MPI-style hostfile
     (`worker-1 slots=8`, one host a line) filtered by `NODE[:SLOT,...][@NODE...]` lists, as
@@ -102,7 +102,7 @@ class Hosts:
     visible: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Select:
     """A config picked by name from a module of several (TorchTitan's `--module llama3 --config
     llama3_8b`), where a launch line names them: flags, else variables the command is given
@@ -122,7 +122,7 @@ class Select:
     name_default: str = ""
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Launcher:
     """A command that starts training, recognised by the first words of a shell command.
 
@@ -187,7 +187,7 @@ class Launcher:
     config_file: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Wrapper:
     """A command that runs another one, which is read as the launch line
     (`launchers.py` lists them): `ray job submit --address=... -- python3 -m ...`,
@@ -218,7 +218,7 @@ class Wrapper:
     starts: Optional[Launcher] = None
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TaskFile:
     """A YAML file that is a launch itself, not a config: a job description whose shell script is
     one key's block (`run: |`), run with variables the file sets. The engine reads the script as a
@@ -244,7 +244,7 @@ class TaskFile:
         return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)  # type: ignore[operator]  # items: a dict when node is set
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Framework:
     """One framework: its adapter, the files it reads, the launchers it owns.
 

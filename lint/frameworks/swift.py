@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin
 from . import swift_megatron
 from .facts import Outside, algorithm, flag, number, per_group, product, whole_number
@@ -75,7 +75,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Arguments:
     """ms-swift's own arguments its rules read (not the Megatron schema's)."""
 

@@ -12,10 +12,10 @@ adapter (swift.py), which tries this schema first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number, per_group
 
@@ -61,7 +61,7 @@ def plan(doc: Document, outside: Outside, world: Optional[Fact]) -> Optional[Tra
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Tokenizing:
     """When ms-swift tokenizes: lazy_tokenize refuses packing and streaming (both schemas;
     swift/arguments/base_args/data_args.py and megatron_args.py @ 3602360). Each None unless
@@ -77,7 +77,7 @@ def tokenizing(root: Mapping, get=Mapping.get) -> Tokenizing:
     return Tokenizing(*(flag(get(root, key), key) for key in ("lazy_tokenize", "packing", "streaming")))
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class MegatronArguments:
     """ms-swift Megatron's own arguments its rules read."""
 
@@ -87,7 +87,7 @@ class MegatronArguments:
     padding_free: Optional[Fact]  # as it runs: see padding_free()
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class GRPO:
     """The keys megatron_args.py reads to size a GRPO generation batch, with its
     defaults (74-76, 482-483): None where a key is unset and has no default."""

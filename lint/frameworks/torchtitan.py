@@ -15,10 +15,10 @@ TorchTitan's models). The v0.2.2 key set is generated into torchtitan_keys.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .spec import Count, Distribution, Framework, Launcher, Select
@@ -174,7 +174,7 @@ def data_parallel(parallel: dict, resolved: Optional[Fact], world):
 # --------------------------------------------------------------------------- the models
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class ModelSupport:
     """What TorchTitan does with one model at start-up, as its TrainSpec
     (`pipelining_fn`) and its parallelize function decide. A model not in MODELS
@@ -218,7 +218,7 @@ MODELS = {
 # --------------------------------------------------------------------------- the settings
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TitanSettings:
     """What TorchTitan's start-up checks read besides the batch and the degrees:
     each value as written (None when not a plain value) or TorchTitan's default."""

@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, Unknown
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_NODES
 from ..plan import Fact, Origin, TrainingPlan
 from ..sources.python import Evaluator, read_python
@@ -65,7 +65,7 @@ _TOKEN_KEYS = ("num_tokens_per_microbatch_per_dp_rank", "num_tokens_per_train_st
 _SEQUENCE_KEYS = ("local_batch_size", "global_batch_size", "seq_len")
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class RegistryConfig:
     """One config function of a registry, read."""
 
@@ -438,7 +438,7 @@ def _copy(node: Node, seen: dict, budget: list, depth: int, shown: Optional[str]
 # --------------------------------------------------------------------------- the plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class RegistrySettings:
     """What a registry config is, beside its batch facts (no v0.2 TOML rule reads these)."""
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, flag, number
 from .spec import ASSIGN, OMEGACONF, Framework, Launcher
@@ -84,12 +84,12 @@ def plan(doc: Document, outside: Outside):
 # Recipe sources @ torchtune bd2a0fc; a setting is filled only for the recipes that read it.
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class PPOSchedule:
     num_steps: Optional[Fact]  # trajectories to train on in all (not optimizer steps)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class OptimizerInBackward:
     """optimizer_in_bwd and what the recipes that read it refuse beside it (full
     finetuning, QAT, full DPO, early exit, PPO; LoRA, KD and GRPO never read it)."""
@@ -105,7 +105,7 @@ class OptimizerInBackward:
     clip_grad_norm: Optional[Fact]
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Precision:
     """`dtype` of a training recipe, written as a plain name (not an interpolation)."""
 
@@ -116,7 +116,7 @@ class Precision:
     refused: tuple
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TensorParallel:
     """What the recipes that read tensor_parallel_dim (the parallel_dims ones) need with it."""
 
@@ -124,7 +124,7 @@ class TensorParallel:
     plan: Fact  # tensor_parallel_plan: value None when null or absent (default None, full_finetune_distributed.py:156)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Tokenizer:
     """The tokenizer's max_seq_len, which packing fills sequences to."""
 
@@ -132,7 +132,7 @@ class Tokenizer:
     max_seq_len: Fact  # as written (None: null), or the builder's default None
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class PackedDataset:
     """A torchtune.datasets builder written with `packed: True`."""
 
@@ -142,7 +142,7 @@ class PackedDataset:
     unpackable: Optional[str]  # "preference" or "multimodal": a kind of dataset it refuses to pack
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TorchtuneSettings:
     """torchtune settings its own rules read."""
 

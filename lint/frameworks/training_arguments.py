@@ -11,10 +11,10 @@ checkpoint schedule, the precision the DeepSpeed integration demands, and the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .linked import DeepSpeedLink, deepspeed_link
@@ -114,7 +114,7 @@ _GENERIC = "transformers"  # hf.py's plans: TrainingArguments flags of any progr
 
 # -- the Trainer's own arguments (transformers/training_args.py @ 4.57.1) ---------------------------
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Checkpointing:
     """What TrainingArguments checks load_best_model_at_end against
     (training_args.py:1686-1712; 1748-1775 @ 5.23.0). Each value as written, else
@@ -132,7 +132,7 @@ class Checkpointing:
     eval_steps_from_logging: bool  # eval_steps is logging_steps
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class TrainerArguments:
     """The Hugging Face Trainer's own arguments, for every adapter built on plan_from."""
 

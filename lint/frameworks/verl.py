@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, Origin, TrainingPlan
 from ..sources.hydra import framework_default
 from .facts import Outside, divide, number, product
@@ -126,7 +127,7 @@ DEFAULTS = {
 FSDP = ("fsdp", "fsdp2")
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Role:
     """The PPO batch settings of one trained model: the actor or the critic."""
 
@@ -147,7 +148,7 @@ class Role:
         return self.strategy in FSDP
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class MicroBatchKeys:
     """One micro batch verl takes from two keys: the deprecated global one and its
     per-GPU replacement (verl/workers/config/actor.py:178-184, critic.py:104-105 and
@@ -163,7 +164,7 @@ class MicroBatchKeys:
         return self.per_gpu.key.rpartition(".")[2]
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class PPO:
     train_batch: Fact
     actor: Role

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
 from ..document import (
@@ -29,6 +28,7 @@ from ..document import (
     Symbol,
     split_lines,
 )
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from ..sources.inheritance import Inherited, inherit, read_config, text_at
 from .facts import Outside, divide, find_key, flag, number
@@ -126,7 +126,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Sampler:
     """The train sampler dict, when its class is one of SAMPLERS: mmengine builds
     it by calling the class with the dict's keywords plus `dataset` and `seed`
@@ -139,7 +139,7 @@ class Sampler:
     mega_batch_mult: Optional[Fact]
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class SamplerVariable:
     """A top-level `sampler` that no statement reads: XTuner's configs compute it for
     sequence parallelism (`sampler = SequenceParallelSampler if sequence_parallel_size
@@ -149,7 +149,7 @@ class SamplerVariable:
     follows_sp: bool  # computed from sequence_parallel_size
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Accumulation:
     """How accumulative_counts is written. XTuner's sequence-parallel guide has it
     scaled by sp in the config (`accumulative_counts *= sequence_parallel_size`,
@@ -175,7 +175,7 @@ class Accumulation:
     written_in: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class HFDataset:
     """A process_hf_dataset dict in the train dataset: variable-length attention
     needs its samples packed (xtuner/dataset/huggingface.py:182-186 @ 0.2.0)."""
@@ -184,7 +184,7 @@ class HFDataset:
     pack_to_max_length: Optional[Fact]  # default True (huggingface.py:267); None when written but not true/false
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Arguments:
     """XTuner settings its own rules read."""
 

@@ -20,10 +20,10 @@ with packing in v1, so the v0.1 packing facts are not filled.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence, Symbol
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .spec import Framework
@@ -55,7 +55,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Dataloader:
     """A DataloaderConfig call's packing and length grouping, as written: with
     pack_level "none" it refuses group_by_length=True and infers False when it is
@@ -65,7 +65,7 @@ class Dataloader:
     group_by_length: Optional[Fact]  # None unless written true/false
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Arguments:
     """XTuner v1 settings its own rules read."""
 

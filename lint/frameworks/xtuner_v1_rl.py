@@ -28,10 +28,11 @@ The arithmetic (xtuner main @ b934f46):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence, Symbol
+from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, TrainingPlan
 from .facts import Outside, divide, number, product
 
@@ -41,7 +42,7 @@ TRAINERS = ("RLColocateTrainerConfig", "RLDisaggregatedTrainerConfig")
 SINGLE_TURN = "SingleTurnAgentLoopConfig"
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Rollout:
     """The rollout's engines and the GPUs they are cut from."""
 

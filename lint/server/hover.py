@@ -13,10 +13,11 @@ import os
 import re
 from typing import Optional
 
+from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, TrainingPlan
 
 
-@dataclasses.dataclass
+@lean_dataclass
 class Table:
     title: str
     framework: str

@@ -10,12 +10,13 @@ beside the config it runs is linted with the config as the editor shows it, save
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .. import run as runs
 from ..config import ConfigError
 from ..engine import Options
+from ..lean_dataclass import lean_dataclass
 from ..project import overlaid, read_bytes
 from ..sources import format_of
 from .positions import Text
@@ -29,7 +30,7 @@ def key(path: str) -> str:
     return os.path.realpath(path)
 
 
-@dataclass
+@lean_dataclass
 class Document:
     path: str  # as the editor names it (its URI's path)
     uri: str
@@ -37,7 +38,7 @@ class Document:
     version: Optional[int] = None
 
 
-@dataclass
+@lean_dataclass
 class Linted:
     """One open document's last lint."""
 

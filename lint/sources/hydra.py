@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from .. import project, reads
 from ..discover import display_path
 from ..document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
 
 _SELF = "_self_"
@@ -48,7 +49,7 @@ _HEADER = re.compile(r"#\s*@(\S+)\s+(.*?)\s*$")
 _UPWARD = 12  # folders above a config searched for the folder a relative searchpath is seen from
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Composition:
     """How a document was composed: the configs merged, in order (display paths; "" for the
     composing file itself), those read from the framework's own config folder, and where the
@@ -276,7 +277,7 @@ class _Search:
 # -- the defaults tree ---------------------------------------------------------------------------
 
 
-@dataclass
+@lean_dataclass
 class _Entry:
     """One element of a defaults list (ConfigDefault or GroupDefault)."""
 

@@ -37,12 +37,13 @@ import ast
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from .. import project, reads
 from ..discover import display_path
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
 from . import format_of, read
 from .python import Scope, _bound_sizes, parse_python, read_python
@@ -54,7 +55,7 @@ DEPRECATION_KEY = "_deprecation_"  # popped from each file's names before mergin
 _PLACEHOLDER = re.compile(r"\{\{\s*" + BASE_KEY + r"\.([\w\.]+)\s*\}\}")
 
 
-@dataclass
+@lean_dataclass
 class Inherited(Document):
     """A config built with its bases: `root` and `namespace` as mmengine makes them,
     each value with the span of the file that wrote it."""
@@ -115,7 +116,7 @@ class _NotFollowed(Exception):
         self.why = why
 
 
-@dataclass
+@lean_dataclass
 class _Built:
     names: dict  # top-level name -> Node
     spans: dict  # top-level name -> Span of its assignment

@@ -36,10 +36,11 @@ default) is placed on its own characters when the scalar is written on one line 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Optional
 
 from ..document import Document, LaunchDocument, Mapping, Node, Scalar, Sequence, Span, Unknown, split_lines
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_LENGTH, MAX_NODES
 from .yaml import value_offset
 
@@ -50,7 +51,7 @@ _MAX_NESTING = 64
 _SHOWN = 80  # characters of an interpolation quoted in a note
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Hop:
     """One interpolation a value was read through: where the interpolating value is written."""
 
@@ -59,7 +60,7 @@ class Hop:
     text: str  # the interpolation as written (shortened)
 
 
-@dataclass(eq=False)
+@lean_dataclass(eq=False)
 class Interpolated(Scalar):
     """A value read through interpolations (span and origin: where it is written)."""
 
@@ -68,7 +69,7 @@ class Interpolated(Scalar):
     read: bool = False  # a fact was made of it (lint/frameworks/facts.py marks an assumed value so)
 
 
-@dataclass
+@lean_dataclass
 class Resolution:
     """What resolving a document's interpolations gave: the document as written, and each value read
     through an interpolation by the span it is placed at (several values can read one target)."""
@@ -207,7 +208,7 @@ class _TooDeep(_Unknown):
     (each is known when resolved from nearer), so none of them is remembered as unknown."""
 
 
-@dataclass
+@lean_dataclass
 class _Got:
     """What an interpolation or an argument gives: a node of the tree (and the path it is written
     at), or a value made here (`where`: its offsets in the text when it is written there)."""

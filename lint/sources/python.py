@@ -26,7 +26,6 @@ import operator
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Optional
 
 from ..document import (
@@ -43,6 +42,7 @@ from ..document import (
     line_starts,
     split_lines,
 )
+from ..lean_dataclass import lean_dataclass
 from ..limits import (
     MAX_DEPS,
     MAX_DEPTH,
@@ -106,7 +106,7 @@ _BUILTIN_SYMBOLS = {name: Symbol("builtins." + name) for name in _BUILTIN_NAMES}
 _NUMBER = (int, float)
 
 
-@dataclass(frozen=True)
+@lean_dataclass(frozen=True)
 class Scope:
     """What a config's evaluation starts from besides its own statements: the names
     a loader binds before the first statement runs (the bases' of an mmengine config,

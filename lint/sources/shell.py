@@ -33,10 +33,11 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_BRANCHES, MAX_SHELL_NESTING, MAX_SHELL_OUTPUT
 from .shellflow import (
     ABSENT,
@@ -91,7 +92,7 @@ class _Unknown:
 UNKNOWN = _Unknown()
 
 
-@dataclass
+@lean_dataclass
 class Word:
     """One shell word after expansion. `value` is UNKNOWN when it depends on
     something not in the script; `span` is where the value was written (the
@@ -121,7 +122,7 @@ class Word:
         return self.value is not UNKNOWN
 
 
-@dataclass
+@lean_dataclass
 class Command:
     words: list  # Word, expanded, env prefixes removed
     env: dict  # prefix assignments: name -> Word
@@ -134,7 +135,7 @@ class Command:
     placed: bool = False  # `directory` is from the script's own folder: relative to the working folder
 
 
-@dataclass
+@lean_dataclass
 class Continuation:
     """A `\\` that does not continue the command."""
 
@@ -144,7 +145,7 @@ class Continuation:
     carriage_return: bool = False  # followed by the CR of a CRLF line ending
 
 
-@dataclass
+@lean_dataclass
 class ShellDocument(Document):
     commands: list = field(default_factory=list)
     variables: dict = field(default_factory=dict)  # at the end of the script: name -> Word or list of Words
@@ -222,7 +223,7 @@ def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
 
 # -- lexing: text -> commands of raw words ------------------------------------
 
-@dataclass
+@lean_dataclass
 class _RawWord:
     parts: list  # ("lit", text) | ("var", name, default, op, quoted) | ("array", name) | ("arith", expr)
     #               | ("folder", "0" or "BASH_SOURCE"): the script's own folder | ("dirname", name) | ("unknown",)

@@ -11,10 +11,11 @@ script: each command is looked at once, each pattern match is bounded.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Optional
 
 from ..document import LimitExceeded, Span
+from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_SHELL_NESTING
 
 # The keywords a command may start with before the command itself (`then A=1`, `else if [ x ]`).
@@ -23,7 +24,7 @@ CLOSERS = frozenset({"fi", "done", "esac", "}"})
 CASE_ENDS = (";;", ";&", ";;&")
 
 
-@dataclass
+@lean_dataclass
 class _Raw:
     """One command as lexed: its words (not expanded), where it stands, and what follows it."""
 
@@ -35,7 +36,7 @@ class _Raw:
     subshell: int = 0  # how many `( ... )` subshells it runs in
 
 
-@dataclass
+@lean_dataclass
 class Simple:
     raw: _Raw  # the command, without the keywords before it
 
@@ -44,7 +45,7 @@ class Simple:
         return self.raw.joined
 
 
-@dataclass
+@lean_dataclass
 class If:
     clauses: list  # [(condition nodes, body nodes)]: `if` and each `elif`
     otherwise: Optional[list]  # the `else` body
@@ -52,7 +53,7 @@ class If:
     subshell: int = 0
 
 
-@dataclass
+@lean_dataclass
 class Case:
     subject: Optional[object]  # the _RawWord after `case`
     items: list  # [(pattern words, body nodes, terminator)]
@@ -60,7 +61,7 @@ class Case:
     subshell: int = 0
 
 
-@dataclass
+@lean_dataclass
 class Loop:
     condition: list  # a while/until loop's condition
     variable: Optional[object]  # a for/select loop's variable (a _RawWord)
@@ -70,7 +71,7 @@ class Loop:
     until: bool = False  # an until loop: its body runs while the condition fails
 
 
-@dataclass
+@lean_dataclass
 class Group:
     body: list
     function: bool  # a function's body: run when called, not where it stands
