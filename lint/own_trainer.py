@@ -80,7 +80,9 @@ def program_imports(script: str, entry: Optional[str], package: str) -> Optional
         files = [path] + [f for f in files if f != path]  # the program itself may sit outside the package
     else:
         files = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
-    pattern = re.compile(rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(package.encode()) + rb"\b", re.M)
+    # `import x`, `from x import y`, and a list: `import argparse, deepspeed`, `import os as o, trl`.
+    pattern = re.compile(rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
+                         + re.escape(package.encode()) + rb"\b", re.M)
     for file in files[:_MAX_PROGRAM_FILES]:
         try:
             if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):
