@@ -22,14 +22,17 @@ from .frameworks.spec import OneProcess
 from .launch import Launch
 from .own_trainer import program_imports
 from .plan import Fact, Origin
+from .sources.shell import in_directory
 
 # Files that may run a script: shell and job scripts, job descriptions (YAML), make and just files.
 _CALLER_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".pbs", ".qsub", ".lsf", ".job",
                     ".yaml", ".yml")
 _CALLER_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"})
 _SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "venv"})
-# Past this many such files the script may have a caller not looked at: W stays unknown.
+# Past this many such files read, or files and folders looked at, the script may have a caller not
+# looked at: W stays unknown.
 _MAX_CALLER_FILES = 5_000
+_MAX_ENTRIES = 100_000
 _MAX_CALLER_BYTES = 1 << 20
 _DIRECTIVE = re.compile(rb"^[ \t]*(?:" + b"|".join(re.escape(d) for d in SCHEDULER_DIRECTIVES) + rb")", re.M)
 # The path a file names a script by: the characters before its name up to a shell word's end.
@@ -49,7 +52,7 @@ def judge(line: Launch, script: str, text: str, callers: tuple = ()) -> Optional
             return None  # a launcher's variables, from the line, the script or a caller
         if _directives(text.encode("utf-8", "replace")) or any(_batch_script(path) for path in callers):
             return None
-        if _named_elsewhere((callers or (script,))[0]) or not _runs_alone(script, line.entry, spec):
+        if _named_elsewhere((callers or (script,))[0]) or not _runs_alone(script, _program(line, script), spec):
             return None
         span = line.command.span.elsewhere(script)
         return Fact(1, "world size", span, Origin.LAUNCH, detail=spec.why)
@@ -69,10 +72,20 @@ def _batch_script(path: str) -> bool:
         return True
 
 
+def _program(line: Launch, script: str) -> Optional[str]:
+    """The script the line runs, as a path from `script`'s folder, after the `cd` the script made
+    before the line (None when that folder is not known)."""
+    command = line.command
+    path = in_directory(command.directory, line.entry, command.anchored, command.placed) if line.entry else None
+    if path is not None and os.path.isabs(path):
+        path = os.path.relpath(path, os.path.dirname(os.path.abspath(script)))
+    return path
+
+
 def _runs_alone(script: str, entry: Optional[str], spec: OneProcess) -> bool:
     """The program (in view) hands its config to the runtime and starts no process of its own."""
-    return any(program_imports(script, entry, package) for package in spec.drives) \
-        and all(program_imports(script, entry, package) is False for package in spec.starts)
+    return entry is not None and bool(program_imports(script, entry, spec.drives)) \
+        and program_imports(script, entry, spec.starts) is False
 
 
 def _named_elsewhere(script: str) -> bool:
@@ -83,8 +96,11 @@ def _named_elsewhere(script: str) -> bool:
     name = os.path.basename(real).encode()
     folders = real.split(os.sep)[:-1]
     pattern = re.compile(_PATH_BEFORE + re.escape(name) + rb"(?![\w.-])")
-    seen = 0
+    seen = entries = 0
     for folder, dirs, files in os.walk(_top(real)):
+        entries += len(dirs) + len(files)
+        if entries > _MAX_ENTRIES:
+            return True
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
         for file in sorted(files):
             candidate = os.path.join(folder, file)

@@ -109,10 +109,19 @@ def test_through_a_plain_caller_w_is_1_and_a_caller_under_srun_is_not(repo):
 @pytest.mark.parametrize("imports", [
     "import lightning as L\n",  # Lightning starts its own processes
     "import torch.multiprocessing as mp\n",
+    "import os, subprocess\n",  # it may run a launcher
 ])
 def test_a_program_that_starts_processes_of_its_own_leaves_w_alone(repo, imports):
     write(repo, "train.py", imports + OWN)
     assert found(lint_script(repo, LINE)) == []
+
+
+def test_the_program_is_the_one_in_the_folder_the_script_moved_to(repo):
+    write(repo, "lightning_job/train.py", "import lightning as L\n" + OWN)
+    line = "cd lightning_job\npython train.py --deepspeed --deepspeed_config ../ds_config.json\n"
+    assert found(lint_script(repo, line)) == []
+    write(repo, "lightning_job/train.py", OWN)
+    assert found(lint_script(repo, line)) == [("ds_config.json", "BL102", 2, 23)]
 
 
 def test_a_program_that_drives_no_deepspeed_leaves_w_alone(repo):
@@ -138,3 +147,13 @@ def test_a_trainer_without_deepspeed_is_not_one_process(repo):
 def test_the_users_world_size_wins_over_w_1(repo):
     """A `world-size` directive in the script (or --world-size) says how the user runs it."""
     assert found(lint_script(repo, "# batchlint: world-size=4\n" + LINE)) == []
+
+
+def test_past_the_files_it_looks_through_for_callers_w_stays_unknown(repo, monkeypatch):
+    from batchlint import one_process
+
+    write(repo, "a.sh", "echo a\n")
+    write(repo, "b.sh", "echo b\n")
+    assert found(lint_script(repo, LINE)) == [("ds_config.json", "BL102", 2, 23)]
+    monkeypatch.setattr(one_process, "_MAX_CALLER_FILES", 1)
+    assert found(lint_script(repo, LINE)) == []

@@ -42,12 +42,14 @@ MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimi
 # `--deepspeed ds.json` comes to the same: TrainingArguments.world_size is accelerate's num_processes
 # (transformers/training_args.py:2400-2409 @ 4.57.1), 1 without LOCAL_RANK (accelerate/state.py:202,
 # :287-290 @ 1.15.0), and the Trainer compares train_batch_size with it
-# (transformers/integrations/deepspeed.py:140). A program that starts its own processes (Lightning,
-# torch.multiprocessing) is not one process.
+# (transformers/integrations/deepspeed.py:140). A program that may start processes of its own (Lightning,
+# torch.multiprocessing, a launcher's API, a subprocess) is not known to be one.
 ONE_PROCESS = OneProcess(
     env=("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"),
     drives=("deepspeed", "transformers", "trl", "accelerate"),
-    starts=("lightning", "pytorch_lightning", "torch.multiprocessing", "multiprocessing", "ray", "submitit"),
+    starts=("lightning", "pytorch_lightning", "torch.multiprocessing", "multiprocessing", "torch.distributed.run",
+            "torch.distributed.launcher", "torch.distributed.elastic", "deepspeed.launcher", "subprocess", "ray",
+            "submitit"),
     why="plain `python` starts one process (DeepSpeed's MPI discovery finds one rank outside mpirun/srun); "
         "launch with `deepspeed --num_gpus N` or torchrun for more",
     source="deepspeed/comm/comm.py:889-921 init_distributed, mpi_discovery @ 0.19.8")
