@@ -90,7 +90,7 @@ INDEX = {
 ADAPTERS = {
     'accelerate': (20283, 'accelerate-config', ('yaml', 'json'), 900, (b'distributed_type',)),
     'axolotl': (10058, 'axolotl', ('yaml',), 50, (b'base_model',)),
-    'deepspeed': (9266, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization', b'steps_per_print', b'gradient_clipping', b'zero_allow_untested_optimizer')),
+    'deepspeed': (9452, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization', b'steps_per_print', b'gradient_clipping', b'zero_allow_untested_optimizer')),
     'easyr1': (16088, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
     'facts': (5916, None, (), 0, ()),
     'filled_facts': (44253, None, (), 0, ()),
