@@ -47,17 +47,26 @@ def judge(line: Launch, script: str, text: str, callers: tuple = ()) -> Optional
     if not line.alone or line.world_size is not None:
         return None
 
+    judged: dict = {}  # spec -> W: the line's scripts and program are looked through once for each runtime
+
     def one(spec: OneProcess) -> Optional[Fact]:
-        if any(name in line.command.env for name in spec.env):
-            return None  # a launcher's variables, from the line, the script or a caller
-        if _directives(text.encode("utf-8", "replace")) or any(_batch_script(path) for path in callers):
-            return None
-        if _named_elsewhere((callers or (script,))[0]) or not _runs_alone(script, _program(line, script), spec):
-            return None
-        span = line.command.span.elsewhere(script)
-        return Fact(1, "world size", span, Origin.LAUNCH, detail=spec.why)
+        if spec not in judged:
+            judged[spec] = _one(line, script, text, callers, spec)
+        return judged[spec]
 
     return one
+
+
+def _one(line: Launch, script: str, text: str, callers: tuple, spec: OneProcess) -> Optional[Fact]:
+    """W = 1 of the line for the runtime `spec`, or None when the line, its scripts or its program leave it in doubt."""
+    if any(name in line.command.env for name in spec.env):
+        return None  # a launcher's variables, from the line, the script or a caller
+    if _directives(text.encode("utf-8", "replace")) or any(_batch_script(path) for path in callers):
+        return None
+    if _named_elsewhere((callers or (script,))[0]) or not _runs_alone(script, _program(line, script), spec):
+        return None
+    span = line.command.span.elsewhere(script)
+    return Fact(1, "world size", span, Origin.LAUNCH, detail=spec.why)
 
 
 def _directives(data: bytes) -> bool:
