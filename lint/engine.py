@@ -340,9 +340,11 @@ class _Checker:
                   related=(Related(f"launched here with W={launched.value}", launched.span, launched.span.path),)
                   if launched.span else ())
 
-    def config(self, source: _Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None) -> None:
+    def config(self, source: _Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None,
+               alone=None) -> None:
         """Recognise the document, plan it, run the rules that apply. `held`: the file's bytes,
-        when the document is the file as written (no launch line's overrides applied)."""
+        when the document is the file as written (no launch line's overrides applied); `alone`: W of
+        a plain interpreter's line for a runtime that finds one process there (one_process.judge)."""
         plan = None
         owner = source.document.launched_by if isinstance(source.document, LaunchDocument) else None
         for adapter in adapters_for(source.document.format, held):  # each imported only when tried
@@ -353,6 +355,11 @@ class _Checker:
                 break
         if not plan:
             return
+        world = alone(adapter.one_process) if alone and adapter.one_process and outside.world_size is None else None
+        if world is not None:  # W = 1 of a plain `python` line, for this runtime: planned again under it
+            plan = adapter.plan(source.document, replace(outside, world_size=world))
+            note = tuple(r for n in note[:1] for r in (replace(n, message=f"{n.message} with W=1"),
+                                                       replace(n, message=f"W = 1: {world.detail}"))) + note[1:]
         self.planned.add(source.path)
         # A module of several named configs (a config registry) gives one plan per config.
         for one in plan if isinstance(plan, list) else (plan,):
@@ -522,11 +529,13 @@ class _Checker:
                 launch.apply_overrides(config.document, line.overrides, source.path)
                 self.config(config, replace(self.outside(config.directives, line.world_size, source,
                                                          line.world_size_given, config.path), **handed), note)
+        alone = _one_process().judge(line, source.document.path, source.document.text,
+                                     tuple(r.path for r in called)) if line.alone else None
         for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
             config = self.linked_config(word, base, source.path, command)
             if config is not None:
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
-                                                config.path), note)
+                                                config.path), note, alone=alone)
         if line.selected is not None:  # a config picked by name from a module (`--module m --config name`)
             config = self.selected_config(line.selected, base, source.path, command)
             if config is not None:
@@ -698,6 +707,12 @@ def _composed_note(document, span) -> tuple:
     from .sources.hydra import note
 
     return note(document, span)
+
+
+def _one_process():
+    from . import one_process
+
+    return one_process
 
 
 def _launch():

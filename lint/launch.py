@@ -77,6 +77,10 @@ class Launch:
     launcher_options: dict = field(default_factory=dict)
     # A config picked by name from a module (spec.Select), for the engine to read.
     selected: Optional[Selection] = None
+    # A plain interpreter runs the program's script itself (`python train.py`, no launcher or wrapper
+    # that starts processes): one process, unless its environment or its program say otherwise
+    # (lint/one_process.py judges that for the runtime of each config it links).
+    alone: bool = False
 
 
 @lean_dataclass
@@ -219,6 +223,8 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         _settings(launch, launcher, owner, args)
         given = {keys: value for keys, value, _ in launch.overrides}
         _world_size(launch, launcher, {}, command, script, given, args)
+        launch.alone = starter is None and interpreted is not None and not interpreted[0] \
+            and launch.world_size is None and _counts_nothing(launcher)
         if starter is not None and _counts_nothing(launcher):
             # `srun -N 2 --ntasks-per-node 8 python train.py`: each task the wrapper starts is one process.
             wrapper_options, wrapper_env = starter

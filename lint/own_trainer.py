@@ -59,10 +59,10 @@ _MAX_PROGRAM_FILES = 2_000
 _MAX_PROGRAM_BYTES = 1 << 20  # per file
 
 
-def program_imports(script: str, entry: Optional[str], package: str) -> Optional[bool]:
-    """Whether the project's own program a line runs imports `package` (`trl`) anywhere in the code
-    it may run: its file, with the whole package it belongs to, else the modules beside it. None
-    when the program is not the project's (an installed one may) or is too large to read."""
+def program_imports(script: str, entry: Optional[str], package: str | tuple) -> Optional[bool]:
+    """Whether the project's own program a line runs imports `package` (`trl`; a tuple: any of them)
+    anywhere in the code it may run: its file, with the whole package it belongs to, else the modules
+    beside it. None when the program is not the project's (an installed one may) or is too large to read."""
     path = own_script(script, entry)
     if path is None:
         return None
@@ -80,7 +80,10 @@ def program_imports(script: str, entry: Optional[str], package: str) -> Optional
         files = [path] + [f for f in files if f != path]  # the program itself may sit outside the package
     else:
         files = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
-    pattern = re.compile(rb"^[ \t]*(?:from|import)[ \t]+" + re.escape(package.encode()) + rb"\b", re.M)
+    # `import x`, `from x import y`, and a list: `import argparse, deepspeed`, `import os as o, trl`.
+    packages = (package,) if isinstance(package, str) else package
+    pattern = re.compile(rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
+                         + b"(?:" + b"|".join(re.escape(p.encode()) for p in packages) + rb")\b", re.M)
     for file in files[:_MAX_PROGRAM_FILES]:
         try:
             if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):

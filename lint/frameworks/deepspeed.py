@@ -26,7 +26,7 @@ from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
-from .spec import Framework
+from .spec import Framework, OneProcess
 
 NAME = "deepspeed"
 FORMATS = ("json",)
@@ -34,7 +34,27 @@ FORMATS = ("json",)
 MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimization", b"steps_per_print",
            b"gradient_clipping", b"zero_allow_untested_optimizer")
 
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40)
+# A program run by a plain `python train.py` (no launcher): deepspeed.initialize calls init_distributed
+# (deepspeed/__init__.py:510 @ 0.19.8), which without all of RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+# and LOCAL_RANK discovers the processes through MPI (comm/comm.py:889-898 init_distributed,
+# :913-921 mpi_discovery: mpi4py's COMM_WORLD), one rank outside mpirun/srun; the batch identity is
+# then asserted with that world size (runtime/config.py:471, :602). The Hugging Face Trainer given
+# `--deepspeed ds.json` comes to the same: TrainingArguments.world_size is accelerate's num_processes
+# (transformers/training_args.py:2400-2409 @ 4.57.1), 1 without LOCAL_RANK (accelerate/state.py:202,
+# :287-290 @ 1.15.0), and the Trainer compares train_batch_size with it
+# (transformers/integrations/deepspeed.py:140). A program that may start processes of its own (Lightning,
+# torch.multiprocessing, a launcher's API, a subprocess) is not known to be one.
+ONE_PROCESS = OneProcess(
+    env=("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"),
+    drives=("deepspeed", "transformers", "trl", "accelerate"),
+    starts=("lightning", "pytorch_lightning", "torch.multiprocessing", "multiprocessing", "torch.distributed.run",
+            "torch.distributed.launcher", "torch.distributed.elastic", "deepspeed.launcher", "subprocess", "ray",
+            "submitit"),
+    why="plain `python` starts one process (DeepSpeed's MPI discovery finds one rank outside mpirun/srun); "
+        "launch with `deepspeed --num_gpus N` or torchrun for more",
+    source="deepspeed/comm/comm.py:889-921 init_distributed, mpi_discovery @ 0.19.8")
+
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40, one_process=ONE_PROCESS)
 
 TB, MB, GA = "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"
 _OWN_KEYS = {TB, MB, "zero_optimization", "steps_per_print", "gradient_clipping", "zero_allow_untested_optimizer"}

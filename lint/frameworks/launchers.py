@@ -85,3 +85,8 @@ UV_RUN = Wrapper("uv run", commands=("uv",), subcommands=("run",), valued=frozen
 POETRY_RUN = Wrapper("poetry run", commands=("poetry",), subcommands=("run",), bare=frozenset({"-q", "-v", "-vv", "-vvv", "-n"}))
 
 WRAPPERS = (RAY_JOB, SRUN, ENV, UV_RUN, POETRY_RUN)
+
+# A batch script's header directives (Slurm `#SBATCH`, PBS/Torque `#PBS`, LSF `#BSUB`, Grid Engine `#$`,
+# Cobalt, Flux): the scheduler runs such a script, and some sites wrap what it runs in their launcher,
+# so a plain interpreter line in it is not known to be one process.
+SCHEDULER_DIRECTIVES = (b"#SBATCH", b"#PBS", b"#BSUB", b"#$", b"#COBALT", b"#FLUX:")

@@ -34,7 +34,7 @@ from ..lean_dataclass import lean_dataclass
 from ..versions import Distribution
 
 __all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher",
-           "Select", "TaskFile", "Wrapper"]
+           "OneProcess", "Select", "TaskFile", "Wrapper"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
@@ -245,6 +245,28 @@ class TaskFile:
 
 
 @lean_dataclass(frozen=True)
+class OneProcess:
+    """A runtime that finds one process in a program a plain interpreter runs (`python train.py`,
+    no launcher, no scheduler): it reads the variables a launcher sets, and without them discovers
+    the processes in a way that, outside a launcher's or a scheduler's job, finds only itself. A config
+    of its framework that such a line links (Launcher.linked: `--deepspeed_config ds.json`) then runs
+    with W = 1 (lint/launch.py `one_process` says when the line, its scripts and its program allow it).
+
+    env: the variables a launcher sets; any of them given to the line (prefixed, exported, a caller's)
+        leaves W unknown.
+    drives: packages one of which the program's code imports (in view): it hands the config to this runtime.
+    starts: packages whose import means the program may start processes of its own (W unknown).
+    why: what the finding and `explain` say of W = 1; source: the upstream lines it rests on.
+    """
+
+    env: tuple[str, ...]
+    drives: tuple[str, ...]
+    starts: tuple[str, ...]
+    why: str
+    source: str
+
+
+@lean_dataclass(frozen=True)
 class Framework:
     """One framework: its adapter, the files it reads, the launchers it owns.
 
@@ -272,6 +294,8 @@ class Framework:
     hands: for a launcher's own config file this framework reads (Launcher.config_file), what it
         gives the program the launch runs: `hands(plan, options) -> dict` of Outside fields, the
         plan the adapter's of that file, `options` the launcher's own ({option: Word}).
+    one_process: its runtime finds one process under a plain interpreter (a OneProcess), for the
+        configs of it a `python train.py` line links.
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -291,3 +315,4 @@ class Framework:
     hands: Optional[Callable] = None
     configs: tuple = ()
     config_names: tuple = ()
+    one_process: Optional[OneProcess] = None

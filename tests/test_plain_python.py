@@ -1,0 +1,158 @@
+"""A plain `python train.py` line runs one process: the DeepSpeed config it links is checked with
+W = 1 (DeepSpeed#6914: `train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step *
+world_size 8 != 2 * 1 * 1`), and only when nothing around the line may start more processes."""
+
+import os
+
+import pytest
+from conftest import lint_text, run, write
+
+# Written for 4 GPUs: 8 = 2 x 1 x 4.
+FOR_FOUR = '{\n  "train_batch_size": 8,\n  "train_micro_batch_size_per_gpu": 2,\n  "gradient_accumulation_steps": 1,\n' \
+    '  "zero_optimization": {"stage": 2}\n}\n'
+# Right for one process: 8 = 2 x 4 x 1.
+FOR_ONE = FOR_FOUR.replace('"gradient_accumulation_steps": 1', '"gradient_accumulation_steps": 4')
+# A program of its own driving DeepSpeed (deepspeed.add_config_arguments, deepspeed.initialize(args=...)).
+OWN = ("import argparse, deepspeed\n\nparser = argparse.ArgumentParser()\nparser.add_argument('--local_rank', type=int)\n"
+       "parser = deepspeed.add_config_arguments(parser)\nargs = parser.parse_args()\nmodel = build_model()\n"
+       "engine, optimizer, _, _ = deepspeed.initialize(args=args, model=model, model_parameters=model.parameters())\n")
+# A Hugging Face Trainer script (its flags are TrainingArguments).
+TRAINER = ("from transformers import HfArgumentParser, Trainer, TrainingArguments\n\n"
+           "(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+           "Trainer(model=model, args=args, train_dataset=dataset).train()\n")
+LINE = "python train.py --deepspeed --deepspeed_config ds_config.json\n"
+HF_LINE = ("python train.py \\\n    --model_name_or_path Qwen/Qwen2.5-0.5B \\\n    --deepspeed configs/ds_z2.json \\\n"
+           "    --per_device_train_batch_size 2 \\\n    --output_dir output\n")
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    os.mkdir(tmp_path / ".git")  # the project is the checkout: every script in it is in view
+    write(tmp_path, "train.py", OWN)
+    return tmp_path
+
+
+def lint_script(repo, text, name="run.sh", config=FOR_FOUR, at="ds_config.json"):
+    write(repo, at, config)
+    return lint_text(repo, name, text)
+
+
+def found(result):
+    return sorted((d.path, d.code, d.span.line, d.span.column) for d in result.diagnostics)
+
+
+def test_the_reported_shape_is_refused_with_w_1(repo):
+    result = lint_script(repo, LINE)
+    assert found(result) == [("ds_config.json", "BL102", 2, 23)]
+    [finding] = result.diagnostics
+    assert "x world size (1) = 2; DeepSpeed refuses to start" in finding.message
+    notes = [(r.path, r.span.line, r.message) for r in finding.related]
+    assert ("run.sh", 1, "launched here by python with W=1") in notes
+    assert ("run.sh", 1, "W = 1: plain `python` starts one process (DeepSpeed's MPI discovery finds one rank outside "
+            "mpirun/srun); launch with `deepspeed --num_gpus N` or torchrun for more") in notes
+
+
+def test_a_config_right_for_one_process_is_clean(repo):
+    assert found(lint_script(repo, LINE, config=FOR_ONE)) == []
+
+
+def test_explain_says_why_w_is_1(repo):
+    lint_script(repo, LINE)
+    out = run("explain", "run.sh").stdout
+    assert "ds_config.json, as launched by python with W=1 at run.sh:1" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("world size W"))
+    assert row.split()[3] == "1" and "plain `python` starts one process" in row
+
+
+@pytest.mark.parametrize("line", [
+    "srun python train.py --deepspeed --deepspeed_config ds_config.json\n",  # its tasks: not known here
+    "srun --ntasks 4 python train.py --deepspeed --deepspeed_config ds_config.json\n",  # W = 4: 8 = 2 x 1 x 4
+    "mpirun -np 4 python train.py --deepspeed --deepspeed_config ds_config.json\n",
+    "export WORLD_SIZE=4 RANK=0 LOCAL_RANK=0 MASTER_ADDR=localhost MASTER_PORT=29500\n" + LINE,
+    "RANK=$SLURM_PROCID python train.py --deepspeed --deepspeed_config ds_config.json\n",
+    "env LOCAL_RANK=0 python train.py --deepspeed --deepspeed_config ds_config.json\n",
+    "#!/bin/bash\n#SBATCH --job-name=sft\n#SBATCH --gres=gpu:4\n" + LINE,
+    "#!/bin/bash\n#PBS -l select=1:ngpus=4\n" + LINE,
+    "python -m mypkg.train --deepspeed --deepspeed_config ds_config.json\n",  # a module: not looked into
+    "python other.py --deepspeed --deepspeed_config ds_config.json\n",  # a program not in view
+])
+def test_a_line_that_may_run_more_processes_leaves_w_alone(repo, line):
+    assert found(lint_script(repo, line)) == []
+
+
+@pytest.mark.parametrize("caller", [
+    "#!/bin/bash\n#SBATCH --nodes=1\nsrun bash run.sh\n",
+    "mpirun -np 4 bash ./run.sh\n",
+    "export WORLD_SIZE=4\nbash $ROOT/run.sh\n",
+])
+def test_a_script_another_script_runs_is_not_known_to_be_one_process(repo, caller):
+    write(repo, "launch/submit.sh", caller)
+    assert found(lint_script(repo, LINE)) == []
+
+
+def test_a_script_of_the_same_name_elsewhere_is_not_its_caller(repo):
+    write(repo, "launch/submit.sh", "srun bash examples/other/run.sh\nsrun bash pretrain_run.sh\n")
+    assert found(lint_script(repo, LINE)) == [("ds_config.json", "BL102", 2, 23)]
+
+
+def test_through_a_plain_caller_w_is_1_and_a_caller_under_srun_is_not(repo):
+    write(repo, "ds_config.json", FOR_FOUR)
+    write(repo, "scripts/run.sh", "cd \"$(dirname \"$0\")\"/..\n" + LINE)
+    result = lint_text(repo, "train_all.sh", "bash scripts/run.sh\n")
+    assert found(result) == [("ds_config.json", "BL102", 2, 23)]
+    assert [r.path for r in result.diagnostics[0].related][-1] == "train_all.sh"  # runs scripts/run.sh
+    assert found(lint_text(repo, "train_all.sh", "#SBATCH --ntasks=4\nbash scripts/run.sh\n")) == []
+
+
+@pytest.mark.parametrize("imports", [
+    "import lightning as L\n",  # Lightning starts its own processes
+    "import torch.multiprocessing as mp\n",
+    "import os, subprocess\n",  # it may run a launcher
+])
+def test_a_program_that_starts_processes_of_its_own_leaves_w_alone(repo, imports):
+    write(repo, "train.py", imports + OWN)
+    assert found(lint_script(repo, LINE)) == []
+
+
+def test_the_program_is_the_one_in_the_folder_the_script_moved_to(repo):
+    write(repo, "lightning_job/train.py", "import lightning as L\n" + OWN)
+    line = "cd lightning_job\npython train.py --deepspeed --deepspeed_config ../ds_config.json\n"
+    assert found(lint_script(repo, line)) == []
+    write(repo, "lightning_job/train.py", OWN)
+    assert found(lint_script(repo, line)) == [("ds_config.json", "BL102", 2, 23)]
+
+
+def test_a_program_that_drives_no_deepspeed_leaves_w_alone(repo):
+    write(repo, "train.py", "import argparse, json\nconfig = json.load(open(argparse.ArgumentParser().parse_args().x))\n")
+    assert found(lint_script(repo, LINE)) == []
+
+
+def test_a_trainer_given_deepspeed_by_plain_python_is_refused(repo):
+    write(repo, "train.py", TRAINER)
+    result = lint_script(repo, HF_LINE, at="configs/ds_z2.json")
+    assert ("configs/ds_z2.json", "BL102", 2, 23) in found(result)
+    assert all(d.span.line == 2 for d in result.diagnostics)
+    assert "x world size (1) = 2" in next(d for d in result.diagnostics if d.code == "BL102").message
+
+
+def test_a_trainer_without_deepspeed_is_not_one_process(repo):
+    """nn.DataParallel over the visible GPUs: the global batch is not W = 1's; no config is linked."""
+    write(repo, "train.py", TRAINER)
+    line = HF_LINE.replace("    --deepspeed configs/ds_z2.json \\\n", "")
+    assert found(lint_script(repo, line, at="configs/ds_z2.json")) == []
+
+
+def test_the_users_world_size_wins_over_w_1(repo):
+    """A `world-size` directive in the script (or --world-size) says how the user runs it."""
+    assert found(lint_script(repo, "# batchlint: world-size=4\n" + LINE)) == []
+
+
+def test_past_the_files_it_looks_through_for_callers_w_stays_unknown(repo, monkeypatch):
+    from batchlint import one_process
+
+    write(repo, "a.sh", "echo a\n")
+    write(repo, "b.sh", "echo b\n")
+    assert found(lint_script(repo, LINE)) == [("ds_config.json", "BL102", 2, 23)]
+    monkeypatch.setattr(one_process, "_MAX_CALLER_FILES", 1)
+    assert found(lint_script(repo, LINE)) == []
