@@ -76,6 +76,8 @@ def observe(rules: Iterable[Rule]) -> dict:
                     handle.write(content)
             lint_file(path, Settings(root=os.path.dirname(path)), Options(world_size=world, global_batch=batch),
                       recorder)
+    if not seen:  # an engine that cannot load (a half-merged generated index) must not write an empty table
+        raise RuntimeError("no plan was observed: the examples did not lint; fix that before generating")
     return {fw: sorted(sorted(s) for s in sets) for fw, sets in sorted(seen.items())}
 
 

@@ -93,7 +93,7 @@ ADAPTERS = {
     'deepspeed': (9477, 'deepspeed', ('json',), 40, (b'train_batch_size', b'train_micro_batch_size_per_gpu', b'zero_optimization', b'steps_per_print', b'gradient_clipping', b'zero_allow_untested_optimizer')),
     'easyr1': (16131, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size')),
     'facts': (5931, None, (), 0, ()),
-    'filled_facts': (157, None, (), 0, ()),
+    'filled_facts': (44253, None, (), 0, ()),
     'hf': (8513, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy')),
     'launchers': (6512, None, (), 0, ()),
     'linked': (5888, None, (), 0, ()),
