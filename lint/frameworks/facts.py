@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, overload
 
 from ..document import Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
@@ -25,6 +25,10 @@ class Outside:
     data_parallel: Optional[Fact] = None
 
 
+@overload
+def number(node: Optional[Node], key: str, default: int) -> Fact: ...  # a default: always a fact
+@overload
+def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]: ...
 def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]:
     """An integer fact from a node; a missing node gives the default; a node
     whose value is not a plain integer (a string, "auto", Unknown) gives a fact
