@@ -26,7 +26,9 @@ class Outside:
 
 
 @overload
-def number(node: Optional[Node], key: str, default: int) -> Fact: ...  # a default: always a fact
+def number(node: Node, key: str, default: object = None) -> Fact: ...  # a node or a default: always a fact
+@overload
+def number(node: Optional[Node], key: str, default: int) -> Fact: ...
 @overload
 def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]: ...
 def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]:
@@ -125,6 +127,10 @@ def per_group(batch: Optional[Fact], samples: Optional[Fact], key: str = "prompt
                 detail=f"{batch.key} {batch.value} / {samples.key} {samples.value}")
 
 
+@overload
+def algorithm(node: Node, key: str) -> RL: ...
+@overload
+def algorithm(node: Optional[Node], key: str) -> Optional[RL]: ...
 def algorithm(node: Optional[Node], key: str) -> Optional[RL]:
     """The RL facts of a config that names its algorithm (`rl: dpo`, `rlhf_type: grpo`);
     None when the key is absent (supervised training). The value is as written."""
