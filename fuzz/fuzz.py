@@ -123,7 +123,7 @@ class Fuzzed:
     def __len__(self) -> int:
         return self.count
 
-    def __getitem__(self, index: int) -> "Input":
+    def __getitem__(self, index: int) -> Input:
         if not 0 <= index < self.count:
             raise IndexError(index)
         return make_input(self.seed, index, self.seeds, self.by_format)
@@ -441,7 +441,7 @@ class Worker:
             return None
         return message
 
-    def stop_running(self, outcome: "Outcome") -> "Outcome":
+    def stop_running(self, outcome: Outcome) -> Outcome:
         """Ask the stuck worker where it is, then kill and replace it."""
         try:
             os.kill(self.process.pid, signal.SIGUSR1)

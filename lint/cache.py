@@ -114,7 +114,8 @@ class Cache:
 
     def save(self) -> None:
         """Keep this run's entries and, room permitting, the older ones."""
-        parts, size = [], 64
+        parts: list[str] = []
+        size = 64
         for key, entry in list(self.fresh.items()) + [(k, e) for k, e in self.entries.items() if k not in self.fresh]:
             if len(parts) >= MAX_ENTRIES:
                 break
@@ -203,7 +204,7 @@ def result_from_dict(data):
     if not isinstance(data, dict) or set(data) != set(names):
         raise Invalid("result")
     hints = _hints(FileResult)
-    values = {}
+    values: dict[str, Any] = {}
     for name in names:
         if name == "diagnostics":
             values[name] = [diagnostic_from_dict(d) for d in _list(data[name])]
@@ -271,8 +272,8 @@ def span_to_list(span: Span) -> list:
 def span_from_list(data) -> Span:
     if not isinstance(data, list) or len(data) != len(_SPAN_FIELDS):
         raise Invalid("span")
-    numbers = [_int(v) for v in data[:4]]
-    return Span(*numbers, _optional_str(data[4]))
+    line, column, end_line, end_column = (_int(v) for v in data[:4])
+    return Span(line, column, end_line, end_column, _optional_str(data[4]))
 
 
 # -- checks -----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -170,16 +171,16 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
         from .fingerprint import SourceLines
 
         lines = SourceLines({run.files[0]: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
-    if write_baseline:
-        try:
-            baselines.write(write_baseline, diagnostics, lines)
-        except (ConfigError, OSError) as exc:
-            _fail(str(exc))
-        if not quiet:
-            click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
-        sys.exit(2 if run.errors else 0)
-    if known is not None:
-        diagnostics = baselines.new_findings(diagnostics, known, lines)
+        if write_baseline:
+            try:
+                baselines.write(write_baseline, diagnostics, lines)
+            except (ConfigError, OSError) as exc:
+                _fail(str(exc))
+            if not quiet:
+                click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
+            sys.exit(2 if run.errors else 0)
+        if known is not None:
+            diagnostics = baselines.new_findings(diagnostics, known, lines)
     summary = summary_of(files=len(run.files), configs=run.configs, unreadable=len(run.errors), fixed=fixed)
     if not run.files and not run.errors and not quiet:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML, JSON or shell files found", err=True)
@@ -396,6 +397,6 @@ def rule(code, show_all, fmt):
         click.echo(pages.page(found, describe(found)), nl=False)
 
 
-def _fail(message: str):
+def _fail(message: str) -> NoReturn:
     click.echo(f"batchlint: error: {message}", err=True)
     sys.exit(2)

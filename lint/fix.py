@@ -140,7 +140,7 @@ def apply_findings(text: str, findings: list, fmt: Optional[str] = None) -> tupl
         spans = [_resolve(text, starts, edit) for edit in d.edits]
         if not spans or None in spans:
             continue
-        new = [(*where, edit.replacement) for where, edit in zip(spans, d.edits)]
+        new = [(*where, edit.replacement) for where, edit in zip(spans, d.edits) if where is not None]
         if any(_overlaps(a[:2], b[:2]) for i, a in enumerate(new) for b in new[i + 1:] + chosen):
             continue
         chosen.extend(new)

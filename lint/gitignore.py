@@ -85,10 +85,7 @@ def enter(outer: Optional[Rules], folder: str, names, notices: list) -> Optional
     """The rules in force inside `folder`, whose entries are `names`, given `outer`, the
     rules in force where it sits (None: outside any repository)."""
     if ".git" in names:
-        rules = Rules("", ())
-        exclude = _exclude_file(folder)
-        if exclude is not None:
-            rules = rules.with_file(exclude, notices)  # lowest precedence: below every .gitignore
+        rules = _repository(folder, notices)
     elif outer is None:
         return None
     else:
@@ -96,6 +93,14 @@ def enter(outer: Optional[Rules], folder: str, names, notices: list) -> Optional
     if ".gitignore" in names:
         rules = rules.with_file(os.path.join(folder, ".gitignore"), notices)
     return rules
+
+
+def _repository(root: str, notices: list) -> Rules:
+    """The rules at the root of a repository, before its `.gitignore` is read."""
+    rules = Rules("", ())
+    exclude = _exclude_file(root)
+    # Lowest precedence: below every .gitignore.
+    return rules if exclude is None else rules.with_file(exclude, notices)
 
 
 def above(top: str, notices: list) -> Optional[Rules]:
@@ -107,7 +112,7 @@ def above(top: str, notices: list) -> Optional[Rules]:
     root = git_root(top)
     if root is None or root == top:
         return None
-    rules = enter(None, root, (".git", ".gitignore"), notices)
+    rules = _repository(root, notices).with_file(os.path.join(root, ".gitignore"), notices)
     folder = root
     *between, last = os.path.relpath(top, root).split(os.sep)
     for name in between:

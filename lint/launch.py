@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import field
 from fnmatch import fnmatchcase
-from typing import Any, Optional
+from typing import Any, Optional, TypeGuard
 
 from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from .frameworks.facts import whole_number
@@ -143,7 +143,7 @@ def launches(doc: ShellDocument) -> list:
     return found
 
 
-def _find(kind: str, name: str, args: list = (), under: str = "") -> Optional[tuple]:
+def _find(kind: str, name: str, args: tuple | list = (), under: str = "") -> Optional[tuple]:
     """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match
     `name`. A glob that starts with `*` (any script, any module) is a fallback: it is tried only
     after every launcher's specific globs, whatever the order of registration. A launcher that
@@ -232,7 +232,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
             launch.launcher = spec.name
             launch.world_size, launch.world_size_given = None, False
             if _OPAQUE not in wrapper_options:  # `srun $SRUN_ARGS python train.py`: its counts may be in them
-                _world_size(launch, spec, wrapper_options, Command(words, wrapper_env, command.span), script, {}, ())
+                _world_size(launch, spec, wrapper_options, Command(words, wrapper_env, command.span), script, {}, [])
         return launch
     options, program, module = _split_options(args, launcher)
     if not module and program and program[0].known and _PYTHON.search(str(program[0].value)):
@@ -243,7 +243,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         else:
             module, name, at = interpreted
             program = [name] + program[at:]
-    _world_size(launch, launcher, options, command, script, {}, ())
+    _world_size(launch, launcher, options, command, script, {}, [])
     named = next((options[f] for f in launcher.config_file if f in options), None)
     if isinstance(named, Word) and named.known:
         launch.launcher_config, launch.launcher_options = named, options
@@ -537,6 +537,8 @@ def _on_hosts(launch: Launch, launcher: Launcher, options: dict, env: dict, scri
     """W from the options that name hosts (spec.Hosts), the hostfile left for the engine to read
     (launch.hosts); False when the line names none, and W is the product of the counts."""
     spec = launcher.hosts
+    if spec is None:
+        return False
     picked = {name: next(((option, options[option]) for option in names if option in options), None)
               for name, names in (("file", spec.file), ("include", spec.include), ("exclude", spec.exclude))}
     nproc, nnodes = _count(options, launcher.nproc.flags), _count(options, launcher.nnodes.flags)
@@ -563,8 +565,9 @@ def _on_hosts(launch: Launch, launcher: Launcher, options: dict, env: dict, scri
         launch.hosts = request
         return True
     counted = request.count(None)
-    if counted is not None:
-        span = (picked["include"] or picked["exclude"])[1].span
+    named = picked["include"] or picked["exclude"]  # a list of hosts: there is no hostfile
+    if counted is not None and named is not None:
+        span = named[1].span
         launch.world_size = Fact(counted[0], "world size", span.elsewhere(script), Origin.LAUNCH, detail=counted[2])
         launch.world_size_given = True
     return True
@@ -622,7 +625,7 @@ def _select(pool: dict, include: str, exclude: str, nodes: Optional[int], per_no
         chosen = [(host, set(range(per_node))) for host, _ in chosen]
     if not chosen or any(slots is None for _, slots in chosen):
         return None
-    return [(host, len(slots)) for host, slots in chosen]
+    return [(host, len(slots)) for host, slots in chosen if slots is not None]
 
 
 def _node_list(text: str) -> Optional[dict]:
@@ -738,7 +741,7 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
     return configs, _flags(rest, spec.flags), files
 
 
-def _assigned_config(text, spec: Launcher) -> bool:
+def _assigned_config(text: object, spec: Launcher) -> TypeGuard[str]:
     """`key=x.yaml` whose key is one of the launcher's own config flags, for `key=value` programs."""
     if spec.flags != ASSIGN or not spec.config_flags or not isinstance(text, str) or text.startswith(("-", "+", "~")):
         return False

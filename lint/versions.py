@@ -62,6 +62,7 @@ def version_key(text: str) -> Optional[tuple]:
     while len(numbers) > 1 and numbers[-1] == 0:
         numbers.pop()
     is_post = post is not None or post_bare is not None
+    pre: tuple[float, ...]
     if phase:
         pre = (_PRE[phase.lower()], int(pre_n or 0))
     else:
@@ -292,10 +293,11 @@ def _toml(text: str) -> Optional[dict]:
 def _pyproject(path: str, names: set) -> list:
     text = _read_text(path)
     table = _toml(text) if text else None
-    if not isinstance(table, dict):
+    if not text or not isinstance(table, dict):
         return []
     pins = []
-    meta = table.get("project") if isinstance(table.get("project"), dict) else {}
+    meta = table.get("project")
+    meta = meta if isinstance(meta, dict) else {}
     lists = [meta.get("dependencies")] + list((meta.get("optional-dependencies") or {}).values()
                                               if isinstance(meta.get("optional-dependencies"), dict) else [])
     for entries in lists:
@@ -417,7 +419,9 @@ def _folder_says(folder: str, dist: Distribution) -> Optional[_Said]:
 # -- per project: cached, and the project config's `versions` ----------------------------------
 
 _cache: dict = {}
-_configured: contextvars.ContextVar = contextvars.ContextVar("batchlint_versions", default=None)
+# (`versions` by canonical name, the config that gives them) inside configured().
+_configured: contextvars.ContextVar[Optional[tuple[dict, str]]] = contextvars.ContextVar("batchlint_versions",
+                                                                                          default=None)
 
 
 @contextmanager

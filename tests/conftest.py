@@ -170,3 +170,10 @@ def workdir(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A fresh folder as the working directory, where launch scripts and the configs they name are written."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -10,10 +10,8 @@ import shutil
 
 import pytest
 
-from batchlint import __version__
+from batchlint import __version__, reads
 from batchlint.cache import Cache, result_from_dict, result_to_dict
-
-from batchlint import reads
 from batchlint.config import Settings
 from batchlint.engine import Options
 from batchlint.parallel import lint_files

@@ -1,13 +1,13 @@
 """The command line: exit codes, options, `rule`, `--version`, and a few runs
 as a real subprocess (`python -m batchlint`)."""
 
-import builtins
 import json
 import os
 
 import pytest
 
 from batchlint import __version__
+
 from conftest import (
     DS_MISMATCH,
     HF_YAML,
@@ -23,7 +23,6 @@ from conftest import (
     run_module,
     write,
 )
-
 
 # --- exit codes ------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ import os
 
 import pytest
 
+from batchlint.cli import main
+
 from conftest import (
     HF_YAML,
     TRL_LINE,
@@ -23,7 +25,6 @@ from conftest import (
     run,
     write,
 )
-from batchlint.cli import main
 
 ANSI = "\033["
 TRL_FIXED = TRL_PACKED_GROUPED.replace("group_by_length: true", "group_by_length: false")

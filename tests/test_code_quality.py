@@ -1,5 +1,6 @@
 """batchlint's own code held to its standard: ruff's lint and mypy's types, as [tool.ruff] and
-[tool.mypy] in pyproject.toml configure them, clean over the package (lint/ and rules/).
+[tool.mypy] in pyproject.toml configure them, clean over the package (lint/ and rules/); ruff's
+over the code that tests, measures and documents it too.
 
 Both run as the `test` extra installs them (pinned in action/constraints.txt). On a failure the
 assertion prints what they found: fix it, or (for a finding that is wrong about this code) ignore
@@ -19,6 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "pyproject.toml"
 INSTALL = "install them with: pip install -e '.[test]' -c action/constraints.txt"
+# The rest of the tree ruff holds to the package's settings; fuzz/seeds holds inputs, not code.
+FOLDERS = ("tests", "tools", "fuzz", "benchmarks", "docs")
+SEEDS = os.path.join("fuzz", "seeds")
 
 
 def _run(tool: str, *args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -63,6 +67,22 @@ def _mypy(root: Path, *targets: str) -> tuple[int, str]:
 def test_ruff_finds_nothing_in_the_package():
     result = _ruff("lint", "rules")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_finds_nothing_in_the_rest_of_the_tree():
+    result = _ruff(*FOLDERS)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_checks_every_python_file_of_the_rest_of_the_tree():
+    """[tool.ruff] include reaches each of them: a folder it leaves out passes, "No Python files found"."""
+    listed = _ruff("--show-files", *FOLDERS).stdout.splitlines()
+    checked = {os.path.relpath(line.strip(), ROOT) for line in listed if line.strip().endswith(".py")}
+    written = {os.path.relpath(os.path.join(folder, name), ROOT)
+               for top in FOLDERS for folder, _, names in os.walk(ROOT / top)
+               for name in names if name.endswith(".py")}
+    assert checked == {path for path in written if not path.startswith(SEEDS + os.sep)}
+    assert len(checked) > 80
 
 
 def test_ruff_reads_the_projects_settings(tmp_path):

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from batchlint.config import ConfigError, Settings, load_settings
+
 from conftest import (
     DS_MISMATCH,
     HF_YAML,

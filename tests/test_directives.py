@@ -10,6 +10,7 @@ import json
 import pytest
 
 from batchlint import directives
+
 from conftest import (
     DS_MISMATCH,
     HF_YAML,

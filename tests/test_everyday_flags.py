@@ -2,10 +2,9 @@
 
 import json
 
-
 from batchlint.cli import main
 
-from conftest import TRL_PACKED_GROUPED, TRL_LINE, XTUNER_CLEAN, XTUNER_SP, XTUNER_SP_LINE, write, cli_runner
+from conftest import TRL_LINE, TRL_PACKED_GROUPED, XTUNER_CLEAN, XTUNER_SP, XTUNER_SP_LINE, cli_runner, write
 
 
 def run(*args, input=None):

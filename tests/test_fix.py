@@ -4,13 +4,12 @@ break the file is refused."""
 
 import os
 
-
 from batchlint.cli import main
 from batchlint.document import Span
 from batchlint.fix import FileFix, apply, parse_problem
 from batchlint.rule import Edit
 
-from conftest import write, cli_runner
+from conftest import cli_runner, write
 
 XTUNER = """\
 from mmengine.dataset import DefaultSampler

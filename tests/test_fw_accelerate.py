@@ -154,6 +154,7 @@ use_cpu: false
 """
 ZERO2 = "  gradient_accumulation_steps: {ga}\n  gradient_clipping: {clip}\n  offload_optimizer_device: none\n" \
         "  zero3_init_flag: false\n  zero_stage: 2\n"
+ZERO2_GA1 = ZERO2.format(ga=1, clip=1.0)
 
 RUN = """\
 #!/bin/bash
@@ -171,7 +172,7 @@ accelerate launch {options}--config_file accelerate_config.yaml src/train_bash.p
 """
 
 
-def _launched(tmp_path, block=ZERO2.format(ga=1, clip=1.0), kind="DEEPSPEED", options="", extra="", files=()):
+def _launched(tmp_path, block=ZERO2_GA1, kind="DEEPSPEED", options="", extra="", files=()):
     write(tmp_path, "accelerate_config.yaml", DS_BLOCK.format(block=block, kind=kind))
     write(tmp_path, "run.sh", RUN.format(options=options, extra=extra))
     for name, text in files:

@@ -14,9 +14,9 @@ from unittest import mock
 import pytest
 
 from batchlint.config import Settings
-from batchlint.project import Project
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks.linked import deepspeed_config
+from batchlint.project import Project
 from batchlint.rules import RULES
 from batchlint.sources import read
 

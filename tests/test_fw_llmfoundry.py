@@ -8,8 +8,8 @@ import pytest
 
 from batchlint.frameworks import llmfoundry
 from batchlint.frameworks.facts import Outside
-from batchlint.sources.omegaconf import resolve
 from batchlint.plan import Fact, Origin
+from batchlint.sources.omegaconf import resolve
 from batchlint.sources.yaml import read_yaml
 
 from conftest import run, write

@@ -13,8 +13,7 @@ import os
 
 import pytest
 
-from batchlint import explain as explaining
-from batchlint import launch
+from batchlint import explain as explaining, launch
 from batchlint.config import Settings
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks import openrlhf

@@ -65,7 +65,8 @@ def test_ppo_user_config_and_sft_config_are_verl(lint):
 def test_config_group_fragments_are_not_read(lint):
     # verl/trainer/config/actor/dp_actor.yaml and critic/critic.yaml: pieces Hydra composes, no whole config.
     actor = "defaults:\n  - actor\n  - _self_\nstrategy: fsdp\nppo_mini_batch_size: 256\nulysses_sequence_parallel_size: 1\n"
-    critic = "rollout_n: ${oc.select:actor_rollout_ref.rollout.n,1}\nppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}\n"
+    critic = ("rollout_n: ${oc.select:actor_rollout_ref.rollout.n,1}\n"
+              "ppo_mini_batch_size: ${oc.select:actor_rollout_ref.actor.ppo_mini_batch_size,256}\n")
     assert lint("dp_actor.yaml", actor).framework is None
     assert lint("critic.yaml", critic).framework is None
 

@@ -8,13 +8,13 @@ import os
 from batchlint import reads
 from batchlint.config import Settings
 from batchlint.document import LaunchDocument, Span
-from batchlint.sources.shell import Word
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks import verl
 from batchlint.project import Project, using
 from batchlint.rules import RULES
 from batchlint.sources import read
 from batchlint.sources.hydra import compose
+from batchlint.sources.shell import Word
 
 from conftest import run, write
 

@@ -15,12 +15,6 @@ TITAN = (
 )
 
 
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def lint_script(repo, text, name="train.sh", **kwargs):
     return lint_text(repo, name, text, **kwargs)
 
@@ -118,9 +112,9 @@ def test_a_directive_beats_a_launch_line_that_assumes_its_world_size(repo):
     text = ("# batchlint: world-size=4\npython3 -m verl.trainer.main_ppo data.train_batch_size=1024 "
             "actor_rollout_ref.actor.ppo_mini_batch_size=256 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16\n")
     write(repo, "run.sh", text)
-    from conftest import run
-
     import json
+
+    from conftest import run
 
     [explained] = json.loads(run("explain", "--format", "json", "run.sh").stdout)
     world = next(row for row in explained["rows"] if row["name"] == "world size W")
@@ -133,7 +127,8 @@ def test_explain_what_if_says_which_launch_world_size_it_replaces(repo):
     write(repo, "train.sh", "torchrun --nproc_per_node 8 --nnodes 2 train.py configs/sft.yaml\n")
     from conftest import run
 
-    line = next(l for l in run("explain", "-w", "4", "train.sh").stdout.splitlines() if l.strip().startswith("world size W"))
+    line = next(row for row in run("explain", "-w", "4", "train.sh").stdout.splitlines()
+                if row.strip().startswith("world size W"))
     assert " 4 " in line and "instead of W=16" in line
 
 
@@ -233,7 +228,7 @@ def test_hydra_config_name_selects_the_megatron_trainer(repo):
 
 
 def test_a_config_and_its_launch_script_report_a_finding_once(repo):
-    
+
     from batchlint.cli import main
 
     write(repo, "sft.yaml", "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 1\nglobal_batch_size: 16\nsequence_parallel: true\n")

@@ -7,7 +7,7 @@ base's sp. Findings point at the base's line, with a note at the child's sp."""
 import os
 
 from batchlint.config import Settings
-from batchlint.document import Mapping, Scalar, Sequence, Unknown
+from batchlint.document import Scalar, Sequence, Unknown
 from batchlint.engine import Options, lint_file
 from batchlint.rules import RULES
 from batchlint.sources.inheritance import Inherited, read_config

@@ -5,6 +5,7 @@ world_size 8 != 2 * 1 * 1`), and only when nothing around the line may start mor
 import os
 
 import pytest
+
 from conftest import lint_text, run, write
 
 # Written for 4 GPUs: 8 = 2 x 1 x 4.

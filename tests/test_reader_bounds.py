@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from batchlint import limits
-from batchlint.document import Document, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown
+from batchlint.document import Document, LimitExceeded, ParseError, Sequence, Span, Unknown
 from batchlint.sources import read
 from batchlint.sources.shell import UNKNOWN
 

@@ -14,9 +14,11 @@ from batchlint.diagnostic import Diagnostic
 from batchlint.document import Span
 from batchlint.report import Summary, render
 from batchlint.report.github import annotation, escape_data, escape_property, markdown_table
+
 from conftest import (
     DS_LINE,
     DS_MISMATCH,
+    FINDING,
     TITAN_INDIVISIBLE,
     TITAN_LINE,
     TRL_LINE,
@@ -24,7 +26,6 @@ from conftest import (
     XTUNER_CLEAN,
     XTUNER_SP,
     XTUNER_SP_LINE,
-    FINDING,
     findings,
     run,
     run_module,
@@ -35,7 +36,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 ANNOTATION = re.compile(r"^::(?P<level>error|warning|notice) (?P<props>[^:]*)::(?P<data>.*)$")
 
 
-def diag(code="BL102", severity="warning", message="m", path="a.yaml", span=Span(2, 3, 2, 9), fix=None, name="global-batch-mismatch"):
+SPAN = Span(2, 3, 2, 9)
+
+
+def diag(code="BL102", severity="warning", message="m", path="a.yaml", span=SPAN, fix=None, name="global-batch-mismatch"):
     return Diagnostic(code, name, severity, message, path, span, "transformers", fix)
 
 
@@ -201,7 +205,8 @@ def test_github_annotations(project):
 
 def test_github_matches_json_positions(project):
     data = json.loads(run("-w", "8", "--format", "json", "configs").stdout)
-    annotations = {props(line)[1]["title"].split()[0]: props(line)[1] for line in run("-w", "8", "--format", "github", "configs").stdout.splitlines()}
+    github = run("-w", "8", "--format", "github", "configs").stdout
+    annotations = {props(line)[1]["title"].split()[0]: props(line)[1] for line in github.splitlines()}
     for item in data:
         p = annotations[item["code"]]
         assert (p["line"], p["col"], p["endLine"], p["endColumn"]) == tuple(

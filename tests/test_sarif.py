@@ -16,7 +16,7 @@ import pytest
 from batchlint.cli import main
 from batchlint.rules import all_rules
 
-from conftest import CORPUS, write, cli_runner
+from conftest import CORPUS, cli_runner, write
 
 SCHEMA_PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,7 +9,7 @@ from batchlint.sources.shell import UNKNOWN
 from batchlint.sources.yaml import read_yaml, string_in_place
 
 from conftest import lint_text, write
-from test_launch import found, repo  # noqa: F401 (the fixture)
+from test_launch import found
 
 HF = "model_name_or_path: m\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 2\n"
 TASK = """\

@@ -7,8 +7,7 @@ import pytest
 from batchlint import launch
 from batchlint.sources.shell import read_shell
 
-from conftest import write
-from test_launch import found, launched_w, lint_script, repo  # noqa: F401 (the fixture)
+from test_launch import found, launched_w, lint_script
 
 HEADER = "#!/bin/bash\n#SBATCH --job-name=sft\n{directives}#SBATCH --cpus-per-task=96\n\nset -x\n"
 TRAINER = "python train.py --per_device_train_batch_size 4 --gradient_accumulation_steps 2 --bf16 true"

@@ -3,8 +3,8 @@
 import pytest
 
 from batchlint.document import Span
-from batchlint.sources.shell import UNKNOWN, read_shell
 from batchlint.sources import is_shell_script
+from batchlint.sources.shell import UNKNOWN, read_shell
 
 
 def commands(text):
@@ -259,7 +259,8 @@ def test_a_bare_script_name_has_the_current_folder():
 def test_a_partly_unknown_string_keeps_its_known_words():
     """Megatron-LM's `options="--micro-batch-size 4 --data-path ${DATA_PATH}"` with DATA_PATH=$1 not known:
     each word an unknown value touches is one unknown word, the rest as written."""
-    text = 'DATA_PATH=$1\nGBS=32\noptions=" \\\n  --micro-batch-size 4 \\\n  --global-batch-size ${GBS} \\\n  --data-path ${DATA_PATH}"\ncmd ${options}\n'
+    text = ('DATA_PATH=$1\nGBS=32\noptions=" \\\n  --micro-batch-size 4 \\\n  --global-batch-size ${GBS} \\\n'
+            '  --data-path ${DATA_PATH}"\ncmd ${options}\n')
     [command] = read_shell("train.sh", text).commands
     assert [w.value for w in command.words] == ["cmd", "--micro-batch-size", "4", "--global-batch-size", "32", "--data-path", UNKNOWN]
     assert command.words[2].span.line == 4  # the 4 where it is written

@@ -11,8 +11,8 @@ import pytest
 
 from batchlint import frameworks
 from batchlint.config import Settings
-from batchlint.engine import Options, check_file, lint_file
 from batchlint.document import ParseError
+from batchlint.engine import Options, check_file, lint_file
 from batchlint.frameworks.facts import Outside
 from batchlint.rules import RULES
 from batchlint.sources import format_of, read

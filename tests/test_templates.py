@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-from batchlint.document import Unknown
+from batchlint.document import ParseError, Unknown
 from batchlint.sources import read
-from batchlint.document import ParseError
 from batchlint.sources.template import TemplateError
 
 from conftest import lint_text

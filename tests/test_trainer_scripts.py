@@ -6,7 +6,7 @@ The scripts below have the shape of LLaVA's and similar vision-language repos' s
 import pytest
 
 from conftest import run, write
-from test_launch import found, lint_script, repo  # noqa: F401 (the fixture)
+from test_launch import found, lint_script
 
 AUTO = ('{\n  "train_micro_batch_size_per_gpu": "auto",\n  "train_batch_size": "auto",\n'
         '  "gradient_accumulation_steps": "auto",\n  "zero_optimization": {"stage": 3}\n}\n')

@@ -6,21 +6,19 @@ reaches the output."""
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 import batchlint.engine as engine
+from batchlint.cli import main
 from batchlint.config import Settings
 from batchlint.engine import Options, lint_file
-from batchlint.rule import Finding, Rule
+from batchlint.rule import Rule
 from batchlint.rules import RULES
 from batchlint.run import unique
 
-from batchlint.cli import main
-from conftest import cli_runner, DS_MISMATCH, HF_YAML, TRL_PACKED_GROUPED, XTUNER_SP, codes, run, run_module, write
+from conftest import DS_MISMATCH, HF_YAML, TRL_PACKED_GROUPED, XTUNER_SP, cli_runner, codes, run, run_module, write
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -183,7 +181,8 @@ def test_the_most_specific_selector_wins(workdir):
 
 
 def test_a_disable_without_equals_disables_nothing(workdir):
-    text = XTUNER_SP.replace("accumulative_counts = 64 // sequence_parallel_size\n", "accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable BL101\n")
+    text = XTUNER_SP.replace("accumulative_counts = 64 // sequence_parallel_size\n",
+                             "accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable BL101\n")
     write(workdir, "sft.py", text)
     result = run("sft.py")
     assert codes(result.stdout) == ["BL002", "BL101"]
@@ -191,7 +190,8 @@ def test_a_disable_without_equals_disables_nothing(workdir):
 
 
 def test_a_directive_naming_no_rule_is_bl002(workdir):
-    text = XTUNER_SP.replace("accumulative_counts = 64 // sequence_parallel_size\n", "accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable=BL109\n")
+    text = XTUNER_SP.replace("accumulative_counts = 64 // sequence_parallel_size\n",
+                             "accumulative_counts = 64 // sequence_parallel_size  # batchlint: disable=BL109\n")
     write(workdir, "sft.py", text)
     assert codes(run("sft.py").stdout) == ["BL002", "BL101"]
 

@@ -5,7 +5,8 @@ is used (or cannot be judged) and nothing is reported."""
 import json
 
 from batchlint import directives
-from conftest import TRL_PACKED_GROUPED, TRL_LINE, XTUNER_SP, codes, findings, run, write
+
+from conftest import TRL_LINE, TRL_PACKED_GROUPED, codes, findings, run, write
 
 PACKED_OFF = TRL_PACKED_GROUPED.replace("packing: true", "packing: false")  # no BL301 any more
 
@@ -35,7 +36,8 @@ def test_only_the_unused_code_of_a_list_and_its_fix(workdir):
     assert finding["fix"]["edits"] == [{"path": "sft.yaml", "line": 4, "column": 37, "end_line": 4, "end_column": 56,
                                         "content": "disable=BL301"}]
     assert run("--extend-select", "BL005", "--fix", "sft.yaml").exit_code == 0
-    assert open("sft.yaml").read() == TRL_PACKED_GROUPED.replace("group_by_length: true", "group_by_length: true  # batchlint: disable=BL301")
+    assert open("sft.yaml").read() == TRL_PACKED_GROUPED.replace("group_by_length: true",
+                                                                 "group_by_length: true  # batchlint: disable=BL301")
 
 
 def test_fix_removes_the_comment_and_keeps_what_follows(workdir):

@@ -19,12 +19,10 @@ from batchlint import atomic, project
 from batchlint.atomic import WriteError, rewrite_in_place, write_atomic
 from batchlint.config import Settings
 from batchlint.diagnostic import Diagnostic
-from batchlint.document import Span
+from batchlint.document import Span, line_starts
 from batchlint.engine import Options, lint_file
-from batchlint.document import line_starts
 from batchlint.fix import FileFix, Refused, apply, fix_until_stable, write
 from batchlint.rule import Edit
-
 from batchlint.rules import RULES
 
 from conftest import run, write as write_file

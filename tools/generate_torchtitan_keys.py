@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 import sys
 
-from generated import arguments, git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
-
 from batchlint.frameworks.torchtitan import keys_from_source
 from batchlint.keysets import dataclass_fields, flatten, nested_fields  # noqa: F401 - the readers, for tests
+
+from generated import arguments, git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
 
 # (release as PyPI and assets/version.txt name it, the tag it is read from), oldest first.
 RELEASES = (

@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import sys
 
-from generated import arguments, git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
-
 from batchlint.frameworks.verl import keys_from_source
+
+from generated import arguments, git_reader, render_table, write_or_check  # tools/ is on the path when run as a script
 
 # (release as PyPI and verl/version/version name it, the tag or commit it is read from), oldest first.
 RELEASES = (
@@ -53,7 +53,8 @@ from batchlint.keysets import KeySets
 
 def render(per_release: dict) -> str:
     order = sorted(set().union(*per_release.values()))
-    return render_table(HEADER, RELEASES, per_release, order) + "\nKEY_SETS = KeySets(RELEASES, TABLE)\nKEYS = KEY_SETS.keys(RELEASES[-1][0])\n"
+    return (render_table(HEADER, RELEASES, per_release, order)
+            + "\nKEY_SETS = KeySets(RELEASES, TABLE)\nKEYS = KEY_SETS.keys(RELEASES[-1][0])\n")
 
 
 def main(argv: list) -> int:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 from batchlint.keysets import spans
 

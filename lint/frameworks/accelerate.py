@@ -110,10 +110,11 @@ def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
     written = link.settings.trainer_values
     moved = {name: _elsewhere(getattr(written, name), link.path) for name in written.__dataclass_fields__}
     if moved["gradient_accumulation_steps"] is None:
-        reference = file.reference
+        written_at = file.reference.span  # the file's name as written: always in the config
         moved["gradient_accumulation_steps"] = Fact(
             1, f"gradient_accumulation_steps (added by accelerate: {link.path} writes none)",
-            reference.span.elsewhere(path), Origin.DEFAULT, detail="utils/dataclasses.py:1274-1275")
+            written_at.elsewhere(path) if written_at is not None else None, Origin.DEFAULT,
+            detail="utils/dataclasses.py:1274-1275")
     return replace(link, settings=replace(link.settings, trainer_values=TrainerValues(**moved)), built_by=BuiltBy(
         f"the DeepSpeed config accelerate takes from {link.path} ({path})", _VERSIONS,
         f'set "{{key}}" to "auto" in {link.path}'))
@@ -273,19 +274,18 @@ def _data_parallel(root: Mapping, kind: str) -> Optional[Fact]:
     block = root.get("parallelism_config")
     if not isinstance(block, Mapping) or not block.items:
         return None
-    sizes = {}
+    sizes: dict[str, Optional[int]] = {}
     for name in _MESH:
         node = block.get(f"parallelism_config_{name}_size")
         value = getattr(node, "value", None) if node is not None else 1
         sizes[name] = value if type(value) is int and value >= 1 else None
     span = block.span
-    if kind != "FSDP" or sizes["sp"] != 1 or None in (sizes["dp_replicate"], sizes["dp_shard"]):
+    replicate, shard = sizes["dp_replicate"], sizes["dp_shard"]
+    if kind != "FSDP" or sizes["sp"] != 1 or replicate is None or shard is None:
         return Fact(None, "dp", span, Origin.DERIVED, detail="parallelism_config: not known here (DeepSpeed's "
                                                             "own mesh, sequence parallelism, or a size not a count)")
-    value = sizes["dp_replicate"] * sizes["dp_shard"]
-    return Fact(value, "dp", span, Origin.DERIVED, detail=f"parallelism_config: dp_replicate_size "
-                f"({sizes['dp_replicate']}) x dp_shard_size ({sizes['dp_shard']}); cp and tp ranks share a batch "
-                f"(accelerate >= 1.10)")
+    return Fact(replicate * shard, "dp", span, Origin.DERIVED, detail=f"parallelism_config: dp_replicate_size "
+                f"({replicate}) x dp_shard_size ({shard}); cp and tp ranks share a batch (accelerate >= 1.10)")
 
 
 def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar) -> DeepSpeedFile:

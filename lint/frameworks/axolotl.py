@@ -12,7 +12,7 @@ not modelled. The axolotl rules share the helpers at the end of this module.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, TypeGuard
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
@@ -97,11 +97,15 @@ def _batch_size(root: Mapping) -> Optional[BatchSize]:
     micro, batch = written(root, "micro_batch_size"), written(root, "batch_size")
     if micro is None or batch is None or written(root, "gradient_accumulation_steps") is not None:
         return None  # fewer keys, or accumulation and batch_size together: axolotl-batch-fields
-    if not all(type(getattr(n, "value", None)) is int and n.value > 0 for n in (micro, batch)):
+    if not (_positive_count(micro) and _positive_count(batch)):
         return None
     return BatchSize(micro=Fact(micro.value, "micro_batch_size", micro.span, node=micro),
                      batch=Fact(batch.value, "batch_size", batch.span, node=batch),
                      derived="gradient_accumulation_steps" in root.items)
+
+
+def _positive_count(node: Node) -> TypeGuard[Scalar]:
+    return isinstance(node, Scalar) and type(node.value) is int and node.value > 0
 
 
 def _rl(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
@@ -133,12 +137,12 @@ def _generation_batch(root: Mapping, trl: Mapping) -> Optional[Fact]:
         fact = number(explicit, "trl.generation_batch_size")
         return fact if fact.known else None
     micro, ga = written(root, "micro_batch_size"), written(root, "gradient_accumulation_steps")
-    values = [getattr(n, "value", None) if n is not None else 1 for n in (micro, ga)]
+    micro_value, ga_value = (getattr(n, "value", None) if n is not None else 1 for n in (micro, ga))
     at = ga or micro
-    if at is None or not all(type(v) is int for v in values):
+    if at is None or type(micro_value) is not int or type(ga_value) is not int:
         return None
-    how = f"micro_batch_size ({values[0]}) x gradient_accumulation_steps ({values[1]})"
-    return Fact(values[0] * values[1], "generation batch", at.span, Origin.DERIVED, node=at, detail=how)
+    how = f"micro_batch_size ({micro_value}) x gradient_accumulation_steps ({ga_value})"
+    return Fact(micro_value * ga_value, "generation batch", at.span, Origin.DERIVED, node=at, detail=how)
 
 
 def _fsdp1(root: Mapping) -> bool:

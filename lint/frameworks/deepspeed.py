@@ -137,20 +137,20 @@ _OFFLOAD_DEVICES = ("cpu", "nvme")
 
 def read_settings(root: Node) -> DeepSpeedSettings:
     """The typed facts of a DeepSpeed config (a root that is no mapping writes nothing)."""
-    root = root if isinstance(root, Mapping) else None
-    zero = root.get("zero_optimization") if root is not None else None
+    mapping = root if isinstance(root, Mapping) else None
+    zero = mapping.get("zero_optimization") if mapping is not None else None
     return DeepSpeedSettings(
         zero=_zero(zero) if isinstance(zero, Mapping) else None,
-        trainer_values=TrainerValues(*(_as_written(root, key) for key in (
+        trainer_values=TrainerValues(*(_as_written(mapping, key) for key in (
             MB, GA, TB, "gradient_clipping", "fp16.enabled", "bf16.enabled"))),
     )
 
 
 def _zero(zero: Mapping) -> ZeRO:
     stage = zero.items.get("stage")
-    valid = isinstance(stage, Scalar) and type(stage.value) is int and stage.value in (0, 1, 2, 3)
+    valid = stage if isinstance(stage, Scalar) and type(stage.value) is int and stage.value in (0, 1, 2, 3) else None
     return ZeRO(
-        stage=Fact(stage.value, "zero_optimization.stage", stage.span, node=stage) if valid else None,
+        stage=None if valid is None else Fact(valid.value, "zero_optimization.stage", valid.span, node=valid),
         offload_param=_offload(zero, "offload_param", "cpu_offload_param"),
         offload_optimizer=_offload(zero, "offload_optimizer", "cpu_offload"),
     )
@@ -179,8 +179,8 @@ _PYDANTIC_BOOL = {"1": True, "on": True, "t": True, "true": True, "y": True, "ye
 def _enabled(root: Mapping, section: str) -> Optional[Fact]:
     """`<section>.enabled` as DeepSpeed validates it; None when not a bool to it."""
     node = root.get(section, "enabled")
-    value = _pydantic_bool(node)
-    return None if value is None else Fact(value, f"{section}.enabled", node.span, Origin.FILE, node)
+    value = _pydantic_bool(node)  # None for no node
+    return None if value is None or node is None else Fact(value, f"{section}.enabled", node.span, Origin.FILE, node)
 
 
 def _absent(node: Optional[Node]) -> bool:

@@ -231,11 +231,11 @@ def _rl(root: Mapping, settings: Settings, world: Optional[Fact], launched: bool
     n = actor.rollout_n
     estimator = _fact(root, "algorithm.adv_estimator")
     generation = product([prompts, n], "generation batch")
-    if generation is not None:
+    if generation is not None and prompts is not None and n is not None:  # a product only when both are there
         generation = replace(generation, span=prompts.span or n.span)
     # A file alone that leaves n to its default of 1 may be launched with another: judged only when launched.
     grouped = estimator is not None and estimator.value in GROUP_ESTIMATORS and (launched or n is None or n.span is not None)
-    wholes = [(worker.experience,) for worker in settings.workers[:1]]
+    wholes: list[tuple] = [(worker.experience,) for worker in settings.workers[:1]]
     if settings.critic is not None:
         wholes += [(settings.critic.mini, n), (settings.workers[1].experience,)]
     checks = GenerationChecks(

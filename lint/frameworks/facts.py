@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, overload
 
 from ..document import Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
@@ -25,6 +25,12 @@ class Outside:
     data_parallel: Optional[Fact] = None
 
 
+@overload
+def number(node: Node, key: str, default: object = None) -> Fact: ...  # a node or a default: always a fact
+@overload
+def number(node: Optional[Node], key: str, default: int) -> Fact: ...
+@overload
+def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]: ...
 def number(node: Optional[Node], key: str, default: object = None) -> Optional[Fact]:
     """An integer fact from a node; a missing node gives the default; a node
     whose value is not a plain integer (a string, "auto", Unknown) gives a fact
@@ -121,6 +127,10 @@ def per_group(batch: Optional[Fact], samples: Optional[Fact], key: str = "prompt
                 detail=f"{batch.key} {batch.value} / {samples.key} {samples.value}")
 
 
+@overload
+def algorithm(node: Node, key: str) -> RL: ...
+@overload
+def algorithm(node: Optional[Node], key: str) -> Optional[RL]: ...
 def algorithm(node: Optional[Node], key: str) -> Optional[RL]:
     """The RL facts of a config that names its algorithm (`rl: dpo`, `rlhf_type: grpo`);
     None when the key is absent (supervised training). The value is as written."""

@@ -127,7 +127,8 @@ def _grpo(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
     steps = given_steps or plan.grad_accum
     given = number(root.get("generation_batch_size"), "generation_batch_size")
     generation = given or product([micro, world, steps], "generation batch",
-                                  f"{micro.describe()} x W ({world.value}) x {steps.describe()}" if world else None)
+                                  f"{micro.describe()} x W ({world.value}) x {steps.describe()}"
+                                  if micro and world and steps else None)  # no product without all three
     checks = GenerationChecks(
         refusal="TRL refuses to start",
         group_baseline=Fact("the GRPO/RLOO trainer", "trainer", None, Origin.DEFAULT),

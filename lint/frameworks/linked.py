@@ -64,7 +64,7 @@ class DeepSpeedLink:
     """A `deepspeed:` value (a name or an inline mapping) and the config that writes it.
     It is resolved only when a rule asks: resolving reads files and may print a notice."""
 
-    reference: Node
+    reference: Mapping | Scalar  # a string names a file
     config_path: str  # the path of the TrainingArguments config, as linted
 
     def config(self) -> Optional[LinkedConfig]:

@@ -46,7 +46,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         bf16=flag(root.get("bf16"), "bf16"),
     )
     strategy = root.get("batching_strategy")
-    if getattr(strategy, "value", None) == "dynamic_batching":
+    if isinstance(strategy, Scalar) and strategy.value == "dynamic_batching":
         plan.unsized_data = Fact(strategy.value, "batching_strategy", strategy.span, node=strategy)
     plan.max_steps = number(root.get("max_steps"), "max_steps")
     declared = number(_given(root, "global_batch_size"), "global_batch_size")

@@ -192,10 +192,13 @@ def _parameters_launch(doc: Document, gpus: Optional[Fact]):
     from ..sources.shell import UNKNOWN, Word, read_shell
     from ..sources.yaml import string_in_place
 
-    text = string_in_place(doc.text, doc.root.get("command"))
+    command = doc.root.get("command")
+    text = string_in_place(doc.text, command) if command is not None else None
     if text is None:
         return None
-    where = gpus.span if gpus is not None else doc.root.key_spans.get("command", doc.root.span)
+    # A written compute.gpus has its place (number() of a node).
+    where = gpus.span if gpus is not None and gpus.span is not None else \
+        doc.root.key_spans.get("command", doc.root.span)
     environment = {"WORLD_SIZE": Word(str(gpus.value) if gpus is not None else UNKNOWN, where, "")}
     try:
         script = read_shell(doc.path, text, environment)

@@ -71,9 +71,9 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     # (special tokens) or any other `parallelism:` section has neither.
     if "batch_accumulation_per_replica" not in tokens.items or not {"dp", "tp", "pp"} & set(parallelism.items):
         return None
-    parallel = {short: number(parallelism.get(key), f"parallelism.{key}", default=default)
-                for short, (key, default) in _DEGREES.items()}
-    parallel = {short: fact for short, fact in parallel.items() if fact is not None}
+    written = {short: number(parallelism.get(key), f"parallelism.{key}", default=default)
+               for short, (key, default) in _DEGREES.items()}
+    parallel = {short: fact for short, fact in written.items() if fact is not None}
     layout = tuple(parallel[short] for short in _DEGREES if short in parallel)
     if len(layout) < len(_DEGREES) or any(f.known and f.value < 1 for f in layout):
         layout = ()  # a degree missing or below 1 fails every W (BL211), and -1 is no "ranks left over" here

@@ -21,7 +21,7 @@ MegatronBaseModel validates, written or its defaults.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, overload
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
@@ -182,7 +182,11 @@ def _model_flag(model: Mapping, key: str) -> Optional[Fact]:
     return flag(node, f"model.{key}") if node is not None else Fact(False, f"model.{key}", None, Origin.DEFAULT)
 
 
-def model_number(model: Mapping, key: str, default=None) -> Optional[Fact]:
+@overload
+def model_number(model: Mapping, key: str, default: int) -> Fact: ...
+@overload
+def model_number(model: Mapping, key: str, default: None = None) -> Optional[Fact]: ...
+def model_number(model: Mapping, key: str, default: Optional[int] = None) -> Optional[Fact]:
     """model.<key> as an integer fact; null is unknown (None when absent without default)."""
     return number(model.get(key), f"model.{key}", default=default)
 

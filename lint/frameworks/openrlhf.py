@@ -26,7 +26,7 @@ the flat names of earlier releases (`--train_batch_size`,
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Optional, overload
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
@@ -180,7 +180,11 @@ def get(root: Mapping, key: str) -> tuple:
     return None, f"--{key}"
 
 
-def fact(root: Mapping, key: str, default=None) -> Optional[Fact]:
+@overload
+def fact(root: Mapping, key: str, default: int) -> Fact: ...
+@overload
+def fact(root: Mapping, key: str, default: Optional[int] = None) -> Optional[Fact]: ...
+def fact(root: Mapping, key: str, default: Optional[int] = None) -> Optional[Fact]:
     node, label = get(root, key)
     return number(node, label, default=default)
 
@@ -195,7 +199,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if doc.launched_by != NAME:
         return None
     root, name = doc.root, entry(doc)
-    micro_default, len_default = _DEFAULTS.get(name, (None, None))
+    micro_default, len_default = _DEFAULTS[name] if name in _DEFAULTS else (None, None)
     ring = fact(root, "ds.ring_attn_size", default=1)
     tp = fact(root, "ds.tensor_parallel_size", default=1)
     world = _actor_world(root, outside) if name == "train_ppo_ray" else outside.world_size

@@ -66,9 +66,9 @@ def plan(doc: Document, outside: Outside):
                      precision_off=(), max_grad_norm_default=None)
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
-    plan.rl = algorithm(root.get("rlhf_type"), "rlhf_type")
-    if plan.rl is not None and plan.rl.algorithm.value == "grpo":
-        _grpo(root, plan, plan.rl)
+    plan.rl = rl = algorithm(root.get("rlhf_type"), "rlhf_type")
+    if rl is not None and rl.algorithm is not None and rl.algorithm.value == "grpo":
+        _grpo(root, plan, rl)
     # As written: unset, the model's own maximum applies (template_args.py:130 @ 3602360).
     plan.seq_len = number(root.get("max_length"), "max_length")
     plan.settings = _arguments(root)

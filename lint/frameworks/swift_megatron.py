@@ -92,11 +92,11 @@ class GRPO:
     """The keys megatron_args.py reads to size a GRPO generation batch, with its
     defaults (74-76, 482-483): None where a key is unset and has no default."""
 
-    global_batch_size: Optional[Fact]
+    global_batch_size: Fact
     steps_per_generation: Optional[Fact]
     generation_batch_size: Optional[Fact]
-    num_generations: Optional[Fact]
-    micro_batch_size: Optional[Fact]
+    num_generations: Fact
+    micro_batch_size: Fact
 
     def generation_batch(self) -> tuple:
         """(value, how) as resolve_generation_batch_size derives it."""
@@ -108,12 +108,12 @@ class GRPO:
         return global_.value * factor, how
 
 
-_GRPO_DEFAULTS = {"global_batch_size": 16, "steps_per_generation": None, "generation_batch_size": None,
-                  "num_generations": 8, "micro_batch_size": 1}
-
-
 def grpo(root: Mapping) -> GRPO:
-    return GRPO(**{key: number(lookup(root, key), key, default=default) for key, default in _GRPO_DEFAULTS.items()})
+    return GRPO(global_batch_size=number(lookup(root, "global_batch_size"), "global_batch_size", default=16),
+                steps_per_generation=number(lookup(root, "steps_per_generation"), "steps_per_generation"),
+                generation_batch_size=number(lookup(root, "generation_batch_size"), "generation_batch_size"),
+                num_generations=number(lookup(root, "num_generations"), "num_generations", default=8),
+                micro_batch_size=number(lookup(root, "micro_batch_size"), "micro_batch_size", default=1))
 
 
 def _rl(settings: GRPO) -> RL:

@@ -125,10 +125,11 @@ def plan(doc: Document, outside: Outside):
         short: number(parallelism.get(key), f"[parallelism] {key}", default=-1 if short == "dp_shard" else 1)
         for short, key in _DEGREES.items()
     }
+    micro = number(training.get(local_key), f"[training] {local_key}", default=8)
     plan = TrainingPlan(
         framework=NAME,
         document=doc,
-        micro_batch=number(training.get(local_key), f"[training] {local_key}", default=8),
+        micro_batch=micro,
         world_size=outside.world_size,
         target_global_batch=outside.target_global_batch,
         parallel=parallel,
@@ -144,7 +145,7 @@ def plan(doc: Document, outside: Outside):
     plan.data_parallel = data_parallel(parallel, settings.shard_degree, outside.world_size)
     if plan.data_parallel is None and parallel["dp_replicate"].positive:
         plan.data_parallel_factor = parallel["dp_replicate"]
-    if plan.declared_global_batch is None and plan.micro_batch.known:
+    if plan.declared_global_batch is None and micro.known:
         # No global batch given: TorchTitan trains with local x dp and no accumulation, whatever W is.
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     return plan
@@ -294,7 +295,7 @@ def shard_degree(parallel: dict, world: Optional[Fact]) -> Optional[Fact]:
     if shard is None:
         return None
     written = parallel["dp_shard"]
-    if written.value != -1:
+    if written.value != -1 or world is None:  # -1 resolves only against a known W (resolved_shard)
         return written
     return Fact(shard, "dp_shard", None, Origin.DERIVED,
                 detail=f"-1 resolved to W ({world.value}) // {world.value // shard}")

@@ -126,7 +126,7 @@ def _is_config_function(node: ast.FunctionDef) -> bool:
     return not node.name.startswith("_") and required == 0 and required_kw == 0 and returns.endswith("Config")
 
 
-def _line_span(node: ast.AST):
+def _line_span(node: ast.stmt | ast.expr) -> Span:
     return _line_span_at(node.lineno)
 
 
@@ -165,7 +165,7 @@ class _Registry:
     def steps(self, value: int) -> None:
         self.shared.steps = value
 
-    def call(self, name: str, args: list, kwargs: dict, where: ast.AST) -> Node:
+    def call(self, name: str, args: list, kwargs: dict, where: ast.stmt | ast.expr) -> Node:
         """The value a call of the module's function `name` returns, as a fresh copy."""
         plain = not args and not kwargs
         if plain and name in self.results:
@@ -298,11 +298,10 @@ class _Body(Evaluator):
 
     def expr(self, node: ast.expr) -> Node:
         # The base evaluator dispatches on its own methods: calls and attributes are read here first.
-        kind = type(node)
-        if (kind is ast.Call or kind is ast.Attribute) and self.depth < MAX_DEPTH:
+        if isinstance(node, (ast.Call, ast.Attribute)) and self.depth < MAX_DEPTH:
             self.charge(1)
             self.depth += 1
-            value = self.call(node) if kind is ast.Call else self.attribute(node)
+            value = self.call(node) if isinstance(node, ast.Call) else self.attribute(node)
             self.depth -= 1
             return value
         return super().expr(node)
@@ -371,7 +370,7 @@ def _returns_inside(stmt: ast.stmt) -> bool:
     """A `return` of this function within a compound statement (not one of a function defined in it)."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    stack = [stmt]
+    stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Return):
@@ -423,6 +422,7 @@ def _copy(node: Node, seen: dict, budget: list, depth: int, shown: Optional[str]
     if budget[0] < 0 or depth > MAX_DEPTH:
         raise _TooLarge()
     span = node.span.elsewhere(shown) if shown else node.span
+    fresh: Mapping | Sequence
     if isinstance(node, Mapping):
         spans = {k: v.elsewhere(shown) for k, v in node.key_spans.items()} if shown else dict(node.key_spans)
         fresh = Mapping(items={}, key_spans=spans, span=span, deps=node.deps, origin=node.origin)
@@ -502,9 +502,10 @@ def _field(section: Optional[Node], name: str, key: str, default) -> Fact:
 
 
 def _flag(section: Optional[Node], name: str, key: str, default: bool) -> Fact:
-    if not isinstance(section, Mapping) or name not in section.items:
-        known = section is None or isinstance(section, Mapping)
-        return Fact(default if known else None, key, None if known else section.span, Origin.DEFAULT if known else Origin.FILE)
+    if section is None or (isinstance(section, Mapping) and name not in section.items):
+        return Fact(default, key, None, Origin.DEFAULT)
+    if not isinstance(section, Mapping):
+        return Fact(None, key, section.span, Origin.FILE)  # a section not known
     node = section.items[name]
     value = node.value if isinstance(node, Scalar) and isinstance(node.value, bool) else None
     return Fact(value, key, node.span, Origin.FILE, node)

@@ -203,7 +203,7 @@ def _optimizer_in_bwd(root: Mapping, found: set) -> OptimizerInBackward:
         enabled=_written(root.get("optimizer_in_bwd"), "optimizer_in_bwd", False),
         compiled_step=_compiled_step(root.get("compile")) if "parallel_dims" in found else None,
         clip_grad_norm=Fact(clip.value if isinstance(clip, Scalar) else None, "clip_grad_norm", clip.span, node=clip)
-        if clipping else None,
+        if clipping and clip is not None else None,
     )
 
 

@@ -133,10 +133,11 @@ class Role:
 
     name: str  # "actor" | "critic"
     strategy: Optional[str]  # "fsdp", "fsdp2", "megatron"; None: unknown
-    mini: Fact  # ppo_mini_batch_size (prompts)
-    micro: Optional[Fact]  # ppo_micro_batch_size_per_gpu (sequences), None when null
-    sp: Fact  # ulysses_sequence_parallel_size
-    rollout_n: Fact
+    # None where the file writes null.
+    mini: Optional[Fact]  # ppo_mini_batch_size (prompts)
+    micro: Optional[Fact]  # ppo_micro_batch_size_per_gpu (sequences)
+    sp: Optional[Fact]  # ulysses_sequence_parallel_size
+    rollout_n: Optional[Fact]
     dynamic: Optional[bool]  # use_dynamic_bsz; None: unknown
     remove_padding: Fact
     # The critic inherits most values from the actor: its checks only run on
@@ -160,13 +161,13 @@ class MicroBatchKeys:
 
     @property
     def per_gpu_name(self) -> str:
-        """The replacement's own name, without its section."""
-        return self.per_gpu.key.rpartition(".")[2]
+        """The replacement's own name, without its section (the rule names it only when written)."""
+        return self.per_gpu.key.rpartition(".")[2] if self.per_gpu is not None else ""
 
 
 @lean_dataclass(frozen=True)
 class PPO:
-    train_batch: Fact
+    train_batch: Optional[Fact]  # None where the file writes null
     actor: Role
     critic: Optional[Role]  # None: the critic is not trained (or not known to be)
     legacy_workers: bool  # verl/workers/fsdp_workers.py (trainer.use_legacy_worker_impl != disable)
@@ -289,7 +290,8 @@ def _scales_micro_by_n(path: str, strategy: Optional[str]) -> bool:
     found = versions.release(DISTRIBUTION, path)
     if found is None or found.copy is None:
         return False
-    source = versions.copy_reader(found.copy)(_WORKERS.get(strategy, "verl/workers/fsdp_workers.py"))
+    workers = _WORKERS[strategy] if strategy in _WORKERS else "verl/workers/fsdp_workers.py"
+    source = versions.copy_reader(found.copy)(workers)
     return source is not None and _MICRO_TIMES_N.search(source.encode()) is not None
 
 
@@ -337,7 +339,8 @@ def role_accumulation_steps(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     @ b178a3c). None with dynamic batching (micro batches by tokens) or when a division
     is not exact (BL141/BL142 report those)."""
     mini, n, micro = role.mini, role.rollout_n, role.micro
-    if role.dynamic is not False or not all(f is not None and f.positive for f in (mini, n, micro, dp)):
+    if role.dynamic is not False or mini is None or n is None or micro is None or dp is None \
+            or not (mini.positive and n.positive and micro.positive and dp.positive):
         return None
     sequences = mini.value * n.value
     if sequences % dp.value or (sequences // dp.value) % micro.value:

@@ -73,8 +73,8 @@ def fill(plan: TrainingPlan, trainer: Mapping, outside: Outside) -> Optional[Rol
     prompts = number(trainer.get("train_batch_size"), "train_batch_size")
     tasks = _tasks(trainer.get("agent_loop_manager_cfg"))
     samples = _samples_per_prompt(tasks)
-    generation = product([prompts, samples], "generation batch") if samples is not None else None
-    if generation is not None:
+    generation = product([prompts, samples], "generation batch")
+    if generation is not None and prompts is not None:  # a product only when both are there
         generation = replace(generation, span=prompts.span)
     if generation is not None and steps.known and steps.value == 1 and _single_turn(tasks):
         # One optimizer step takes every pack of the round (worker.py:587: ceil(packs / 1)).

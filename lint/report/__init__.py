@@ -21,8 +21,8 @@ def render(fmt: str, diagnostics: list, summary: Summary, color: bool = False, s
     elif fmt == "sarif":
         from .sarif import render as renderer
     else:
-        from .text import render as renderer
-        return renderer(diagnostics, summary, color=color, source=source)
+        from .text import render as text
+        return text(diagnostics, summary, color=color, source=source)
     return renderer(diagnostics, summary)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from .. import __version__
 from ..discover import display_path
@@ -31,7 +32,7 @@ def render(diagnostics: list, summary, statistics: list | None = None) -> str:
     index = {rule.code: i for i, rule in enumerate(rules)}
     lines = SourceLines()
     results = [_result(d, index, lines) for d in diagnostics]
-    log = {
+    log: dict[str, Any] = {
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [

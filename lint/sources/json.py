@@ -53,7 +53,8 @@ class _Parser:
         raise ParseError(f"JSON syntax error: {message}", *self.position(offset))
 
     def skip(self, offset: int) -> int:
-        return _WHITESPACE.match(self.text, offset).end()
+        match = _WHITESPACE.match(self.text, offset)  # `*`: matches everywhere, maybe empty
+        return match.end() if match else offset
 
     def document(self):
         start = self.skip(0)

@@ -107,7 +107,9 @@ def _outside_strings(text: str, fmt: str) -> Callable:
     """A function telling, for an offset, True (outside strings and comments),
     False (inside a string) or None (inside a comment). One regex pass over the
     text, then a binary search per question."""
-    starts, kinds = [0], [True]  # offsets where the state changes, and the state from there
+    # Offsets where the state changes, and the state from there.
+    starts: list[int] = [0]
+    kinds: list[Optional[bool]] = [True]
     for token in (_TOML_TOKENS if fmt == "toml" else _JSON_TOKENS).finditer(text):
         starts += [token.start(), token.end()]
         kinds += [None if token.group(0).startswith("#") else False, True]
@@ -116,7 +118,8 @@ def _outside_strings(text: str, fmt: str) -> Callable:
 
 def _forget_placeholders(root: Mapping) -> None:
     """Every string value that holds a filled placeholder becomes Unknown."""
-    stack, seen = [root], 0
+    stack: list[Mapping | Sequence] = [root]
+    seen = 0
     while stack and seen < MAX_NODES:
         node = stack.pop()
         seen += 1

@@ -334,7 +334,8 @@ def test_fp16_with_bf16_agrees(tmp_path):
 DUPLICATE_TEXTS = [
     ("top_level", '{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 2, "gradient_accumulation_steps": 2}', True),
     ("nested", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2, "stage": 3}}', True),
-    ("deep", '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu", "device": "none"}}}', True),
+    ("deep", '{"train_micro_batch_size_per_gpu": 1, '
+             '"zero_optimization": {"stage": 3, "offload_param": {"device": "cpu", "device": "none"}}}', True),
     ("in_array", '{"train_micro_batch_size_per_gpu": 1, "tensorboard": {"enabled": false}, "x": [{"a": 1, "a": 2}]}', True),
     ("thrice", '{"train_micro_batch_size_per_gpu": 1, "steps_per_print": 1, "steps_per_print": 2, "steps_per_print": 3}', True),
     ("siblings", '{"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": false}, "bf16": {"enabled": false}}', False),
@@ -357,7 +358,7 @@ def test_duplicate_keys_agree(tmp_path):
     """BL520 on a DeepSpeed config file <=> DeepSpeed refuses to read the file for duplicate keys."""
     logging.getLogger("DeepSpeed").setLevel(logging.ERROR)
     found = _findings_by_file(tmp_path, [(name, text) for name, text, _ in DUPLICATE_TEXTS], "BL520")
-    for name, text, duplicated in DUPLICATE_TEXTS:
+    for name, _, duplicated in DUPLICATE_TEXTS:
         refused, detail = _file_refused(tmp_path / name / "ds_config.json")
         assert refused == duplicated, (name, detail)
         assert bool(found[name]) == refused, (name, detail, found[name])
