@@ -40,7 +40,7 @@ def cap_summary(full: str, dest: str, limit: int = SUMMARY_LIMIT, table: str = "
     if len(data) <= room:
         kept = data
     else:
-        rest = (f"This step's log holds every finding, as annotations; the `sarif` input writes them all to a file."
+        rest = ("This step's log holds every finding, as annotations; the `sarif` input writes them all to a file."
                 if table == "findings" else "This step's log holds the whole table.")
         note = (f"\n**batchlint: the job summary stops here.** Its {table} table is {len(data):,} bytes and GitHub "
                 f"accepts at most {limit:,} in one step's summary. {rest}\n").encode()

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "pyproject.toml"
 INSTALL = "install them with: pip install -e '.[test]' -c action/constraints.txt"
 # The rest of the tree ruff holds to the package's settings; fuzz/seeds holds inputs, not code.
-FOLDERS = ("tests", "tools", "fuzz", "benchmarks", "docs")
+FOLDERS = ("tests", "tools", "fuzz", "benchmarks", "docs", "action")
 SEEDS = os.path.join("fuzz", "seeds")
 
 
