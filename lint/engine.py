@@ -229,8 +229,10 @@ class _Checker:
         lint that read the file found it unused (run.collect)."""
         for path in sorted(self.planned):
             found = self.directives.get(path)
+            if found is None or not found.suppressions:
+                continue  # the common case, told before the path is made relative
             relpath = self.settings.relative(path)
-            if found is None or not found.suppressions or not self.settings.enabled(UNUSED_DIRECTIVE[0], relpath):
+            if not self.settings.enabled(UNUSED_DIRECTIVE[0], relpath):
                 continue
             candidates = [(s, [c for c in s.codes if c not in s.used and self._all_checked(c, relpath)])
                           for s in found.suppressions]
