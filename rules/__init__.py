@@ -90,7 +90,7 @@ def for_plan(plan) -> tuple:
     if found is None:
         found = _pick(checks, framework, present)
         if found is None:  # a rule whose needs are not the index's: runs_on decides, plan by plan
-            return _pick(checks, framework, present, plan)
+            return _pick(checks, framework, present, plan) or ()
         if len(picks) < _MAX_PICKS:
             picks[(framework, present)] = found
     return found
