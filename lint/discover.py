@@ -31,6 +31,7 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import field
+from typing import Optional
 
 from .config import Configs, Settings
 from .lean_dataclass import lean_dataclass
@@ -294,11 +295,12 @@ _RUN_FILE_NAMES = frozenset({
 })
 
 
-def is_run_artifact(path: str) -> bool:
+def is_run_artifact(path: str, shown: Optional[str] = None) -> bool:
     """Whether `path` is a file that a training run writes (a checkpoint's copy of a config,
     Hydra's record of a run, a logger's files), never a config to lint. Judged on the
-    components of its path as shown (relative to the working directory when inside it)."""
-    return _artifact_parts(display_path(path).split("/"), is_dir=False)
+    components of its path as shown (relative to the working directory when inside it;
+    `shown`: display_path(path), when the caller has it)."""
+    return _artifact_parts((shown or display_path(path)).split("/"), is_dir=False)
 
 
 def _artifact_parts(parts: list, is_dir: bool) -> bool:

@@ -12,8 +12,6 @@ import os
 import signal
 import threading
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Optional
 
@@ -109,43 +107,47 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-@contextmanager
-def _time_limit(seconds: int) -> Iterator[None]:
+class _time_limit:
     """Raise TimeLimit in this thread after `seconds` (main thread of a process only,
-    where signals arrive; elsewhere, and when a limit is already running, no limit)."""
-    usable = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
-    if not usable or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
-        yield
-        return
+    where signals arrive; elsewhere, and when a limit is already running, no limit).
+    A class, not a generator: it is entered once for every file linted."""
 
-    def expire(signum, frame):
-        raise TimeLimit()
+    __slots__ = ("seconds", "previous")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    def __init__(self, seconds: int):
+        self.seconds = seconds
+        self.previous = _NO_LIMIT
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer") \
+                and signal.getitimer(signal.ITIMER_REAL)[0] <= 0:
+            self.previous = signal.signal(signal.SIGALRM, _expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not _NO_LIMIT:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+_NO_LIMIT = object()  # _time_limit set no timer: nothing to restore
+
+
+def _expire(signum, frame):
+    raise TimeLimit()
 
 
 def check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes] = None) -> _Checker:
-    """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError."""
-    with _collector_paused():
-        return _check_file(path, settings, options, rules, raw)
+    """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError.
 
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Without the cyclic garbage collector: a file's lint allocates a great many objects
+    Without the cyclic garbage collector: a file's lint allocates a great many objects
     that all live until it ends (its document, its plans), which the collector would scan
     again and again for nothing; they go by reference counting when the file is done, and
     the collector, back on, takes whatever cycle is left."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        yield
+        return _check_file(path, settings, options, rules, raw)
     finally:
         if collecting:
             gc.enable()
@@ -153,21 +155,25 @@ def _collector_paused() -> Iterator[None]:
 
 def _check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes]) -> _Checker:
     checker = _Checker(settings, options, rules)
-    if is_run_artifact(path):
-        reads.notice(f"skipped {display_path(path)}: written by a training run, not a config")
+    shown = display_path(path)
+    if is_run_artifact(path, shown):
+        reads.notice(f"skipped {shown}: written by a training run, not a config")
         return checker
     if raw is None:
         try:
             raw = project.read_bytes(path)
         except project.TooLarge as exc:
-            checker.emit(display_path(path), *PAST_LIMIT, "warning", f"not checked: the file has {exc}",
+            checker.emit(shown, *PAST_LIMIT, "warning", f"not checked: the file has {exc}",
                          Span.point(1), fix="lint the config, not a data file; or split it")
             return checker
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
     markers = _launch().markers() if fmt == "shell" else markers_for(fmt) if fmt else ()
-    if not any(marker in raw for marker in markers):
+    for marker in markers:  # a loop, not any(): asked of every file
+        if marker in raw:
+            break
+    else:
         return checker  # no adapter could recognise it: not a training config
-    source = checker.load(path, raw, fmt)
+    source = checker.load(path, raw, fmt, shown)
     if source is not None:
         task = None if fmt == "shell" else next(
             (f.task for f in tasks_for(fmt, raw) if f.task.matches(source.document.root)), None)
@@ -230,8 +236,10 @@ class _Checker:
         lint that read the file found it unused (run.collect)."""
         for path in sorted(self.planned):
             found = self.directives.get(path)
+            if found is None or not found.suppressions:
+                continue  # the common case, told before the path is made relative
             relpath = self.settings.relative(path)
-            if found is None or not found.suppressions or not self.settings.enabled(UNUSED_DIRECTIVE[0], relpath):
+            if not self.settings.enabled(UNUSED_DIRECTIVE[0], relpath):
                 continue
             candidates = [(s, [c for c in s.codes if c not in s.used and self._all_checked(c, relpath)])
                           for s in found.suppressions]
@@ -264,9 +272,10 @@ class _Checker:
                   f"`# batchlint: {suppression.key}{shown}` suppresses nothing: no {what}finding {where}{why}",
                   suppression.span, fix=fix, edits=edits, suppressible=False)
 
-    def load(self, path: str, raw: bytes, fmt: str) -> Optional[_Source]:
-        """Decode and parse; a file that fails becomes a BL001 diagnostic."""
-        shown = display_path(path)
+    def load(self, path: str, raw: bytes, fmt: str, shown: Optional[str] = None) -> Optional[_Source]:
+        """Decode and parse; a file that fails becomes a BL001 diagnostic (`shown`: the path as
+        display_path shows it, when the caller has it)."""
+        shown = shown or display_path(path)
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -83,11 +83,14 @@ def _read_regular(path: str, limit: int) -> bytes:
         # would cost), and go on to the bound only if the file grew since: the bound holds either way.
         chunks, size, want = [], 0, info.st_size + 1
         while size <= limit:
-            chunk = os.read(fd, min(want, limit + 1 - size))
+            asked = min(want, limit + 1 - size)
+            chunk = os.read(fd, asked)
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
+            if len(chunk) < asked:
+                break  # a regular file gives less than asked only at its end: no read to learn it
             want = limit + 1 - size
     finally:
         os.close(fd)

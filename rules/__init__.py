@@ -12,6 +12,7 @@ batchlint.codes, which imports no rule) redirects it to its successor.
 import functools
 import importlib
 import os
+from typing import Optional
 
 from batchlint.codes import RETIRED, canonical  # noqa: F401 (re-exported: the redirect table)
 from batchlint.rule import Rule
@@ -82,15 +83,37 @@ def _rule(module: str) -> Rule:
 
 def for_plan(plan) -> tuple:
     """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only them."""
-    checks, needed = _checks(_candidates(plan.framework))
-    present = plan.present(needed)  # each distinct fact asked once per plan
     framework = plan.framework
+    checks, needed, picks = _checks(_candidates(framework))
+    present = frozenset(plan.present(needed))  # each distinct fact asked once per plan
+    found = picks.get((framework, present))
+    if found is None:
+        found = _pick(checks, framework, present)
+        if found is None:  # a rule whose needs are not the index's: runs_on decides, plan by plan
+            return _pick(checks, framework, present, plan) or ()
+        if len(picks) < _MAX_PICKS:
+            picks[(framework, present)] = found
+    return found
+
+
+_MAX_PICKS = 1024  # sets of facts remembered per framework
+
+
+def _pick(checks: tuple, framework: str, present: frozenset, plan=None) -> Optional[tuple]:
+    """The rules of `checks` that run on a plan of `framework` holding the facts `present` (of
+    those any of them needs): the same for every such plan while each rule's needs are the
+    index's. A rule whose needs are not (a stale index) is asked `Rule.runs_on(plan)`; without
+    `plan`, the answer is None."""
     found = []
     for name, needs, indexed in checks:
         if needs <= present:
             rule = _rule(name)
-            # The needs just checked are the rule's own (the index is fresh): only its frameworks are left.
-            if rule.needs == indexed and rule.applies_to(framework) or rule.runs_on(plan):
+            if rule.needs == indexed:  # the needs just checked are the rule's own: only its frameworks are left
+                if rule.applies_to(framework):
+                    found.append(rule)
+            elif plan is None:
+                return None
+            elif rule.runs_on(plan):
                 found.append(rule)
     return tuple(found)
 
@@ -98,11 +121,12 @@ def for_plan(plan) -> tuple:
 @functools.cache
 def _checks(candidates: tuple) -> tuple:
     """`candidates` as (module, needs as a set, needs as indexed: None when stale and
-    `Rule.runs_on` decides), and the union of their needs."""
+    `Rule.runs_on` decides), the union of their needs, and for_plan's picks by (framework,
+    facts present), kept with the candidates they were picked from."""
     index, files = _stored_index(), _files()
     checks = tuple((name, frozenset(needs), needs if index.get(name, (None,) * 4)[3] == files[name] else None)
                    for name, needs in candidates)
-    return checks, frozenset().union(*(needs for _, needs, _ in checks))
+    return checks, frozenset().union(*(needs for _, needs, _ in checks)), {}
 
 
 @functools.lru_cache(maxsize=1)

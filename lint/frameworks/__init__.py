@@ -37,10 +37,17 @@ def _stored() -> dict:
     return stored
 
 
+# Modules imported already whose framework reads no job file (Framework.task): tasks_for, asked
+# of every file, skips them without looking for their markers.
+_NO_TASK: set = set()
+
+
 @functools.cache
 def _framework(module_name: str) -> Optional[Framework]:
     module = importlib.import_module(f"{__name__}.{module_name}")
     framework = getattr(module, "FRAMEWORK", None)
+    if not isinstance(framework, Framework) or framework.task is None:
+        _NO_TASK.add(module_name)
     if not isinstance(framework, Framework):
         return None
     if not framework.plan:
@@ -128,7 +135,7 @@ def tasks_for(fmt: str, raw: bytes) -> Iterator[Framework]:
     """The frameworks with job files (Framework.task) in `fmt` whose markers `raw` holds; only
     those are imported."""
     for _, module, markers in _entries(fmt):
-        if any(marker in raw for marker in markers):
+        if module not in _NO_TASK and any(marker in raw for marker in markers):
             framework = _framework(module)
             if framework is not None and framework.task is not None:
                 yield framework

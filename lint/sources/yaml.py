@@ -77,6 +77,8 @@ _BOOL = "tag:yaml.org,2002:bool"
 _BOOL_VALUES = yaml.constructor.SafeConstructor.bool_values
 _NUMBER_START = frozenset("+-.0123456789")  # what _EXPONENT can match first
 _new_span = tuple.__new__
+_NO_DEPS = Scalar.deps  # Scalar's defaults, given positionally: a keyword costs a third of the call
+_QUOTES = ("'", '"')
 
 
 def _resolve(text: str, implicit) -> str:
@@ -124,10 +126,11 @@ def _span(start, end) -> Span:
 class _Open:
     """A collection whose end event has not come yet."""
 
-    __slots__ = ("node", "start", "tag", "anchor", "size", "key", "merges")
+    __slots__ = ("node", "mapping", "start", "tag", "anchor", "size", "key", "merges")
 
     def __init__(self, node, start, tag: str, anchor: Optional[str]):
         self.node = node
+        self.mapping = type(node) is Mapping  # else a Sequence
         self.start = start  # the start event
         self.tag = tag
         self.anchor = anchor
@@ -169,6 +172,7 @@ class _Builder:
     def root(self) -> Node:
         stack: list = []
         get = self.loader.get_event
+        resolved = _RESOLVED
         while True:
             event = get()
             kind = type(event)
@@ -179,7 +183,8 @@ class _Builder:
                     self.counted(0, event)
                 tag = event.tag
                 if tag is None or tag == "!":
-                    tag = _resolve(event.value, event.implicit)
+                    text = event.value
+                    tag = resolved.get((text, event.implicit)) or _resolve(text, event.implicit)
                 # self.scalar(event, tag), inlined for the common case
                 if tag in _STANDARD_TAGS:
                     start, end = event.start_mark, event.end_mark
@@ -200,7 +205,28 @@ class _Builder:
                 value, size = self.close(stack.pop(), event)
             if not stack:
                 return value
-            self.add(stack[-1], value, size, merge)
+            # self.add(stack[-1], value, size, merge), inlined: this runs for every node
+            frame = stack[-1]
+            frame.size += size
+            if not frame.mapping:
+                frame.node.items.append(value)
+                continue
+            key = frame.key
+            if key is _NO_KEY:  # `value` is a key
+                frame.key = _MERGE_KEY if merge else value if isinstance(value, Scalar) else _SKIPPED_KEY
+                continue
+            frame.key = _NO_KEY
+            if key is _MERGE_KEY:  # not a value of the mapping: only the keys it brings count (in merge())
+                frame.size -= size
+                frame.merges.append(value)
+                self.count -= size
+            elif key is not _SKIPPED_KEY:
+                name = key.value if isinstance(key.value, str) else str(key.value)
+                node = frame.node
+                if name in node.items:
+                    node.duplicates.append((name, key.span))
+                node.items[name] = value
+                node.key_spans[name] = key.span
 
     # -- counting --------------------------------------------------------------
     def counted(self, size: int, event, alias: bool = False) -> None:
@@ -248,29 +274,6 @@ class _Builder:
             self.anchor(event, [node, None])
         return frame
 
-    def add(self, frame: _Open, value: Node, size: int, merge: bool) -> None:
-        node = frame.node
-        if isinstance(node, Sequence):
-            node.items.append(value)
-            frame.size += size
-            return
-        if frame.key is _NO_KEY:  # `value` is a key
-            frame.key = _MERGE_KEY if merge else value if isinstance(value, Scalar) else _SKIPPED_KEY
-            frame.size += size
-            return
-        key, frame.key = frame.key, _NO_KEY
-        if key is _MERGE_KEY:  # not a value of the mapping: only the keys it brings count (in merge())
-            frame.merges.append(value)
-            self.count -= size
-            return
-        if key is not _SKIPPED_KEY:
-            name = key.value if isinstance(key.value, str) else str(key.value)
-            if name in node.items:
-                node.duplicates.append((name, key.span))
-            node.items[name] = value
-            node.key_spans[name] = key.span
-        frame.size += size
-
     def close(self, frame: _Open, end) -> tuple:
         node = frame.node
         node.span = _span(frame.start.start_mark, end.end_mark)
@@ -314,7 +317,7 @@ def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
         # Quoted, block, `!!str`, or plain text that YAML 1.1 leaves a string.
         if not style and text[:1] in _NUMBER_START and _EXPONENT.match(text):
             return Scalar(float(text.replace("_", "")), span)
-        return Scalar(text, span, quoted=style in ("'", '"'))
+        return Scalar(text, span, _NO_DEPS, None, style in _QUOTES)  # positional: a call per value
     construct = _TYPED.get(tag)
     if construct is None:  # a timestamp, `=`, `<<`, binary...: kept as written
         return Scalar(text, span)
@@ -337,7 +340,7 @@ def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
     too_long = long_int(value) if type(value) is int else None  # `1:2:3:...`, base 60
     if too_long:
         return Unknown(span, too_long)
-    return Scalar(value, span, quoted=style in ("'", '"'))
+    return Scalar(value, span, _NO_DEPS, None, style in _QUOTES)
 
 
 def typed_plain(text: str):
