@@ -30,11 +30,22 @@ STUCK_SECONDS = FILE_SECONDS * 3
 
 
 def worker_count(files: int, jobs: int = 0) -> int:
-    """`jobs` workers if given, else one per core while each gets enough files."""
+    """`jobs` workers if given, else one per idle core while each gets enough files."""
     if jobs > 0:
         return jobs
+    return max(1, min(_idle_cores(), files // MIN_FILES_PER_WORKER))
+
+
+def _idle_cores() -> int:
+    """Cores this process may use that other processes do not keep busy: a second worker on a
+    core another job holds only shares it, and the start and the pipes make the run slower than
+    one process. The load average of the last minute counts this process (one) as well."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, files // MIN_FILES_PER_WORKER))
+    try:
+        busy = os.getloadavg()[0] - 1
+    except (AttributeError, OSError):  # not on every platform: take the cores as idle
+        busy = 0.0
+    return max(1, min(cores, int(cores - max(0.0, busy) + 0.5)))
 
 
 def lint_files(paths: list, settings, options, rules, jobs: int = 0, cache_dir: str = "") -> list:

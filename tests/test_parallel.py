@@ -3,6 +3,8 @@
 import glob
 import os
 
+import pytest
+
 from batchlint.config import Settings
 from batchlint.engine import Options
 from batchlint.parallel import MIN_FILES_PER_WORKER, lint_files, worker_count
@@ -23,3 +25,13 @@ def test_two_workers_match_one_process():
 def test_small_runs_stay_in_one_process():
     assert worker_count(MIN_FILES_PER_WORKER - 1) == 1
     assert worker_count(10, jobs=3) == 3
+
+
+@pytest.mark.parametrize("load, expected", [(0.2, 4), (1.0, 4), (1.6, 3), (2.4, 3), (3.2, 2), (3.6, 1), (9.0, 1)])
+def test_workers_go_to_idle_cores_only(monkeypatch, load, expected):
+    # Four cores; the load average counts this process itself (1.0 = only us).
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert worker_count(1000) == expected
+    assert worker_count(1000, jobs=4) == 4  # asked for: as asked
+    assert worker_count(MIN_FILES_PER_WORKER * 2) == min(expected, 2)
