@@ -22,6 +22,8 @@ from ..limits import MAX_SHELL_NESTING
 COMMAND_PREFIX = frozenset({"if", "elif", "while", "until", "then", "else", "do", "!", "{", "time"})
 CLOSERS = frozenset({"fi", "done", "esac", "}"})
 CASE_ENDS = (";;", ";&", ";;&")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")  # `X=`, `X+=`: the name, whether it appends
 
 
 @lean_dataclass
