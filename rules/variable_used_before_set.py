@@ -1,18 +1,20 @@
 """
 ## What it does
 Flags a launch-script line that reads a variable the script sets only further down, where bash
-certainly stops: a divisor of `$((...))` (an unset variable is 0 there, so it divides by zero), an
-`$X` in `$((...))` whose empty expansion leaves a syntax error (`64 / $TP`), or, under `set -u`, any
-plain `$X` / `${X}` or name in `$((...))`.
+cannot expand it: under `set -u`, any plain `$X` / `${X}` or name in `$((...))`; without it, a
+divisor of `$((...))` (an unset variable is 0 there, so it divides by zero) or an `$X` in
+`$((...))` whose empty expansion leaves a syntax error (`64 / $TP`).
 
 ## Why is this bad?
-A non-interactive bash exits at an expansion error in its own process: "division by 0", or with
-`set -u` "X: unbound variable". The script never gets to its launch line: the job is submitted,
-waits in the queue for its nodes, and dies at once. Only variables the script certainly has not
-set are flagged (not one a caller, Slurm or a sourced file may give, not in a branch or function
-that may not run, not in `$(...)` or a pipeline, whose error ends only that child process), and
-only when the script sets them itself further down, whatever happens (so the environment is not
-where they are meant to come from).
+Under `set -u` a non-interactive bash exits: "X: unbound variable". The script never gets to its
+launch line: the job is submitted, waits in the queue for its nodes, and dies at once. Without
+`set -u`, bash prints "division by 0" and abandons the whole command it is in (even with
+`set -e`), then goes on: what the line assigns stays unset, and the launch runs with an empty or
+zero value in its place (a launch line that divides is not run at all; `sh` and `bash --posix`
+exit instead). Only variables the script certainly has not set are flagged (not one a caller,
+Slurm or a sourced file may give, not in a branch or function that may not run, not in `$(...)` or
+a pipeline, whose error ends only that child process), and only when the script sets them itself
+further down, whatever happens (so the environment is not where they are meant to come from).
 
 ## Example
 ```bash
@@ -38,10 +40,12 @@ python3 -m verl.trainer.main_ppo \\
 
 ## Source
 bash(1), ARITHMETIC EVALUATION: "A shell variable that is null or unset evaluates to 0"; "division
-by 0 is trapped and flagged as an error"; The Set Builtin, `-u`: "Treat unset variables and
-parameters other than the special parameters `@` and `*` ... as an error when performing parameter
-expansion ... if not interactive, exits with a non-zero status"; POSIX 2.8.1, Consequences of Shell
-Errors: an expansion error exits a non-interactive shell. Upstream example:
+by 0 is trapped and flagged as an error"; ARITHMETIC EXPANSION: "If the expression is invalid, bash
+prints a message indicating failure and no substitution occurs"; The Set Builtin, `-u`: "Treat
+unset variables and parameters other than the special parameters `@` and `*` ... as an error when
+performing parameter expansion ... if not interactive, exits with a non-zero status"; Bash POSIX
+Mode: a non-interactive shell exits on an invalid arithmetic expansion (bash 5.2 in its default
+mode goes on with the next command). Upstream example:
 verl examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh:66 @ b178a3c (`sp_size` set on line 72).
 """
 
@@ -60,30 +64,44 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     stops = getattr(plan.document, "stops", ())
     if not stops:
         return
-    lines = [launch.command.span for launch in launches(cast(ShellDocument, plan.document))]
+    lines = [launch.command.span for launch in launches(cast(ShellDocument, plan.document))
+             if launch.command.span.path is None]
     for stop in stops:
         line = stop.span.line
-        launch = next((span for span in lines if span.path is None and span.line > line), None)
         name = f"`{stop.variable}`"
         expression = stop.expression if len(stop.expression) <= _SHOWN else f"{stop.expression[:_SHOWN - 5]} ...))"
-        if stop.why == "unbound" and stop.nounset is not None:
-            reading = f"`{expression}` reading it" if expression else "reading it"
-            why = (f"and under `set -u` (line {stop.nounset.line}) {reading} is an error "
-                   f"(\"{stop.variable}: unbound variable\")")
-        elif stop.why == "empty":
-            why = (f"so `${stop.variable}` expands to nothing and `{expression}` is left without an operand: "
-                   f"a syntax error (\"operand expected\")")
-        else:
-            why = f"so `{expression}` divides by zero (bash reads an unset variable as 0: \"division by 0\")"
-        after = f"the launch on line {launch.line} never runs" if launch is not None else "nothing after it runs"
         related = [Related(f"{name} is set here, after it is read", stop.set_at)]
-        if stop.nounset is not None:
+        if stop.exits and stop.nounset is not None:
+            reading = f"`{expression}` reading it" if expression else "reading it"
+            launch = next((span for span in lines if span.line > line), None)
+            message = (f"bash exits here: {name} is not set yet (it is set on line {stop.set_at.line}), and under "
+                       f"`set -u` (line {stop.nounset.line}) {reading} is an error (\"{stop.variable}: unbound "
+                       f"variable\"); " + (f"the launch on line {launch.line} never runs" if launch is not None
+                                           else "nothing after it runs"))
             related.append(Related("`set -u` makes an unset variable an error", stop.nounset))
+        else:
+            if stop.why == "empty":
+                error = (f"`${stop.variable}` expands to nothing and leaves `{expression}` without an operand "
+                         f"(\"syntax error: operand expected\")")
+            else:
+                error = f"`{expression}` divides by zero (bash reads an unset variable as 0: \"division by 0\")"
+            launch = next((span for span in lines if stop.command is not None
+                           and stop.command.line <= span.line <= stop.command.end_line), None)
+            if launch is not None:
+                skipped = f"the launch on line {launch.line} is skipped"
+            elif stop.assigns:
+                shown = ", ".join(f"`{assigned}`" for assigned in stop.assigns)
+                skipped = f"{shown} {'is' if len(stop.assigns) == 1 else 'are'} left unset (read later as empty)"
+            else:
+                skipped = "the command is skipped"
+            message = (f"bash cannot expand this: {name} is not set yet (it is set on line {stop.set_at.line}), so "
+                       f"{error}; bash abandons the command and goes on: {skipped} (sh and `bash --posix` exit "
+                       f"here)")
         if launch is not None:
-            related.append(Related("the launch that never runs", launch))
+            related.append(Related("the launch that never runs" if stop.exits else "the launch skipped", launch))
         yield Finding(
             span=stop.span,
-            message=f"bash stops here: {name} is not set yet (it is set on line {stop.set_at.line}), {why}; {after}",
+            message=message,
             fix=f"move `{stop.assignment}` (line {stop.set_at.line}) above line {line}",
             related=tuple(related),
         )
@@ -123,7 +141,7 @@ RULE = Rule(
     examples=(
         Example("run_qwen3_32b_gspo.sh", _VERL.format(before="", after="sp_size=4\n"), flagged=(5,)),
         Example("run_qwen3_32b_gspo_ok.sh", _VERL.format(before="sp_size=4\n", after="")),
-        # Without `set -u` too: the divisor reads as 0.
+        # Without `set -u`: the divisor reads as 0, bash skips the line and DP stays unset.
         Example("pretrain_gpt.sh", _MEGATRON.format(divisor="TP"), flagged=(4,)),
         # `$TP` expands to nothing first: `64 / ` is a syntax error.
         Example("pretrain_gpt_dollar.sh", _MEGATRON.format(divisor="$TP"), flagged=(4,)),

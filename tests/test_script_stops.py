@@ -31,23 +31,34 @@ def verl(options="set -xeuo pipefail", first="", divisor="sp_size"):
 
 
 def test_the_divisor_set_further_down_stops_the_script(lint):
-    # Under `set -u`: "sp_size: unbound variable"; without it, "division by 0". The column is sp_size's.
+    # Under `set -u`: "sp_size: unbound variable", bash exits; without it, "division by 0": bash skips
+    # the command and goes on. The column is sp_size's.
     assert stops(verl()) == [(5, 72, "sp_size", "unbound", 6)]
     assert stops(verl(options="set -x")) == [(5, 72, "sp_size", "division", 6)]
     [finding] = [d for d in lint("run_gspo.sh", verl()).diagnostics if d.code == "BL603"]
     assert (finding.span.line, finding.span.column, finding.span.end_column) == (5, 72, 79)
-    assert "`sp_size` is not set yet (it is set on line 6)" in finding.message
+    assert finding.message.startswith("bash exits here: `sp_size` is not set yet (it is set on line 6)")
     assert "`set -u` (line 2)" in finding.message and "sp_size: unbound variable" in finding.message
     assert "the launch on line 7 never runs" in finding.message
     assert finding.fix == "move `sp_size=4` (line 6) above line 5"
     [finding] = [d for d in lint("run_gspo.sh", verl(options="set -x")).diagnostics if d.code == "BL603"]
-    assert "divides by zero" in finding.message and "$(((max_prompt_length + max_response_length) / sp_size))" \
-        in finding.message
+    assert "`$(((max_prompt_length + max_response_length) / sp_size))` divides by zero" in finding.message
+    assert "bash abandons the command and goes on: `actor_ppo_max_token_len` is left unset" in finding.message
 
 
-def test_only_the_first_stop_is_reported():
+def test_after_a_stop_that_exits_no_other():
     text = verl().replace("sp_size=4\n", "infer=$(((max_prompt_length + max_response_length) / sp_size))\nsp_size=4\n")
     assert stops(text) == [(5, 72, "sp_size", "unbound", 7)]  # bash never gets to line 6
+    # Without `set -u` bash goes on after each: both assignments are skipped.
+    assert stops(text.replace("set -xeuo pipefail", "set -xeo pipefail")) == [
+        (5, 72, "sp_size", "division", 7), (6, 54, "sp_size", "division", 7)]
+
+
+def test_a_launch_line_that_divides_is_skipped(lint):
+    text = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py \\\n    --global-batch-size $((512 / TP))\nTP=8\n"
+    [finding] = [d for d in lint("pretrain.sh", text).diagnostics if d.code == "BL603"]
+    assert (finding.span.line, finding.span.column) == (3, 34)
+    assert "the launch on line 2 is skipped" in finding.message
 
 
 @pytest.mark.parametrize("divisor, expected", [
@@ -110,8 +121,8 @@ def test_a_variable_that_may_be_set_before_is_not_flagged(before):
 
 
 def test_variables_from_the_caller_and_the_scheduler():
-    from batchlint.sources.shell import Word
     from batchlint.document import Span
+    from batchlint.sources.shell import Word
     given = Word("4", Span(1, 1, 1, 2), "4")
     assert stops(verl(), environment={"sp_size": given}) == []  # `sp_size=4 ./run.sh`
     text = "#!/bin/bash\n#SBATCH --nodes=2\nPER=$((64 / SLURM_NNODES))\nSLURM_NNODES=2\n" + LAUNCH
@@ -156,6 +167,25 @@ def test_an_expression_bash_may_not_read_whole():
     for expression in ("(1024 && 1024 / sp_size)", "(sp_size > 0 ? 1024 / sp_size : 0)", "(x = 1024 / sp_size)"):
         text = base.replace("((max_prompt_length + max_response_length) / sp_size)", expression)
         assert stops(text) == [], expression
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("1 + MODEL", "MODEL"),
+    ("(1 + MODEL) ** 2", "MODEL"),
+    ("1 MODEL", None),  # not a valid expression: bash reports the syntax and reads no name (and goes on)
+    ("/ MODEL", None),
+    ("$MODEL /", "MODEL"),  # `$MODEL` is expanded before the expression is read: unbound first
+    ("1) - (MODEL", None),  # `$((1) - (MODEL))`: a command substitution of a subshell, not arithmetic
+    ("1 || MODEL", None),  # || may not read MODEL
+])
+def test_set_u_in_arithmetic_as_bash_reads_it(expression, expected):
+    text = f"#!/bin/bash\nset -u\nX=$(({expression}))\nMODEL=7\n" + LAUNCH
+    assert [s[2] for s in stops(text)] == ([expected] if expected else [])
+
+
+def test_an_expression_the_reader_refuses_does_not_break_it():
+    for expression in ("1 ~ 2", "1 ! 2", "~", "((", "1 / ( 2"):
+        assert stops(f"X=$(({expression}))\n" + LAUNCH) == []
 
 
 def test_set_u_turned_on_where_it_may_not_run():

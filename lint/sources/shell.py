@@ -57,7 +57,7 @@ from .shellflow import (
     parse,
     test_result,
 )
-from .shellstop import Stop, given, names_set, nounset_change, plain_assignments
+from .shellstop import Stop, assigned_by, given, names_set, nounset_change, plain_assignments
 
 _POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
 _ASSIGNING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):?=")  # `${x:=8}`, `${x=8}`: x is set if it was not
@@ -152,7 +152,7 @@ class ShellDocument(Document):
     commands: list = field(default_factory=list)
     variables: dict = field(default_factory=dict)  # at the end of the script: name -> Word or list of Words
     broken_continuations: list = field(default_factory=list)
-    stops: list = field(default_factory=list)  # the Stop where bash exits before the end, if any (shellstop.py)
+    stops: list = field(default_factory=list)  # Stop: the commands bash cannot expand (shellstop.py)
 
 
 def read_shell(path: str, text: str, environment: Optional[dict] = None,
@@ -187,7 +187,7 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
     doc.commands = state.output
     doc.variables = state.variables
     doc.broken_continuations = _broken_continuations(text)
-    doc.stops = [state.stop] if state.stop is not None else []
+    doc.stops = state.stops
     return doc
 
 
@@ -740,7 +740,7 @@ class _Interpreter:
         self.unfollowed = False  # a file not read or a text not known (`eval "$X"`) may have set any variable
         self.also_set: set = set()  # names set in ways the variables do not follow (`read X`, `${X:=1}`)
         self.assigned: dict = {}  # the script's plain assignments (shellstop.plain_assignments)
-        self.stop: Optional[Stop] = None
+        self.stops: list = []  # Stop, in order; after one that exits the script, no more
 
     # -- control flow --------------------------------------------------------------------
 
@@ -1059,11 +1059,13 @@ class _Interpreter:
     # -- where bash stops: a variable read before the script sets it (shellstop.py) ------------
 
     def _watch(self, raw: _Raw) -> None:
-        """Before a command runs: whether bash exits expanding it (the first such command is the
-        Stop), then what it sets that the variables do not follow, and `set -u`."""
+        """Before a command runs: whether bash cannot expand it (a Stop; after one that exits the
+        script, none is looked for), then what it sets that the variables do not follow, and `set -u`."""
         words = [w for word in raw.words for w in (word, *(word.assignment_array or ()))]
-        if self.stop is None and self._certain() and not raw.words[0].raw.startswith("(("):
-            self.stop = self._stop(words)
+        if not (self.stops and self.stops[-1].exits) and self._certain() and not raw.words[0].raw.startswith("(("):
+            stop = self._stop(words)
+            if stop is not None:
+                self.stops.append(replace(stop, command=raw.span, assigns=assigned_by(raw.words)))
         named = names_set(words)
         if named is None:
             self.unfollowed = True
@@ -1091,13 +1093,15 @@ class _Interpreter:
         here = {match.group(1) for word in words if (match := _ASSIGNMENT.match(word.raw))}
         for word in words:
             for kind, text, offset in word.refs:
-                if kind == "var" and self.nounset is not None and text not in here and self._later(text, offset):
-                    return self._stopped(text, offset, "", "unbound")
+                if kind == "var" and self.nounset is not None and text not in here:
+                    stop = self._stopped(text, offset, offset, "", "unbound")
+                    if stop is not None:
+                        return stop
                 if kind == "arith":
                     found = _unset_read(text, lambda name, at=offset: name not in here and self._later(name, at) is not None,
                                         self.variables, self.nounset is not None)
                     if found is not None:
-                        return self._stopped(found[0], offset + found[1], text, found[2])
+                        return self._stopped(found[0], offset, offset + found[1], text, found[2])
         return None
 
     def _later(self, name: str, offset: int) -> Optional[_RawWord]:
@@ -1107,10 +1111,12 @@ class _Interpreter:
             return None
         return next((word for at, word in self.assigned.get(name, ()) if at > offset), None)
 
-    def _stopped(self, name: str, offset: int, expression: str, why: str) -> Stop:
+    def _stopped(self, name: str, read: int, offset: int, expression: str, why: str) -> Optional[Stop]:
+        """The Stop at the variable written at `offset` (in the word read at `read`), if the script sets it later."""
+        assignment = self._later(name, read)
+        if assignment is None:
+            return None
         line, column = self._position(offset)
-        assignment = self._later(name, offset)
-        assert assignment is not None
         return Stop(Span(line, column, line, column + len(name)), name, assignment.span, assignment.raw,
                     f"$(({expression}))" if expression else "", why, self.nounset)
 
@@ -1758,6 +1764,8 @@ def _postfix(expr: str, variables: dict, operand_of: Optional[Callable] = None) 
             if op not in _UNARY:
                 return None
             pending.append(_UNARY[op])
+        elif op not in _BINARY:
+            return None  # `1 ! 2`, `1 ~ 2`: a unary operator where a binary one goes (bash: a syntax error)
         else:
             precedence = _BINARY[op]
             while pending and pending[-1] != "(" and (
@@ -1785,18 +1793,23 @@ def _unset_read(expr: str, unset: Callable, variables: dict, nounset: bool) -> O
     tokens = list(_ARITH_TOKEN.finditer(expr))
     if any(token.group(5) for token in tokens) or "++" in expr or "--" in expr:
         return None  # not an expression read here (assignments, `?:`, `${x:-1}`)
+    depth = 0
+    for token in tokens:
+        depth += (token.group(4) == "(") - (token.group(4) == ")")
+        if depth < 0:
+            return None  # `$((a) - (b))` is a command substitution of a subshell, not arithmetic
     missing = [(token.group(2) or token.group(3), token.start(2) if token.group(2) else token.start(3), token)
                for token in tokens if (token.group(2) or token.group(3)) and unset(token.group(2) or token.group(3))]
     skipping = any(token.group(4) in ("&&", "||") for token in tokens)
     expanded = [found for found in missing if found[2].group().startswith("$")]
+    written = _postfix(expr, variables, lambda token: 1) is not None  # bash reads no name of an invalid one
     if nounset:
-        first = expanded[0] if expanded else missing[0] if missing and not skipping else None
+        first = expanded[0] if expanded else missing[0] if missing and written and not skipping else None
         return first[:2] + ("unbound",) if first else None
     if expanded:
         gone = {found[2].start() for found in expanded}
         left = " ".join(token.group() for token in tokens if token.start() not in gone)
         valid = not left or _postfix(left, variables, lambda token: 1) is not None
-        written = _postfix(expr, variables, lambda token: 1) is not None
         return expanded[0][:2] + ("empty",) if written and not valid else None
     if skipping or not missing:
         return None
@@ -1814,6 +1827,8 @@ def _unset_read(expr: str, unset: Callable, variables: dict, nounset: bool) -> O
     for item in _postfix(expr, variables, operand) or ():
         if isinstance(item, tuple):
             stack.append(item)
+        elif len(stack) < (1 if item in _UNARY_NAMES else 2):
+            return None
         elif item in _UNARY_NAMES:
             value, names = stack.pop()
             stack.append((None if value is None else _UNARY_OPERATIONS[item](value), names))

@@ -1,13 +1,17 @@
-"""Where bash stops a launch script before its launch line: a variable read before the script sets it.
+"""Where bash cannot expand a launch script's command: a variable read before the script sets it.
 
-bash reads an unset variable as 0 in `$((...))`, so `$((N / sp_size))` with `sp_size` set only
-further down divides by zero; under `set -u` any unset `$x` (or name in `$((...))`) is an "unbound
-variable". Both are expansion errors, and a non-interactive bash exits on one in its own process
-(a `$(...)`, a pipeline, the background or a `( ... )` subshell dies alone; the `(( ))` command
-only fails). The reader (shell.py) follows the script's variables; this module tells it what a
-command does that its state does not follow: names it may set (`read`, `getopts`, `declare`...),
-whether it turns `set -u` on or off, and which names the script assigns further down whatever
-happens (the evidence that the script, not the environment, is meant to give the value).
+Under `set -u` an unset `$x` (or name in `$((...))`) is an "unbound variable": a non-interactive
+bash exits there, and the launch line after it never runs. Without it, bash reads an unset variable
+as 0 in `$((...))`, so `$((N / sp_size))` with `sp_size` set only further down is a "division by 0"
+(and `$((64 / $TP))` with an empty `$TP` a syntax error): bash (not in POSIX mode) abandons the
+top-level command it is in and goes on with the next, leaving what it would assign unset (`sh` and
+`bash --posix` exit). Only an error in the script's own process counts: a `$(...)`, a pipeline,
+the background or a `( ... )` subshell fails alone, and the `(( ))` command only returns 1.
+
+The reader (shell.py) follows the script's variables; this module tells it what a command does
+that its state does not follow: names it may set (`read`, `getopts`, `declare`...), whether it
+turns `set -u` on or off, and which names the script assigns further down whatever happens (the
+evidence that the script, not the environment, is meant to give the value).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from .shellflow import ASSIGNMENT, NAME, Simple
 
 @lean_dataclass
 class Stop:
-    """A command of the script that bash cannot expand: the script exits there."""
+    """A command of the script that bash cannot expand."""
 
     span: Span  # the variable, where the expansion reads it
     variable: str
@@ -33,6 +37,13 @@ class Stop:
     # expands to nothing, which leaves no valid expression (`64 / $TP` is `64 / `).
     why: str
     nounset: Optional[Span] = None  # the `set -u` in force
+    command: Optional[Span] = None  # the command bash abandons
+    assigns: tuple = ()  # the variables it would have set
+
+    @property
+    def exits(self) -> bool:
+        """Whether bash exits there (`set -u`); else it goes on with the next command."""
+        return self.why == "unbound"
 
 
 # Names the shell, the scheduler or the machine give a script without its writing them: an
@@ -153,14 +164,21 @@ def plain_assignments(nodes: list) -> dict:
         if not isinstance(node, Simple) or node.raw.subshell or joined not in ("\n", ";", "") \
                 or before not in ("\n", ";", ""):
             continue
-        words = node.raw.words
-        if words and words[0].raw in ("export", "declare", "typeset", "readonly"):
-            flags = "".join(word.raw for word in words[1:] if word.raw.startswith(("-", "+")))
-            words = [] if "n" in flags or "+" in flags else words[1:]
-        elif not all(ASSIGNMENT.match(word.raw) for word in words):
-            continue  # `A=1 cmd`: A is the command's, not the script's
-        for word in words:
+        for word in _assignments(node.raw.words):
             match = ASSIGNMENT.match(word.raw)
-            if match and not re.search(rf"\b{match.group(1)}\b", word.raw[match.end():]):
+            if match and match.group(1) not in NAME.findall(word.raw[match.end():]):
                 found.setdefault(match.group(1), []).append((word.offset, word))
     return found
+
+
+def assigned_by(words: list) -> tuple:
+    """The names a command assigns in the shell (`A=1 B=2`, `export A=1`), in order."""
+    return tuple(dict.fromkeys(ASSIGNMENT.match(word.raw).group(1) for word in _assignments(words)))
+
+
+def _assignments(words: list) -> list:
+    """The words of a plain assignment or declaration that assign (not `A=1 cmd`: A is the command's)."""
+    if words and words[0].raw in ("export", "declare", "typeset", "readonly"):
+        flags = "".join(word.raw for word in words[1:] if word.raw.startswith(("-", "+")))
+        return [] if "n" in flags or "+" in flags else [word for word in words[1:] if ASSIGNMENT.match(word.raw)]
+    return list(words) if all(ASSIGNMENT.match(word.raw) for word in words) else []
