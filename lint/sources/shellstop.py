@@ -173,7 +173,7 @@ def plain_assignments(nodes: list) -> dict:
 
 def assigned_by(words: list) -> tuple:
     """The names a command assigns in the shell (`A=1 B=2`, `export A=1`), in order."""
-    return tuple(dict.fromkeys(ASSIGNMENT.match(word.raw).group(1) for word in _assignments(words)))
+    return tuple(dict.fromkeys(match.group(1) for word in _assignments(words) if (match := ASSIGNMENT.match(word.raw))))
 
 
 def _assignments(words: list) -> list:
