@@ -69,6 +69,7 @@ FILLED = {
         ['bf16', 'data_parallel', 'declared_global_batch', 'derived_from_global', 'fp16', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'unit', 'world_size'],
         ['bf16', 'data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'unit', 'world_size'],
         ['data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel', 'sequence_parallel_off', 'unit', 'world_size'],
+        ['data_parallel', 'declared_global_batch', 'derived_from_global', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'sequence_parallel_off', 'unit', 'world_size'],
         ['data_parallel', 'derived_from_global', 'grad_accum', 'layout', 'layout_exact', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.pp', 'parallel.tp', 'seq_len', 'seq_len_multiple', 'sequence_parallel_off', 'unit', 'world_size'],
     ],
     'nanotron': [

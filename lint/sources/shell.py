@@ -41,8 +41,10 @@ from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_BRANCHES, MAX_SHELL_NESTING, MAX_SHELL_OUTPUT
 from .shellflow import (
     ABSENT,
+    ASSIGNMENT as _ASSIGNMENT,
     CASE_ENDS,
     COMMAND_PREFIX,
+    NAME as _NAME,
     Case,
     Group,
     If,
@@ -55,10 +57,10 @@ from .shellflow import (
     parse,
     test_result,
 )
+from .shellstop import Stop, assigned_by, given, names_set, nounset_change, plain_assignments
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
-_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_ASSIGNING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):?=")  # `${x:=8}`, `${x=8}`: x is set if it was not
 _INDEXED_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
 _OPENERS = {"if", "for", "while", "until", "case", "select"}
 _CLOSERS = {"fi", "done", "esac"}
@@ -150,6 +152,7 @@ class ShellDocument(Document):
     commands: list = field(default_factory=list)
     variables: dict = field(default_factory=dict)  # at the end of the script: name -> Word or list of Words
     broken_continuations: list = field(default_factory=list)
+    stops: list = field(default_factory=list)  # Stop: the commands bash cannot expand (shellstop.py)
 
 
 def read_shell(path: str, text: str, environment: Optional[dict] = None,
@@ -177,11 +180,14 @@ def read_shell(path: str, text: str, environment: Optional[dict] = None,
             state.exports[name] = True
     if arguments is not None:
         _set_arguments(state.variables, arguments, Span(1, 1, 1, 1))
-    state.nodes(parse(raw_commands))
+    nodes = parse(raw_commands)
+    state.assigned = plain_assignments(nodes)
+    state.nodes(nodes)
     doc = ShellDocument(path=path, format="shell", root=Mapping(span=Span(1, 1, 1, 1)), text=text)
     doc.commands = state.output
     doc.variables = state.variables
     doc.broken_continuations = _broken_continuations(text)
+    doc.stops = state.stops
     return doc
 
 
@@ -232,6 +238,10 @@ class _RawWord:
     assignment_array: Optional[list] = None  # NAME=( ... ): the element words
     offset: int = 0  # where the word starts in the text
     whole_string: bool = False  # one quoted string and nothing else: "..." or '...'
+    # What it expands in this shell, in order, each with where it is written: ("var", name, offset) of
+    # a plain `$x`/`${x}`, ("arith", expression, offset of the expression) of `$((...))`, ("set", name,
+    # offset) of `${x:=...}` (what is inside `$(...)` and backquotes runs in a subshell: not here).
+    refs: tuple = ()
 
 
 def _at_command(words: list) -> bool:
@@ -263,6 +273,7 @@ class _Lexer:
         self.parentheses = 0  # other `(` open: `name()`, `<(cmd)`
         self.words = 0
         self.heredocs: list = []  # (body start, body end, delimiter quoted) of the command being read
+        self.refs: list = []  # _RawWord.refs of the word being read
 
     def position(self, offset: int) -> tuple:
         index = bisect.bisect_right(self.line_starts, offset) - 1
@@ -428,6 +439,7 @@ class _Lexer:
                 literal.clear()
 
         first_string = None  # where a quoted string the word starts with ends
+        self.refs = []
         while self.i < end:
             ch = text[self.i]
             if ch in " \t\n;&|()":
@@ -466,7 +478,8 @@ class _Lexer:
                 self.i = plain.end()
         flush()
         raw = text[start:self.i]
-        word = _RawWord(parts, self.span(start, self.i), raw, offset=start, whole_string=first_string == self.i)
+        word = _RawWord(parts, self.span(start, self.i), raw, offset=start, whole_string=first_string == self.i,
+                        refs=tuple(self.refs))
         if not in_array and self.i < end and text[self.i] == "(" and raw.endswith("=") and _ASSIGNMENT.fullmatch(raw):
             word.assignment_array = self._array_elements()  # NAME=( a b c )
             word.raw, word.span = text[start:self.i], self.span(start, self.i)
@@ -531,10 +544,14 @@ class _Lexer:
 
     def _dollar(self, quoted: bool = False) -> tuple:
         text = self.text
+        at = self.i
         self.i += 1  # $
         if text.startswith("((", self.i):
             body = self._balanced(_PAREN, "(")  # `(1 + 2)`: the arithmetic in its inner parentheses
-            return ("arith", body[1:-1]) if body and body.startswith("(") and body.endswith(")") else ("unknown",)
+            if body and body.startswith("(") and body.endswith(")"):
+                self.refs.append(("arith", body[1:-1], at + 3))
+                return ("arith", body[1:-1])
+            return ("unknown",)
         if text.startswith("(", self.i):
             body = self._balanced(_PAREN, "(")
             expr = _EXPR.fullmatch(body or "")
@@ -544,10 +561,19 @@ class _Lexer:
             return _own_folder(body)
         if text.startswith("{", self.i):
             body = self._balanced(_BRACE, "{")
-            return _parameter(body) + (quoted,) if body is not None else ("unknown",)
+            if body is None:
+                return ("unknown",)
+            part = _parameter(body) + (quoted,)
+            assigning = _ASSIGNING.match(body)
+            if assigning:
+                self.refs.append(("set", assigning.group(1), at))
+            elif part[0] == "var" and part[3] is None and _NAME.fullmatch(part[1]):
+                self.refs.append(("var", part[1], at))
+            return part
         match = _NAME.match(text, self.i, self.end)
         if match:
             self.i = match.end()
+            self.refs.append(("var", match.group(), at))
             return ("var", match.group(), None, None, quoted)
         ch = text[self.i:self.i + 1]
         if ch and (ch.isdigit() or ch in "@#"):
@@ -707,6 +733,14 @@ class _Interpreter:
         self.level = 0  # subshells around the file or string being read (its commands count from it)
         self.current = 0  # subshells around the command being run
         self.evaluating = 0  # texts parsed again (`eval`, `sh -c`) within one another
+        # Where bash exits on a variable read before the script sets it (shellstop.py).
+        self.maybe = 0  # inside a branch not known to run
+        self.aside = 0  # in a pipeline or the background: a child process expands it
+        self.nounset: Optional[Span] = None  # the `set -u` certainly in force
+        self.unfollowed = False  # a file not read or a text not known (`eval "$X"`) may have set any variable
+        self.also_set: set = set()  # names set in ways the variables do not follow (`read X`, `${X:=1}`)
+        self.assigned: dict = {}  # the script's plain assignments (shellstop.plain_assignments)
+        self.stops: list = []  # Stop, in order; after one that exits the script, no more
 
     # -- control flow --------------------------------------------------------------------
 
@@ -715,13 +749,20 @@ class _Interpreter:
         assumed: known only by taking the caller to leave an outside variable empty."""
         status: tuple = (True, False)
         index = 0
+        previous = ""
         while index < len(nodes) and not self.dead:
             chain = [nodes[index]]
             while nodes[index].joined in ("&&", "||") and index + 1 < len(nodes):
                 index += 1
                 chain.append(nodes[index])
             index += 1
-            status = self._chain(chain)
+            aside = previous in ("|", "|&") or chain[-1].joined in ("|", "|&", "&")  # run by a child process
+            previous = chain[-1].joined
+            self.aside += aside
+            try:
+                status = self._chain(chain)
+            finally:
+                self.aside -= aside
         return status
 
     def _chain(self, chain: list) -> tuple:
@@ -787,7 +828,11 @@ class _Interpreter:
         determined = True  # no test before it that nothing decides
         status = None
         for guard, body in alternatives:
-            decision, assumed = (True, False) if guard is None else guard()
+            self.maybe += not determined  # a test after one not decided: it may not run
+            try:
+                decision, assumed = (True, False) if guard is None else guard()
+            finally:
+                self.maybe -= not determined
             if self.dead:
                 break
             if decision is not None and not assumed:
@@ -834,7 +879,11 @@ class _Interpreter:
         place, dead = self._place(), self.dead
         self.variables.begin()
         self.exports.begin()
-        status = self.nodes(nodes)[0]
+        self.maybe += 1
+        try:
+            status = self.nodes(nodes)[0]
+        finally:
+            self.maybe -= 1
         changed = self.variables.end(undo=True)
         exported = self.exports.end(undo=True)
         outcome = (so_far | changed, exported_so_far | exported, self._place(), self.dead, status)
@@ -1000,11 +1049,76 @@ class _Interpreter:
         """Run one command (its commands go to the output); its status as a test."""
         if not raw.words:
             return True, False
+        self._watch(raw)
         status = self._status(raw.words)
         self.run_all(raw)
         if raw.words[0].raw == "exit" and not (self.uncertain or self.inner or self.current):
             self.dead = True  # the script ends here: nothing after it runs
         return status
+
+    # -- where bash stops: a variable read before the script sets it (shellstop.py) ------------
+
+    def _watch(self, raw: _Raw) -> None:
+        """Before a command runs: whether bash cannot expand it (a Stop; after one that exits the
+        script, none is looked for), then what it sets that the variables do not follow, and `set -u`."""
+        words = [w for word in raw.words for w in (word, *(word.assignment_array or ()))]
+        if not (self.stops and self.stops[-1].exits) and self._certain() and not raw.words[0].raw.startswith("(("):
+            stop = self._stop(words)
+            if stop is not None:
+                self.stops.append(replace(stop, command=raw.span, assigns=assigned_by(raw.words)))
+        named = names_set(words)
+        if named is None:
+            self.unfollowed = True
+        else:
+            self.also_set |= named
+        change = nounset_change([word.raw for word in raw.words])
+        if change is False:
+            self.nounset = None
+        elif change and self._certain() and self.nounset is None:
+            self.nounset = raw.span
+
+    def _certain(self) -> bool:
+        """Whether the command being run runs whenever the script gets to it, in the script's own
+        shell: not in a function, loop, branch not decided, sourced file, string run again, pipeline,
+        background job or subshell."""
+        return not (self.uncertain or self.inner or self.evaluating or self.current or self.maybe or self.aside
+                    or self.path is not None)
+
+    def _stop(self, words: list) -> Optional[Stop]:
+        """The first variable at which bash certainly stops expanding these words: an unset one a
+        divisor of `$((...))` reads (as 0), or under `set -u` any unset `$x` or name in `$((...))`."""
+        start, end = words[0].offset, words[-1].offset + len(words[-1].raw)
+        if re.search(r"[<>]\(", self.text[start:end]):
+            return None  # a process substitution `<(...)` runs in a child process
+        here = {match.group(1) for word in words if (match := _ASSIGNMENT.match(word.raw))}
+        for word in words:
+            for kind, text, offset in word.refs:
+                if kind == "var" and self.nounset is not None and text not in here:
+                    stop = self._stopped(text, offset, offset, "", "unbound")
+                    if stop is not None:
+                        return stop
+                if kind == "arith":
+                    found = _unset_read(text, lambda name, at=offset: name not in here and self._later(name, at) is not None,
+                                        self.variables, self.nounset is not None)
+                    if found is not None:
+                        return self._stopped(found[0], offset, offset + found[1], text, found[2])
+        return None
+
+    def _later(self, name: str, offset: int) -> Optional[_RawWord]:
+        """The script's plain assignment of `name` after `offset` when nothing before has set it
+        (nor may have) and the environment is not where it comes from; else None."""
+        if name in self.variables or name in self.also_set or self.unfollowed or given(name):
+            return None
+        return next((word for at, word in self.assigned.get(name, ()) if at > offset), None)
+
+    def _stopped(self, name: str, read: int, offset: int, expression: str, why: str) -> Optional[Stop]:
+        """The Stop at the variable written at `offset` (in the word read at `read`), if the script sets it later."""
+        assignment = self._later(name, read)
+        if assignment is None:
+            return None
+        line, column = self._position(offset)
+        return Stop(Span(line, column, line, column + len(name)), name, assignment.span, assignment.raw,
+                    f"$(({expression}))" if expression else "", why, self.nounset)
 
     def run_all(self, raw: _Raw) -> None:
         """The command, then those of a `bash -c "..."` string among its words (`srun ... bash -c "cd x;
@@ -1186,8 +1300,11 @@ class _Interpreter:
             self._declare(words[1:], exporting=words[0].raw == "export")
             return None
         if words[0].raw in _SOURCE and len(words) > 1 and self.sourcer is not None:
-            self._source(words[1:], span)
+            if not self._source(words[1:], span):
+                self.unfollowed = True  # a file not read may set any variable
             return None
+        if words[0].raw in _SOURCE:
+            self.unfollowed = True
         # `arr=(a b) cmd`: an array cannot be passed in the environment (bash refuses it).
         for name, word in arrays.items():
             env[name] = Word(UNKNOWN, word.span, word.raw)
@@ -1218,21 +1335,22 @@ class _Interpreter:
             if exporting and name and not self.exports.get(name):
                 self.exports[name] = not self.uncertain
 
-    def _source(self, words: list, span: Span) -> None:
+    def _source(self, words: list, span: Span) -> bool:
         """`source FILE [ARGS]`, `. FILE`: the file's commands run in this shell (variables, exports,
         heredoc reads), with ARGS as its positional parameters while it runs. At most
-        MAX_SOURCE_DEPTH files deep, none twice in a chain; a file not read or not valid shell is skipped."""
+        MAX_SOURCE_DEPTH files deep, none twice in a chain; a file not read or not valid shell is skipped
+        (False)."""
         expanded = [piece for word in words for piece in self.expand(word)]
         if not expanded[0].known or len(self.sourcing) >= MAX_SOURCE_DEPTH:
-            return
+            return False
         named = expanded[0]
         path = in_directory(self.directory, str(named.value), frozenset({str(named.value)} if named.anchored else ()),
                             self.placed)
         if path is None:
-            return  # after a `cd` to a folder not known
+            return False  # after a `cd` to a folder not known
         found = self.sourcer(named if path == named.value else Word(path, named.span, named.raw))
         if found is None or found[0] in self.sourcing:
-            return
+            return False
         key, path, text = found
         text = text.replace("\r\n", "\n")
         self._produce(len(text), 0, span)
@@ -1241,7 +1359,7 @@ class _Interpreter:
             raw_commands = lexer.commands()
             nodes = parse(raw_commands)
         except ParseError:  # LimitExceeded too: the file is reported when it is linted itself
-            return
+            return False
         saved = (self.text, self.starts, self.path, self.output, self.level, self.dead)
         positional = {name: self.variables.get(name) for name in _POSITIONAL_NAMES} if len(expanded) > 1 else {}
         if positional:
@@ -1263,6 +1381,7 @@ class _Interpreter:
                     self.variables.pop(name, None)
                 else:
                     self.variables[name] = value
+        return True
 
     def _environment(self) -> dict:
         """The exported variables a command runs with (one exported in a branch: unknown)."""
@@ -1612,16 +1731,21 @@ def _arithmetic(expr: str, variables: dict) -> Optional[int]:
     return _run(program) if program else None
 
 
-def _postfix(expr: str, variables: dict) -> Optional[list]:
-    """The expression in postfix order (shunting-yard): numbers and operator names."""
+def _postfix(expr: str, variables: dict, operand_of: Optional[Callable] = None) -> Optional[list]:
+    """The expression in postfix order (shunting-yard): numbers and operator names. `operand_of`
+    (a token's match -> an operand, or None) replaces the value of each number and variable."""
     output: list = []
     pending: list = []
     operand = False  # whether the last token was an operand (then an operator is binary)
-    for number, braced, name, op, other in _ARITH_TOKEN.findall(expr):
+    for token in _ARITH_TOKEN.finditer(expr):
+        number, braced, name, op, other = token.groups()
         if other:
             return None
         if not op:
-            value = _literal(number) if number else _variable_number(variables.get(braced or name))
+            if operand_of is not None:
+                value = operand_of(token)
+            else:
+                value = _literal(number) if number else _variable_number(variables.get(braced or name))
             if value is None or operand:
                 return None
             output.append(value)
@@ -1640,6 +1764,8 @@ def _postfix(expr: str, variables: dict) -> Optional[list]:
             if op not in _UNARY:
                 return None
             pending.append(_UNARY[op])
+        elif op not in _BINARY:
+            return None  # `1 ! 2`, `1 ~ 2`: a unary operator where a binary one goes (bash: a syntax error)
         else:
             precedence = _BINARY[op]
             while pending and pending[-1] != "(" and (
@@ -1655,6 +1781,67 @@ def _postfix(expr: str, variables: dict) -> Optional[list]:
             return None
         output.append(op)
     return output if operand else None
+
+
+def _unset_read(expr: str, unset: Callable, variables: dict, nounset: bool) -> Optional[tuple]:
+    """Where bash stops evaluating `$((expr))` on a variable `unset(name)` says is certainly not set:
+    (name, its offset in expr, why: "unbound", "empty" or "division"). With `nounset`, the first
+    such variable it reads (each `$x` is expanded before the expression is read; a bare name is read
+    unless `&&`/`||` may skip it). Else an `$x` whose empty expansion leaves no valid expression
+    (`64 / $TP` is `64 / `), or the first variable of a divisor (`/`, `%`) that is 0 only as bash
+    reads each unset variable: 0. None when bash does not certainly stop there."""
+    tokens = list(_ARITH_TOKEN.finditer(expr))
+    if any(token.group(5) for token in tokens) or "++" in expr or "--" in expr:
+        return None  # not an expression read here (assignments, `?:`, `${x:-1}`)
+    depth = 0
+    for token in tokens:
+        depth += (token.group(4) == "(") - (token.group(4) == ")")
+        if depth < 0:
+            return None  # `$((a) - (b))` is a command substitution of a subshell, not arithmetic
+    missing = [(token.group(2) or token.group(3), token.start(2) if token.group(2) else token.start(3), token)
+               for token in tokens if (token.group(2) or token.group(3)) and unset(token.group(2) or token.group(3))]
+    skipping = any(token.group(4) in ("&&", "||") for token in tokens)
+    expanded = [found for found in missing if found[2].group().startswith("$")]
+    written = _postfix(expr, variables, lambda token: 1) is not None  # bash reads no name of an invalid one
+    if nounset:
+        first = expanded[0] if expanded else missing[0] if missing and written and not skipping else None
+        return first[:2] + ("unbound",) if first else None
+    if expanded:
+        gone = {found[2].start() for found in expanded}
+        left = " ".join(token.group() for token in tokens if token.start() not in gone)
+        valid = not left or _postfix(left, variables, lambda token: 1) is not None
+        return expanded[0][:2] + ("empty",) if written and not valid else None
+    if skipping or not missing:
+        return None
+    zero = {at for _, at, _ in missing}
+
+    def operand(token) -> Optional[tuple]:
+        if token.group(1):
+            value = _literal(token.group(1))
+            return None if value is None else (value, ())
+        if token.start(3) in zero:
+            return 0, ((token.group(3), token.start(3)),)
+        return _variable_number(variables.get(token.group(2) or token.group(3))), ()
+
+    stack: list = []
+    for item in _postfix(expr, variables, operand) or ():
+        if isinstance(item, tuple):
+            stack.append(item)
+        elif len(stack) < (1 if item in _UNARY_NAMES else 2):
+            return None
+        elif item in _UNARY_NAMES:
+            value, names = stack.pop()
+            stack.append((None if value is None else _UNARY_OPERATIONS[item](value), names))
+        else:
+            (b, b_names), (a, a_names) = stack.pop(), stack.pop()
+            if item in ("/", "%") and b == 0 and b_names:
+                return b_names[0] + ("division",)
+            result = None if a is None or b is None else _CHECKED[item](a, b) if item in _CHECKED \
+                else _SIMPLE[item](a, b)
+            if result is not None and not -_INT64 <= result < _INT64:
+                return None  # bash would wrap it: not followed
+            stack.append((result, a_names + b_names))
+    return None
 
 
 def _variable_number(value) -> Optional[int]:

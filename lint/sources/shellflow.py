@@ -22,6 +22,8 @@ from ..limits import MAX_SHELL_NESTING
 COMMAND_PREFIX = frozenset({"if", "elif", "while", "until", "then", "else", "do", "!", "{", "time"})
 CLOSERS = frozenset({"fi", "done", "esac", "}"})
 CASE_ENDS = (";;", ";&", ";;&")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")  # `X=`, `X+=`: the name, whether it appends
 
 
 @lean_dataclass
@@ -107,8 +109,12 @@ def _tokens(raws: list) -> list:
                 index += 1
                 continue
             rest = words[index:]
+            brace = 2 if rest[0].raw == "function" else 1
             if rest[-1].raw == "{" and (len(rest) == 2 or rest[0].raw == "function"):
                 tokens.append(("function", raw))  # `name() {`, `function name {`
+            elif len(rest) > brace + 1 and rest[brace].raw == "{":  # `name() { cmd; }` on one line: its body
+                tokens.append(("function", replace(raw, words=rest[:brace + 1])))
+                tokens.append(("cmd", replace(raw, words=rest[brace + 1:])))
             else:
                 tokens.append(("cmd", replace(raw, words=rest)))
             break
