@@ -51,14 +51,15 @@ from collections.abc import Iterator
 from typing import Optional
 
 from batchlint.launch import Computed
-from batchlint.plan import Fact, TrainingPlan
+from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.sources.shell import Truncation
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     seen: set = set()
-    for fact in (plan.micro_batch, plan.grad_accum, plan.declared_global_batch):
+    scaling = _scaling(plan)
+    for fact in scaling:
         cut = fact.node.truncation if fact is not None and isinstance(fact.node, Computed) else None
         if cut is None or id(fact.node) in seen or not fact.positive or fact.value != cut.value:
             continue  # the value a setting has is not the division's (changed on the way, or read elsewhere)
@@ -73,29 +74,36 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         yield Finding(
             span=fact.span,
             message=(f"`{cut.written}` is {cut.shown} = {cut.value} in bash, which drops {dropped}: "
-                     f"{name} = {cut.value}, not {exact}{_global(plan, fact, cut)}"),
+                     f"{name} = {cut.value}, not {exact}{_global(plan, fact, cut, scaling)}"),
             fix=_fix(cut, name),
         )
 
 
-def _global(plan: TrainingPlan, fact: Fact, cut: Truncation) -> str:
-    """What the global batch is, with the framework's own formula, and what it would be without the
-    truncation when it scales with the setting (the formula multiplies it)."""
+def _scaling(plan: TrainingPlan) -> tuple:
+    """The settings the global batch is proportional to, as the framework computes it: the declared
+    global batch where the framework derives the rest from it, else the micro batch and the accumulation
+    when neither is derived from the other (written, or a constant default: verl derives accumulation
+    from the micro batch, ms-swift's default from it and W, so there the micro batch sets no batch)."""
+    declared, micro, accumulation = plan.declared_global_batch, plan.micro_batch, plan.grad_accum
+    if declared is not None and declared.known and plan.derived_from_global:
+        return (declared,)
+    if all(f is not None and (f.origin is Origin.FILE or f.origin is Origin.DEFAULT and not f.detail)
+           for f in (micro, accumulation)):
+        return micro, accumulation
+    return ()
+
+
+def _global(plan: TrainingPlan, fact: Fact, cut: Truncation, scaling: tuple) -> str:
+    """The global batch with the framework's own formula, and what it would be without the truncation."""
     effective = plan.effective_global_batch()
     if effective is None:
-        return " (the world size is not known here, so neither is the global batch)"
+        return " (the global batch is not known here: dp is not)" if not (
+            plan.data_parallel is not None and plan.data_parallel.known) else ""
     value, formula = effective
-    declared = plan.declared_global_batch
-    if declared is not None and declared.known and plan.derived_from_global:
-        scales: tuple = (declared,)  # the framework derives the rest from it: it is the global batch
-    else:
-        scales = (plan.micro_batch, plan.grad_accum) if plan.produced_global_batch() is not None else ()
     said = f", so the global batch is {value} ({formula})"
-    if not any(fact is factor for factor in scales):
-        return said
     numerator, denominator = cut.exact
     meant, rest = divmod(value * numerator, denominator * fact.value)
-    if rest:
+    if rest or not any(fact is factor for factor in scaling):
         return said
     dividend = cut.chain[0] if cut.chain else None
     if dividend is not None and dividend[1] == meant and not dividend[0].isdigit():
@@ -113,9 +121,10 @@ def _fix(cut: Truncation, name: str) -> str:
         product *= divisor
     below = value // product * product
     multiples = " or ".join(str(m) for m in (below, below + product) if m > 0)
-    names = [written for written, _ in divisors]
-    of = f" ({' x '.join(names)} = {' x '.join(str(d) for _, d in divisors)})" if len(divisors) > 1 else \
-        f" ({names[0]})" if not names[0].isdigit() else ""
+    names, values = [written for written, _ in divisors], [str(divisor) for _, divisor in divisors]
+    of = " x ".join(names) + (f" = {' x '.join(values)}" if len(names) > 1 else "") if names != values \
+        else " x ".join(values) if len(names) > 1 else ""
+    of = f" ({of})" if of else ""
     other = f"{names[0]} to a divisor of {value}" if len(divisors) == 1 else \
         f"{' and '.join(names)} so that their product divides {value}"
     target = dividend if not dividend.isdigit() else f"the dividend {value}"

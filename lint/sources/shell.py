@@ -1342,14 +1342,22 @@ class _Interpreter:
         if len(value.split(None, 1)) < 2 or len(sources) != len(value):
             return None
         placed = []
+        cuts = self._cuts(parts)
         for run in re.finditer(r"\S+", value):
             span = self._origin(sources[run.start():run.end()])
             text = run.group()
             placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$"), written=text) if _NOT_KNOWN in text
-                          else Word(text, span, text))
+                          else Word(text, span, text, truncation=cuts.get((span, text))))
         if not any(w.known for w in placed):
             return None  # nothing known to keep: the value is one word not known
         return tuple(placed)
+
+    def _cuts(self, parts: list) -> dict:
+        """{(place, value): Truncation} of the variables `parts` read whose value a division dropped a
+        remainder from: a word of a string placed there with that value is it (`ARGS="--ga $GA"`)."""
+        read = (self.variables.get(part[1]) for part in parts if part[0] == "var")
+        return {(word.span, word.value): word.truncation for word in read
+                if isinstance(word, Word) and word.truncation is not None and word.known}
 
     def _sources(self, parts: list, start: int, end: int, fallback: Span, whole: bool = False) -> Optional[tuple]:
         """(text, sources): what `parts`, written in self.text[start:end], expand to (a variable not
