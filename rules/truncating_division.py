@@ -47,20 +47,24 @@ InternVL internvl_chat/shell/internvl2.0/2nd_finetune/*.sh
 (`GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))`).
 """
 
-from collections.abc import Iterator
-from typing import Optional
+from __future__ import annotations
 
-from batchlint.launch import Computed
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Rule
-from batchlint.sources.shell import Truncation
+
+if TYPE_CHECKING:  # a config linted alone never imports the shell reader
+    from batchlint.sources.shell import Truncation
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     seen: set = set()
     scaling = _scaling(plan)
     for fact in scaling:
-        cut = fact.node.truncation if fact is not None and isinstance(fact.node, Computed) else None
+        # A value a launch line gives is a launch.Computed node when bash's division dropped a remainder.
+        cut = getattr(fact.node, "truncation", None) if fact is not None else None
         if cut is None or id(fact.node) in seen or not fact.positive or fact.value != cut.value:
             continue  # the value a setting has is not the division's (changed on the way, or read elsewhere)
         seen.add(id(fact.node))
