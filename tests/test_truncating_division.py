@@ -163,6 +163,11 @@ def test_a_value_alike_on_every_path_keeps_no_remainder_of_one(lint):
     assert len(found(lint, "run.sh", both + launch)) == 1
 
 
+def test_arrays_alike_on_every_path():
+    variables = read_shell("run.sh", "if [ -f x ]; then A=(1 2); else A=(1 2); fi\n").variables
+    assert [word.value for word in variables["A"]] == ["1", "2"]
+
+
 def test_verl_micro_batch_sets_no_global_batch(lint):
     # verl derives accumulation from the mini batch and the micro batch: a truncated micro batch
     # changes the split, not the batch (BL142 judges whether it divides).

@@ -1864,10 +1864,11 @@ def _merged_value(values: list):
     return Word(UNKNOWN, Span(1, 1, 1, 1), "")
 
 
-def _agreed(first: Word, values: list) -> Word:
-    """A value all paths leave alike: a division that dropped a remainder on one of them is not the
-    script's on every path (`if ...; then GA=1; else GA=$((40 / 32)); fi`)."""
-    if first.truncation is None or all(value.truncation == first.truncation for value in values):
+def _agreed(first, values: list):
+    """A value all paths leave alike (a Word, or an array): a division that dropped a remainder on one
+    of them is not the script's on every path (`if ...; then GA=1; else GA=$((40 / 32)); fi`)."""
+    if not isinstance(first, Word) or first.truncation is None \
+            or all(value.truncation == first.truncation for value in values):
         return first
     return replace(first, truncation=None)
 
