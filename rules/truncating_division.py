@@ -10,7 +10,10 @@ Only a division whose operands the script sets is judged (a `$1` or an
 unknown variable leaves it alone), and only one whose result reaches a batch
 setting: `NNODES=$((GPUS / GPUS_PER_NODE))` is not a batch. A dividend that
 adds or subtracts (`$(( (A + B - 1) / B ))`, the ceiling idiom) rounds on
-purpose and is not flagged: it rounds up, knowingly.
+purpose and is not flagged: it rounds up, knowingly. The setting must be one
+the global batch scales with, as the framework computes it: a micro batch the
+framework derives the accumulation from (verl's `ppo_micro_batch_size_per_gpu`)
+only splits the batch differently.
 
 ## Why is this bad?
 Bash divides integers towards zero and drops the remainder without a word.

@@ -69,7 +69,7 @@ INDEX = {
     'torchtune_unsupported_dtype': ('BL513', None, ('settings.precision',), 2802),
     'trl_max_seq_length_removed': ('BL420', ('trl',), (), 4743),
     'trl_padding_free_without_packing': ('BL320', ('trl',), ('settings.sft',), 3540),
-    'truncating_division': ('BL604', None, (), 7792),
+    'truncating_division': ('BL604', None, (), 8009),
     'verl_micro_batch_set_twice': ('BL143', None, ('settings.micro_batch_keys',), 2638),
     'verl_mini_batch_exceeds_train_batch': ('BL141', ('verl',), (), 3792),
     'verl_mini_batch_per_gpu': ('BL142', ('verl', 'easyr1'), (), 6993),
