@@ -23,7 +23,7 @@ from .frameworks.facts import whole_number
 from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
-from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Word
+from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 
@@ -782,7 +782,8 @@ def _flags(args: list, style: str) -> list:
         if text.startswith("--"):
             key, eq, value = text[2:].partition("=")
             if eq:
-                value_word = Word(value, _value_span(word, value), word.raw) if word.known else Word(UNKNOWN, word.span, word.raw)
+                value_word = Word(value, _value_span(word, value), word.raw, truncation=word.truncation) if word.known \
+                    else Word(UNKNOWN, word.span, word.raw)
                 found.append((_path(key), value_word, word))
             elif index < len(args) and not (args[index].known and str(args[index].value).startswith("--")):
                 found.append((_path(key), args[index], word))
@@ -791,7 +792,8 @@ def _flags(args: list, style: str) -> list:
                 found.append((_path(key), Word("true", word.span, word.raw), word))  # a bare flag
         elif "=" in text and style == "key=value":
             key, _, value = text.partition("=")
-            value_word = Word(value, _value_span(word, value), word.raw) if word.known else Word(UNKNOWN, word.span, word.raw)
+            value_word = Word(value, _value_span(word, value), word.raw, truncation=word.truncation) if word.known \
+                else Word(UNKNOWN, word.span, word.raw)
             found.append((_path(key.lstrip("+~")), value_word, word))
     return found
 
@@ -828,6 +830,13 @@ def typed(text) -> object:
     return typed_plain(text) if isinstance(text, str) else text
 
 
+@lean_dataclass(eq=False)
+class Computed(Scalar):
+    """A launch-line value bash computed by a division that dropped a remainder."""
+
+    truncation: Optional[Truncation] = None
+
+
 def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> None:
     """Write each override into the config's tree; its span points into the script."""
     for keys, value, key_word in overrides:
@@ -842,8 +851,13 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
                 node.key_spans[key] = key_word.span.elsewhere(script)
             node = child
         # `key=$VAR` with VAR not known here: the key is set, to a value not known (never the default).
-        node.items[keys[-1]] = Scalar(typed(value.value), value.span.elsewhere(script)) if value.known \
-            else Unknown(value.span.elsewhere(script), why=f"{value.raw} is not known before the job runs")
+        where = value.span.elsewhere(script)
+        if not value.known:
+            node.items[keys[-1]] = Unknown(where, why=f"{value.raw} is not known before the job runs")
+        elif value.truncation is not None:  # BL604 says what the remainder bash dropped does to the batch
+            node.items[keys[-1]] = Computed(typed(value.value), where, truncation=value.truncation)
+        else:
+            node.items[keys[-1]] = Scalar(typed(value.value), where)
         node.key_spans[keys[-1]] = key_word.span.elsewhere(script)
 
 

@@ -28,6 +28,7 @@ line (and of the last word on it); columns count characters.
 from __future__ import annotations
 
 import bisect
+import math
 import operator
 import os
 import posixpath
@@ -118,6 +119,8 @@ class Word:
     # A word not known that a string was split into: its text with _NOT_KNOWN where a value is not
     # known (`${SOURCE};`), as a shell that parses the string again (`eval`, `sh -c`) reads it.
     written: Optional[str] = None
+    # Its value is a `$(( ... ))` whose division dropped a remainder, or a variable holding one, unchanged.
+    truncation: Optional[Truncation] = None
 
     @property
     def known(self) -> bool:
@@ -1419,6 +1422,8 @@ class _Interpreter:
         [expanded] = self.expand(value_word, join=True) or [Word("", value_span, "")]
         if expanded.span == word.span:
             expanded.span = value_span
+        if expanded.truncation is not None and not expanded.truncation.name:
+            expanded.truncation = replace(expanded.truncation, name=name)  # `GRADIENT_ACC=$((...))`
         parts = value_word.parts
         if not expanded.known and len(parts) == 1 and parts[0][0] == "var" and parts[0][2] is None:
             read = self.variables.get(parts[0][1])
@@ -1456,14 +1461,22 @@ class _Interpreter:
         if len(value.split(None, 1)) < 2 or len(sources) != len(value):
             return None
         placed = []
+        cuts = self._cuts(parts)
         for run in re.finditer(r"\S+", value):
             span = self._origin(sources[run.start():run.end()])
             text = run.group()
             placed.append(Word(UNKNOWN, span, text.replace(_NOT_KNOWN, "$"), written=text) if _NOT_KNOWN in text
-                          else Word(text, span, text))
+                          else Word(text, span, text, truncation=cuts.get((span, text))))
         if not any(w.known for w in placed):
             return None  # nothing known to keep: the value is one word not known
         return tuple(placed)
+
+    def _cuts(self, parts: list) -> dict:
+        """{(place, value): Truncation} of the variables `parts` read whose value a division dropped a
+        remainder from: a word of a string placed there with that value is it (`ARGS="--ga $GA"`)."""
+        read = (self.variables.get(part[1]) for part in parts if part[0] == "var")
+        return {(word.span, word.value): word.truncation for word in read
+                if isinstance(word, Word) and word.truncation is not None and word.known}
 
     def _sources(self, parts: list, start: int, end: int, fallback: Span, whole: bool = False) -> Optional[tuple]:
         """(text, sources): what `parts`, written in self.text[start:end], expand to (a variable not
@@ -1575,7 +1588,7 @@ class _Interpreter:
                 return [_checked(Word(piece, where or word.span, word.raw)) for piece in pieces]
         pieces = []
         length = 0
-        origin = tail = None
+        origin = tail = cut = None
         for part in word.parts:
             kind = part[0]
             if kind == "lit":
@@ -1587,6 +1600,7 @@ class _Interpreter:
                 if len(word.parts) == 1:
                     origin = where
                 tail = where
+                cut = self._carried(part, piece)
             elif kind == "folder":
                 # $0 is the script run; BASH_SOURCE the file being read (a sourced one has its own folder).
                 script = self.path if part[1] == "BASH_SOURCE" and self.path else self.script
@@ -1603,6 +1617,7 @@ class _Interpreter:
                 if number is None:
                     return [Word(UNKNOWN, word.span, word.raw)]
                 piece = str(number)
+                cut = truncation(part[1], self.variables) if len(word.parts) == 1 else cut
             else:
                 return [Word(UNKNOWN, word.span, word.raw)]
             length += len(piece)
@@ -1616,7 +1631,15 @@ class _Interpreter:
         first = word.parts[0] if word.parts else ("lit",)
         anchored = first[0] in ("folder", "dirname") or first[0] == "var" and getattr(
             self.variables.get(first[1]), "anchored", False)
-        return [_checked(Word(text, origin or word.span, word.raw, value_span=trailing, anchored=anchored))]
+        # The value, or for `key=$VAR` the text after `=`, is exactly what the division computed.
+        whole = len(word.parts) == 1 or trailing is not None and text.endswith("=" + pieces[-1])
+        return [_checked(Word(text, origin or word.span, word.raw, value_span=trailing, anchored=anchored,
+                              truncation=cut if whole else None))]
+
+    def _carried(self, part: tuple, piece: str) -> Optional[Truncation]:
+        """The truncation of the variable `part` reads, when its value is the text read (not a default)."""
+        read = self.variables.get(part[1])
+        return read.truncation if isinstance(read, Word) and read.known and read.value == piece else None
 
     def _variable(self, part: tuple, span: Span):
         _, name, default, op = part[:4]
@@ -1729,6 +1752,68 @@ def _arithmetic(expr: str, variables: dict) -> Optional[int]:
         return None
     program = _postfix(expr, variables)
     return _run(program) if program else None
+
+
+@lean_dataclass(frozen=True)
+class Truncation:
+    """A `$(( ... ))` whose division dropped a remainder: bash divides towards zero and says nothing
+    (`$((128 / 4 / 24))` is 1, not 1.33)."""
+
+    written: str  # the expression as written: `BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS`
+    shown: str  # with the numbers it read: `128 / 4 / 24`
+    value: int  # what bash computes
+    exact: tuple  # (numerator, denominator) of its value without truncation, in lowest terms
+    steps: tuple  # (dividend, divisor, quotient, remainder) of each division that dropped one, in bash's order
+    # `A / B / C`: ((A as written, its value), ((B, value), (C, value))): a dividend and its divisors.
+    chain: tuple = ()
+    name: str = ""  # the variable it is assigned to, if any
+
+
+_MAX_TRACED = 64  # operands and operators of an expression followed (its exact value is a fraction)
+# The operations a truncation is followed through, over exact values (numerator, denominator).
+_RATIONAL = {
+    "+": lambda a, b: (a[0] * b[1] + b[0] * a[1], a[1] * b[1]),
+    "-": lambda a, b: (a[0] * b[1] - b[0] * a[1], a[1] * b[1]),
+    "*": lambda a, b: (a[0] * b[0], a[1] * b[1]),
+    "/": lambda a, b: (a[0] * b[1], a[1] * b[0]),
+}
+
+
+def truncation(expr: str, variables: dict) -> Optional[Truncation]:
+    """The divisions of $(( expr )) that drop a remainder, as bash evaluates it, when every operand
+    is known and at least 0 and every divisor positive; None when none does. A division whose dividend
+    adds or subtracts (`(A + B - 1) / B`, the ceiling idiom) rounds on purpose: not followed."""
+    program = _postfix(expr, variables) if "/" in expr else None
+    if not program or len(program) > _MAX_TRACED \
+            or any(type(i) is not int and i not in _RATIONAL and i != "pos" for i in program):
+        return None
+    stack: list = []  # (bash's value, the exact value, whether + or - made it)
+    steps = []
+    for item in program:
+        if type(item) is int:
+            stack.append((item, (item, 1), False))
+        elif item == "pos":
+            continue
+        else:
+            (b, exact_b, additive_b), (a, exact_a, additive_a) = stack.pop(), stack.pop()
+            if item == "/" and (a < 0 or b <= 0 or exact_b[0] <= 0 or a % b and additive_a):
+                return None
+            if item == "/" and a % b:
+                steps.append((a, b, a // b, a % b))
+            numerator, denominator = _RATIONAL[item](exact_a, exact_b)
+            common = math.gcd(numerator, denominator)
+            stack.append((a // b if item == "/" else _SIMPLE[item](a, b), (numerator // common, denominator // common),
+                          additive_a or additive_b or item in "+-"))
+    if not steps or len(stack) != 1:
+        return None
+    tokens = _ARITH_TOKEN.findall(expr)
+    operands = [(t[0] or t[1] or t[2], _literal(t[0]) if t[0] else _variable_number(variables.get(t[1] or t[2])))
+                for t in tokens if not t[3]]
+    numbers = iter(operands)
+    shown = " ".join(t[3] or str(next(numbers)[1]) for t in tokens)
+    chain = (operands[0], tuple(operands[1:])) if [t[3] for t in tokens[1::2]] == ["/"] * (len(tokens) // 2) \
+        and not any(t[3] for t in tokens[::2]) else ()
+    return Truncation(" ".join(expr.split()), shown, stack[0][0], stack[0][1], tuple(steps), chain)
 
 
 def _postfix(expr: str, variables: dict, operand_of: Optional[Callable] = None) -> Optional[list]:
@@ -1952,8 +2037,10 @@ def _merged_value(values: list):
     """A variable as all paths that may have run leave it: their value when alike, else unknown
     (ABSENT when none sets it)."""
     first = values[0]
-    if all(value is first for value in values) or all(_same(value, first) for value in values[1:]):
+    if all(value is first for value in values):
         return first
+    if all(_same(value, first) for value in values[1:]):
+        return _agreed(first, values)
     known = [value for value in values if isinstance(value, Word) and value.known]
     if known and all(_same(value, known[0]) or _callers(value, known[0]) for value in values):
         return Word(UNKNOWN, known[0].span, known[0].raw, fallback=known[0])  # the caller's, else this
@@ -1962,6 +2049,15 @@ def _merged_value(values: list):
         if isinstance(word, Word):
             return Word(UNKNOWN, word.span, word.raw)
     return Word(UNKNOWN, Span(1, 1, 1, 1), "")
+
+
+def _agreed(first, values: list):
+    """A value all paths leave alike (a Word, or an array): a division that dropped a remainder on one
+    of them is not the script's on every path (`if ...; then GA=1; else GA=$((40 / 32)); fi`)."""
+    if not isinstance(first, Word) or first.truncation is None \
+            or all(value.truncation == first.truncation for value in values):
+        return first
+    return replace(first, truncation=None)
 
 
 def _defaulted(values: list, chosen: int, merged):
