@@ -325,8 +325,9 @@ def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
         settings = running.settings_for(config_path).for_path(path)
     except ConfigError as exc:
         _fail(str(exc))
+    notices: list = []
     try:
-        explanations = running.explain(path, settings, tuple(world_sizes), global_batch)
+        explanations = running.explain(path, settings, tuple(world_sizes), global_batch, notices)
     except OSError as exc:
         _fail(f"cannot read {path}: {exc.strerror or exc}")
     except Exception as exc:  # noqa: BLE001 - a defect of ours is exit 2 with one line, not a traceback
@@ -335,6 +336,10 @@ def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
         click.echo(json.dumps(as_json(explanations, tuple(world_sizes)), indent=2))
     else:
         click.echo(as_text(explanations, tuple(world_sizes)), nl=False)
+    from .report import printable
+
+    for notice in notices:  # as `check` says them: on stderr, after the output
+        click.echo(printable(f"batchlint: notice: {notice}"), err=True)
     if not explanations:
         sys.exit(1)
 

@@ -532,7 +532,8 @@ class _Checker:
         with_w = f" with W={line.world_size.value}" if line.world_size else ""
         note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),) + called
         for word in line.configs:
-            config = self.linked_config(word, base, source.path, command)
+            said = not any(word is guess for guess in line.guessed)
+            config = self.linked_config(word, base, source.path, command, said=said)
             if config is not None:
                 config.document.launched_by = line.framework
                 launch.apply_overrides(config.document, line.overrides, source.path)
@@ -541,7 +542,7 @@ class _Checker:
         alone = _one_process().judge(line, source.document.path, source.document.text,
                                      tuple(r.path for r in called)) if line.alone else None
         for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
-            config = self.linked_config(word, base, source.path, command)
+            config = self.linked_config(word, base, source.path, command, said=True)
             if config is not None:
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
                                                 config.path), note, alone=alone)
@@ -625,10 +626,13 @@ class _Checker:
         value, span, detail = counted
         return Fact(value, "world size", span._replace(path=display_path(found)), Origin.LAUNCH, detail=detail)
 
-    def located(self, word, base: str, script_path: str, needs_format: bool = True, command=None) -> Optional[str]:
+    def located(self, word, base: str, script_path: str, needs_format: bool = True, command=None,
+                said: bool = False) -> Optional[str]:
         """The file a launch line names (a config needs a format batchlint reads), found from the
         script's folder, the working folder or the project root, within the project; a relative
-        path after a `cd` from the folder it moved to (`command`: the script's command naming it)."""
+        path after a `cd` from the folder it moved to (`command`: the script's command naming it).
+        With `said`, a path not found is a notice: the run passes, and the user should know
+        the config was not checked."""
         if not word.known:
             return None
         value = str(word.value)
@@ -643,8 +647,13 @@ class _Checker:
                 value = os.path.join(local, value[len(remote) + 1:])
                 break
         # Scripts are run from their folder, the working folder, or the repository's top (where real
-        # scripts' `./examples/x/cfg.json` start): the same files whatever folder batchlint runs from.
-        for folder in (base, os.getcwd(), self.settings.root, project.git_root(script_path) or base):
+        # scripts' `./examples/x/cfg.json` start): the same files whatever folder batchlint runs from;
+        # last, from a folder between the script's and the top, nearest first (`cd internvl_chat &&
+        # sh shell/x/train.sh` naming `zero_stage1_config.json` of internvl_chat/).
+        top = os.path.abspath(project.git_root(script_path) or self.settings.root)
+        between = [f for f in project.upward(os.path.dirname(os.path.abspath(base)), _MAX_FOLDERS_UP)
+                   if f.startswith(top + os.sep)]
+        for folder in (base, os.getcwd(), self.settings.root, project.git_root(script_path) or base, *between):
             candidate = os.path.normpath(os.path.join(folder, value))
             reads.record(candidate)  # even when missing: creating it changes the result
             if (format_of(candidate) or not needs_format) and project.is_file(candidate):
@@ -653,11 +662,14 @@ class _Checker:
                                  "the project; not read (widen it with `reference-paths` in the project config)")
                     return None
                 return candidate
+        if said and format_of(value):
+            reads.notice(f"{script_path}:{word.span.line}: `{word.value}`, the config the launch line names, "
+                         "is not found in the project; its settings are not checked")
         return None
 
-    def linked_config(self, word, base: str, script_path: str, command=None) -> Optional[_Source]:
-        """The config file a launch line names, if it can be found and read."""
-        candidate = self.located(word, base, script_path, command=command)
+    def linked_config(self, word, base: str, script_path: str, command=None, said: bool = False) -> Optional[_Source]:
+        """The config file a launch line names, if it can be found and read (`said`: see `located`)."""
+        candidate = self.located(word, base, script_path, command=command, said=said)
         if candidate is None:
             return None
         try:
@@ -682,6 +694,7 @@ _SHELLS = {"bash", "sh", "zsh", "dash"}
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 _SOURCED_SUFFIXES = _SCRIPT_SUFFIXES + (".env",)  # `source ./common.sh`, `. ./env.sh`, `source .env`
 _MAX_CALL_DEPTH = 4
+_MAX_FOLDERS_UP = 8  # folders above a script where a path it names is looked for
 
 
 @functools.lru_cache(maxsize=8)

@@ -61,6 +61,9 @@ class Launch:
     # W is in a file the line names (Count.file): (the Word naming it, the key), for the engine to read.
     world_size_file: Optional[tuple[Any, str]] = None
     configs: list = field(default_factory=list)  # Words naming config files
+    # Those of them taken for a config by their name only, standing alone after other arguments: a
+    # missing one may be another flag's file (`--in-files a.json b.json`), so its absence is not said.
+    guessed: list = field(default_factory=list)
     linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
     framework: Optional[str] = None  # the framework the inline settings belong to, when they are a whole config
@@ -425,7 +428,7 @@ def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) 
         folders = [value for keys, value, _ in flags if keys in _HYDRA_PATH]
         launch.config_path = folders[-1] if folders else None
     elif spec.config_files:
-        launch.configs, launch.overrides, launch.linked = _configs_and_overrides(args, spec)
+        launch.configs, launch.overrides, launch.linked, launch.guessed = _configs_and_overrides(args, spec)
     else:
         launch.overrides = _flags(args, spec.flags)
 
@@ -690,10 +693,11 @@ def _count(source: dict, names: tuple) -> Optional[tuple]:
 def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
     """The config files among a program's arguments (`--config x.yaml`, a positional
     `x.yaml`), the overrides among the rest, and the files of the `linked` flags
-    (`--deepspeed ds.json`: an override like any other, and a file to lint as it is)."""
+    (`--deepspeed ds.json`: an override like any other, and a file to lint as it is), and the configs
+    standing alone after other arguments (Launch.guessed)."""
     linked = spec.linked
     names = spec.config_flags or ("*",)
-    configs, rest, files = [], [], []
+    configs, rest, files, guessed = [], [], [], []
     listed = False  # after a flag's file value that is no config: more files of that flag (`--plugins a.py b.py`)
     index = 0
     while index < len(args):
@@ -728,6 +732,8 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
             index += 1
         elif isinstance(text, str) and not text.startswith("-") and "=" not in text and _is_config(text):
             configs.append(word)
+            if index:
+                guessed.append(word)
         elif _assigned_config(text, spec):
             # `config=x.yaml` (OmegaConf.from_cli): a config flag written as an assignment.
             value = text.partition("=")[2]
@@ -738,7 +744,7 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
         else:
             rest.append(word)
         index += 1
-    return configs, _flags(rest, spec.flags), files
+    return configs, _flags(rest, spec.flags), files, guessed
 
 
 def _assigned_config(text: object, spec: Launcher) -> TypeGuard[str]:

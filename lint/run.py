@@ -176,14 +176,21 @@ class Run:
         return sum(1 for r in self.results if r.framework)
 
 
-def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch: Optional[int] = None) -> list:
+def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch: Optional[int] = None,
+            notices: Optional[list] = None) -> list:
     """The batch arithmetic of one config or launch script (lint/explain.py), read within the
-    same project boundary a lint of that path has."""
-    from . import explain as explaining, project
+    same project boundary a lint of that path has; what a lint would say as notices (a config the
+    line names that is not there) is added to `notices`."""
+    from . import explain as explaining, project, reads
 
     settings = settings.for_path(path)
     with project.using(project.find_project([path], settings)):
-        return explaining.explain(path, settings, world_sizes, global_batch)
+        if notices is None:  # a caller tracking the reads itself (compare) keeps them
+            return explaining.explain(path, settings, world_sizes, global_batch)
+        with reads.tracking(digests=False) as touched:
+            explanations = explaining.explain(path, settings, world_sizes, global_batch)
+    notices.extend(touched.notices)
+    return explanations
 
 
 def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, force_exclude: bool = False,

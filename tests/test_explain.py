@@ -194,3 +194,15 @@ def test_deepspeed_train_batch_size_that_is_not_the_product(tmp_path):
     assert rows["declared global batch"]["sources"][1].startswith(
         "train_batch_size, line 2; but: train_batch_size (128) is not train_micro_batch_size_per_gpu (4) x "
         "gradient_accumulation_steps (4) x world size (16) = 256")
+
+
+def test_explain_says_what_check_says_of_a_config_that_is_not_there(tmp_path, monkeypatch):
+    # `check` passes such a script with a notice; `explain` must not leave the user guessing why
+    # it shows nothing of the config: the same notice, on stderr.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.sh").write_text("python3 -m verl.trainer.main config=examples/config.yaml trainer.n_gpus_per_node=6\n")
+    notice = ("batchlint: notice: run.sh:1: `examples/config.yaml`, the config the launch line names, "
+              "is not found in the project; its settings are not checked")
+    checked, explained = run("check", "run.sh"), run("explain", "run.sh")
+    assert checked.exit_code == 0 and notice in checked.stderr.splitlines()
+    assert explained.exit_code == 1 and notice in explained.stderr.splitlines()

@@ -164,6 +164,37 @@ def test_missing_config_file_is_no_crash(repo):
     assert lint_script(repo, "torchrun --nproc_per_node 8 train.py --config missing.yaml\n").diagnostics == []
 
 
+@pytest.mark.parametrize("line, named", [
+    ("torchrun --nproc_per_node 8 train.py --config missing.yaml\n", "missing.yaml"),
+    ("deepspeed --num_gpus 8 train.py --deepspeed missing.json\n", "missing.json"),
+    ("llamafactory-cli train configs/missing.yaml\n", "configs/missing.yaml"),
+    ("python -m verl.trainer.main config=missing.yaml trainer.n_gpus_per_node=6\n", "missing.yaml"),
+])
+def test_a_config_the_line_names_that_is_not_there_is_said(repo, line, named):
+    # The run passes: the user must learn that the config was not checked, and where it is named.
+    result = lint_script(repo, line)
+    assert result.diagnostics == []
+    assert result.notices == [f"train.sh:1: `{named}`, the config the launch line names, is not found in the "
+                              "project; its settings are not checked"]
+
+
+def test_a_file_taken_for_a_config_only_by_its_name_is_not_said_missing(repo):
+    # `--in-files a.json b.json`: b.json may be the flag's second file, not the program's config.
+    write(repo, "split.py", "import argparse\n")
+    result = lint_script(repo, "python split.py --in-files data/a.json data/b.json --out-file c.json\n")
+    assert not any("not found" in n for n in result.notices)
+
+
+def test_a_config_named_from_a_folder_above_the_script_is_found(repo):
+    # `cd internvl_chat && sh shell/v1/train.sh`: the script names zero_stage1_config.json of internvl_chat/.
+    (repo / ".git").mkdir()  # a repository: its files are the project
+    write(repo, "internvl_chat/zero_stage1_config.json", DS)
+    result = lint_script(repo, "torchrun --nproc_per_node 8 train.py --deepspeed zero_stage1_config.json\n",
+                         name="internvl_chat/shell/v1/train.sh")
+    assert found(result) == [("internvl_chat/zero_stage1_config.json", "BL102", 2)]
+    assert not any("not found" in n for n in result.notices)
+
+
 def test_scripts_without_a_launcher_yield_nothing(repo):
     result = lint_script(repo, "#!/bin/bash\necho hello\nls -la\n")
     assert result.diagnostics == []
