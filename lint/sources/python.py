@@ -57,6 +57,7 @@ from . import _INT_LIMIT, clean, long_int
 
 _new_span = tuple.__new__
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_MARK_NON_ASCII = bytes(range(128)) + b"\x80" * 128  # bytes.translate table: ASCII kept, the rest 0x80
 # An estimate of Python's tokens: a string or a comment counts as one.
 # Unrolled loops (`[^"]*(?:\\.[^"]*)*`): the regex engine keeps no state per character of a long string.
 _STRING = (r'''(?:"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*\'\'\''''
@@ -104,6 +105,8 @@ _BUILTIN_NAMES = set(_PURE_BUILTINS) | {"dict", "list", "tuple", "set", "print",
 # Symbols are immutable: one per builtin serves every use.
 _BUILTIN_SYMBOLS = {name: Symbol("builtins." + name) for name in _BUILTIN_NAMES}
 _NUMBER = (int, float)
+_NAME, _CONSTANT = ast.Name, ast.Constant
+_CONTAINERS = frozenset((Mapping, Sequence))  # the values _size walks into
 # Constants kept as they are written (expr_Constant); a string or an integer may need a look first.
 _PLAIN_CONSTANTS = frozenset((bool, float, type(None)))
 
@@ -197,7 +200,8 @@ def _bound_sizes(names: dict, sizes: Optional[dict] = None) -> None:
     for name, value in names.items():
         if not isinstance(value, (Mapping, Sequence)):
             continue
-        size, depth = _size(value, sizes)
+        found = sizes.get(id(value))  # most are measured already
+        size, depth = found[:2] if found is not None else _size(value, sizes)
         if depth > MAX_DEPTH:
             names[name] = Unknown(value.span, f"a value nested more than {MAX_DEPTH} levels deep", value.deps, name)
         elif size > left:
@@ -264,18 +268,15 @@ class _Evaluator:
         """Record a container just built, counted as _size counts it, when each container in
         it is recorded too (one built before the last `changed` is not: the walk counts it)."""
         sizes = self.sizes
-        total, depth = 1, 0
+        total, depth = 1 + len(children), 0  # each child one node; a container's own count below
         for child in children:
-            kind = type(child)
-            if kind is Mapping or kind is Sequence:
+            if type(child) in _CONTAINERS:
                 found = sizes.get(id(child))
                 if found is None:
                     return
-                total += found[0]
+                total += found[0] - 1
                 if found[1] > depth:
                     depth = found[1]
-            else:
-                total += 1
         # The container itself is kept with its size: while it lives, no other object takes its id.
         sizes[id(container)] = (total, depth + 1, container)
 
@@ -543,24 +544,27 @@ class _Evaluator:
     # -- expressions -----------------------------------------------------
     def expr(self, node: ast.expr) -> Node:
         kind = type(node)
-        method = _EXPRESSIONS.get(kind)
-        if method is None or self.depth >= MAX_DEPTH:
-            why = f"{kind.__name__} is not evaluated" if method is None else "expression nested too deeply"
-            return Unknown(self.span(node), why, self.deps_of(node))
-        self.steps -= 1  # self.charge(1), inlined: this runs for every expression
-        if self.steps < 0:
-            self.charge(0)
-        # Half of all expressions are names and constants, which hold no expression: no
-        # depth to count, and the commonest constants made here, without a call more.
-        if kind is ast.Name:
-            return self.name(node.id, node)
-        if kind is ast.Constant:
+        if (kind is _NAME or kind is _CONSTANT) and self.depth < MAX_DEPTH:
+            # Half of all expressions are names and constants, which hold no expression: no
+            # dispatch, no depth to count, and the commonest constants made here, without a call more.
+            self.steps -= 1  # self.charge(1), inlined: this runs for every expression
+            if self.steps < 0:
+                self.charge(0)
+            if kind is _NAME:
+                return self.name(node.id, node)
             value = node.value
             kind = type(value)
             if kind in _PLAIN_CONSTANTS or (kind is str and value.isascii()) or (
                     kind is int and -_INT_LIMIT < value < _INT_LIMIT):
                 return Scalar(value, self.span(node))
             return self.expr_Constant(node)
+        method = _EXPRESSIONS.get(kind)
+        if method is None or self.depth >= MAX_DEPTH:
+            why = f"{kind.__name__} is not evaluated" if method is None else "expression nested too deeply"
+            return Unknown(self.span(node), why, self.deps_of(node))
+        self.steps -= 1
+        if self.steps < 0:
+            self.charge(0)
         # No try/finally: an exception out of here ends the file's reading, depth and all.
         self.depth += 1
         value = method(self, node)
@@ -822,7 +826,7 @@ class _Evaluator:
             else:
                 items[key] = value
                 key_spans[key] = self.span(keyword)  # keywords carry positions since Python 3.9
-        mapping = Mapping(items=items, key_spans=key_spans, span=span)
+        mapping = Mapping(items, key_spans, span)
         self.built(mapping, items.values())
         return mapping
 
@@ -893,7 +897,21 @@ def _cost(value) -> int:
 def _wide_lines(text: str) -> dict:
     """Line number -> text of each line with a non-ASCII character, lines broken as
     Python's tokenizer breaks them (`str.isascii` is a flag lookup: no line is scanned)."""
-    return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
+    if "\r" in text:  # lines end at "\r" too
+        return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
+    # Only "\n" ends a line. Configs have a few such lines (a prompt, a comment): find them in the
+    # UTF-8 bytes, where every non-ASCII byte becomes 0x80 in one C pass, instead of a string per line.
+    raw = text.encode("utf-8", "surrogatepass")
+    marked = raw.translate(_MARK_NON_ASCII)
+    wide: dict = {}
+    found = marked.find(0x80)
+    while found >= 0:
+        start = raw.rfind(b"\n", 0, found) + 1
+        end = raw.find(b"\n", found)
+        end = len(raw) if end < 0 else end
+        wide[raw.count(b"\n", 0, start) + 1] = raw[start:end].decode("utf-8", "surrogatepass")
+        found = marked.find(0x80, end)
+    return wide
 
 
 def _wide_characters(line: str) -> tuple:
