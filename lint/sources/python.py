@@ -896,8 +896,8 @@ def _cost(value) -> int:
 
 def _wide_lines(text: str) -> dict:
     """Line number -> text of each line with a non-ASCII character, lines broken as
-    Python's tokenizer breaks them (`str.isascii` is a flag lookup: no line is scanned)."""
-    if "\r" in text:  # lines end at "\r" too
+    Python's tokenizer breaks them."""
+    if "\r" in text:  # lines end at "\r" too (`str.isascii` is a flag lookup: no line is scanned)
         return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
     # Only "\n" ends a line. Configs have a few such lines (a prompt, a comment): find them in the
     # UTF-8 bytes, where every non-ASCII byte becomes 0x80 in one C pass, instead of a string per line.
