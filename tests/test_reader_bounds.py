@@ -288,6 +288,17 @@ def test_a_value_shared_two_hundred_times_is_unknown_for_whoever_walks_it():
     assert [item.value for item in d.get("w").items] == [1, 2]
 
 
+def test_a_shared_part_that_grows_in_place_after_it_was_measured_is_counted_at_its_new_size():
+    # The reader measures each container as it builds it; `a["k"] = big` changes one of them
+    # after `b` counted it a hundred times, small: b is past MAX_NODES only by a's new size.
+    big = "[" + "0, " * 1_000 + "]"
+    shared = "a = dict(k=1)\nb = [" + "a, " * 100 + "]\n"
+    d = document("python", shared + f"a['k'] = {big}\n")
+    assert isinstance(d.get("b"), Unknown) and "past" in d.get("b").why
+    d = document("python", shared + "a['k'] = [0, 0]\n")  # the same change, a small value: b stays known
+    assert len(d.get("b").items) == 100 and d.get("b").items[0].get("k").items[1].value == 0
+
+
 def test_a_long_chain_of_derived_values_is_read_in_linear_time():
     text = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, 15_000))
     d = document("python", text)

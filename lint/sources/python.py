@@ -53,10 +53,11 @@ from ..limits import (
     MAX_NUMBER_DIGITS,
     MAX_PYTHON_TOKENS,
 )
-from . import clean, long_int
+from . import _INT_LIMIT, clean, long_int
 
 _new_span = tuple.__new__
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_MARK_NON_ASCII = bytes(range(128)) + b"\x80" * 128  # bytes.translate table: ASCII kept, the rest 0x80
 # An estimate of Python's tokens: a string or a comment counts as one.
 # Unrolled loops (`[^"]*(?:\\.[^"]*)*`): the regex engine keeps no state per character of a long string.
 _STRING = (r'''(?:"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*\'\'\''''
@@ -104,6 +105,10 @@ _BUILTIN_NAMES = set(_PURE_BUILTINS) | {"dict", "list", "tuple", "set", "print",
 # Symbols are immutable: one per builtin serves every use.
 _BUILTIN_SYMBOLS = {name: Symbol("builtins." + name) for name in _BUILTIN_NAMES}
 _NUMBER = (int, float)
+_NAME, _CONSTANT = ast.Name, ast.Constant
+_CONTAINERS = frozenset((Mapping, Sequence))  # the values _size walks into
+# Constants kept as they are written (expr_Constant); a string or an integer may need a look first.
+_PLAIN_CONSTANTS = frozenset((bool, float, type(None)))
 
 
 @lean_dataclass(frozen=True)
@@ -133,7 +138,7 @@ def read_python(path: str, text: str, pinned: Optional[dict] = None, scope: Opti
         body = [stmt for stmt in body if not scope.skip(stmt)]
     evaluator.run(body)
     names = evaluator.names
-    _bound_sizes(names)
+    _bound_sizes(names, evaluator.sizes)
     root = Mapping(items=dict(names), key_spans=dict(evaluator.assigned_at), span=Span(1, 1, 1, 1))
     unused = {name for name in evaluator.assigned_at if name not in evaluator.reads}
     return Document(path=path, format="python", root=root, text=text, namespace=names, unused=unused)
@@ -184,17 +189,19 @@ def _check_size(text: str) -> None:
         raise LimitExceeded(f"Python source has too many tokens (more than {MAX_PYTHON_TOKENS:,})", *where)
 
 
-def _bound_sizes(names: dict) -> None:
+def _bound_sizes(names: dict, sizes: Optional[dict] = None) -> None:
     """A value built by sharing (`x = [x, x]` forty times) is small here but
     huge to whatever walks it: count each top-level value with its shared parts
     counted at every use, and make the values past MAX_NODES together, or
-    nested past MAX_DEPTH, Unknown."""
-    sizes: dict = {}
+    nested past MAX_DEPTH, Unknown. `sizes`: the evaluator's, of the containers
+    it measured as it built them (_Evaluator.built); the walk stops at those."""
+    sizes = {} if sizes is None else sizes
     left = MAX_NODES
     for name, value in names.items():
         if not isinstance(value, (Mapping, Sequence)):
             continue
-        size, depth = _size(value, sizes)
+        found = sizes.get(id(value))  # most are measured already
+        size, depth = found[:2] if found is not None else _size(value, sizes)
         if depth > MAX_DEPTH:
             names[name] = Unknown(value.span, f"a value nested more than {MAX_DEPTH} levels deep", value.deps, name)
         elif size > left:
@@ -206,7 +213,8 @@ def _bound_sizes(names: dict) -> None:
 
 def _size(top: Node, sizes: dict) -> tuple:
     """(nodes, depth) of a value, each shared part counted at every use; a part
-    that holds itself counts once. Iterative: a value may nest thousands deep."""
+    that holds itself counts once. Iterative: a value may nest thousands deep.
+    `sizes`: id -> (nodes, depth, ...) of the parts counted already."""
     stack = [(top, None, 0)]  # (node, its collections once visited, its other items)
     while stack:
         node, parts, leaves = stack.pop()
@@ -231,7 +239,7 @@ def _size(top: Node, sizes: dict) -> tuple:
         parts = [child for child in children if type(child) is Mapping or type(child) is Sequence]
         stack.append((node, parts, len(children) - len(parts)))  # a scalar counts as one node
         stack.extend((child, None, 0) for child in parts if id(child) not in sizes)
-    return sizes[id(top)]
+    return sizes[id(top)][:2]
 
 
 class _Evaluator:
@@ -240,6 +248,7 @@ class _Evaluator:
         # elsewhere ast's byte columns are already character columns.
         self.wide_lines: dict = {} if text.isascii() else _wide_lines(text)
         self.wide_columns: dict = {}  # line -> (byte offsets of its non-ASCII characters, extra bytes up to each)
+        self.first_wide, self.last_wide = (min(self.wide_lines), max(self.wide_lines)) if self.wide_lines else (0, -1)
         self.steps = MAX_EVAL_STEPS
         self.line = 1  # of the statement being evaluated
         self.names: dict[str, Node] = {}
@@ -249,6 +258,31 @@ class _Evaluator:
         # Deps of the undecidable `if` tests around the running statement; None outside them.
         self.condition: Optional[frozenset] = None
         self.pinned: dict = pinned or {}
+        # id -> (nodes, depth, container) of each container measured as it was built (`built`), so
+        # that _bound_sizes need not walk every value again. Valid while no container changes in
+        # place: `changed` forgets them all.
+        self.sizes: dict = {}
+
+    # -- sizes -----------------------------------------------------------
+    def built(self, container: Node, children) -> None:
+        """Record a container just built, counted as _size counts it, when each container in
+        it is recorded too (one built before the last `changed` is not: the walk counts it)."""
+        sizes = self.sizes
+        total, depth = 1 + len(children), 0  # each child one node; a container's own count below
+        for child in children:
+            if type(child) in _CONTAINERS:
+                found = sizes.get(id(child))
+                if found is None:
+                    return
+                total += found[0] - 1
+                if found[1] > depth:
+                    depth = found[1]
+        # The container itself is kept with its size: while it lives, no other object takes its id.
+        sizes[id(container)] = (total, depth + 1, container)
+
+    def changed(self) -> None:
+        """A container changed in place: any size recorded may hold it, none is kept."""
+        self.sizes.clear()
 
     # -- positions -------------------------------------------------------
     def _column(self, line: int, byte_offset: int) -> int:
@@ -277,8 +311,10 @@ class _Evaluator:
     def span(self, node: ast.AST) -> Span:
         line = node.lineno
         end_line = node.end_lineno or line
-        wide = self.wide_lines
-        if wide and (line in wide or end_line in wide):
+        # Outside the wide lines' range (all lines, in most files): no look in wide_lines.
+        if line <= self.last_wide and end_line >= self.first_wide and (
+                line in self.wide_lines or end_line in self.wide_lines):
+            wide = self.wide_lines
             column, end_column = node.col_offset + 1, (node.end_col_offset or 0) + 1
             if line in wide:
                 column = self._column(line, column - 1)
@@ -295,7 +331,9 @@ class _Evaluator:
 
     def statement(self, stmt: ast.stmt) -> None:
         self.line = stmt.lineno
-        self.charge(1)
+        self.steps -= 1  # self.charge(1), inlined
+        if self.steps < 0:
+            self.charge(0)
         kind = type(stmt)
         if kind is ast.Assign:  # most statements of a config: tested first
             value = self.expr(stmt.value)
@@ -352,15 +390,17 @@ class _Evaluator:
             self.assigned_at[name] = self.span(stmt)
 
     def assign(self, target: ast.expr, value: Node, stmt: ast.stmt) -> None:
-        if type(target) is ast.Name:
+        if type(target) is ast.Name:  # most assignments: `bind` inlined
+            name = target.id
             kind = type(value)
             if kind is Scalar:
-                value = Scalar(value.value, value.span, value.deps, target.id, value.quoted)
+                value = Scalar(value.value, value.span, value.deps, name, value.quoted)
             elif kind is Unknown:
-                value = Unknown(value.span, value.why, value.deps, target.id)
+                value = Unknown(value.span, value.why, value.deps, name)
             elif value.origin is None:
-                value.origin = target.id
-            self.bind(target.id, value, stmt)
+                value.origin = name
+            self.names[name] = value
+            self.assigned_at[name] = self.span(stmt)
         elif isinstance(target, (ast.Tuple, ast.List)):
             parts = value.items if isinstance(value, Sequence) else None
             if parts is not None and len(parts) == len(target.elts) and not any(
@@ -387,6 +427,7 @@ class _Evaluator:
                 value = Unknown(self.span(stmt), "assigned under a condition that cannot be evaluated", deps)
             container.items[key] = value
             container.key_spans[key] = self.span(target)
+            self.changed()
         else:
             self.forget_base(target, stmt, "modified in a way not followed")
 
@@ -396,6 +437,7 @@ class _Evaluator:
         if isinstance(container, Mapping) and isinstance(key, str) and self.condition is None:
             container.items.pop(key, None)
             container.key_spans.pop(key, None)
+            self.changed()
         else:
             self.assign_into(target, Unknown(self.span(stmt), "deleted in a way not followed"), stmt)
 
@@ -501,11 +543,26 @@ class _Evaluator:
 
     # -- expressions -----------------------------------------------------
     def expr(self, node: ast.expr) -> Node:
-        method = _EXPRESSIONS.get(type(node))
+        kind = type(node)
+        if (kind is _NAME or kind is _CONSTANT) and self.depth < MAX_DEPTH:
+            # Half of all expressions are names and constants, which hold no expression: no
+            # dispatch, no depth to count, and the commonest constants made here, without a call more.
+            self.steps -= 1  # self.charge(1), inlined: this runs for every expression
+            if self.steps < 0:
+                self.charge(0)
+            if kind is _NAME:
+                return self.name(node.id, node)
+            value = node.value
+            kind = type(value)
+            if kind in _PLAIN_CONSTANTS or (kind is str and value.isascii()) or (
+                    kind is int and -_INT_LIMIT < value < _INT_LIMIT):
+                return Scalar(value, self.span(node))
+            return self.expr_Constant(node)
+        method = _EXPRESSIONS.get(kind)
         if method is None or self.depth >= MAX_DEPTH:
-            why = f"{type(node).__name__} is not evaluated" if method is None else "expression nested too deeply"
+            why = f"{kind.__name__} is not evaluated" if method is None else "expression nested too deeply"
             return Unknown(self.span(node), why, self.deps_of(node))
-        self.steps -= 1  # self.charge(1), inlined: this runs for every expression
+        self.steps -= 1
         if self.steps < 0:
             self.charge(0)
         # No try/finally: an exception out of here ends the file's reading, depth and all.
@@ -528,7 +585,8 @@ class _Evaluator:
             if name in _BUILTIN_NAMES:
                 return Scalar(_BUILTIN_SYMBOLS[name], self.span(node))
             return Unknown(self.span(node), f"{name} is not defined in this file")
-        deps = _joined(value.deps, _single(name))
+        deps = value.deps
+        deps = _joined(deps, _single(name)) if deps else _SINGLES.get(name) or _single(name)
         if name in self.pinned:
             return Scalar(self.pinned[name], value.span, deps, value.origin)
         kind = type(value)
@@ -596,7 +654,9 @@ class _Evaluator:
         if isinstance(left, Sequence) and isinstance(right, Sequence) and op is ast.Add:
             if len(left.items) + len(right.items) <= MAX_LENGTH:
                 self.charge(len(left.items) + len(right.items))
-                return Sequence(items=left.items + right.items, span=left.span, deps=deps)
+                sequence = Sequence(items=left.items + right.items, span=left.span, deps=deps)
+                self.built(sequence, sequence.items)
+                return sequence
         if isinstance(left, Scalar) and isinstance(right, Scalar) and op in _BINOPS:
             result = _arith(op, left.value, right.value)
             if not isinstance(result, _Refused):
@@ -667,6 +727,7 @@ class _Evaluator:
                 return Unknown(self.span(node), "a key that cannot be evaluated", key.deps)
             mapping.items[key.value] = value
             mapping.key_spans[key.value] = self.span(key_node)
+        self.built(mapping, mapping.items.values())
         return mapping
 
     def expr_List(self, node: ast.List) -> Node:
@@ -682,7 +743,9 @@ class _Evaluator:
                 items.extend(inner.items)
             else:
                 items.append(self.expr(element))
-        return Sequence(items=items, span=self.span(node))
+        sequence = Sequence(items=items, span=self.span(node))
+        self.built(sequence, items)
+        return sequence
 
     expr_Tuple = expr_List
     expr_Set = expr_List
@@ -707,7 +770,14 @@ class _Evaluator:
         return Scalar("".join(parts), self.span(node), deps)
 
     def expr_Call(self, node: ast.Call) -> Node:
-        func = self.expr(node.func)
+        function = node.func
+        if type(function) is ast.Name and function.id == "dict" and "dict" not in self.names and self.depth < MAX_DEPTH:
+            # `dict(...)`, most calls of a config: the builtin read as `expr` would read it
+            # (a step, a read), without a value made for it.
+            self.reads.add("dict")
+            self.charge(1)
+            return self.call_dict(node, self.span(node))
+        func = self.expr(function)
         span = self.span(node)
         callee = func.value.qualname if isinstance(func, Scalar) and isinstance(func.value, Symbol) else None
         if callee == "builtins.dict":
@@ -730,29 +800,34 @@ class _Evaluator:
             for keyword in node.keywords:
                 mapping.items[keyword.arg] = kwargs[keyword.arg]
                 mapping.key_spans[keyword.arg] = self.span(keyword)  # keywords carry positions since Python 3.9
+            self.built(mapping, mapping.items.values())
             return mapping
         return Unknown(span, f"call to {callee or 'an unknown function'}", deps)
 
     def call_dict(self, node: ast.Call, span: Span) -> Node:
-        mapping = Mapping(span=span)
+        items: dict = {}
+        key_spans: dict = {}
         for arg in node.args:
             base = self.expr(arg)
             if not isinstance(base, Mapping):
                 return Unknown(span, "dict() of an unknown value", base.deps)
             self.charge(len(base.items))
-            mapping.items.update(base.items)
-            mapping.key_spans.update(base.key_spans)
+            items.update(base.items)
+            key_spans.update(base.key_spans)
         for keyword in node.keywords:
             value = self.expr(keyword.value)
-            if keyword.arg is None:
+            key = keyword.arg
+            if key is None:
                 if not isinstance(value, Mapping):
                     return Unknown(span, "unpacking of an unknown mapping", value.deps)
                 self.charge(len(value.items))
-                mapping.items.update(value.items)
-                mapping.key_spans.update(value.key_spans)
+                items.update(value.items)
+                key_spans.update(value.key_spans)
             else:
-                mapping.items[keyword.arg] = value
-                mapping.key_spans[keyword.arg] = self.span(keyword)  # keywords carry positions since Python 3.9
+                items[key] = value
+                key_spans[key] = self.span(keyword)  # keywords carry positions since Python 3.9
+        mapping = Mapping(items, key_spans, span)
+        self.built(mapping, items.values())
         return mapping
 
     def plain(self, node: Node):
@@ -821,8 +896,22 @@ def _cost(value) -> int:
 
 def _wide_lines(text: str) -> dict:
     """Line number -> text of each line with a non-ASCII character, lines broken as
-    Python's tokenizer breaks them (`str.isascii` is a flag lookup: no line is scanned)."""
-    return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
+    Python's tokenizer breaks them."""
+    if "\r" in text:  # lines end at "\r" too (`str.isascii` is a flag lookup: no line is scanned)
+        return {i + 1: line for i, line in enumerate(split_lines(text, "python")) if not line.isascii()}
+    # Only "\n" ends a line. Configs have a few such lines (a prompt, a comment): find them in the
+    # UTF-8 bytes, where every non-ASCII byte becomes 0x80 in one C pass, instead of a string per line.
+    raw = text.encode("utf-8", "surrogatepass")
+    marked = raw.translate(_MARK_NON_ASCII)
+    wide: dict = {}
+    found = marked.find(0x80)
+    while found >= 0:
+        start = raw.rfind(b"\n", 0, found) + 1
+        end = raw.find(b"\n", found)
+        end = len(raw) if end < 0 else end
+        wide[raw.count(b"\n", 0, start) + 1] = raw[start:end].decode("utf-8", "surrogatepass")
+        found = marked.find(0x80, end)
+    return wide
 
 
 def _wide_characters(line: str) -> tuple:
