@@ -922,3 +922,18 @@ def test_pinned_names_read_as_the_given_number():
     assert [doc.namespace[n].value for n in ("ga", "ga2", "sampler")] == [64, 4, "b"]
     assert doc.namespace["sp"].value == 8  # the binding is kept: only reads are pinned
     assert read_python("c.py", text).namespace["ga"].value == 8
+
+
+def test_names_an_undecided_branch_touches_keep_one_order_whatever_the_hash_seed():
+    # The names were put back from a set: their order (and whatever lists them) changed from run to run.
+    import subprocess
+    import sys
+
+    source = ("import os\nfoo = 1\nbar = 2\nbaz = 3\nqux = 4\n"
+              "if os.environ.get('X'):\n    foo = zed = yam = xen = wok = vat = 5\nelse:\n    alpha = beta = 6\n")
+    program = ("import sys\nfrom batchlint.sources.python import read_python\n"
+               "print(list(read_python('c.py', sys.stdin.read()).namespace))\n")
+    orders = {subprocess.run([sys.executable, "-c", program], input=source, capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(seed)}, check=True).stdout
+              for seed in range(6)}
+    assert len(orders) == 1, orders

@@ -479,7 +479,8 @@ class _Evaluator:
             self.run(stmt.orelse)
             return
         # Only names a branch mentions can change: copying all of them per `if` would be quadratic.
-        touched = self.touched(stmt.body + stmt.orelse)
+        # Sorted: a set's order changes with the hash seed, and the names are put back in this order.
+        touched = sorted(self.touched(stmt.body + stmt.orelse))
         before, outer = {name: self.names.get(name) for name in touched}, self.condition
         self.condition = _joined(outer or frozenset(), test.deps)
         self.run(stmt.body)
