@@ -605,7 +605,7 @@ class _Checker:
         held = source.document.text.encode("utf-8", "replace")
         for adapter in adapters_for(source.document.format, held):
             adapt = adapter.plan
-            if adapter.hands is None or adapt is None:  # (a plan it has: the registry's)
+            if adapter.hands is None or adapt is None:  # (the registry gives each framework its `plan`)
                 continue
             plan = adapt(source.document, Outside())
             if plan is not None:
@@ -620,9 +620,9 @@ class _Checker:
             return None
         root = source.document.root
         node = root.get(key) if isinstance(root, Mapping) else None
-        value = node.value if isinstance(node, Scalar) else None
-        if node is None or type(value) is not int or value < 1:
+        if not isinstance(node, Scalar) or type(node.value) is not int or node.value < 1:
             return None
+        value = node.value
         return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
                     detail=f"{key} {value} in {source.path}")
 

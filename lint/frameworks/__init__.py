@@ -50,7 +50,7 @@ def _framework(module_name: str) -> Optional[Framework]:
         _NO_TASK.add(module_name)
     if not isinstance(framework, Framework):
         return None
-    plan = framework.plan or module.plan  # FRAMEWORK may name the module's `plan` before it is defined
+    plan = framework.plan or module.plan  # left out of FRAMEWORK: the module's `plan` function
     if framework.interpolation:
         plan = _resolving(framework, plan)
     if plan is not framework.plan:
