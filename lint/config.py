@@ -246,6 +246,7 @@ def _load(path: str) -> dict:
 
 
 def load_settings(config_path: Optional[str] = None, start: str = ".") -> Settings:
+    found: Optional[tuple]
     if config_path:
         if not os.path.isfile(config_path):
             raise ConfigError(f"config file not found: {config_path}")

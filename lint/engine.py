@@ -13,13 +13,13 @@ import signal
 import threading
 import traceback
 from dataclasses import field, replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact
-from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Span
+from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Span
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .lean_dataclass import lean_dataclass
@@ -29,7 +29,13 @@ from .sources import format_of, is_shell_script, read
 from .sources.template import TemplateError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+    from typing import Any, Union
+
     from batchlint.rules import Lazy
+
+    _Handler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]  # signal.signal's
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")
@@ -112,25 +118,24 @@ class _time_limit:
     where signals arrive; elsewhere, and when a limit is already running, no limit).
     A class, not a generator: it is entered once for every file linted."""
 
-    __slots__ = ("seconds", "previous")
+    __slots__ = ("seconds", "armed", "previous")
+    previous: _Handler  # the SIGALRM handler to restore, once armed
 
     def __init__(self, seconds: int):
         self.seconds = seconds
-        self.previous = _NO_LIMIT
+        self.armed = False  # no timer set: nothing to restore
 
     def __enter__(self) -> None:
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer") \
                 and signal.getitimer(signal.ITIMER_REAL)[0] <= 0:
             self.previous = signal.signal(signal.SIGALRM, _expire)
+            self.armed = True
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def __exit__(self, *exc) -> None:
-        if self.previous is not _NO_LIMIT:
+        if self.armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.previous)
-
-
-_NO_LIMIT = object()  # _time_limit set no timer: nothing to restore
 
 
 def _expire(signum, frame):
@@ -167,7 +172,9 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
                          Span.point(1), fix="lint the config, not a data file; or split it")
             return checker
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
-    markers = _launch().markers() if fmt == "shell" else markers_for(fmt) if fmt else ()
+    if fmt is None:
+        return checker  # no format batchlint reads
+    markers = _launch().markers() if fmt == "shell" else markers_for(fmt)
     for marker in markers:  # a loop, not any(): asked of every file
         if marker in raw:
             break
@@ -176,7 +183,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
     source = checker.load(path, raw, fmt, shown)
     if source is not None:
         task = None if fmt == "shell" else next(
-            (f.task for f in tasks_for(fmt, raw) if f.task.matches(source.document.root)), None)
+            (task for task in tasks_for(fmt, raw) if task.matches(source.document.root)), None)
         if fmt == "shell":
             checker.script(source)
         elif task is not None:
@@ -260,6 +267,7 @@ class _Checker:
         kept = [c for c in suppression.codes if c not in unused]
         everything_unused = all(c not in s.used for s in found.suppressions if s.line == suppression.line
                                 for c in s.codes)
+        edits: tuple[Edit, ...]
         if kept:
             edits = (Edit(suppression.span, f"{suppression.key}={','.join(kept)}"),)
             fix = f"remove {', '.join(unused)} from it"
@@ -359,14 +367,19 @@ class _Checker:
         for adapter in adapters_for(source.document.format, held):  # each imported only when tried
             if owner is not None and adapter.name != owner:
                 continue  # a launch line's own settings belong to the framework whose entry point it runs
-            plan = adapter.plan(source.document, outside)
+            adapt = adapter.plan
+            if adapt is None:  # not so: the registry gives each framework its module's `plan`
+                continue
+            plan = adapt(source.document, outside)
             if plan is not None:
                 break
+        else:
+            return
         if not plan:
             return
         world = alone(adapter.one_process) if alone and adapter.one_process and outside.world_size is None else None
         if world is not None:  # W = 1 of a plain `python` line, for this runtime: planned again under it
-            plan = adapter.plan(source.document, replace(outside, world_size=world))
+            plan = adapt(source.document, replace(outside, world_size=world))
             note = tuple(r for n in note[:1] for r in (replace(n, message=f"{n.message} with W=1"),
                                                        replace(n, message=f"W = 1: {world.detail}"))) + note[1:]
         self.planned.add(source.path)
@@ -441,10 +454,15 @@ class _Checker:
         runs (`NGPU=16 ./run_train.sh`, `bash scripts/train.sh 8 cfg.yaml`): read with the caller's
         environment and arguments, `called` noting the callers' lines, `stack` their files. Returns
         how many launch lines were read."""
+        from .sources.shell import ShellDocument  # imported already: the script was read
+
         launch = _launch()
-        base = base or os.path.dirname(os.path.abspath(source.document.path))
+        document = source.document
+        if not isinstance(document, ShellDocument):
+            return 0  # not so: a script's source
+        base = base or os.path.dirname(os.path.abspath(document.path))
         count = 0
-        for command in source.document.commands:
+        for command in document.commands:
             callee = self.called_script(command, base, source.path, stack)
             if callee is not None:
                 note = Related(f"runs {callee.path}", command.span, source.path)
@@ -520,7 +538,8 @@ class _Checker:
         (`command`: the script's command, whose folder relative paths are seen from)."""
         launch = _launch()
         if line.world_size is None and line.world_size_file is not None:
-            line.world_size = self.world_size_in_file(*line.world_size_file, base, source.path, command)
+            word, key = line.world_size_file
+            line.world_size = self.world_size_in_file(word, key, base, source.path, command)
             line.world_size_given = line.world_size is not None
         if line.world_size is None and line.hosts is not None:
             line.world_size = self.world_size_on_hosts(line.hosts, base, source.path, command)
@@ -586,9 +605,10 @@ class _Checker:
             return {}
         held = source.document.text.encode("utf-8", "replace")
         for adapter in adapters_for(source.document.format, held):
-            if adapter.hands is None:
+            adapt = adapter.plan
+            if adapter.hands is None or adapt is None:  # (the registry gives each framework its `plan`)
                 continue
-            plan = adapter.plan(source.document, Outside())
+            plan = adapt(source.document, Outside())
             if plan is not None:
                 return adapter.hands(plan, line.launcher_options)
         return {}
@@ -597,11 +617,13 @@ class _Checker:
         """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its
         `num_processes`), read within the project; None when it is not there or not a count."""
         source = self.linked_config(word, base, script_path, command)
-        root = source.document.root if source is not None else None
-        node = root.get(key) if isinstance(root, Mapping) else None
-        value = getattr(node, "value", None)
-        if type(value) is not int or value < 1:
+        if source is None:
             return None
+        root = source.document.root
+        node = root.get(key) if isinstance(root, Mapping) else None
+        if not isinstance(node, Scalar) or type(node.value) is not int or node.value < 1:
+            return None
+        value = node.value
         return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
                     detail=f"{key} {value} in {source.path}")
 
@@ -639,9 +661,10 @@ class _Checker:
         if command is not None:
             from .sources.shell import in_directory
 
-            value = in_directory(command.directory, value, command.anchored, command.placed)
-            if value is None:
+            moved = in_directory(command.directory, value, command.anchored, command.placed)
+            if moved is None:
                 return None  # after a `cd` to a folder not known
+            value = moved
         for remote, local in self.mounts.items():
             if value.startswith(remote + "/"):  # a path the job file mounts from the project
                 value = os.path.join(local, value[len(remote) + 1:])
@@ -672,11 +695,14 @@ class _Checker:
         candidate = self.located(word, base, script_path, command=command, said=said)
         if candidate is None:
             return None
+        fmt = format_of(candidate)
+        if fmt is None:
+            return None  # not so: `located` found a file of a format batchlint reads
         try:
             raw = project.read_bytes(candidate)
         except OSError:
             return None
-        return self.load(candidate, raw, format_of(candidate))
+        return self.load(candidate, raw, fmt)
 
 
 def _in_file(word, path: str):
@@ -703,7 +729,11 @@ def _with_engine_codes(codes: frozenset) -> frozenset:
     return codes | {PARSE_ERROR[0], BAD_DIRECTIVE[0], PAST_LIMIT[0], STALE_DIRECTIVE[0], UNUSED_DIRECTIVE[0]}
 
 
-def _nearest(label: str, directive, cli, project) -> Optional[Fact]:
+@overload
+def _nearest(label: str, directive: Optional[tuple], cli: int, project: Optional[int]) -> Fact: ...  # a CLI value
+@overload
+def _nearest(label: str, directive: Optional[tuple], cli: Optional[int], project: Optional[int]) -> Optional[Fact]: ...
+def _nearest(label: str, directive: Optional[tuple], cli: Optional[int], project: Optional[int]) -> Optional[Fact]:
     if directive is not None:
         value, span = directive
         return Fact(value, label, span, Origin.DIRECTIVE)

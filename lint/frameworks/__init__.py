@@ -15,10 +15,10 @@ import dataclasses
 import functools
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Optional
 
-from .spec import Framework, Launcher
+from .spec import Framework, Launcher, TaskFile
 
 
 @functools.lru_cache(maxsize=1)
@@ -50,20 +50,20 @@ def _framework(module_name: str) -> Optional[Framework]:
         _NO_TASK.add(module_name)
     if not isinstance(framework, Framework):
         return None
-    if not framework.plan:
-        framework = dataclasses.replace(framework, plan=module.plan)
+    plan = framework.plan or module.plan  # left out of FRAMEWORK: the module's `plan` function
     if framework.interpolation:
-        framework = dataclasses.replace(framework, plan=_resolving(framework))
+        plan = _resolving(framework, plan)
+    if plan is not framework.plan:
+        framework = dataclasses.replace(framework, plan=plan)
     return framework
 
 
-def _resolving(framework: Framework):
+def _resolving(framework: Framework, plan: Callable) -> Callable:
     """The adapter `plan`, reading the document with its interpolations resolved (spec.OMEGACONF),
     composed first for a Hydra app (spec.HYDRA_COMPOSED)."""
     from ..sources.omegaconf import resolve
     from .spec import HYDRA_COMPOSED
 
-    plan = framework.plan
     if framework.interpolation != HYDRA_COMPOSED:
         return lambda doc, outside: plan(resolve(doc), outside)
     from ..sources.hydra import compose
@@ -126,19 +126,21 @@ def adapters_for(fmt: str, held: Optional[bytes] = None) -> Iterator[Framework]:
     markers (`Framework.markers`), and a data file writes its keys out as text, so the others
     would say no: they are neither imported nor asked (an ms-swift YAML skips five). A Python
     config can name a key without writing it (`from xtuner import v1`): never preselected."""
+    # _entries lists only modules that declare a framework: `is not None` never drops one.
     if held is None or fmt == "python":
-        return (_framework(module) for _, module, _ in _entries(fmt))
-    return (_framework(module) for _, module, markers in _entries(fmt) if any(m in held for m in markers))
+        return (framework for _, module, _ in _entries(fmt) if (framework := _framework(module)) is not None)
+    return (framework for _, module, markers in _entries(fmt)
+            if any(m in held for m in markers) and (framework := _framework(module)) is not None)
 
 
-def tasks_for(fmt: str, raw: bytes) -> Iterator[Framework]:
-    """The frameworks with job files (Framework.task) in `fmt` whose markers `raw` holds; only
-    those are imported."""
+def tasks_for(fmt: str, raw: bytes) -> Iterator[TaskFile]:
+    """The job files (Framework.task) in `fmt` of the frameworks whose markers `raw` holds; only
+    those frameworks are imported."""
     for _, module, markers in _entries(fmt):
         if module not in _NO_TASK and any(marker in raw for marker in markers):
             framework = _framework(module)
             if framework is not None and framework.task is not None:
-                yield framework
+                yield framework.task
 
 
 def markers_for(fmt: str) -> tuple[bytes, ...]:

@@ -117,7 +117,7 @@ ADAPTERS = {
     'training_arguments': (12915, None, (), 0, ()),
     'verl': (27104, 'verl', ('yaml',), 70, (b'actor_rollout_ref', b'partial_pretrain')),
     'verl_keys': (53166, None, (), 0, ()),
-    'xtuner': (20483, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts', b'_base_', b'read_base')),
+    'xtuner': (20492, 'xtuner', ('python',), 20, (b'train_dataloader', b'accumulative_counts', b'_base_', b'read_base')),
     'xtuner_v1': (5880, 'xtuner-v1', ('python',), 10, (b'xtuner.v1',)),
     'xtuner_v1_rl': (9059, None, (), 0, ()),
 }

@@ -120,7 +120,7 @@ def plan(doc: Document, outside: Outside):
         varlen=tuple(varlen_flags(doc)),
         sampler=_sampler(doc),
         unused_sampler=_unused_sampler(doc, sp),
-        accumulation=_accumulation(doc, plan.micro_batch, plan.grad_accum, sp),
+        accumulation=_accumulation(doc, micro, accumulation, sp),
         hf_datasets=tuple(_hf_datasets(doc)),
     )
     return plan
@@ -218,7 +218,7 @@ def _unused_sampler(doc: Document, sp: Fact) -> Optional[SamplerVariable]:
     return SamplerVariable(assigned, sp.key in variable.deps)
 
 
-def _batch_facts(doc: Document) -> tuple:
+def _batch_facts(doc: Document) -> tuple[Fact, Fact]:
     """(micro batch, accumulation) as the runner reads them."""
     optim = doc.get("optim_wrapper")
     accumulation = optim.get("accumulative_counts") if isinstance(optim, Mapping) else None
@@ -390,7 +390,9 @@ def sampler_class(doc: Document) -> Optional[Scalar]:
 
 def sampler_spec(sampler: Optional[Symbol]) -> Optional[SamplerSpec]:
     """What batchlint knows of a sampler class, None for one it does not know."""
-    spec = SAMPLERS.get(sampler.name) if sampler is not None else None
+    if sampler is None:
+        return None
+    spec = SAMPLERS.get(sampler.name)
     return spec if spec is not None and sampler.qualname.startswith(spec.package) else None
 
 

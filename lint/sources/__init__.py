@@ -6,6 +6,7 @@ import bisect
 import gc
 import os
 import re
+from collections.abc import Callable
 from typing import Optional
 
 from ..document import Document, LimitExceeded, ParseError, line_starts
@@ -87,6 +88,7 @@ def read(path: str, text: str, fmt: str, **options) -> Document:
         starts = line_starts(text, fmt)
         line = bisect.bisect_right(starts, bad)
         raise ParseError(f"the text holds a lone surrogate U+{ord(text[bad]):04X}", line, bad - starts[line - 1] + 1)
+    reader: Callable[..., Document]  # each reader takes (path, text) and its own options
     if fmt == "python":
         from .python import read_python as reader
     elif fmt == "yaml":

@@ -79,12 +79,12 @@ def compose(doc: Document, home: tuple = (), distribution=None, own: tuple = ())
     those folders hold, out of view when the project has no copy (spec.Framework.config_names)."""
     if doc.format != "yaml" or doc.composed is not None:
         return doc
-    launched = isinstance(doc, LaunchDocument)
-    if not launched and not isinstance(doc.root.items.get("defaults"), Sequence):
+    launched = doc if isinstance(doc, LaunchDocument) else None
+    if launched is None and not isinstance(doc.root.items.get("defaults"), Sequence):
         return doc
     try:
-        if launched:
-            return _launched(doc, home, distribution)
+        if launched is not None:
+            return _launched(launched, home, distribution)
         return _file(doc, home, distribution)
     except _NotComposed as exc:
         if exc.missing is None or exc.missing not in own or _homes(doc.path, home, distribution):
@@ -282,7 +282,7 @@ class _Entry:
     """One element of a defaults list (ConfigDefault or GroupDefault)."""
 
     group: Optional[str]  # a GroupDefault's group, None for a config
-    name: object  # the option (None: nothing; a list: options) or the config path
+    name: str | list[str] | None  # the option (None: nothing; a list: options) or the config path
     package: Optional[str]  # as written after `@`, None when not
     optional: bool = False
     override: bool = False
@@ -311,7 +311,7 @@ def _entries(node, where: str) -> list:
             if keywords - {"optional", "override"}:
                 raise _NotComposed(f"`{key}` in the defaults of {where} is not an entry Hydra reads")
             if isinstance(value, Sequence) and all(isinstance(v, Scalar) and isinstance(v.value, str) for v in value.items):
-                option: object = [v.value for v in value.items]
+                option: str | list[str] | None = [v.value for v in value.items]
             elif isinstance(value, Scalar) and (value.value is None or isinstance(value.value, str)):
                 option = value.value
             else:
@@ -437,7 +437,7 @@ class _Composer:
                     continue  # Hydra's own config (its launcher, its logging): not the program's
                 if entry.group is None:
                     raise _NotComposed(f"`override` of a config name in the defaults of {where}")
-                key = self.override_key(entry, base, package)
+                key = self.override_key(entry, entry.group, base, package)
                 self.choices.setdefault(key, entry.name)
                 seen_override = True
             elif seen_override:
@@ -451,10 +451,11 @@ class _Composer:
                 children.append(self.child(entry, base, package, where, depth))
         return [placed for child in reversed(children) for placed in child]
 
-    def override_key(self, entry: _Entry, base: str, package: str) -> str:
-        """InputDefault.get_override_key: the group path, with `@package` when not the default one."""
+    def override_key(self, entry: _Entry, group: str, base: str, package: str) -> str:
+        """InputDefault.get_override_key: the group path, with `@package` when not the default one
+        (`group`: the entry's, a GroupDefault's)."""
         group_path = self.group_path(entry, base)
-        written = entry.package if entry.package is not None else entry.group.lstrip("/").replace("/", ".")
+        written = entry.package if entry.package is not None else group.lstrip("/").replace("/", ".")
         final = _final_package(package, "" if written == "_here_" else written)
         if group_path.replace("/", ".") != final:
             return f"{group_path}@{final or '_global_'}"
@@ -469,7 +470,7 @@ class _Composer:
 
     def child(self, entry: _Entry, base: str, package: str, where: str, depth: int) -> list:
         if entry.group is not None:
-            key = self.override_key(entry, base, package)
+            key = self.override_key(entry, entry.group, base, package)
             if key in self.choices:
                 entry.name = self.choices[key]
                 self.used.add(key)

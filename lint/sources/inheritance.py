@@ -38,7 +38,7 @@ import os
 import re
 import sys
 from dataclasses import field
-from typing import Optional
+from typing import Optional, TypeGuard, overload
 
 from .. import project, reads
 from ..discover import display_path
@@ -133,7 +133,7 @@ def _names_bases(tree: ast.Module) -> bool:
     return any(_is_base_assignment(stmt) or _read_base_block(stmt) for stmt in tree.body)
 
 
-def _is_base_assignment(stmt: ast.stmt) -> bool:
+def _is_base_assignment(stmt: ast.stmt) -> TypeGuard[ast.Assign]:
     return isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == BASE_KEY
 
 
@@ -388,7 +388,7 @@ def _placeholders(text: str) -> tuple:
 def _substituted(node: Node, placeholders: dict, bases: Mapping, depth: int) -> Node:
     """Config._substitute_base_vars: a placeholder that is a whole value becomes the base's value."""
     if type(node) is Scalar and isinstance(node.value, str) and node.value in placeholders:
-        value: Optional[Node] = bases
+        value: Node = bases
         for key in placeholders[node.value].split("."):
             if not isinstance(value, Mapping) or key not in value.items:
                 raise _NotFollowed(f"`{{{{{BASE_KEY}.{placeholders[node.value]}}}}}` names no value of its bases")
@@ -399,8 +399,8 @@ def _substituted(node: Node, placeholders: dict, bases: Mapping, depth: int) -> 
     if type(node) is Mapping:
         items = {key: _substituted(value, placeholders, bases, depth + 1) for key, value in node.items.items()}
         return Mapping(items=items, key_spans=dict(node.key_spans), span=node.span, deps=node.deps, origin=node.origin)
-    items = [_substituted(value, placeholders, bases, depth + 1) for value in node.items]
-    return Sequence(items=items, span=node.span, deps=node.deps, origin=node.origin)
+    members = [_substituted(value, placeholders, bases, depth + 1) for value in node.items]
+    return Sequence(items=members, span=node.span, deps=node.deps, origin=node.origin)
 
 
 def _merge(a: dict, a_spans: dict, b: dict, b_spans: dict, depth: int) -> tuple:
@@ -447,6 +447,10 @@ def _exported(built: _Built, path: str) -> _Built:
     return _Built(names, spans, built.unused, built.lazy)
 
 
+@overload
+def marked(node: Mapping, path: str) -> Mapping: ...  # a copy of a node is a node of its kind
+@overload
+def marked(node: Node, path: str) -> Node: ...
 def marked(node: Node, path: str) -> Node:
     """A copy of `node` with every span marked as written in the file at `path` (a config another
     is built from: lint/sources/hydra.py too)."""
@@ -457,16 +461,16 @@ def _copy(node: Node, path: str, memo: dict) -> Node:
     found = memo.get(id(node))
     if found is not None:
         return found
-    kind = type(node)
-    if kind is Scalar:
+    # Exact kinds (a Scalar subclass such as omegaconf.Interpolated is not copied as a Scalar).
+    if type(node) is Scalar:
         copied: Node = Scalar(node.value, node.span.elsewhere(path), node.deps, node.origin, node.quoted)
-    elif kind is Mapping:
+    elif type(node) is Mapping:
         copied = Mapping(span=node.span.elsewhere(path), deps=node.deps, origin=node.origin)
         memo[id(node)] = copied  # before the items: a mapping may hold itself
         copied.items = {key: _copy(value, path, memo) for key, value in node.items.items()}
         copied.key_spans = {key: span.elsewhere(path) for key, span in node.key_spans.items()}
         copied.duplicates = [(key, span.elsewhere(path)) for key, span in node.duplicates]
-    elif kind is Sequence:
+    elif type(node) is Sequence:
         copied = Sequence(span=node.span.elsewhere(path), deps=node.deps, origin=node.origin)
         memo[id(node)] = copied
         copied.items = [_copy(value, path, memo) for value in node.items]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field, replace
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 from ..document import Document, LaunchDocument, Mapping, Node, Scalar, Sequence, Span, Unknown, split_lines
 from ..lean_dataclass import lean_dataclass
@@ -103,7 +103,7 @@ def resolve_tree(root: Mapping, text: str = "", whole: bool = True) -> tuple:
     if not sites:
         return root, {}
     resolver = _Resolver(root, text, whole)
-    results = {path: resolver.site(path) for path in sites}
+    results = {path: resolver.site(path, scalar) for path, scalar in sites}
     return _rebuilt(root, results), resolver.found
 
 
@@ -138,18 +138,20 @@ def _add(found: dict, key, note: tuple) -> None:
 # -- the tree ------------------------------------------------------------------------------------
 
 
-def _sites(root: Mapping) -> list:
-    """Paths of the string values holding `${`, in document order."""
-    found, stack, seen = [], [((), root)], 0
+def _sites(root: Mapping) -> list[tuple[tuple, Scalar]]:
+    """(path, value) of the string values holding `${`, in document order."""
+    found: list[tuple[tuple, Scalar]] = []
+    stack: list[tuple[tuple, Mapping | Sequence]] = [((), root)]
+    seen = 0
     while stack and seen < MAX_NODES:
         path, node = stack.pop()
         seen += 1
         children = node.items.items() if isinstance(node, Mapping) else enumerate(node.items)
-        below = []
+        below: list[tuple[tuple, Mapping | Sequence]] = []
         for key, child in children:
             if isinstance(child, Scalar):
                 if isinstance(child.value, str) and _OPEN in child.value:
-                    found.append(path + (key,))
+                    found.append((path + (key,), child))
             elif isinstance(child, (Mapping, Sequence)) and len(path) < MAX_DEPTH:
                 below.append((path + (key,), child))
         stack.extend(reversed(below))
@@ -257,25 +259,24 @@ class _Resolver:
 
     # -- a site: one string value holding `${` ------------------------------------------------
 
-    def site(self, path: tuple):
-        """The node a string value resolves to; for a whole container, its path (a tuple), which
-        `_rebuilt` places as the tree is copied."""
+    def site(self, path: tuple, scalar: Scalar):
+        """The node the string value `scalar` at `path` resolves to; for a whole container, its
+        path (a tuple), which `_rebuilt` places as the tree is copied."""
         try:
-            node, real = self.value_at(path)
+            node, real = self.value_at(path, scalar)
         except _Unknown as exc:  # past the nesting bound
-            return Unknown(self.raw(path).span, f"{_short(self.raw(path).value)}: {exc.why}")
+            return Unknown(scalar.span, f"{_short(scalar.value)}: {exc.why}")
         return real if isinstance(node, (Mapping, Sequence)) else node
 
-    def value_at(self, path: tuple) -> tuple:
-        """(node, the path it is written at) the string value at `path` resolves to: memoized;
-        a cycle is unknown."""
+    def value_at(self, path: tuple, scalar: Scalar) -> tuple:
+        """(node, the path it is written at) the string value `scalar` at `path` resolves to:
+        memoized; a cycle is unknown."""
         done = self.done.get(path)
         if done is not None:
             return done
         if path in self.active:
             shown = " -> ".join(_dotted(p) for p in self.active[self.active.index(path):] + [path])
             raise _Unknown(f"an interpolation cycle ({shown})")
-        scalar = self.raw(path)
         depth = self.depth
         self.active.append(path)
         try:
@@ -323,7 +324,7 @@ class _Resolver:
         self.charge()
         if isinstance(node, Scalar) and isinstance(node.value, str) and _OPEN in node.value \
                 and not isinstance(node, Interpolated):
-            return self.value_at(path)
+            return self.value_at(path, node)
         return node, path
 
     def select(self, key: str, base: tuple) -> tuple:
@@ -389,6 +390,8 @@ def _split(key: str) -> list:
     if key == "":
         return []
     head = _KEY_HEAD.match(key)
+    if head is None:  # not so: the pattern matches empty text too
+        raise _Unknown(f"`{key}` is not a key OmegaConf reads")
     parts = [head.group(0)]
     position = head.end()
     while position < len(key):
@@ -437,7 +440,7 @@ class _Parser:
         if len(text) > MAX_LENGTH:
             raise _Unknown(f"a value of more than {MAX_LENGTH:,} characters")
 
-    def fail(self, what: str = "") -> None:
+    def fail(self, what: str = "") -> NoReturn:
         raise _Unknown(f"not read by OmegaConf's grammar ({what or 'unexpected ' + repr(self.s[self.i:self.i + 10])})")
 
     def skip_ws(self) -> None:
@@ -469,7 +472,8 @@ class _Parser:
     def text(self, until: str) -> list:
         """Literal text and interpolations up to the end (or to the quote `until`), escapes read:
         `\\${` is `${`, backslashes before an interpolation are halved, others are kept."""
-        s, parts, buffer = self.s, [], []
+        s, buffer = self.s, []
+        parts: list[str | _Got] = []
         run_of = _TEXT_RUNS[until]
         while self.i < len(s):
             literal = run_of.match(s, self.i)
@@ -490,7 +494,10 @@ class _Parser:
                 buffer.append(char)
                 self.i += 1
                 continue
-            end = _BACKSLASHES.match(s, self.i).end()
+            backslashes = _BACKSLASHES.match(s, self.i)  # the runs stop at `$`, `\\` and the quote: a backslash
+            if backslashes is None:
+                self.fail()
+            end = backslashes.end()
             run = end - self.i
             if s.startswith(_OPEN, end):
                 if run % 2:  # ESC_INTER: an escaped `${`
@@ -633,7 +640,7 @@ class _Parser:
     def arguments(self) -> list:
         """sequence? BRACE_CLOSE, after a resolver's colon: elements separated by commas (an empty
         one is "": OmegaConf 2.3 still reads it so)."""
-        args = []
+        args: list[_Got] = []
         self.skip_ws()
         if self.i < len(self.s) and self.s[self.i] == "}":
             self.i += 1

@@ -57,9 +57,9 @@ def read_toml(path: str, text: str) -> Document:
         message = str(exc)
         if not isinstance(exc, tomllib.TOMLDecodeError):
             found = _LONG_INTEGER.search(text)
-            where = _position(text, found.start()) if found else (1, 1)
+            at = _position(text, found.start()) if found else (1, 1)
             raise LimitExceeded(f"TOML number with more than {_INT_TEXT_DIGITS:,} digits, more than Python converts",
-                                *where) from None
+                                *at) from None
         where = _ERROR_AT.search(message)
         if where:
             line, column = int(where.group(1)), int(where.group(2))
@@ -163,7 +163,7 @@ def _locate(text: str):
     key_spans: dict = {}
     table: tuple = ()
     arrays: dict = {}  # path of an array of tables -> how many `[[...]]` it has had so far
-    open_path = None  # path of a multi-line value whose end is still to come
+    open_path: tuple = ()  # path of a multi-line value whose end is still to come (set before either wait below)
     skip_until = None  # closing text of a multi-line string being skipped
     depth = 0  # bracket depth of a multi-line array being skipped
     # TOML ends lines with \n or \r\n only; str.splitlines() would also break

@@ -356,7 +356,7 @@ def typed_plain(text: str):
 _OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
 
 
-def string_in_place(text: str, node: Node) -> Optional[str]:
+def string_in_place(text: str, node: Optional[Node]) -> Optional[str]:
     """The YAML text with only the string `node` holds left where it is written (lines kept, every
     other line empty, the rest of its own line spaces), so a reader of that string (a shell script
     under `run: |`) counts lines and columns as the file does. For a literal block (`|`, `|-`, `|+`),
