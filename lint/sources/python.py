@@ -26,7 +26,7 @@ import operator
 import re
 import warnings
 from collections.abc import Callable
-from typing import Optional
+from typing import Any, Optional, Union
 
 from ..document import (
     Document,
@@ -69,7 +69,7 @@ _FIELD_TOKENS = 3
 # A result this many bits long may have more than MAX_NUMBER_DIGITS digits: not computed.
 _INT_BITS = math.ceil(MAX_NUMBER_DIGITS * math.log2(10))
 
-_BINOPS = {
+_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -90,7 +90,7 @@ _COMPARE = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
-_PURE_BUILTINS = {
+_PURE_BUILTINS: dict[str, Callable[..., Any]] = {
     "int": int,
     "float": float,
     "bool": bool,
@@ -211,11 +211,12 @@ def _bound_sizes(names: dict, sizes: Optional[dict] = None) -> None:
             left -= size
 
 
-def _size(top: Node, sizes: dict) -> tuple:
+def _size(top: Union[Mapping, Sequence], sizes: dict) -> tuple:
     """(nodes, depth) of a value, each shared part counted at every use; a part
     that holds itself counts once. Iterative: a value may nest thousands deep.
     `sizes`: id -> (nodes, depth, ...) of the parts counted already."""
-    stack = [(top, None, 0)]  # (node, its collections once visited, its other items)
+    # (node, its collections once visited, its other items)
+    stack: list[tuple[Union[Mapping, Sequence], Optional[list], int]] = [(top, None, 0)]
     while stack:
         node, parts, leaves = stack.pop()
         if parts is not None:
@@ -246,7 +247,7 @@ class _Evaluator:
     def __init__(self, text: str, pinned: Optional[dict] = None):
         # Line number -> text of each line where UTF-8 bytes and characters differ;
         # elsewhere ast's byte columns are already character columns.
-        self.wide_lines: dict = {} if text.isascii() else _wide_lines(text)
+        self.wide_lines: dict[int, str] = {} if text.isascii() else _wide_lines(text)
         self.wide_columns: dict = {}  # line -> (byte offsets of its non-ASCII characters, extra bytes up to each)
         self.first_wide, self.last_wide = (min(self.wide_lines), max(self.wide_lines)) if self.wide_lines else (0, -1)
         self.steps = MAX_EVAL_STEPS
@@ -308,7 +309,7 @@ class _Evaluator:
         self.charge(len(nodes))
         return nodes
 
-    def span(self, node: ast.AST) -> Span:
+    def span(self, node: Union[ast.expr, ast.stmt, ast.keyword]) -> Span:
         line = node.lineno
         end_line = node.end_lineno or line
         # Outside the wide lines' range (all lines, in most files): no look in wide_lines.
@@ -334,8 +335,7 @@ class _Evaluator:
         self.steps -= 1  # self.charge(1), inlined
         if self.steps < 0:
             self.charge(0)
-        kind = type(stmt)
-        if kind is ast.Assign:  # most statements of a config: tested first
+        if type(stmt) is ast.Assign:  # most statements of a config: tested first
             value = self.expr(stmt.value)
             for target in stmt.targets:
                 self.assign(target, value, stmt)
@@ -392,10 +392,9 @@ class _Evaluator:
     def assign(self, target: ast.expr, value: Node, stmt: ast.stmt) -> None:
         if type(target) is ast.Name:  # most assignments: `bind` inlined
             name = target.id
-            kind = type(value)
-            if kind is Scalar:
+            if type(value) is Scalar:
                 value = Scalar(value.value, value.span, value.deps, name, value.quoted)
-            elif kind is Unknown:
+            elif type(value) is Unknown:
                 value = Unknown(value.span, value.why, value.deps, name)
             elif value.origin is None:
                 value.origin = name
@@ -416,7 +415,7 @@ class _Evaluator:
         elif isinstance(target, ast.Starred):
             self.assign(target.value, Unknown(self.span(stmt), "starred assignment"), stmt)
 
-    def assign_into(self, target: ast.expr, value: Node, stmt: ast.stmt) -> None:
+    def assign_into(self, target: Union[ast.Subscript, ast.Attribute], value: Node, stmt: ast.stmt) -> None:
         """`cfg['key'] = v` and `cfg.key = v` update a known mapping in place."""
         container, key = self.item_of(target)
         if isinstance(container, Mapping) and isinstance(key, str):
@@ -431,7 +430,7 @@ class _Evaluator:
         else:
             self.forget_base(target, stmt, "modified in a way not followed")
 
-    def delete_from(self, target: ast.expr, stmt: ast.stmt) -> None:
+    def delete_from(self, target: Union[ast.Subscript, ast.Attribute], stmt: ast.stmt) -> None:
         """`del cfg['key']` removes a key that is known to go; anything else is not followed."""
         container, key = self.item_of(target)
         if isinstance(container, Mapping) and isinstance(key, str) and self.condition is None:
@@ -441,7 +440,7 @@ class _Evaluator:
         else:
             self.assign_into(target, Unknown(self.span(stmt), "deleted in a way not followed"), stmt)
 
-    def item_of(self, target: ast.expr) -> tuple:
+    def item_of(self, target: Union[ast.Subscript, ast.Attribute]) -> tuple:
         """The container and key that `cfg['key']` or `cfg.key` names (None when not known)."""
         container = self.expr(target.value)
         if isinstance(target, ast.Attribute):
@@ -544,21 +543,25 @@ class _Evaluator:
 
     # -- expressions -----------------------------------------------------
     def expr(self, node: ast.expr) -> Node:
-        kind = type(node)
-        if (kind is _NAME or kind is _CONSTANT) and self.depth < MAX_DEPTH:
-            # Half of all expressions are names and constants, which hold no expression: no
-            # dispatch, no depth to count, and the commonest constants made here, without a call more.
+        # Half of all expressions are names and constants, which hold no expression: no dispatch,
+        # no depth to count, and the commonest constants made here, without a call more. Each is
+        # told by `type(node) is`, which is also what tells the type checker which node it is.
+        if type(node) is _NAME and self.depth < MAX_DEPTH:
             self.steps -= 1  # self.charge(1), inlined: this runs for every expression
             if self.steps < 0:
                 self.charge(0)
-            if kind is _NAME:
-                return self.name(node.id, node)
+            return self.name(node.id, node)
+        if type(node) is _CONSTANT and self.depth < MAX_DEPTH:
+            self.steps -= 1
+            if self.steps < 0:
+                self.charge(0)
             value = node.value
-            kind = type(value)
-            if kind in _PLAIN_CONSTANTS or (kind is str and value.isascii()) or (
-                    kind is int and -_INT_LIMIT < value < _INT_LIMIT):
+            value_kind = type(value)
+            if value_kind in _PLAIN_CONSTANTS or (value_kind is int and -_INT_LIMIT < value < _INT_LIMIT) or (
+                    type(value) is str and value.isascii()):
                 return Scalar(value, self.span(node))
             return self.expr_Constant(node)
+        kind = type(node)
         method = _EXPRESSIONS.get(kind)
         if method is None or self.depth >= MAX_DEPTH:
             why = f"{kind.__name__} is not evaluated" if method is None else "expression nested too deeply"
@@ -568,9 +571,9 @@ class _Evaluator:
             self.charge(0)
         # No try/finally: an exception out of here ends the file's reading, depth and all.
         self.depth += 1
-        value = method(self, node)
+        result = method(self, node)
         self.depth -= 1
-        return value
+        return result
 
     def deps_of(self, node: ast.AST) -> frozenset:
         """Names an unevaluated expression reads, so derivations stay visible."""
@@ -590,12 +593,11 @@ class _Evaluator:
         deps = _joined(deps, _single(name)) if deps else _SINGLES.get(name) or _single(name)
         if name in self.pinned:
             return Scalar(self.pinned[name], value.span, deps, value.origin)
-        kind = type(value)
-        if kind is Scalar:
+        if type(value) is Scalar:
             # A class is best shown where it is used.
             span = self.span(node) if type(value.value) is Symbol else value.span
             return Scalar(value.value, span, deps, value.origin, value.quoted)
-        if kind is Unknown:
+        if type(value) is Unknown:
             return Unknown(value.span, value.why, deps, value.origin)
         return value  # containers stay shared, as in Python
 
@@ -650,7 +652,7 @@ class _Evaluator:
     def expr_BinOp(self, node: ast.BinOp) -> Node:
         return self.binop(type(node.op), self.expr(node.left), self.expr(node.right), self.span(node))
 
-    def binop(self, op: type, left: Node, right: Node, span: Span) -> Node:
+    def binop(self, op: type[ast.operator], left: Node, right: Node, span: Span) -> Node:
         deps = _joined(left.deps, right.deps)
         if isinstance(left, Sequence) and isinstance(right, Sequence) and op is ast.Add:
             if len(left.items) + len(right.items) <= MAX_LENGTH:
@@ -732,7 +734,7 @@ class _Evaluator:
         return mapping
 
     def expr_List(self, node: ast.List) -> Node:
-        items = []
+        items: list[Node] = []
         for element in node.elts:
             if isinstance(element, ast.Starred):
                 inner = self.expr(element.value)
@@ -758,12 +760,14 @@ class _Evaluator:
         for value in node.values:
             if isinstance(value, ast.Constant):
                 part = str(value.value)
-            else:
-                inner = self.expr(value.value) if isinstance(value, ast.FormattedValue) else self.expr(value)
+            elif isinstance(value, ast.FormattedValue):  # Python writes nothing else in an f-string
+                inner = self.expr(value.value)
                 deps = _joined(deps, inner.deps)
                 if not isinstance(inner, Scalar) or value.format_spec is not None or value.conversion != -1:
                     return Unknown(self.span(node), "f-string", deps)
                 part = str(inner.value)
+            else:
+                return Unknown(self.span(node), "f-string", deps)
             length += len(part)
             if length > MAX_LENGTH:  # before joining: `f'{a}{a}{a}...'` over a long `a` doubles on every line
                 return Unknown(self.span(node), f"a string of more than {MAX_LENGTH:,} characters", deps)
@@ -780,7 +784,8 @@ class _Evaluator:
             return self.call_dict(node, self.span(node))
         func = self.expr(function)
         span = self.span(node)
-        callee = func.value.qualname if isinstance(func, Scalar) and isinstance(func.value, Symbol) else None
+        symbol = func.value if isinstance(func, Scalar) and isinstance(func.value, Symbol) else None
+        callee = symbol.qualname if symbol is not None else None
         if callee == "builtins.dict":
             return self.call_dict(node, span)
         args = [self.expr(arg) for arg in node.args if not isinstance(arg, ast.Starred)]
@@ -793,11 +798,11 @@ class _Evaluator:
                 if result is not _UNKNOWN:
                     return _result(result, span, deps)
         imported = callee is not None and "." in callee and not callee.startswith("builtins.")
-        if imported and not node.args and all(kw.arg for kw in node.keywords):
+        if symbol is not None and imported and not node.args and all(kw.arg for kw in node.keywords):
             # `Config(a=1)` with keywords only reads as mmengine's `dict(type=Config, a=1)`
             # (XTuner v1 builds its configs this way); positional arguments would need the signature.
             mapping = Mapping(span=span, deps=deps)
-            mapping.items["type"] = Scalar(func.value, self.span(node.func), func.deps)
+            mapping.items["type"] = Scalar(symbol, self.span(node.func), func.deps)
             for keyword in node.keywords:
                 mapping.items[keyword.arg] = kwargs[keyword.arg]
                 mapping.key_spans[keyword.arg] = self.span(keyword)  # keywords carry positions since Python 3.9
@@ -895,7 +900,7 @@ def _cost(value) -> int:
     return len(value) if isinstance(value, (str, tuple)) else 1
 
 
-def _wide_lines(text: str) -> dict:
+def _wide_lines(text: str) -> dict[int, str]:
     """Line number -> text of each line with a non-ASCII character, lines broken as
     Python's tokenizer breaks them."""
     if "\r" in text:  # lines end at "\r" too (`str.isascii` is a flag lookup: no line is scanned)
@@ -961,7 +966,7 @@ def _single(name: str) -> frozenset:
     return found
 
 
-def _copy(node: Node, span=None, deps=None, origin=None) -> Node:
+def _copy(node: Union[Scalar, Unknown], span=None, deps=None, origin=None) -> Node:
     span = span or node.span
     deps = node.deps if deps is None else deps
     origin = origin or node.origin
@@ -995,7 +1000,7 @@ def _call_builtin(name: str, values: list):
         return _UNKNOWN
 
 
-def _refusal(op: type, a, b) -> Optional[str]:
+def _refusal(op: type[ast.operator], a, b) -> Optional[str]:
     """Why `a op b` is not computed, checked before anything long is made;
     None when it is computed. An empty why: an operation not followed."""
     numbers = isinstance(a, _NUMBER) and isinstance(b, _NUMBER)
@@ -1019,7 +1024,7 @@ def _refusal(op: type, a, b) -> Optional[str]:
     return None if numbers else ""  # `%` on strings is formatting: not followed
 
 
-def _arith(op: type, a, b):
+def _arith(op: type[ast.operator], a, b):
     """Compute a binary operation on plain values, refusing anything costly:
     the result, or the refusal's why as a _Refused."""
     if isinstance(a, Symbol) or isinstance(b, Symbol):

@@ -278,7 +278,7 @@ class _Lexer:
         self.heredocs: list = []  # (body start, body end, delimiter quoted) of the command being read
         self.refs: list = []  # _RawWord.refs of the word being read
 
-    def position(self, offset: int) -> tuple:
+    def position(self, offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(self.line_starts, offset) - 1
         return index + 1, offset - self.line_starts[index] + 1
 
@@ -694,9 +694,11 @@ class _Placer:
     def word(self, word):
         if not isinstance(word, Word):
             return word
-        value, written = word.value, word.written
+        value: object = word.value
+        written: Optional[str] = word.written
         if word.known and isinstance(value, str) and _NOT_KNOWN in value:
-            value, written = UNKNOWN, value
+            written = value
+            value = UNKNOWN
         pieces = tuple(self.word(piece) for piece in word.pieces) if word.pieces is not None else None
         return replace(word, value=value, span=self.span(word.span), raw=word.raw.replace(_NOT_KNOWN, "$"),
                        value_span=self.span(word.value_span) if word.value_span is not None else None,
@@ -709,7 +711,7 @@ class _Placer:
 
 
 class _Interpreter:
-    def __init__(self, text: str = "", starts: Optional[list] = None):
+    def __init__(self, text: str, starts: list):
         self.text = text
         self.starts = starts
         self.variables: Store = Store()  # name -> Word | list[Word] (arrays)
@@ -861,9 +863,9 @@ class _Interpreter:
         def guard(patterns):
             if subject is None or falls:
                 return None, False
-            found = False
+            found: Optional[bool] = False
             for pattern in patterns:
-                matched = True if pattern.raw == "*" else self._matches(subject, pattern)
+                matched: Optional[bool] = True if pattern.raw == "*" else self._matches(subject, pattern)
                 if matched:
                     return True, False
                 found = found if matched is False else None
@@ -1303,7 +1305,7 @@ class _Interpreter:
             self._declare(words[1:], exporting=words[0].raw == "export")
             return None
         if words[0].raw in _SOURCE and len(words) > 1 and self.sourcer is not None:
-            if not self._source(words[1:], span):
+            if not self._source(self.sourcer, words[1:], span):
                 self.unfollowed = True  # a file not read may set any variable
             return None
         if words[0].raw in _SOURCE:
@@ -1338,7 +1340,7 @@ class _Interpreter:
             if exporting and name and not self.exports.get(name):
                 self.exports[name] = not self.uncertain
 
-    def _source(self, words: list, span: Span) -> bool:
+    def _source(self, sourcer: Callable, words: list, span: Span) -> bool:
         """`source FILE [ARGS]`, `. FILE`: the file's commands run in this shell (variables, exports,
         heredoc reads), with ARGS as its positional parameters while it runs. At most
         MAX_SOURCE_DEPTH files deep, none twice in a chain; a file not read or not valid shell is skipped
@@ -1351,7 +1353,7 @@ class _Interpreter:
                             self.placed)
         if path is None:
             return False  # after a `cd` to a folder not known
-        found = self.sourcer(named if path == named.value else Word(path, named.span, named.raw))
+        found = sourcer(named if path == named.value else Word(path, named.span, named.raw))
         if found is None or found[0] in self.sourcing:
             return False
         key, path, text = found
@@ -1550,7 +1552,7 @@ class _Interpreter:
             piece = " ".join(w.value if w.known else _written(w) for w in read.pieces)
         return piece, where
 
-    def _position(self, offset: int) -> tuple:
+    def _position(self, offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(self.starts, offset) - 1
         return index + 1, offset - self.starts[index] + 1
 
@@ -1628,7 +1630,7 @@ class _Interpreter:
         text = "".join(pieces)
         last = word.parts[-1] if word.parts else None
         trailing = tail if last is not None and last[0] == "var" and "=" in text else None
-        first = word.parts[0] if word.parts else ("lit",)
+        first: tuple = word.parts[0] if word.parts else ("lit",)
         anchored = first[0] in ("folder", "dirname") or first[0] == "var" and getattr(
             self.variables.get(first[1]), "anchored", False)
         # The value, or for `key=$VAR` the text after `=`, is exactly what the division computed.
@@ -1993,20 +1995,22 @@ def _remainder(a: int, b: int) -> Optional[int]:
 
 
 # Operations whose cost or validity is checked first (operands are 64-bit integers).
-_CHECKED = {
+_CHECKED: dict[str, Callable[[int, int], Optional[int]]] = {
     "/": _divide,
     "%": _remainder,
     "**": lambda a, b: None if b < 0 or (b > 64 and abs(a) > 1) else a**b,
     "<<": lambda a, b: a << b if 0 <= b < 64 else None,
     ">>": lambda a, b: a >> b if 0 <= b < 64 else None,
 }
-_SIMPLE = {
+_SIMPLE: dict[str, Callable[[int, int], int]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "&": operator.and_, "|": operator.or_, "^": operator.xor,
     "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b), ">": lambda a, b: int(a > b),
     ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
     "&&": lambda a, b: int(bool(a) and bool(b)), "||": lambda a, b: int(bool(a) or bool(b)),
 }
-_UNARY_OPERATIONS = {"neg": operator.neg, "pos": operator.pos, "not": lambda a: int(not a), "inv": operator.invert}
+_UNARY_OPERATIONS: dict[str, Callable[[int], int]] = {
+    "neg": operator.neg, "pos": operator.pos, "not": lambda a: int(not a), "inv": operator.invert,
+}
 
 
 def _strip_prefix(parts: list, length: int) -> list:
@@ -2169,16 +2173,16 @@ class _DoubleBracket:
         word = self._next()
         operand = self._peek() not in (None, "&&", "||", ")") and self._peek() not in _DOUBLE_BINARY
         if word.raw in ("-z", "-n") and operand:
-            value = self._value(self._next())
-            return None if value is None else (value == "") == (word.raw == "-z")
+            text = self._value(self._next())
+            return None if text is None else (text == "") == (word.raw == "-z")
         if _UNARY_TEST.fullmatch(word.raw) and operand:
             self._next()
             return None  # a file test and the like: not known here
         if self._peek() in _DOUBLE_BINARY:
             op = self._next().raw
             return self._binary(word, op, self._next())
-        value = self._value(word)
-        return None if value is None else value != ""
+        text = self._value(word)
+        return None if text is None else text != ""
 
     def _value(self, raw: _RawWord) -> Optional[str]:
         """A word's value; an outside variable as empty (the test asks whether it is)."""
