@@ -93,6 +93,10 @@ def test_a_toml_template(tmp_path):
     ("t.toml", '[training]\nlocal_batch_size = 8  # ${LBS}\nglobal_batch_size = = 100\n'),
     # Filled, the file is still broken, and no Jinja statement explains it.
     ("ds3.json", '{\n  "train_batch_size": ${GBS}\n  "train_micro_batch_size_per_gpu": 4\n}\n'),
+    # Two objects, one per line, but one of them broken: not JSON Lines either.
+    ("ds4.json", '{"train_batch_size": 64}\n{"train_micro_batch_size_per_gpu": 4,}\n'),
+    # Two configs written one after the other over several lines: a mistake, not a dataset.
+    ("ds5.json", '{\n  "train_batch_size": 64\n}\n{\n  "train_batch_size": 32\n}\n'),
 ])
 def test_a_broken_file_is_still_reported(tmp_path, name, text):
     result = lint_text(tmp_path, name, text)
@@ -136,3 +140,14 @@ def test_bare_upper_case_words_a_sed_replaces_are_placeholders_in_json(tmp_path)
 def test_a_misspelt_literal_is_not_a_placeholder(tmp_path, word):
     text = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "fp16": {"enabled": %s}\n}\n' % word
     assert codes(lint_text(tmp_path, "ds.json", text)) == [("BL001", 3)]
+
+
+def test_a_dataset_in_json_lines_under_json_is_skipped_not_broken(tmp_path):
+    # A toy dataset saved as .json with one record a line (FlagEmbedding's data/toy/*.json): its records
+    # may name a marker ("batch_size" in a query) but it is no config, and no syntax error of one.
+    text = ('{"query": "What batch_size fits?", "pos": ["train_batch_size is 8"], "query_id": 0}\n'
+            '{"query": "And the accumulation?", "pos": ["gradient_accumulation_steps"], "query_id": 1}\n')
+    result = lint_text(tmp_path, "convsearch.json", text)
+    assert result.diagnostics == []
+    assert [n.rsplit("/", 1)[-1] for n in result.notices] == [
+        "convsearch.json: JSON Lines data (one record per line), not a config"]

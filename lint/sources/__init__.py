@@ -113,8 +113,14 @@ def read(path: str, text: str, fmt: str, **options) -> Document:
         except ParseError as error:
             if fmt not in ("json", "yaml", "toml"):
                 raise
-            from .template import read_template  # a file that does not parse may be a template
+            from .template import (  # a file that does not parse may be a template
+                TemplateError,
+                json_lines,
+                read_template,
+            )
 
+            if fmt == "json" and json_lines(text):
+                raise TemplateError("JSON Lines data (one record per line), not a config") from None
             return read_template(path, text, fmt, reader, error)
     except RecursionError:  # a last resort: every reader bounds its nesting by MAX_DEPTH
         raise LimitExceeded("the file is nested too deeply to read") from None

@@ -48,6 +48,25 @@ class TemplateError(ParseError):
     not a syntax error of the file, and nothing batchlint can check."""
 
 
+def json_lines(text: str) -> bool:
+    """Whether a `.json` file that is no JSON document is JSON Lines: two or more lines, each a
+    JSON object or array on its own (a dataset saved under .json, not a config to report broken)."""
+    import json
+
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    for line in lines:
+        stripped = line.strip()
+        if stripped[0] not in "{[" or stripped[-1] not in "}]":
+            return False
+        try:
+            json.loads(stripped)
+        except (ValueError, RecursionError):
+            return False
+    return True
+
+
 def read_template(path: str, text: str, fmt: str, reader: Callable, error: ParseError) -> Document:
     """The document of a template `text` that `reader` refused with `error`;
     raises `error` again when the file is not a template."""
