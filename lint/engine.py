@@ -561,7 +561,8 @@ class _Checker:
         alone = _one_process().judge(line, source.document.path, source.document.text,
                                      tuple(r.path for r in called)) if line.alone else None
         for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
-            config = self.linked_config(word, base, source.path, command, said=True)
+            said = not any(word is guess for guess in line.guessed)
+            config = self.linked_config(word, base, source.path, command, said=said)
             if config is not None:
                 self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
                                                 config.path), note, alone=alone)
@@ -685,7 +686,7 @@ class _Checker:
                                  "the project; not read (widen it with `reference-paths` in the project config)")
                     return None
                 return candidate
-        if said and format_of(value):
+        if said and format_of(value) in ("yaml", "json", "toml"):  # a missing .py is more often a program
             reads.notice(f"{script_path}:{word.span.line}: `{word.value}`, the config the launch line names, "
                          "is not found in the project; its settings are not checked")
         return None

@@ -61,8 +61,9 @@ class Launch:
     # W is in a file the line names (Count.file): (the Word naming it, the key), for the engine to read.
     world_size_file: Optional[tuple[Any, str]] = None
     configs: list = field(default_factory=list)  # Words naming config files
-    # Those of them taken for a config by their name only, standing alone after other arguments: a
-    # missing one may be another flag's file (`--in-files a.json b.json`), so its absence is not said.
+    # Those of them taken for a config by their file name only (standing alone after other arguments,
+    # or the value of a flag not called a config's): a missing one may be a data file or another
+    # flag's (`--in-files a.json b.json`, `--train_file train.json`), so its absence is not said.
     guessed: list = field(default_factory=list)
     linked: list = field(default_factory=list)  # Words naming files linted as written (Launcher.linked)
     overrides: list = field(default_factory=list)  # (key path tuple, Word value, Word key)
@@ -727,8 +728,12 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
                 index += 1
         elif flag and eq and _is_config(value) and _names_config(flag, names) and not _is_code(value, flag, names):
             configs.append(Word(value, _value_span(word, value), word.raw))
+            if not _surely_config(flag, names):
+                guessed.append(configs[-1])
         elif flag and not eq and following is not None and _is_config(following.value) and _names_config(flag, names):
             configs.append(following)
+            if not _surely_config(flag, names):
+                guessed.append(following)
             index += 1
         elif isinstance(text, str) and not text.startswith("-") and "=" not in text and _is_config(text):
             configs.append(word)
@@ -757,6 +762,12 @@ def _assigned_config(text: object, spec: Launcher) -> TypeGuard[str]:
 
 def _names_config(flag: str, names: tuple) -> bool:
     return any(fnmatchcase(flag.lstrip("-"), glob) for glob in names)
+
+
+def _surely_config(flag: str, names: tuple) -> bool:
+    """A flag the launcher names as its config's, or one called so (`--config`, `--cfg_file`); a
+    launcher that takes a config under any flag (`*`) also takes `--train_file data.json` for one."""
+    return _names_config(flag, names if names != ("*",) else _CONFIG_FLAGS)
 
 
 def _is_code(value, flag: str, names: tuple) -> bool:

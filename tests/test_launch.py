@@ -178,11 +178,25 @@ def test_a_config_the_line_names_that_is_not_there_is_said(repo, line, named):
                               "project; its settings are not checked"]
 
 
-def test_a_file_taken_for_a_config_only_by_its_name_is_not_said_missing(repo):
+@pytest.mark.parametrize("line", [
     # `--in-files a.json b.json`: b.json may be the flag's second file, not the program's config.
+    "python split.py --in-files data/a.json data/b.json --out-file c.json\n",
+    # A launcher that takes a config under any flag takes a dataset's too.
+    "mpirun -n 8 python run_squad.py --train_file data/train-v1.1.json --predict_file data/dev.json\n",
+    # A missing .py is more often the program than a config.
+    "deepspeed --autotuning run ~/transformers/examples/run_glue.py --deepspeed ds.json\n",
+])
+def test_a_file_taken_for_a_config_only_by_its_name_is_not_said_missing(repo, line):
     write(repo, "split.py", "import argparse\n")
-    result = lint_script(repo, "python split.py --in-files data/a.json data/b.json --out-file c.json\n")
-    assert not any("not found" in n for n in result.notices)
+    write(repo, "ds.json", DS)
+    result = lint_script(repo, line)
+    assert not any("not found" in n for n in result.notices), result.notices
+
+
+def test_a_missing_file_of_a_flag_called_a_config_is_said_under_any_launcher(repo):
+    result = lint_script(repo, "mpirun -n 8 python run_squad.py --deepspeed_config ds_missing.json\n")
+    assert result.notices == ["train.sh:1: `ds_missing.json`, the config the launch line names, is not found in "
+                              "the project; its settings are not checked"]
 
 
 def test_a_config_named_from_a_folder_above_the_script_is_found(repo):
