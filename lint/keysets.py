@@ -16,10 +16,11 @@ what the generators in tools/ and a project's copy of a framework share.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Callable
 from typing import Optional
 
-from . import versions
+from . import project, versions
 from .lean_dataclass import lean_dataclass
 
 
@@ -100,6 +101,16 @@ class InForce:
     named: str
     known: bool
     release: Optional[str] = None
+    copy: Optional[str] = None  # the folder of the framework's copy the keys were read from
+
+    def holds(self, module: Optional[str]) -> bool:
+        """Whether a launch line's module (`verl.trainer.main_ppo`) is one the keys are of: any,
+        unless they come from a copy in the project that lacks that module (the line then runs
+        another release of the framework than the copy in view)."""
+        if self.copy is None or not module or "/" in module or module.endswith(".py"):
+            return True
+        relative = module.replace(".", os.sep)
+        return any(project.is_file(os.path.join(self.copy, relative + tail)) for tail in (".py", os.sep + "__init__.py"))
 
 
 def in_force(dist: versions.Distribution, sets: KeySets, path: str,
@@ -113,7 +124,7 @@ def in_force(dist: versions.Distribution, sets: KeySets, path: str,
         if keys:
             version = f" {found.version}" if found.version else ""
             return InForce(frozenset(keys), f"{dist.shown}{version} (the copy in {found.where.split(':')[0]})",
-                           True, found.version)
+                           True, found.version, found.copy)
     if found is not None and found.version is not None:
         embedded = sets.has(found.version)
         if embedded is None:

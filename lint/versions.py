@@ -370,6 +370,12 @@ def _locked(path: str, names: set) -> Optional[tuple]:
 
 
 def _copy(folder: str, dist: Distribution) -> Optional[_Said]:
+    """A copy of the framework's package in `folder`, or in the framework's repository checked in
+    as a folder of that name (`verl/verl/`: a fork vendored whole, or a submodule)."""
+    return _copy_at(folder, dist) or _copy_at(os.path.join(folder, dist.package), dist)
+
+
+def _copy_at(folder: str, dist: Distribution) -> Optional[_Said]:
     package = os.path.join(folder, dist.package)
     if not os.path.isfile(os.path.join(package, "__init__.py")) or not project.may_read(package):
         return None

@@ -68,6 +68,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         force = forces[line.framework]
         if force is None:
             continue  # a release batchlint has no key set for
+        if not force.holds(line.entry):
+            continue  # the line runs a module the project's copy lacks: another release, keys unknown
         name = line.config_name.value if line.config_name is not None and line.config_name.known else None
         own = hydra_keys(plan.document.path, line.entry, name)  # the project's own trainer: its config's keys exist too
         known = force.keys | own if own else force.keys

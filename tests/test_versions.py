@@ -91,11 +91,34 @@ def test_a_vendored_copy_is_judged_by_its_own_config(tmp_path):
     keys it added included; its version file names it."""
     config = ("actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\n    fsdp_config:\n"
               "      grad_offload: False\n      my_fork_flag: 1\ntrainer:\n  n_gpus_per_node: 8\n")
-    vendored = {"verl/__init__.py": "", "verl/version/version": "0.1\n",
+    vendored = {"verl/__init__.py": "", "verl/version/version": "0.1\n", "verl/trainer/main_ppo.py": "",
                 "verl/trainer/config/ppo_trainer.yaml": config, "requirements.txt": "verl==0.6.0\n"}
     assert _verl(tmp_path, vendored) == []
     [finding] = _verl(tmp_path, vendored, mini="ppo_mini_batchsize")
     assert "is not a key of verl 0.1 (the copy in verl/version/version)" in finding.message
+
+
+def test_a_copy_of_the_frameworks_repository_in_a_folder_of_its_name_is_the_copy(tmp_path):
+    """rllm keeps its verl fork whole in verl/ (the package in verl/verl/): keys the fork added
+    (`rollout.n_val`) are keys of the release it runs, not typos."""
+    config = ("actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\n    fsdp_config:\n"
+              "      grad_offload: False\n      my_fork_flag: 1\ntrainer:\n  n_gpus_per_node: 8\n")
+    repository = {"verl/setup.py": "", "verl/verl/__init__.py": "", "verl/verl/version/version": "0.1\n",
+                  "verl/verl/trainer/main_ppo.py": "", "verl/verl/trainer/config/ppo_trainer.yaml": config}
+    assert _verl(tmp_path, repository) == []
+    [finding] = _verl(tmp_path, repository, mini="ppo_mini_batchsize")
+    assert "is not a key of verl 0.1 (the copy in verl/verl/version/version)" in finding.message
+
+
+def test_a_line_running_a_module_the_copy_lacks_is_not_judged_by_the_copy(tmp_path):
+    """rllm's pipeline scripts run `verl.trainer.main_ppo_async`, which its copy of verl does not
+    have: they run another verl, whose keys (`rollout.val_kwargs`) the copy cannot tell."""
+    config = "actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\ntrainer:\n  n_gpus_per_node: 8\n"
+    repository = {"verl/verl/__init__.py": "", "verl/verl/version/version": "0.1\n",
+                  "verl/verl/trainer/main_ppo.py": "", "verl/verl/trainer/config/ppo_trainer.yaml": config}
+    _project(tmp_path, {"scripts/train.sh": SCRIPT.format(mini="ppo_mini_batchsize").replace(
+        "verl.trainer.main_ppo", "verl.trainer.main_ppo_async"), **repository})
+    assert _codes(_lint(tmp_path, "scripts/train.sh", None), "BL602") == []
 
 
 def test_the_project_config_versions_wins(tmp_path):
