@@ -254,3 +254,26 @@ def test_every_embedded_release_is_a_release_the_specifiers_read():
         assert all(versions.version_key(name) is not None for name in sets.names), dist
         keys = [versions.version_key(name) for name in sets.names]
         assert keys == sorted(keys)  # oldest first: a run "a..b" means the releases between
+
+
+# -- a start-up check a copy of verl predates ------------------------------------------------------
+
+_SMALL_STEP = ("#!/bin/bash\npython3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=8 \\\n"
+               "    actor_rollout_ref.actor.ppo_mini_batch_size=32 \\\n    trainer.n_gpus_per_node=4\n")
+_EARLY_TRAINER = "def _validate_config(self):\n    config = self.config\n    n_gpus = config.trainer.n_gpus_per_node\n"
+
+
+@pytest.mark.parametrize("trainer, flagged", [
+    (_EARLY_TRAINER, False),  # Logic-RL's and TinyZero's copies: no such check, the job runs
+    (_EARLY_TRAINER + "    assert config.data.train_batch_size >= config.actor_rollout_ref.actor.ppo_mini_batch_size\n", True),
+])
+def test_a_copy_of_verl_without_the_mini_batch_check_is_not_said_to_refuse(tmp_path, trainer, flagged):
+    _project(tmp_path, {"scripts/train.sh": _SMALL_STEP, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "",
+                        "verl/trainer/ppo/ray_trainer.py": trainer})
+    found = _codes(_lint(tmp_path, "scripts/train.sh"), "BL141")
+    assert [d.span.line for d in found] == ([4] if flagged else [])
+
+
+def test_without_a_copy_the_released_verl_refuses_a_mini_batch_over_the_step(tmp_path):
+    _project(tmp_path, {"scripts/train.sh": _SMALL_STEP})
+    assert [d.span.line for d in _codes(_lint(tmp_path, "scripts/train.sh"), "BL141")] == [4]

@@ -295,6 +295,28 @@ def _scales_micro_by_n(path: str, strategy: Optional[str]) -> bool:
     return source is not None and _MICRO_TIMES_N.search(source.encode()) is not None
 
 
+# Start-up checks a copy of verl the project holds may predate (early copies, TinyZero's and its forks',
+# have none of them): the files that hold the check in the releases that have it, and its test.
+_CHECKS = {
+    # ray_trainer.py `_validate_config` (0.2-0.4), workers/config/actor.py `ActorConfig.validate` (later).
+    "mini_within_train": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py"),
+                          re.compile(rb"train_batch_size\s*(?:<|>=)\s*[\w.]*ppo_mini_batch_size")),
+}
+
+
+def refuses(path: str, check: str) -> bool:
+    """Whether the verl the project of the file at `path` runs makes start-up check `check`: the
+    released verl does; a copy in the project only if its own source holds the check."""
+    from .. import versions
+
+    found = versions.release(DISTRIBUTION, path)
+    if found is None or found.copy is None:
+        return True
+    files, test = _CHECKS[check]
+    read = versions.copy_reader(found.copy)
+    return any((source := read(relative)) is not None and test.search(source.encode()) is not None for relative in files)
+
+
 def dynamic_step_batch(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     """With use_dynamic_bsz the micro batches are packed by tokens, but each optimizer step
     still takes one mini batch: ppo_mini_batch_size x n sequences, split evenly over dp
