@@ -318,7 +318,7 @@ def _artifact_dir(name: str, parent: str) -> bool:
 
 
 def _artifact_file(name: str, folders: tuple) -> bool:
-    if name in _RUN_FILE_NAMES:
+    if name in _RUN_FILE_NAMES or name.endswith(("-vocab.json", "_vocab.json")):  # Megatron's gpt2-vocab.json
         return True
     if name == "hparams.yaml":  # Lightning's loggers: <save_dir>/<name>/version_<N>/hparams.yaml
         return bool(folders) and re.fullmatch(r"version_\d+", folders[-1]) is not None

@@ -379,7 +379,8 @@ def test_files_training_runs_write_are_not_linted(tree):
 def test_tokenizer_and_weight_index_files_are_data_not_configs(tree):
     """A 50,000-token vocabulary holds any marker's bytes: it was past the reading limit (BL003)."""
     make(tree, "ds_config.json", "tests/assets/vocab.json", "model/tokenizer.json", "model/tokenizer_config.json",
-         "model/special_tokens_map.json", "model/generation_config.json", "model/model.safetensors.index.json")
+         "model/special_tokens_map.json", "model/generation_config.json", "model/model.safetensors.index.json",
+         "tests/unit/gpt2-vocab.json", "data/bert_vocab.json")
     assert names(run(["."], tree)) == ["ds_config.json"]
 
 
