@@ -104,7 +104,7 @@ class InForce:
     copy: Optional[str] = None  # the folder of the framework's copy the keys were read from
 
     def holds(self, module: Optional[str]) -> bool:
-        """Whether a launch line's module (`verl.trainer.main_ppo`) is one the keys are of: any,
+        """Whether a launch line's module (`pkg.trainer.main`) is one the keys are of: any,
         unless they come from a copy in the project that lacks that module (the line then runs
         another release of the framework than the copy in view)."""
         if self.copy is None or not module or "/" in module or module.endswith(".py"):

@@ -371,7 +371,7 @@ def _locked(path: str, names: set) -> Optional[tuple]:
 
 def _copy(folder: str, dist: Distribution) -> Optional[_Said]:
     """A copy of the framework's package in `folder`, or in the framework's repository checked in
-    as a folder of that name (`verl/verl/`: a fork vendored whole, or a submodule)."""
+    as a folder of that name (`pkg/pkg/`: a fork vendored whole, or a submodule)."""
     return _copy_at(folder, dist) or _copy_at(os.path.join(folder, dist.package), dist)
 
 

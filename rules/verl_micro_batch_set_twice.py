@@ -25,6 +25,10 @@ actor_rollout_ref:
     ppo_micro_batch_size_per_gpu: 8
 ```
 
+A copy of verl inside the project that predates the check (an early copy such
+as SkyThought's or TinyZero's lets the deprecated key win) is judged by its own
+source: without the check, nothing is said.
+
 ## Source
 verl/workers/config/actor.py:178-184 @ b178a3c (actor);
 verl/workers/config/critic.py:104-105 and 143-153 (critic);
@@ -38,6 +42,8 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
+    if not plan.settings.checks_micro_set_once:
+        return  # a copy of verl in the project that predates the check takes the deprecated key
     for keys in plan.settings.micro_batch_keys:
         old, new = keys.deprecated, keys.per_gpu
         if keys.role.dynamic is not False or old is None or new is None:

@@ -49,7 +49,7 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = verl.ppo(plan)
-    if settings is None or not verl.refuses(plan.document.path, "mini_within_train"):
+    if settings is None or not settings.checks_mini_within_train:
         return  # (a copy of verl in the project that predates the check runs such a config)
     batch = settings.train_batch
     roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])

@@ -277,3 +277,19 @@ def test_a_copy_of_verl_without_the_mini_batch_check_is_not_said_to_refuse(tmp_p
 def test_without_a_copy_the_released_verl_refuses_a_mini_batch_over_the_step(tmp_path):
     _project(tmp_path, {"scripts/train.sh": _SMALL_STEP})
     assert [d.span.line for d in _codes(_lint(tmp_path, "scripts/train.sh"), "BL141")] == [4]
+
+
+_TWICE = ("#!/bin/bash\npython3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.actor.ppo_micro_batch_size=32 \\\n"
+          "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n    trainer.n_gpus_per_node=8\n")
+_CHECKING_CONFIG = ("def validate_config(config):\n    def check_mutually_exclusive(mbs, mbs_per_gpu, name):\n"
+                    "        if mbs is not None and mbs_per_gpu is not None:\n"
+                    "            raise ValueError(f\"[{name}] You have set both '{name}.micro_batch_size' AND ...\")\n")
+
+
+@pytest.mark.parametrize("files, flagged", [
+    ({}, False),  # an early copy: the deprecated key wins, silently
+    ({"verl/utils/config.py": _CHECKING_CONFIG}, True),  # SkyThought's copy: refuses the pair
+])
+def test_a_micro_batch_set_twice_is_judged_by_the_copys_own_check(tmp_path, files, flagged):
+    _project(tmp_path, {"scripts/train.sh": _TWICE, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "", **files})
+    assert [d.span.line for d in _codes(_lint(tmp_path, "scripts/train.sh"), "BL143")] == ([3] if flagged else [])

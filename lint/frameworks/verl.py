@@ -176,6 +176,9 @@ class PPO:
     micro_batch_keys: tuple = ()
     # Who refuses, as a message names it (forks of verl build this type too: lint/frameworks/easyr1.py).
     label: str = "verl"
+    # Start-up checks the verl the project runs makes (a copy in the project may predate them: `refuses`).
+    checks_mini_within_train: bool = True  # train_batch_size >= each ppo_mini_batch_size
+    checks_micro_set_once: bool = True  # not both a deprecated micro batch and its _per_gpu key
 
 
 def plan(doc: Document, outside: Outside):
@@ -223,7 +226,8 @@ def _read_ppo(root: Mapping) -> PPO:
 
 def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     world = outside.world_size or _file_world_size(doc)
-    settings = _read_ppo(doc.root)
+    settings = replace(_read_ppo(doc.root), checks_mini_within_train=refuses(doc.path, "mini_within_train"),
+                       checks_micro_set_once=refuses(doc.path, "micro_set_once"))
     actor = settings.actor
     plan = TrainingPlan(
         framework=NAME,
@@ -301,6 +305,11 @@ _CHECKS = {
     # ray_trainer.py `_validate_config` (0.2-0.4), workers/config/actor.py `ActorConfig.validate` (later).
     "mini_within_train": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py"),
                           re.compile(rb"train_batch_size\s*(?:<|>=)\s*[\w.]*ppo_mini_batch_size")),
+    # "You have set both ... Please remove": ray_trainer.py check_mutually_exclusive (0.2-0.4), then
+    # workers/config/{actor,critic}.py and utils/config.py.
+    "micro_set_once": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py",
+                        "verl/workers/config/critic.py", "verl/utils/config.py"),
+                       re.compile(rb"You have set both")),
 }
 
 
