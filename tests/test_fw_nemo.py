@@ -197,3 +197,33 @@ def test_megatron_gpt_config_needs_a_larger_global_batch_on_4_gpus(tmp_path):
     [finding] = lint_file(path, settings, Options(world_size=4), RULES).diagnostics
     assert (finding.code, finding.span.line) == ("BL103", 82)
     assert "model.global_batch_size (8) is not divisible by model.micro_batch_size (4) x dp (4) = 16" in finding.message
+
+
+# -- NeMo-Aligner: the model config of a checkpoint, and serving configs ------------------------
+
+ALIGNER_RM = """\
+trainer:
+  num_nodes: 8
+  devices: 8
+pretrained_checkpoint:
+  restore_from_path: null
+model:
+  micro_batch_size: 2
+  global_batch_size: 64
+{layout}"""
+
+
+@pytest.mark.parametrize("layout, flagged", [
+    # tp and pp are the checkpoint's (the file's model section only overrides it): dp is not known.
+    ("", []),
+    # Written in the file, they override the checkpoint's: dp = 64 and 64 % (2 x 64) != 0.
+    ("  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n", [("BL103", 8)]),
+])
+def test_an_aligner_config_takes_the_layout_it_does_not_write_from_its_checkpoint(lint, layout, flagged):
+    assert found(lint("training_rm.yaml", ALIGNER_RM.format(layout=layout))) == flagged
+
+
+def test_a_global_batch_of_zero_declares_none(lint):
+    # NeMo-Aligner's serving configs write 0 "to disable checks"; Megatron's calculator accepts it.
+    assert found(lint("inference_rm.yaml", gpt(gbs=0))) == []
+    assert ("BL104", 7) in found(lint("megatron_gpt_config.yaml", gpt(mbs=0)))  # micro_batch_size: 0 is one

@@ -104,7 +104,7 @@ ADAPTERS = {
     'llmfoundry': (11476, 'llm-foundry', ('yaml',), 40, (b'global_train_batch_size', b'device_train_microbatch_size')),
     'megatron': (4029, 'megatron', ('yaml',), 90, (b'micro-batch-size', b'tensor-model-parallel-size', b'global-batch-size', b'pipeline-model-parallel-size')),
     'nanotron': (5683, 'nanotron', ('yaml',), 35, (b'batch_accumulation_per_replica',)),
-    'nemo': (12157, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size', b'micro_batch_size', b'pipeline_model_parallel_size', b'train_ds')),
+    'nemo': (13241, 'nemo', ('yaml',), 80, (b'tensor_model_parallel_size', b'global_batch_size', b'micro_batch_size', b'pipeline_model_parallel_size', b'train_ds')),
     'openrlhf': (13773, 'openrlhf', ('yaml',), 5, (b'openrlhf.cli',)),
     'skypilot': (8609, 'skypilot', ('yaml',), 950, (b'run:',)),
     'spec': (16561, None, (), 0, ()),

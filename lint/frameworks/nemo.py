@@ -64,14 +64,14 @@ def plan(doc: Document, outside: Outside):
         return _lightning_plan(doc, trainer, model, outside)
     world = outside.world_size or _file_world_size(trainer)
     parallel = {short: model_number(model, key, default=1) for short, key in _DEGREES.items()}
-    layout = () if _restored_layout(model) else (parallel["tp"], parallel["pp"], parallel["cp"])
+    layout = () if _restored_layout(doc, model) else (parallel["tp"], parallel["pp"], parallel["cp"])
     plan = TrainingPlan(
         framework=NAME,
         document=doc,
         world_size=world,
         target_global_batch=outside.target_global_batch,
         micro_batch=model_number(model, "micro_batch_size"),
-        declared_global_batch=None if _ramps_up(model) else model_number(model, "global_batch_size"),
+        declared_global_batch=None if _ramps_up(model) else _declared_global_batch(model),
         derived_from_global="grad_accum",
         parallel=parallel,
         layout=layout,
@@ -205,9 +205,25 @@ def _ramps_up(model: Mapping) -> bool:
     return ramp is not None and not (isinstance(ramp, Scalar) and ramp.value is None)
 
 
-def _restored_layout(model: Mapping) -> bool:
+def _restored_layout(doc: Document, model: Mapping) -> bool:
+    """The layout comes from a checkpoint: `model.pretrained_model_path`, or NeMo-Aligner's
+    `pretrained_checkpoint.restore_from_path` (null in the file, given on the command line), whose
+    model config the file's `model:` section only overrides (nemo_aligner/utils/utils.py
+    load_and_override_model_config): degrees the file does not write are the checkpoint's."""
     path = model.get("pretrained_model_path")
-    return isinstance(path, Scalar) and path.value is not None
+    if isinstance(path, Scalar) and path.value is not None:
+        return True
+    restored = doc.get("pretrained_checkpoint")
+    return isinstance(restored, Mapping) and "restore_from_path" in restored.items and not (
+        {"tensor_model_parallel_size", "pipeline_model_parallel_size"} <= set(model.items))
+
+
+def _declared_global_batch(model: Mapping) -> Optional[Fact]:
+    """model.global_batch_size; 0 declares none: NeMo-Aligner's serving configs write 0 "to disable
+    checks" (examples/nlp/gpt/conf/inference_rm.yaml), which Megatron's microbatch calculator accepts
+    (0 % (micro x dp) == 0)."""
+    declared = model_number(model, "global_batch_size")
+    return None if declared is not None and declared.known and declared.value == 0 else declared
 
 
 def _context_parallel_split(model: Mapping, cp: Fact):
