@@ -674,10 +674,11 @@ class _Checker:
         # scripts' `./examples/x/cfg.json` start): the same files whatever folder batchlint runs from;
         # last, from a folder between the script's and the top, nearest first (`cd internvl_chat &&
         # sh shell/x/train.sh` naming `zero_stage1_config.json` of internvl_chat/).
-        top = os.path.abspath(project.git_root(script_path) or self.settings.root)
+        repository = project.git_root(script_path)
+        top = os.path.abspath(repository or self.settings.root)
         between = [f for f in project.upward(os.path.dirname(os.path.abspath(base)), _MAX_FOLDERS_UP)
                    if f.startswith(top + os.sep)]
-        for folder in (base, os.getcwd(), self.settings.root, project.git_root(script_path) or base, *between):
+        for folder in (base, os.getcwd(), self.settings.root, repository or base, *between):
             candidate = os.path.normpath(os.path.join(folder, value))
             reads.record(candidate)  # even when missing: creating it changes the result
             if (format_of(candidate) or not needs_format) and project.is_file(candidate):

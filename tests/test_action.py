@@ -8,6 +8,7 @@ Installing runs offline: pip gets no index; the dependencies come from the suite
 (PYTHONPATH), at the versions action/constraints.txt pins (checked here too), and setuptools from
 the wheels virtualenv embeds."""
 
+import contextlib
 import json
 import os
 import pathlib
@@ -26,6 +27,17 @@ ACTION_FILES = ("action.yml", "action", "pyproject.toml", "README.md", "lint", "
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 
+
+
+@contextlib.contextmanager
+def _installed(runner, program):
+    """The Action's later steps run `program` as the batchlint the install step made."""
+    saved = runner.outputs["install"]["batchlint"]
+    runner.outputs["install"]["batchlint"] = str(program)
+    try:
+        yield
+    finally:
+        runner.outputs["install"]["batchlint"] = saved
 
 def load_action() -> dict:
     with open(os.path.join(REPO, "action.yml"), encoding="utf-8") as handle:
@@ -267,12 +279,8 @@ def test_the_job_summary_is_cut_to_githubs_limit_on_whole_lines(runner, tmp_path
     fake.write_text('#!/usr/bin/env bash\nfor i in $(seq 1 6000); do printf "| row %04d | %0240d |\\n" "$i" 0; done '
                     '>>"$GITHUB_STEP_SUMMARY"\necho "::error file=a.yaml,line=1::x"\nexit 1\n')
     fake.chmod(0o755)
-    saved = runner.outputs["install"]["batchlint"]
-    runner.outputs["install"]["batchlint"] = str(fake)
-    try:
+    with _installed(runner, fake):
         annotate = runner.run({}, only=("annotate",))["annotate"]
-    finally:
-        runner.outputs["install"]["batchlint"] = saved
     assert annotate.returncode == 1
     summary = runner.summaries["annotate"].encode()
     assert 1024 * 1024 - 400 < len(summary) <= 1024 * 1024
@@ -395,12 +403,8 @@ def test_the_compare_table_is_cut_to_githubs_limit_too(runner, pull_request, tmp
     fake = tmp_path / "batchlint"
     fake.write_text('#!/usr/bin/env bash\nfor i in $(seq 1 6000); do printf "| row %04d | %0240d |\\n" "$i" 0; done\n')
     fake.chmod(0o755)
-    saved = runner.outputs["install"]["batchlint"]
-    runner.outputs["install"]["batchlint"] = str(fake)
-    try:
+    with _installed(runner, fake):
         compare = runner.run({"compare": pull_request}, only=("compare",))["compare"]
-    finally:
-        runner.outputs["install"]["batchlint"] = saved
     assert compare.returncode == 0
     summary = runner.summaries["compare"].encode()
     assert 1024 * 1024 - 400 < len(summary) <= 1024 * 1024
