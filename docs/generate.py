@@ -133,18 +133,19 @@ def rule_index() -> str:
         size = os.path.getsize(os.path.join(RULES_DIR, f"{module}.py"))
         lines.append(f"    {module!r}: ({rule.code!r}, {frameworks!r}, {tuple(rule.needs)!r}, {size}),")
     lines.append("}")
-    lines += ["", "# Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order",
-              "# and markers, or None): batchlint.frameworks imports an adapter only when a file may be its.",
+    lines += ["", "# Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order,",
+              "# markers and whether it reads job files, or None): batchlint.frameworks imports an adapter only",
+              "# when a file may be its.",
               "ADAPTERS = {"]
     folder = os.path.join(os.path.dirname(HERE), "lint", "frameworks")
     for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".py") and not n.startswith("_")):
         size = os.path.getsize(os.path.join(folder, name + ".py"))
         framework = getattr(importlib.import_module(f"batchlint.frameworks.{name}"), "FRAMEWORK", None)
         if framework is None:
-            lines.append(f"    {name!r}: ({size}, None, (), 0, ()),")
+            lines.append(f"    {name!r}: ({size}, None, (), 0, (), False),")
         else:
             lines.append(f"    {name!r}: ({size}, {framework.name!r}, {tuple(framework.formats)!r}, {framework.order!r}, "
-                         f"{tuple(framework.markers)!r}),")
+                         f"{tuple(framework.markers)!r}, {framework.task is not None}),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

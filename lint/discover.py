@@ -68,8 +68,11 @@ def _cached_display_path(path: str, root: str, cwd: str) -> str:
 def _display_path(path: str, root: str) -> str:
     absolute = os.path.abspath(path)
     root = os.path.abspath(root or os.getcwd())
-    if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
-        path = os.path.relpath(absolute, root)
+    if absolute == root:
+        return "."
+    inside = root.rstrip(os.sep) + os.sep
+    if absolute.startswith(inside):  # os.path.relpath's answer, without its second walk of both paths
+        return absolute[len(inside):].lstrip(os.sep).replace(os.sep, "/") or "."  # POSIX keeps a leading //
     return os.path.normpath(path).replace(os.sep, "/")
 
 

@@ -28,6 +28,12 @@ from .rule import Edit, Related
 from .sources import format_of, is_shell_script, read
 from .sources.template import TemplateError
 
+try:  # the C function `signal.signal` wraps: the wrapper turns the handler it returns into an enum, and
+    # ours, which is no member, by raising and catching ValueError: 3% of a tree's lint, set twice a file
+    from _signal import signal as _set_handler  # type: ignore[import-not-found]  # no stub: typeshed has none
+except ImportError:  # pragma: no cover - an interpreter without CPython's _signal
+    _set_handler = signal.signal
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import FrameType
@@ -90,7 +96,7 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple | La
             versions.configured(settings.versions, settings.source):
         try:
             with _time_limit(FILE_SECONDS):
-                checker = check_file(path, settings, options, rules, raw)
+                checker = check_file(path, settings, options, rules, raw, shown)
             result.framework = checker.framework
             result.diagnostics = sorted(set(checker.diagnostics), key=Diagnostic.sort_key)
         except project.NotRegular as exc:
@@ -128,22 +134,24 @@ class _time_limit:
     def __enter__(self) -> None:
         if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer") \
                 and signal.getitimer(signal.ITIMER_REAL)[0] <= 0:
-            self.previous = signal.signal(signal.SIGALRM, _expire)
+            self.previous = _set_handler(signal.SIGALRM, _expire)
             self.armed = True
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def __exit__(self, *exc) -> None:
         if self.armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
+            _set_handler(signal.SIGALRM, self.previous)
 
 
 def _expire(signum, frame):
     raise TimeLimit()
 
 
-def check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes] = None) -> _Checker:
+def check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes] = None,
+               shown: Optional[str] = None) -> _Checker:
     """Lint one file; the checker holds its diagnostics and the plans it made. Raises OSError.
+    (`shown`: display_path(path), when the caller has it.)
 
     Without the cyclic garbage collector: a file's lint allocates a great many objects
     that all live until it ends (its document, its plans), which the collector would scan
@@ -152,15 +160,15 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple | L
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _check_file(path, settings, options, rules, raw)
+        return _check_file(path, settings, options, rules, raw, shown or display_path(path))
     finally:
         if collecting:
             gc.enable()
 
 
-def _check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes]) -> _Checker:
+def _check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes],
+                shown: str) -> _Checker:
     checker = _Checker(settings, options, rules)
-    shown = display_path(path)
     if is_run_artifact(path, shown):
         reads.notice(f"skipped {shown}: written by a training run, not a config")
         return checker
@@ -301,7 +309,7 @@ class _Checker:
                       fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
         options = {"sourcer": self.sourcer(path, shown)} if fmt == "shell" else {}
         try:
-            document = read(shown, text, fmt, **options)
+            document = read(shown, text, fmt, from_utf8=True, **options)
         except LimitExceeded as exc:
             self.emit(shown, *PAST_LIMIT, "warning", f"not checked: {exc.message}", Span.point(exc.line, exc.column),
                       fix="simplify the file, or exclude it if it is not a training config")

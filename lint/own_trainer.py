@@ -99,7 +99,7 @@ def config_keys(path: str) -> frozenset:
 
     try:
         raw = project.read_bytes(path)
-        document = read(path, raw.decode("utf-8-sig"), "yaml")
+        document = read(path, raw.decode("utf-8-sig"), "yaml", from_utf8=True)
     except (OSError, UnicodeDecodeError, ParseError):
         reads.record(path)
         return frozenset()

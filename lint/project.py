@@ -17,11 +17,11 @@ import contextvars
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from typing import Optional
 
 from . import limits, reads
 from .lean_dataclass import lean_dataclass
+from .scoped import Scoped
 
 
 class NotRegular(OSError):
@@ -161,14 +161,9 @@ def find_project(paths: Iterable[str], settings) -> Project:
 _overlay: contextvars.ContextVar = contextvars.ContextVar("batchlint_overlay", default=None)
 
 
-@contextmanager
-def overlaid(texts: dict) -> Iterator[None]:
+def overlaid(texts: dict) -> Scoped[dict]:
     """Inside the block, `read_bytes` of a path in `texts` (real path -> bytes) gives that content."""
-    token = _overlay.set({os.path.realpath(p): data for p, data in texts.items()})
-    try:
-        yield
-    finally:
-        _overlay.reset(token)
+    return Scoped(_overlay, {os.path.realpath(p): data for p, data in texts.items()})
 
 
 @lean_dataclass(frozen=True)
@@ -214,27 +209,17 @@ def _folders_of(path: str) -> Iterator[str]:
 _view: contextvars.ContextVar = contextvars.ContextVar("batchlint_view", default=None)
 
 
-@contextmanager
-def viewing(view: View) -> Iterator[None]:
+def viewing(view: View) -> Scoped[View]:
     """Inside the block, files are read, and looked for, through `view`."""
-    token = _view.set(view)
-    try:
-        yield
-    finally:
-        _view.reset(token)
+    return Scoped(_view, view)
 
 
 _current: contextvars.ContextVar = contextvars.ContextVar("batchlint_project", default=None)
 
 
-@contextmanager
-def using(project: Project) -> Iterator[Project]:
+def using(project: Project) -> Scoped[Project]:
     """Make `project` the boundary for references read inside the block."""
-    token = _current.set(project)
-    try:
-        yield project
-    finally:
-        _current.reset(token)
+    return Scoped(_current, project)
 
 
 def current() -> Optional[Project]:

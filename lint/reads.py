@@ -6,8 +6,6 @@ project, a FIFO skipped), which the CLI prints on stderr."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import field
 from typing import Optional
 
@@ -55,12 +53,20 @@ def notice(message: str) -> None:
         _log.notices.append(message)
 
 
-@contextmanager
-def tracking(digests: bool = True) -> Iterator[Touched]:
-    """Collect what `record` and `notice` see inside the block (each read's digest with `digests`)."""
-    global _log
-    outer, _log = _log, Touched(digests=digests)
-    try:
-        yield _log
-    finally:
-        _log = outer
+class tracking:
+    """`with tracking() as touched`: collect in `touched` what `record` and `notice` see inside the
+    block (each read's digest with `digests`). A class, not a generator: entered for every file."""
+
+    __slots__ = ("touched", "outer")
+
+    def __init__(self, digests: bool = True):
+        self.touched = Touched(digests=digests)
+
+    def __enter__(self) -> Touched:
+        global _log
+        self.outer, _log = _log, self.touched
+        return self.touched
+
+    def __exit__(self, *exc: object) -> None:
+        global _log
+        _log = self.outer

@@ -18,17 +18,16 @@ record, so a cached lint result is reused only while those files are unchanged.
 from __future__ import annotations
 
 import ast
-import configparser
 import contextvars
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Optional
 
 from . import project, reads
 from .lean_dataclass import lean_dataclass
+from .scoped import Scoped
 
 # Files a folder's evidence reads: a requirements file past this is no requirements file.
 MAX_MANIFEST_BYTES = 1 << 20
@@ -324,6 +323,8 @@ def _setup_cfg(path: str, names: set) -> list:
     text = _read_text(path)
     if not text:
         return []
+    import configparser  # here: few projects have a setup.cfg, and every lint would import it
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
@@ -430,14 +431,9 @@ _configured: contextvars.ContextVar[Optional[tuple[dict, str]]] = contextvars.Co
                                                                                           default=None)
 
 
-@contextmanager
-def configured(versions: Optional[dict], source: str = "") -> Iterator[None]:
+def configured(versions: Optional[dict], source: str = "") -> Scoped:
     """Inside the block, `versions = { name = "X" }` of the project config (in `source`) wins."""
-    token = _configured.set(({canonical(k): v for k, v in (versions or {}).items()}, source))
-    try:
-        yield
-    finally:
-        _configured.reset(token)
+    return Scoped(_configured, ({canonical(k): v for k, v in versions.items()} if versions else {}, source))
 
 
 def _cached_says(folder: str, top: str, dist: Distribution) -> Optional[_Said]:

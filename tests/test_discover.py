@@ -487,3 +487,21 @@ def test_shebang_scripts_excludes_and_skipped_dirs(tree):
 
 def test_display_path_is_kept():
     assert display_path(os.path.join(os.getcwd(), "a", "b.yaml")) == "a/b.yaml"
+
+
+@pytest.mark.skipif(os.sep != "/", reason="POSIX paths")
+@pytest.mark.parametrize("path, root, shown", [
+    ("/work/repo/a/b.yaml", "/work/repo", "a/b.yaml"),
+    ("/work/repo/./a//b.yaml", "/work/repo/", "a/b.yaml"),
+    ("/work/repo", "/work/repo", "."),
+    ("/work/repo/a/../b.yaml", "/work/repo", "b.yaml"),
+    ("/work/repository/b.yaml", "/work/repo", "/work/repository/b.yaml"),  # a sibling sharing the prefix
+    ("/other/./b.yaml", "/work/repo", "/other/b.yaml"),
+    ("//x.yaml", "/", "x.yaml"),  # POSIX keeps a leading //: still inside /
+    ("//", "/", "."),
+])
+def test_display_path_is_relative_to_the_root_when_inside_it(path, root, shown):
+    """As os.path.relpath tells a path inside the root, and the path as given (normalised) outside."""
+    assert display_path(path, root) == shown
+    inside = os.path.abspath(path) == os.path.abspath(root) or os.path.abspath(path).startswith(root.rstrip("/") + "/")
+    assert shown == (os.path.relpath(os.path.abspath(path), root) if inside else os.path.normpath(path))

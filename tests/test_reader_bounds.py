@@ -72,6 +72,27 @@ def test_a_lone_surrogate_in_the_text_is_a_parse_error(fmt):
     assert type(result) is ParseError and result.line == 2 and "surrogate" in result.message
 
 
+@pytest.mark.parametrize("name, text", [
+    ("cfg.py", "train_dataloader = dict(batch_size=1)\nb = '\ud800'\n"),
+    ("cfg.yaml", "per_device_train_batch_size: 1\nb: '\ud800'\n"),
+    ("cfg.toml", "[training]\nb = '\ud800'\n"),
+    ("cfg.json", '{"train_batch_size": 1,\n "b": "\ud800"}\n'),
+    ("run.sh", "torchrun --nproc_per_node 8 train.py\necho '\ud800'\n"),
+])
+def test_a_buffer_holding_a_lone_surrogate_is_not_utf8(name, text, tmp_path):
+    """The engine skips the surrogate search (`from_utf8`): an editor's text holding one reaches it
+    as bytes that strict UTF-8 refuses, a BL001 at its line, never a reader's stumble."""
+    from batchlint.config import Settings
+    from batchlint.engine import Options, lint_file
+    from batchlint.rules import RULES
+
+    raw = text.encode("utf-8", "surrogatepass")
+    result = lint_file(str(tmp_path / name), Settings(), Options(), RULES, raw=raw)
+    assert result.error is None
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL001", 2)]
+    assert "not valid UTF-8" in result.diagnostics[0].message
+
+
 @pytest.mark.parametrize(
     "fmt, text",
     [

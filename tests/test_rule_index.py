@@ -69,12 +69,24 @@ def test_for_format_imports_only_what_the_full_registry_would_give():
                                                     for m in f.markers)
 
 
+def test_the_job_files_looked_for_are_those_of_the_full_registry():
+    """tasks_for asks only the frameworks the index says read job files (Framework.task)."""
+    from batchlint import frameworks
+
+    for fmt in ("python", "yaml", "toml", "json", "shell"):
+        readers = [f for f in frameworks.FRAMEWORKS if fmt in f.formats and f.task is not None]
+        every = b" ".join(m for f in readers for m in f.markers)
+        assert tuple(frameworks.tasks_for(fmt, every)) == tuple(f.task for f in readers)
+        assert tuple(frameworks.tasks_for(fmt, b"nothing of theirs")) == ()
+    assert tuple(frameworks.tasks_for("yaml", b"run: |")), "skypilot's job file is read"
+
+
 def test_an_adapter_module_edited_since_the_index_is_imported(monkeypatch):
     from batchlint import frameworks
 
     stored = dict(frameworks._stored())
-    size, name, _, order, markers = stored["deepspeed"]
-    stored["deepspeed"] = (size + 1, name, ("toml",), order, markers)  # stale: it reads json
+    size, name, _, order, markers, task = stored["deepspeed"]
+    stored["deepspeed"] = (size + 1, name, ("toml",), order, markers, task)  # stale: it reads json
     monkeypatch.setattr(frameworks, "_stored", lambda: stored)
     frameworks._entries.cache_clear()
     try:

@@ -112,6 +112,24 @@ def test_a_file_that_runs_too_long_is_stopped(workdir, explode, monkeypatch):
     assert "internal error while linting slow.json: took longer than the per-file limit" in result.stderr
 
 
+def test_a_library_callers_alarm_handler_is_put_back(workdir):
+    """The per-file limit borrows SIGALRM while a file is linted and gives back what was there."""
+    write(workdir, "ds.json", DS_MISMATCH)
+
+    def callers(signum, frame):
+        raise AssertionError("not expected to fire")
+
+    previous = signal.signal(signal.SIGALRM, callers)
+    try:
+        result = lint_file(str(workdir / "ds.json"), Settings(world_size=8), Options(), RULES)
+        assert [d.code for d in result.diagnostics] == ["BL102"]
+        assert signal.getsignal(signal.SIGALRM) is callers
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert signal.getsignal(signal.SIGALRM) is previous
+
+
 # --- determinism and completeness -------------------------------------------------------------
 
 def test_two_findings_at_one_place_are_both_kept_in_a_fixed_order():

@@ -37,17 +37,10 @@ def _stored() -> dict:
     return stored
 
 
-# Modules imported already whose framework reads no job file (Framework.task): tasks_for, asked
-# of every file, skips them without looking for their markers.
-_NO_TASK: set = set()
-
-
 @functools.cache
 def _framework(module_name: str) -> Optional[Framework]:
     module = importlib.import_module(f"{__name__}.{module_name}")
     framework = getattr(module, "FRAMEWORK", None)
-    if not isinstance(framework, Framework) or framework.task is None:
-        _NO_TASK.add(module_name)
     if not isinstance(framework, Framework):
         return None
     plan = framework.plan or module.plan  # left out of FRAMEWORK: the module's `plan` function
@@ -74,25 +67,25 @@ def _resolving(framework: Framework, plan: Callable) -> Callable:
 
 @functools.cache
 def _entries(fmt: Optional[str] = None) -> tuple:
-    """((order, name), module, markers) of each framework reading `fmt` (None: all), in
-    order; from the index without importing, or from the module when the index is stale."""
+    """((order, name), module, markers, whether it reads job files) of each framework reading `fmt`
+    (None: all), in order; from the index without importing, or from the module when the index is stale."""
     stored = _stored()
     found = []
     for module, size in sorted(_files().items()):
         entry = stored.get(module)
         if entry is not None and entry[0] == size:
-            _, name, formats, order, markers = entry
+            _, name, formats, order, markers, task = entry
             if name is not None and (fmt is None or fmt in formats):
-                found.append(((order, name), module, markers))
+                found.append(((order, name), module, markers, task))
             continue
         framework = _framework(module)
         if framework is not None and (fmt is None or fmt in framework.formats):
-            found.append(((framework.order, framework.name), module, framework.markers))
+            found.append(((framework.order, framework.name), module, framework.markers, framework.task is not None))
     return tuple(sorted(found))
 
 
 def _discover() -> tuple:
-    return tuple(_framework(module) for _, module, _ in _entries())
+    return tuple(_framework(module) for _, module, _, _ in _entries())
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,16 +121,16 @@ def adapters_for(fmt: str, held: Optional[bytes] = None) -> Iterator[Framework]:
     config can name a key without writing it (`from xtuner import v1`): never preselected."""
     # _entries lists only modules that declare a framework: `is not None` never drops one.
     if held is None or fmt == "python":
-        return (framework for _, module, _ in _entries(fmt) if (framework := _framework(module)) is not None)
-    return (framework for _, module, markers in _entries(fmt)
+        return (framework for _, module, _, _ in _entries(fmt) if (framework := _framework(module)) is not None)
+    return (framework for _, module, markers, _ in _entries(fmt)
             if any(m in held for m in markers) and (framework := _framework(module)) is not None)
 
 
 def tasks_for(fmt: str, raw: bytes) -> Iterator[TaskFile]:
     """The job files (Framework.task) in `fmt` of the frameworks whose markers `raw` holds; only
     those frameworks are imported."""
-    for _, module, markers in _entries(fmt):
-        if module not in _NO_TASK and any(marker in raw for marker in markers):
+    for _, module, markers, _ in _tasks(fmt):
+        if any(marker in raw for marker in markers):
             framework = _framework(module)
             if framework is not None and framework.task is not None:
                 yield framework.task
@@ -148,8 +141,14 @@ def markers_for(fmt: str) -> tuple[bytes, ...]:
 
 
 @functools.cache
+def _tasks(fmt: str) -> tuple:
+    """The entries of the frameworks reading `fmt` that read job files (asked of every file: few do)."""
+    return tuple(entry for entry in _entries(fmt) if entry[3])
+
+
+@functools.cache
 def _markers(entries: tuple) -> tuple[bytes, ...]:
-    return tuple(marker for _, _, markers in entries for marker in markers)  # asked for every file
+    return tuple(marker for _, _, markers, _ in entries for marker in markers)  # asked for every file
 
 
 __all__ = ["Framework", "Launcher", "adapters_for", "for_format", "markers_for", "tasks_for"]

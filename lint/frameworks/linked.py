@@ -144,6 +144,6 @@ def _read(path: str) -> Optional[Document]:
 
 def _load(path: str, raw: bytes) -> Optional[Document]:
     try:
-        return read(display_path(path), raw.decode("utf-8-sig"), "json")
+        return read(display_path(path), raw.decode("utf-8-sig"), "json", from_utf8=True)
     except (UnicodeDecodeError, ParseError):
         return None

@@ -79,11 +79,12 @@ def format_of(path: str) -> str | None:
     return FORMATS.get(os.path.splitext(path)[1].lower())
 
 
-def read(path: str, text: str, fmt: str, **options) -> Document:
+def read(path: str, text: str, fmt: str, *, from_utf8: bool = False, **options) -> Document:
     """Parse `text` as `fmt` (`options`: the reader's own, such as the shell's `sourcer`); raises
     ParseError for a file that is not valid and LimitExceeded for one past a bound of lint/limits.py,
-    nothing else."""
-    bad = surrogate_at(text)
+    nothing else. `from_utf8`: `text` is bytes decoded as strict UTF-8, which cannot hold a lone
+    surrogate, so none is looked for (encoding a non-ASCII text again to find one costs as much)."""
+    bad = None if from_utf8 else surrogate_at(text)
     if bad is not None:  # not from a UTF-8 file: every reader would stumble on it differently
         starts = line_starts(text, fmt)
         line = bisect.bisect_right(starts, bad)
