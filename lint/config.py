@@ -146,13 +146,24 @@ class Configs:
         self.adjust = adjust
         self.default = adjust(load_settings(None, start))
         self._folders: dict = {}  # folder -> its config's path, or "" for none up to the root
+        self._given: dict = {}  # a path's folder as given (relative: with the working directory) -> Settings
         self._loaded: dict = {}  # config path -> Settings
         if self.default.source:
             self._loaded[os.path.abspath(os.path.join(self.default.root, os.path.basename(self.default.source)))] = self.default
 
     def for_path(self, path: str) -> Settings:
-        """The settings of the file (or folder) at `path`: those of the folder it is in."""
-        config = self._nearest(os.path.dirname(os.path.abspath(path)))
+        """The settings of the file (or folder) at `path`: those of the folder it is in. (Asked
+        for every file, twice: remembered by the folder as written, the paths of one folder
+        sharing it.)"""
+        given = os.path.dirname(path)
+        key = given if os.path.isabs(given) else (os.getcwd(), given)
+        found = self._given.get(key)
+        if found is None:
+            found = self._given[key] = self._settings_of(os.path.dirname(os.path.abspath(path)))
+        return found
+
+    def _settings_of(self, folder: str) -> Settings:
+        config = self._nearest(folder)
         if not config:
             return self.default
         if config not in self._loaded:

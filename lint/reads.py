@@ -37,9 +37,10 @@ def record(path: str, data: Optional[bytes] = None) -> None:
 
 
 def replay(path: str, sha256: str) -> None:
-    """Record again what an earlier `record` saw (a cached read's digest; "" when looked for)."""
+    """Record again what an earlier `record` saw (a cached read's digest; "" when looked for):
+    `path` as `record` keeps it, absolute."""
     if _log is not None:
-        _log.paths[os.path.abspath(path)] = sha256 or _log.paths.get(os.path.abspath(path), "")
+        _log.paths[path] = sha256 or _log.paths.get(path, "")
 
 
 def digest(data: bytes) -> str:

@@ -84,7 +84,7 @@ def _rule(module: str) -> Rule:
 def for_plan(plan) -> tuple:
     """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only them."""
     framework = plan.framework
-    checks, needed, picks = _checks(_candidates(framework))
+    checks, needed, picks = _checks(framework)
     present = frozenset(plan.present(needed))  # each distinct fact asked once per plan
     found = picks.get((framework, present))
     if found is None:
@@ -119,13 +119,14 @@ def _pick(checks: tuple, framework: str, present: frozenset, plan=None) -> Optio
 
 
 @functools.cache
-def _checks(candidates: tuple) -> tuple:
-    """`candidates` as (module, needs as a set, needs as indexed: None when stale and
-    `Rule.runs_on` decides), the union of their needs, and for_plan's picks by (framework,
-    facts present), kept with the candidates they were picked from."""
+def _checks(framework: str) -> tuple:
+    """The candidates of `framework` as (module, needs as a set, needs as indexed: None when stale
+    and `Rule.runs_on` decides), the union of their needs, and for_plan's picks by (framework,
+    facts present). Cached by the framework's name: a key of every candidate would be hashed
+    again for every plan."""
     index, files = _stored_index(), _files()
     checks = tuple((name, frozenset(needs), needs if index.get(name, (None,) * 4)[3] == files[name] else None)
-                   for name, needs in candidates)
+                   for name, needs in _candidates(framework))
     return checks, frozenset().union(*(needs for _, needs, _ in checks)), {}
 
 

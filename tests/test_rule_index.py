@@ -50,6 +50,7 @@ def test_a_stale_entry_never_skips_a_rule(monkeypatch):
     index[edited] = stored[edited][:3] + (stored[edited][3] + 1,)
     monkeypatch.setattr(rules, "_stored_index", lambda: index)
     rules._candidates.cache_clear()
+    rules._checks.cache_clear()
     rules._codes.cache_clear()
     try:
         candidates = {name for name, _ in rules._candidates("no-such-framework")}
@@ -57,6 +58,7 @@ def test_a_stale_entry_never_skips_a_rule(monkeypatch):
         assert rules.LAZY.codes == {r.code for r in rules.RULES}
     finally:
         rules._candidates.cache_clear()
+        rules._checks.cache_clear()
         rules._codes.cache_clear()
 
 
