@@ -72,7 +72,8 @@ def instructions(command: list) -> float:
 
 
 def count_instructions(batchlint: list) -> None:
-    """`bench.py --instructions`: the one-file lints in instructions over bare Python's."""
+    """`bench.py --instructions`: the one-file lints in instructions over bare Python's, and the
+    large tree on one worker over its parse (a few minutes: valgrind runs ~50x slower)."""
     bare = instructions([sys.executable, "-c", "pass"])
     print(f"python -c pass: {bare:.0f} M instructions")
     for example in ONE_FILE:
@@ -80,6 +81,21 @@ def count_instructions(batchlint: list) -> None:
         subprocess.run(command, capture_output=True, env=ENV)  # as measured(): bytecode written first
         lint = instructions(command)
         print(f"one file: {os.path.basename(example)}: +{lint - bare:.0f} M instructions over bare Python")
+    trees = _trees()
+    if trees:
+        parse = instructions([sys.executable, os.path.join(HERE, "parse_only.py")] + trees)
+        command = batchlint + ["check", "--exit-zero", "--jobs", "1"] + trees
+        subprocess.run(command, capture_output=True, env=ENV)
+        lint = instructions(command)
+        print(f"large tree, 1 process: parse only {parse / 1000:.2f} G, batchlint {lint / 1000:.2f} G "
+              f"instructions: {lint / parse:.2f}x (the budget, in CPU: 1.8x)")
+
+
+def _trees() -> list:
+    """The large tree: the corpus and XTuner 0.2.0's configs, those of them at hand."""
+    trees = [CORPUS] if os.path.isdir(CORPUS) else []
+    configs = xtuner_configs()
+    return trees + [configs] if configs else trees
 
 
 def timed(command: list, runs: int) -> float:
@@ -133,13 +149,10 @@ def main() -> None:
         else:
             rows.append(("yamllint on the same 20 files", float("nan"), "not installed: pip install yamllint"))
 
-    trees = [CORPUS] if os.path.isdir(CORPUS) else []
-    configs = xtuner_configs()
-    if configs:
-        trees.append(configs)
+    trees = _trees()
     if trees:
         count = sum(len(files) for tree in trees for _, _, files in os.walk(tree))
-        label = "corpus + XTuner configs" if configs else "corpus only (XTuner wheel not available)"
+        label = "corpus + XTuner configs" if len(trees) == 2 else "the trees at hand (corpus or XTuner wheel missing)"
         parse_wall, parse_cpu = measured([sys.executable, os.path.join(HERE, "parse_only.py")] + trees, 5)
         rows.append((f"{label}: parse only, 1 process", parse_wall, f"CPU {parse_cpu * 1000:.0f} ms"))
         one, one_cpu = measured(batchlint + ["check", "--exit-zero", "--jobs", "1"] + trees, 5)

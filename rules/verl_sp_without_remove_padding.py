@@ -11,7 +11,10 @@ false), or the SFT trainer without the top-level `use_remove_padding: true`
 verl's Ulysses implementation slices the unpadded (remove-padding) token
 stream across the sp ranks; with padded batches it has nothing to slice, so
 verl refuses to start ("When using sequence parallelism ..., you must enable
-`use_remove_padding`"). It holds whatever the GPU count.
+`use_remove_padding`"). It holds whatever the GPU count. An early copy of
+verl in the project (TinyZero's and its forks') has no such check: it patches
+Ulysses in only with remove padding and otherwise starts without a word, so
+such a project is not told its job refuses to start.
 
 ## Example
 ```yaml
@@ -48,6 +51,8 @@ from batchlint.rule import Example, Finding, Related, Rule
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     settings = verl.ppo(plan)
     if settings is not None:
+        if not settings.checks_sp_remove_padding:  # an early copy of verl: it starts, and says nothing
+            return
         roles = [settings.actor] + ([settings.critic] if settings.critic else [])
         for role in roles:
             if role.fsdp:

@@ -31,10 +31,17 @@ data:
   train_batch_size: 96
 ```
 
+An early copy of verl in the project (TinyZero's and its forks') has no such
+check: there an FSDP job fails at its first step instead, when the prompts are
+split over the W ranks (train_batch_size x n not divisible by W means
+train_batch_size is not either), and a Megatron one is not judged.
+
 ## Source
 verl/utils/config.py:86-113 @ b178a3c (`validate_config`: n_gpus, Megatron
 minimal_bsz, the assertion); verl/trainer/main_ppo.py:199-205 (resource pool
-= n_gpus_per_node x nnodes).
+= n_gpus_per_node x nnodes). Early copies: single_controller/base/decorator.py
+`_split_args_kwargs_data_proto` chunks `generate_sequences`' prompts by the
+worker group's world size, and protocol.py `DataProto.chunk` asserts an even split.
 """
 
 from collections.abc import Iterator
@@ -53,8 +60,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if not all(f is not None and f.known and f.value > 0 for f in (world, batch, n)):
         return
     minimal = _minimal_batch(settings, world)
-    if minimal is None:
-        return
+    if minimal is None or not (settings.checks_train_batch_divisible or settings.actor.fsdp):
+        return  # an early copy of verl without the check: only the FSDP split below is known to fail
     divisor, described, parts = minimal
     sequences = batch.value * n.value
     if sequences % divisor == 0:
@@ -67,12 +74,12 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if span is None:
         return
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (n, world, *parts) if f.span and f is not at_fault)
+    fails = ("verl's validate_config refuses to start" if settings.checks_train_batch_divisible else
+             f"this copy of verl makes no start-up check of it, and its first step fails when the "
+             f"{batch.value} prompts are split over the {world.value} ranks (DataProto.chunk: 'only support equal chunk')")
     yield Finding(
         span=span,
-        message=(
-            f"{batch.describe()} x {n.describe()} = {sequences} sequences per step is not divisible by "
-            f"{described}: verl's validate_config refuses to start"
-        ),
+        message=f"{batch.describe()} x {n.describe()} = {sequences} sequences per step is not divisible by {described}: {fails}",
         fix=f"set {batch.key} to a multiple of {step} ({options}), or run on a GPU count that divides {sequences}",
         related=related,
     )

@@ -293,3 +293,68 @@ _CHECKING_CONFIG = ("def validate_config(config):\n    def check_mutually_exclus
 def test_a_micro_batch_set_twice_is_judged_by_the_copys_own_check(tmp_path, files, flagged):
     _project(tmp_path, {"scripts/train.sh": _TWICE, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "", **files})
     assert [d.span.line for d in _codes(_lint(tmp_path, "scripts/train.sh"), "BL143")] == ([3] if flagged else [])
+
+
+_SP_PADDED = ("#!/bin/bash\npython3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.model.use_remove_padding=False \\\n"
+              "    actor_rollout_ref.actor.ulysses_sequence_parallel_size=2 \\\n    trainer.n_gpus_per_node=8\n")
+_SP_CHECK = ("    if config.actor_rollout_ref.actor.get('ulysses_sequence_parallel_size', 1) > 1:\n"
+             "        assert config.actor_rollout_ref.model.use_remove_padding, \\\n"
+             "            \"When using sequence parallelism for actor/ref policy, you must enable `use_remove_padding`.\"\n")
+
+
+@pytest.mark.parametrize("trainer, flagged", [
+    (_EARLY_TRAINER, False),  # TinyZero's copy: Ulysses is patched in only with remove padding; the job starts
+    (_EARLY_TRAINER + _SP_CHECK, True),  # verl 0.2-0.4's _validate_config
+])
+def test_sp_without_remove_padding_is_judged_by_the_copys_own_check(tmp_path, trainer, flagged):
+    _project(tmp_path, {"scripts/train.sh": _SP_PADDED, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "",
+                        "verl/trainer/ppo/ray_trainer.py": trainer})
+    assert [d.span.line for d in _codes(_lint(tmp_path, "scripts/train.sh"), "BL240")] == ([3] if flagged else [])
+
+
+def test_without_a_copy_the_released_verl_refuses_sp_without_remove_padding(tmp_path):
+    _project(tmp_path, {"scripts/train.sh": _SP_PADDED})
+    assert [d.span.line for d in _codes(_lint(tmp_path, "scripts/train.sh"), "BL240")] == [3]
+
+
+_SFT_SP = ("data:\n  train_batch_size: 64\n  micro_batch_size_per_gpu: 4\nmodel:\n  partial_pretrain: Qwen/Qwen2.5-0.5B\n"
+           "ulysses_sequence_parallel_size: 2\nuse_remove_padding: false\n")
+
+
+@pytest.mark.parametrize("sft_trainer, flagged", [
+    ("class FSDPSFTTrainer:\n    pass\n", False),  # an early copy: no Ulysses in its SFT trainer
+    ("class FSDPSFTTrainer:\n    def __init__(self):\n"
+     "        assert self.use_remove_padding, \"Sequence parallel is only supported when remove_padding is enabled\"\n",
+     True),
+])
+def test_sft_sp_without_remove_padding_is_judged_by_the_copys_own_check(tmp_path, sft_trainer, flagged):
+    _project(tmp_path, {"configs/sft.yaml": _SFT_SP, "verl/__init__.py": "", "verl/trainer/fsdp_sft_trainer.py": sft_trainer})
+    assert [d.span.line for d in _codes(_lint(tmp_path, "configs/sft.yaml"), "BL240")] == ([7] if flagged else [])
+
+
+_INDIVISIBLE = ("#!/bin/bash\npython3 -m verl.trainer.main_ppo \\\n    data.train_batch_size=100 \\\n"
+                "    actor_rollout_ref.rollout.n=1 \\\n    trainer.n_gpus_per_node=8\n")
+_BATCH_CHECK = ("    real_train_batch_size = config.data.train_batch_size * config.actor_rollout_ref.rollout.n\n"
+                "    assert real_train_batch_size % minimal_bsz == 0\n")
+
+
+@pytest.mark.parametrize("trainer, says", [
+    (_EARLY_TRAINER, "its first step fails when the 100 prompts are split over the 8 ranks"),  # TinyZero's copy
+    (_EARLY_TRAINER + _BATCH_CHECK, "validate_config refuses to start"),
+])
+def test_an_indivisible_train_batch_is_told_as_the_copy_fails(tmp_path, trainer, says):
+    _project(tmp_path, {"scripts/train.sh": _INDIVISIBLE, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "",
+                        "verl/trainer/ppo/ray_trainer.py": trainer})
+    found = _codes(_lint(tmp_path, "scripts/train.sh"), "BL140")
+    assert [d.span.line for d in found] == [3] and says in found[0].message
+
+
+def test_an_indivisible_megatron_batch_is_not_judged_for_a_copy_without_the_check(tmp_path):
+    script = _INDIVISIBLE.replace("main_ppo \\\n", "main_ppo --config-name=ppo_megatron_trainer \\\n") \
+        .replace("    trainer.n", "    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\\n    trainer.n")
+    released, early = tmp_path / "released", tmp_path / "early"
+    _project(released, {"scripts/train.sh": script})
+    assert [d.span.line for d in _codes(_lint(released, "scripts/train.sh"), "BL140")] == [3]
+    _project(early, {"scripts/train.sh": script, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "",
+                     "verl/trainer/ppo/ray_trainer.py": _EARLY_TRAINER})
+    assert _codes(_lint(early, "scripts/train.sh"), "BL140") == []

@@ -179,6 +179,10 @@ class PPO:
     # Start-up checks the verl the project runs makes (a copy in the project may predate them: `refuses`).
     checks_mini_within_train: bool = True  # train_batch_size >= each ppo_mini_batch_size
     checks_micro_set_once: bool = True  # not both a deprecated micro batch and its _per_gpu key
+    checks_sp_remove_padding: bool = True  # Ulysses sp > 1 only with use_remove_padding (FSDP roles)
+    # train_batch_size x rollout.n divisible by the minimal batch; without the check an FSDP job still fails,
+    # at its first step, splitting the prompts over the W ranks (protocol.py DataProto.chunk asserts it).
+    checks_train_batch_divisible: bool = True
 
 
 def plan(doc: Document, outside: Outside):
@@ -227,7 +231,9 @@ def _read_ppo(root: Mapping) -> PPO:
 def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     world = outside.world_size or _file_world_size(doc)
     settings = replace(_read_ppo(doc.root), checks_mini_within_train=refuses(doc.path, "mini_within_train"),
-                       checks_micro_set_once=refuses(doc.path, "micro_set_once"))
+                       checks_micro_set_once=refuses(doc.path, "micro_set_once"),
+                       checks_sp_remove_padding=refuses(doc.path, "sp_remove_padding"),
+                       checks_train_batch_divisible=refuses(doc.path, "train_batch_divisible"))
     actor = settings.actor
     plan = TrainingPlan(
         framework=NAME,
@@ -310,6 +316,18 @@ _CHECKS = {
     "micro_set_once": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py",
                         "verl/workers/config/critic.py", "verl/utils/config.py"),
                        re.compile(rb"You have set both")),
+    # "When using sequence parallelism for actor/ref policy, you must enable `use_remove_padding`": ray_trainer.py
+    # `_validate_config` (0.2-0.4), then workers/config/{actor,critic}.py. Early copies patch Ulysses only
+    # when remove padding is on, and otherwise run without a word.
+    "sp_remove_padding": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py",
+                           "verl/workers/config/critic.py"),
+                          re.compile(rb"you must enable `use_remove_padding`")),
+    # fsdp_sft_trainer.py: "Sequence parallel is only supported when remove_padding is enabled".
+    "sft_sp_remove_padding": (("verl/trainer/fsdp_sft_trainer.py",),
+                              re.compile(rb"only supported when remove_padding is enabled")),
+    # `real_train_batch_size % minimal_bsz`: ray_trainer.py `_validate_config` (0.2-0.4), then utils/config.py.
+    "train_batch_divisible": (("verl/trainer/ppo/ray_trainer.py", "verl/utils/config.py"),
+                              re.compile(rb"real_train_batch_size\s*%\s*minimal_bsz")),
 }
 
 
@@ -508,8 +526,11 @@ def _sft_plan(doc: Document, outside: Outside) -> TrainingPlan:
 
 
 def sft_remove_padding(plan: TrainingPlan) -> Optional[Fact]:
-    """The SFT trainer's top-level use_remove_padding (None for PPO configs and other frameworks)."""
+    """The SFT trainer's top-level use_remove_padding (None for PPO configs and other frameworks, and
+    where the verl the project runs does not refuse sp without it: an early copy)."""
     if plan.framework != NAME or isinstance(plan.document.get("actor_rollout_ref"), Mapping):
+        return None
+    if not refuses(plan.document.path, "sft_sp_remove_padding"):
         return None
     return _flag(plan.document.root, "use_remove_padding", table=_SFT_DEFAULTS)
 
