@@ -298,6 +298,20 @@ _RUN_FILE_NAMES = frozenset({
 })
 
 
+# The tokenizers library's JSON (a tokenizer.json under any name: gpt-neox's tests/data/.../gpt2.json)
+# starts with these keys, in this order (serde writes its fields as declared).
+_TOKENIZER_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
+
+
+def is_vocabulary(path: str, head: bytes) -> bool:
+    """Whether the file at `path`, starting with the bytes `head`, is a tokenizer's vocabulary or
+    tokenizers JSON: data, though its tokens may hold any marker. A launch line names one beside its
+    config (`--vocab-file gpt2-vocab.json`): never a config to read."""
+    name = os.path.basename(path)
+    return name.endswith(("-vocab.json", "_vocab.json")) or name in ("vocab.json", "tokenizer.json") \
+        or _TOKENIZER_HEAD.match(head) is not None
+
+
 def is_run_artifact(path: str, shown: Optional[str] = None) -> bool:
     """Whether `path` is a file that a training run writes (a checkpoint's copy of a config,
     Hydra's record of a run, a logger's files), never a config to lint. Judged on the

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Optional, overload
 from . import directives as directive_parser, project, reads, versions
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
-from .discover import display_path, is_run_artifact
+from .discover import display_path, is_run_artifact, is_vocabulary
 from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Span
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
@@ -188,6 +188,9 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
             break
     else:
         return checker  # no adapter could recognise it: not a training config
+    if fmt == "json" and is_vocabulary(path, raw[:256]):  # its 50,000 tokens hold markers: not a config
+        reads.notice(f"skipped {shown}: a tokenizer's vocabulary, not a config")
+        return checker
     source = checker.load(path, raw, fmt, shown)
     if source is not None:
         task = None if fmt == "shell" else next(
@@ -712,6 +715,8 @@ class _Checker:
             raw = project.read_bytes(candidate)
         except OSError:
             return None
+        if fmt == "json" and is_vocabulary(candidate, raw[:256]):
+            return None  # `--vocab-file gpt2-vocab.json`, taken for a config under any flag: data
         return self.load(candidate, raw, fmt)
 
 

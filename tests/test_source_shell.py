@@ -62,6 +62,22 @@ def test_broken_continuations():
     assert (broken.span.line, broken.span.column, broken.dropped, broken.comment) == (2, 9, 2, True)
 
 
+@pytest.mark.parametrize("text, lines", [
+    # LLaVA-NeXT's shape: the launch ended two lines up; the block under the comment is already a command
+    # of its own (`--eval_num_processes ...`), so the broken `\\` drops nothing from the launch.
+    ("deepspeed train.py \\\n    --run_name x\n# evaluation\n    --eval_num_processes 4 \\ \n    --limit 8 \\\n"
+     "    --batch_size 1\n", []),
+    ("deepspeed train.py --lr 1\n    --eval_num_processes 4 \\ \n    --limit 8\n", []),
+    # The same lines still in the launch: the break drops them from it.
+    ("deepspeed train.py \\\n    --run_name x \\\n    --eval_num_processes 4 \\ \n    --limit 8\n", [3]),
+    # A command started by a variable or an assignment is a command: its break is reported.
+    ("    $LAUNCHER train.py \\ \n    --limit 8\n", [1]),
+    ("CUDA_VISIBLE_DEVICES=0 torchrun \\\n    train.py \\  # the script\n    --lr 1\n", [2]),
+])
+def test_a_break_in_lines_already_cut_from_their_command_is_not_reported(text, lines):
+    assert [b.span.line for b in read_shell("run.sh", text).broken_continuations] == lines
+
+
 def test_trailing_backslash_space_at_the_end_is_harmless():
     assert read_shell("run.sh", "echo a \\  \n\necho b\n").broken_continuations == []
 

@@ -151,3 +151,36 @@ def test_a_dataset_in_json_lines_under_json_is_skipped_not_broken(tmp_path):
     assert result.diagnostics == []
     assert [n.rsplit("/", 1)[-1] for n in result.notices] == [
         "convsearch.json: JSON Lines data (one record per line), not a config"]
+
+
+def _tokenizer(tokens: int) -> str:
+    """A tokenizers JSON (tokenizer.json under any name), its vocabulary holding config words as tokens."""
+    vocab = ",\n".join(f'      "tok{i}": {i}' for i in range(tokens))
+    return ('{\n  "version": "1.0",\n  "truncation": null,\n  "padding": null,\n  "added_tokens": [],\n'
+            '  "model": {\n    "type": "BPE",\n    "vocab": {\n      "packing": 0,\n      "train_batch_size": 1,\n'
+            f'{vocab}\n    }},\n    "merges": []\n  }}\n}}\n')
+
+
+@pytest.mark.parametrize("tokens", [3, 120_000])  # a small one, and one past the reading limit (was BL003)
+def test_a_tokenizers_json_under_any_name_is_data_not_a_config(tmp_path, tokens):
+    # gpt-neox's tests/data/hf_cache/tokenizer/gpt2.json: its tokens hold markers ("packing").
+    result = lint_text(tmp_path, "gpt2.json", _tokenizer(tokens))
+    assert result.diagnostics == []
+    assert [n.rsplit("/", 1)[-1] for n in result.notices] == ["gpt2.json: a tokenizer's vocabulary, not a config"]
+
+
+def test_a_config_with_a_version_key_is_still_a_config(tmp_path):
+    text = '{\n  "version": "1.0",\n  "train_batch_size": 8,\n  "train_micro_batch_size_per_gpu": 4,\n' \
+           '  "gradient_accumulation_steps": 1\n}\n'
+    assert codes(lint_text(tmp_path, "ds.json", text, world_size=4)) == [("BL102", 3)]
+
+
+def test_a_vocabulary_a_launch_line_names_is_not_read_as_a_config(tmp_path):
+    # Megatron-DeepSpeed's rebase scripts: `--vocab-file ${vocab_path}` beside the batch flags.
+    vocab = "{" + ", ".join(f'"t{i}": {i}' for i in range(120_000)) + ', "packing": 120000}\n'
+    for name in ("gpt2-vocab.json", "tokenizer.json"):
+        script = ('#!/bin/bash\ndir=`pwd`\nvocab_path="%s"\n'
+                  'deepspeed ${dir}/pretrain_gpt.py --micro-batch-size 2 --global-batch-size 16 '
+                  '--vocab-file ${vocab_path}\n' % name)
+        (tmp_path / name).write_text(vocab)
+        assert [d.code for d in lint_text(tmp_path, "run.sh", script).diagnostics] == []

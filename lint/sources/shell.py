@@ -2217,6 +2217,7 @@ class _DoubleBracket:
 
 _BROKEN = re.compile(r"(?<!\\)\\([ \t\r]+)(#.*)?$")
 _LOOKS_LIKE_ARGUMENT = re.compile(r"^\s+(-{1,2}[A-Za-z]|[A-Za-z_+~][\w.+~\-\[\]]*=|\$\{?\w)")
+_OPTION_FIRST = re.compile(r"^\s*-{1,2}[A-Za-z]")  # a "command" no shell runs: the orphaned rest of one
 
 
 def _broken_continuations(text: str) -> list:
@@ -2233,11 +2234,19 @@ def _broken_continuations(text: str) -> list:
         if not match or _in_quotes(line[: match.start()]) or line.lstrip().startswith("#"):
             continue
         dropped = following[index]
-        if dropped == 0:
-            continue
+        if dropped == 0 or _OPTION_FIRST.match(lines[_command_start(lines, index)]):
+            continue  # nothing after it, or its command is itself lines an earlier break left behind
         span = Span(index + 1, match.start() + 1, index + 1, max(match.start() + 2, len(line.rstrip("\r")) + 1))
         found.append(Continuation(span, dropped, comment=bool(match.group(2)), carriage_return="\r" in match.group(1)))
     return found
+
+
+def _command_start(lines: list, index: int) -> int:
+    """The first line of the command line `index` is in: back over the lines that continue into it."""
+    while index > 0 and lines[index - 1].endswith("\\") and not lines[index - 1].endswith("\\\\") \
+            and not _in_quotes(lines[index - 1][:-1]):
+        index -= 1
+    return index
 
 
 def _in_quotes(prefix: str) -> bool:
