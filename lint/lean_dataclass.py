@@ -31,14 +31,17 @@ else:
 
 
 @dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
-def lean_dataclass(cls: Any = None, /, *, frozen: bool = False, eq: bool = True) -> Any:
-    """`@lean_dataclass`, `(frozen=True)`, `(eq=False)`: as `@dataclass(...)`."""
+def lean_dataclass(cls: Any = None, /, *, frozen: bool = False, eq: bool = True, many: bool = False) -> Any:
+    """`@lean_dataclass`, `(frozen=True)`, `(eq=False)`: as `@dataclass(...)`. `many`: a frozen class made
+    by the ten thousand (a Fact), whose `__init__` is worth dataclass's frozen one, which sets each field
+    with object.__setattr__, not through the guard below (a Python call per field): it costs ~0.1 ms
+    more at import, so only for such classes."""
 
     def wrap(klass: Any) -> Any:
         own = klass.__dict__
         if not own.get("__doc__"):  # else dataclass writes one from inspect.signature: ~1 ms a class
             klass.__doc__ = f"{klass.__name__}({', '.join(own.get('__annotations__', ()))})"
-        made: Any = dataclasses.dataclass(klass, repr=False, eq=False)
+        made: Any = dataclasses.dataclass(klass, repr=False, eq=False, frozen=frozen and many)
         fields = dataclasses.fields(made)
         shown = tuple(f.name for f in fields if f.repr)
         made.__repr__ = _repr_of(shown)

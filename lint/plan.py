@@ -55,7 +55,7 @@ def _by_field(names: frozenset) -> tuple:
     return tuple((head, tuple(members)) for head, members in groups.items())
 
 
-@lean_dataclass(frozen=True)
+@lean_dataclass(frozen=True, many=True)
 class Fact:
     value: Any
     key: str  # the name the user knows it by: "accumulative_counts", "[training] local_batch_size"

@@ -90,3 +90,30 @@ def test_every_class_of_the_package_is_lean():
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if re.match(r"\s*@(dataclasses\.)?dataclass\b", line)]
     assert plain == [], "use @lean_dataclass (lint/lean_dataclass.py): " + ", ".join(plain)
+
+
+@lean_dataclass(frozen=True, many=True)
+class Reading:
+    value: int
+    key: str = "k"
+    notes: tuple = field(default_factory=tuple, compare=False)
+
+
+def test_a_class_made_by_the_many_is_frozen_the_same_way_without_the_guard_in_init(monkeypatch):
+
+    a = Reading(1)
+    assert a == Reading(1, "k", ("x",)) and hash(a) == hash(Reading(1)) and a != Reading(2)
+    assert repr(a) == "Reading(value=1, key='k', notes=())"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.value = 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del a.key
+    assert dataclasses.replace(a, key="j") == Reading(1, "j") and pickle.loads(pickle.dumps(a)) == a
+    # Its __init__ sets the fields without a call to the guard; a plain frozen class's goes through it.
+    calls = []
+    monkeypatch.setattr(Reading, "__setattr__", lambda self, name, value: calls.append(name))
+    monkeypatch.setattr(Point, "__setattr__", lambda self, name, value: calls.append(name))
+    Reading(3)
+    assert calls == []
+    Point(3)
+    assert calls == ["x", "y", "label"]
