@@ -488,6 +488,8 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
             index += 1
             continue
         if not isinstance(text, str) or not text.startswith("-") or text == "-m":
+            if not word.known and word.raw.startswith("$"):
+                options[_OPAQUE] = word  # `torchrun $DISTRIBUTED_ARGS train.py`: any option may be in it
             break
         if "=" in text:
             key, value = text.split("=", 1)
@@ -649,6 +651,8 @@ def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> 
     found = _count(options, count.flags) or _count(env, count.env) or _keyed(count.key, given, args)
     if found is None and any(option in options for option in count.unknown_with):
         return UNKNOWN, None, next(option for option in count.unknown_with if option in options)
+    if found is None and count.flags and _OPAQUE in options:  # a variable among the launcher's options may set it
+        return UNKNOWN, None, options[_OPAQUE].raw
     if found is None and count.default is not None:
         return count.default, None, f"assumed: {count.name} defaults to {count.default}"
     return found

@@ -559,11 +559,43 @@ def test_a_hostfile_outside_the_project_is_not_read(repo):
     ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --num_gpus 2 train.py --deepspeed ds.json\n", 2),  # the flag wins
     ("CUDA_VISIBLE_DEVICES=0,1,2,3 deepspeed --num_nodes 2 train.py --deepspeed ds.json\n", None),
     ("CUDA_VISIBLE_DEVICES=$GPUS deepspeed train.py --deepspeed ds.json\n", None),
-    ("CUDA_VISIBLE_DEVICES=0,1 torchrun train.py --deepspeed ds.json\n", None),  # not torchrun's count
+    # Not torchrun's count: it starts --nproc-per-node processes, 1 unless given (torch/distributed/run.py).
+    ("CUDA_VISIBLE_DEVICES=0,1 torchrun train.py --deepspeed ds.json\n", 1),
 ])
 def test_deepspeed_runs_on_the_visible_devices(repo, line, world):
     write(repo, "ds.json", DS)
     assert launched_w(repo, line) == [world]
+
+
+@pytest.mark.parametrize("line, world", [
+    # torch/distributed/run.py: --nproc-per-node defaults to 1, --nnodes to 1 (each also from PET_*).
+    ("torchrun train.py --deepspeed ds.json\n", 1),
+    ("torchrun --standalone train.py --deepspeed ds.json\n", 1),
+    ("python -m torch.distributed.launch train.py --deepspeed ds.json\n", 1),
+    ("torchrun --nnodes 2 train.py --deepspeed ds.json\n", 2),
+    ("PET_NPROC_PER_NODE=4 torchrun train.py --deepspeed ds.json\n", 4),
+    ("export PET_NNODES=2\ntorchrun --nproc_per_node 4 train.py --deepspeed ds.json\n", 8),
+    ("torchrun --nproc_per_node=auto train.py --deepspeed ds.json\n", None),  # the GPUs of the machine
+    # A variable among torchrun's options may hold any of them: nothing is assumed.
+    ("torchrun $DISTRIBUTED_ARGS train.py --deepspeed ds.json\n", None),
+    ("torchrun ${ARGS[@]} train.py --deepspeed ds.json\n", None),
+    ("torchrun --nproc_per_node 8 $EXTRA train.py --deepspeed ds.json\n", None),
+    ("torchrun --nproc_per_node 8 --nnodes 1 $EXTRA train.py --deepspeed ds.json\n", 8),
+])
+def test_torchrun_starts_one_process_unless_told_otherwise(repo, line, world):
+    write(repo, "ds.json", DS)
+    assert launched_w(repo, line) == [world]
+
+
+def test_a_megatron_script_under_bare_torchrun_is_judged_at_w_1_not_at_the_guessed_w(repo):
+    """Megatron-DeepSpeed's examples/pretrain_gpt.sh ("runs single GPU"): `-w 8` guessed a W the line sets."""
+    (repo / ".git").mkdir()
+    script = ('#!/bin/bash\nGPT_ARGS="--num-layers 24 --micro-batch-size 4 --global-batch-size 8 --seq-length 1024"\n'
+              'torchrun pretrain_gpt.py $GPT_ARGS --tensor-model-parallel-size 1\n')
+    assert launched_w(repo, script, "examples/pretrain_gpt.sh") == [1]
+    assert [d.code for d in lint_text(repo, "examples/pretrain_gpt.sh", script, world_size=8).diagnostics] == []
+    wide = script.replace("torchrun pretrain", "torchrun --nproc_per_node 8 pretrain")
+    assert [d.code for d in lint_text(repo, "examples/pretrain_gpt.sh", wide).diagnostics] == ["BL103"]
 
 
 # -- Megatron arguments in string variables and arrays, any entry script ----------------------

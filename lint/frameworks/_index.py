@@ -98,7 +98,7 @@ ADAPTERS = {
     'facts': (6373, None, (), 0, (), False),
     'filled_facts': (46675, None, (), 0, (), False),
     'hf': (8599, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy'), False),
-    'launchers': (6512, None, (), 0, (), False),
+    'launchers': (6889, None, (), 0, (), False),
     'linked': (5941, None, (), 0, (), False),
     'llamafactory': (5037, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size'), False),
     'llamafactory_v1': (4949, None, (), 0, (), False),

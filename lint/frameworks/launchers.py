@@ -16,7 +16,11 @@ _BARE = frozenset({
 TORCHRUN = Launcher(
     "torchrun", commands=("torchrun",), modules=("torch.distributed.run", "torch.distributed.launch"),
     markers=(b"torchrun", b"torch.distributed"), program=True, bare=_BARE,
-    nproc=Count(flags=("--nproc_per_node", "--nproc-per-node")), nnodes=Count(flags=("--nnodes",)))
+    # torch/distributed/run.py get_args_parser: --nproc-per-node defaults to "1", --nnodes to "1:1"; each
+    # also read from PET_NPROC_PER_NODE / PET_NNODES (its `env` action). torch.distributed.launch: the same.
+    nproc=Count(flags=("--nproc_per_node", "--nproc-per-node"), env=("PET_NPROC_PER_NODE",), default=1,
+                source="torch/distributed/run.py get_args_parser: --nproc-per-node default '1'"),
+    nnodes=Count(flags=("--nnodes",), env=("PET_NNODES",)))
 DEEPSPEED = Launcher(
     "deepspeed", commands=("deepspeed",), markers=(b"deepspeed",), program=True, bare=_BARE,
     # deepspeed/launcher/runner.py: with a hostfile (or --include/--exclude naming hosts) --num_gpus

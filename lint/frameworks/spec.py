@@ -78,7 +78,7 @@ class Count:
     @property
     def name(self) -> str:
         """How the assumed default is named to the user."""
-        return self.key or (self.env + self.flags + ("",))[0]
+        return self.key or (self.flags + self.env + ("",))[0]
 
 
 @lean_dataclass(frozen=True)
