@@ -388,7 +388,7 @@ class _Checker:
             return
         if not plan:
             return
-        world = alone(adapter.one_process) if alone and adapter.one_process and outside.world_size is None else None
+        world = alone(adapter.one_process) if alone and adapter.one_process and self.guessed(outside.world_size) else None
         if world is not None:  # W = 1 of a plain `python` line, for this runtime: planned again under it
             plan = adapt(source.document, replace(outside, world_size=world))
             note = tuple(r for n in note[:1] for r in (replace(n, message=f"{n.message} with W=1"),
@@ -399,6 +399,13 @@ class _Checker:
             self.framework = self.framework or one.framework
             self.plans.append((note[0] if note else None, one))
             self.run_rules(one, source.path, note)
+
+    def guessed(self, world: Optional[Fact]) -> bool:
+        """Whether W is unknown or only the user's guess for configs no launch line runs (`-w`, the project
+        config), which a launch line that runs one process overrides as any launch line's W does;
+        `explain -w`'s "what if" still wins."""
+        return world is None or (world.origin in (Origin.COMMAND_LINE, Origin.PROJECT)
+                                 and not self.options.world_size_wins)
 
     def run_rules(self, plan, path: str, note: tuple = ()) -> None:
         pick = getattr(self.rules, "for_plan", None)  # picks exactly the rules that run on the plan

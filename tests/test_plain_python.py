@@ -157,3 +157,16 @@ def test_past_the_files_it_looks_through_for_callers_w_stays_unknown(repo, monke
     assert found(lint_script(repo, LINE)) == [("ds_config.json", "BL102", 2, 23)]
     monkeypatch.setattr(one_process, "_MAX_CALLER_FILES", 1)
     assert found(lint_script(repo, LINE)) == []
+
+
+def test_the_line_s_one_process_beats_a_guessed_w_and_explain_s_what_if_beats_both(repo):
+    """`-w` and the project config are a guess for configs no launch line runs: a plain `python` line
+    runs one process, as `torchrun` without --nproc-per-node does (Megatron-DeepSpeed's examples under -w 8)."""
+    write(repo, "ds_config.json", FOR_ONE)
+    path = write(repo, "run.sh", LINE)
+    assert found(lint_text(repo, "run.sh", LINE, world_size=8)) == []  # planned at W = 1: right for it
+    write(repo, "ds_config.json", FOR_FOUR)
+    [finding] = lint_text(repo, "run.sh", LINE, world_size=8).diagnostics
+    assert "x world size (1) = 2" in finding.message
+    what_if = run("explain", "-w", "8", path).stdout
+    assert "world size W                        8" in what_if
