@@ -16,6 +16,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
+from .callers import named_elsewhere
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
@@ -200,7 +201,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
         elif task is not None:
             checker.task(source, task)
         else:
-            checker.config(source, checker.outside(source.directives), held=raw)
+            checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
     checker.unused_suppressions()
     return checker
 
@@ -399,6 +400,14 @@ class _Checker:
             self.framework = self.framework or one.framework
             self.plans.append((note[0] if note else None, one))
             self.run_rules(one, source.path, note)
+
+    def standalone(self, path: str, outside: Outside) -> Outside:
+        """W for the config at `path` linted on its own: a guessed W (`-w`, the project config) is for the
+        configs no launch line in view runs; a script in view that names the file launches it, and the
+        lint of that script judges it under its line's W (or the guess, where the line's is not known)."""
+        if outside.world_size is not None and self.guessed(outside.world_size) and named_elsewhere(path):
+            return replace(outside, world_size=None)
+        return outside
 
     def guessed(self, world: Optional[Fact]) -> bool:
         """Whether W is unknown or only the user's guess for configs no launch line runs (`-w`, the project

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Optional
 
 from . import project
+from .callers import named_elsewhere
 from .frameworks.launchers import SCHEDULER_DIRECTIVES
 from .frameworks.spec import OneProcess
 from .launch import Launch
@@ -24,19 +25,8 @@ from .own_trainer import program_imports
 from .plan import Fact, Origin
 from .sources.shell import in_directory
 
-# Files that may run a script: shell and job scripts, job descriptions (YAML), make and just files.
-_CALLER_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".pbs", ".qsub", ".lsf", ".job",
-                    ".yaml", ".yml")
-_CALLER_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile", "justfile", "Justfile"})
-_SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "venv"})
-# Past this many such files read, or files and folders looked at, the script may have a caller not
-# looked at: W stays unknown.
-_MAX_CALLER_FILES = 5_000
-_MAX_ENTRIES = 100_000
-_MAX_CALLER_BYTES = 1 << 20
+_MAX_CALLER_BYTES = 1 << 20  # of a calling script read for scheduler directives
 _DIRECTIVE = re.compile(rb"^[ \t]*(?:" + b"|".join(re.escape(d) for d in SCHEDULER_DIRECTIVES) + rb")", re.M)
-# The path a file names a script by: the characters before its name up to a shell word's end.
-_PATH_BEFORE = rb"([^\s'\"=;|&()<>`,\[\]{}]*)"
 
 
 def judge(line: Launch, script: str, text: str, callers: tuple = ()) -> Optional[Callable[[OneProcess], Optional[Fact]]]:
@@ -63,7 +53,7 @@ def _one(line: Launch, script: str, text: str, callers: tuple, spec: OneProcess)
         return None  # a launcher's variables, from the line, the script or a caller
     if _directives(text.encode("utf-8", "replace")) or any(_batch_script(path) for path in callers):
         return None
-    if _named_elsewhere((callers or (script,))[0]) or not _runs_alone(script, _program(line, script), spec):
+    if named_elsewhere((callers or (script,))[0]) or not _runs_alone(script, _program(line, script), spec):
         return None
     span = line.command.span.elsewhere(script)
     return Fact(1, "world size", span, Origin.LAUNCH, detail=spec.why)
@@ -97,58 +87,3 @@ def _runs_alone(script: str, entry: Optional[str], spec: OneProcess) -> bool:
         and program_imports(script, entry, spec.starts) is False
 
 
-def _named_elsewhere(script: str) -> bool:
-    """Whether a file in view other than `script` names it by a path that may be its own (`srun
-    bash run.sh`, `sbatch scripts/run.sh`, `bash $DIR/run.sh`): it may run it under a launcher or
-    with a launcher's variables. True as well when there are too many such files to look through."""
-    real = os.path.realpath(script)
-    name = os.path.basename(real).encode()
-    folders = real.split(os.sep)[:-1]
-    pattern = re.compile(_PATH_BEFORE + re.escape(name) + rb"(?![\w.-])")
-    seen = entries = 0
-    for folder, dirs, files in os.walk(_top(real)):
-        entries += len(dirs) + len(files)
-        if entries > _MAX_ENTRIES:
-            return True
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
-        for file in sorted(files):
-            candidate = os.path.join(folder, file)
-            if candidate == real or not (file.endswith(_CALLER_SUFFIXES) or file in _CALLER_NAMES):
-                continue
-            seen += 1
-            if seen > _MAX_CALLER_FILES:
-                return True
-            if not project.may_read(candidate):
-                continue
-            try:
-                data = project.read_bytes(candidate, limit=_MAX_CALLER_BYTES)
-            except OSError:
-                continue  # not a regular file, or past the bound: a data file, not a caller
-            if name in data and any(_may_be(match.group(1), folders) for match in pattern.finditer(data)):
-                return True
-    return False
-
-
-def _may_be(written: bytes, folders: list) -> bool:
-    """Whether `written/NAME` may be the script in `folders`: the folders written after the last one
-    not known (`$DIR`, `~`, `*`) end its own; `..` or a name that goes on before (`train_run.sh`) decide
-    nothing, and count as it (or not) as the safe side says."""
-    if written and not written.endswith(b"/"):
-        return False  # part of another name: `train_run.sh` is not `run.sh`
-    parts = written.decode("utf-8", "replace").split("/")[:-1]
-    literal: list = []
-    for part in parts:
-        if any(mark in part for mark in "$~*?{"):
-            literal = []  # a variable's folder: any
-        elif part not in ("", "."):
-            literal.append(part)
-    if ".." in literal:
-        return True
-    return not literal or folders[-len(literal):] == literal
-
-
-def _top(real: str) -> str:
-    """The deepest project folder that holds the script (what is in view), else its own folder."""
-    current = project.current()
-    roots = [root for root in (current.roots if current else ()) if real.startswith(root.rstrip(os.sep) + os.sep)]
-    return max(roots, key=len) if roots else os.path.dirname(real)

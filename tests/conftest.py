@@ -40,6 +40,17 @@ def lint_text(folder, filename, text, world_size=None, global_batch=None, settin
     return lint_file(path, settings, Options(world_size=world_size, global_batch=global_batch), RULES)
 
 
+@pytest.fixture(autouse=True)
+def _callers_read_anew():
+    """The run layer reads the scripts in view once a run (lint/callers.py); a test that lints files
+    straight away writes them between lints: each test starts from what is on disk."""
+    from batchlint import callers
+
+    callers.forget()
+    yield
+    callers.forget()
+
+
 @pytest.fixture
 def lint(tmp_path):
     def run(filename, text, **kwargs):

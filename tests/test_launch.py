@@ -1205,3 +1205,55 @@ def test_a_path_from_the_repository_top_is_found_from_any_working_folder(tmp_pat
         result = run("check", "--output-format", "concise", repo / "examples/sft/run.sh")
         results.append([line.replace(str(repo) + "/", "") for line in result.output.splitlines() if "BL" in line])
     assert results[0] == results[1] and any("configs/ds.json:2" in line and "BL102" in line for line in results[0])
+
+
+# -- a guessed W is for the configs no launch line in view runs -----------------------------------------
+
+_NANOTRON = "parallelism: {dp: 16, pp: 1, tp: 1}\ntokens: {batch_accumulation_per_replica: 1, micro_batch_size: 2}\n"
+# smollm's text/pretraining/launch.slurm: the nodes counted from the job's node list.
+_SLURM = ('#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n'
+          'export COUNT_NODE=`scontrol show hostnames "$SLURM_JOB_NODELIST" | wc -l`\n'
+          'export LAUNCHER="torchrun --nproc_per_node 8 --nnodes $COUNT_NODE"\n'
+          'srun bash -c "$LAUNCHER run_train.py --config-file configs/cfg.yaml"\n')
+
+
+def test_the_nodes_counted_from_the_job_s_node_list_are_its_nodes(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/cfg.yaml", _NANOTRON)
+    line = "torchrun --nproc_per_node 8 --nnodes $COUNT_NODE run_train.py --config-file configs/cfg.yaml\n"
+    head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\nexport COUNT_NODE="
+    for spelling in ('`scontrol show hostnames "$SLURM_JOB_NODELIST" | wc -l`',
+                     "$(scontrol show hostnames $SLURM_NODELIST | wc -l)",
+                     "`scontrol show hostname ${SLURM_JOB_NODELIST} | wc -l`"):
+        write(repo, "launch.sh", head + spelling + "\n" + line)
+        assert "--nproc_per_node 8 x --nnodes 2 (launch.sh:5)" in run("explain", "launch.sh").stdout, spelling
+    write(repo, "launch.sh", head + '`scontrol show hostnames "$SLURM_JOB_NODELIST" | head -1`\n' + line)
+    assert "--nnodes 2" not in run("explain", "launch.sh").stdout  # a host's name, not a count
+
+
+@pytest.mark.parametrize("paths", [(".",), ("configs/cfg.yaml",), ("configs/cfg.yaml", "launch.sh")])
+def test_a_guessed_w_is_not_laid_on_a_config_a_script_in_view_launches(repo, paths):
+    """`-w 8` on smollm's nanotron configs: the script that runs them says W = 16, whichever files the
+    batch holds (pre-commit may lint the config without its script)."""
+    (repo / ".git").mkdir()
+    write(repo, "configs/cfg.yaml", _NANOTRON)
+    write(repo, "launch.sh", _SLURM)
+    assert run("check", "-w", "8", *paths).exit_code == 0
+
+
+def test_a_guessed_w_is_laid_on_a_config_no_script_names(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/cfg.yaml", _NANOTRON)
+    write(repo, "launch.sh", _SLURM.replace("configs/cfg.yaml", "configs/other.yaml"))
+    result = run("check", "-w", "8", "configs/cfg.yaml")
+    assert result.exit_code == 1 and "BL202" in result.stdout and "W = 8" in result.stdout
+
+
+def test_a_config_whose_launch_line_leaves_w_unknown_takes_the_guess_through_that_line(repo):
+    (repo / ".git").mkdir()
+    write(repo, "configs/cfg.yaml", _NANOTRON)
+    write(repo, "launch.sh", "#!/bin/bash\ntorchrun $DIST_ARGS run_train.py --config-file configs/cfg.yaml\n")
+    alone = run("check", "-w", "8", "configs/cfg.yaml")
+    assert alone.exit_code == 0  # the script in view launches it: its lint is where the guess applies
+    together = run("check", "-w", "8", ".")
+    assert together.exit_code == 1 and "BL202" in together.stdout and "launched here by torchrun" in together.stdout

@@ -150,12 +150,13 @@ def test_the_users_world_size_wins_over_w_1(repo):
 
 
 def test_past_the_files_it_looks_through_for_callers_w_stays_unknown(repo, monkeypatch):
-    from batchlint import one_process
+    from batchlint import callers
 
     write(repo, "a.sh", "echo a\n")
     write(repo, "b.sh", "echo b\n")
     assert found(lint_script(repo, LINE)) == [("ds_config.json", "BL102", 2, 23)]
-    monkeypatch.setattr(one_process, "_MAX_CALLER_FILES", 1)
+    monkeypatch.setattr(callers, "MAX_FILES", 1)
+    callers.forget()
     assert found(lint_script(repo, LINE)) == []
 
 

@@ -624,11 +624,19 @@ _OWN_FOLDER = re.compile(
 _DIRNAME_OF = re.compile(r"""\s*dirname\s+(?:--\s+)?(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1\s*""")
 
 
+# `scontrol show hostnames "$SLURM_JOB_NODELIST" | wc -l`: the job's nodes counted, as SLURM_NNODES holds them.
+_NODE_COUNT = re.compile(
+    r"""\s*scontrol\s+show\s+hostnames?\s+(["']?)\$\{?(?:SLURM_JOB_NODELIST|SLURM_NODELIST)\}?\1\s*\|\s*wc\s+-l\s*""")
+
+
 def _own_folder(body: Optional[str]) -> tuple:
     """("folder", which) for a command substitution that names the script's own folder, ("dirname",
-    variable) for the folder of a variable's path, else unknown."""
+    variable) for the folder of a variable's path, SLURM_NNODES for the job's nodes counted (never run:
+    each is what the text says), else unknown."""
     if body is None or len(body) > 400:
         return ("unknown",)
+    if _NODE_COUNT.fullmatch(body):
+        return ("var", "SLURM_NNODES", None, None, False)
     if _OWN_FOLDER.fullmatch(body):
         return ("folder", "BASH_SOURCE" if "BASH_SOURCE" in body else "0")
     of = _DIRNAME_OF.fullmatch(body)
