@@ -1257,3 +1257,15 @@ def test_a_config_whose_launch_line_leaves_w_unknown_takes_the_guess_through_tha
     assert alone.exit_code == 0  # the script in view launches it: its lint is where the guess applies
     together = run("check", "-w", "8", ".")
     assert together.exit_code == 1 and "BL202" in together.stdout and "launched here by torchrun" in together.stdout
+
+
+def test_a_cached_result_depends_on_the_scripts_that_name_its_config(repo):
+    """The scripts read to tell whether a config is launched are reads of its lint: a script that stops
+    naming the config makes the cached result stale."""
+    (repo / ".git").mkdir()
+    write(repo, "configs/cfg.yaml", _NANOTRON)
+    write(repo, "launch.sh", "#!/bin/bash\ntorchrun --nproc_per_node 8 --nnodes 2 run_train.py --config-file configs/cfg.yaml\n")
+    cache = str(repo / ".cache")
+    assert run("check", "-w", "8", "--cache-dir", cache, "configs/cfg.yaml").exit_code == 0
+    write(repo, "launch.sh", "#!/bin/bash\ntorchrun --nproc_per_node 8 --nnodes 2 run_train.py --config-file configs/b.yaml\n")
+    assert run("check", "-w", "8", "--cache-dir", cache, "configs/cfg.yaml").exit_code == 1
