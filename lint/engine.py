@@ -393,7 +393,8 @@ class _Checker:
         if world is not None:  # W = 1 of a plain `python` line, for this runtime: planned again under it
             plan = adapt(source.document, replace(outside, world_size=world))
             note = tuple(r for n in note[:1] for r in (replace(n, message=f"{n.message} with W=1"),
-                                                       replace(n, message=f"W = 1: {world.detail}"))) + note[1:]
+                                                       replace(n, message=f"W = 1: {world.detail}"))) + note[1:] \
+                if note else (Related(f"W = 1: {world.detail}", world.span, world.span.path),)  # the line's own settings
         self.planned.add(source.path)
         # A module of several named configs (a config registry) gives one plan per config.
         for one in plan if isinstance(plan, list) else (plan,):
@@ -602,7 +603,7 @@ class _Checker:
             return
         if line.framework and not line.configs:
             inline = launch.inline_document(line, source.path, source.document.text)
-            self.config(_Source(source.path, inline, source.directives), outside, note if called else ())
+            self.config(_Source(source.path, inline, source.directives), outside, note if called else (), alone=alone)
 
     def selected_config(self, selection, base: str, script_path: str, command=None) -> Optional[_Source]:
         """The one config a launch line picks by name from a module of the project (spec.Select),

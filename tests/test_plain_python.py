@@ -171,3 +171,32 @@ def test_the_line_s_one_process_beats_a_guessed_w_and_explain_s_what_if_beats_bo
     assert "x world size (1) = 2" in finding.message
     what_if = run("explain", "-w", "8", path).stdout
     assert "world size W                        8" in what_if
+
+
+# Megatron-DeepSpeed's examples_deepspeed/data_efficiency/gpt/ds_analyze_gpt_data_map.sh: Megatron's
+# arguments to a plain `python`; Megatron takes W from WORLD_SIZE, 1 when unset.
+MEGATRON = ('#!/bin/bash\nbatch_size=10000\noptions="--micro-batch-size ${batch_size} --global-batch-size %s '
+            '--seq-length 512"\n%spython analyze_data.py ${options}\n')
+ANALYZE = "import torch\nfrom megatron import get_args\n"
+
+
+@pytest.mark.parametrize("prefix, program, world", [
+    ("", ANALYZE, 1),
+    ("WORLD_SIZE=4 ", ANALYZE, None),  # a launcher's variable given to the line
+    ("srun ", ANALYZE, None),  # a scheduler's tasks
+    ("", "import torch\n", None),  # a program that does not drive Megatron
+    ("", ANALYZE + "import subprocess\n", None),  # one that may start processes of its own
+])
+def test_megatron_arguments_to_a_plain_python_run_at_w_1(repo, prefix, program, world):
+    write(repo, "analyze_data.py", program)
+    result = lint_text(repo, "run.sh", MEGATRON % ("${batch_size}", prefix), world_size=8)
+    assert [d.code for d in result.diagnostics] == ([] if world == 1 else ["BL103"])  # -w 8 where W is unknown
+    found_there = lint_text(repo, "run.sh", MEGATRON % ("15000", prefix))
+    if world == 1:
+        [finding] = found_there.diagnostics
+        assert finding.code == "BL103" and "x dp (1) = 10000" in finding.message
+        assert any(r.message.startswith("W = 1: plain `python` starts one process (Megatron reads WORLD_SIZE")
+                   for r in finding.related)
+    else:  # 15000 over micro batches of 10000 fails at every W: said, with no W = 1 in it
+        [finding] = found_there.diagnostics
+        assert finding.code == "BL103" and not any(r.message.startswith("W = 1") for r in finding.related)

@@ -26,7 +26,7 @@ from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
-from .spec import Framework, OneProcess
+from .spec import LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, OneProcess
 
 NAME = "deepspeed"
 FORMATS = ("json",)
@@ -45,11 +45,9 @@ MARKERS = (b"train_batch_size", b"train_micro_batch_size_per_gpu", b"zero_optimi
 # (transformers/integrations/deepspeed.py:140). A program that may start processes of its own (Lightning,
 # torch.multiprocessing, a launcher's API, a subprocess) is not known to be one.
 ONE_PROCESS = OneProcess(
-    env=("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"),
+    env=LAUNCHER_VARIABLES,
     drives=("deepspeed", "transformers", "trl", "accelerate"),
-    starts=("lightning", "pytorch_lightning", "torch.multiprocessing", "multiprocessing", "torch.distributed.run",
-            "torch.distributed.launcher", "torch.distributed.elastic", "deepspeed.launcher", "subprocess", "ray",
-            "submitit"),
+    starts=STARTS_PROCESSES,
     why="plain `python` starts one process (DeepSpeed's MPI discovery finds one rank outside mpirun/srun); "
         "launch with `deepspeed --num_gpus N` or torchrun for more",
     source="deepspeed/comm/comm.py:889-921 init_distributed, mpi_discovery @ 0.19.8")

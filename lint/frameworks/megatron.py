@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..document import Document
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
-from .spec import FLAGS, Framework, Launcher
+from .spec import FLAGS, LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, Launcher, OneProcess
 
 NAME = "megatron"
 FORMATS = ("yaml",)  # launch lines become YAML-like documents; Megatron has no config file
@@ -27,7 +27,18 @@ LAUNCHERS = (Launcher("python", scripts=("pretrain_*",), markers=(b"pretrain_",)
                       inline=True),
              Launcher("python", scripts=("*.py",), markers=(b"micro-batch-size",), flags=FLAGS, config_files=False,
                       inline=True, requires=_BATCH_FLAGS))
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=90, launchers=LAUNCHERS)
+# `python pretrain_gpt.py ...` without a launcher: Megatron takes W from WORLD_SIZE, 1 when unset
+# (megatron/training/arguments.py:145 @ d98e8a6; Megatron-DeepSpeed megatron/arguments.py:67 @ f4157be), and
+# checks the batch arithmetic with it (validate_args, set_global_variables' micro-batch calculator:
+# arguments.py:108-112; Megatron-DeepSpeed initialize.py:59-63) before torch.distributed starts.
+ONE_PROCESS = OneProcess(
+    env=LAUNCHER_VARIABLES,
+    drives=("megatron",),
+    starts=STARTS_PROCESSES,
+    why="plain `python` starts one process (Megatron reads WORLD_SIZE, 1 when unset); launch with torchrun for more",
+    source="megatron/training/arguments.py:145, :108-112 @ d98e8a6")
+
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=90, launchers=LAUNCHERS, one_process=ONE_PROCESS)
 
 # validate_args with tp = 1 (megatron/training/arguments.py, "disable sequence parallelism when tp=1"):
 # warnings.warn, warn_rank_0 in newer versions, then sequence_parallel = False.

@@ -34,7 +34,7 @@ from ..lean_dataclass import lean_dataclass
 from ..versions import Distribution
 
 __all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher",
-           "OneProcess", "Select", "TaskFile", "Wrapper"]
+           "OneProcess", "Select", "TaskFile", "Wrapper", "STARTS_PROCESSES", "LAUNCHER_VARIABLES"]
 
 # How a program takes its settings on the command line (Launcher.flags).
 FLAGS = "--key value"  # --a.b value, --a.b=value; a flag alone is true
@@ -242,6 +242,15 @@ class TaskFile:
         items = getattr(root, "items", None)
         node = items.get(self.script) if isinstance(items, dict) else None
         return isinstance(getattr(node, "value", None), str) and any(key in items for key in self.beside)  # type: ignore[operator]  # items: a dict when node is set
+
+
+# Packages whose import means a program may start processes of its own (Lightning, torch.multiprocessing,
+# a launcher's API, a subprocess, Ray, submitit): no runtime then knows it is one process.
+STARTS_PROCESSES = ("lightning", "pytorch_lightning", "torch.multiprocessing", "multiprocessing",
+                    "torch.distributed.run", "torch.distributed.launcher", "torch.distributed.elastic",
+                    "deepspeed.launcher", "subprocess", "ray", "submitit")
+# The variables a launcher sets for each process it starts: any of them given to a plain line may say W.
+LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK")
 
 
 @lean_dataclass(frozen=True)
