@@ -1,8 +1,9 @@
 """The files in view that name a file: shell and job scripts, job descriptions, make files.
 
 A launch script another file names may be run by it (`srun bash run.sh`: lint/one_process.py); a
-config a script names is launched by it, and judged under that line's W (lint/engine.py: `-w` and the
-project config's W are for the configs no launch line in view runs). The files are found by one walk
+config a file names may be launched by it, which the engine then reads that file's launch lines to tell
+(lint/engine.py `launched_in_view`: `-w` and the project config's W are for the configs no launch line in
+view runs). The files are found by one walk
 of the project and read once a run (`forget` starts again), each name then looked for in all of them
 at once; past a bound (too many files or bytes) some may be missed, and the answer is "named".
 """
@@ -56,14 +57,22 @@ def named_elsewhere(path: str) -> bool:
     """Whether a file in view other than the one at `path` names it by a path that may be its own
     (`srun bash run.sh`, `sbatch scripts/run.sh`, `--config_file $DIR/sft.yaml`). True as well when
     there are too many files to look through."""
+    found = naming(path)
+    return found is None or bool(found)
+
+
+def naming(path: str) -> Optional[tuple]:
+    """The real paths of the files in view, other than the one at `path`, that name it by a path that
+    may be its own; None when there are too many files to look through."""
     real = os.path.realpath(path)
     files = _files(_top(real))
     if not files.complete:
-        return True
+        return None
     name = os.fsencode(os.path.basename(real))  # a name that is not UTF-8 keeps its bytes
     folders = real.split(os.sep)[:-1]
     pattern: Optional[re.Pattern] = None
     data, starts = files.data, files.starts
+    found = []
     at = data.find(name)
     while at != -1:
         index = bisect.bisect_right(starts, at) - 1
@@ -71,9 +80,9 @@ def named_elsewhere(path: str) -> bool:
         if files.paths[index] != real:
             pattern = pattern or re.compile(_PATH_BEFORE + re.escape(name) + rb"(?![\w.-])")
             if any(_may_be(match.group(1), folders) for match in pattern.finditer(data, starts[index], end)):
-                return True
+                found.append(files.paths[index])
         at = data.find(name, end)
-    return False
+    return tuple(found)
 
 
 def _files(top: str) -> _Files:

@@ -16,7 +16,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
-from .callers import named_elsewhere
+from .callers import naming
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
@@ -81,6 +81,10 @@ class FileResult:
     notices: list = field(default_factory=list)  # skipped or not followed, for stderr
     reads: dict = field(default_factory=dict)  # every file read: absolute path -> sha256 (lint/reads.py)
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
+
+
+# (caller's real path, mtime, size, project) -> the real paths of the configs its launch lines run.
+_LAUNCHED: dict = {}
 
 
 class TimeLimit(Exception):
@@ -404,11 +408,36 @@ class _Checker:
 
     def standalone(self, path: str, outside: Outside) -> Outside:
         """W for the config at `path` linted on its own: a guessed W (`-w`, the project config) is for the
-        configs no launch line in view runs; a script in view that names the file launches it, and the
-        lint of that script judges it under its line's W (or the guess, where the line's is not known)."""
-        if outside.world_size is not None and self.guessed(outside.world_size) and named_elsewhere(path):
+        configs no launch line in view runs. The lint of a script in view whose launch line runs it judges
+        it, under that line's W (or the guess, where the line's is not known)."""
+        if outside.world_size is not None and self.guessed(outside.world_size) and self.launched_in_view(path):
             return replace(outside, world_size=None)
         return outside
+
+    def launched_in_view(self, path: str) -> bool:
+        """Whether a launch line of a file in view that names the file at `path` runs it (each such
+        file read for its launch lines once, without a W, as `explain` reads it)."""
+        real = os.path.realpath(path)
+        for caller in naming(path) or ():
+            try:
+                info = os.stat(caller)
+            except OSError:
+                continue
+            key = (caller, info.st_mtime_ns, info.st_size, self.options.project)
+            found = _LAUNCHED.get(key)
+            if found is None:
+                if len(_LAUNCHED) >= 4096:
+                    _LAUNCHED.clear()
+                quiet = Options(project=self.options.project, digests=self.options.digests)
+                with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
+                    plans = check_file(caller, self.settings, quiet, rules=()).plans
+                launched = frozenset(os.path.realpath(plan.document.path) for note, plan in plans if note is not None)
+                found = _LAUNCHED[key] = (launched, tuple(touched.paths.items()))
+            for seen, digest in found[1]:  # what it read decides too: a cached result depends on it
+                reads.replay(seen, digest)
+            if real in found[0]:
+                return True
+        return False
 
     def guessed(self, world: Optional[Fact]) -> bool:
         """Whether W is unknown or only the user's guess for configs no launch line runs (`-w`, the project

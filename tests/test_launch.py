@@ -1269,3 +1269,18 @@ def test_a_cached_result_depends_on_the_scripts_that_name_its_config(repo):
     assert run("check", "-w", "8", "--cache-dir", cache, "configs/cfg.yaml").exit_code == 0
     write(repo, "launch.sh", "#!/bin/bash\ntorchrun --nproc_per_node 8 --nnodes 2 run_train.py --config-file configs/b.yaml\n")
     assert run("check", "-w", "8", "--cache-dir", cache, "configs/cfg.yaml").exit_code == 1
+
+
+@pytest.mark.parametrize("name, text", [
+    # xtuner's autotest/config.yaml: a test harness names its configs; batchlint reads no launch in it.
+    ("autotest.yaml", "case:\n  sft:\n    - type: sft\n      parameters:\n        config: configs/cfg.yaml\n"),
+    # A script that only mentions it: in a comment, or as a word no launch line reads.
+    ("launch.sh", "#!/bin/bash\n# torchrun --nproc_per_node 16 run_train.py --config-file configs/cfg.yaml\n"),
+    ("launch.sh", "#!/bin/bash\necho configs/cfg.yaml\n"),
+])
+def test_a_config_only_named_not_launched_keeps_the_guess(repo, name, text):
+    (repo / ".git").mkdir()
+    write(repo, "configs/cfg.yaml", _NANOTRON)
+    write(repo, name, text)
+    result = run("check", "-w", "8", "configs/cfg.yaml")
+    assert result.exit_code == 1 and "BL202" in result.stdout and "W = 8" in result.stdout
