@@ -120,6 +120,8 @@ class Project:
     roots: tuple = ()
 
     def contains(self, path: str) -> bool:
+        if "\x00" in path:
+            return False  # no file has such a name (os.path.realpath would raise)
         real = os.path.realpath(path)
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
 

@@ -519,3 +519,13 @@ def test_an_argument_loop_keeps_the_defaults_of_a_script_run_without_arguments()
     # a loop that sets a value of its own (not the caller's) leaves it unknown
     assert variables(ARGUMENT_LOOP.replace('ROLLOUT_N="$2"', "ROLLOUT_N=16"))["ROLLOUT_N"] is UNKNOWN
     assert variables("N=1\nwhile [ $N -gt 5 ]; do N=2; done\n")["N"] == "1"  # a first test that fails: no run
+
+
+def test_a_folder_not_known_in_a_text_parsed_again_is_not_known():
+    """Megatron-LM's multimodal sft script: `run_cmd="cd ${SOURCE}; python -u train.py ..."` run by
+    `srun sh -c "${run_cmd}"`: the folder is not known (was the placeholder of a part not known)."""
+    text = ('run_cmd="cd ${SOURCE}; python -u examples/train.py --micro-batch-size 1"\n'
+            'srun -l sh -c "${run_cmd}"\n')
+    doc = read_shell("run.sh", text)
+    python = [c for c in doc.commands if c.words and c.words[0].value == "python"]
+    assert python and all(c.directory is UNKNOWN for c in python)

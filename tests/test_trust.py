@@ -404,3 +404,10 @@ def test_the_cache_folder_is_never_linted(workdir):
     (workdir / "cache" / files[0]).write_text(json.dumps({"train_batch_size": 0}))  # would be a finding if read
     result = run("-w", "8", ".")
     assert codes(result.stdout) == ["BL102"] and "in 1 file" in result.stdout
+
+
+def test_a_path_holding_a_nul_is_never_in_the_project(tmp_path):
+    from batchlint.project import Project
+
+    assert not Project((str(tmp_path),)).contains(str(tmp_path / "a\x00b"))
+    assert Project((str(tmp_path),)).contains(str(tmp_path / "ab"))

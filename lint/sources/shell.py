@@ -980,8 +980,8 @@ class _Interpreter:
         if len(arguments) != 1 or not arguments[0].known:
             return UNKNOWN, False
         target = str(arguments[0].value)
-        if not target or target == "-" or target.startswith("~"):
-            return UNKNOWN, False  # the home folder, the one before: not known here
+        if not target or target == "-" or target.startswith("~") or _NOT_KNOWN in target:
+            return UNKNOWN, False  # the home folder, the one before, a text parsed again with a part not known
         if target.startswith("/") or self.directory is None or arguments[0].anchored:
             return posixpath.normpath(target), arguments[0].anchored and not target.startswith("/")
         if self.directory is UNKNOWN:
