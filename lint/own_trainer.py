@@ -63,24 +63,6 @@ def program_imports(script: str, entry: Optional[str], package: str | tuple) -> 
     """Whether the project's own program a line runs imports `package` (`trl`; a tuple: any of them)
     anywhere in the code it may run: its file, with the whole package it belongs to, else the modules
     beside it. None when the program is not the project's (an installed one may) or is too large to read."""
-    # `import x`, `from x import y`, and a list: `import argparse, deepspeed`, `import os as o, trl`.
-    packages = (package,) if isinstance(package, str) else package
-    return _program_holds(script, entry, re.compile(
-        rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
-        + b"(?:" + b"|".join(re.escape(p.encode()) for p in packages) + rb")\b", re.M))
-
-
-def program_builds_trainer(script: str, entry: Optional[str]) -> Optional[bool]:
-    """Whether the code the project's own program may run names a trainer class (`Trainer(`,
-    `SFTTrainer`, `LLaVATrainer`): without one its TrainingArguments flags configure no training run
-    (Eagle's data_prepare.py parses them to build datasets). None as for program_imports."""
-    return _program_holds(script, entry, _TRAINER)
-
-
-_TRAINER = re.compile(rb"Trainer\b")
-
-
-def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Optional[bool]:
     path = own_script(script, entry)
     if path is None:
         return None
@@ -98,6 +80,10 @@ def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Op
         files = [path] + [f for f in files if f != path]  # the program itself may sit outside the package
     else:
         files = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
+    # `import x`, `from x import y`, and a list: `import argparse, deepspeed`, `import os as o, trl`.
+    packages = (package,) if isinstance(package, str) else package
+    pattern = re.compile(rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
+                         + b"(?:" + b"|".join(re.escape(p.encode()) for p in packages) + rb")\b", re.M)
     for file in files[:_MAX_PROGRAM_FILES]:
         try:
             if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):

@@ -97,29 +97,3 @@ def test_a_framework_s_own_script_entry_point_wins(repo):
     assert '"framework": "swift"' in run("explain", "--format", "json", "swift_grpo.sh").stdout
     write(repo, "swift_sft.sh", "python -m swift.cli.sft --model Qwen/Qwen2.5-7B --per_device_train_batch_size 2\n")
     assert '"framework": "swift"' in run("explain", "--format", "json", "swift_sft.sh").stdout
-
-
-# Eagle's Eagle2_5/shell/prepare.sh: the data-preparation entry parses the Trainer's flags (the shell
-# divided the accumulation down to 0) and only builds datasets: it trains nothing.
-PREPARE = ("#!/bin/bash\nGPUS=${GPUS:-8}\nBATCH_SIZE=${BATCH_SIZE:-1}\nGRADIENT_ACC=$((BATCH_SIZE / 1 / GPUS))\n"
-           "torchrun --nproc_per_node=$GPUS eaglevl/train/data_prepare.py --per_device_train_batch_size 1 "
-           "--gradient_accumulation_steps ${GRADIENT_ACC} --output_dir out\n")
-PARSES = "from transformers import HfArgumentParser, TrainingArguments\n\n" \
-         "(args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\nbuild_datasets(args)\n"
-
-
-@pytest.mark.parametrize("program, flagged", [
-    (PARSES, False),
-    (PARSES.replace("TrainingArguments\n", "Trainer, TrainingArguments\n") + "Trainer(model=model, args=args).train()\n",
-     True),
-    (PARSES.replace("build_datasets(args)", "from eaglevl.train.core import run\nrun(args)"), True),  # in its package
-])
-def test_flags_a_program_of_the_project_parses_without_a_trainer_configure_no_run(repo, program, flagged):
-    (repo / ".git").mkdir()
-    write(repo, "eaglevl/__init__.py", "")
-    write(repo, "eaglevl/train/__init__.py", "")
-    write(repo, "eaglevl/train/core.py", "from transformers import Trainer\n\ndef run(args):\n    Trainer(args=args).train()\n")
-    write(repo, "eaglevl/train/data_prepare.py", program)
-    if not flagged:
-        write(repo, "eaglevl/train/core.py", "def run(args):\n    return args\n")
-    assert [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))] == (["BL104"] if flagged else [])

@@ -97,7 +97,7 @@ ADAPTERS = {
     'easyr1': (16224, 'easyr1', ('yaml',), 65, (b'rollout_batch_size', b'global_batch_size', b'micro_batch_size_per_device', b'ulysses_size'), False),
     'facts': (6373, None, (), 0, (), False),
     'filled_facts': (46675, None, (), 0, (), False),
-    'hf': (8837, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy'), False),
+    'hf': (8599, 'transformers', ('yaml', 'json'), 1000, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy'), False),
     'launchers': (6889, None, (), 0, (), False),
     'linked': (5941, None, (), 0, (), False),
     'llamafactory': (5037, 'llamafactory', ('yaml', 'json'), 100, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size'), False),
