@@ -491,12 +491,12 @@ def test_display_path_is_kept():
 
 @pytest.mark.skipif(os.sep != "/", reason="POSIX paths")
 @pytest.mark.parametrize("path, root, shown", [
-    ("/work/repo/a/b.yaml", "/work/repo", "a/b.yaml"),
-    ("/work/repo/./a//b.yaml", "/work/repo/", "a/b.yaml"),
-    ("/work/repo", "/work/repo", "."),
-    ("/work/repo/a/../b.yaml", "/work/repo", "b.yaml"),
-    ("/work/repository/b.yaml", "/work/repo", "/work/repository/b.yaml"),  # a sibling sharing the prefix
-    ("/other/./b.yaml", "/work/repo", "/other/b.yaml"),
+    ("/srv/repo/a/b.yaml", "/srv/repo", "a/b.yaml"),
+    ("/srv/repo/./a//b.yaml", "/srv/repo/", "a/b.yaml"),
+    ("/srv/repo", "/srv/repo", "."),
+    ("/srv/repo/a/../b.yaml", "/srv/repo", "b.yaml"),
+    ("/srv/repository/b.yaml", "/srv/repo", "/srv/repository/b.yaml"),  # a sibling sharing the prefix
+    ("/other/./b.yaml", "/srv/repo", "/other/b.yaml"),
     ("//x.yaml", "/", "x.yaml"),  # POSIX keeps a leading //: still inside /
     ("//", "/", "."),
 ])
