@@ -61,36 +61,117 @@ _MAX_PROGRAM_BYTES = 1 << 20  # per file
 
 def program_imports(script: str, entry: Optional[str], package: str | tuple) -> Optional[bool]:
     """Whether the project's own program a line runs imports `package` (`trl`; a tuple: any of them)
-    anywhere in the code it may run: its file, with the whole package it belongs to, else the modules
-    beside it. None when the program is not the project's (an installed one may) or is too large to read."""
-    path = own_script(script, entry)
-    if path is None:
-        return None
-    folder = os.path.dirname(path)
-    while os.path.isfile(os.path.join(folder, "__init__.py")) and \
-            os.path.isfile(os.path.join(os.path.dirname(folder), "__init__.py")):
-        folder = os.path.dirname(folder)  # up to the top of the package
-    if os.path.isfile(os.path.join(folder, "__init__.py")):
-        files: list[str] = []
-        for top, dirs, names in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-            files.extend(os.path.join(top, n) for n in sorted(names) if n.endswith(".py"))
-            if len(files) > _MAX_PROGRAM_FILES:
-                return None
-        files = [path] + [f for f in files if f != path]  # the program itself may sit outside the package
-    else:
-        files = [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".py")]
+    in the code it runs: its file and the project's modules it imports, import by import (a sibling
+    script that imports trl is not run). None when the program is not the project's (an installed
+    one may) or its code is too large or unreadable."""
     # `import x`, `from x import y`, and a list: `import argparse, deepspeed`, `import os as o, trl`.
     packages = (package,) if isinstance(package, str) else package
     pattern = re.compile(rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
                          + b"(?:" + b"|".join(re.escape(p.encode()) for p in packages) + rb")\b", re.M)
-    for file in files[:_MAX_PROGRAM_FILES]:
+    return _program_holds(script, entry, pattern)
+
+
+# A call that trains: a trainer built (`Trainer(`, `SFTTrainer(`; not a class statement defining one),
+# `trainer.train(`, a custom loop's `loss.backward(` / `deepspeed.initialize(`, Lightning's `.fit(`.
+_TRAINS = re.compile(rb"(?<!class )(?<![\w])\w*Trainer\s*\(|\.(?:train|backward|fit)\s*\(|deepspeed\.initialize\s*\(")
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)|import[ \t]+([\w., \t]+))", re.M)
+
+
+def program_trains(script: str, entry: Optional[str]) -> Optional[bool]:
+    """Whether the project's own program a line runs may train: a training call in the code it runs
+    (Eagle's data_prepare.py parses the Trainer's flags to build datasets and imports nothing that
+    trains). None as for program_imports."""
+    return _program_holds(script, entry, _TRAINS)
+
+
+def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Optional[bool]:
+    """Whether `pattern` is in the program's file or in a module of the project it imports, followed
+    import by import; None when the program is not the project's or its code cannot all be read."""
+    path = own_script(script, entry)
+    if path is None:
+        return None
+    roots = (os.path.dirname(path), _package_root(path))  # sys.path[0], and the top of its package
+    queue, seen = [path], {path}
+    while queue:
+        file = queue.pop(0)
         try:
-            if pattern.search(project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)):
-                return True
+            code = project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)
         except OSError:
             return None  # unreadable or too large: it may
+        if pattern.search(code):
+            return True
+        for module in _imported(code, file):
+            for found in _module_files(module, roots):
+                if found not in seen:
+                    if len(seen) >= _MAX_PROGRAM_FILES:
+                        return None
+                    seen.add(found)
+                    queue.append(found)
     return False
+
+
+def _package_root(path: str) -> str:
+    """The folder holding the top package `path` belongs to (its own folder outside a package)."""
+    folder = os.path.dirname(path)
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def _imported(code: bytes, file: str) -> list:
+    """Dotted names of the modules (or of names within them) `code` imports; a relative import is
+    made absolute from the folders above `file`, as a path of folder names."""
+    names = []
+    for match in _IMPORT.finditer(code):
+        base, members, plain = match.groups()
+        if plain is not None:
+            names.extend(part.split()[0].decode() for part in plain.split(b",") if part.strip())
+            continue
+        module = base.decode()
+        dots = len(module) - len(module.lstrip("."))
+        if dots:
+            folder = os.path.dirname(file)
+            for _ in range(dots - 1):
+                folder = os.path.dirname(folder)
+            module = os.path.join(folder, *module[dots:].split(".")) if module[dots:] else folder
+        for member in members.split(b","):
+            member = member.split()[0].decode() if member.split() else ""
+            names.append((module, "" if member == "*" else member))
+    return names
+
+
+def _module_files(name, roots: tuple) -> list:
+    """The project's files a module import runs: the module's file and the `__init__.py` of each
+    package on its way (`a.b.c` runs a/__init__.py, a/b/__init__.py, a/b/c.py); for `from m import x`
+    also m/x.py when x is a submodule."""
+    if isinstance(name, tuple):  # (module, member) of a `from` import
+        module, member = name
+        if os.path.isabs(module):  # relative: already a folder path
+            candidates = [module, os.path.join(module, member)] if member else [module]
+            return [f for c in candidates for f in _at_path(c)]
+        dotted = [module, f"{module}.{member}"] if member else [module]
+    else:
+        dotted = [name]
+    files = []
+    for root in dict.fromkeys(roots):
+        for each in dotted:
+            parts = each.split(".")
+            for depth in range(1, len(parts) + 1):
+                for found in _at_path(os.path.join(root, *parts[:depth])):
+                    if found not in files:
+                        files.append(found)
+    return files
+
+
+def _at_path(stem: str) -> list:
+    """`stem.py`, or `stem/__init__.py` for a package, when the project holds it."""
+    for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+        if not project.may_read(candidate):
+            return []
+        if os.path.isfile(candidate):
+            return [candidate]
+        reads.record(candidate)  # missing: creating it changes the result
+    return []
 
 
 def config_keys(path: str) -> frozenset:

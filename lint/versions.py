@@ -129,6 +129,21 @@ def exact(spec: str) -> Optional[str]:
     return None
 
 
+def side_of(spec: str, boundary: str) -> Optional[bool]:
+    """Whether every release `spec` admits is at or after `boundary` (True) or before it (False);
+    None when it admits releases on both sides, or cannot be read (`>=0.29` is after 0.20)."""
+    edge = version_key(boundary)
+    for op, wanted in clauses(spec) or ():
+        key = None if wanted.endswith(".*") else version_key(wanted)
+        if key is None or edge is None:
+            continue
+        if op in (">=", ">", "~=", "==", "===") and key >= edge:
+            return True
+        if (op in ("<", "==", "===", "<=") and key < edge) or (op == "<" and key == edge):
+            return False
+    return None
+
+
 def poetry_spec(text: str) -> str:
     """A poetry constraint (`^0.3.1`, `~0.3`, `0.3.1`, `*`) as a PEP 440 specifier."""
     text = text.strip()

@@ -44,10 +44,11 @@ from collections.abc import Iterator
 from batchlint.frameworks.hf import SFT_KEYS, TRL
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
-from batchlint.versions import release, version_key
+from batchlint.versions import release, side_of, version_key
 
 # The first TRL release without SFTConfig.max_seq_length (trl/trainer/sft_config.py @ 0.20.0).
-_REMOVED_IN: tuple = version_key("0.20.0")  # type: ignore[assignment]  # a version: never None
+_REMOVED = "0.20.0"
+_REMOVED_IN: tuple = version_key(_REMOVED)  # type: ignore[assignment]  # a version: never None
 
 # With max_seq_length, any key only TRL has makes it TRL's SFTConfig; without one it may be
 # another script's arguments (transformers' run_mlm.py has a max_seq_length field).
@@ -62,7 +63,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     found = release(TRL, plan.document.path)
     version = version_key(found.version) if found is not None and found.version else None
-    if version is not None and version < _REMOVED_IN:
+    # A range whose every release is on one side of 0.20 (`trl>=0.29`) decides as a pin does.
+    after = side_of(found.spec, _REMOVED) if found is not None and version is None and found.spec else None
+    if (version is not None and version < _REMOVED_IN) or after is False:
         return  # the release in force still has it (deprecated from 0.19 on)
     value = getattr(stale, "value", None)
     current = root.get("max_length")
@@ -74,6 +77,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         fix = f"rename it to max_length: {value}"
     if version is not None:
         runs = f"; this project runs TRL {found.version} ({found.how()})"
+    elif after:
+        runs = f"; every TRL release this project admits is 0.20 or later ({found.how()})"
     else:
         runs = f" (which TRL this project runs is unknown: {found.how() if found else 'no pin found'})"
     yield Finding(
@@ -86,7 +91,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         fix=fix,
         related=related,
         # A release before 0.20 still reads it: only a known later release makes it surely an error.
-        severity=None if version is not None else "warning",
+        severity=None if version is not None or after else "warning",
     )
 
 

@@ -269,6 +269,20 @@ def test_max_seq_length_in_a_handbook_recipe(lint):
     assert finding.fix == "rename it to max_length: 2048" and "default 1024" in finding.message
 
 
+@pytest.mark.parametrize("pin, severity, says", [
+    ("trl>=0.29.0\n", "error", "every TRL release this project admits is 0.20 or later (>=0.29.0 in requirements.txt:1)"),
+    ("trl==0.21.0\n", "error", "this project runs TRL 0.21.0 (pinned in requirements.txt:1)"),
+    ("trl>=0.19.1\n", "warning", "which TRL this project runs is unknown: >=0.19.1 in requirements.txt:1"),
+    ("trl>=0.8,<0.20\n", None, ""),  # every release it admits still has max_seq_length
+])
+def test_max_seq_length_judged_by_the_range_the_project_admits(tmp_path, pin, severity, says):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text(pin)
+    found = lint_text(tmp_path, "recipes/sft.yaml", HANDBOOK_SFT).diagnostics
+    assert [(f.code, f.severity) for f in found] == ([("BL420", severity)] if severity else [])
+    assert all(says in f.message for f in found)
+
+
 def test_max_seq_length_next_to_max_length(lint):
     [finding] = lint("c.yaml", HANDBOOK_SFT + "max_length: 4096\n").diagnostics
     assert "delete max_seq_length" in finding.fix and "truncate at max_length (4096)" in finding.message

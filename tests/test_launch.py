@@ -1084,12 +1084,30 @@ def test_flags_of_a_program_that_never_imports_trl_are_not_trls(repo, imports, c
     so TRL's removal of max_seq_length (BL420) cannot apply; a program importing trl keeps the check."""
     (repo / ".git").mkdir()  # the project: the repository, not the script's folder
     write(repo, "open_instruct/__init__.py", "")
-    write(repo, "open_instruct/utils.py", imports)
+    write(repo, "open_instruct/utils.py", imports + "\n\ndef train(trainer):\n    trainer.train()\n")
     write(repo, "open_instruct/dpo.py", "from open_instruct.utils import *\n" + OWN_DPO)
     line = ("accelerate launch --num_processes 8 open_instruct/dpo.py --per_device_train_batch_size 1 "
             "--gradient_accumulation_steps 4 --max_seq_length 16384 --packing\n")
     result = lint_script(repo, line, name="scripts/train/dpo.sh")
     assert [d.code for d in result.diagnostics] == codes
+
+
+def test_a_sibling_script_that_imports_trl_is_not_the_program(repo):
+    """MedicalGPT's training/ (no package): pretraining.py parses its own `max_seq_length`, `packing` and
+    trains with the Trainer; dpo_training.py beside it imports trl but is another job's program."""
+    (repo / ".git").mkdir()
+    write(repo, "requirements.txt", "trl>=0.29.0\n")
+    write(repo, "training/template.py", "TEMPLATES = {}\n")
+    write(repo, "training/dpo_training.py", "from trl import DPOConfig, DPOTrainer\n")
+    program = ("from transformers import HfArgumentParser, Seq2SeqTrainingArguments, Trainer\n"
+               "from template import TEMPLATES\n" + OWN_DPO + "\nTrainer(args=args).train()\n")
+    write(repo, "training/pretraining.py", program)
+    line = ("torchrun --nproc_per_node 2 training/pretraining.py --per_device_train_batch_size 4 "
+            "--gradient_accumulation_steps 8 --max_seq_length 512 --packing True --output_dir out\n")
+    result = lint_script(repo, line, name="scripts/run_pt.sh")
+    assert (result.framework, [d.code for d in result.diagnostics]) == ("launch", [])
+    write(repo, "training/template.py", "from dpo_training import DPOTrainer\n")  # now the program runs it
+    assert [d.code for d in lint_script(repo, line, name="scripts/run_pt.sh").diagnostics] == ["BL420"]
 
 
 LLAMAFACTORY_DS = """\

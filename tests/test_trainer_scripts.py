@@ -97,3 +97,46 @@ def test_a_framework_s_own_script_entry_point_wins(repo):
     assert '"framework": "swift"' in run("explain", "--format", "json", "swift_grpo.sh").stdout
     write(repo, "swift_sft.sh", "python -m swift.cli.sft --model Qwen/Qwen2.5-7B --per_device_train_batch_size 2\n")
     assert '"framework": "swift"' in run("explain", "--format", "json", "swift_sft.sh").stdout
+
+
+# Eagle's Eagle2_5/shell/prepare.sh: the data-preparation entry parses the Trainer's flags (the shell
+# divided the accumulation down to 0) and only builds datasets; the package's fine-tuning entry, which
+# it does not import, is the one that trains.
+PREPARE = ("#!/bin/bash\nGPUS=${GPUS:-8}\nBATCH_SIZE=${BATCH_SIZE:-1}\nGRADIENT_ACC=$((BATCH_SIZE / 1 / GPUS))\n"
+           "torchrun --nproc_per_node=$GPUS eaglevl/train/data_prepare.py --per_device_train_batch_size 1 "
+           "--gradient_accumulation_steps ${GRADIENT_ACC} --output_dir out\n")
+PARSES = ("from transformers import HfArgumentParser, Trainer, TrainingArguments\n"
+          "from eaglevl.train.dataset import build_datasets\n\n"
+          "(args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()\nbuild_datasets(args)\n")
+FINETUNE_ENTRY = "from transformers import Trainer\n\nclass CustomTrainer(Trainer):\n    pass\n\n" \
+                 "def main(args):\n    CustomTrainer(args=args).train()\n"
+
+
+@pytest.mark.parametrize("program, flagged", [
+    (PARSES, False),  # imports Trainer, builds none; the package's finetune.py trains but is not imported
+    (PARSES + "Trainer(model=model, args=args).train()\n", True),
+    (PARSES + "from eaglevl.train.finetune import main\nmain(args)\n", True),  # through a module it imports
+    (PARSES + "from .finetune import main\nmain(args)\n", True),  # a relative import
+    (PARSES + "from eaglevl.train import finetune\n", True),  # a submodule imported by name
+    (PARSES + "import eaglevl.train.finetune as ft\n", True),
+    (PARSES + "from eaglevl.train import dataset\n", False),
+])
+def test_flags_a_program_of_the_project_parses_without_training_configure_no_run(repo, program, flagged):
+    (repo / ".git").mkdir()
+    write(repo, "eaglevl/__init__.py", "")
+    write(repo, "eaglevl/train/__init__.py", "")
+    write(repo, "eaglevl/train/dataset.py", "class LazyDataset:\n    pass\n\ndef build_datasets(args):\n    return []\n")
+    write(repo, "eaglevl/train/finetune.py", FINETUNE_ENTRY)
+    write(repo, "eaglevl/train/data_prepare.py", program)
+    assert [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))] == (["BL104"] if flagged else [])
+
+
+def test_a_package_init_that_trains_counts(repo):
+    """Importing eaglevl.train.dataset runs eaglevl/train/__init__.py first."""
+    (repo / ".git").mkdir()
+    write(repo, "eaglevl/__init__.py", "")
+    write(repo, "eaglevl/train/__init__.py", "from .finetune import main\n")
+    write(repo, "eaglevl/train/dataset.py", "def build_datasets(args):\n    return []\n")
+    write(repo, "eaglevl/train/finetune.py", FINETUNE_ENTRY)
+    write(repo, "eaglevl/train/data_prepare.py", PARSES)
+    assert [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))] == ["BL104"]

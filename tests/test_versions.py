@@ -218,6 +218,15 @@ def test_specifiers(spec, version, admitted):
     assert versions.admits(spec, version) is admitted
 
 
+@pytest.mark.parametrize("spec, side", [
+    (">=0.29.0", True), (">0.20", True), ("==0.21.*", None), ("~=0.20.1", True), (">=0.19.1", None),
+    (">=0.19.1,<0.20", False), ("<0.20.0", False), ("<=0.19.9", False), ("<=0.20", None), ("==0.18.0", False),
+    ("!=0.21.0", None), ("", None), ("@ git+https://x", None),
+])
+def test_the_side_of_a_boundary_a_range_admits(spec, side):
+    assert versions.side_of(spec, "0.20.0") is side
+
+
 @pytest.mark.parametrize("files", [
     {"requirements.txt": b"\xff\xfe\x00verl==\n" * 100},
     {"requirements.txt": "verl @ git+https://github.com/volcengine/verl@v0.5.0\n"},

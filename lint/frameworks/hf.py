@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..own_trainer import program_imports
+from ..own_trainer import program_imports, program_trains
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
 from .spec import FLAGS, Distribution, Framework, Launcher
@@ -55,6 +55,9 @@ SFT_KEYS = ("packing", "packing_strategy", "dataset_text_field", "completion_onl
 def plan(doc: Document, outside: Outside):
     if not is_training_arguments(doc.root):
         return None
+    entry = getattr(doc, "entry", None)
+    if entry is not None and program_trains(doc.path, entry) is False:
+        return None  # the project's own program parses the flags but trains nothing with them
     framework = "trl" if set(doc.root.items) & _TRL and _may_run_trl(doc) else NAME
     plan = plan_from(doc, outside, framework)
     if framework == "trl":
