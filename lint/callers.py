@@ -16,7 +16,7 @@ import os
 import re
 from typing import Optional
 
-from . import project, reads
+from . import per_run, project, reads
 from .lean_dataclass import lean_dataclass
 
 # Files that may run a script or launch a config: shell and job scripts, job descriptions (YAML), make
@@ -45,12 +45,7 @@ class _Files:
     read: tuple = ()  # (absolute path, digest) of each file read: every lint that asks depends on them
 
 
-_cache: dict = {}  # (folder, project roots) -> _Files
-
-
-def forget() -> None:
-    """Read the files again at the next question (a new run: they may have changed)."""
-    _cache.clear()
+_cache: dict = per_run.cache()  # (folder, project roots) -> _Files
 
 
 def named_elsewhere(path: str) -> bool:
@@ -92,7 +87,7 @@ def _files(top: str) -> _Files:
     if found is None:
         if len(_cache) >= 64:
             _cache.clear()
-        with reads.tracking() as touched:
+        with reads.tracking(digests=None) as touched:
             found = _read(top)
         found = _cache[key] = dataclasses.replace(found, read=tuple(touched.paths.items()))
     for path, digest in found.read:  # replayed: a cached lint result depends on these files too

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Optional
 
-from . import project, reads
+from . import per_run, project, reads
 from .document import Mapping, ParseError
 
 _LEVELS = 12  # folders searched upward from the launch script: a project is not deeper
@@ -84,13 +84,30 @@ def program_trains(script: str, entry: Optional[str]) -> Optional[bool]:
     return _program_holds(script, entry, _TRAINS)
 
 
+_held: dict = per_run.cache()  # (program, pattern) -> (verdict, the reads it took)
+_entries: dict = per_run.cache()  # folder -> the names in it (empty when unreadable)
+
+
 def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Optional[bool]:
     """Whether `pattern` is in the program's file or in a module of the project it imports, followed
-    import by import; None when the program is not the project's or its code cannot all be read."""
+    import by import; None when the program is not the project's or its code cannot all be read.
+    Found once a run for each program: every launch line running it asks again."""
     path = own_script(script, entry)
     if path is None:
         return None
-    roots = (os.path.dirname(path), _package_root(path))  # sys.path[0], and the top of its package
+    key = (path, pattern.pattern)
+    found = _held.get(key)
+    if found is None:
+        with reads.tracking(digests=None) as touched:
+            verdict = _search(path, pattern)
+        found = _held[key] = (verdict, tuple(touched.paths.items()))
+    for read, digest in found[1]:  # replayed: a cached lint result depends on these files too
+        reads.replay(read, digest)
+    return found[0]
+
+
+def _search(path: str, pattern: re.Pattern) -> Optional[bool]:
+    roots = _roots(path)
     queue, seen = [path], {path}
     while queue:
         file = queue.pop(0)
@@ -110,68 +127,79 @@ def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Op
     return False
 
 
-def _package_root(path: str) -> str:
-    """The folder holding the top package `path` belongs to (its own folder outside a package)."""
-    folder = os.path.dirname(path)
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
-        folder = os.path.dirname(folder)
-    return folder
+def _roots(path: str) -> list:
+    """Where the program's absolute imports may be found in the project: its own folder (sys.path[0])
+    and each folder above it inside the project (the working folder a launch runs in; the top of a
+    project installed with `pip install -e .`, as LLaVA's train_mem.py imports `llava.train.train`)."""
+    roots = []
+    for folder in project.upward(os.path.dirname(path), _LEVELS):
+        if not project.may_read(folder):
+            break
+        roots.append(folder)
+    return roots
 
 
 def _imported(code: bytes, file: str) -> list:
-    """Dotted names of the modules (or of names within them) `code` imports; a relative import is
-    made absolute from the folders above `file`, as a path of folder names."""
-    names = []
+    """(folder, module parts, member) of each import in `code`: folder None for an absolute import
+    (found from the roots), the folder a relative one starts from; member "" for `import m`."""
+    names: list = []
     for match in _IMPORT.finditer(code):
         base, members, plain = match.groups()
         if plain is not None:
-            names.extend(part.split()[0].decode() for part in plain.split(b",") if part.strip())
+            names.extend((None, part.split()[0].decode().split("."), "") for part in plain.split(b",") if part.split())
             continue
         module = base.decode()
         dots = len(module) - len(module.lstrip("."))
+        folder = None
         if dots:
             folder = os.path.dirname(file)
             for _ in range(dots - 1):
                 folder = os.path.dirname(folder)
-            module = os.path.join(folder, *module[dots:].split(".")) if module[dots:] else folder
+        parts = module[dots:].split(".") if module[dots:] else []
         for member in members.split(b","):
-            member = member.split()[0].decode() if member.split() else ""
-            names.append((module, "" if member == "*" else member))
+            word = member.split()[0].decode() if member.split() else ""
+            names.append((folder, parts, "" if word == "*" else word))
     return names
 
 
-def _module_files(name, roots: tuple) -> list:
-    """The project's files a module import runs: the module's file and the `__init__.py` of each
-    package on its way (`a.b.c` runs a/__init__.py, a/b/__init__.py, a/b/c.py); for `from m import x`
+def _module_files(name: tuple, roots: list) -> list:
+    """The project's files an import runs: the module's file and the `__init__.py` of each package
+    on its way (`a.b.c` runs a/__init__.py, a/b/__init__.py, a/b/c.py), and for `from m import x`
     also m/x.py when x is a submodule."""
-    if isinstance(name, tuple):  # (module, member) of a `from` import
-        module, member = name
-        if os.path.isabs(module):  # relative: already a folder path
-            candidates = [module, os.path.join(module, member)] if member else [module]
-            return [f for c in candidates for f in _at_path(c)]
-        dotted = [module, f"{module}.{member}"] if member else [module]
-    else:
-        dotted = [name]
-    files = []
-    for root in dict.fromkeys(roots):
-        for each in dotted:
-            parts = each.split(".")
-            for depth in range(1, len(parts) + 1):
-                for found in _at_path(os.path.join(root, *parts[:depth])):
-                    if found not in files:
-                        files.append(found)
+    start, parts, member = name
+    files: list = []
+    for top in roots if start is None else [start]:
+        for path in (parts, parts + [member]) if member else (parts,):
+            folder = top
+            for part in path:
+                names = _names_in(folder)
+                if part + ".py" in names:
+                    _add(files, os.path.join(folder, part + ".py"))
+                    break  # a module: nothing below it
+                if part not in names:
+                    reads.record(os.path.join(folder, part + ".py"))  # missing: creating it changes the result
+                    break
+                folder = os.path.join(folder, part)
+                if "__init__.py" in _names_in(folder):
+                    _add(files, os.path.join(folder, "__init__.py"))
     return files
 
 
-def _at_path(stem: str) -> list:
-    """`stem.py`, or `stem/__init__.py` for a package, when the project holds it."""
-    for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-        if not project.may_read(candidate):
-            return []
-        if os.path.isfile(candidate):
-            return [candidate]
-        reads.record(candidate)  # missing: creating it changes the result
-    return []
+def _add(files: list, path: str) -> None:
+    if path not in files and project.may_read(path):
+        files.append(path)
+
+
+def _names_in(folder: str) -> frozenset:
+    """The entries of `folder`, listed once a run (an import is looked for in several folders)."""
+    found = _entries.get(folder)
+    if found is None:
+        try:
+            found = frozenset(os.listdir(folder)) if project.may_read(folder) else frozenset()
+        except OSError:
+            found = frozenset()
+        _entries[folder] = found
+    return found
 
 
 def config_keys(path: str) -> frozenset:

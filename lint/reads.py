@@ -60,8 +60,9 @@ class tracking:
 
     __slots__ = ("touched", "outer")
 
-    def __init__(self, digests: bool = True):
-        self.touched = Touched(digests=digests)
+    def __init__(self, digests: Optional[bool] = True):
+        # None: as the tracking around this one does (a cache of reads made inside a file's lint).
+        self.touched = Touched(digests=(_log is not None and _log.digests) if digests is None else digests)
 
     def __enter__(self) -> Touched:
         global _log

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import field
 from typing import Optional
 
-from . import callers
+from . import per_run
 from .config import Configs, Settings
 from .diagnostic import Diagnostic
 from .engine import Options
@@ -184,7 +184,7 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
     line names that is not there) is added to `notices`."""
     from . import explain as explaining, project, reads
 
-    callers.forget()  # a new run: the scripts in view may have changed
+    per_run.forget()  # a new run: the files in view may have changed
     settings = settings.for_path(path)
     with project.using(project.find_project([path], settings)):
         if notices is None:  # a caller tracking the reads itself (compare) keeps them
@@ -204,7 +204,7 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     from .parallel import lint_files
     from .project import Project, find_project
 
-    callers.forget()  # a new run: the scripts in view may have changed
+    per_run.forget()  # a new run: the files in view may have changed
     paths = list(paths) or ["."]
     given = options.project
     boundary = given or find_project(paths, base_settings(settings))
@@ -231,7 +231,7 @@ def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -
 
     from .engine import lint_file
 
-    callers.forget()  # a new run: the scripts in view may have changed
+    per_run.forget()  # a new run: the files in view may have changed
     return collect(Run(files=[filename], results=[lint_file(filename, settings, options, LAZY, raw=raw)]))
 
 

@@ -41,14 +41,15 @@ def lint_text(folder, filename, text, world_size=None, global_batch=None, settin
 
 
 @pytest.fixture(autouse=True)
-def _callers_read_anew():
-    """The run layer reads the scripts in view once a run (lint/callers.py); a test that lints files
-    straight away writes them between lints: each test starts from what is on disk."""
-    from batchlint import callers
+def _files_read_anew():
+    """The run layer reads some files once a run (lint/per_run.py: the scripts in view, the code a
+    program runs); a test that lints files straight away writes them between lints: each test starts
+    from what is on disk."""
+    from batchlint import per_run
 
-    callers.forget()
+    per_run.forget()
     yield
-    callers.forget()
+    per_run.forget()
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from batchlint import per_run
+
 from conftest import cli_runner, lint_text, run, write
 
 HF = "model_type: qwen2\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\n"
@@ -1107,6 +1109,7 @@ def test_a_sibling_script_that_imports_trl_is_not_the_program(repo):
     result = lint_script(repo, line, name="scripts/run_pt.sh")
     assert (result.framework, [d.code for d in result.diagnostics]) == ("launch", [])
     write(repo, "training/template.py", "from dpo_training import DPOTrainer\n")  # now the program runs it
+    per_run.forget()  # a new run reads the program again
     assert [d.code for d in lint_script(repo, line, name="scripts/run_pt.sh").diagnostics] == ["BL420"]
 
 

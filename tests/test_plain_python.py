@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from batchlint import per_run
+
 from conftest import lint_text, run, write
 
 # Written for 4 GPUs: 8 = 2 x 1 x 4.
@@ -121,6 +123,7 @@ def test_the_program_is_the_one_in_the_folder_the_script_moved_to(repo):
     line = "cd lightning_job\npython train.py --deepspeed --deepspeed_config ../ds_config.json\n"
     assert found(lint_script(repo, line)) == []
     write(repo, "lightning_job/train.py", OWN)
+    per_run.forget()  # a new run reads the program again
     assert found(lint_script(repo, line)) == [("ds_config.json", "BL102", 2, 23)]
 
 
@@ -156,7 +159,7 @@ def test_past_the_files_it_looks_through_for_callers_w_stays_unknown(repo, monke
     write(repo, "b.sh", "echo b\n")
     assert found(lint_script(repo, LINE)) == [("ds_config.json", "BL102", 2, 23)]
     monkeypatch.setattr(callers, "MAX_FILES", 1)
-    callers.forget()
+    per_run.forget()
     assert found(lint_script(repo, LINE)) == []
 
 

@@ -27,10 +27,10 @@ class Table:
 def tables_at(path: str, line: int, settings) -> list:
     """The explain rows that the values written on `line` of `path` feed, one Table per plan
     the file gives (a launch script may run several configs); empty when the line holds none."""
-    from .. import callers, explain, project
+    from .. import explain, per_run, project
     from ..engine import Options, check_file
 
-    callers.forget()  # the scripts in view may have changed since the last hover
+    per_run.forget()  # the files in view may have changed since the last hover
     here = os.path.realpath(path)
     tables = []
     with project.using(project.find_project([path], settings)):  # as `batchlint explain` reads it
