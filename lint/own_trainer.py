@@ -84,8 +84,14 @@ def program_trains(script: str, entry: Optional[str]) -> Optional[bool]:
     return _program_holds(script, entry, _TRAINS)
 
 
-_held: dict = per_run.cache()  # (program, pattern) -> (verdict, the reads it took)
-_entries: dict = per_run.cache()  # folder -> the names in it (empty when unreadable)
+# Keyed by the project too: one run may lint files of several projects, each reading only its own.
+_held: dict = per_run.cache()  # (program, pattern, project roots) -> (verdict, the reads it took)
+_entries: dict = per_run.cache()  # (folder, project roots) -> the names in it (empty when unreadable)
+
+
+def _project_roots() -> Optional[tuple]:
+    current = project.current()
+    return current.roots if current else None
 
 
 def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Optional[bool]:
@@ -95,7 +101,7 @@ def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Op
     path = own_script(script, entry)
     if path is None:
         return None
-    key = (path, pattern.pattern)
+    key = (path, pattern.pattern, _project_roots())
     found = _held.get(key)
     if found is None:
         with reads.tracking(digests=None) as touched:
@@ -192,13 +198,14 @@ def _add(files: list, path: str) -> None:
 
 def _names_in(folder: str) -> frozenset:
     """The entries of `folder`, listed once a run (an import is looked for in several folders)."""
-    found = _entries.get(folder)
+    key = (folder, _project_roots())
+    found = _entries.get(key)
     if found is None:
         try:
             found = frozenset(os.listdir(folder)) if project.may_read(folder) else frozenset()
         except OSError:
             found = frozenset()
-        _entries[folder] = found
+        _entries[key] = found
     return found
 
 

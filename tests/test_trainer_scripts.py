@@ -122,21 +122,20 @@ FINETUNE_ENTRY = "from transformers import Trainer\n\nclass CustomTrainer(Traine
     (PARSES + "from eaglevl.train import dataset\n", False),
 ])
 def test_flags_a_program_of_the_project_parses_without_training_configure_no_run(repo, program, flagged):
-    (repo / ".git").mkdir()
-    write(repo, "eaglevl/__init__.py", "")
-    write(repo, "eaglevl/train/__init__.py", "")
-    write(repo, "eaglevl/train/dataset.py", "class LazyDataset:\n    pass\n\ndef build_datasets(args):\n    return []\n")
-    write(repo, "eaglevl/train/finetune.py", FINETUNE_ENTRY)
-    write(repo, "eaglevl/train/data_prepare.py", program)
-    assert [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))] == (["BL104"] if flagged else [])
+    assert _prepare_codes(repo, program) == (["BL104"] if flagged else [])
 
 
 def test_a_package_init_that_trains_counts(repo):
     """Importing eaglevl.train.dataset runs eaglevl/train/__init__.py first."""
+    assert _prepare_codes(repo, PARSES, package_init="from .finetune import main\n") == ["BL104"]
+
+
+def _prepare_codes(repo, program: str, package_init: str = "") -> list:
+    """The codes prepare.sh gets when eaglevl/train/data_prepare.py is `program` (finetune.py trains)."""
     (repo / ".git").mkdir()
     write(repo, "eaglevl/__init__.py", "")
-    write(repo, "eaglevl/train/__init__.py", "from .finetune import main\n")
-    write(repo, "eaglevl/train/dataset.py", "def build_datasets(args):\n    return []\n")
+    write(repo, "eaglevl/train/__init__.py", package_init)
+    write(repo, "eaglevl/train/dataset.py", "class LazyDataset:\n    pass\n\ndef build_datasets(args):\n    return []\n")
     write(repo, "eaglevl/train/finetune.py", FINETUNE_ENTRY)
-    write(repo, "eaglevl/train/data_prepare.py", PARSES)
-    assert [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))] == ["BL104"]
+    write(repo, "eaglevl/train/data_prepare.py", program)
+    return [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))]
