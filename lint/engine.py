@@ -453,6 +453,12 @@ class _Checker:
             if not pick and not rule.runs_on(plan):
                 continue
             for finding in rule.check(plan):
+                severity, message = finding.severity or rule.severity, finding.message
+                if rule.premises and severity != "info":
+                    gated = _gate(rule, finding, plan)
+                    if gated is None:
+                        continue
+                    severity, message = gated
                 found = finding.related
                 if routes:  # values read through interpolations: a note at each, and what was assumed
                     spans = (finding.span,) + tuple(r.span for r in found) + (None,)
@@ -465,7 +471,7 @@ class _Checker:
                                 for r in found) + note
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
                               for e in finding.edits)
-                self.emit(path, rule.code, rule.name, finding.severity or rule.severity, finding.message,
+                self.emit(path, rule.code, rule.name, severity, message,
                           finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix)
 
     def script(self, source: _Source, base: Optional[str] = None) -> None:
@@ -804,6 +810,23 @@ def _nearest(label: str, directive: Optional[tuple], cli: Optional[int], project
     if project is not None:
         return Fact(project, label, None, Origin.PROJECT)
     return None
+
+
+def _gate(rule, finding, plan) -> Optional[tuple]:
+    """(severity, message) of an error or warning whose premise (lint/premise.py) holds for every
+    release the project may run, the releases it assumed said; an info where only the newer releases
+    refuse; None where no release it may run does."""
+    from .premise import HOLDS, NEVER, judge, premise_of
+
+    premise = premise_of(rule.premises, finding.premise, plan.framework)
+    if premise is None:
+        return finding.severity or rule.severity, finding.message
+    verdict = judge(premise, plan.document.path)
+    if verdict.outcome == HOLDS:
+        return finding.severity or rule.severity, f"{finding.message} [{verdict.assumes}]"
+    if verdict.outcome == NEVER or premise.until is not None:
+        return None
+    return "info", f"{finding.message} [{verdict.assumes}]"
 
 
 def _routes(plan) -> dict:

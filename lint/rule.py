@@ -49,6 +49,7 @@ class Finding:
     severity: Optional[str] = None  # overrides the rule's default
     related: tuple = ()
     edits: tuple = ()  # Edit: the fix, mechanically
+    premise: str = ""  # the name of the rule's Premise this verdict rests on, when it has several
 
     def __post_init__(self) -> None:
         # A finding about values no file writes (framework defaults, a W from the
@@ -71,8 +72,10 @@ class Example:
     flagged: tuple = ()
     world_size: Optional[int] = None
     global_batch: Optional[int] = None
-    # Files written beside it, ((name, text), ...): what it names (a launch script's launcher config).
+    # Files written beside it, ((name, text), ...): what it names (a launch script's launcher config),
+    # or what pins the framework's release (a requirements.txt: lint/premise.py).
     files: tuple = ()
+    severity: Optional[str] = None  # the severity every flagged line must have, where it is pinned
 
 
 @lean_dataclass(frozen=True)
@@ -95,6 +98,11 @@ class Rule:
     # Its edits may change what a working config trains (a hyperparameter it guesses from a
     # comment), so `--fix` applies them only with `--unsafe-fixes` (ruff's fix safety).
     unsafe_fix: bool = False
+    # When the verdict holds (lint/premise.py): the releases of the framework that refuse as the rule
+    # says, each with its sources; or, in `every_release`, why the arithmetic is the same in every
+    # release. Every rule declares one of the two (tests/test_premises.py).
+    premises: tuple = ()
+    every_release: str = ""
 
     def applies_to(self, framework: str) -> bool:
         return self.frameworks is None or framework in self.frameworks

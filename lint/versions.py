@@ -179,12 +179,16 @@ class Distribution:
     version_files: where that copy writes its version, relative to the folder holding the
         package: a text file holding the version, or a `.py` file with `__version__ = "X"`.
     title: how findings name it.
+    releases: the releases users run, oldest first, the last the newest checked: what a rule's
+        window (lint/premise.py) is weighed against when the project does not say which runs.
+        "0.dev0" stands for the layouts before the first release (shown as "before <first>").
     """
 
     names: tuple
     package: str
     version_files: tuple = ()
     title: str = ""
+    releases: tuple = ()
 
     @property
     def shown(self) -> str:

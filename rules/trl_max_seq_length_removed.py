@@ -4,9 +4,8 @@ Flags `max_seq_length` in a TRL config (one that also sets a key only TRL's
 configs have, such as `packing`, `dataset_text_field` or `dataset_num_proc`;
 of them only SFTConfig ever had `max_seq_length`): TRL deprecated it in 0.19
 and removed it in 0.20 in favour of `max_length`. Judged by the TRL release
-the project runs (a pin in requirements, pyproject, setup.py or a lock file,
-`versions` in the project config): silent before 0.20, an error from 0.20 on,
-a warning when the release is unknown (`trl>=0.19.1` admits both).
+the project runs (see "When it holds"): silent before 0.20, an error from 0.20
+on, an info when the release is unknown or a range admits both (`trl>=0.19.1`).
 
 ## Why is this bad?
 From TRL 0.20 on, SFTConfig has no such field. `TrlParser` (used by most
@@ -43,16 +42,17 @@ from collections.abc import Iterator
 
 from batchlint.frameworks.hf import SFT_KEYS, TRL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
-from batchlint.versions import release, side_of, version_key
-
-# The first TRL release without SFTConfig.max_seq_length (trl/trainer/sft_config.py @ 0.20.0).
-_REMOVED = "0.20.0"
-_REMOVED_IN: tuple = version_key(_REMOVED)  # type: ignore[assignment]  # a version: never None
 
 # With max_seq_length, any key only TRL has makes it TRL's SFTConfig; without one it may be
 # another script's arguments (transformers' run_mlm.py has a max_seq_length field).
 TRL_KEYS = SFT_KEYS + ("dataset_num_proc",)
+
+REMOVED = Premise(
+    TRL, since="0.20.0",
+    source="v0.19.1 trl/trainer/sft_config.py:244-261 (still read, deprecated); v0.20.0 trl/trainer/sft_config.py "
+           "(no such field); v1.16.0 trl/trainer/sft_config.py (none)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -61,12 +61,6 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     marker = next((k for k in TRL_KEYS if k in root.items), None)
     if stale is None or marker is None:
         return
-    found = release(TRL, plan.document.path)
-    version = version_key(found.version) if found is not None and found.version else None
-    # A range whose every release is on one side of 0.20 (`trl>=0.29`) decides as a pin does.
-    after = side_of(found.spec, _REMOVED) if found is not None and version is None and found.spec else None
-    if (version is not None and version < _REMOVED_IN) or after is False:
-        return  # the release in force still has it (deprecated from 0.19 on)
     value = getattr(stale, "value", None)
     current = root.get("max_length")
     related: tuple[Related, ...] = (Related(f"{marker} makes this a TRL config", root.key_spans[marker]),)
@@ -75,25 +69,16 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         fix = "delete max_seq_length: max_length already sets the length"
     else:
         fix = f"rename it to max_length: {value}"
-    if version is not None:
-        runs = f"; this project runs TRL {found.version} ({found.how()})"
-    elif after:
-        runs = f"; every TRL release this project admits is 0.20 or later ({found.how()})"
-    else:
-        runs = f" (which TRL this project runs is unknown: {found.how() if found else 'no pin found'})"
     yield Finding(
         span=root.key_spans["max_seq_length"],
         message=(
-            f"max_seq_length ({value}) was removed in TRL 0.20{runs}: TrlParser and `trl sft` refuse the config, "
+            f"max_seq_length ({value}) was removed in TRL 0.20: TrlParser and `trl sft` refuse the config, "
             f"and TRL's example scripts drop it and truncate at max_length "
             f"({getattr(current, 'value', None) if current is not None else 'default 1024'})"
         ),
         fix=fix,
         related=related,
-        # A release before 0.20 still reads it: only a known later release makes it surely an error.
-        severity=None if version is not None or after else "warning",
     )
-
 
 
 RULE = Rule(
@@ -103,16 +88,27 @@ RULE = Rule(
     summary="TRL SFT config still using max_seq_length, removed in TRL 0.20",
     check=check,
     frameworks=("trl",),
+    premises=(REMOVED,),
     doc=__doc__,
     examples=(
         Example(
             "sft_stale.yaml",
             "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_seq_length: 4096\n",
-            flagged=(4,),
+            flagged=(4,), severity="info",  # no TRL release pinned: 0.19 still reads it
         ),
         Example(
             "sft_current.yaml",
             "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_length: 4096\n",
+        ),
+        Example(
+            "sft_stale_pinned_new.yaml",
+            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_seq_length: 4096\n",
+            flagged=(4,), files=(("requirements.txt", "trl==0.21.0\n"),), severity="error",
+        ),
+        Example(
+            "sft_stale_pinned_old.yaml",
+            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_seq_length: 4096\n",
+            files=(("requirements.txt", "trl==0.19.1\n"),),
         ),
         Example(
             "run_mlm_args.yaml",

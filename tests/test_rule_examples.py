@@ -21,6 +21,7 @@ def test_example(tmp_path, rule, example):
     for d in result.diagnostics:
         if d.code == rule.code:
             assert d.severity in ("error", "warning", "info")
+            assert example.severity is None or d.severity == example.severity, d.text
             if d.code[:3] in ("BL1", "BL2", "BL4"):  # batch, layout and length arithmetic
                 assert any(ch.isdigit() for ch in d.message), "a finding states the numbers behind it"
             assert d.fix, "a finding says what to change"

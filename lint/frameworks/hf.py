@@ -38,7 +38,20 @@ LAUNCHERS = (Launcher("python", scripts=("*.py",), modules=("*",), markers=(b"pe
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS,
                       distribution=Distribution(("transformers",), "transformers", ("transformers/__init__.py",)))
 # The plans it calls "trl" run TRL, whose release decides whether SFTConfig still has max_seq_length.
-TRL = Distribution(("trl",), "trl", ("trl/__init__.py",), title="TRL")
+# Every TRL release on PyPI from 0.1.0 (oldest first): what a rule's window is weighed against
+# when the project pins none (lint/premise.py).
+TRL_RELEASES = (
+    '0.1.0', '0.2.0', '0.2.1', '0.3.0', '0.3.1', '0.4.0', '0.4.1', '0.4.2', '0.4.3', '0.4.4', '0.4.5', '0.4.6',
+    '0.4.7', '0.5.0', '0.6.0', '0.7.0', '0.7.1', '0.7.2', '0.7.3', '0.7.4', '0.7.5', '0.7.6', '0.7.7', '0.7.8',
+    '0.7.9', '0.7.10', '0.7.11', '0.8.0', '0.8.1', '0.8.2', '0.8.3', '0.8.4', '0.8.5', '0.8.6', '0.9.2', '0.9.3',
+    '0.9.4', '0.9.6', '0.10.1', '0.11.0', '0.11.1', '0.11.2', '0.11.3', '0.11.4', '0.12.0', '0.12.1', '0.12.2',
+    '0.13.0', '0.14.0', '0.15.0', '0.15.1', '0.15.2', '0.16.0', '0.16.1', '0.17.0', '0.18.0', '0.18.1', '0.18.2',
+    '0.19.0', '0.19.1', '0.20.0', '0.21.0', '0.22.0', '0.22.1', '0.22.2', '0.23.0', '0.23.1', '0.24.0', '0.25.0',
+    '0.25.1', '0.26.0', '0.26.1', '0.26.2', '0.27.0', '0.27.1', '0.27.2', '0.28.0', '0.29.0', '0.29.1', '1.0.0',
+    '1.1.0', '1.2.0', '1.3.0', '1.4.0', '1.5.0', '1.5.1', '1.6.0', '1.7.0', '1.7.1', '1.8.0', '1.9.0', '1.9.1',
+    '1.9.2', '1.10.0', '1.11.0', '1.12.0', '1.13.0', '1.14.0', '1.14.1', '1.14.2', '1.15.0', '1.16.0',
+)
+TRL = Distribution(("trl",), "trl", ("trl/__init__.py",), title="TRL", releases=TRL_RELEASES)
 
 # Keys of TRL's configs (SFTConfig, GRPOConfig/RLOOConfig, DPOConfig, ScriptArguments) that
 # transformers' TrainingArguments lacks.

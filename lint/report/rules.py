@@ -11,7 +11,20 @@ from . import rule_page, rule_url
 def page(rule, scope: str) -> str:
     """The rule's page in Markdown: its title, severity, scope and documentation."""
     fix = " Its fix is unsafe: `--fix` makes it only with `--unsafe-fixes`." if rule.unsafe_fix else ""
-    return f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}. Applies to: {scope}.{fix}\n\n{rule.documentation}\n"
+    return (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}. Applies to: {scope}.{fix}\n\n{rule.documentation}\n"
+            f"\n## When it holds\n{releases(rule)}")
+
+
+def releases(rule) -> str:
+    """The releases in which the rule's verdict holds, with the sources at each boundary (lint/premise.py)."""
+    if not rule.premises:
+        return f"In every release: {rule.every_release or 'not declared'}\n"
+    lines = []
+    for premise in rule.premises:
+        check = f" ({premise.name})" if premise.name else ""
+        lines.append(f"- {premise.span_text}{check}; checked through {premise.distribution.shown} "
+                     f"{(premise.distribution.releases or ('?',))[-1]}. Sources: {premise.source or 'not given'}.")
+    return "\n".join(lines) + "\n"
 
 
 def as_dict(rule, scope: str) -> dict:
