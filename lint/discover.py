@@ -153,7 +153,10 @@ def _walk(top: str, real_top: str, shown_top: str, settings: Settings | Configs,
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            found.problems.append(f"cannot list {display_path(folder)}: {exc.strerror or exc}")
+            if folder == top:  # the path the user named: the run cannot do what was asked (exit 2)
+                found.problems.append(f"cannot list {display_path(folder)}: {exc.strerror or exc}")
+            else:  # met while walking: a notice, and the run goes on
+                found.notices.append(f"skipped {display_path(folder)}: cannot list it ({exc.strerror or exc})")
             continue
         if any(entry.name == CACHE_TAG for entry in entries):
             continue  # a cache folder (batchlint's own, or any tool's that follows the convention)
@@ -196,8 +199,12 @@ def _walk(top: str, real_top: str, shown_top: str, settings: Settings | Configs,
                     regular = entry.is_file(follow_symlinks=False)
                     if not regular:
                         info = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                found.problems.append(f"cannot read {shown}: {exc.strerror or exc}")
+            except OSError as exc:  # a dangling link, a loop: a notice, as for any file that is not a config
+                what = "a link to nothing" if os.path.islink(path) and not os.path.exists(path) else "cannot read it"
+                found.notices.append(f"skipped {shown}: {what} ({exc.strerror or exc})")
+                continue
+            if regular and not os.access(path, os.R_OK):
+                found.notices.append(f"skipped {shown}: not readable")
                 continue
             if not regular:
                 found.notices.append(f"skipped {shown}: {_not_regular(info.st_mode, entry.is_symlink())}")

@@ -129,4 +129,6 @@ def judge(premise: Premise, path: str) -> Verdict:
         return Verdict(HOLDS, f"{premise.span_text}; {where}")
     if not any(inside):
         return Verdict(NEVER, where)
-    return Verdict(PARTLY, f"{premise.span_text} only; {where}")
+    since = premise.since or _first(dist)
+    span = f"from {dist.shown} {since} on" if premise.until is None else f"{premise.span_text} only"
+    return Verdict(PARTLY, f"{span}; {where}")

@@ -253,9 +253,30 @@ def _line_of(text: str, name: str, start: int = 0) -> Optional[int]:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
+_GIT_URL = re.compile(r"(?:(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*)?"
+                      r"git\+[a-z]+://[^\s@#]*?/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?(?:@(?P<ref>[^\s#;]+))?"
+                      r"(?:#egg=(?P<egg>[A-Za-z0-9._-]+))?\s*\Z")
+_TAG = re.compile(r"v?(\d+(?:\.\d+)+(?:\.?post\d+)?)\Z")
+
+
+def _git_requirement(line: str, names: set) -> Optional[str]:
+    """The specifier a `git+https://...@ref` requirement names: a release tag (`@v0.6.1`) is that
+    release; a commit, a branch or no ref names none ("?"). None: another distribution."""
+    match = _GIT_URL.match(line.strip())
+    if match is None:
+        return None
+    named = match.group("name") or match.group("egg") or match.group("repo")
+    if canonical(named) not in names:
+        return None
+    tag = _TAG.match(match.group("ref") or "")
+    return f"=={tag.group(1)}" if tag else "?"
+
+
 def _requirement(line: str, names: set) -> Optional[str]:
     """The specifier of a requirement line naming one of `names`; "?" when its form is unread
-    (a URL, an unknown operator), None when it names another distribution."""
+    (a URL but a release tag's, an unknown operator), None when it names another distribution."""
+    if "git+" in line:
+        return _git_requirement(line, names)
     match = _REQUIREMENT.match(line)
     if match is None or canonical(match.group(1)) not in names:
         return None
@@ -286,6 +307,48 @@ def _requirements_file(path: str, names: set) -> list:
         spec = _requirement(whole, names)
         if spec is not None:
             pins.append((spec, _where(path, first)))
+    return pins
+
+
+# `pip install ...` as shell scripts, Dockerfiles and notebooks write it (`uv pip`, `python -m pip`, `pip3`).
+_PIP_INSTALL = re.compile(r"(?:^|[\s;&|(`\"'])(?:uv\s+)?pip3?(?:\.\d+)?\s+install\s+([^\n;&|)`]*)")
+# Options of `pip install` that take a value: the value is no requirement.
+_PIP_VALUED = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
+                         "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root",
+                         "--platform", "--python-version", "--trusted-host", "--src", "--upgrade-strategy",
+                         "--python", "--implementation", "--abi", "--only-binary", "--no-binary", "--config-settings"})
+# A job launcher's image built in Python (`modal.Image...pip_install([...])`, `uv_pip_install(...)`).
+_PIP_CALL = re.compile(r"\b(?:uv_)?pip_install\s*\(")
+_STRING = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
+
+
+def install_pins(text: str, names: set, path: str) -> list:
+    """[(spec, where)] of the install commands in `text` naming one of `names`: `pip install x==1.2`
+    lines of a shell script or Dockerfile (continued lines joined), and the strings of a
+    `pip_install(...)` call in a Python job launcher. `pip install x` alone names no release ("")."""
+    pins = []
+    joined = re.sub(r"\\(\r?\n)", " \0", text)  # a continued line goes on; \0 still counts as a line below
+    for match in _PIP_INSTALL.finditer(joined):
+        skip = False
+        for word in re.finditer(r"[^\s\0\"']+", match.group(1)):
+            token = word.group()
+            if skip or token.startswith("$"):
+                skip = False
+                continue
+            if token.startswith("-"):
+                skip = token in _PIP_VALUED
+                continue
+            spec = _requirement(token, names)
+            if spec is not None:
+                at = match.start(1) + word.start()
+                pins.append((spec, _where(path, joined.count("\n", 0, at) + joined.count("\0", 0, at) + 1)))
+    for call in _PIP_CALL.finditer(text):
+        end = text.find(")", call.end())
+        inside = text[call.end():end if end >= 0 else call.end() + 4000][:4000]
+        for string in _STRING.finditer(inside):
+            spec = _requirement(string.group(1) or string.group(2), names)
+            if spec is not None:
+                pins.append((spec, _where(path, text.count("\n", 0, call.end() + string.start()) + 1)))
     return pins
 
 
@@ -503,8 +566,88 @@ def release(dist: Distribution, path: str, known: tuple = ()) -> Optional[Releas
             continue
         if said.copy is not None or said.version is not None:
             return Release(said.version, said.where, said.copy)
-        return _resolve(said.pins, known)
-    return None
+        found = _resolve(said.pins, known)
+        return _installed(top, dist, known) or found if found.version is None else found
+    return _installed(top, dist, known)
+
+
+def _installed(top: str, dist: Distribution, known: tuple) -> Optional[Release]:
+    """What the project's install commands say (`pip install x==1.2` in a script or Dockerfile, a job
+    launcher's `pip_install([...])`), where its requirement files name no single release: the
+    commands are what runs. They must agree: two scripts installing two releases say none."""
+    pins = _cached_installs(top, dist)
+    if not pins:
+        return None
+    exacts = {exact(spec) for spec, _ in pins if spec not in ("", "?")}
+    if None in exacts or len(exacts) > 1 or any(spec == "?" for spec, _ in pins):
+        return Release(None, ", ".join(w for _, w in pins[:4]), spec="?")
+    if not exacts:
+        return None  # `pip install x` alone: no release named
+    return _resolve(tuple((spec, where) for spec, where in pins if spec), known)
+
+
+# Files a project's install commands stand in, and how much of the project is searched for them.
+_INSTALL_FILES = re.compile(r"(?i)(?:dockerfile.*|.*\.dockerfile|containerfile|.*\.(?:sh|bash|slurm|sbatch|py))\Z")
+MAX_INSTALL_FILES = 4000
+MAX_INSTALL_BYTES = 256 << 10
+
+
+def _cached_installs(top: str, dist: Distribution) -> tuple:
+    key = ("installs", top, dist)
+    if key not in _cache:
+        if len(_cache) >= MAX_CACHED:
+            _cache.clear()
+        token = _top.set(top)
+        try:
+            with reads.tracking() as touched:
+                names = {canonical(n) for n in dist.names}
+                pins: list = []
+                for path, text in _install_texts(top):
+                    pins += install_pins(text, names, path)
+        finally:
+            _top.reset(token)
+        _cache[key] = (tuple(pins), dict(touched.paths))
+    pins, touched = _cache[key]
+    for path, digest in touched.items():
+        reads.replay(path, digest)
+    return pins
+
+
+def _install_texts(top: str) -> tuple:
+    """(path, text) of the project's files that may hold install commands, read once per project; each
+    read replayed, so a cached lint result that weighed them is reused only while they are unchanged."""
+    key = ("install-texts", top)
+    if key not in _cache:
+        with reads.tracking() as touched:
+            texts = _scan_installs(top)
+        _cache[key] = (texts, dict(touched.paths))
+    texts, touched = _cache[key]
+    for path, digest in touched.items():
+        reads.replay(path, digest)
+    return texts
+
+
+def _scan_installs(top: str) -> tuple:
+    from .discover import SKIPPED_DIRS
+
+    found: list = []
+    seen = 0
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if seen >= MAX_INSTALL_FILES or not _INSTALL_FILES.match(name):
+                continue
+            seen += 1
+            path = os.path.join(folder, name)
+            if not project.may_read(path):
+                continue
+            try:
+                raw = project.read_bytes(path, MAX_INSTALL_BYTES)
+            except OSError:
+                continue
+            if b"install" in raw and b"pip" in raw:
+                found.append((path, raw.decode("utf-8", "replace")))
+    return tuple(found)
 
 
 def _resolve(pins: tuple, known: tuple) -> Release:

@@ -144,13 +144,22 @@ def test_unreadable_file_even_as_root(workdir, monkeypatch):
 
 
 def test_unreadable_file_wins_over_exit_zero(workdir):
-    """--exit-zero forgives findings, not a file that could not be checked."""
+    """--exit-zero forgives findings, not a file named that could not be checked."""
     write(workdir, "ok.py", XTUNER_SP)
     os.symlink("gone.py", os.path.join(workdir, "dangling.py"))
-    result = run("--exit-zero", ".")
+    result = run("--exit-zero", "ok.py", "dangling.py")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == ["batchlint: error: cannot read dangling.py: No such file or directory"]
     assert codes(result.stdout) == ["BL101"]
+
+
+def test_a_dangling_link_met_walking_does_not_fail_the_run(workdir):
+    """A link to a folder that is not checked out: a notice, and the findings decide the exit code."""
+    write(workdir, "ok.py", XTUNER_SP)
+    os.symlink("not-checked-out", os.path.join(workdir, "third_party"))
+    result = run(".")
+    assert result.exit_code == 1 and codes(result.stdout) == ["BL101"]
+    assert "batchlint: notice: skipped third_party: a link to nothing" in result.stderr
 
 
 # --- selecting rules -------------------------------------------------------------

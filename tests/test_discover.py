@@ -301,13 +301,17 @@ def test_a_missing_path_is_a_problem_and_the_others_are_still_found(tree):
     assert found.problems == ["no such file or directory: nope/", "no such file or directory: missing.yaml"]
 
 
-def test_a_dangling_symlink_is_a_problem(tree):
-    """It cannot be stat'ed: reported as the engine reports a file it cannot read."""
+def test_a_dangling_symlink_met_walking_is_a_notice_and_named_a_problem(tree):
+    """Met while walking (a link to a folder or file not checked out) it is skipped with a notice:
+    the run's exit code is not changed by it. Named by the user, it cannot be checked (exit 2)."""
     make(tree, "a.yaml")
     os.symlink(tree / "gone.yaml", tree / "dangling.yaml")
+    os.symlink(tree / "not-checked-out", tree / "vendored")
     found = run(["."], tree)
     assert names(found) == ["a.yaml"]
-    assert found.problems == ["cannot read dangling.yaml: No such file or directory"]
+    assert found.problems == []
+    assert found.notices == ["skipped dangling.yaml: a link to nothing (No such file or directory)",
+                             "skipped vendored: a link to nothing (No such file or directory)"]
     named = run(["dangling.yaml"], tree)
     assert named.problems == ["cannot read dangling.yaml: No such file or directory"]
 
@@ -324,7 +328,7 @@ def test_a_folder_that_cannot_be_listed_is_a_problem(tree, monkeypatch):
     monkeypatch.setattr(os, "scandir", refusing)
     found = run(["."], tree)
     assert names(found) == ["a.yaml", "z/c.yaml"]
-    assert found.problems == ["cannot list locked: Permission denied"]
+    assert found.problems == [] and found.notices == ["skipped locked: cannot list it (Permission denied)"]
     named = run(["locked", "a.yaml"], tree)
     assert names(named) == ["a.yaml"] and named.problems == ["cannot list locked: Permission denied"]
 
@@ -338,7 +342,7 @@ def test_a_folder_without_permissions_is_a_problem(tree):
     finally:
         os.chmod(tree / "locked", stat.S_IRWXU)
     assert names(found) == ["a.yaml"]
-    assert found.problems == ["cannot list locked: Permission denied"]
+    assert found.notices == ["skipped locked: cannot list it (Permission denied)"]
 
 
 # --- order -------------------------------------------------------------------------------------------------

@@ -229,7 +229,7 @@ def test_the_side_of_a_boundary_a_range_admits(spec, side):
 
 @pytest.mark.parametrize("files", [
     {"requirements.txt": b"\xff\xfe\x00verl==\n" * 100},
-    {"requirements.txt": "verl @ git+https://github.com/volcengine/verl@v0.5.0\n"},
+    {"requirements.txt": "verl @ git+https://github.com/volcengine/verl@3f6a5e8\n"},  # a commit: no release
     {"setup.py": "setup(install_requires=[" * 300},
     {"setup.py": "import os\nsetup(install_requires=open('r.txt').read().splitlines())\n"},
     {"setup.cfg": "[options\ninstall_requires = verl==0.5.0"},
@@ -367,3 +367,65 @@ def test_an_indivisible_megatron_batch_is_not_judged_for_a_copy_without_the_chec
     _project(early, {"scripts/train.sh": script, "verl/__init__.py": "", "verl/trainer/main_ppo.py": "",
                      "verl/trainer/ppo/ray_trainer.py": _EARLY_TRAINER})
     assert _codes(_lint(early, "scripts/train.sh"), "BL140") == []
+
+
+# -- install commands: what a job's scripts, Dockerfiles and launchers install -----------------------
+
+TUNE = versions.Distribution(("torchtune",), "torchtune", ("version.txt",), title="torchtune",
+                             releases=("0.4.0", "0.5.0", "0.6.0", "0.6.1"))
+
+
+def _release(tmp_path, files, config="configs/full.yaml"):
+    _project(tmp_path, {config: "batch_size: 4\n", **files})
+    return versions.release(TUNE, str(tmp_path / config), TUNE.releases)
+
+
+@pytest.mark.parametrize("files, version, where", [
+    ({"scripts/setup.sh": "set -e\npip install --upgrade pip\npip install torchtune==0.5.0 torchao\n"},
+     "0.5.0", "scripts/setup.sh:3"),
+    ({"Dockerfile": "FROM pytorch/pytorch\nRUN pip install --no-cache-dir \\\n    'torchtune==0.6.1' \\\n    wandb\n"},
+     "0.6.1", "Dockerfile:3"),
+    ({"docker/train.dockerfile": "RUN uv pip install --system torchtune==0.4.0\n"}, "0.4.0",
+     "docker/train.dockerfile:1"),
+    # a job launcher building its image in Python (modal-style)
+    ({"launch/modal_train.py": 'import modal\nimage = modal.Image.debian_slim().pip_install(\n'
+                               '    ["torch==2.5.1", "torchtune==0.5.0", "wandb"]\n)\n'}, "0.5.0",
+     "launch/modal_train.py:3"),
+    ({"scripts/setup.sh": "pip install git+https://github.com/pytorch/torchtune.git@v0.6.0\n"}, "0.6.0",
+     "scripts/setup.sh:1"),
+])
+def test_an_install_command_names_the_release(tmp_path, files, version, where):
+    found = _release(tmp_path, files)
+    assert (found.version, found.where) == (version, where)
+
+
+@pytest.mark.parametrize("files", [
+    # a commit pin: which release it belongs to is not known here
+    {"launch/modal_train.py": 'image = Image.pip_install(["torchtune @ git+https://github.com/pytorch/torchtune.git'
+                              '@3f6a5e8c21d1a7e4bbbc1f8f6d5b3ab7c2f30f11"])\n'},
+    # two scripts installing two releases
+    {"a.sh": "pip install torchtune==0.5.0\n", "b.sh": "pip install torchtune==0.6.1\n"},
+    # a branch
+    {"a.sh": "pip install 'git+https://github.com/pytorch/torchtune@main'\n"},
+])
+def test_an_install_naming_no_single_release_is_unknown(tmp_path, files):
+    found = _release(tmp_path, files)
+    assert found is not None and found.version is None
+
+
+def test_a_bare_install_names_none_and_a_requirement_pin_wins_over_no_install(tmp_path):
+    assert _release(tmp_path, {"a.sh": "pip install torchtune\n"}) is None
+    versions._cache.clear()
+    found = _release(tmp_path, {"requirements.txt": "torchtune==0.4.0\n", "a.sh": "pip install -r requirements.txt\n"})
+    assert (found.version, found.where) == ("0.4.0", "requirements.txt:1")
+
+
+def test_an_install_command_decides_where_the_requirements_name_no_release(tmp_path):
+    found = _release(tmp_path, {"requirements.txt": "torchtune\n", "a.sh": "pip install torchtune==0.6.1\n"})
+    assert found.version == "0.6.1"
+
+
+def test_prose_and_other_distributions_are_no_install(tmp_path):
+    files = {"README.sh": "# run: pip install torchtune-extras==1.0\necho pip install torchtunes==2.0\n",
+             "b.py": 'print("pip install")\n'}
+    assert _release(tmp_path, files) is None
