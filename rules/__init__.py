@@ -158,6 +158,10 @@ class Lazy:
 LAZY = Lazy()
 
 
+# What the engine reports is about batchlint reading the file, not about a framework's release.
+_ENGINE = "batchlint's own reading of the file, the same whatever release of a framework runs it"
+
+
 def _no_check(plan):
     return ()
 
@@ -169,6 +173,7 @@ ENGINE_RULES = (
         severity="error",
         summary="a config file that cannot be parsed",
         check=_no_check,
+        every_release=_ENGINE,
         doc="""
         ## What it does
         Reports a training config (a file one of batchlint's adapters would
@@ -196,6 +201,7 @@ ENGINE_RULES = (
         severity="warning",
         summary="a `# batchlint:` comment that batchlint cannot understand",
         check=_no_check,
+        every_release=_ENGINE,
         doc="""
         ## What it does
         Reports a `# batchlint:` comment with an unknown directive or a bad
@@ -223,6 +229,7 @@ ENGINE_RULES = (
         severity="warning",
         summary="a file past one of batchlint's reading bounds, so not checked",
         check=_no_check,
+        every_release=_ENGINE,
         doc="""
         ## What it does
         Reports a file that batchlint stopped reading because it passed one of
@@ -256,6 +263,7 @@ ENGINE_RULES = (
         severity="warning",
         summary="a `# batchlint: world-size=N` that the launch line running the config contradicts",
         check=_no_check,
+        every_release=_ENGINE,
         doc="""
         ## What it does
         Reports a `world-size` directive (in a config, or in the launch script)
@@ -292,6 +300,7 @@ ENGINE_RULES = (
         severity="warning",
         summary="a `# batchlint: disable=...` that suppresses no finding (opt-in)",
         check=_no_check,
+        every_release=_ENGINE,
         doc="""
         ## What it does
         Reports a `# batchlint: disable=...` (or `disable-file=...`, or a bare

@@ -78,6 +78,8 @@ RULE = Rule(
     summary="a `\\` followed by spaces, a comment or a CR (CRLF line endings), which ends the launch command",
     check=check,
     frameworks=("launch",),
+    every_release=("bash's own grammar: a backslash followed by a space escapes the space and ends the command at the "
+                   "newline, in every bash and POSIX sh"),
     doc=__doc__,
     examples=(
         Example("run_comment.sh", _SCRIPT.format(tail='  # ["pow", "max_min"]'), flagged=(5,)),

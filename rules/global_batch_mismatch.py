@@ -122,6 +122,9 @@ RULE = Rule(
     summary="the global batch differs from the one declared or stated",
     check=check,
     needs=("micro_batch",),
+    every_release=("arithmetic: the global batch each framework forms from the micro batch, the accumulation and the "
+                   "data-parallel size, compared with the target you declared (a `global-batch` directive or the project"
+                   " config); no start-up check is involved"),
     doc=__doc__,
     examples=(
         Example(

@@ -103,6 +103,8 @@ RULE = Rule(
     summary="XTuner accumulation under sequence parallelism that is not derived from sequence_parallel_size",
     check=check,
     needs=("parallel.sp", "grad_accum", "micro_batch", "settings.accumulation"),
+    every_release=("arithmetic of the layout, as BL101: a literal accumulation under sp > 1 shrinks the global batch by "
+                   "sp in every XTuner release with sequence parallelism; an info, never a refusal"),
     doc=__doc__,
     examples=(
         Example("sp4_literal.py", _CONFIG.format(sp=4, ga=16, comment=""), flagged=(6,), world_size=8),

@@ -181,6 +181,9 @@ RULE = Rule(
     check=check,
     needs=("parallel.sp", "grad_accum", "micro_batch", "settings.accumulation"),
     unsafe_fix=True,  # it multiplies the global batch of a config that runs, on the word of a comment
+    every_release=("arithmetic of the layout: XTuner's data-parallel size is W / sp in every release that has sequence "
+                   "parallelism (xtuner/parallel/sequence/setup_distributed.py @ v0.1.15-v0.2.0), and the global batch "
+                   "is micro x accumulation x W / sp; no start-up check is involved"),
     doc=__doc__,
     examples=(
         Example("sp8_shrunk.py", _CONFIG.format(sp=8, ga="64 // sequence_parallel_size", scaling=""),

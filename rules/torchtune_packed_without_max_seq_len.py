@@ -33,16 +33,36 @@ dataset:
   packed: True
 ```
 
+Packing reads the tokenizer's `max_seq_len` from torchtune 0.3.0 on (0.2
+packed to each dataset builder's own `max_seq_len`, 512 by default);
+`wikitext_dataset` passes `packed` on from 0.4.0 (0.3 ignored it).
+
 ## Source
-torchtune @ bd2a0fc: torchtune/datasets/_alpaca.py:89-94, _grammar.py:90-95,
-_samsum.py:91-96, _slimorca.py:90-95, _instruct.py:149-154, _chat.py:181-186,
-_text_completion.py:163-169 (wikitext_dataset passes `packed` on to it).
+v0.3.0 torchtune/datasets/_alpaca.py:152-155, _chat.py:265-268,
+_instruct.py:258-261, _grammar.py:86-89, _samsum.py:87-90,
+_slimorca.py:86-89, _text_completion.py:159-162; v0.6.1 _alpaca.py:90-93,
+_chat.py:182-185, _instruct.py:150-153, _grammar.py:91-94, _samsum.py:92-95,
+_slimorca.py:91-94, _text_completion.py:160-163; _wikitext.py:66 @ v0.4.0
+and v0.6.1 (passes `packed` on to text_completion_dataset).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
 from batchlint.plan import Origin, TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TOKENIZER_LENGTH = Premise(
+    TORCHTUNE, name="packing", since="0.3.0",
+    source="v0.2.1 torchtune/datasets/_alpaca.py:19 (packs to the builder's own max_seq_len, default 512); "
+           "v0.3.0 torchtune/datasets/_alpaca.py:152-155, _chat.py:265-268, _instruct.py:258-261, _grammar.py:86-89, "
+           "_samsum.py:87-90, _slimorca.py:86-89, _text_completion.py:159-162 (first); v0.6.1 _alpaca.py:90-93, "
+           "_chat.py:182-185, _instruct.py:150-153, _text_completion.py:160-163 (still)")
+WIKITEXT = Premise(
+    TORCHTUNE, name="wikitext", since="0.4.0",
+    source="v0.3.1 torchtune/datasets/_wikitext.py:56-64 (packed not passed on); v0.4.0 _wikitext.py:66 "
+           "(first); v0.6.1 _wikitext.py:66, _text_completion.py:160-163 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -63,6 +83,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                         " and the dataset builder raises at start-up",
                 fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
                 related=related,
+                premise=(WIKITEXT if dataset.builder == "wikitext_dataset" else TOKENIZER_LENGTH).name,
             )
 
 
@@ -90,15 +111,27 @@ RULE = Rule(
     summary="torchtune: dataset.packed without tokenizer.max_seq_len",
     check=check,
     needs=("settings.tokenizer", "settings.packed_datasets"),
+    premises=(TOKENIZER_LENGTH, WIKITEXT),
     doc=__doc__,
     examples=(
-        Example("tune_packed_null.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,)),
+        # No release pinned: torchtune 0.2 packs to the dataset builder's own max_seq_len.
+        Example("tune_packed_null.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,), severity="info"),
+        Example("tune_packed_null_pinned.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,),
+                files=(("requirements.txt", "torchtune==0.3.0\n"),), severity="error"),
+        Example("tune_packed_null_before.yaml", _TUNE.format(max_seq_len="null", packed="True"),
+                files=(("requirements.txt", "torchtune==0.2.1\n"),)),
+        Example("tune_wikitext_packed.yaml",
+                _TUNE.format(max_seq_len="null", packed="True").replace("alpaca_cleaned_dataset", "wikitext_dataset"),
+                flagged=(8,), files=(("requirements.txt", "torchtune==0.4.0\n"),), severity="error"),
+        Example("tune_wikitext_packed_0_3.yaml",
+                _TUNE.format(max_seq_len="null", packed="True").replace("alpaca_cleaned_dataset", "wikitext_dataset"),
+                files=(("requirements.txt", "torchtune==0.3.1\n"),)),
         Example("tune_packed_4096.yaml", _TUNE.format(max_seq_len=4096, packed="True")),
         Example("tune_unpacked_null.yaml", _TUNE.format(max_seq_len="null", packed="False")),
         Example(
             "tune_packed_absent.yaml",
             _TUNE.format(max_seq_len="null", packed="True").replace("  max_seq_len: null\n", ""),
-            flagged=(7,),
+            flagged=(7,), files=(("requirements.txt", "torchtune>=0.3.0\n"),), severity="error",
         ),
     ),
 )

@@ -24,17 +24,44 @@ dataset:
   _component_: torchtune.datasets.stack_exchange_paired_dataset
 ```
 
+By release: `the_cauldron_dataset` and `llava_instruct_dataset` refuse from
+torchtune 0.3.1 (0.3.0 packed them); the preference builders,
+`multimodal_chat_dataset` and `vqa_dataset` from 0.5.0 (before, they took no
+`packed` and handed it on to Hugging Face's `load_dataset`).
+
 ## Source
-torchtune @ bd2a0fc: torchtune/datasets/_preference.py:112-115 (the preference
-builders pass `packed` on to PreferenceDataset); torchtune/datasets/multimodal/
-_the_cauldron.py:219-220, _llava_instruct.py:121-122, _multimodal.py:178-179,
-_vqa.py:132-133.
+torchtune/datasets/_preference.py:112-115 @ v0.5.0 and v0.6.1 (the preference
+builders pass `packed` on to PreferenceDataset); datasets/multimodal/
+_the_cauldron.py:231 and _llava_instruct.py:136 @ v0.3.1, :220 and :122 @
+v0.6.1; _multimodal.py:180 and _vqa.py:133 @ v0.5.0 and v0.6.1.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
+
+PREFERENCE = Premise(
+    TORCHTUNE, name="preference", since="0.5.0",
+    source="v0.4.0 torchtune/datasets/_preference.py (no packed argument: it goes to load_dataset); v0.5.0 "
+           "torchtune/datasets/_preference.py:112-115 (first); v0.6.1 torchtune/datasets/_preference.py:112-115 (still)")
+MULTIMODAL = Premise(
+    TORCHTUNE, name="the_cauldron, llava_instruct", since="0.3.1",
+    source="v0.3.0 torchtune/datasets/multimodal/_the_cauldron.py:229-233, _llava_instruct.py:241-245 (packs them); "
+           "v0.3.1 _the_cauldron.py:231, _llava_instruct.py:136 (first); v0.6.1 _the_cauldron.py:220, "
+           "_llava_instruct.py:122 (still)")
+MULTIMODAL_CHAT = Premise(
+    TORCHTUNE, name="multimodal_chat, vqa", since="0.5.0",
+    source="v0.4.0 torchtune/datasets/multimodal/_multimodal.py, _vqa.py (no packed argument: it goes to "
+           "load_dataset); v0.5.0 _multimodal.py:180, _vqa.py:133 (first); v0.6.1 _multimodal.py:180, _vqa.py:133 (still)")
+
+
+def _premise(builder: str, kind: str) -> Premise:
+    if kind == "preference":
+        return PREFERENCE
+    return MULTIMODAL if builder in ("the_cauldron_dataset", "llava_instruct_dataset") else MULTIMODAL_CHAT
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -46,6 +73,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder},"
                     f" a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
             fix="remove packed (or set packed: False)",
+            premise=_premise(dataset.builder, dataset.unpackable).name,
         )
 
 
@@ -65,11 +93,27 @@ RULE = Rule(
     summary="torchtune: packed: True on a preference or multimodal dataset",
     check=check,
     needs=("settings.packed_datasets",),
+    premises=(PREFERENCE, MULTIMODAL, MULTIMODAL_CHAT),
     doc=__doc__,
     examples=(
-        Example("tune_dpo_packed.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"), flagged=(5,)),
+        # No release pinned: releases before 0.5.0 do not refuse packed preference datasets in torchtune.
+        Example("tune_dpo_packed.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"), flagged=(5,),
+                severity="info"),
+        Example("tune_dpo_packed_pinned.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"),
+                flagged=(5,), files=(("requirements.txt", "torchtune==0.5.0\n"),), severity="error"),
+        Example("tune_dpo_packed_before.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"),
+                files=(("requirements.txt", "torchtune==0.4.0\n"),)),
         Example("tune_dpo_unpacked.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="False")),
-        Example("tune_vision_packed.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"), flagged=(5,)),
+        Example("tune_vision_packed.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"), flagged=(5,),
+                severity="info"),
+        Example("tune_vision_packed_pinned.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"),
+                flagged=(5,), files=(("requirements.txt", "torchtune==0.3.1\n"),), severity="error"),
+        Example("tune_vision_packed_0_3_0.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"),
+                files=(("requirements.txt", "torchtune==0.3.0\n"),)),
+        Example("tune_vqa_packed_pinned.yaml", _TUNE.format(builder="multimodal.vqa_dataset", packed="True"),
+                flagged=(5,), files=(("requirements.txt", "torchtune==0.6.1\n"),), severity="error"),
+        Example("tune_vqa_packed_0_4.yaml", _TUNE.format(builder="multimodal.vqa_dataset", packed="True"),
+                files=(("requirements.txt", "torchtune==0.4.0\n"),)),
         Example("tune_sft_packed.yaml", _TUNE.format(builder="alpaca_cleaned_dataset", packed="True")),
     ),
 )

@@ -28,15 +28,28 @@ gradient_accumulation_steps: 1
 forward_batch_size: 16
 ```
 
+The PPO recipe first shipped in torchtune 0.3.0 and has made these checks,
+unchanged, in every release since; a project pinning an older release has no
+such recipe and is not told about its arithmetic.
+
 ## Source
-recipes/ppo_full_finetune_single_device.py:411-451 @ torchtune bd2a0fc
+recipes/ppo_full_finetune_single_device.py:295-309 and 322-325 @ v0.3.0 (the
+first release with the recipe), :394-408 and 421-424 @ v0.6.1
 (`_setup_training_parameters`, `_setup_training_hyperparameters`).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+RECIPE = Premise(
+    TORCHTUNE, since="0.3.0",
+    source="v0.2.1 has no recipes/ppo_full_finetune_single_device.py; v0.3.0 "
+           "recipes/ppo_full_finetune_single_device.py:295-309, 322-325 (first); v0.6.1 "
+           "recipes/ppo_full_finetune_single_device.py:394-408, 421-424 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -83,10 +96,18 @@ RULE = Rule(
     summary="torchtune PPO: batch_size, forward_batch_size, ppo_batch_size and accumulation that do not divide",
     check=check,
     needs=("rl", "settings.ppo_schedule"),
+    premises=(RECIPE,),
     doc=__doc__,
     examples=(
-        Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,)),
+        # No release pinned: torchtune before 0.3.0 has no PPO recipe.
+        Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,), severity="info"),
         Example("tune_ppo_32.yaml", _TUNE.format(steps=10000, ppo=32)),
-        Example("tune_ppo_steps.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,)),
+        Example("tune_ppo_steps.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,), severity="info"),
+        Example("tune_ppo_48_pinned.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,),
+                files=(("requirements.txt", "torchtune==0.3.0\n"),), severity="error"),
+        Example("tune_ppo_steps_pinned.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,),
+                files=(("requirements.txt", "torchtune==0.6.1\n"),), severity="error"),
+        Example("tune_ppo_48_before.yaml", _TUNE.format(steps=10000, ppo=48),
+                files=(("requirements.txt", "torchtune==0.2.1\n"),)),
     ),
 )

@@ -1,15 +1,16 @@
 """
 ## What it does
-Flags `tensor_parallel_dim` > 1 in a torchtune config whose recipe cannot
-use it: a LoRA config (lora_finetune_distributed asserts tensor parallelism
-is off), or a full-finetuning / QAT config without a `tensor_parallel_plan`.
-Configs for recipes that never read the key (single device, DPO, PPO,
-knowledge distillation, QAT-LoRA, GRPO) are left alone.
+Flags `tensor_parallel_dim` > 1 without a `tensor_parallel_plan` in a
+torchtune full-finetuning config (recipes/full_finetune_distributed.py), the
+one recipe that reads the key in a release: torchtune 0.6.0 on. Configs for
+recipes that never read it are left alone; so are LoRA and QAT configs, whose
+recipes ignore the key in every release (only torchtune's unreleased main
+branch refuses them: a LoRA config with tensor parallelism, a QAT one without
+a plan).
 
 ## Why is this bad?
-The recipes stop at start-up: "Tensor parallelism is not supported in this
-recipe. Please set tensor_parallel_dim to 1." (LoRA) and "Tensor Parallel plan
-needs to be provided when tensor parallel is enabled." (full, QAT).
+The recipe stops at start-up: "Tensor Parallel plan needs to be provided when
+tensor parallel is enabled."
 
 ## Example
 ```yaml
@@ -28,14 +29,24 @@ tensor_parallel_plan:
 ```
 
 ## Source
-torchtune @ bd2a0fc: recipes/lora_finetune_distributed.py:157-160;
-recipes/full_finetune_distributed.py:156-161; recipes/qat_distributed.py:165-170.
+recipes/full_finetune_distributed.py:149-156 @ v0.6.0 and v0.6.1 (v0.5.0 reads
+no tensor_parallel_dim). Not in any release: lora_finetune_distributed's
+assertion (main 10c31c0, 2025-07) and qat_distributed's plan check (main
+541c730, 2025-05).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
+from batchlint.frameworks.torchtune import traits
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
+
+PLAN_REQUIRED = Premise(
+    TORCHTUNE, since="0.6.0",
+    source="v0.5.0 recipes/full_finetune_distributed.py reads no tensor_parallel_dim; v0.6.0 "
+           "recipes/full_finetune_distributed.py:149-156 (first); v0.6.1 recipes/full_finetune_distributed.py:149-156 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -43,13 +54,10 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if tp is None or not tp.known or tp.value <= 1 or tp.span is None:
         return
     tensor_parallel = plan.settings.tensor_parallel
-    if not tensor_parallel.supported:
-        yield Finding(
-            span=tp.span,
-            message=f"{tp.key} is {tp.value}, but lora_finetune_distributed supports no tensor parallelism: it refuses to start",
-            fix=f"set {tp.key}: 1 (shard with data_parallel_shard_dim instead)",
-        )
-    elif tensor_parallel.plan.value is None:
+    # LoRA (supported False) and QAT: their released recipes ignore tensor_parallel_dim.
+    if not tensor_parallel.supported or "quantizer" in traits(plan.document):
+        return
+    if tensor_parallel.plan.value is None:
         yield Finding(
             span=tp.span,
             message=f"{tp.key} is {tp.value}, but no {tensor_parallel.plan.key} says how to split the model: the recipe refuses to start",
@@ -67,20 +75,33 @@ batch_size: 2
 gradient_accumulation_steps: 1
 tensor_parallel_dim: {tp}
 {plan}"""
+_QAT = "quantizer:\n  _component_: torchtune.training.quantization.Int8DynActInt4WeightQATQuantizer\n"
 _PLAN = "tensor_parallel_plan:\n  _component_: torchtune.models.llama3.base_llama_tp_plan\n"
 
 RULE = Rule(
     code="BL215",
     name="torchtune-tensor-parallel-setup",
     severity="error",
-    summary="torchtune: tensor_parallel_dim > 1 with a LoRA model or without a tensor_parallel_plan",
+    summary="torchtune: tensor_parallel_dim > 1 without a tensor_parallel_plan",
     check=check,
     needs=("parallel.tp", "settings.tensor_parallel"),
+    premises=(PLAN_REQUIRED,),
     doc=__doc__,
     examples=(
-        Example("tune_tp_no_plan.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=""), flagged=(7,)),
+        # No release pinned: torchtune before 0.6.0 ignores tensor_parallel_dim.
+        Example("tune_tp_no_plan.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=""), flagged=(7,),
+                severity="info"),
+        Example("tune_tp_no_plan_pinned.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=""), flagged=(7,),
+                files=(("requirements.txt", "torchtune==0.6.0\n"),), severity="error"),
+        Example("tune_tp_no_plan_before.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=""),
+                files=(("requirements.txt", "torchtune==0.5.0\n"),)),
         Example("tune_tp_plan.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=_PLAN)),
-        Example("tune_lora_tp.yaml", _TUNE.format(model="llama3_3.lora_llama3_3_70b", tp=2, plan=""), flagged=(7,)),
+        # lora_finetune_distributed ignores tensor_parallel_dim in every release (refused on main only).
+        Example("tune_lora_tp.yaml", _TUNE.format(model="llama3_3.lora_llama3_3_70b", tp=2, plan=""),
+                files=(("requirements.txt", "torchtune==0.6.1\n"),)),
+        # qat_distributed ignores it in every release too (its plan check is on main only).
+        Example("tune_qat_tp.yaml", _TUNE.format(model="llama3_3.llama3_3_70b", tp=8, plan=_QAT),
+                files=(("requirements.txt", "torchtune==0.6.1\n"),)),
         Example("tune_lora_tp1.yaml", _TUNE.format(model="llama3_3.lora_llama3_3_70b", tp=1, plan="")),
     ),
 )

@@ -161,6 +161,7 @@ RULE = Rule(
     severity="warning",
     summary="a launch script's `$(( ... ))` that drops a remainder from a batch setting",
     check=check,
+    every_release=("the arithmetic of bash's $(( )) and of Python's //, which truncate in every release of each"),
     doc=__doc__,
     examples=(
         Example("run_ga_24.sh", _SCRIPT.format(gpus=24), flagged=(4,)),

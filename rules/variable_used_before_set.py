@@ -137,6 +137,8 @@ RULE = Rule(
             "or under `set -u`): the launch line never runs",
     check=check,
     frameworks=("launch",),
+    every_release=("bash's own semantics: an unset variable expands to nothing (set -u aside), in every bash and POSIX "
+                   "sh"),
     doc=__doc__,
     examples=(
         Example("run_qwen3_32b_gspo.sh", _VERL.format(before="", after="sp_size=4\n"), flagged=(5,)),

@@ -270,9 +270,9 @@ def test_max_seq_length_in_a_handbook_recipe(lint):
 
 
 @pytest.mark.parametrize("pin, severity, says", [
-    ("trl>=0.29.0\n", "error", "every TRL release this project admits is 0.20 or later (>=0.29.0 in requirements.txt:1)"),
-    ("trl==0.21.0\n", "error", "this project runs TRL 0.21.0 (pinned in requirements.txt:1)"),
-    ("trl>=0.19.1\n", "warning", "which TRL this project runs is unknown: >=0.19.1 in requirements.txt:1"),
+    ("trl>=0.29.0\n", "error", "[TRL 0.20.0 and later; >=0.29.0 in requirements.txt:1]"),
+    ("trl==0.21.0\n", "error", "[TRL 0.21.0, pinned in requirements.txt:1]"),
+    ("trl>=0.19.1\n", "info", "[from TRL 0.20.0 on; >=0.19.1 in requirements.txt:1]"),
     ("trl>=0.8,<0.20\n", None, ""),  # every release it admits still has max_seq_length
 ])
 def test_max_seq_length_judged_by_the_range_the_project_admits(tmp_path, pin, severity, says):

@@ -139,3 +139,36 @@ def _prepare_codes(repo, program: str, package_init: str = "") -> list:
     write(repo, "eaglevl/train/finetune.py", FINETUNE_ENTRY)
     write(repo, "eaglevl/train/data_prepare.py", program)
     return [c for _, c, _ in found(lint_script(repo, PREPARE, "shell/prepare.sh"))]
+
+
+# -- a program out of view: its framework is not guessed from one flag ----------------------------
+
+UNSEEN = """\
+#!/bin/bash
+accelerate launch --num_processes 8 {program} \\
+    --model_name_or_path Qwen/Qwen2.5-7B \\
+    --per_device_train_batch_size 4 \\
+    {flags}
+"""
+
+
+@pytest.mark.parametrize("program, flags, framework", [
+    # `--packing` and `--max_seq_length` are any program's flags: a project's sft.py not checked out
+    ("train_sft.py", "--packing True --max_seq_length 2048", "transformers"),
+    # two keys only TRL's configs have
+    ("train_sft.py", "--dataset_text_field text --completion_only_loss True --max_seq_length 2048", "trl"),
+    # the program's identity: TRL's own script, or its module
+    ("trl/scripts/sft.py", "--packing True --max_seq_length 2048", "trl"),
+    ("-m trl.scripts.sft", "--packing True --max_seq_length 2048", "trl"),
+])
+def test_a_program_out_of_view_is_trl_only_by_its_identity_or_several_keys(repo, program, flags, framework):
+    (repo / ".git").mkdir()
+    result = lint_script(repo, UNSEEN.format(program=program, flags=flags))
+    assert [d.code for d in result.diagnostics] == (["BL420"] if framework == "trl" else [])
+
+
+def test_the_same_flags_of_a_program_in_view_that_imports_trl_are_trl(repo):
+    (repo / ".git").mkdir()
+    write(repo, "train_sft.py", "from trl import SFTTrainer\nSFTTrainer(model=None).train()\n")
+    result = lint_script(repo, UNSEEN.format(program="train_sft.py", flags="--packing True --max_seq_length 2048"))
+    assert [d.code for d in result.diagnostics] == ["BL420"]

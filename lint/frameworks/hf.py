@@ -10,6 +10,7 @@ a rule needs it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Optional
 
@@ -83,11 +84,26 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
+# Names many programs of their own give their flags too (`--packing`, `--max_seq_length`): alone they
+# do not make an unseen program TRL's.
+_COMMON = frozenset({"max_length", "dataset_name", "max_seq_length", "packing"})
+_TRL_ENTRY = re.compile(r"(?:^|[/.])trl(?:[/.]|$)")
+
+
 def _may_run_trl(doc: Document) -> bool:
-    """False for the flags of a program of the project's own whose code never imports trl
-    (open-instruct's dpo.py has its own `max_seq_length`, `packing`)."""
+    """Whether the flags of a line are TRL's. The program in view decides: its code imports trl or
+    not (open-instruct's dpo.py has its own `max_seq_length`, `packing`). A program out of view is
+    TRL's only by its identity (`trl/scripts/sft.py`, `-m trl.scripts.grpo`) or by two keys only TRL's
+    configs have: one flag such as `--packing` is any program's."""
     entry = getattr(doc, "entry", None)
-    return entry is None or program_imports(doc.path, entry, "trl") is not False
+    if entry is None:
+        return True
+    imports = program_imports(doc.path, entry, "trl")
+    if imports is not None:
+        return imports
+    if _TRL_ENTRY.search(entry):
+        return True
+    return len((set(doc.root.items) & _TRL) - _COMMON) >= 2
 
 
 @lean_dataclass(frozen=True)
