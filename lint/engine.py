@@ -452,6 +452,8 @@ class _Checker:
         for rule in pick(plan) if pick else self.rules:
             if not pick and not rule.runs_on(plan):
                 continue
+            if rule.judges_keys and _read_by_own_loader(plan):
+                continue
             for finding in rule.check(plan):
                 severity, message = finding.severity or rule.severity, finding.message
                 if rule.premises and severity != "info":
@@ -810,6 +812,18 @@ def _nearest(label: str, directive: Optional[tuple], cli: Optional[int], project
     if project is not None:
         return Fact(project, label, None, Origin.PROJECT)
     return None
+
+
+def _read_by_own_loader(plan) -> bool:
+    """Whether the project reads the plan's config with a loader of its own (lint/own_loader.py)."""
+    from .frameworks import by_name
+    from .own_loader import own_loader
+
+    framework = by_name(plan.framework)
+    if framework is None or not framework.own_loader:
+        return False
+    package = framework.distribution.package if framework.distribution else ""
+    return own_loader(plan.document.path, framework.own_loader, package) is not None
 
 
 def _gate(rule, finding, plan) -> Optional[tuple]:

@@ -103,6 +103,9 @@ class Rule:
     # release. Every rule declares one of the two (tests/test_premises.py).
     premises: tuple = ()
     every_release: str = ""
+    # Judges the names a config may hold (unknown, removed or moved keys): silent on a config a
+    # program of the project's own reads (lint/own_loader.py), whose names are that program's.
+    judges_keys: bool = False
 
     def applies_to(self, framework: str) -> bool:
         return self.frameworks is None or framework in self.frameworks

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from typing import Optional
 
-from . import project, reads
+from . import per_run, project, reads
 from .lean_dataclass import lean_dataclass
 from .scoped import Scoped
 
@@ -592,11 +592,13 @@ MAX_INSTALL_FILES = 4000
 MAX_INSTALL_BYTES = 256 << 10
 
 
+_installs: dict = per_run.cache()  # (project top, distribution) -> (pins, the reads they took)
+_install_files: dict = per_run.cache()  # project top -> ((path, text) of files that may install, reads)
+
+
 def _cached_installs(top: str, dist: Distribution) -> tuple:
-    key = ("installs", top, dist)
-    if key not in _cache:
-        if len(_cache) >= MAX_CACHED:
-            _cache.clear()
+    key = (top, dist)
+    if key not in _installs:
         token = _top.set(top)
         try:
             with reads.tracking() as touched:
@@ -606,8 +608,8 @@ def _cached_installs(top: str, dist: Distribution) -> tuple:
                     pins += install_pins(text, names, path)
         finally:
             _top.reset(token)
-        _cache[key] = (tuple(pins), dict(touched.paths))
-    pins, touched = _cache[key]
+        _installs[key] = (tuple(pins), dict(touched.paths))
+    pins, touched = _installs[key]
     for path, digest in touched.items():
         reads.replay(path, digest)
     return pins
@@ -616,12 +618,11 @@ def _cached_installs(top: str, dist: Distribution) -> tuple:
 def _install_texts(top: str) -> tuple:
     """(path, text) of the project's files that may hold install commands, read once per project; each
     read replayed, so a cached lint result that weighed them is reused only while they are unchanged."""
-    key = ("install-texts", top)
-    if key not in _cache:
+    if top not in _install_files:
         with reads.tracking() as touched:
             texts = _scan_installs(top)
-        _cache[key] = (texts, dict(touched.paths))
-    texts, touched = _cache[key]
+        _install_files[top] = (texts, dict(touched.paths))
+    texts, touched = _install_files[top]
     for path, digest in touched.items():
         reads.replay(path, digest)
     return texts

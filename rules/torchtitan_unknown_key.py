@@ -138,6 +138,7 @@ data_parallel_shard_degree = -1
 """
 
 RULE = Rule(
+    judges_keys=True,
     code="BL510",
     name="torchtitan-unknown-key",
     severity="error",

@@ -49,7 +49,7 @@ PREFERENCE = Premise(
            "torchtune/datasets/_preference.py:112-115 (first); v0.6.1 torchtune/datasets/_preference.py:112-115 (still)")
 MULTIMODAL = Premise(
     TORCHTUNE, name="the_cauldron, llava_instruct", since="0.3.1",
-    source="v0.3.0 torchtune/datasets/multimodal/_the_cauldron.py:229-233, _llava_instruct.py:241-245 (packs them); "
+    source="v0.3.0 torchtune/datasets/multimodal/_the_cauldron.py:229-234, _llava_instruct.py:241-246 (packs them); "
            "v0.3.1 _the_cauldron.py:231, _llava_instruct.py:136 (first); v0.6.1 _the_cauldron.py:220, "
            "_llava_instruct.py:122 (still)")
 MULTIMODAL_CHAT = Premise(

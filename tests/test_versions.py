@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from batchlint import versions
+from batchlint import per_run, versions
 from batchlint.config import ConfigError, Settings, load_settings
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks import torchtitan, verl
@@ -416,6 +416,7 @@ def test_an_install_naming_no_single_release_is_unknown(tmp_path, files):
 def test_a_bare_install_names_none_and_a_requirement_pin_wins_over_no_install(tmp_path):
     assert _release(tmp_path, {"a.sh": "pip install torchtune\n"}) is None
     versions._cache.clear()
+    per_run.forget()
     found = _release(tmp_path, {"requirements.txt": "torchtune==0.4.0\n", "a.sh": "pip install -r requirements.txt\n"})
     assert (found.version, found.where) == ("0.4.0", "requirements.txt:1")
 

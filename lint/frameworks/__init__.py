@@ -106,6 +106,15 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+@functools.cache
+def by_name(name: str) -> Optional[Framework]:
+    """The framework a plan names (`plan.framework`), imported only when asked for."""
+    for (_, framework_name), module, _, _ in _entries():
+        if framework_name == name:
+            return _framework(module)
+    return None
+
+
 def for_format(fmt: str) -> tuple[Framework, ...]:
     return tuple(adapters_for(fmt))
 

@@ -305,6 +305,9 @@ class Framework:
         plan the adapter's of that file, `options` the launcher's own ({option: Word}).
     one_process: its runtime finds one process under a plain interpreter (a OneProcess), for the
         configs of it a `python train.py` line links.
+    own_loader: a pattern (bytes, multiline) of the code that defines a loader of its config files
+        of a project's own (TorchTitan's: a `class JobConfig`): a project holding it outside a copy
+        of the framework reads its configs itself, and key-set rules are silent (lint/own_loader.py).
 
     The rest of a framework sits beside its spec in the same module, where it is used:
     its defaults in the typed settings its adapter fills (each with the upstream line
@@ -325,3 +328,4 @@ class Framework:
     configs: tuple = ()
     config_names: tuple = ()
     one_process: Optional[OneProcess] = None
+    own_loader: bytes = b""

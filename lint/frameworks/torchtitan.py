@@ -73,7 +73,10 @@ LAUNCHERS = (
 )
 # The release: `torchtitan` on PyPI; its own repository writes it in assets/version.txt (setup.py reads it).
 DISTRIBUTION = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan")
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, distribution=DISTRIBUTION)
+# A project's own config manager (`class JobConfig` in its config_manager.py, outside a copy of
+# TorchTitan): its train.py reads the TOML through that, not through TorchTitan's.
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, distribution=DISTRIBUTION,
+                      own_loader=rb"^class[ \t]+\w*JobConfig\b")
 
 # Where JobConfig is defined: torchtitan/config/job_config.py since 0.2.0, config_manager.py in 0.1.0.
 KEY_SOURCES = ("torchtitan/config/job_config.py", "torchtitan/config_manager.py")
