@@ -35,6 +35,8 @@ class Premise:
     until: the last release that refuses; None: still so in the newest release checked
         (`distribution.releases[-1]`), and assumed to stay so.
     source: the file and line at each boundary, in the release's own source (tags, not main).
+    runs_since: the first release that can run such a config at all (its recipe, trainer or the keys
+        the rule reads are new in it): earlier releases are not weighed. None: every release.
     name: which check of the rule, when the rule has several (`Finding.premise` names it).
     frameworks: the plans (by framework name) it is about; empty: every plan the rule runs on.
         A rule about several frameworks declares one premise for each whose release matters.
@@ -46,6 +48,7 @@ class Premise:
     source: str = ""
     name: str = ""
     frameworks: tuple = ()
+    runs_since: Optional[str] = None
 
     def contains(self, version: str) -> bool:
         key = version_key(version)
@@ -118,6 +121,9 @@ def judge(premise: Premise, path: str) -> Verdict:
     dist = premise.distribution
     found = release(dist, path, dist.releases)
     versions, later, where = candidates(dist, found)
+    if premise.runs_since is not None:
+        floor = version_key(premise.runs_since)
+        versions = tuple(v for v in versions if (version_key(v) or floor) >= floor)
     inside = [premise.contains(v) for v in versions]
     if later:
         inside.append(premise.until is None)

@@ -26,17 +26,32 @@ micro_batch_size: 2
 gradient_accumulation_steps: 4
 ```
 
+Every release refuses both (see "When it holds"): the git tags before the
+first PyPI release lack the "At least two" check, but their normalize_config
+fails on the missing key (`None // micro_batch_size`, a TypeError) instead.
+
 ## Source
-axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:218-226
-(`check_batch_size_fields`) and 272-279 (`check_gas_bsz`).
+axolotl 0.19.0: axolotl/utils/schemas/validation.py:221-228
+(`check_batch_size_fields`) and 275-282 (`check_gas_bsz`); the same checks in
+0.5.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:800-806 and
+925-929; v0.4.0 src/axolotl/utils/config.py:215-218 (gas and batch_size) and
+46-53 (normalize_config).
 """
 
 from collections.abc import Iterator
 
 from batchlint.document import Span
-from batchlint.frameworks.axolotl import BATCH_FIELDS, written
+from batchlint.frameworks.axolotl import AXOLOTL, BATCH_FIELDS, written
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    AXOLOTL,
+    source="v0.4.0 src/axolotl/utils/config.py:215-218 (gas and batch_size refused) and 46-53 (normalize_config: "
+           "a missing key fails as `None // micro_batch_size`); v0.5.0 src/axolotl/utils/config/models/input/v0_4_1/"
+           "__init__.py:800-806 (`check_batch_size_fields`, first) and 925-929 (`check_gas_bsz`); 0.19.0 (PyPI wheel) "
+           "axolotl/utils/schemas/validation.py:221-228 and 275-282 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -80,6 +95,7 @@ RULE = Rule(
     summary="axolotl: fewer than two batch keys, or accumulation together with batch_size",
     check=check,
     frameworks=("axolotl",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
         Example("both.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\nbatch_size: 32\n"),

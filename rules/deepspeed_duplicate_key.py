@@ -31,7 +31,8 @@ see is not the one that trains.
 ## Source
 deepspeed/runtime/config.py:444 `DeepSpeedConfig.__init__` (hjson.load with
 `object_pairs_hook=dict_raise_error_on_duplicate_keys`) and
-runtime/config_utils.py:205-212 @ 0.19.8; accelerate/utils/deepspeed.py:141-143
+runtime/config_utils.py:205-212 @ 0.19.8, the same hook since 0.3.0
+(runtime/config.py:478, 493 @ 0.3.1); accelerate/utils/deepspeed.py:141-143
 `HfDeepSpeedConfig` (plain `json.load`) @ accelerate 1.15.0.
 """
 
@@ -75,6 +76,10 @@ RULE = Rule(
     summary="DeepSpeed JSON: a key given twice in the same object",
     check=check,
     frameworks=("deepspeed",),
+    every_release=(
+        "DeepSpeed's own reader refuses duplicate keys in every release users run: runtime/config.py loads the "
+        "file with object_pairs_hook=dict_raise_error_on_duplicate_keys (config_utils.py: ValueError \"Duplicate "
+        "keys in DeepSpeed config\") in every tag from v0.3.0 (config.py:478, 493 @ 0.3.1) to 0.19.8 (config.py:444)"),
     doc=__doc__,
     examples=(
         Example(

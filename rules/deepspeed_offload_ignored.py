@@ -45,7 +45,14 @@ deepspeed/runtime/zero/config.py:164-176 (offload_param "valid only with stage
 spellings); runtime/engine.py:2655-2709 (stages 1-2 build their optimizer
 without `offload_param_config`), 2297 and 2358 (stage 0 builds no ZeRO
 optimizer), 1562 and 2384 (`zero_use_cpu_optimizer` picks the CPU optimizer);
-ops/adam/cpu_adam.py:148 @ 0.19.8.
+ops/adam/cpu_adam.py:148 @ 0.19.8. In every release: stages 0-2 never hand
+`offload_param` on (engine.py `_configure_zero_optimizer` passes it to stage 3
+only, from v0.3.12's `cpu_offload_param` and v0.3.15's `offload_param` on; in
+releases before they are unknown keys, ignored too), and stage 0 builds no
+ZeRO optimizer; `cpu_offload` picks DeepSpeedCPUAdam from v0.3.1 on
+(engine.py:598 @ 0.3.1), `offload_optimizer` from v0.3.15. CPUAdam refuses GPU
+parameters from v0.5.10 (cpu_adam.py, "segfault guard"); before, it crashes on
+them.
 """
 
 from collections.abc import Iterator
@@ -76,7 +83,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=(
                 f"{_shown(offload)} needs ZeRO stage 1, 2 or 3, but the stage is 0: no ZeRO optimizer "
                 f"moves the optimizer state off the GPU, and the CPU optimizer DeepSpeed picks for the offload "
-                f"refuses GPU parameters"
+                f"fails on GPU parameters"
             ),
             fix="set zero_optimization.stage to 1 or more, or remove the optimizer offload",
             related=related,
@@ -105,6 +112,12 @@ RULE = Rule(
     summary="DeepSpeed ZeRO offload settings the chosen stage does not use",
     check=check,
     needs=("settings.zero",),
+    every_release=(
+        "no release offloads what the rule flags: from v0.3.1 to 0.19.8 only stage 3 takes offload_param "
+        "(engine.py _configure_zero_optimizer @ 0.19.8:2655-2773; cpu_offload_param from v0.3.12, offload_param "
+        "from v0.3.15, unknown keys before, so ignored there too) and stage 0 builds no ZeRO optimizer "
+        "(engine.py:598 @ 0.3.1, :2384 @ 0.19.8 pick the CPU optimizer for the offload, which cannot step GPU "
+        "parameters: refused from v0.5.10, a crash before)"),
     doc=__doc__,
     examples=(
         Example("ds_z2_param_offload.json", _DS.format(stage=2, key="offload_param", device="cpu"), flagged=(5,)),

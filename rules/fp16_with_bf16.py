@@ -20,15 +20,48 @@ bf16: true
 bf16: true
 ```
 
+By release: DeepSpeed reads a `bfloat16` section and refuses it beside fp16
+from 0.5.5, the `bf16` spelling from 0.6.0 (before, the section is not read
+and nothing is refused); transformers has `bf16` (and refuses it beside
+`fp16`) from 4.13.0. Every TRL release whose configs are TrainingArguments
+requires a transformers that refuses it.
+
 ## Source
-deepspeed/runtime/config.py (bf16 and fp16 cannot be simultaneously enabled);
-transformers/training_args.py (`--bf16` and `--fp16` cannot be used together).
+DeepSpeed: runtime/config.py:808 @ 0.5.5 (first: 0.5.4 has no bf16 at all;
+the section is "bfloat16", constants.py:121, until 0.5.10), config.py:901 and
+constants.py:121-122 ("bf16", "bfloat16" kept) @ 0.6.0, config.py:511-512 @
+0.19.8. transformers: training_args.py:802 @ 4.13.0 (4.12.5 has no `bf16`),
+1750 @ 4.57.1, 1785 @ 5.24.0. Megatron-LM (arguments.py) asserts the same;
+LLaMA-Factory and ms-swift build on transformers' TrainingArguments.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.deepspeed import DISTRIBUTION as DEEPSPEED
+from batchlint.frameworks.hf import TRANSFORMERS, TRL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# One premise per framework whose start-up refuses the pair and whose release batchlint weighs; the plans
+# of other frameworks (Megatron-LM, LLaMA-Factory, ms-swift: no releases listed) are not gated.
+DEEPSPEED_BF16 = Premise(
+    DEEPSPEED, name="DeepSpeed bf16", since="0.6.0", frameworks=("deepspeed",),
+    source="v0.5.10 deepspeed/runtime/constants.py:121 (the section read is \"bfloat16\": \"bf16\" is ignored); "
+           "v0.6.0 runtime/config.py:901, constants.py:121 (first); v0.19.8 runtime/config.py:511-512 (still)")
+DEEPSPEED_BFLOAT16 = Premise(
+    DEEPSPEED, name="DeepSpeed bfloat16", since="0.5.5", frameworks=("deepspeed",),
+    source="v0.5.4 deepspeed/runtime (no bfloat16 section, no check); v0.5.5 runtime/config.py:808 (first); "
+           "v0.19.8 runtime/config.py:511-512, precision_config.py (\"bfloat16\" read when there is no \"bf16\") (still)")
+HF = Premise(
+    TRANSFORMERS, name="transformers", since="4.13.0", frameworks=("transformers",),
+    source="v4.12.5 transformers/training_args.py (no bf16 field); v4.13.0 training_args.py:802 (first); "
+           "v5.24.0 training_args.py:1785 (still)")
+TRL_CONFIGS = Premise(
+    TRL, name="TRL", frameworks=("trl",),
+    source="TRL 0.1.0 has no TrainingArguments configs (trl/core.py, gpt2.py, ppo.py only); v0.2.0 setup.py:63 "
+           "requires transformers>=4.18.0, v1.16.0 transformers>=4.56.2 (METADATA): each refuses the pair "
+           "(transformers training_args.py:802 @ 4.13.0 on)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -36,13 +69,21 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if fp16 is None or bf16 is None or fp16.value is not True or bf16.value is not True:
         return
     related = (Related(f"{fp16.key} enabled here", fp16.span),) if fp16.span else ()
+    if plan.framework == "deepspeed":
+        premise = (DEEPSPEED_BFLOAT16 if bf16.key.startswith("bfloat16") else DEEPSPEED_BF16).name
+    else:
+        premise = {"transformers": HF.name, "trl": TRL_CONFIGS.name}.get(plan.framework, "")
     yield Finding(
         span=bf16.span,
         message=f"{fp16.key} and {bf16.key} are both enabled; only one mixed precision can be: the job refuses to start",
         fix=f"keep {bf16.key} (on GPUs that support it) and turn {fp16.key} off, or the reverse",
         related=related,
+        premise=premise,
     )
 
+
+_HF = "output_dir: out\nper_device_train_batch_size: 2\nfp16: true\nbf16: true\n"
+_DS = '{{\n  "train_micro_batch_size_per_gpu": 2,\n  "fp16": {{"enabled": true}},\n  "{bf16}": {{"enabled": true}}\n}}\n'
 
 _MEGATRON = """\
 #!/bin/bash
@@ -73,15 +114,24 @@ RULE = Rule(
     summary="fp16 and bf16 enabled together",
     check=check,
     needs=("fp16", "bf16"),
+    premises=(DEEPSPEED_BF16, DEEPSPEED_BFLOAT16, HF, TRL_CONFIGS),
     doc=__doc__,
     examples=(
-        Example("hf_both.yaml", "output_dir: out\nper_device_train_batch_size: 2\nfp16: true\nbf16: true\n", flagged=(4,)),
+        # No transformers release pinned: before 4.13 there is no bf16 to refuse.
+        Example("hf_both.yaml", _HF, flagged=(4,), severity="info"),
+        Example("hf_both_pinned.yaml", _HF, flagged=(4,), files=(("requirements.txt", "transformers==4.13.0\n"),),
+                severity="error"),
+        Example("hf_both_pinned_old.yaml", _HF, files=(("requirements.txt", "transformers==4.12.5\n"),)),
         Example("hf_bf16.yaml", "output_dir: out\nper_device_train_batch_size: 2\nfp16: false\nbf16: true\n"),
-        Example(
-            "ds_both.json",
-            '{\n  "train_micro_batch_size_per_gpu": 2,\n  "fp16": {"enabled": true},\n  "bf16": {"enabled": true}\n}\n',
-            flagged=(4,),
-        ),
+        # No DeepSpeed release pinned: before 0.6.0 a "bf16" section is not read.
+        Example("ds_both.json", _DS.format(bf16="bf16"), flagged=(4,), severity="info"),
+        Example("ds_both_pinned.json", _DS.format(bf16="bf16"), flagged=(4,),
+                files=(("requirements.txt", "deepspeed==0.6.0\n"),), severity="error"),
+        Example("ds_both_pinned_old.json", _DS.format(bf16="bf16"), files=(("requirements.txt", "deepspeed==0.5.10\n"),)),
+        Example("ds_bfloat16_pinned.json", _DS.format(bf16="bfloat16"), flagged=(4,),
+                files=(("requirements.txt", "deepspeed==0.5.5\n"),), severity="error"),
+        Example("ds_bfloat16_pinned_old.json", _DS.format(bf16="bfloat16"),
+                files=(("requirements.txt", "deepspeed==0.5.4\n"),)),
         Example(
             "ds_auto.json",
             '{\n  "train_micro_batch_size_per_gpu": 2,\n  "fp16": {"enabled": "auto"},\n  "bf16": {"enabled": true}\n}\n',

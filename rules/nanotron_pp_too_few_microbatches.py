@@ -34,16 +34,23 @@ tokens:
 or `pp_engine: afab`.
 
 ## Source
-huggingface/nanotron @ 2411b022: src/nanotron/parallel/pipeline_parallel/engine.py:252-254
-(the assert, the same in v0.1-v0.5), trainer.py:269 and 531 (the engine's microbatches are
-tokens.batch_accumulation_per_replica), config/utils_config.py:103-109 ("1f1b" / "afab"),
-config/parallelism_config.py:43-44 (afab when pp_engine is not given).
+nanotron v0.4 (PyPI 0.4): src/nanotron/parallel/pipeline_parallel/engine.py:236-238
+(the assert, the same in every tag v0.1-v0.5 and on main), trainer.py:220 and 325 (the
+engine's microbatches are tokens.batch_accumulation_per_replica), config/utils_config.py:95-107
+("afab" / "1f1b"), config/parallelism_config.py:39-40 (afab when pp_engine is not given).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nanotron import DISTRIBUTION as NANOTRON
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+ASSERTED = Premise(
+    NANOTRON,
+    source="v0.1 (0.1.0) src/nanotron/parallel/pipeline_parallel/engine.py:236-238, trainer.py:209,319; "
+           "v0.4 (0.4) engine.py:236-238, trainer.py:220,325")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -85,6 +92,7 @@ RULE = Rule(
     summary="nanotron: fewer than pp - 1 microbatches per step with the 1F1B pipeline engine",
     check=check,
     needs=("parallel.pp", "grad_accum", "settings.pp_engine"),
+    premises=(ASSERTED,),
     doc=__doc__,
     examples=(
         Example("nanotron_1f1b_1_of_4.yaml", _NANOTRON.format(pp=4, engine="  pp_engine: 1f1b\n", accumulation=1),

@@ -46,8 +46,7 @@ ppo_full_finetune_single_device.py:311-315 @ v0.3.0, :410-414 @ v0.6.1.
 from collections.abc import Iterator
 from typing import Optional
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
-from batchlint.frameworks.torchtune import traits
+from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE, traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -57,7 +56,7 @@ SINGLE_DEVICE = Premise(
     source="0.0.1 (commit 95a2f00) recipes/full_finetune_single_device.py reads no optimizer_in_bwd; v0.1.0 "
            "recipes/full_finetune_single_device.py:117-121 (first); v0.6.1 recipes/full_finetune_single_device.py:153-157 (still)")
 PPO = Premise(
-    TORCHTUNE, name="PPO accumulation", since="0.3.0",
+    TORCHTUNE, name="PPO accumulation", since="0.3.0", runs_since="0.3.0",  # the recipe's first release
     source="v0.2.1 has no PPO recipe; v0.3.0 recipes/ppo_full_finetune_single_device.py:311-315 (first); "
            "v0.6.1 recipes/ppo_full_finetune_single_device.py:410-414 (still)")
 FULL = Premise(
@@ -71,7 +70,7 @@ QAT_EARLY_EXIT = Premise(
            "recipes/qat_distributed.py:165-175, dev/early_exit_finetune_distributed.py:196-206 (first); v0.6.1 "
            "recipes/qat_distributed.py:165-175, dev/early_exit_finetune_distributed.py:196-206 (still)")
 FULL_DPO = Premise(
-    TORCHTUNE, name="full DPO", since="0.6.0",
+    TORCHTUNE, name="full DPO", since="0.6.0", runs_since="0.6.0",  # the recipe's first release
     source="v0.5.0 has no full_dpo_distributed.py; v0.6.0 recipes/full_dpo_distributed.py:146-156 (first); "
            "v0.6.1 recipes/full_dpo_distributed.py:146-156 (still)")
 

@@ -46,7 +46,7 @@ from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 RECIPE = Premise(
-    TORCHTUNE, since="0.3.0",
+    TORCHTUNE, since="0.3.0", runs_since="0.3.0",  # the recipe's first release
     source="v0.2.1 has no recipes/ppo_full_finetune_single_device.py; v0.3.0 "
            "recipes/ppo_full_finetune_single_device.py:295-309, 322-325 (first); v0.6.1 "
            "recipes/ppo_full_finetune_single_device.py:394-408, 421-424 (still)")
@@ -100,9 +100,9 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         # No release pinned: torchtune before 0.3.0 has no PPO recipe.
-        Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,), severity="info"),
+        Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,), severity="error"),
         Example("tune_ppo_32.yaml", _TUNE.format(steps=10000, ppo=32)),
-        Example("tune_ppo_steps.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,), severity="info"),
+        Example("tune_ppo_steps.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,), severity="error"),
         Example("tune_ppo_48_pinned.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,),
                 files=(("requirements.txt", "torchtune==0.3.0\n"),), severity="error"),
         Example("tune_ppo_steps_pinned.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,),

@@ -31,13 +31,22 @@ truncated yourself.
 trl/trainer/sft_trainer.py:999-1004 (the error), 783-787 (vision datasets),
 916 (bfd packing implies padding-free); sft_config.py:202-209 (`max_length`
 default 1024), 222, 238 @ 1.16.0; the check first appears in 1.0.0
-(sft_trainer.py:924), 0.29.1 has none.
+(sft_trainer.py:924-929); 0.29.1 has none and truncates the dataset to
+`max_length` while preparing it (sft_trainer.py:1174-1177), so the config
+runs there.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.hf import TRL
 from batchlint.plan import Origin, TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    TRL, since="1.0.0",
+    source="v0.29.1 trl/trainer/sft_trainer.py:1174-1177 (no such check: the dataset is truncated to max_length); "
+           "v1.0.0 trl/trainer/sft_trainer.py:924-929 (first); v1.16.0 trl/trainer/sft_trainer.py:999-1004 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -81,9 +90,15 @@ RULE = Rule(
     check=check,
     needs=("settings.sft",),
     frameworks=("trl",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("sft_padding_free.yaml", _SFT.format(packing="false", max_length=2048), flagged=(4,)),
+        # No TRL release pinned: before 1.0 SFTTrainer truncates the dataset to max_length instead.
+        Example("sft_padding_free.yaml", _SFT.format(packing="false", max_length=2048), flagged=(4,), severity="info"),
+        Example("sft_padding_free_pinned.yaml", _SFT.format(packing="false", max_length=2048), flagged=(4,),
+                files=(("requirements.txt", "trl==1.0.0\n"),), severity="error"),
+        Example("sft_padding_free_pinned_old.yaml", _SFT.format(packing="false", max_length=2048),
+                files=(("requirements.txt", "trl==0.29.1\n"),)),
         Example("sft_padding_free_packed.yaml", _SFT.format(packing="true", max_length=2048)),
         Example("sft_padding_free_no_limit.yaml", _SFT.format(packing="false", max_length="null")),
         Example(

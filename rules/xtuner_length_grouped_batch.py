@@ -95,6 +95,9 @@ RULE = Rule(
     summary="XTuner LengthGroupedSampler per_device_batch_size that is not batch_size x accumulative_counts",
     check=check,
     needs=("micro_batch", "grad_accum", "length_grouping", "settings.sampler"),
+    every_release=(
+        "LengthGroupedSampler groups mega_batch_mult x per_device_batch_size x W samples and deals them out by "
+        "rank in every release that has it (v0.1.11 to v0.2.0 xtuner/dataset/samplers/length_grouped.py)"),
     doc=__doc__,
     examples=(
         Example("grouped_micro_only.py", _CONFIG.format(per_device="batch_size"), flagged=(14,)),

@@ -91,6 +91,12 @@ RULE = Rule(
     summary="an XTuner train sampler given an argument its class does not take, or missing a required one",
     check=check,
     needs=("sampler", "settings.sampler"),
+    every_release=(
+        "each sampler's signature is the same in every XTuner release that has it (LengthGroupedSampler from "
+        "v0.1.11 length_grouped.py:73-79 to v0.2.0 :71-79, InternRepoSampler from v0.1.14, "
+        "SequenceParallelSampler from v0.1.16; a config naming one imports it, so runs a release that has it), "
+        "and DefaultSampler/InfiniteSampler's in every mmengine XTuner requires (>=0.8.4: v0.8.0 to v0.10.7 "
+        "mmengine/dataset/sampler.py:43-47, 121-124)"),
     doc=__doc__,
     examples=(
         Example("grouped_shuffle.py", _CONFIG.format(argument="shuffle=True"), flagged=(13,)),

@@ -24,15 +24,24 @@ model = dict(type=SupervisedFinetune, llm=dict(type=AutoModelForCausalLM.from_pr
 ## Source
 xtuner 0.2.0: xtuner/tools/train.py:106-117 (sequence parallel) and 119-130
 (varlen attention) in `check_cfg`. Whether flash_attn is installed
-(`SUPPORT_FLASH2`, checked in the same lines) is not in the config.
+(`SUPPORT_FLASH2`, checked in the same lines) is not in the config. Both
+checks came in v0.1.19 (xtuner/tools/train.py:104-124); v0.1.18 and earlier
+do not look at `attn_implementation`.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 FLASH = "flash_attention_2"
+
+ATTENTION_CHECKED = Premise(
+    XTUNER, since="0.1.19",
+    source="v0.1.18 xtuner/tools/train.py:104-106 (flash_attn required, attn_implementation not read); v0.1.19 "
+           "xtuner/tools/train.py:104-124 (first); v0.2.0 xtuner/tools/train.py:106-130 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -85,15 +94,21 @@ RULE = Rule(
     check=check,
     needs=("attention", "settings"),
     frameworks=("xtuner",),
+    premises=(ATTENTION_CHECKED,),
     doc=__doc__,
     examples=(
-        Example("sp4_sdpa.py", _CONFIG.format(sp=4, attn="sdpa"), flagged=(11,)),
+        # No XTuner release pinned: those before 0.1.19 do not check it.
+        Example("sp4_sdpa.py", _CONFIG.format(sp=4, attn="sdpa"), flagged=(11,), severity="info"),
+        Example("sp4_sdpa_pinned.py", _CONFIG.format(sp=4, attn="sdpa"), flagged=(11,),
+                files=(("requirements.txt", "xtuner==0.1.19\n"),), severity="error"),
+        Example("sp4_sdpa_pinned_old.py", _CONFIG.format(sp=4, attn="sdpa"),
+                files=(("requirements.txt", "xtuner==0.1.18\n"),)),
         Example("sp4_flash.py", _CONFIG.format(sp=4, attn=FLASH)),
         Example("sp1_sdpa.py", _CONFIG.format(sp=1, attn="sdpa")),
         Example(
             "varlen_eager.py",
             _CONFIG.format(sp=1, attn="eager").replace("batch_size = 1", "use_varlen_attn = True\nbatch_size = 1"),
-            flagged=(12,),
+            flagged=(12,), severity="info",
         ),
     ),
 )

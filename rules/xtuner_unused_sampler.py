@@ -74,6 +74,10 @@ RULE = Rule(
     summary="XTuner sampler variable computed for sequence parallelism but not used",
     check=check,
     needs=("parallel.sp", "sampler", "settings.sampler"),
+    every_release=(
+        "a note on the config as written: it names SequenceParallelSampler, so it runs v0.1.16 or later "
+        "(xtuner/parallel/sequence/sampler.py, which splits by data-parallel rank there and in v0.2.0), where "
+        "DefaultSampler splits by global rank"),
     doc=__doc__,
     examples=(
         Example("sampler_hard_coded.py", _CONFIG.format(sp=1, sampler="DefaultSampler"), flagged=(10,)),

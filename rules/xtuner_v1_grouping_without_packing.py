@@ -21,15 +21,22 @@ dataloader_config = DataloaderConfig(dataset_config_list=datasets, pack_level="n
 ```
 
 ## Source
-xtuner main @ b934f46: xtuner/v1/datasets/config.py:365-377
+xtuner v1.0.1: xtuner/v1/datasets/config.py:367-376
 (`DataloaderConfig._infer_group_by_length`: "group_by_length must be False
-when pack_level is none"), 488-509 (the sampler needs a packed dataset).
+when pack_level is none"); the same in v1.0.0rc0 at 302-311. xtuner.v1 is in
+no PyPI release: those two tags are its releases.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.xtuner_v1 import DISTRIBUTION as XTUNER_V1
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    XTUNER_V1,
+    source="v1.0.0rc0 xtuner/v1/datasets/config.py:302-311; v1.0.1 xtuner/v1/datasets/config.py:367-376")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -83,6 +90,7 @@ RULE = Rule(
     summary="XTuner v1 group_by_length with pack_level none",
     check=check,
     needs=("settings.dataloader_configs",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
         Example("v1_grouped_unpacked.py", _CONFIG.format(grouping="group_by_length=True,"), flagged=(16,)),

@@ -7,6 +7,12 @@ the trainer's `resources.num_workers` (colocated, or the W you give: `rl.py
 --num-workers` replaces it) or `rollout_resources.num_workers`
 (disaggregated). Silent while either is unknown.
 
+An info, not an error: no XTuner release has this layout or this check yet.
+Both came to xtuner main after v1.0.1 (RLColocateTrainerConfig: f67875de9,
+2026-05-15, the day v1.0.1 was tagged from the commit before it); v1.0.1's RL
+trainer is RLTrainerConfig with xtuner/v1/ray/rollout/, which this rule does
+not read and which raises no such error.
+
 ## Why is this bad?
 The rollout controller cuts its workers into engines of that many GPUs and
 raises "num_rollout_workers=... must be divisible by ..." (LMDeploy and
@@ -110,10 +116,15 @@ trainer = RLColocateTrainerConfig(
 RULE = Rule(
     code="BL262",
     name="xtuner-v1-rollout-engines",
-    severity="error",
+    severity="info",
     summary="XTuner v1 RL: rollout GPUs that are not a whole number of engines",
     check=check,
     needs=("settings.rollout",),
+    every_release=(
+        "no release has it: RLColocateTrainerConfig and the rollout engines' divisibility error exist only on "
+        "xtuner main after v1.0.1 (v1.0.1 xtuner/v1/train/rl_trainer.py:76 is RLTrainerConfig, "
+        "xtuner/v1/ray/rollout/lmdeploy.py:251-252 raises nothing of it), so the finding is an info for every "
+        "project until a release has it"),
     doc=__doc__,
     examples=(
         Example("tp4_on_6.py", _CONFIG.format(workers=6, tp=4, ep=1), flagged=(15,)),

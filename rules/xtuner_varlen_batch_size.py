@@ -24,21 +24,42 @@ max_length = 4096
 batch_size = 1  # per_device
 ```
 
+Varlen attention came in XTuner 0.1.14 with the collate function's assert;
+`xtuner train` checks the config's variable from 0.1.16 on. Before 0.1.14
+there is no `use_varlen_attn`, and the finding is not made where the project
+pins such a release.
+
 ## Source
 xtuner 0.2.0: xtuner/tools/train.py:88-93 (`check_cfg`);
 xtuner/dataset/collate_fns/default_collate_fn.py:24-29 and
 preference_collate_fn.py:37-41 (assert one sample per batch);
 docs/zh_cn/acceleration/varlen_flash_attn.rst (only batch_size = 1 is supported).
+First: v0.1.14 xtuner/dataset/collate_fns/defalut_collate_fn.py:17-21, v0.1.16
+xtuner/tools/train.py:80-85.
 """
 
 from collections.abc import Iterator
 
 from batchlint.frameworks.xtuner import VARLEN
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 # check_cfg reads the config's variable; the collate functions their own flag.
 _CHECKED = ("the config", "the collate_fn")
+
+# The collate function's assert, from the release that brought varlen attention.
+COLLATE = Premise(
+    XTUNER, since="0.1.14", name="collate_fn",
+    source="v0.1.13 xtuner/dataset/collate_fns/defalut_collate_fn.py (no use_varlen_attn); v0.1.14 "
+           "xtuner/dataset/collate_fns/defalut_collate_fn.py:17-21 (first); v0.2.0 "
+           "xtuner/dataset/collate_fns/default_collate_fn.py:24-29 (still)")
+# `xtuner train`'s check of the config's own variable.
+CONFIG = Premise(
+    XTUNER, since="0.1.16", name="config",
+    source="v0.1.15 xtuner/tools/train.py (no check_cfg); v0.1.16 xtuner/tools/train.py:80-85 (first); "
+           "v0.2.0 xtuner/tools/train.py:88-93 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -48,6 +69,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     on = next((fact for where, fact in plan.settings.varlen if where in _CHECKED and fact.value), None)
     if on is None:
         return
+    # A collate function in varlen mode asserts whatever the config's variable says.
+    collate = any(where == "the collate_fn" and fact.value for where, fact in plan.settings.varlen)
     yield Finding(
         span=micro.span,
         message=(
@@ -56,6 +79,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         ),
         fix=f"set {micro.key} = 1 and make max_length {micro.value}x longer to keep the tokens per step",
         related=(Related(f"{VARLEN} = True here", on.span),),
+        premise=COLLATE.name if collate else CONFIG.name,
     )
 
 
@@ -86,9 +110,22 @@ RULE = Rule(
     summary="XTuner variable-length attention with a per-device batch size above 1",
     check=check,
     needs=("settings.varlen",),
+    premises=(COLLATE, CONFIG),
     doc=__doc__,
     examples=(
-        Example("varlen_batch2.py", _CONFIG.format(varlen=True, batch=2), flagged=(7,)),
+        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
+        Example("varlen_batch2.py", _CONFIG.format(varlen=True, batch=2), flagged=(7,), severity="info"),
+        Example("varlen_batch2_pinned.py", _CONFIG.format(varlen=True, batch=2), flagged=(7,),
+                files=(("requirements.txt", "xtuner==0.1.16\n"),), severity="error"),
+        Example("varlen_batch2_pinned_old.py", _CONFIG.format(varlen=True, batch=2),
+                files=(("requirements.txt", "xtuner==0.1.13\n"),)),
+        # Only the config's variable: xtuner train checks it from 0.1.16 on.
+        Example("varlen_config_only_0115.py",
+                _CONFIG.format(varlen=True, batch=2).replace(", use_varlen_attn=use_varlen_attn),", "),"),
+                files=(("requirements.txt", "xtuner==0.1.15\n"),)),
+        Example("varlen_config_only_020.py",
+                _CONFIG.format(varlen=True, batch=2).replace(", use_varlen_attn=use_varlen_attn),", "),"),
+                flagged=(7,), files=(("requirements.txt", "xtuner==0.2.0\n"),), severity="error"),
         Example("varlen_batch1.py", _CONFIG.format(varlen=True, batch=1)),
         Example("padded_batch2.py", _CONFIG.format(varlen=False, batch=2)),
     ),

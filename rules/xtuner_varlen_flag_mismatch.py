@@ -31,14 +31,24 @@ xtuner 0.2.0: xtuner/tools/train.py:88-130 (`check_cfg` reads the top-level
 variable); xtuner/model/sft.py:146 (attention patched by the model's flag);
 xtuner/dataset/utils.py:191-218 (the packer records `cumulative_len` only with
 its flag); xtuner/dataset/collate_fns/default_collate_fn.py:39-41 (reads
-`cumulative_len`); xtuner/engine/hooks/varlen_attn_args_to_messagehub_hook.py:23.
+`cumulative_len`); xtuner/engine/hooks/varlen_attn_args_to_messagehub_hook.py:23. The four
+flags came together in v0.1.14 (model/sft.py:24-29, dataset/utils.py:137-146,
+collate_fns/defalut_collate_fn.py:32); before it none exists.
 """
 
 from collections.abc import Iterator
 
 from batchlint.frameworks.xtuner import VARLEN
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+VARLEN_FLAGS = Premise(
+    XTUNER, since="0.1.14",
+    source="v0.1.13 (no use_varlen_attn in xtuner/); v0.1.14 xtuner/model/sft.py:24-29, xtuner/dataset/utils.py:137-146, "
+           "xtuner/dataset/collate_fns/defalut_collate_fn.py:32 (first); v0.2.0 xtuner/model/sft.py:146, "
+           "xtuner/dataset/collate_fns/default_collate_fn.py:40 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -105,10 +115,20 @@ RULE = Rule(
     summary="XTuner use_varlen_attn flags that disagree between model, dataset and collate_fn",
     check=check,
     needs=("settings.varlen",),
+    premises=(VARLEN_FLAGS,),
     doc=__doc__,
     examples=(
-        Example("varlen_dataset_off.py", _CONFIG.format(model="use_varlen_attn", dataset="False"), flagged=(12,)),
-        Example("varlen_model_off.py", _CONFIG.format(model="False", dataset="use_varlen_attn"), flagged=(11,)),
+        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
+        Example("varlen_dataset_off.py", _CONFIG.format(model="use_varlen_attn", dataset="False"), flagged=(12,),
+                severity="info"),
+        Example("varlen_model_off.py", _CONFIG.format(model="False", dataset="use_varlen_attn"), flagged=(11,),
+                severity="info"),
+        Example("varlen_dataset_off_pinned.py", _CONFIG.format(model="use_varlen_attn", dataset="False"),
+                flagged=(12,), files=(("requirements.txt", "xtuner==0.2.0\n"),), severity="error"),
+        Example("varlen_model_off_pinned.py", _CONFIG.format(model="False", dataset="use_varlen_attn"),
+                flagged=(11,), files=(("requirements.txt", "xtuner==0.1.14\n"),), severity="warning"),
+        Example("varlen_model_off_pinned_old.py", _CONFIG.format(model="False", dataset="use_varlen_attn"),
+                files=(("requirements.txt", "xtuner==0.1.13\n"),)),
         Example("varlen_agree.py", _CONFIG.format(model="use_varlen_attn", dataset="use_varlen_attn")),
     ),
 )

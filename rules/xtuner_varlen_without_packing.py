@@ -24,16 +24,27 @@ pack_to_max_length = True
 train_dataset = dict(type=process_hf_dataset, pack_to_max_length=pack_to_max_length, use_varlen_attn=use_varlen_attn)
 ```
 
+The assertion came with varlen attention in XTuner 0.1.14 (before it,
+`process_hf_dataset` has no `use_varlen_attn`).
+
 ## Source
 xtuner 0.2.0: xtuner/dataset/huggingface.py:182-186 (`process`, called by
 `process_hf_dataset`, whose `pack_to_max_length` defaults to True: 267);
-docs/zh_cn/acceleration/varlen_flash_attn.rst.
+docs/zh_cn/acceleration/varlen_flash_attn.rst. First: v0.1.14
+xtuner/dataset/huggingface.py:158-161.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+PACKING_ASSERTED = Premise(
+    XTUNER, since="0.1.14",
+    source="v0.1.13 xtuner/dataset/huggingface.py (no use_varlen_attn); v0.1.14 xtuner/dataset/huggingface.py:158-161 "
+           "(first); v0.2.0 xtuner/dataset/huggingface.py:182-186 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -78,9 +89,15 @@ RULE = Rule(
     summary="XTuner variable-length attention on a dataset that is not packed",
     check=check,
     needs=("settings.hf_datasets",),
+    premises=(PACKING_ASSERTED,),
     doc=__doc__,
     examples=(
-        Example("varlen_unpacked.py", _CONFIG.format(pack=False), flagged=(5,)),
+        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
+        Example("varlen_unpacked.py", _CONFIG.format(pack=False), flagged=(5,), severity="info"),
+        Example("varlen_unpacked_pinned.py", _CONFIG.format(pack=False), flagged=(5,),
+                files=(("requirements.txt", "xtuner==0.1.14\n"),), severity="error"),
+        Example("varlen_unpacked_pinned_old.py", _CONFIG.format(pack=False),
+                files=(("requirements.txt", "xtuner==0.1.13\n"),)),
         Example("varlen_packed.py", _CONFIG.format(pack=True)),
     ),
 )

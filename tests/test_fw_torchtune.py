@@ -129,3 +129,105 @@ def test_degrees_below_one_give_no_data_parallel_size(dims):
     text = ("model:\n  _component_: torchtune.models.llama3_1.llama3_1_8b\noptimizer:\n  _component_: torch.optim.AdamW\n"
             "batch_size: 2\ngradient_accumulation_steps: 1\n" + dims)
     assert plan_of("8B_full.yaml", text, world_size=8).data_parallel is None
+
+
+# -- which torchtune release refuses: the rules' windows (lint/premise.py) -----------------------------
+
+def test_every_pypi_release_is_known_oldest_first():
+    releases = torchtune.FRAMEWORK.distribution.releases
+    assert releases == ("0.0.1", "0.1.0", "0.1.1", "0.2.0", "0.2.1", "0.3.0", "0.3.1", "0.4.0", "0.5.0", "0.6.0", "0.6.1")
+
+
+def test_a_checkout_of_torchtune_is_judged_by_its_version_txt(tmp_path):
+    """torchtune's repository writes its release in version.txt (torchtune/__init__.py has
+    `__version__ = ""`): a fork checked in beside the configs is that release."""
+    from batchlint import versions
+
+    os.makedirs(tmp_path / ".git")
+    for name, text in (("torchtune/__init__.py", '__version__ = ""\n'), ("version.txt", "0.3.1\n"),
+                       ("recipes/configs/full.yaml", "batch_size: 2\n")):
+        path = tmp_path / name
+        os.makedirs(path.parent, exist_ok=True)
+        path.write_text(text)
+    versions._cache.clear()
+    found = versions.release(torchtune.FRAMEWORK.distribution, str(tmp_path / "recipes/configs/full.yaml"))
+    versions._cache.clear()
+    assert found.version == "0.3.1" and found.where.startswith("version.txt")
+
+
+_IN_BWD = """\
+{header}model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 4
+optimizer_in_bwd: True
+gradient_accumulation_steps: 8
+{extra}"""
+_SINGLE_HEADER = "# Config for single device full finetuning in full_finetune_single_device.py\n"
+
+
+def _pinned(tmp_path, name, text, pin=None):
+    os.makedirs(tmp_path, exist_ok=True)
+    if pin is not None:
+        (tmp_path / "requirements.txt").write_text(f"torchtune=={pin}\n" if pin[0].isdigit() else pin + "\n")
+    return [(d.code, d.severity) for d in lint_text(tmp_path, name, text).diagnostics if d.code == "BL512"]
+
+
+@pytest.mark.parametrize("header, extra, refused, allowed, unpinned", [
+    (_SINGLE_HEADER, "", "0.1.0", "0.0.1", "info"),  # full_finetune_single_device: accumulation from its first release
+    ("", "", "0.4.0", "0.3.1", "info"),  # full_finetune_distributed read no optimizer_in_bwd before 0.4.0
+    ("", "quantizer:\n  _component_: torchtune.training.quantization.Int8DynActInt4WeightQATQuantizer\n",
+     "0.5.0", "0.4.0", "info"),  # qat_distributed
+    ("", "early_exit_params:\n  scale: 1.0\n", "0.5.0", "0.4.0", "info"),
+    # full_dpo_distributed and PPO refuse from their recipe's first release: no release that runs them accepts it
+    ("", "loss:\n  _component_: torchtune.rlhf.loss.DPOLoss\n", "0.6.0", "0.5.0", "error"),
+    (_SINGLE_HEADER.replace("full_finetune_single_device", "ppo_full_finetune_single_device"),
+     "ppo_batch_size: 32\nforward_batch_size: 16\n", "0.3.0", "0.2.1", "error"),
+], ids=["full-single-device", "full-distributed", "qat-distributed", "early-exit", "full-dpo", "ppo"])
+def test_optimizer_in_bwd_with_accumulation_by_recipe_and_release(tmp_path, header, extra, refused, allowed, unpinned):
+    text = _IN_BWD.format(header=header, extra=extra)
+    assert _pinned(tmp_path / "in", "full.yaml", text, refused) == [("BL512", "error")]
+    assert _pinned(tmp_path / "before", "full.yaml", text, allowed) == []
+    assert _pinned(tmp_path / "unpinned", "full.yaml", text) == [("BL512", unpinned)]
+
+
+def test_qat_single_device_exists_on_main_only(tmp_path):
+    text = _IN_BWD.format(header=_SINGLE_HEADER.replace("full_finetune", "qat"),
+                          extra="quantizer:\n  _component_: torchtune.training.quantization.Int8DynActInt4WeightQATQuantizer\n")
+    assert _pinned(tmp_path, "qat.yaml", text, "0.6.1") == []
+
+
+@pytest.mark.parametrize("pin", ["torchtune", "torchtune @ git+https://github.com/pytorch/torchtune.git@bd2a0fc7c31430972728494fa01aaeeb0ebf1ba1",
+                                 "0.6.1"], ids=["unpinned", "commit", "latest"])
+def test_a_compiled_optimizer_step_beside_it_is_not_flagged(tmp_path, pin):
+    """The refusal of `compile: True` with optimizer_in_bwd is on torchtune's main branch only
+    (May 2025, after 0.6.1): the latest release and a project pinning a commit ran it."""
+    text = _IN_BWD.format(header="", extra="compile: True\n").replace("gradient_accumulation_steps: 8", "gradient_accumulation_steps: 1")
+    assert _pinned(tmp_path, "full.yaml", text, pin) == []
+
+
+def test_tensor_parallel_in_lora_and_qat_is_ignored_by_every_release(tmp_path):
+    base = ("model:\n  _component_: torchtune.models.llama3_3.{model}\noptimizer:\n  _component_: torch.optim.AdamW\n"
+            "batch_size: 2\ngradient_accumulation_steps: 1\ntensor_parallel_dim: 8\n")
+    qat = "quantizer:\n  _component_: torchtune.training.quantization.Int8DynActInt4WeightQATQuantizer\n"
+    (tmp_path / "requirements.txt").write_text("torchtune==0.6.1\n")
+    for name, text in (("lora.yaml", base.format(model="lora_llama3_3_70b")), ("qat.yaml", base.format(model="llama3_3_70b") + qat)):
+        assert "BL215" not in codes(lint_text(tmp_path, name, text)), name
+    assert [(d.code, d.severity) for d in lint_text(tmp_path, "full.yaml", base.format(model="llama3_3_70b")).diagnostics
+            if d.code == "BL215"] == [("BL215", "error")]
+
+
+@pytest.mark.parametrize("builder, refused, allowed", [
+    ("stack_exchange_paired_dataset", "0.5.0", "0.4.0"),
+    ("multimodal.the_cauldron_dataset", "0.3.1", "0.3.0"),
+    ("multimodal.llava_instruct_dataset", "0.3.1", "0.3.0"),
+    ("multimodal.multimodal_chat_dataset", "0.5.0", "0.4.0"),
+])
+def test_packing_an_unpackable_dataset_by_release(tmp_path, builder, refused, allowed):
+    text = (f"model:\n  _component_: torchtune.models.llama2.lora_llama2_7b\n"
+            f"dataset:\n  _component_: torchtune.datasets.{builder}\n  packed: True\n")
+    for pin, expected in ((refused, [("BL311", "error")]), (allowed, [])):
+        (tmp_path / pin).mkdir()
+        (tmp_path / pin / "requirements.txt").write_text(f"torchtune=={pin}\n")
+        assert [(d.code, d.severity) for d in lint_text(tmp_path / pin, "dpo.yaml", text).diagnostics] == expected, pin

@@ -75,3 +75,13 @@ def test_a_window_that_closes(tmp_path, requirement, expected):
 
 def test_every_release_holds_without_a_pin(tmp_path):
     assert outcome(tmp_path, Premise(DIST, source="v0.1.0 x.py:1; v0.4.0 x.py:2")) == HOLDS
+
+
+@pytest.mark.parametrize("requirement,expected", [
+    (None, HOLDS),  # the releases before the recipe cannot run the config at all
+    ("toyframe==0.2.0", NEVER),
+    ("toyframe==0.4.0", HOLDS),
+])
+def test_releases_that_cannot_run_the_config_are_not_weighed(tmp_path, requirement, expected):
+    premise = Premise(DIST, since="0.3.0", runs_since="0.3.0", source="v0.3.0 x.py:1; v0.4.0 x.py:2")
+    assert outcome(tmp_path, premise, requirement) == expected

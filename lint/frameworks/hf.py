@@ -23,7 +23,7 @@ from .spec import FLAGS, Distribution, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
 
 NAME = "transformers"
-__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "TRL", "plan"]
+__all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "TRANSFORMERS", "TRL", "plan"]
 # A training script of the project's own (LLaVA's train_mem.py, any program run by python, torchrun,
 # deepspeed or accelerate launch) that parses TrainingArguments from its flags (HfArgumentParser): the
 # flags are its config. Every framework's own entry points are tried first (order 1000), and the flags
@@ -35,9 +35,37 @@ __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "TRL", "plan"]
 LAUNCHERS = (Launcher("python", scripts=("*.py",), modules=("*",), markers=(b"per_device_train_batch_size",),
                       flags=FLAGS, inline=True, config_flags=("config", "config_file", "cfg"),
                       linked=("deepspeed", "deepspeed_config")),)
+# Every transformers release on PyPI from 2.0.0 (oldest first; the 0.1 upload before it is no release of
+# this library), which the Trainer's start-up checks are weighed against when the project pins none
+# (lint/premise.py). TrainingArguments and the Trainer appear in 2.9.0.
+TRANSFORMERS_RELEASES = (
+    '2.0.0', '2.1.0', '2.1.1', '2.2.0', '2.2.1', '2.2.2', '2.3.0', '2.4.0', '2.4.1', '2.5.0', '2.5.1',
+    '2.6.0', '2.7.0', '2.8.0', '2.9.0', '2.9.1', '2.10.0', '2.11.0', '3.0.0', '3.0.1', '3.0.2', '3.1.0', '3.2.0',
+    '3.3.0', '3.3.1', '3.4.0', '3.5.0', '3.5.1', '4.0.0', '4.0.1', '4.1.0', '4.1.1', '4.2.0', '4.2.1', '4.2.2',
+    '4.3.0', '4.3.1', '4.3.2', '4.3.3', '4.4.0', '4.4.1', '4.4.2', '4.5.0', '4.5.1', '4.6.0', '4.6.1', '4.7.0',
+    '4.8.0', '4.8.1', '4.8.2', '4.9.0', '4.9.1', '4.9.2', '4.10.0', '4.10.1', '4.10.2', '4.10.3', '4.11.0', '4.11.1',
+    '4.11.2', '4.11.3', '4.12.0', '4.12.1', '4.12.2', '4.12.3', '4.12.4', '4.12.5', '4.13.0', '4.14.1', '4.15.0',
+    '4.16.0', '4.16.1', '4.16.2', '4.17.0', '4.18.0', '4.19.0', '4.19.1', '4.19.2', '4.19.3', '4.19.4', '4.20.0',
+    '4.20.1', '4.21.0', '4.21.1', '4.21.2', '4.21.3', '4.22.0', '4.22.1', '4.22.2', '4.23.0', '4.23.1', '4.24.0',
+    '4.25.1', '4.26.0', '4.26.1', '4.27.0', '4.27.1', '4.27.2', '4.27.3', '4.27.4', '4.28.0', '4.28.1', '4.29.0',
+    '4.29.1', '4.29.2', '4.30.0', '4.30.1', '4.30.2', '4.31.0', '4.32.0', '4.32.1', '4.33.0', '4.33.1', '4.33.2',
+    '4.33.3', '4.34.0', '4.34.1', '4.35.0', '4.35.1', '4.35.2', '4.36.0', '4.36.1', '4.36.2', '4.37.0', '4.37.1',
+    '4.37.2', '4.38.0', '4.38.1', '4.38.2', '4.39.0', '4.39.1', '4.39.2', '4.39.3', '4.40.0', '4.40.1', '4.40.2',
+    '4.41.0', '4.41.1', '4.41.2', '4.42.0', '4.42.1', '4.42.2', '4.42.3', '4.42.4', '4.43.0', '4.43.1', '4.43.2',
+    '4.43.3', '4.43.4', '4.44.0', '4.44.1', '4.44.2', '4.45.0', '4.45.1', '4.45.2', '4.46.1', '4.46.2', '4.46.3',
+    '4.47.0', '4.47.1', '4.48.0', '4.48.1', '4.48.2', '4.48.3', '4.49.0', '4.50.0', '4.50.1', '4.50.2', '4.50.3',
+    '4.51.0', '4.51.1', '4.51.2', '4.51.3', '4.52.1', '4.52.2', '4.52.3', '4.52.4', '4.53.0', '4.53.1', '4.53.2',
+    '4.53.3', '4.54.0', '4.54.1', '4.55.0', '4.55.1', '4.55.2', '4.55.3', '4.55.4', '4.56.0', '4.56.1', '4.56.2',
+    '4.57.1', '4.57.2', '4.57.3', '4.57.4', '4.57.5', '4.57.6', '5.0.0', '5.1.0', '5.2.0', '5.3.0', '5.4.0', '5.5.0',
+    '5.5.1', '5.5.2', '5.5.3', '5.5.4', '5.6.0', '5.6.1', '5.6.2', '5.7.0', '5.8.0', '5.8.1', '5.9.0', '5.10.1',
+    '5.10.2', '5.10.4', '5.11.0', '5.12.0', '5.12.1', '5.13.0', '5.13.1', '5.14.0', '5.14.1', '5.15.0', '5.15.1',
+    '5.16.0', '5.16.1', '5.17.0', '5.18.0', '5.19.0', '5.20.0', '5.20.1', '5.20.2', '5.21.0', '5.21.1', '5.22.0',
+    '5.22.1', '5.22.2', '5.23.0', '5.24.0',
+)
+TRANSFORMERS = Distribution(("transformers",), "transformers", ("transformers/__init__.py",), title="transformers",
+                            releases=TRANSFORMERS_RELEASES)
 # Generic TrainingArguments: tried last among the adapters of its formats.
-FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS,
-                      distribution=Distribution(("transformers",), "transformers", ("transformers/__init__.py",)))
+FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS, distribution=TRANSFORMERS)
 # The plans it calls "trl" run TRL, whose release decides whether SFTConfig still has max_seq_length.
 # Every TRL release on PyPI from 0.1.0 (oldest first): what a rule's window is weighed against
 # when the project pins none (lint/premise.py).
