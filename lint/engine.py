@@ -830,7 +830,7 @@ def _gate(rule, finding, plan) -> Optional[tuple]:
     """(severity, message) of an error or warning whose premise (lint/premise.py) holds for every
     release the project may run, the releases it assumed said; an info where only the newer releases
     refuse; None where no release it may run does."""
-    from .premise import HOLDS, NEVER, judge, premise_of
+    from .premise import HOLDS, NEVER, closes, judge, premise_of
 
     premise = premise_of(rule.premises, finding.premise, plan.framework)
     if premise is None:
@@ -838,7 +838,7 @@ def _gate(rule, finding, plan) -> Optional[tuple]:
     verdict = judge(premise, plan.document.path)
     if verdict.outcome == HOLDS:
         return finding.severity or rule.severity, f"{finding.message} [{verdict.assumes}]"
-    if verdict.outcome == NEVER or premise.until is not None:
+    if verdict.outcome == NEVER or closes(premise):
         return None
     return "info", f"{finding.message} [{verdict.assumes}]"
 

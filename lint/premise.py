@@ -37,6 +37,8 @@ class Premise:
     source: the file and line at each boundary, in the release's own source (tags, not main).
     runs_since: the first release that can run such a config at all (its recipe, trainer or the keys
         the rule reads are new in it): earlier releases are not weighed. None: every release.
+    runs_until: the last release that can run such a config (its layout is gone after it: NeMo-1's
+        Megatron YAML after 2.5.0): later releases, known or not, are not weighed. None: no such end.
     name: which check of the rule, when the rule has several (`Finding.premise` names it).
     frameworks: the plans (by framework name) it is about; empty: every plan the rule runs on.
         A rule about several frameworks declares one premise for each whose release matters.
@@ -49,6 +51,7 @@ class Premise:
     name: str = ""
     frameworks: tuple = ()
     runs_since: Optional[str] = None
+    runs_until: Optional[str] = None
 
     def contains(self, version: str) -> bool:
         key = version_key(version)
@@ -108,6 +111,13 @@ def _unbounded(spec: str) -> bool:
     return not any(op in ("<", "<=", "==", "===", "~=") for op, _ in clauses(spec) or ())
 
 
+def closes(premise: Premise) -> bool:
+    """Whether releases after the window that can still run such a config accept it (a fix upstream)."""
+    if premise.until is None:
+        return False
+    return premise.runs_until is None or version_key(premise.until) < version_key(premise.runs_until)
+
+
 def premise_of(premises: tuple, name: str, framework: Optional[str]) -> Optional[Premise]:
     """The premise a finding rests on: the one it names, else the one about its plan's framework."""
     for premise in premises:
@@ -124,6 +134,9 @@ def judge(premise: Premise, path: str) -> Verdict:
     if premise.runs_since is not None:
         floor = version_key(premise.runs_since)
         versions = tuple(v for v in versions if (version_key(v) or floor) >= floor)
+    if premise.runs_until is not None:
+        ceiling = version_key(premise.runs_until)
+        versions, later = tuple(v for v in versions if (version_key(v) or ceiling) <= ceiling), False
     inside = [premise.contains(v) for v in versions]
     if later:
         inside.append(premise.until is None)
@@ -136,5 +149,5 @@ def judge(premise: Premise, path: str) -> Verdict:
     if not any(inside):
         return Verdict(NEVER, where)
     since = premise.since or _first(dist)
-    span = f"from {dist.shown} {since} on" if premise.until is None else f"{premise.span_text} only"
+    span = f"from {dist.shown} {since} on" if not closes(premise) else f"{premise.span_text} only"
     return Verdict(PARTLY, f"{span}; {where}")

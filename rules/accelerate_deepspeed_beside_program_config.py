@@ -40,8 +40,15 @@ deepspeed_config:
 num_processes: 8
 ```
 
+By release: transformers builds the plugin from `--deepspeed` from 4.30.0
+(before, accelerate never sees the program's DeepSpeed config and nothing is
+refused); 4.30 needs accelerate >= 0.20.1, which has the check (since 0.16.0).
+
 ## Source
-accelerate 1.15.0: commands/launch.py 1386-1390 (the config's deepspeed_config
+transformers training_args.py:1566-1570 @ 4.30.0 (first; 4.29.2:1520 builds
+no plugin), 1672-1674 (accelerate >= 0.20.1); accelerate
+utils/dataclasses.py `_deepspeed_config_checks` and commands/launch.py:1081-1083
+@ 0.16.0 (first; 0.15.0 has neither); accelerate 1.15.0: commands/launch.py 1386-1390 (the config's deepspeed_config
 keys, and mixed_precision taken from the config, go to the process in
 ACCELERATE_CONFIG_DS_FIELDS), utils/dataclasses.py `DeepSpeedPlugin.__post_init__`
 (1264-1272: a config given) and `_deepspeed_config_checks` (1507-1531);
@@ -51,8 +58,22 @@ from its config, since 4.30.0).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.hf import TRANSFORMERS, TRL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# The plugin is built by transformers' TrainingArguments. A TRL config runs a transformers its TRL release
+# requires; the release of LLaMA-Factory and ms-swift is not weighed (not gated).
+BUILT = Premise(
+    TRANSFORMERS, name="transformers", since="4.30.0", frameworks=("transformers",),
+    source="v4.29.2 transformers/training_args.py:1520 (HfTrainerDeepSpeedConfig only, no DeepSpeedPlugin); v4.30.0 "
+           "training_args.py:1566-1570 (first; 1672-1674 require accelerate>=0.20.1, whose dataclasses.py "
+           "_deepspeed_config_checks refuses, as from accelerate v0.16.0); v5.24.0 training_args.py:1715 (still)")
+TRL_BUILT = Premise(
+    TRL, name="TRL", since="0.7.5", frameworks=("trl",),
+    source="v0.7.4 setup.py:64 (transformers>=4.18.0: before 4.30 no plugin is built); v0.7.5 setup.py:64 "
+           "(transformers>=4.31.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -75,6 +96,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             + (" (or pass --mixed_precision on the launch line)" if precision else ""),
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in rest)
         + (Related(f"deepspeed = {shown}: the program's own DeepSpeed config", own.span),),
+        premise={"transformers": BUILT.name, "trl": TRL_BUILT.name}.get(plan.framework, ""),
     )
 
 
@@ -97,6 +119,8 @@ accelerate launch --config_file configs/accelerate_config.yaml train.py \\
     --gradient_accumulation_steps 4
 """
 
+_REFUSED = _ACCELERATE.format(block="  gradient_accumulation_steps: 4\n  zero_stage: 2\n")
+
 RULE = Rule(
     code="BL123",
     name="accelerate-deepspeed-settings-beside-program-config",
@@ -104,13 +128,17 @@ RULE = Rule(
     summary="accelerate: DeepSpeed settings in the accelerate config of a program that names its own DeepSpeed config",
     check=check,
     needs=("trainer.deepspeed_refused",),
+    premises=(BUILT, TRL_BUILT),
     doc=__doc__,
     # The lines are the accelerate config's (configs/accelerate_config.yaml), where the finding is.
     examples=(
-        Example("train.sh", _TRAIN, flagged=(3,), files=(
-            ("configs/accelerate_config.yaml", _ACCELERATE.format(block="  gradient_accumulation_steps: 4\n"
-                                                                         "  zero_stage: 2\n")),)),
-        Example("train_precision.sh", _TRAIN, flagged=(8,), files=(
+        # No transformers release pinned: before 4.30 the program's DeepSpeed config never reaches accelerate.
+        Example("train.sh", _TRAIN, flagged=(3,), files=(("configs/accelerate_config.yaml", _REFUSED),), severity="info"),
+        Example("train_pinned.sh", _TRAIN, flagged=(3,), severity="error", files=(
+            ("configs/accelerate_config.yaml", _REFUSED), ("requirements.txt", "transformers==4.30.0\n"))),
+        Example("train_pinned_old.sh", _TRAIN, files=(
+            ("configs/accelerate_config.yaml", _REFUSED), ("requirements.txt", "transformers==4.29.2\n"))),
+        Example("train_precision.sh", _TRAIN, flagged=(8,), severity="info", files=(
             ("configs/accelerate_config.yaml", _ACCELERATE.format(block="") + "mixed_precision: bf16\n"),)),
         Example("train_clean.sh", _TRAIN, files=(("configs/accelerate_config.yaml", _ACCELERATE.format(block="")),)),
         Example("train_launcher_precision.sh", _TRAIN.replace("--config_file", "--mixed_precision bf16 --config_file"),

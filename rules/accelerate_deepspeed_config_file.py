@@ -35,7 +35,16 @@ deepspeed_config:
 num_processes: 8
 ```
 
+By release: accelerate refuses a JSON without `zero_optimization` from 0.10.0
+(the first release that takes a `deepspeed_config_file`), and the keys beside
+the file from 0.16.0 (the offload NVMe paths from 0.20.0); before, they are
+ignored without a word.
+
 ## Source
+accelerate 0.10.0 utils/dataclasses.py:270-271 (first: 0.9.0 takes no config
+file); 0.16.0 utils/dataclasses.py:585-607 and commands/launch.py:1081-1083
+(first: 0.15.0 has neither); 0.20.0 utils/dataclasses.py:702-722 (the NVMe
+paths first listed; 0.19.0:678 lists none);
 accelerate 1.15.0: utils/dataclasses.py `DeepSpeedPlugin.__post_init__`
 (1273-1274) and `_deepspeed_config_checks` (1507-1531); commands/launch.py
 1394-1397 (the accelerate config's deepspeed_config keys, and mixed_precision
@@ -45,8 +54,24 @@ taken from the config file, are what it checks).
 from collections.abc import Iterator
 
 from batchlint.frameworks import accelerate
+from batchlint.frameworks.accelerate import DISTRIBUTION as ACCELERATE
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+IGNORED = Premise(
+    ACCELERATE, name="keys beside the file", since="0.16.0",
+    source="v0.15.0 src/accelerate/utils/dataclasses.py (no _deepspeed_config_checks, no ACCELERATE_CONFIG_DS_FIELDS); "
+           "v0.16.0 utils/dataclasses.py:585-607, commands/launch.py:1081-1083 (first); v1.15.0 "
+           "utils/dataclasses.py:1507-1531, commands/launch.py:1394-1397 (still)")
+NVME = Premise(
+    ACCELERATE, name="NVMe paths beside the file", since="0.20.0",
+    source="v0.19.0 src/accelerate/utils/dataclasses.py:678 (_deepspeed_config_checks lists no NVMe path); v0.20.0 "
+           "utils/dataclasses.py:702-722 (first); v1.15.0 utils/dataclasses.py:1507-1531 (still)")
+NO_ZERO = Premise(
+    ACCELERATE, name="zero_optimization", since="0.10.0",
+    source="v0.9.0 src/accelerate (no deepspeed_config_file); v0.10.0 utils/dataclasses.py:270-271 (first); "
+           "v1.15.0 utils/dataclasses.py:1276-1277 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -67,6 +92,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 + (" (or pass --mixed_precision on the launch line)" if any(f.key == "mixed_precision" for f in file.ignored) else ""),
             related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in rest)
             + (Related(f"{reference.key} = {reference.value}", reference.span),),
+            premise=(NVME if all(f.key.endswith("_nvme_path") for f in file.ignored) else IGNORED).name,
         )
     if not file.has_zero:
         yield Finding(
@@ -74,6 +100,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=(f"{file.linked.path}, the DeepSpeed config this names, has no zero_optimization section: "
                      f"accelerate's DeepSpeedPlugin refuses to start (\"Please specify the ZeRO optimization config\")"),
             fix=f'add "zero_optimization": {{"stage": N}} to {file.linked.path}',
+            premise=NO_ZERO.name,
         )
 
 
@@ -96,10 +123,28 @@ RULE = Rule(
     check=check,
     needs=("settings.deepspeed_file",),
     frameworks=("accelerate-config",),
+    premises=(IGNORED, NVME, NO_ZERO),
     doc=__doc__,
     examples=(
-        Example("zero3_file_and_stage.yaml", _CONFIG.format(extra="  zero_stage: 3\n"), flagged=(7,)),
-        Example("zero3_file_and_precision.yaml", _CONFIG.format(extra="mixed_precision: bf16\n"), flagged=(7,)),
+        # No accelerate release pinned: before 0.16 the keys are ignored without a word.
+        Example("zero3_file_and_stage.yaml", _CONFIG.format(extra="  zero_stage: 3\n"), flagged=(7,), severity="info"),
+        Example("zero3_file_and_stage_pinned.yaml", _CONFIG.format(extra="  zero_stage: 3\n"), flagged=(7,),
+                files=(("requirements.txt", "accelerate==0.16.0\n"),), severity="error"),
+        Example("zero3_file_and_stage_pinned_old.yaml", _CONFIG.format(extra="  zero_stage: 3\n"),
+                files=(("requirements.txt", "accelerate==0.15.0\n"),)),
+        Example("zero3_file_and_nvme_pinned.yaml", _CONFIG.format(extra="  offload_param_nvme_path: /nvme\n"),
+                flagged=(7,), files=(("requirements.txt", "accelerate==0.20.0\n"),), severity="error"),
+        Example("zero3_file_and_nvme_pinned_old.yaml", _CONFIG.format(extra="  offload_param_nvme_path: /nvme\n"),
+                files=(("requirements.txt", "accelerate==0.19.0\n"),)),
+        Example("zero3_file_and_precision.yaml", _CONFIG.format(extra="mixed_precision: bf16\n"), flagged=(7,),
+                severity="info"),
+        # The JSON it names has no zero_optimization: refused from 0.10 on.
+        Example("zero_missing_pinned.yaml", _CONFIG.format(extra=""), flagged=(4,), severity="error", files=(
+            ("configs/ds_zero3.json", '{"train_micro_batch_size_per_gpu": "auto"}\n'),
+            ("requirements.txt", "accelerate==0.10.0\n"))),
+        Example("zero_missing_pinned_old.yaml", _CONFIG.format(extra=""), files=(
+            ("configs/ds_zero3.json", '{"train_micro_batch_size_per_gpu": "auto"}\n'),
+            ("requirements.txt", "accelerate==0.9.0\n"))),
         Example("zero3_file_only.yaml", _CONFIG.format(extra="")),
         Example("zero3_file_precision_null.yaml", _CONFIG.format(extra="mixed_precision: null\n")),
         Example("zero3_no_file.yaml", _CONFIG.format(extra="  zero_stage: 3\n").replace(

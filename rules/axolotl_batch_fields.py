@@ -3,13 +3,19 @@
 Checks axolotl's batch keys the way its config validation does: at least two
 of `micro_batch_size`, `gradient_accumulation_steps` and `batch_size` must be
 set (a 0 counts as unset), and `gradient_accumulation_steps` and
-`batch_size` must not both be set.
+`batch_size` must not both be set. From 0.19.0 axolotl takes
+`micro_batch_size` or `gradient_accumulation_steps` alone (the other
+defaults to 1): only `batch_size` alone is still refused, and a config with
+fewer keys is flagged only for a project on 0.18.0 or older.
 
 ## Why is this bad?
 axolotl validates the config before it loads anything and refuses to start
 with "At least two of micro_batch_size, gradient_accumulation_steps,
 batch_size must be set" or "please set only one of
 gradient_accumulation_steps or batch_size" - after the job has its GPUs.
+The git tags before the first PyPI release (0.5.0) lack the "At least two"
+check, but their normalize_config fails on the missing key instead
+(`None // micro_batch_size`, a TypeError).
 
 ## Example
 ```yaml
@@ -26,16 +32,14 @@ micro_batch_size: 2
 gradient_accumulation_steps: 4
 ```
 
-Every release refuses both (see "When it holds"): the git tags before the
-first PyPI release lack the "At least two" check, but their normalize_config
-fails on the missing key (`None // micro_batch_size`, a TypeError) instead.
-
 ## Source
-axolotl 0.19.0: axolotl/utils/schemas/validation.py:221-228
-(`check_batch_size_fields`) and 275-282 (`check_gas_bsz`); the same checks in
-0.5.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:800-806 and
-925-929; v0.4.0 src/axolotl/utils/config.py:215-218 (gas and batch_size) and
-46-53 (normalize_config).
+axolotl v0.18.0: src/axolotl/utils/schemas/validation.py:218-226
+(`check_batch_size_fields`) and 272-279 (`check_gas_bsz`); 0.19.0:
+axolotl/utils/schemas/validation.py:220-229 (only batch_size alone refused)
+and 275-282; the first PyPI release 0.5.0:
+src/axolotl/utils/config/models/input/v0_4_1/__init__.py:800-806 and 925-929;
+before it, v0.4.0 src/axolotl/utils/config.py:215-218 (gas and batch_size)
+and 46-53 (normalize_config).
 """
 
 from collections.abc import Iterator
@@ -46,12 +50,22 @@ from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
-REFUSED = Premise(
-    AXOLOTL,
-    source="v0.4.0 src/axolotl/utils/config.py:215-218 (gas and batch_size refused) and 46-53 (normalize_config: "
-           "a missing key fails as `None // micro_batch_size`); v0.5.0 src/axolotl/utils/config/models/input/v0_4_1/"
-           "__init__.py:800-806 (`check_batch_size_fields`, first) and 925-929 (`check_gas_bsz`); 0.19.0 (PyPI wheel) "
-           "axolotl/utils/schemas/validation.py:221-228 and 275-282 (still)")
+_BEFORE_PYPI = "v0.4.0 src/axolotl/utils/config.py:46-53 (normalize_config: a missing key fails as `None // micro_batch_size`)"
+FEWER = Premise(
+    AXOLOTL, until="0.18.0", name="fewer than two",
+    source=f"{_BEFORE_PYPI}; v0.5.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:800-806 "
+           "(`check_batch_size_fields`); v0.18.0 src/axolotl/utils/schemas/validation.py:218-226 (last); 0.19.0 "
+           "(PyPI wheel) axolotl/utils/schemas/validation.py:220-229 returns early when micro_batch_size or "
+           "gradient_accumulation_steps is set, and with none of the three")
+BATCH_SIZE_ALONE = Premise(
+    AXOLOTL, name="batch_size alone",
+    source=f"{_BEFORE_PYPI}; v0.5.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:800-806; "
+           "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:227-228 (still)")
+BOTH = Premise(
+    AXOLOTL, name="both",
+    source="v0.4.0 src/axolotl/utils/config.py:215-218 (from v0.2.1); v0.5.0 src/axolotl/utils/config/models/input/"
+           "v0_4_1/__init__.py:925-929 (`check_gas_bsz`); 0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:"
+           "275-282 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -67,6 +81,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=f"axolotl needs at least two of micro_batch_size, gradient_accumulation_steps and batch_size "
                     f"(a 0 counts as unset), but {shown} set: the config fails validation",
             fix=fix,
+            premise="batch_size alone" if present == ["batch_size"] else "fewer than two",
         )
     ga, batch = nodes["gradient_accumulation_steps"], nodes["batch_size"]
     if ga is not None and batch is not None:
@@ -77,6 +92,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"axolotl accepts only one of them and the config fails validation",
             fix="remove batch_size (gradient_accumulation_steps already sets the accumulation)",
             related=(Related("gradient_accumulation_steps set here", ga.span),),
+            premise="both",
         )
 
 
@@ -95,14 +111,20 @@ RULE = Rule(
     summary="axolotl: fewer than two batch keys, or accumulation together with batch_size",
     check=check,
     frameworks=("axolotl",),
-    premises=(REFUSED,),
+    premises=(FEWER, BATCH_SIZE_ALONE, BOTH),
     doc=__doc__,
     examples=(
         Example("both.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\nbatch_size: 32\n"),
                 flagged=(5,)),
         Example("ga.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\n")),
-        Example("micro_only.yaml", _CONFIG.format(batch="micro_batch_size: 2\n"), flagged=(3,)),
+        Example("batch_size_only.yaml", _CONFIG.format(batch="batch_size: 32\n"), flagged=(3,), severity="error"),
+        # One key alone is refused up to 0.18.0 and taken from 0.19.0 on: with no release pinned, nothing.
+        Example("micro_only.yaml", _CONFIG.format(batch="micro_batch_size: 2\n")),
+        Example("micro_only_pinned_old.yaml", _CONFIG.format(batch="micro_batch_size: 2\n"), flagged=(3,),
+                files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
+        Example("micro_only_pinned_new.yaml", _CONFIG.format(batch="micro_batch_size: 2\n"),
+                files=(("requirements.txt", "axolotl==0.19.0\n"),)),
         Example("zero_ga.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 0\n"),
-                flagged=(3,)),
+                flagged=(3,), files=(("requirements.txt", "axolotl>=0.12,<0.19\n"),), severity="error"),
     ),
 )

@@ -11,7 +11,11 @@ Batch flattening concatenates the rows of an unpacked micro batch into one
 varlen row: packed rows are already that, and only a varlen-capable kernel
 keeps the samples apart. axolotl's validation refuses both ("batch_flattening
 not compatible with sample_packing", "batch_flattening requires a
-varlen-capable attention backend") before training.
+varlen-capable attention backend") before training. The check exists from
+0.7.0 (before it the key is unknown); up to 0.16.1 it asked for the legacy
+`flash_attention: true` flag, and from 0.19.0 `flash_attention_4`,
+`flash_attention_torch` and hub kernels with an `@revision` count as varlen
+(flagged with those only for a project on 0.18.0 or older).
 
 ## Example
 ```yaml
@@ -26,15 +30,29 @@ batch_flattening: auto
 ```
 
 ## Source
-axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:966-1002
+axolotl v0.18.0: src/axolotl/utils/schemas/validation.py:966-1002
 (`check_batch_flattening_fa`); utils/schemas/enums.py:136-147
-(ATTN_IMPLS_SUPPORTING_PACKING).
+(ATTN_IMPLS_SUPPORTING_PACKING). 0.19.0: axolotl/utils/schemas/validation.py:
+1075-1089, enums.py:142-155 (adds flash_attention_4, flash_attention_torch),
+config.py:1501-1502 (`attn_impl_base` strips a hub kernel's suffix). First:
+v0.7.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:1057-1063.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AXOLOTL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+_FIRST = "v0.6.0 (no batch_flattening); v0.7.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:1057-1063"
+_NEWEST = "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1083-1089 (still)"
+ATTENTION = Premise(AXOLOTL, since="0.7.0", name="attention", source=f"{_FIRST} (first); {_NEWEST}")
+VARLEN_FROM_0_19 = Premise(
+    AXOLOTL, since="0.7.0", until="0.18.0", name="varlen from 0.19.0",
+    source=f"{_FIRST} (first); v0.18.0 src/axolotl/utils/schemas/enums.py:136-147 (last without them); "
+           "0.19.0 (PyPI wheel) axolotl/utils/schemas/enums.py:142-155 and config.py:1501-1502 (varlen)")
+PACKING = Premise(AXOLOTL, since="0.7.0", name="sample_packing", source=f"{_FIRST} (first); {_NEWEST}")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -43,12 +61,14 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     impl = chosen.value
     if impl != "unknown" and impl not in VARLEN:
+        base = impl.split(":", 1)[0].split("@", 1)[0].strip() if isinstance(impl, str) else impl
         shown = f"attention is {impl} (line {chosen.span.line})" if chosen.span is not None else "no attention backend is chosen"
         yield Finding(
             span=flattening.span,
             message=f"batch_flattening is true, but {shown}: flattened rows need a varlen-capable kernel and the "
                     f"config fails validation",
             fix="set attn_implementation: flash_attention_2 (or flex_attention), or batch_flattening: auto",
+            premise="varlen from 0.19.0" if base in VARLEN_0_19 else "attention",
         )
         return  # validation stops at the first error
     packing = plan.packing
@@ -59,12 +79,15 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"cannot be flattened again and the config fails validation",
             fix="remove batch_flattening (or set it to auto), or turn sample_packing off",
             related=(Related("sample_packing enabled here", packing.span),),
+            premise="sample_packing",
         )
 
 
-# Backends that take varlen rows (utils/schemas/enums.py:136-147).
+# Backends that take varlen rows (utils/schemas/enums.py:136-147 @ v0.18.0), and those 0.19.0 adds
+# (enums.py:142-155), which also strips a hub kernel's `@revision`/`:name` first.
 VARLEN = {"flash_attention_2", "flash_attention_3", "flex_attention", "xformers", "sage",
           "kernels-community/flash-attn2", "kernels-community/flash-attn3", "kernels-community/sage-attention"}
+VARLEN_0_19 = VARLEN | {"flash_attention_4", "flash_attention_torch"}
 
 _CONFIG = """\
 base_model: NousResearch/Llama-3.2-1B
@@ -83,13 +106,25 @@ RULE = Rule(
     check=check,
     needs=("settings", "attention"),
     frameworks=("axolotl",),
+    premises=(ATTENTION, VARLEN_FROM_0_19, PACKING),
     doc=__doc__,
     examples=(
-        Example("flatten_packed.yaml", _CONFIG.format(flattening="true"), flagged=(4,)),
+        # No release pinned: 0.5.x and 0.6.0 do not know batch_flattening.
+        Example("flatten_packed.yaml", _CONFIG.format(flattening="true"), flagged=(4,), severity="info"),
+        Example("flatten_packed_pinned.yaml", _CONFIG.format(flattening="true"), flagged=(4,),
+                files=(("requirements.txt", "axolotl==0.7.0\n"),), severity="error"),
+        Example("flatten_packed_old.yaml", _CONFIG.format(flattening="true"),
+                files=(("requirements.txt", "axolotl==0.6.0\n"),)),
         Example("flatten_auto.yaml", _CONFIG.format(flattening="auto")),
         Example("flatten_sdpa.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "sdpa")
-                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,)),
+                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,), severity="info"),
         Example("flatten_unpacked.yaml", _CONFIG.format(flattening="true").replace("sample_packing: true",
                                                                                  "sample_packing: false")),
+        Example("flatten_fa4_pinned_old.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "flash_attention_4")
+                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,),
+                files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
+        Example("flatten_fa4_pinned_new.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "flash_attention_4")
+                .replace("sample_packing: true", "sample_packing: false"),
+                files=(("requirements.txt", "axolotl==0.19.0\n"),)),
     ),
 )

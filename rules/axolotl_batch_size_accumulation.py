@@ -14,6 +14,9 @@ optimizer step takes `micro_batch_size` x dp sequences, not `batch_size` x dp.
 axolotl also computes the number of steps from `batch_size`, so unless
 `max_steps` is set the run stops after micro_batch_size / batch_size of the
 planned epochs. An accumulation of 0 fails when the trainer divides by it.
+The default 1 fills the accumulation from 0.5.0, the first PyPI release (the
+git tags before it derived it from batch_size); the floor division is the
+same in every release.
 
 ## Example
 ```yaml
@@ -30,19 +33,36 @@ gradient_accumulation_steps: 4
 ```
 
 ## Source
-axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/training.py:71-76
-(gradient_accumulation_steps default 1), utils/config/__init__.py:439-498
-(validate_config dumps the defaults) and 198-206 (normalize_config:
+axolotl 0.19.0: axolotl/utils/schemas/training.py:71-76
+(gradient_accumulation_steps default 1), utils/config/__init__.py:500-517
+(validate_config dumps the defaults) and 206-211 (normalize_config:
 `gradient_accumulation_steps or batch_size // micro_batch_size`),
-utils/trainer.py:495 and 521 (steps from batch_size), core/builders/base.py:677
-(max_steps). Reproduced with validate_config + normalize_config: micro 1 +
-batch_size 4 gives gradient_accumulation_steps 1.
+utils/trainer.py:463 (steps from batch_size), core/builders/base.py:686
+(max_steps); the same in v0.18.0 (067b021 reproduced with validate_config +
+normalize_config: micro 1 + batch_size 4 gives gradient_accumulation_steps 1).
+v0.5.0: src/axolotl/utils/config/models/input/v0_4_1/__init__.py:396 (first
+default 1), utils/config/__init__.py:243-249 and 55-59; v0.4.0:
+src/axolotl/utils/config.py:46-50 (no schema: derived from batch_size).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AXOLOTL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+DEFAULT_FIRST = Premise(
+    AXOLOTL, since="0.5.0", name="default accumulation",
+    source="v0.4.0 src/axolotl/utils/config.py:46-50 (no schema: normalize_config derives it from batch_size); "
+           "v0.5.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:396 (default 1) and "
+           "utils/config/__init__.py:243-249 (dumped before normalize_config, 55-59); 0.19.0 (PyPI wheel) "
+           "axolotl/utils/schemas/training.py:71-72, utils/config/__init__.py:500-517 and 206-211 (still)")
+FLOOR = Premise(
+    AXOLOTL, name="floor division",
+    source="v0.4.0 src/axolotl/utils/config.py:46-50; v0.5.0 src/axolotl/utils/config/__init__.py:55-59; "
+           "0.19.0 (PyPI wheel) axolotl/utils/config/__init__.py:206-211 (`gradient_accumulation_steps or "
+           "batch_size // micro_batch_size`, unchanged)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -63,6 +83,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"unless max_steps is set",
             fix=_fix(mb, bs),
             related=related,
+            premise="default accumulation",
         )
         return
     ga = bs // mb
@@ -74,6 +95,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             fix=f"set batch_size to a multiple of {mb}, or write gradient_accumulation_steps instead",
             severity="error",
             related=related,
+            premise="floor division",
         )
     elif bs % mb:
         yield Finding(
@@ -82,6 +104,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"floor division as {ga}, so each step takes {ga * mb} x dp sequences, not {bs} x dp",
             fix=_fix(mb, bs),
             related=related,
+            premise="floor division",
         )
 
 
@@ -102,9 +125,16 @@ RULE = Rule(
     summary="axolotl: a batch_size that does not give the accumulation it implies",
     check=check,
     needs=("settings.batch_size",),
+    premises=(DEFAULT_FIRST, FLOOR),
     doc=__doc__,
     examples=(
-        Example("batch_size.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,)),
+        # No release pinned: the git tags before 0.5.0 derived the accumulation from batch_size.
+        Example("batch_size.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,),
+                severity="info"),
+        Example("batch_size_pinned.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,),
+                files=(("requirements.txt", "axolotl==0.12.2\n"),), severity="warning"),
+        Example("batch_size_git_tag.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"),
+                files=(("requirements.txt", "axolotl @ git+https://github.com/axolotl-ai-cloud/axolotl@v0.4.0\n"),)),
         Example("accumulation.yaml", _CONFIG.format(micro=1, accumulation="gradient_accumulation_steps: 4\n")),
         Example("batch_equals_micro.yaml", _CONFIG.format(micro=4, accumulation="batch_size: 4\n")),
         Example("null_floor.yaml", _CONFIG.format(micro=3, accumulation="gradient_accumulation_steps:\nbatch_size: 8\n"),

@@ -4,13 +4,17 @@ Flags an axolotl config with `context_parallel_size` (or the deprecated
 `sequence_parallel_degree`) above 1 whose attention is not a flash-attn
 backend: `attn_implementation` other than `flash_attention_2`/`_3` (or their
 kernels-community builds), a legacy flag that maps to another backend, or no
-attention chosen at all.
+attention chosen at all. From 0.19.0 only `flash_attention_2` runs ring
+attention: `flash_attention_3` and the kernels-community builds are refused
+too (flagged for a project on 0.19.0 or later).
 
 ## Why is this bad?
 axolotl's context parallelism runs ring attention from `ring-flash-attn`,
 which needs the flash-attn kernels: config validation refuses anything else
 ("context_parallel_size > 1 requires flash attention") before the model is
-loaded, after the job got its GPUs.
+loaded, after the job got its GPUs. The check reads `sequence_parallel_degree`
+from 0.8.0 and `context_parallel_size` from 0.12.0 (older releases do not know
+the key); up to 0.16.1 it asked for the legacy `flash_attention: true` flag.
 
 ## Example
 ```yaml
@@ -25,17 +29,37 @@ attn_implementation: flash_attention_2
 ```
 
 ## Source
-axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:1633-1658
+axolotl v0.18.0: src/axolotl/utils/schemas/validation.py:1633-1658
 (`check_context_parallel_size`); utils/schemas/enums.py:117-156 (legacy flags,
 ATTN_IMPLS_USING_FLASH_LIB); utils/schemas/config.py:1527-1570 (flag mapping).
+0.19.0: axolotl/utils/schemas/validation.py:1784-1809 (`attn_impl_base(...) !=
+"flash_attention_2"`); v0.8.0 src/axolotl/utils/schemas/config.py:1115-1125
+and v0.12.0 utils/schemas/validation.py:1231-1244 (the keys' first checks).
 GLM DSA kernels (`use_glm_dsa_kernels`) bring their own attention and are exempt.
 """
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import FLASH_LIB
+from batchlint.frameworks.axolotl import AXOLOTL, FLASH_LIB
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+_NEWEST = "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1784-1809 (still)"
+# The check reads each key from the release that introduced it; older releases ignore the key.
+DEGREE = Premise(
+    AXOLOTL, since="0.8.0", name="sequence_parallel_degree",
+    source="v0.7.0 and v0.7.1 (no sequence_parallel_degree field); v0.8.0 src/axolotl/utils/schemas/config.py:1115-1125 "
+           f"(\"flash_attention: true must be set with sequence_parallel_degree > 1\"); {_NEWEST}")
+CONTEXT = Premise(
+    AXOLOTL, since="0.12.0", name="context_parallel_size",
+    source="v0.11.0 (no context_parallel_size field); v0.12.0 src/axolotl/utils/schemas/validation.py:1231-1244 "
+           f"(first); {_NEWEST}")
+FA2_ONLY = Premise(
+    AXOLOTL, since="0.19.0", name="flash_attention_2 only",
+    source="v0.18.0 src/axolotl/utils/schemas/validation.py:1652-1657 (`attn_uses_flash_lib`: fa2, fa3 and the "
+           "kernels-community builds pass); 0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1803-1809 "
+           "(only flash_attention_2, suffix stripped by enums.py:171-175)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -43,18 +67,33 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if cp is None or not cp.known or cp.value <= 1 or cp.span is None or plan.settings.glm_dsa_kernels:
         return
     impl, at = plan.attention.value, plan.attention.span
-    if impl == "unknown" or impl in FLASH_LIB:
+    if impl == "unknown" or _base(impl) == "flash_attention_2":
+        return
+    related = (Related(f"attention chosen here ({impl})", at),) if at is not None else ()
+    if impl in FLASH_LIB:
+        yield Finding(
+            span=cp.span,
+            message=f"{cp.key} is {cp.value}, but attention is {impl}: from 0.19.0 axolotl runs ring attention on "
+                    f"flash_attention_2 only and refuses the config",
+            fix="set attn_implementation: flash_attention_2",
+            related=related,
+            premise="flash_attention_2 only",
+        )
         return
     chosen = f"attention is {impl}" if impl else "no attention backend is chosen"
-    related = (Related(f"attention chosen here ({impl})", at),) if at is not None else ()
     yield Finding(
         span=cp.span,
         message=f"{cp.key} is {cp.value}, but {chosen}: context parallelism needs a flash-attn backend and "
                 f"axolotl refuses the config",
         fix="set attn_implementation: flash_attention_2 (or flash_attention_3)",
         related=related,
+        premise=cp.key,
     )
 
+
+def _base(impl):
+    """attn_implementation without a hub kernel's `@revision` or `:name` (0.19.0 enums.py:171-175)."""
+    return impl.split(":", 1)[0].split("@", 1)[0].strip() if isinstance(impl, str) else impl
 
 _CONFIG = """\
 base_model: NousResearch/Llama-3.2-1B
@@ -71,11 +110,23 @@ RULE = Rule(
     check=check,
     needs=("settings", "attention", "parallel.cp"),
     frameworks=("axolotl",),
+    premises=(DEGREE, CONTEXT, FA2_ONLY),
     doc=__doc__,
     examples=(
-        Example("cp_sdpa.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,)),
+        # No release pinned: 0.5.0-0.11.0 do not read context_parallel_size.
+        Example("cp_sdpa.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,), severity="info"),
+        Example("cp_sdpa_pinned.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,),
+                files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
+        Example("cp_sdpa_before_the_key.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"),
+                files=(("requirements.txt", "axolotl==0.11.0\n"),)),
         Example("cp_fa2.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_2\n")),
         Example("cp_legacy_flash.yaml", _CONFIG.format(attention="flash_attention: true\n")),
-        Example("cp_none.yaml", _CONFIG.format(attention=""), flagged=(4,)),
+        Example("cp_none.yaml", _CONFIG.format(attention=""), flagged=(4,), severity="info"),
+        Example("sp_degree_pinned.yaml", _CONFIG.format(attention="").replace("context_parallel_size", "sequence_parallel_degree"),
+                flagged=(4,), files=(("requirements.txt", "axolotl==0.8.0\n"),), severity="error"),
+        Example("cp_fa3_pinned_new.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"),
+                flagged=(4,), files=(("requirements.txt", "axolotl==0.19.0\n"),), severity="error"),
+        Example("cp_fa3_pinned_old.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"),
+                files=(("requirements.txt", "axolotl==0.18.0\n"),)),
     ),
 )

@@ -8,7 +8,9 @@ above 1.
 With packing, context parallelism uses ring-flash-attn's varlen kernel, which
 takes one packed row per step: axolotl's validation refuses the config
 ("micro_batch_size must be set to 1 when sample_packing is enabled due to a
-`ring-flash-attn` requirement") before training starts.
+`ring-flash-attn` requirement") before training starts. The check reads
+`sequence_parallel_degree` from 0.8.1 and `context_parallel_size` from 0.12.0;
+older releases do not know the key.
 
 ## Example
 ```yaml
@@ -26,14 +28,30 @@ gradient_accumulation_steps: 2   # keeps the batch per optimizer step
 ```
 
 ## Source
-axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:1659-1663
-(`check_context_parallel_size`; skipped with `use_glm_dsa_kernels`).
+axolotl v0.18.0: src/axolotl/utils/schemas/validation.py:1659-1663
+(`check_context_parallel_size`; skipped with `use_glm_dsa_kernels`); 0.19.0:
+axolotl/utils/schemas/validation.py:1811-1815. First read: v0.8.1
+src/axolotl/utils/schemas/config.py:1161-1165 for `sequence_parallel_degree`
+(any micro batch above 1, packed or not), v0.12.0
+utils/schemas/validation.py:1246-1250 for `context_parallel_size`.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AXOLOTL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+_NEWEST = "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1811-1815 (still)"
+DEGREE = Premise(
+    AXOLOTL, since="0.8.1", name="sequence_parallel_degree",
+    source="v0.8.0 src/axolotl/utils/schemas/config.py:1115-1140 (no micro batch check); v0.8.1 "
+           f"src/axolotl/utils/schemas/config.py:1161-1165 (first); {_NEWEST}")
+CONTEXT = Premise(
+    AXOLOTL, since="0.12.0", name="context_parallel_size",
+    source="v0.11.0 (no context_parallel_size field); v0.12.0 src/axolotl/utils/schemas/validation.py:1246-1250 "
+           f"(first); {_NEWEST}")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -51,6 +69,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 f"varlen kernel, which needs micro_batch_size 1: axolotl refuses the config",
         fix=f"set micro_batch_size: 1 and multiply gradient_accumulation_steps by {micro.value} to keep the batch",
         related=related,
+        premise=cp.key,
     )
 
 
@@ -71,9 +90,15 @@ RULE = Rule(
     check=check,
     needs=("settings", "parallel.cp"),
     frameworks=("axolotl",),
+    premises=(DEGREE, CONTEXT),
     doc=__doc__,
     examples=(
-        Example("cp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,)),
+        # No release pinned: 0.5.0-0.11.0 do not read context_parallel_size.
+        Example("cp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,), severity="info"),
+        Example("cp_packed_mb2_pinned.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,),
+                files=(("requirements.txt", "axolotl>=0.12.0\n"),), severity="error"),
+        Example("cp_packed_mb2_old.yaml", _CONFIG.format(packing="true", micro=2),
+                files=(("requirements.txt", "axolotl==0.10.0\n"),)),
         Example("cp_packed_mb1.yaml", _CONFIG.format(packing="true", micro=1)),
         Example("cp_unpacked_mb2.yaml", _CONFIG.format(packing="false", micro=2)),
     ),

@@ -23,14 +23,31 @@ sample_packing: false
 ```
 
 ## Source
-axolotl 067b021 (0.18.0): src/axolotl/utils/schemas/validation.py:686-691
-(`check_sample_packing_w_rl`) and 693-702 (`check_kto_config`).
+axolotl v0.18.0: src/axolotl/utils/schemas/validation.py:686-691
+(`check_sample_packing_w_rl`) and 693-702 (`check_kto_config`); 0.19.0:
+axolotl/utils/schemas/validation.py:704-720. `sample_packing` with `rl` is
+refused since v0.4.0 (src/axolotl/utils/config.py:207-208, before the first
+PyPI release); `eval_sample_packing` with `rl: kto` from 0.6.0
+(src/axolotl/utils/config/models/input/v0_4_1/__init__.py:1480-1483; 0.5.2
+has no such check).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AXOLOTL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+PACKING = Premise(
+    AXOLOTL, name="sample_packing",
+    source="v0.4.0 src/axolotl/utils/config.py:207-208 (before the first PyPI release); v0.5.0 "
+           "src/axolotl/utils/config/models/input/v0_4_1/__init__.py:898-901; 0.19.0 (PyPI wheel) "
+           "axolotl/utils/schemas/validation.py:704-709 (still)")
+KTO_EVAL = Premise(
+    AXOLOTL, since="0.6.0", name="eval_sample_packing",
+    source="v0.5.2 src/axolotl/utils/config/models/input/v0_4_1/__init__.py (no check_kto_config); v0.6.0 "
+           "same file:1480-1483 (first); 0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:711-720 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -46,6 +63,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 f"cannot take packed rows and the config fails validation",
         fix=f"set {packing.key}: false",
         related=(Related(f"rl = {rl.value}", rl.span),),
+        premise=packing.key,
     )
 
 
@@ -60,12 +78,20 @@ RULE = Rule(
     check=check,
     needs=("rl.algorithm",),
     frameworks=("axolotl",),
+    premises=(PACKING, KTO_EVAL),
     doc=__doc__,
     examples=(
         Example("dpo_packed.yaml", _CONFIG.format(packing="true"), flagged=(5,)),
         Example("dpo_unpacked.yaml", _CONFIG.format(packing="false")),
+        # No release pinned: 0.5.x does not refuse eval_sample_packing with kto.
         Example("kto_eval_packed.yaml", _CONFIG.format(packing="false").replace("dpo", "kto") + "eval_sample_packing: true\n",
-                flagged=(6,)),
+                flagged=(6,), severity="info"),
+        Example("kto_eval_packed_pinned.yaml",
+                _CONFIG.format(packing="false").replace("dpo", "kto") + "eval_sample_packing: true\n",
+                flagged=(6,), files=(("requirements.txt", "axolotl==0.6.0\n"),), severity="error"),
+        Example("kto_eval_packed_old.yaml",
+                _CONFIG.format(packing="false").replace("dpo", "kto") + "eval_sample_packing: true\n",
+                files=(("requirements.txt", "axolotl==0.5.2\n"),)),
         Example("dpo_eval_packed.yaml", _CONFIG.format(packing="false") + "eval_sample_packing: true\n"),
     ),
 )

@@ -29,17 +29,34 @@ trainer:
   n_gpus_per_node: 6
 ```
 
+By release: the equal split is asserted in every EasyR1 layout, from its first
+commit on; `data.mini_rollout_batch_size` (online filtering) is new in v0.3.1,
+and a config that sets it is judged from v0.3.1 on.
+
 ## Source
-EasyR1 verl/trainer/ray_trainer.py:497 @ b44b311 (`generate_sequences` on the
-generation batch), 599 (`_balance_batch`, equal shares); verl/workers/fsdp_workers.py:
-550, 611 (`Dispatch.DP_COMPUTE_PROTO`); verl/single_controller/base/decorator.py:
-48-59, 106-108; verl/protocol.py:555-557 (the assertion); verl/trainer/data_loader.py:53-56.
+EasyR1 verl/trainer/ray_trainer.py:497 @ v0.3.2 (`generate_sequences` on the
+generation batch), 599 (`_balance_batch`, equal shares), 661 (`update_actor`);
+verl/workers/fsdp_workers.py:491, 552, 573 (`Dispatch.DP_COMPUTE_PROTO`);
+verl/single_controller/base/decorator.py:48-59, 106-108; verl/protocol.py:555-556
+(the assertion); verl/trainer/data_loader.py:53-56.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+SPLIT = Premise(
+    EASYR1, name="split",
+    source="b3d72a7 (EasyR1's first commit) verl/protocol.py:472-473 and verl/workers/fsdp_workers.py:357, 397 "
+           "(DP_COMPUTE_PROTO); v0.3.0 verl/protocol.py:497-498; v0.3.2 verl/protocol.py:555-556 (still)")
+# data.mini_rollout_batch_size is new in v0.3.1: no earlier release runs a config that sets it.
+ROUNDS = Premise(
+    EASYR1, since="0.3.1", runs_since="0.3.1", name="rounds",
+    source="v0.3.0 verl/trainer/config.py:41-43 (no mini_rollout_batch_size); v0.3.1 verl/trainer/config.py:45, "
+           "verl/trainer/data_loader.py:50-51 (first); v0.3.2 verl/trainer/config.py:47, data_loader.py:53-54 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -49,6 +66,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     where = (Related(f"W = {world.value} ({world.key})", world.span),) if world.span else ()
     if prompts.value % world.value:
+        rounds = prompts.key == "data.mini_rollout_batch_size"  # online filtering's rounds (new in v0.3.1)
         lower = prompts.value // world.value * world.value
         options = " or ".join(str(v) for v in (lower, lower + world.value) if v > 0)
         yield Finding(
@@ -57,6 +75,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                      f"EasyR1 gives each worker an equal share, asserts it at the first step and the job dies there"),
             fix=f"set {prompts.key} to a multiple of {world.value} ({options}), or run on a GPU count that divides it",
             related=where,
+            premise=(ROUNDS if rounds else SPLIT).name,
         )
         return
     batch = settings.train_batch
@@ -69,6 +88,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                  f"step and the job dies there"),
         fix=f"make {batch.key} x {n.key} a multiple of {world.value}",
         related=where,
+        premise=SPLIT.name,
     )
 
 
@@ -92,12 +112,16 @@ RULE = Rule(
     summary="EasyR1: a generation or update batch that does not split evenly over the GPUs",
     check=check,
     needs=("settings.round_prompts", "world_size"),
+    premises=(SPLIT, ROUNDS),
     doc=__doc__,
     examples=(
         Example("512_on_6.yaml", _CONFIG.format(prompts=512, mini="null", n=5, gpus=6), flagged=(2,)),
         Example("480_on_6.yaml", _CONFIG.format(prompts=480, mini="null", n=5, gpus=6)),
         # Online filtering generates 100 prompts a call: not a multiple of 8.
-        Example("mini_100_on_8.yaml", _CONFIG.format(prompts=512, mini=100, n=5, gpus=8), flagged=(3,)),
+        Example("mini_100_on_8.yaml", _CONFIG.format(prompts=512, mini=100, n=5, gpus=8), flagged=(3,), severity="error"),
+        # v0.3.0 has no mini_rollout_batch_size: a config that sets it is not one it runs.
+        Example("mini_100_on_8_v0_3_0.yaml", _CONFIG.format(prompts=512, mini=100, n=5, gpus=8),
+                files=(("verl/__init__.py", '__version__ = "0.3.0"\n'),)),
         Example("mini_128_on_8.yaml", _CONFIG.format(prompts=512, mini=128, n=5, gpus=8)),
         # Calls of 96 prompts split over 6, but the 64 x 5 = 320 sequences kept do not.
         Example("kept_320_on_6.yaml", _CONFIG.format(prompts=64, mini=96, n=5, gpus=6), flagged=(2,)),

@@ -36,15 +36,32 @@ worker:
       offload_optimizer: true
 ```
 
+EasyR1 checks it in every tag (its layouts before v0.3.0 from 2025-03-27 on);
+`ulysses_size` is new in v0.3.1 (v0.3.0 calls it `ulysses_sequence_parallel_size`
+and rounds `global_batch_size // W x sp`), so with Ulysses it is judged from
+v0.3.1 on.
+
 ## Source
-EasyR1 verl/workers/fsdp_workers.py:142-157 @ b44b311 (`_init_dist_mesh`,
-run for the actor and the critic); verl/workers/actor/config.py:80 (default off).
+EasyR1 verl/workers/fsdp_workers.py:132-147 @ v0.3.2 (`_init_dist_mesh`,
+run for the actor and the critic); verl/workers/actor/config.py:60 (default off).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+CHECKED = Premise(
+    EASYR1, since="0.3.0",
+    source="EasyR1 before v0.3.0: the check lands 2025-03-27 (e0cedd7); v0.3.0 verl/workers/fsdp_workers.py:141-145 "
+           "(first tag); v0.3.2 verl/workers/fsdp_workers.py:143-147 (still)")
+ULYSSES = Premise(
+    EASYR1, since="0.3.1", runs_since="0.3.1", name="ulysses",
+    source="v0.3.0 verl/workers/actor/config.py:87 (ulysses_sequence_parallel_size) and fsdp_workers.py:132-134 "
+           "(global_batch_size // W x sp); v0.3.1 verl/workers/actor/config.py:99 (ulysses_size, first); "
+           "v0.3.2 verl/workers/fsdp_workers.py:136 (// (W // ulysses_size), still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -70,6 +87,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             fix=(f"turn {offload.key} off (offload.offload_params / offload.offload_optimizer offload between steps), "
                  f"or set {micro.key} to {per_gpu}"),
             related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (mini, micro) if f.span),
+            premise=(ULYSSES if sp.value > 1 else CHECKED).name,
         )
 
 
@@ -93,9 +111,15 @@ RULE = Rule(
     summary="EasyR1: FSDP CPU offload with more than one micro batch per mini-batch",
     check=check,
     needs=("settings.workers", "world_size"),
+    premises=(CHECKED, ULYSSES),
     doc=__doc__,
     examples=(
-        Example("offload_accumulating.yaml", _CONFIG.format(micro=1, offload="true"), flagged=(6,)),
+        # No EasyR1 copy in the project: a fork from before v0.3.0 may predate the check.
+        Example("offload_accumulating.yaml", _CONFIG.format(micro=1, offload="true"), flagged=(6,), severity="info"),
+        Example("offload_accumulating_v0_3_0.yaml", _CONFIG.format(micro=1, offload="true"), flagged=(6,),
+                files=(("verl/__init__.py", '__version__ = "0.3.0"\n'),), severity="error"),
+        Example("offload_accumulating_early.yaml", _CONFIG.format(micro=1, offload="true"),
+                files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
         Example("no_offload.yaml", _CONFIG.format(micro=1, offload="false")),
         # 128 x 5 / 8 = 80 sequences per GPU in one micro batch: no accumulation.
         Example("offload_one_micro.yaml", _CONFIG.format(micro=80, offload="true")),

@@ -30,9 +30,10 @@ trainer:
 ```
 
 ## Source
-EasyR1 verl/workers/fsdp_workers.py:382-385 @ b44b311 (`_build_rollout`);
-verl/workers/rollout/vllm_rollout_spmd.py:110-111 (tp larger than W);
+EasyR1 verl/workers/fsdp_workers.py:331-335 @ v0.3.2 (`_build_rollout`);
+verl/workers/rollout/vllm_rollout_spmd.py:94-95 (tp larger than W);
 verl/workers/rollout/config.py:36 (default 2); verl/trainer/main.py:58-61 (W).
+The same assertion is in fsdp_workers.py:252-256 @ b3d72a7, EasyR1's first commit.
 """
 
 from collections.abc import Iterator
@@ -76,6 +77,9 @@ RULE = Rule(
     summary="EasyR1: a rollout tensor_parallel_size that does not divide the GPUs",
     check=check,
     needs=("settings.rollout_tp", "world_size"),
+    every_release=("EasyR1 builds its rollout on a (W / tp, tp) mesh and asserts W % tp == 0 in every layout, from "
+                   "its first commit (b3d72a7 verl/workers/fsdp_workers.py:252-256) to v0.3.2 (:331-335); the "
+                   "default tensor_parallel_size is 2 throughout"),
     doc=__doc__,
     examples=(
         Example("tp2_on_1.yaml", _CONFIG.format(tp=2, gpus=1), flagged=(8,)),

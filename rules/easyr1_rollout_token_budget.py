@@ -27,16 +27,28 @@ worker:
     max_num_batched_tokens: 9216
 ```
 
+EasyR1 checks it in every tag; its layouts before v0.3.0 from 2025-02-25 on
+(10b28ee; the first commit, two days earlier, has no such check).
+
 ## Source
-EasyR1 verl/workers/rollout/vllm_rollout_spmd.py:113-114 @ b44b311;
-verl/workers/rollout/config.py:38 (default 8192); verl/trainer/config.py:156-157
+EasyR1 verl/workers/rollout/vllm_rollout_spmd.py:97-98 @ v0.3.2;
+verl/workers/rollout/config.py:38 (default 8192); verl/trainer/config.py:170-171
 (prompt_length and response_length come from data).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# Every tag; of the layouts before v0.3.0 ("0.dev0") all but the first two days'.
+CHECKED = Premise(
+    EASYR1,
+    source="b3d72a7 (first commit, 2025-02-23) verl/workers/rollout/vllm_rollout/vllm_rollout_spmd.py (no check); "
+           "10b28ee (2025-02-25) vllm_rollout_spmd.py:66-68 (first); v0.3.0 verl/workers/rollout/vllm_rollout_spmd.py:66-67; "
+           "v0.3.2 verl/workers/rollout/vllm_rollout_spmd.py:97-98 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -75,6 +87,7 @@ RULE = Rule(
     summary="EasyR1: a rollout max_num_batched_tokens shorter than prompt + response",
     check=check,
     needs=("settings.token_budget", "settings.prompt_length", "settings.response_length"),
+    premises=(CHECKED,),
     doc=__doc__,
     examples=(
         # The default budget of 8192 is reported at the response length that outgrew it.

@@ -59,7 +59,15 @@ deepspeed: ds_z2.json
 {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "zero_optimization": {"stage": 2}}
 ```
 
+By release: transformers compares the batch sizes, the accumulation, the
+clipping and `fp16` from 4.7.0 (before, it only fills in "auto"), `bf16` and
+the `*_full_eval` flags from 4.18.0, and checks the config `accelerate
+launch` hands it from 4.30.0.
+
 ## Source
+transformers/deepspeed.py:157-181 `fill_match`, 193-222, 252 @ 4.7.0 (first;
+4.6.0 integrations.py:343 fills "auto" only), deepspeed.py:250 (`bf16.enabled`,
+`fp16_full_eval` 232-242) @ 4.18.0 (first; 4.17.0 has neither);
 transformers/integrations/deepspeed.py:105-131 `fill_match`, 133-205
 `trainer_config_process` (the pairs above), 269-274 (the error) @ 4.57.1, the
 same at 5.23.0 (fill_match 108-134, `fp16.enabled` without apex 183);
@@ -76,8 +84,40 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple, Optional
 
 from batchlint.document import Span
+from batchlint.frameworks.hf import TRANSFORMERS, TRL
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
+
+# The comparison is transformers'. A TRL config runs a transformers its TRL release requires; the release of
+# LLaMA-Factory and ms-swift is not weighed (not gated).
+VALUES = Premise(
+    TRANSFORMERS, name="batch, clipping, fp16", since="4.7.0", frameworks=("transformers",),
+    source="v4.6.0 transformers/integrations.py:343 (fills \"auto\", compares nothing); v4.7.0 "
+           "transformers/deepspeed.py:157-181, 193-218, 252 (first); v5.24.0 transformers/integrations/deepspeed.py:"
+           "131, 136-183, 261 (still)")
+PRECISION = Premise(
+    TRANSFORMERS, name="bf16, full-eval precision", since="4.18.0", frameworks=("transformers",),
+    source="v4.17.0 transformers/deepspeed.py (fp16.enabled from fp16 alone, no bf16.enabled); v4.18.0 "
+           "deepspeed.py:232-250 (first); v5.24.0 transformers/integrations/deepspeed.py:183-184 (still)")
+LAUNCHED = Premise(
+    TRANSFORMERS, name="accelerate launch", since="4.30.0", frameworks=("transformers",),
+    source="v4.29.2 transformers/trainer.py (the Trainer builds no Accelerator: the launcher's DeepSpeed plugin is "
+           "unused); v4.30.0 trainer.py:3956-3981 `create_accelerator_and_postprocess` (first); v5.24.0 "
+           "transformers/integrations/deepspeed.py:704 `propagate_args_to_deepspeed` (still)")
+TRL_VALUES = Premise(
+    TRL, name="batch, clipping, fp16 (TRL)", frameworks=("trl",),
+    source="TRL 0.1.0 has no TrainingArguments configs (trl/core.py, gpt2.py, ppo.py only); v0.2.0 setup.py:63 "
+           "requires transformers>=4.18.0, v1.16.0 transformers>=4.56.2 (METADATA): each compares them (from 4.7.0)")
+TRL_PRECISION = Premise(
+    TRL, name="bf16, full-eval precision (TRL)", frameworks=("trl",),
+    source="TRL 0.1.0 has no TrainingArguments configs; v0.2.0 setup.py:63 requires transformers>=4.18.0, v1.16.0 "
+           "transformers>=4.56.2 (METADATA): each compares them (transformers deepspeed.py:232-250 @ 4.18.0 on)")
+TRL_LAUNCHED = Premise(
+    TRL, name="accelerate launch (TRL)", since="0.7.5", frameworks=("trl",),
+    source="v0.7.4 setup.py:64 (transformers>=4.18.0: before 4.30 the launcher's plugin is unused); v0.7.5 "
+           "setup.py:64 (transformers>=4.31.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
+_PREMISES = {"transformers": (VALUES, PRECISION, LAUNCHED), "trl": (TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED)}
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -86,7 +126,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if linked is None:
         return
     where = linked.path or "the inline deepspeed config"
-    for ds_fact, expected, filled in _expected_values(plan, trainer, linked.settings.trainer_values):
+    windows = _PREMISES.get(plan.framework)
+    for ds_fact, expected, filled, precision in _expected_values(plan, trainer, linked.settings.trainer_values):
         if ds_fact is None or not _comparable(ds_fact, expected):
             continue
         verdict = _verdict(ds_fact.value, expected)
@@ -94,8 +135,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             continue
         message, fix = verdict
         ds_key = ds_fact.key
+        premise = "" if windows is None else windows[2 if linked.built_by is not None else int(precision)].name
         if linked.built_by is not None:
-            yield _built(plan, linked, ds_fact, expected, message, fix)
+            yield _built(plan, linked, ds_fact, expected, message, fix, premise)
             continue
         yield Finding(
             span=_at_fault(linked, ds_fact, expected),
@@ -104,10 +146,11 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             fix=f'set "{ds_key}" to "auto" in {where} so the Trainer fills it in, or {fix}',
             related=_related(linked, ds_fact, expected),
             edits=_auto(linked, ds_fact) if filled else (),
+            premise=premise,
         )
 
 
-def _built(plan, linked, ds_fact, expected, message, fix) -> Finding:
+def _built(plan, linked, ds_fact, expected, message, fix, premise) -> Finding:
     """A mismatch in the DeepSpeed config a launcher built from its own config: reported at the value
     that config (or the file it names) writes, which fixes every launch of it; the TrainingArguments
     value named with its place."""
@@ -119,6 +162,7 @@ def _built(plan, linked, ds_fact, expected, message, fix) -> Finding:
                 f'Trainer refuses to start ("DeepSpeed config values that mismatch TrainingArguments"; {built.versions})',
         fix=f"{built.auto.format(key=ds_fact.key.split(' ')[0])} so the Trainer fills it in, or {fix}",
         related=(Related(f"{expected.described} set here", expected.span),) if expected.span else (),
+        premise=premise,
     )
 
 
@@ -163,21 +207,23 @@ class _Expected(NamedTuple):
 
 
 def _expected_values(plan, trainer, ds):
-    """(the DeepSpeed value, what TrainingArguments gives for it, whether the Trainer fills it in when "auto")."""
+    """(the DeepSpeed value, what TrainingArguments gives for it, whether the Trainer fills it in when "auto",
+    whether transformers compares it only from 4.18: bf16, or a *_full_eval flag)."""
     micro, ga = plan.micro_batch, plan.grad_accum
     auto_find = trainer.auto_find_batch_size
     batch_checked = auto_find is not None and auto_find.value is False
     if batch_checked and micro is not None and micro.known:
-        yield ds.train_micro_batch_size_per_gpu, _Expected(micro.value, micro.describe(), micro.span), True
+        yield ds.train_micro_batch_size_per_gpu, _Expected(micro.value, micro.describe(), micro.span), True, False
     if ga is not None and ga.known:
-        yield ds.gradient_accumulation_steps, _Expected(ga.value, ga.describe(), ga.span), True
+        yield ds.gradient_accumulation_steps, _Expected(ga.value, ga.describe(), ga.span), True, False
     if batch_checked and micro is not None and micro.positive and ga is not None and ga.positive:
         # (a micro batch or accumulation of 0 or less is BL104's finding: no product to compare)
-        yield ds.train_batch_size, _train_batch(plan.world_size, micro, ga), True
+        yield ds.train_batch_size, _train_batch(plan.world_size, micro, ga), True, False
     for ds_fact, fact in ((ds.gradient_clipping, plan.max_grad_norm), (ds.fp16_enabled, trainer.deepspeed_fp16),
                           (ds.bf16_enabled, trainer.deepspeed_bf16)):
         if fact is not None:
-            yield ds_fact, _Expected(fact.value, _described(fact), fact.span), False
+            later = ds_fact is ds.bf16_enabled or fact.key.endswith("_full_eval")
+            yield ds_fact, _Expected(fact.value, _described(fact), fact.span), False, later
 
 
 def _train_batch(world, micro, ga):
@@ -264,6 +310,11 @@ accelerate launch --config_file accelerate_config.yaml src/train.py \\
     --per_device_train_batch_size 4 --gradient_accumulation_steps 4
 """
 
+_LAUNCH_OWN = """\
+accelerate launch --config_file accelerate_config.yaml train.py \\
+    --output_dir out --per_device_train_batch_size 4 --gradient_accumulation_steps 4
+"""
+
 RULE = Rule(
     code="BL120",
     name="hf-deepspeed-mismatch",
@@ -271,18 +322,37 @@ RULE = Rule(
     summary="a DeepSpeed config value that differs from the TrainingArguments that name it",
     check=check,
     needs=("trainer",),
+    premises=(VALUES, PRECISION, LAUNCHED, TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED),
     doc=__doc__,
     examples=(
-        Example("sft_inline_mismatch.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,)),
+        # No transformers release pinned: 4.6 and older compare nothing.
+        Example("sft_inline_mismatch.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,), severity="info"),
+        Example("sft_inline_mismatch_pinned.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,),
+                files=(("requirements.txt", "transformers==4.7.0\n"),), severity="error"),
+        Example("sft_inline_mismatch_pinned_old.yaml", _YAML.format(micro=4, bf16="true"),
+                files=(("requirements.txt", "transformers==4.6.1\n"),)),
         Example("sft_inline_auto.yaml", _YAML.format(micro="auto", bf16="auto")),
         Example("sft_inline_match.yaml", _YAML.format(micro=2, bf16="true")),
-        Example("sft_inline_bf16_off.yaml", _YAML.format(micro=2, bf16="false"), flagged=(9,)),
+        Example("sft_inline_bf16_off.yaml", _YAML.format(micro=2, bf16="false"), flagged=(9,), severity="info"),
+        Example("sft_inline_bf16_off_pinned.yaml", _YAML.format(micro=2, bf16="false"), flagged=(9,),
+                files=(("requirements.txt", "transformers==4.18.0\n"),), severity="error"),
+        Example("sft_inline_bf16_off_pinned_old.yaml", _YAML.format(micro=2, bf16="false"),
+                files=(("requirements.txt", "transformers==4.17.0\n"),)),
+        # TRL's configs: every TRL release with such configs requires a transformers that compares them.
+        Example("trl_inline_bf16_off.yaml", "packing: true\n" + _YAML.format(micro=2, bf16="false"), flagged=(10,),
+                severity="error"),
         Example(
             "sft_train_batch.yaml",
             "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 100\n",
-            flagged=(4,),
+            flagged=(4,), severity="info",
         ),
-        Example("sft_inline_string.yaml", _YAML.format(micro='"2"', bf16="true"), flagged=(6,)),
+        Example("sft_inline_string.yaml", _YAML.format(micro='"2"', bf16="true"), flagged=(6,), severity="info"),
+        # A program of the project's own under `accelerate launch`: checked from transformers 4.30 on.
+        Example("launch_own.sh", _LAUNCH_OWN, flagged=(3,), files=(
+            ("accelerate_config.yaml", _ACCELERATE.format(ga=1)), ("requirements.txt", "transformers==4.30.0\n")),
+            severity="error"),
+        Example("launch_own_old.sh", _LAUNCH_OWN, files=(
+            ("accelerate_config.yaml", _ACCELERATE.format(ga=1)), ("requirements.txt", "transformers==4.29.2\n"))),
         # One `accelerate launch --config_file` run (LLaMA-Factory issue 201): the accelerate config's line.
         Example("launch.sh", _LAUNCH, flagged=(3,), files=(("accelerate_config.yaml", _ACCELERATE.format(ga=1)),)),
         Example("launch_auto.sh", _LAUNCH, files=(("accelerate_config.yaml", _ACCELERATE.format(ga="auto")),)),

@@ -31,8 +31,15 @@ eval_steps: 250
 save_steps: 500
 ```
 
+By release: transformers checks it from 4.9.0 on (the config is accepted
+before); `eval_strategy` is read from 4.41.0 (before, only
+`evaluation_strategy` exists and a config writing `eval_strategy` is refused
+as an unknown key, for another reason).
+
 ## Source
-transformers/training_args.py:1686-1712 (the checks), 1657-1666 (`eval_steps`
+transformers/training_args.py:683-694 @ 4.9.0 (first; 4.8.2 has none),
+1533-1558 @ 4.41.0 (first with `eval_strategy`, 784; 4.40.2 has
+`evaluation_strategy` only, 770); training_args.py:1686-1712 (the checks), 1657-1666 (`eval_steps`
 falls back to `logging_steps`), 852, 977, 987-991 (defaults) @ 4.57.1;
 training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 (`logging_steps` default 10) @ 1.16.0.
@@ -40,8 +47,31 @@ training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.hf import TRANSFORMERS, TRL
 from batchlint.plan import Origin, TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# The checks are transformers'. A TRL config runs a transformers its TRL release requires; LLaMA-Factory's
+# release is not weighed (not gated).
+CHECKED = Premise(
+    TRANSFORMERS, name="schedule", since="4.9.0", frameworks=("transformers",),
+    source="v4.8.2 transformers/training_args.py (no load_best_model_at_end check); v4.9.0 training_args.py:683-694 "
+           "(first); v5.24.0 training_args.py:1748-1775 (still)")
+EVAL_STRATEGY = Premise(
+    TRANSFORMERS, name="eval_strategy", since="4.41.0", frameworks=("transformers",),
+    source="v4.40.2 transformers/training_args.py:770 (evaluation_strategy only; hf_argparser.py:377 refuses "
+           "eval_strategy as an unused key); v4.41.0 training_args.py:784, 1533-1558 (first); v5.24.0 "
+           "training_args.py:1106, 1748-1775 (still)")
+TRL_CHECKED = Premise(
+    TRL, name="schedule (TRL)", frameworks=("trl",),
+    source="TRL 0.1.0 has no TrainingArguments configs (trl/core.py, gpt2.py, ppo.py only); v0.2.0 setup.py:63 "
+           "requires transformers>=4.18.0, v1.16.0 transformers>=4.56.2 (METADATA): each checks it "
+           "(transformers training_args.py:683-694 @ 4.9.0 on)")
+TRL_EVAL_STRATEGY = Premise(
+    TRL, name="eval_strategy (TRL)", since="0.12.0", frameworks=("trl",),
+    source="v0.11.4 setup.py:80 (transformers>=4.40.0: 4.40 has no eval_strategy); v0.12.0 setup.py:82 "
+           "(transformers>=4.46.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -53,6 +83,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if save is None or evaluation is None or save.value == "best":
         return
     related = (Related("load_best_model_at_end enabled here", load_best.span),)
+    premise = _premise(plan.framework, evaluation)
     if evaluation.value != save.value:
         yield Finding(
             span=_first_written(evaluation, save, load_best),
@@ -62,9 +93,17 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             ),
             fix=f'set eval_strategy to "{save.value}", or save_strategy to "best"',
             related=related,
+            premise=premise,
         )
     elif save.value == "steps":
-        yield from _steps(schedule, load_best, related)
+        yield from _steps(schedule, load_best, related, premise)
+
+
+def _premise(framework, evaluation) -> str:
+    """Which window the finding rests on: `eval_strategy` written is read from transformers 4.41 on."""
+    written = evaluation.origin is not Origin.DEFAULT
+    names = {"transformers": (CHECKED, EVAL_STRATEGY), "trl": (TRL_CHECKED, TRL_EVAL_STRATEGY)}.get(framework)
+    return "" if names is None else names[written].name
 
 
 def _describe(fact):
@@ -76,7 +115,7 @@ def _shown(number):
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
-def _steps(schedule, load_best, related):
+def _steps(schedule, load_best, related, premise):
     save, evaluation = schedule.save_steps, schedule.eval_steps
     if save is None or evaluation is None or _multiple(save.value, evaluation.value):
         return
@@ -96,6 +135,7 @@ def _steps(schedule, load_best, related):
         ),
         fix=fix,
         related=related + tuple(Related(f"{s.key} = {_shown(s.value)}", s.span) for s in (evaluation,) if s.span),
+        premise=premise,
     )
 
 
@@ -129,6 +169,16 @@ eval_steps: {eval_steps}
 save_steps: 500
 """
 
+_NO_EVAL = "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\n"
+
+_TRL = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+{eval}save_steps: 500
+"""
+
 RULE = Rule(
     code="BL522",
     name="hf-load-best-model-strategy",
@@ -136,12 +186,29 @@ RULE = Rule(
     summary="load_best_model_at_end with save and eval schedules that do not line up",
     check=check,
     needs=("trainer.checkpointing",),
+    premises=(CHECKED, EVAL_STRATEGY, TRL_CHECKED, TRL_EVAL_STRATEGY),
     doc=__doc__,
     examples=(
-        Example("hf_steps_not_multiple.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,)),
+        # No transformers release pinned: eval_strategy is read from 4.41 on, the check made from 4.9 on.
+        Example("hf_steps_not_multiple.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,), severity="info"),
+        Example("hf_steps_not_multiple_pinned.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,),
+                files=(("requirements.txt", "transformers==4.41.0\n"),), severity="error"),
+        Example("hf_steps_not_multiple_pinned_old.yaml", _HF.format(eval="steps", eval_steps=300),
+                files=(("requirements.txt", "transformers==4.40.2\n"),)),
         Example("hf_steps_multiple.yaml", _HF.format(eval="steps", eval_steps=250)),
-        Example("hf_epoch_vs_steps.yaml", _HF.format(eval="epoch", eval_steps=250), flagged=(4,)),
-        Example("hf_no_eval.yaml", "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\n", flagged=(3,)),
+        Example("hf_epoch_vs_steps.yaml", _HF.format(eval="epoch", eval_steps=250), flagged=(4,), severity="info"),
+        Example("hf_no_eval.yaml", _NO_EVAL, flagged=(3,), severity="info"),
+        Example("hf_no_eval_pinned.yaml", _NO_EVAL, flagged=(3,), files=(("requirements.txt", "transformers==4.9.0\n"),),
+                severity="error"),
+        Example("hf_no_eval_pinned_old.yaml", _NO_EVAL, files=(("requirements.txt", "transformers==4.8.2\n"),)),
+        # TRL: every release with TrainingArguments configs requires a transformers that checks it...
+        Example("trl_no_eval.yaml", _TRL.format(eval=""), flagged=(4,), severity="error"),
+        # ... and one that reads eval_strategy from TRL 0.12 on.
+        Example("trl_epoch_vs_steps.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,), severity="info"),
+        Example("trl_epoch_vs_steps_pinned.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,),
+                files=(("requirements.txt", "trl==0.12.0\n"),), severity="error"),
+        Example("trl_epoch_vs_steps_pinned_old.yaml", _TRL.format(eval="eval_strategy: epoch\n"),
+                files=(("requirements.txt", "trl==0.11.4\n"),)),
         Example(
             "hf_save_best.yaml",
             "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\nsave_strategy: best\n",

@@ -8,7 +8,9 @@ or `batching_strategy: dynamic_batching` (v1 configs).
 A streamed dataset and dynamically sized batches give no number of steps
 per epoch, so the schedule needs `max_steps`. LLaMA-Factory refuses to start
 without it ("Please specify `max_steps` in streaming mode.",
-"`dynamic_batching` requires `max_steps` because it is step-driven.").
+"`dynamic_batching` requires `max_steps` because it is step-driven."): the
+streaming check in every release, the v1 one from 0.9.5 (the first release
+with batching strategies).
 
 ## Example
 ```yaml
@@ -23,17 +25,30 @@ max_steps: 10000
 ```
 
 ## Source
-LLaMA-Factory ff6d4d1: src/llamafactory/hparams/parser.py:474-475
-(`get_train_args`, max_steps -1); a max_steps of 0 then fails in transformers
-4.57 trainer.py `set_initial_training_values` ("args.max_steps must be set to
-a positive value if dataloader does not have a length");
-src/llamafactory/v1/config/training_args.py:195-196.
+LLaMA-Factory v0.9.5: src/llamafactory/hparams/parser.py:356-357
+(`get_train_args`, max_steps -1; the same since v0.7.1
+src/llmtuner/hparams/parser.py:161-162); a max_steps of 0 then fails in
+transformers 4.57 trainer.py `set_initial_training_values` ("args.max_steps
+must be set to a positive value if dataloader does not have a length");
+v1: src/llamafactory/v1/config/training_args.py:124-126 @ v0.9.5, the first
+release with batching strategies (v1 of 0.9.4 has none).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
+
+STREAMING = Premise(
+    LLAMAFACTORY, name="streaming", frameworks=("llamafactory",),
+    source="v0.7.1 src/llmtuner/hparams/parser.py:161-162 (and in llmtuner since v0.1.4); v0.9.5 "
+           "src/llamafactory/hparams/parser.py:356-357 (still)")
+DYNAMIC_BATCHING = Premise(
+    LLAMAFACTORY, since="0.9.5", name="dynamic_batching", frameworks=("llamafactory-v1",),
+    source="v0.9.4 src/llamafactory/v1/config/training_args.py (no batching_strategy); v0.9.5 "
+           "src/llamafactory/v1/config/training_args.py:124-126 (first)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -79,11 +94,17 @@ RULE = Rule(
     check=check,
     needs=("unsized_data",),
     frameworks=("llamafactory", "llamafactory-v1"),
+    premises=(STREAMING, DYNAMIC_BATCHING),
     doc=__doc__,
     examples=(
-        Example("streaming_epochs.yaml", _V0.format(steps="num_train_epochs: 3.0\n"), flagged=(6,)),
+        Example("streaming_epochs.yaml", _V0.format(steps="num_train_epochs: 3.0\n"), flagged=(6,), severity="error"),
         Example("streaming_steps.yaml", _V0.format(steps="max_steps: 10000\n")),
-        Example("v1_dynamic.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,)),
+        # No release pinned: every LLaMA-Factory release before 0.9.5 is weighed too.
+        Example("v1_dynamic.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,), severity="info"),
+        Example("v1_dynamic_pinned.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
+        Example("v1_dynamic_old.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"),
+                files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
         Example("v1_dynamic_steps.yaml", _V1.format(steps="max_steps: 10\n")),
     ),
 )

@@ -7,7 +7,8 @@ whose `per_device_train_batch_size` is not 1 (it defaults to 8).
 With FlashAttention-2, neat packing feeds one packed row per step and lets
 the varlen kernel keep the packed samples apart: the SFT collator asserts
 "bsz should be 1 for neat packing" on the first batch, so the job dies once
-the model is loaded and the data is tokenized.
+the model is loaded and the data is tokenized. The assertion is new in 0.9.5:
+older releases pack with any batch size.
 
 ## Example
 ```yaml
@@ -25,15 +26,25 @@ gradient_accumulation_steps: 4   # keeps the batch per optimizer step
 ```
 
 ## Source
-LLaMA-Factory ff6d4d1: src/llamafactory/data/collator.py:534-541
-(`SFTDataCollatorWith4DAttentionMask.__call__`), model/model_utils/attention.py:77-84
-(fa2 -> flash_attention_2 when flash-attn is installed), train/sft/workflow.py:61-71.
+LLaMA-Factory v0.9.5: src/llamafactory/data/collator.py:527-528
+(`SFTDataCollatorWith4DAttentionMask.__call__`), model/model_utils/attention.py:75-82
+(fa2 -> flash_attention_2 when flash-attn is installed; 34-43 gpt-oss runs FA3),
+train/sft/workflow.py:61-71. New in 0.9.5 (833f602, "fit neat_packing & mrope
+model packing"): up to 0.9.4 neat packing with FlashAttention-2 takes any batch
+size (collator.py of v0.9.4 has no such assertion).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+ONE_ROW = Premise(
+    LLAMAFACTORY, since="0.9.5",
+    source="v0.9.4 src/llamafactory/data/collator.py (SFTDataCollatorWith4DAttentionMask asserts nothing on the "
+           "batch size); v0.9.5 src/llamafactory/data/collator.py:527-528 (first)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -74,10 +85,16 @@ RULE = Rule(
     check=check,
     needs=("settings",),
     frameworks=("llamafactory",),
+    premises=(ONE_ROW,),
     doc=__doc__,
     examples=(
-        Example("neat_fa2_mb4.yaml", _CONFIG.format(micro=4), flagged=(7,)),
+        # No release pinned: up to 0.9.4 neat packing takes any batch size.
+        Example("neat_fa2_mb4.yaml", _CONFIG.format(micro=4), flagged=(7,), severity="info"),
+        Example("neat_fa2_mb4_pinned.yaml", _CONFIG.format(micro=4), flagged=(7,),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
+        Example("neat_fa2_mb4_old.yaml", _CONFIG.format(micro=4), files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
         Example("neat_fa2_mb1.yaml", _CONFIG.format(micro=1)),
-        Example("neat_fa2_default.yaml", _CONFIG.replace("per_device_train_batch_size: {micro}\n", ""), flagged=(6,)),
+        Example("neat_fa2_default.yaml", _CONFIG.replace("per_device_train_batch_size: {micro}\n", ""), flagged=(6,),
+                severity="info"),
     ),
 )

@@ -6,7 +6,8 @@ than `sft` (`stage` defaults to `sft`).
 ## Why is this bad?
 Neat packing (packing without cross-attention between the packed samples) is
 implemented for supervised fine-tuning only: `get_train_args` raises
-"`neat_packing` cannot be set as True except SFT." when the job starts.
+"`neat_packing` cannot be set as True except SFT." when the job starts
+(from 0.8.3, the release that added `neat_packing`).
 
 ## Example
 ```yaml
@@ -21,14 +22,23 @@ packing: true   # stage pt packs by default anyway
 ```
 
 ## Source
-LLaMA-Factory ff6d4d1: src/llamafactory/hparams/parser.py:418-423
-(`get_train_args`); stage default hparams/finetuning_args.py:460-463.
+LLaMA-Factory v0.9.5: src/llamafactory/hparams/parser.py:316-321
+(`get_train_args`); stage default hparams/finetuning_args.py:460-463. First in
+v0.8.3 (parser.py:169-170, the release that added `neat_packing`; v0.8.2 has
+no such argument).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+SFT_ONLY = Premise(
+    LLAMAFACTORY, since="0.8.3",
+    source="v0.8.2 src/llamafactory/hparams/data_args.py (no neat_packing); v0.8.3 "
+           "src/llamafactory/hparams/parser.py:169-170 (first); v0.9.5 parser.py:316-321 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -64,9 +74,14 @@ RULE = Rule(
     check=check,
     needs=("settings",),
     frameworks=("llamafactory",),
+    premises=(SFT_ONLY,),
     doc=__doc__,
     examples=(
-        Example("pt_neat.yaml", _CONFIG.format(stage="pt"), flagged=(7,)),
+        # No release pinned: 0.7.1-0.8.2 have no neat_packing.
+        Example("pt_neat.yaml", _CONFIG.format(stage="pt"), flagged=(7,), severity="info"),
+        Example("pt_neat_pinned.yaml", _CONFIG.format(stage="pt"), flagged=(7,),
+                files=(("requirements.txt", "llamafactory>=0.9\n"),), severity="error"),
+        Example("pt_neat_old.yaml", _CONFIG.format(stage="pt"), files=(("requirements.txt", "llamafactory==0.8.2\n"),)),
         Example("sft_neat.yaml", _CONFIG.format(stage="sft")),
     ),
 )

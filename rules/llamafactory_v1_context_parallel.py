@@ -1,20 +1,24 @@
 """
 ## What it does
-Flags a LLaMA-Factory v1 config with `cp_size` above 1 whose attention is not
-`flash_attn: flash_attention_2` (v1 defaults to `sdpa`), or whose
-`dist_config` is DeepSpeed.
+Flags a LLaMA-Factory v1 config with `dist_config.cp_size` above 1 whose
+attention is not `flash_attn: flash_attention_2` (v1 defaults to `sdpa`).
+
+Only the layout a release reads is checked: 0.9.5, the first release whose
+v1 has context parallelism, takes `cp_size` inside `dist_config`. A top-level
+`cp_size` (and the refusal of `dist_config.name: deepspeed` with it) exists
+only on the main branch after 0.9.5, so neither is flagged: 0.9.5 refuses a
+top-level `cp_size` as an unknown key anyway.
 
 ## Why is this bad?
 v1's Ulysses context parallelism swaps the flash-attention kernel for a
-sequence-parallel one and is built on the FSDP2 engine: the trainer raises
-"Sequence parallelism requires flash attention" or "Context parallelism
-currently requires `dist_config.name: fsdp2`" after the model is loaded.
+sequence-parallel one: the trainer raises "Sequence parallelism requires
+flash attention" once the model is loaded, after the job got its GPUs.
 
 ## Example
 ```yaml
 dist_config:
   name: fsdp2
-cp_size: 2
+  cp_size: 2
 ```
 
 ## Use instead
@@ -22,42 +26,43 @@ cp_size: 2
 flash_attn: flash_attention_2
 dist_config:
   name: fsdp2
-cp_size: 2
+  cp_size: 2
 ```
 
 ## Source
-LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:100-102
-(DeepSpeed) and 149-160 (flash attention); default attention
-v1/config/model_args.py:36-41.
+LLaMA-Factory v0.9.5: src/llamafactory/v1/core/base_trainer.py:141-152
+(`dist_config.cp_size` > 1 needs flash_attention_2), v1/config/model_args.py:36-41
+(default sdpa), v1/core/model_engine.py:164-170 (passed as attn_implementation),
+v1/accelerator/interface.py:138-146 (cp_size read from dist_config). v0.9.4's
+v1 has neither context parallelism nor `flash_attn`. Main after 0.9.5 (3f77101):
+top-level `cp_size`, base_trainer.py:100-102 (DeepSpeed) and 149-160.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+NEEDS_FA2 = Premise(
+    LLAMAFACTORY, since="0.9.5",
+    source="v0.9.4 src/llamafactory/v1 (no context parallelism, no flash_attn argument); v0.9.5 "
+           "src/llamafactory/v1/core/base_trainer.py:141-152 (first), v1/config/model_args.py:36-41")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     cp, args = plan.parallel["cp"], plan.settings
-    if not cp.known or cp.value <= 1 or cp.span is None:
-        return
-    engine = args.dist_engine
-    if engine is not None and engine.value == "deepspeed":
-        yield Finding(
-            span=cp.span,
-            message=f"cp_size is {cp.value} with dist_config.name deepspeed: v1 context parallelism requires the "
-                    f"fsdp2 engine and the trainer refuses to start",
-            fix="set dist_config.name: fsdp2, or cp_size: 1",
-            related=(Related("dist_config.name = deepspeed", engine.span),),
-        )
+    if not cp.known or cp.value <= 1 or cp.span is None or cp.key != "dist_config.cp_size":
+        return  # a top-level cp_size is read by no release (main after 0.9.5 only)
     attn = args.attn_implementation
     impl = attn.value
     if impl is not None and impl != "flash_attention_2":
         written = f"flash_attn is {impl}" if attn.span is not None else f"flash_attn is not set (default {impl})"
         yield Finding(
             span=cp.span,
-            message=f"cp_size is {cp.value}, but {written}: v1 sequence parallelism needs flash_attention_2 and the "
-                    f"trainer refuses to start",
+            message=f"dist_config.cp_size is {cp.value}, but {written}: v1 sequence parallelism needs "
+                    f"flash_attention_2 and the trainer refuses to start",
             fix="set flash_attn: flash_attention_2",
             related=(Related(f"flash_attn = {impl}", attn.span),) if attn.span is not None else (),
         )
@@ -68,8 +73,8 @@ model: Qwen/Qwen3-0.6B
 model_class: llm
 {attention}dist_config:
   name: fsdp2
-cp_mode: ulysses
-cp_size: 2
+  cp_mode: ulysses
+  cp_size: 2
 train_dataset: data/v1_sft_demo.yaml
 micro_batch_size: 1
 max_steps: 10
@@ -79,15 +84,23 @@ RULE = Rule(
     code="BL251",
     name="llamafactory-v1-context-parallel",
     severity="error",
-    summary="LLaMA-Factory v1: cp_size > 1 without flash_attention_2 or with DeepSpeed",
+    summary="LLaMA-Factory v1: context parallelism without flash_attention_2",
     check=check,
     needs=("parallel.cp", "settings.attn_implementation"),
+    premises=(NEEDS_FA2,),
     doc=__doc__,
     examples=(
-        Example("v1_cp_sdpa.yaml", _CONFIG.format(attention=""), flagged=(6,)),
-        Example("v1_cp_fa2.yaml", _CONFIG.format(attention="flash_attn: flash_attention_2\n")),
-        Example("v1_cp_deepspeed.yaml",
-                _CONFIG.format(attention="flash_attn: flash_attention_2\n").replace("name: fsdp2", "name: deepspeed"),
-                flagged=(7,)),
+        # No release pinned: every LLaMA-Factory release before 0.9.5 is weighed too.
+        Example("v1_cp_sdpa.yaml", _CONFIG.format(attention=""), flagged=(6,), severity="info"),
+        Example("v1_cp_sdpa_pinned.yaml", _CONFIG.format(attention=""), flagged=(6,),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
+        Example("v1_cp_sdpa_old.yaml", _CONFIG.format(attention=""),
+                files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
+        Example("v1_cp_fa2.yaml", _CONFIG.format(attention="flash_attn: flash_attention_2\n"),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),)),
+        # The main branch's layout: no release reads a top-level cp_size.
+        Example("v1_cp_top_level.yaml",
+                _CONFIG.format(attention="").replace("  cp_mode: ulysses\n  cp_size: 2\n", "cp_size: 2\n"),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),)),
     ),
 )

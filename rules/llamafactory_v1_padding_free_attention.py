@@ -7,7 +7,8 @@ attention is not `flash_attn: flash_attention_2` (v1 defaults to `sdpa`).
 Padding-free batching concatenates a micro batch into one row and relies on
 the flash-attention varlen kernel to keep the samples apart: the trainer
 raises "`padding_free` requires `flash_attn: flash_attention_2`" when it
-builds the batch generator, after the model is loaded.
+builds the batch generator, after the model is loaded. The first release
+with it is 0.9.5 (v1 of 0.9.4 has no batching strategies).
 
 ## Example
 ```yaml
@@ -23,14 +24,24 @@ flash_attn: flash_attention_2
 ```
 
 ## Source
-LLaMA-Factory ff6d4d1: src/llamafactory/v1/core/base_trainer.py:164-169
-(`_create_batch_generator`); default attention v1/config/model_args.py:36-41.
+LLaMA-Factory v0.9.5: src/llamafactory/v1/core/base_trainer.py:156-161
+(`_create_batch_generator`), v1/config/training_args.py:60 and
+v1/config/arg_utils.py:54-58 (batching_strategy); default attention
+v1/config/model_args.py:36-41. v0.9.4's v1 has neither batching_strategy nor
+`flash_attn`. The same check on main (ff6d4d1): base_trainer.py:164-169.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+NEEDS_FA2 = Premise(
+    LLAMAFACTORY, since="0.9.5",
+    source="v0.9.4 src/llamafactory/v1/config/training_args.py (no batching_strategy); v0.9.5 "
+           "src/llamafactory/v1/core/base_trainer.py:156-161 (first), v1/config/model_args.py:36-41")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -68,10 +79,17 @@ RULE = Rule(
     summary="LLaMA-Factory v1: padding_free batching without flash_attention_2",
     check=check,
     needs=("settings.batching_strategy", "settings.attn_implementation"),
+    premises=(NEEDS_FA2,),
     doc=__doc__,
     examples=(
-        Example("v1_padding_free_sdpa.yaml", _CONFIG.format(attention=""), flagged=(7,)),
+        # No release pinned: every LLaMA-Factory release before 0.9.5 is weighed too.
+        Example("v1_padding_free_sdpa.yaml", _CONFIG.format(attention=""), flagged=(7,), severity="info"),
+        Example("v1_padding_free_sdpa_pinned.yaml", _CONFIG.format(attention=""), flagged=(7,),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
+        Example("v1_padding_free_sdpa_old.yaml", _CONFIG.format(attention=""),
+                files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
         Example("v1_padding_free_fa2.yaml", _CONFIG.format(attention="flash_attn: flash_attention_2\n")),
-        Example("v1_padding_free_eager.yaml", _CONFIG.format(attention="flash_attn: eager\n"), flagged=(7,)),
+        Example("v1_padding_free_eager.yaml", _CONFIG.format(attention="flash_attn: eager\n"), flagged=(7,),
+                severity="info"),
     ),
 )

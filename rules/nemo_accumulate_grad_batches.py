@@ -31,17 +31,33 @@ model:
   global_batch_size: 128   # 4 x dp 8 x 4 micro-batches
 ```
 
+NeMo 1.7.0 to 2.5.0 refuse it (GPT from 1.7.0, T5/BART from 1.8.0, BERT from
+1.14.0, each when its config gained model.global_batch_size); 2.5.1 removed
+NeMo 1's Megatron models. Judged by the NeMo release the project pins: without
+one, no finding.
+
 ## Source
-NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
-megatron_gpt_model.py:336 and 1955-1962 (`_validate_trainer`),
-megatron_bert_model.py:99 and 217-224, megatron_lm_encoder_decoder_model.py:109-110
-and 1771-1778.
+NeMo 2.5.0: nemo/collections/nlp/models/language_modeling/
+megatron_gpt_model.py:1959-1961 (`_validate_trainer`), megatron_bert_model.py:221-223,
+megatron_lm_encoder_decoder_model.py:1775-1777. First: v1.7.0
+megatron_gpt_model.py:1277-1279 (v1.6.2 derives the global batch from W and
+lets Lightning accumulate).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    NEMO, since="1.7.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0
+
+    source="v1.6.2 megatron_gpt_model.py:298 (no check: global batch = W x micro_batch_size / tp, Lightning "
+           "accumulates); v1.7.0 nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py:1277-1279 "
+           "(first); 2.5.0 megatron_gpt_model.py:1959-1961, megatron_bert_model.py:221-223, "
+           "megatron_lm_encoder_decoder_model.py:1775-1777 (last); 2.5.1 has no nemo/collections/nlp/models")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -90,9 +106,18 @@ RULE = Rule(
     summary="NeMo: trainer.accumulate_grad_batches > 1 with a Megatron model",
     check=check,
     needs=("settings.accumulate_grad_batches",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("gpt_accumulate.yaml", _CONFIG.format(accumulate=4, global_=32), flagged=(5,)),
+        Example("gpt_accumulate.yaml", _CONFIG.format(accumulate=4, global_=32), flagged=(5,),
+                files=(("requirements.txt", "nemo_toolkit[nlp]==1.23.0\n"),), severity="error"),
+        # No NeMo release pinned: 1.6 has no such check, and 2.5.1 removed NeMo 1's Megatron models.
+        Example("gpt_accumulate_unpinned.yaml", _CONFIG.format(accumulate=4, global_=32),
+                flagged=(5,), severity="info"),  # NeMo before the check can run it too
+        Example("gpt_accumulate_1_6.yaml", _CONFIG.format(accumulate=4, global_=32),
+                files=(("requirements.txt", "nemo_toolkit==1.6.2\n"),)),
+        Example("gpt_accumulate_2_5_1.yaml", _CONFIG.format(accumulate=4, global_=32),
+                files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
         Example("gpt_global.yaml", _CONFIG.format(accumulate=1, global_=128)),
         # Legacy RETRO has no global batch and accumulates with Lightning.
         Example(

@@ -26,17 +26,33 @@ model:
   expert_model_parallel_size: 4
 ```
 
+NeMo 1 reads `expert_model_parallel_size` and `num_moe_experts` from 1.23.0
+(before, both keys are ignored) to 2.5.0 (2.5.1 removed NeMo 1's Megatron
+models). Judged by the NeMo release the project pins: without one, no finding.
+
 ## Source
 megatron-core core_v0.14.0: megatron/core/transformer/transformer_config.py:739-740,
-megatron/core/transformer/moe/moe_layer.py:64, megatron/core/parallel_state.py:696-706;
-NeMo @ 8cfedd7 nemo/collections/nlp/modules/common/megatron/megatron_init.py:369-380;
-NeMo 2 checks the first two in nemo/collections/llm/api.py:1401-1409.
+megatron/core/transformer/moe/moe_layer.py:64, megatron/core/parallel_state.py:696-706
+(core_v0.5.0: transformer_config.py:176, moe_layer.py:28, parallel_state.py:215-217,
+dp % ep); NeMo 2.5.0 nemo/collections/nlp/modules/common/megatron/megatron_init.py:370-380;
+first in NeMo v1.23.0 megatron_base_model.py:192 and megatron_gpt_model.py:1715.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+EXPERTS = Premise(
+    NEMO, since="1.23.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0
+
+    source="v1.22.0 (neither key read); v1.23.0 nemo/collections/nlp/models/language_modeling/"
+           "megatron_base_model.py:192, megatron_gpt_model.py:1715 (first); 2.5.0 "
+           "nemo/collections/nlp/modules/common/megatron/megatron_init.py:370-380 (last); 2.5.1 has no "
+           "nemo/collections/nlp/models; megatron-core core_v0.5.0 transformer_config.py:176, moe_layer.py:28, "
+           "parallel_state.py:215-217 to core_v0.14.0")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -102,13 +118,24 @@ RULE = Rule(
     summary="NeMo: expert parallelism that the experts or the GPUs cannot split",
     check=check,
     needs=("parallel.ep", "settings.num_moe_experts"),
+    premises=(EXPERTS,),
     doc=__doc__,
     examples=(
-        Example("experts_6.yaml", _CONFIG.format(tp=1, experts=6), flagged=(9,)),
+        Example("experts_6.yaml", _CONFIG.format(tp=1, experts=6), flagged=(9,),
+                files=(("requirements.txt", "nemo_toolkit==1.23.0\n"),), severity="error"),
         Example("experts_8.yaml", _CONFIG.format(tp=1, experts=8)),
-        Example("experts_null.yaml", _CONFIG.format(tp=1, experts="null"), flagged=(9,)),
+        Example("experts_null.yaml", _CONFIG.format(tp=1, experts="null"), flagged=(9,),
+                files=(("requirements.txt", "nemo_toolkit==2.4.0\n"),), severity="error"),
         # tp 4 x ep 4 = 16 expert ranks on 8 GPUs.
-        Example("experts_tp4.yaml", _CONFIG.format(tp=4, experts=8), flagged=(9,)),
+        Example("experts_tp4.yaml", _CONFIG.format(tp=4, experts=8), flagged=(9,),
+                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),), severity="error"),
+        # No NeMo release pinned: 1.22 ignores the keys, and 2.5.1 removed NeMo 1's Megatron models.
+        Example("experts_6_unpinned.yaml", _CONFIG.format(tp=1, experts=6),
+                flagged=(9,), severity="info"),  # NeMo before the check can run it too
+        Example("experts_6_1_22.yaml", _CONFIG.format(tp=1, experts=6),
+                files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
+        Example("experts_6_2_6.yaml", _CONFIG.format(tp=1, experts=6),
+                files=(("requirements.txt", "nemo_toolkit==2.6.0\n"),)),
         Example("experts_tp2.yaml", _CONFIG.format(tp=2, experts=8)),
     ),
 )

@@ -24,15 +24,29 @@ model:
 (tensor/pipeline parallelism with the distributed optimizer), or FSDP with
 bf16.
 
+NeMo 1.23.0 (which brought `model.fsdp`) to 2.5.0 (2.5.1 removed NeMo 1's
+Megatron models) refuse it. Judged by the NeMo release the project pins:
+without one, no finding.
+
 ## Source
-NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
-megatron_base_model.py:1089-1090 (`_validate_and_override_config`).
+NeMo 2.5.0: nemo/collections/nlp/models/language_modeling/
+megatron_base_model.py:1089-1090 (`_validate_and_override_config`); first in
+v1.23.0 at 946-947.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    NEMO, since="1.23.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0
+
+    source="v1.22.0 megatron_base_model.py (no fsdp); v1.23.0 nemo/collections/nlp/models/language_modeling/"
+           "megatron_base_model.py:946-947 (first); 2.5.0 megatron_base_model.py:1089-1090 (last); 2.5.1 has no "
+           "nemo/collections/nlp/models")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -64,9 +78,16 @@ RULE = Rule(
     summary="NeMo: Torch FSDP together with FP8",
     check=check,
     needs=("settings.fsdp", "settings.fp8"),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("fsdp_fp8.yaml", _CONFIG.format(fsdp="true"), flagged=(7,)),
+        Example("fsdp_fp8.yaml", _CONFIG.format(fsdp="true"), flagged=(7,),
+                files=(("requirements.txt", "nemo_toolkit==2.2.1\n"),), severity="error"),
+        # No NeMo release pinned: 1.22 has no FSDP, and 2.5.1 removed NeMo 1's Megatron models.
+        Example("fsdp_fp8_unpinned.yaml", _CONFIG.format(fsdp="true"),
+                flagged=(7,), severity="info"),  # NeMo before the check can run it too
+        Example("fsdp_fp8_1_22.yaml", _CONFIG.format(fsdp="true"), files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
+        Example("fsdp_fp8_2_5_1.yaml", _CONFIG.format(fsdp="true"), files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
         Example("no_fsdp_fp8.yaml", _CONFIG.format(fsdp="false")),
     ),
 )

@@ -28,16 +28,37 @@ model:
   ub_tp_comm_overlap: true
 ```
 
+NeMo reads `ub_tp_comm_overlap` from 1.19.0 (turned off without sequence
+parallelism from then on; 1.19-1.22 also without Transformer Engine, which is
+not flagged) and `fsdp` from 1.23.0, to 2.5.0 (2.5.1 removed NeMo 1's Megatron
+models). Judged by the NeMo release the project pins: without one, no finding.
+
 ## Source
-NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
+NeMo 2.5.0: nemo/collections/nlp/models/language_modeling/
 megatron_base_model.py:1019-1025 (sequence parallel off with tp 1), then
 1072-1087 (`ub_tp_comm_overlap` off without sequence parallel or with FSDP).
+First: v1.19.0 megatron_base_model.py:564-570, v1.23.0 :938-944 (FSDP).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+WITHOUT_SP = Premise(
+    NEMO, since="1.19.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0
+    name="sequence_parallel",
+    source="v1.18.0 megatron_base_model.py (no ub_tp_comm_overlap); v1.19.0 nemo/collections/nlp/models/"
+           "language_modeling/megatron_base_model.py:564-570 (first); 2.5.0 megatron_base_model.py:1072-1079 (last); "
+           "2.5.1 has no nemo/collections/nlp/models")
+WITH_FSDP = Premise(
+    NEMO, since="1.23.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0
+    name="fsdp",
+    source="v1.22.0 megatron_base_model.py (no fsdp); v1.23.0 nemo/collections/nlp/models/language_modeling/"
+           "megatron_base_model.py:938-944 (first); 2.5.0 megatron_base_model.py:1081-1087 (last); 2.5.1 has no "
+           "nemo/collections/nlp/models")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -48,13 +69,14 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     reason = _why_off(plan.settings, tp)
     if reason is None:
         return
-    why, culprit = reason
+    why, culprit, premise = reason
     yield Finding(
         span=overlap.span,
         message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line"
                 " (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
         fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
         related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
+        premise=premise.name,
     )
 
 
@@ -63,14 +85,15 @@ def _with(tp) -> str:
 
 
 def _why_off(settings, tp):
-    """(why, the fact behind it), or None when the overlap stays on or it cannot be known."""
+    """(why, the fact behind it, the premise it rests on), or None when the overlap stays on or it
+    cannot be known."""
     fsdp, sp = settings.fsdp, settings.sequence_parallel
     if fsdp is not None and fsdp.value:
-        return f"{fsdp.key} is true (no userbuffer overlap under Torch FSDP)", fsdp
+        return f"{fsdp.key} is true (no userbuffer overlap under Torch FSDP)", fsdp, WITH_FSDP
     if sp is not None and sp.value is False:
-        return f"{sp.key} is not enabled (the overlap is for sequence-parallel communication)", sp
+        return f"{sp.key} is not enabled (the overlap is for sequence-parallel communication)", sp, WITHOUT_SP
     if sp is not None and tp is not None and tp.known and tp.value == 1:
-        return f"sequence parallelism is turned off with {tp.describe()} of 1", tp
+        return f"sequence parallelism is turned off with {tp.describe()} of 1", tp, WITHOUT_SP
     return None
 
 
@@ -92,11 +115,24 @@ RULE = Rule(
     summary="NeMo: ub_tp_comm_overlap without sequence parallelism (or with FSDP) is turned off",
     check=check,
     needs=("settings.ub_tp_comm_overlap",),
+    premises=(WITHOUT_SP, WITH_FSDP),
     doc=__doc__,
     examples=(
-        Example("overlap_no_sp.yaml", _CONFIG.format(tp=4, sp="false"), flagged=(8,)),
+        Example("overlap_no_sp.yaml", _CONFIG.format(tp=4, sp="false"), flagged=(8,),
+                files=(("requirements.txt", "nemo_toolkit==1.19.0\n"),), severity="warning"),
         Example("overlap_sp.yaml", _CONFIG.format(tp=4, sp="true")),
-        Example("overlap_sp_tp1.yaml", _CONFIG.format(tp=1, sp="true"), flagged=(8,)),
-        Example("overlap_fsdp.yaml", _CONFIG.format(tp=4, sp="true") + "  fsdp: true\n", flagged=(8,)),
+        Example("overlap_sp_tp1.yaml", _CONFIG.format(tp=1, sp="true"), flagged=(8,),
+                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),), severity="warning"),
+        Example("overlap_fsdp.yaml", _CONFIG.format(tp=4, sp="true") + "  fsdp: true\n", flagged=(8,),
+                files=(("requirements.txt", "nemo_toolkit==1.23.0\n"),), severity="warning"),
+        # No NeMo release pinned: 1.18 has no overlap, 1.22 no FSDP, and 2.5.1 no NeMo 1 Megatron models.
+        Example("overlap_no_sp_unpinned.yaml", _CONFIG.format(tp=4, sp="false"),
+                flagged=(8,), severity="info"),  # NeMo before the check can run it too
+        Example("overlap_no_sp_1_18.yaml", _CONFIG.format(tp=4, sp="false"),
+                files=(("requirements.txt", "nemo_toolkit==1.18.1\n"),)),
+        Example("overlap_fsdp_1_22.yaml", _CONFIG.format(tp=4, sp="true") + "  fsdp: true\n",
+                files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
+        Example("overlap_no_sp_2_5_1.yaml", _CONFIG.format(tp=4, sp="false"),
+                files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
     ),
 )

@@ -29,16 +29,35 @@ model:
   virtual_pipeline_model_parallel_size: 2
 ```
 
+NeMo reads `virtual_pipeline_model_parallel_size` from 1.13.0 (before, the
+key is ignored) to 2.5.0 (2.5.1 removed NeMo 1's Megatron models). Judged by
+the NeMo release the project pins: without one, no finding.
+
 ## Source
-NeMo @ 8cfedd7: nemo/collections/nlp/models/language_modeling/
-megatron_base_model.py:180-193 (vp 1 means none; the chunk assertion);
-megatron-core core_v0.14.0 megatron/core/parallel_state.py:656-660.
+NeMo 2.5.0: nemo/collections/nlp/models/language_modeling/
+megatron_base_model.py:179-193 and 1058-1070 (vp 1 means none; the chunk
+assertion; the `account_for_*` exemption since 2.2.0), first in v1.13.0
+megatron_base_model.py:95 (passed on) and 467-471 (asserted). pp 1 is refused
+by apex (NeMo 1.13-1.17: apex 22.03 apex/transformer/parallel_state.py:104-107,
+pp > 2) and megatron-core (1.18 on: parallel_state.py 23.04 :129-132, pp > 2;
+core_v0.8.0 :447-451 and core_v0.14.0 :656-660, pp > 1).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+INTERLEAVED = Premise(
+    NEMO, since="1.13.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0
+
+    source="v1.12.0 megatron_base_model.py (the key is not read); v1.13.0 nemo/collections/nlp/models/"
+           "language_modeling/megatron_base_model.py:95, 467-471 (first); 2.5.0 megatron_base_model.py:179-193, "
+           "1058-1070 (last); 2.5.1 has no nemo/collections/nlp/models; pp 1 refused by apex 22.03 "
+           "apex/transformer/parallel_state.py:104-107 and megatron-core parallel_state.py (23.04 :129-132, "
+           "core_v0.14.0 :656-660)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -98,11 +117,21 @@ RULE = Rule(
     summary="NeMo: an interleaved (virtual) pipeline that the layers or the pipeline size cannot give",
     check=check,
     needs=("parallel.pp", "settings.virtual_pipeline_model_parallel_size"),
+    premises=(INTERLEAVED,),
     doc=__doc__,
     examples=(
-        Example("vp_uneven.yaml", _CONFIG.format(layers=30, pp=4, vp=2), flagged=(8,)),
+        Example("vp_uneven.yaml", _CONFIG.format(layers=30, pp=4, vp=2), flagged=(8,),
+                files=(("requirements.txt", "nemo_toolkit==1.13.0\n"),), severity="error"),
         Example("vp_even.yaml", _CONFIG.format(layers=32, pp=4, vp=2)),
-        Example("vp_without_pp.yaml", _CONFIG.format(layers=32, pp=1, vp=2), flagged=(8,)),
+        Example("vp_without_pp.yaml", _CONFIG.format(layers=32, pp=1, vp=2), flagged=(8,),
+                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),), severity="error"),
+        # No NeMo release pinned: 1.12 ignores the key, and 2.5.1 removed NeMo 1's Megatron models.
+        Example("vp_uneven_unpinned.yaml", _CONFIG.format(layers=30, pp=4, vp=2),
+                flagged=(8,), severity="info"),  # NeMo before the check can run it too
+        Example("vp_uneven_1_12.yaml", _CONFIG.format(layers=30, pp=4, vp=2),
+                files=(("requirements.txt", "nemo_toolkit==1.12.0\n"),)),
+        Example("vp_without_pp_2_5_1.yaml", _CONFIG.format(layers=32, pp=1, vp=2),
+                files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
         Example("vp_null.yaml", _CONFIG.format(layers=30, pp=1, vp="null")),
         Example("vp_one.yaml", _CONFIG.format(layers=30, pp=1, vp=1)),
     ),

@@ -32,23 +32,46 @@ python3 -m openrlhf.cli.train_ppo_ray \\
    --train.colocate_all
 ```
 
+By release: the actor/ref and critic/reward placements are asserted in every
+release; `--colocate_all_models` (`--train.colocate_all`) is new in 0.5.8, and
+the engines' GPUs are asserted equal to the actor's, whatever the vLLM memory
+share, from 0.6.0.post1 on (0.5.9 and 0.6.0 only at
+`--vllm_gpu_memory_utilization` >= 0.9, the default).
+
 ## Source
-openrlhf/cli/train_ppo_ray.py:55-63 (vLLM engines), 41-46 (actor and ref),
+openrlhf/cli/train_ppo_ray.py:55-63 @ v0.11.0 (vLLM engines), 41-46 (actor and ref),
 109-113 (critic and reward), 600-606 (a critic only with `gae`), 198-237
 (defaults), 419 (kl.init_coef default 0.01).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks import openrlhf
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+PLACEMENT = Premise(
+    openrlhf.DISTRIBUTION, name="placement",
+    source="v0.3.6 openrlhf/cli/train_ppo_ray.py:50-53 (actor and ref), 89-93 (critic and reward); "
+           "0.11.2 openrlhf/cli/train_ppo_ray.py:41-46, 109-113 (still)")
+# --colocate_all_models is new in 0.5.8.
+COLOCATE_ALL = Premise(
+    openrlhf.DISTRIBUTION, since="0.5.8", runs_since="0.5.8", name="colocate all",
+    source="v0.5.7 openrlhf/cli/train_ppo_ray.py (no --colocate_all_models); v0.5.8 openrlhf/cli/train_ppo_ray.py:54-57 "
+           "(actor and ref, first); 0.11.2 openrlhf/cli/train_ppo_ray.py:41-46 (still)")
+ENGINES = Premise(
+    openrlhf.DISTRIBUTION, since="0.6.0.post1", runs_since="0.5.8", name="engines",
+    source="v0.5.8 openrlhf/cli/train_ppo_ray.py (no such assertion); v0.5.9 train_ppo_ray.py:67-80 (only with "
+           "--vllm_gpu_memory_utilization >= 0.9); v0.6.0.post1 openrlhf/cli/train_ppo_ray.py:74-79 (first, unconditional); "
+           "0.11.2 openrlhf/cli/train_ppo_ray.py:56-64 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     args, world = plan.settings.ppo, plan.world_size
     engines, vllm_tp, colocate = args.vllm_engines, args.vllm_tp, args.colocate_all
-    yield from _same_group(args, "actor", "ref", (args.colocate_actor_ref, args.colocate_all), args.uses_ref)
-    yield from _same_group(args, "critic", "reward", (args.colocate_critic_reward,), args.uses_critic)
+    yield from _same_group(plan, args, "actor", "ref", (args.colocate_actor_ref, args.colocate_all), args.uses_ref)
+    yield from _same_group(plan, args, "critic", "reward", (args.colocate_critic_reward,), args.uses_critic)
     if not (colocate.value and not args.async_enable.value and engines.positive and vllm_tp.positive
             and world is not None and world.positive):
         return
@@ -64,10 +87,11 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                  f"train_ppo_ray asserts they are equal"),
         fix=fix,
         related=(Related(f"{colocate.key} set here", colocate.span),) if colocate.span else (),
+        premise=openrlhf.premise_name(plan, ENGINES),
     )
 
 
-def _same_group(args, first, second, switches, applies):
+def _same_group(plan, args, first, second, switches, applies):
     """Colocated roles share one placement group: the same nodes and GPUs per node (train_ppo_ray.py:41-46, 109-113)."""
     on = next((s for s in switches if s.value), None)
     if on is None or not applies:
@@ -89,6 +113,7 @@ def _same_group(args, first, second, switches, applies):
                  f"train_ppo_ray asserts they are the same"),
         fix=f"give --{second}.num_nodes and --{second}.num_gpus_per_node the {first}'s values ({n1.value} x {g1.value})",
         related=(Related(f"{on.key} set here", on.span),) if on.span else (),
+        premise=openrlhf.premise_name(plan, COLOCATE_ALL if on is args.colocate_all else PLACEMENT),
     )
 
 
@@ -104,6 +129,17 @@ python3 -m openrlhf.cli.train_ppo_ray \\
    --data.max_len 2048{extra}
 """
 
+_FLAT = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 3 \\
+   --vllm_tensor_parallel_size 2 \\
+   --colocate_all_models \\
+   --train_batch_size 128 \\
+   --micro_train_batch_size 4
+"""
+
 RULE = Rule(
     code="BL260",
     name="openrlhf-colocated-gpus",
@@ -111,9 +147,15 @@ RULE = Rule(
     summary="OpenRLHF PPO: colocated roles on different GPUs (vLLM engines x tp vs the actor, actor vs ref, critic vs reward)",
     check=check,
     needs=("settings.ppo",),
+    premises=tuple(p for premise in (PLACEMENT, COLOCATE_ALL, ENGINES) for p in (premise, openrlhf.dotted(premise))),
     doc=__doc__,
     examples=(
-        Example("colocate_6_on_8.sh", _PPO.format(engines=3, extra=""), flagged=(4,)),
+        Example("colocate_6_on_8.sh", _PPO.format(engines=3, extra=""), flagged=(4,), severity="error"),
+        # The flat flags: 0.5.9 and 0.6.0 assert it only at a vLLM memory share of 0.9 or more.
+        Example("colocate_6_on_8_flat.sh", _FLAT, flagged=(4,), severity="info"),
+        Example("colocate_6_on_8_flat_0_6_0_post1.sh", _FLAT, flagged=(4,),
+                files=(("requirements.txt", "openrlhf==0.6.0.post1\n"),), severity="error"),
+        Example("colocate_6_on_8_flat_0_6_0.sh", _FLAT, files=(("requirements.txt", "openrlhf==0.6.0\n"),)),
         Example("colocate_8_on_8.sh", _PPO.format(engines=4, extra="")),
         Example("colocate_ref_4.sh", _PPO.format(engines=4, extra=" \\\n   --ref.num_gpus_per_node 4"), flagged=(10,)),
         Example("colocate_ref_8.sh", _PPO.format(engines=4, extra=" \\\n   --ref.num_gpus_per_node 8")),

@@ -32,15 +32,34 @@ python3 -m openrlhf.cli.train_ppo_ray \\
    --rollout.n_samples_per_prompt 1
 ```
 
+By release: the sample-batch assertion is new in 0.7.2 (it divides by
+`--ds.tensor_parallel_size` from 0.8.1 on; earlier releases divide by less and
+refuse more); `--rollout.vllm_generate_batch_size` is new in 0.8.1 and refused
+above the rollout batch without async from 0.10.0 on.
+
 ## Source
-openrlhf/cli/train_ppo_ray.py:711-717 (sample batches >= actor processes),
-690-698 (vllm_generate_batch_size); defaults 213-214, 373, 377, 414, 478-481.
+openrlhf/cli/train_ppo_ray.py:711-717 @ v0.11.0 (sample batches >= actor processes),
+690-698 (vllm_generate_batch_size); defaults 213-214, 373, 377, 414, 478-481;
+the same at 757-763 and 736-745 @ 0.11.2.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks import openrlhf
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+ACTORS = Premise(
+    openrlhf.DISTRIBUTION, since="0.7.2", name="sample batches",
+    source="v0.7.1.post2 openrlhf/cli/train_ppo_ray.py (no such assertion); v0.7.2 openrlhf/cli/train_ppo_ray.py:458-461 "
+           "(first, // ring_attn_size); v0.8.1 (// ds_tensor_parallel_size too); 0.11.2 openrlhf/cli/train_ppo_ray.py:757-763 (still)")
+# --vllm_generate_batch_size is new in 0.8.1.
+OVERSAMPLING = Premise(
+    openrlhf.DISTRIBUTION, since="0.10.0", runs_since="0.8.1", name="over-sampling",
+    source="v0.8.1 openrlhf/cli/train_ppo_ray.py:307 (the flag, first), 501-502 (no assertion); v0.9.10 "
+           "train_ppo_ray.py:605-606 (none still); v0.10.0 openrlhf/cli/train_ppo_ray.py:633-637 (first); "
+           "0.11.2 openrlhf/cli/train_ppo_ray.py:740-745 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -60,15 +79,18 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 fix=(f"raise {prompts.key} to at least {-(-actors * rollout_micro.value // n.value)} "
                      f"or lower {rollout_micro.key}"),
                 related=(Related(f"W = {world.value}", world.span),) if world.span is not None else (),
+                premise=openrlhf.premise_name(plan, ACTORS),
             )
     generation, is_async = ppo.generate_batch, ppo.async_enable
     if (generation is not None and generation.positive and prompts is not None and prompts.positive
             and generation.value > prompts.value and not is_async.value):
+        flag = "--train.async_enable" if openrlhf.dotted_flags(plan.document.root) else "--async_train"
         yield Finding(
             span=generation.span,
             message=(f"{generation.describe()} is larger than {prompts.describe()}: over-sampling needs the async "
-                     f"queue, and train_ppo_ray refuses to start without --train.async_enable"),
-            fix=f"add --train.async_enable, or lower {generation.key} to at most {prompts.value}",
+                     f"queue, and train_ppo_ray refuses to start without {flag}"),
+            fix=f"add {flag}, or lower {generation.key} to at most {prompts.value}",
+            premise=openrlhf.premise_name(plan, OVERSAMPLING),
         )
 
 
@@ -84,6 +106,18 @@ python3 -m openrlhf.cli.train_ppo_ray \\
    --rollout.n_samples_per_prompt {n}{extra}
 """
 
+_FLAT = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 2 \\
+   --train_batch_size 128 \\
+   --rollout_batch_size {rollout} \\
+   --micro_rollout_batch_size 16 \\
+   --n_samples_per_prompt 1 \\
+   --micro_train_batch_size 4{extra}
+"""
+
 RULE = Rule(
     code="BL160",
     name="openrlhf-rollout-batch",
@@ -91,12 +125,24 @@ RULE = Rule(
     summary="OpenRLHF PPO: a rollout batch train_ppo_ray refuses (too few sample batches, over-sampling without async)",
     check=check,
     needs=("settings.ppo", "rl.prompts_per_step"),
+    premises=(ACTORS, openrlhf.dotted(ACTORS), OVERSAMPLING, openrlhf.dotted(OVERSAMPLING)),
     doc=__doc__,
     examples=(
-        Example("ppo_few_batches.sh", _PPO.format(rollout=64, n=1, extra=""), flagged=(7,)),
+        # The dotted flags run on 0.10.2 and later only, all of which assert both.
+        Example("ppo_few_batches.sh", _PPO.format(rollout=64, n=1, extra=""), flagged=(7,), severity="error"),
+        # The flat flags of earlier releases: 0.7.1 makes no such assertion.
+        Example("ppo_few_batches_flat.sh", _FLAT.format(rollout=64, extra=""), flagged=(6,), severity="info"),
+        Example("ppo_few_batches_flat_0_7_2.sh", _FLAT.format(rollout=64, extra=""), flagged=(6,),
+                files=(("requirements.txt", "openrlhf==0.7.2\n"),), severity="error"),
+        Example("ppo_few_batches_flat_0_7_1.sh", _FLAT.format(rollout=64, extra=""),
+                files=(("requirements.txt", "openrlhf==0.7.1\n"),)),
         Example("ppo_enough_batches.sh", _PPO.format(rollout=128, n=1, extra="")),
         Example("ppo_oversampling.sh", _PPO.format(rollout=128, n=4, extra=" \\\n   --rollout.vllm_generate_batch_size 256"),
-                flagged=(10,)),
+                flagged=(10,), severity="error"),
+        Example("ppo_oversampling_flat_0_9.sh", _FLAT.format(rollout=128, extra=" \\\n   --vllm_generate_batch_size 256"),
+                files=(("requirements.txt", "openrlhf==0.9.10\n"),)),
+        Example("ppo_oversampling_flat_0_10.sh", _FLAT.format(rollout=128, extra=" \\\n   --vllm_generate_batch_size 256"),
+                flagged=(10,), files=(("requirements.txt", "openrlhf==0.10.0\n"),), severity="error"),
         Example("ppo_oversampling_async.sh", _PPO.format(
             rollout=128, n=4, extra=" \\\n   --rollout.vllm_generate_batch_size 256 \\\n   --train.async_enable")),
     ),

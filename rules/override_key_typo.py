@@ -113,6 +113,9 @@ RULE = Rule(
     summary="a launch-line override whose key is a typo of a config key",
     check=check,
     frameworks=("launch",),
+    every_release=("judged against the key set of the verl release the project runs (one set per release, "
+                   "lint/frameworks/verl_keys.py, or the copy's own config), and every verl release runs its "
+                   "trainers under Hydra, which refuses an override of a key its config lacks"),
     doc=__doc__,
     examples=(
         Example("verl_typo.sh", _SCRIPT.format(key="ppo_mini_batchsize"), flagged=(4,)),

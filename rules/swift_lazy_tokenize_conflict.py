@@ -9,7 +9,7 @@ Packing must tokenize the whole dataset up front to know the lengths it
 packs by, and a streamed dataset is tokenized as it streams: ms-swift
 refuses both combinations when it parses the arguments ("Packing and
 lazy_tokenize are incompatible.", "Streaming and lazy_tokenize are
-incompatible.").
+incompatible."), from 3.7.0 on.
 
 ## Example
 ```yaml
@@ -23,15 +23,26 @@ packing: true
 ```
 
 ## Source
-ms-swift 3602360: swift/arguments/base_args/base_args.py:125-138
+ms-swift 4.6.0: swift/arguments/base_args/base_args.py:154-168
 (`_init_lazy_tokenize`, called from `BaseArguments.__post_init__`, which the
-Megatron arguments run too: swift/megatron/arguments/megatron_base_args.py:34-38).
+Megatron arguments run too: swift/megatron/arguments/megatron_base_args.py:38).
+First in 3.7.0: swift/llm/argument/base_args/base_args.py:105-115 (Megatron:
+swift/megatron/argument/train_args.py:48); 3.6.4 turned lazy_tokenize off for
+streaming with a warning (train_args.py:137-144) and did not check packing.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.swift import MS_SWIFT
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    MS_SWIFT, since="3.7.0",
+    source="v3.6.4 swift/llm/argument/train_args.py:137-144 (streaming: a warning, packing: no check); v3.7.0 "
+           "swift/llm/argument/base_args/base_args.py:111-115 (first); 4.6.0 (PyPI wheel) "
+           "swift/arguments/base_args/base_args.py:164-168 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -68,15 +79,20 @@ RULE = Rule(
     summary="ms-swift: lazy_tokenize together with packing or streaming",
     check=check,
     needs=("settings.tokenizing",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("packing_lazy.yaml", _CONFIG.format(lazy="true"), flagged=(5,)),
+        # No release pinned: 3.6.x and older take it.
+        Example("packing_lazy.yaml", _CONFIG.format(lazy="true"), flagged=(5,), severity="info"),
+        Example("packing_lazy_pinned.yaml", _CONFIG.format(lazy="true"), flagged=(5,),
+                files=(("requirements.txt", "ms-swift==3.7.0\n"),), severity="error"),
+        Example("packing_lazy_old.yaml", _CONFIG.format(lazy="true"), files=(("requirements.txt", "ms-swift==3.6.4\n"),)),
         Example("packing_eager.yaml", _CONFIG.format(lazy="false")),
         Example(
             "megatron_streaming_lazy.yaml",
             "model: Qwen/Qwen3-8B\ntuner_type: full\nstreaming: true\nlazy_tokenize: true\n"
             "micro_batch_size: 1\nglobal_batch_size: 16\n",
-            flagged=(4,),
+            flagged=(4,), files=(("requirements.txt", "ms-swift==4.6.0\n"),), severity="error",
         ),
     ),
 )

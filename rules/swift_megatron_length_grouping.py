@@ -8,7 +8,7 @@ to true, and `packing: true` forces it on).
 Padding-free batching concatenates each micro batch into one row, so there
 is no padding for length grouping to save; ms-swift refuses the combination
 when it parses the Megatron arguments ("group_by_length is not compatible
-with padding_free.").
+with padding_free."), from 4.0.1 on.
 
 ## Example
 ```yaml
@@ -26,15 +26,24 @@ padding_free: false
 ```
 
 ## Source
-ms-swift 3602360: swift/megatron/arguments/megatron_args.py:803-804
-(`MegatronArguments.__post_init__`), padding_free default 524; packing forces
-it on in swift/megatron/arguments/megatron_base_args.py:35-37.
+ms-swift 4.6.0: swift/megatron/arguments/megatron_args.py:852-853
+(`MegatronArguments.__post_init__`), padding_free default 545; packing forces
+it on in swift/megatron/arguments/megatron_base_args.py:36-37. First in 4.0.1
+(megatron_args.py:598-599); 4.0.0 and the 3.x releases take both.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.swift import MS_SWIFT
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    MS_SWIFT, since="4.0.1",
+    source="v4.0.0 swift/megatron/arguments/megatron_args.py (group_by_length read, no check); v4.0.1 "
+           "megatron_args.py:598-599 (first); 4.6.0 (PyPI wheel) swift/megatron/arguments/megatron_args.py:852-853 "
+           "(still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -72,11 +81,17 @@ RULE = Rule(
     summary="ms-swift Megatron: group_by_length while padding_free is on (its default)",
     check=check,
     needs=("settings.group_by_length",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("megatron_grouped_default.yaml", _CONFIG.format(padding=""), flagged=(5,)),
+        # No release pinned: 4.0.0 and older take it.
+        Example("megatron_grouped_default.yaml", _CONFIG.format(padding=""), flagged=(5,), severity="info"),
+        Example("megatron_grouped_default_pinned.yaml", _CONFIG.format(padding=""), flagged=(5,),
+                files=(("requirements.txt", "ms-swift>=4.1,<5\n"),), severity="error"),
+        Example("megatron_grouped_default_old.yaml", _CONFIG.format(padding=""),
+                files=(("requirements.txt", "ms-swift==4.0.0\n"),)),
         Example("megatron_grouped_padded.yaml", _CONFIG.format(padding="padding_free: false\n")),
         Example("megatron_grouped_packed.yaml", _CONFIG.format(padding="padding_free: false\npacking: true\n"),
-                flagged=(5,)),
+                flagged=(5,), severity="info"),
     ),
 )

@@ -10,7 +10,9 @@ Packing and padding-free batching concatenate samples into one row and rely
 on the flash-attention varlen kernel to keep them apart. ms-swift checks this
 while it parses the arguments and refuses to start ("The "packing" feature
 requires a flash attention implementation", "The current rlhf_type ... does
-not support padding_free/packing").
+not support padding_free/packing"). Each check has its first release (see
+Source): packing without flash attention 3.4.1, padding_free 3.5.0, an RLHF
+type with padding_free 3.6.0, with packing 3.8.0.
 
 ## Example
 ```yaml
@@ -26,15 +28,40 @@ attn_impl: flash_attn
 ```
 
 ## Source
-ms-swift 3602360: swift/arguments/sft_args.py:185-196 (`_check_padding_free`,
-called from `SftArguments.__post_init__`), swift/arguments/rlhf_args.py:709-717;
-attn_impl default swift/arguments/base_args/model_args.py:79.
+ms-swift 4.6.0: swift/arguments/sft_args.py:186-197 (`_check_padding_free`,
+called from `SftArguments.__post_init__`, 211), swift/arguments/rlhf_args.py:710-717;
+attn_impl default None, swift/arguments/base_args/model_args.py:79. First refusals:
+packing 3.4.1 (swift/llm/argument/train_args.py:139-141; 3.4.0 only warns),
+padding_free 3.5.0 (train_args.py:135-143); the RLHF types: padding_free 3.6.0
+(rlhf_args.py:322-327), packing 3.8.0 (rlhf_args.py:365-372; before it packing
+turned padding_free off). Up to 3.6.4 only `flash_attn` counted; kto packs from 3.9.0.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.swift import MS_SWIFT
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+_NEWEST_ATTN = "4.6.0 (PyPI wheel) swift/arguments/sft_args.py:186-197 (still)"
+_NEWEST_RLHF = "4.6.0 (PyPI wheel) swift/arguments/rlhf_args.py:710-717 (still)"
+ATTN_PACKING = Premise(
+    MS_SWIFT, since="3.4.1", name="packing needs flash attention",
+    source="v3.4.0 swift/llm/argument/train_args.py:139-141 (a warning); v3.4.1 train_args.py:139-141 (refused); "
+           + _NEWEST_ATTN)
+ATTN_PADDING_FREE = Premise(
+    MS_SWIFT, since="3.5.0", name="padding_free needs flash attention",
+    source="v3.4.1.post1 swift/llm/argument/train_args.py:139-141 (packing only); v3.5.0 train_args.py:135-143 "
+           "(padding_free too); " + _NEWEST_ATTN)
+RLHF_PADDING_FREE = Premise(
+    MS_SWIFT, since="3.6.0", name="rlhf padding_free",
+    source="v3.5.3 swift/llm/argument/rlhf_args.py (no check); v3.6.0 rlhf_args.py:322-327 (padding_free); "
+           + _NEWEST_RLHF)
+RLHF_PACKING = Premise(
+    MS_SWIFT, since="3.8.0", name="rlhf packing",
+    source="v3.7.3 swift/llm/argument/rlhf_args.py:358-363 (padding_free only; train_args.py sets padding_free "
+           "false for packing); v3.8.0 rlhf_args.py:365-372 (padding_free/packing); " + _NEWEST_RLHF)
 
 FLASH = ("flash_attn", "flash_attention_2", "flash_attention_3", "flash_attention_4")
 PACKING_RLHF = ("grpo", "dpo", "kto", "gkd")
@@ -55,6 +82,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"ms-swift refuses to start",
             fix="set attn_impl: flash_attn (or flash_attention_2/3/4)",
             related=(Related(f"attn_impl = {impl}", attn.span),) if attn.span is not None else (),
+            premise="packing needs flash attention" if feature is args.packing else "padding_free needs flash attention",
         )
     rlhf = plan.rl.algorithm if plan.rl is not None else None
     kind = rlhf.value if rlhf is not None else None
@@ -65,6 +93,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"{', '.join(PACKING_RLHF)} and refuses to start",
             fix=f"set {feature.key}: false",
             related=(Related(f"rlhf_type = {kind}", rlhf.span),),
+            premise="rlhf padding_free" if args.padding_free is not None and args.padding_free.value else "rlhf packing",
         )
 
 
@@ -85,12 +114,26 @@ RULE = Rule(
     summary="ms-swift: packing or padding_free without a flash attn_impl, or for an RLHF type that cannot pack",
     check=check,
     needs=("settings.attn_impl",),
+    premises=(ATTN_PACKING, ATTN_PADDING_FREE, RLHF_PADDING_FREE, RLHF_PACKING),
     doc=__doc__,
     examples=(
-        Example("packing_no_attn.yaml", _CONFIG.format(attention=""), flagged=(5,)),
+        # No release pinned: 3.4.0 and older take packing without flash attention.
+        Example("packing_no_attn.yaml", _CONFIG.format(attention=""), flagged=(5,), severity="info"),
+        Example("packing_no_attn_pinned.yaml", _CONFIG.format(attention=""), flagged=(5,),
+                files=(("requirements.txt", "ms-swift>=3.5\n"),), severity="error"),
+        Example("packing_no_attn_old.yaml", _CONFIG.format(attention=""),
+                files=(("requirements.txt", "ms-swift==3.4.0\n"),)),
         Example("packing_flash.yaml", _CONFIG.format(attention="attn_impl: flash_attn\n")),
-        Example("packing_sdpa.yaml", _CONFIG.format(attention="attn_impl: sdpa\n"), flagged=(5,)),
-        Example("packing_orpo.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"), flagged=(5,)),
+        Example("packing_sdpa.yaml", _CONFIG.format(attention="attn_impl: sdpa\n"), flagged=(5,), severity="info"),
+        Example("packing_orpo.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"), flagged=(5,),
+                severity="info"),
+        Example("packing_orpo_pinned.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"),
+                flagged=(5,), files=(("requirements.txt", "ms-swift==3.8.0\n"),), severity="error"),
+        Example("packing_orpo_before.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"),
+                files=(("requirements.txt", "ms-swift==3.7.3\n"),)),
+        Example("padding_free_orpo_3_6.yaml",
+                _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n").replace("packing", "padding_free"),
+                flagged=(5,), files=(("requirements.txt", "ms-swift==3.6.0\n"),), severity="error"),
         Example("packing_dpo.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: dpo\n")),
     ),
 )

@@ -8,7 +8,7 @@ above 1 for a training type that has no sequence-parallel support: only
 Sequence parallelism splits every sequence across ranks, which each RLHF
 loss has to be written for. ms-swift checks the type while it parses the
 arguments and refuses to start ("The current rlhf_type ... does not support
-sequence_parallel").
+sequence_parallel"), from 3.7.0 on.
 
 ## Example
 ```yaml
@@ -23,14 +23,24 @@ sequence_parallel_size: 1
 ```
 
 ## Source
-ms-swift 3602360: swift/arguments/rlhf_args.py:718-724
-(`_check_sequence_parallel`, called from `RLHFArguments.__post_init__`, 284).
+ms-swift 4.6.0: swift/arguments/rlhf_args.py:719-724 (`_check_sequence_parallel`,
+called from `RLHFArguments.__post_init__`, 285). First in 3.7.0:
+swift/llm/argument/rlhf_args.py:364-369 (`_check_padding_free_sp`, called at
+133); 3.6.4 runs any rlhf_type with sequence parallelism.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.swift import MS_SWIFT
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+REFUSED = Premise(
+    MS_SWIFT, since="3.7.0",
+    source="v3.6.4 swift/llm/argument/rlhf_args.py (no sequence-parallel check); v3.7.0 "
+           "swift/llm/argument/rlhf_args.py:364-369 (first); 4.6.0 (PyPI wheel) swift/arguments/rlhf_args.py:719-724 "
+           "(still)")
 
 SUPPORTED = ("grpo", "dpo")
 
@@ -68,9 +78,14 @@ RULE = Rule(
     check=check,
     needs=("rl.algorithm", "parallel.sp"),
     frameworks=("swift",),
+    premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("kto_sp2.yaml", _CONFIG.format(kind="kto"), flagged=(6,)),
+        # No release pinned: 3.6.x and older run it.
+        Example("kto_sp2.yaml", _CONFIG.format(kind="kto"), flagged=(6,), severity="info"),
+        Example("kto_sp2_pinned.yaml", _CONFIG.format(kind="kto"), flagged=(6,),
+                files=(("requirements.txt", "ms-swift==4.5.2\n"),), severity="error"),
+        Example("kto_sp2_old.yaml", _CONFIG.format(kind="kto"), files=(("requirements.txt", "ms-swift==3.6.4\n"),)),
         Example("dpo_sp2.yaml", _CONFIG.format(kind="dpo")),
     ),
 )

@@ -30,17 +30,32 @@ tensor_parallel_degree = 4
 ```
 
 ## Source
-torchtitan @ v0.2.2: models/llama3/infra/parallelize.py:125-151 (the same
-branch in llama4 :181-219, qwen3 :142-180, deepseek_v3 :162-200, gpt_oss
-:125-165, experiments/vlm :75-104, experiments/transformers_modeling_backend
-:87-118; llama4, deepseek_v3 and gpt_oss shard whenever ep > 1);
-distributed/parallel_dims.py:313-335 (`dp_replicate_enabled`, `fsdp_enabled`).
+torchtitan @ v0.2.2: models/llama3/infra/parallelize.py:148-151 (llama3_ft
+uses it; the same branch in llama4 :216-219 and
+experiments/transformers_modeling_backend :115-118; llama4 shards whenever
+ep > 1); distributed/parallel_dims.py:313-335 (`dp_replicate_enabled`,
+`fsdp_enabled`). The same raise in every release for llama3 and llama4
+(models new in 0.2.0/0.2.1 are not weighed in older releases, which refuse
+their names). deepseek_v3, qwen3 and vlm raised in 0.2.0 only: from 0.2.1
+they (and gpt_oss) test the 1-D dp_replicate mesh, which never raises, so
+they are not flagged. See "When it holds".
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtitan import model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
+
+PREMISES = model_premises({
+    "0.0.2": "torchtitan/models/llama/parallelize_llama.py:114-116 @ 785c34c99 (the first to read [parallelism]; "
+             "llama4 from e4e48349c, experiments/llama4/infra/parallelize_llama.py:113-115)",
+    "0.1.0": "torchtitan/models/llama3/infra/parallelize.py:110-112, experiments/llama4/infra/parallelize.py:109-111",
+    "0.2.0": "torchtitan/models/llama3/infra/parallelize.py:139-141 (llama3_ft's, models/llama3_ft/__init__.py)",
+    "0.2.1": "torchtitan/experiments/transformers_modeling_backend/infra/parallelize.py:112-114",
+    "0.2.2": "torchtitan/models/llama3/infra/parallelize.py:148-151 (llama4 :216-219, "
+             "experiments/transformers_modeling_backend :115-118)",
+})
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -61,6 +76,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     shard = p["dp_shard"]
     shown = shard.describe() + (f" = 1 with W ({plan.world_size.value})" if shard.value == -1 else "")
     yield Finding(
+        premise=model_window(model),
         span=replicate.span or others[0].span,
         message=(
             f"{replicate.describe()} with {shown} is plain DDP, which TorchTitan cannot combine with "
@@ -91,13 +107,21 @@ RULE = Rule(
     check=check,
     needs=("parallel.dp_replicate", "parallel.dp_shard", "parallel.cp", "parallel.tp", "parallel.pp", "parallel.ep",
            "settings.model_support", "settings.shard_degree"),
+    premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_ddp_tp.toml", _TITAN.format(shard=1), flagged=(6,)),
+        Example("titan_ddp_tp.toml", _TITAN.format(shard=1), flagged=(6,), severity="error"),
         Example("titan_hsdp_tp.toml", _TITAN.format(shard=2)),
         # -1 resolves to 8 // (2 x 4) = 1: DDP again, known once W is.
         Example("titan_ddp_tp_w8.toml", _TITAN.format(shard=-1), flagged=(6,), world_size=8),
         Example("titan_hsdp_tp_w16.toml", _TITAN.format(shard=-1), world_size=16),
         Example("titan_unknown_w.toml", _TITAN.format(shard=-1)),
+        # llama3_ft is new in 0.2.0: 0.1.0 refuses its name, not this layout.
+        Example("titan_ddp_tp_ft_010.toml", _TITAN.format(shard=1).replace('"llama3"', '"llama3_ft"'),
+                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        Example("titan_ddp_tp_ft.toml", _TITAN.format(shard=1).replace('"llama3"', '"llama3_ft"'), flagged=(6,),
+                severity="error"),
+        # qwen3 from 0.2.1 tests its 1-D dp_replicate mesh: it never raises.
+        Example("titan_ddp_tp_qwen3.toml", _TITAN.format(shard=1).replace('"llama3"', '"qwen3"')),
     ),
 )

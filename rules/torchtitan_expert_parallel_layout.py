@@ -39,12 +39,42 @@ torchtitan/distributed/parallel_dims.py @ v0.2.2: 58-59 (etp), 136-158 and
 the world mesh); the mesh is built at start-up by `set_determinism` when W > 1
 (train.py:111, distributed/utils.py:156-158); DeepEP:
 models/llama4/infra/parallelize.py:114-126, models/deepseek_v3/infra/parallelize.py:100-112.
+The expert degrees are keys from 0.2.0 (0.1.0 and main before it have none:
+they cannot run such a config), and `expert_parallel_comm_backend` from 0.2.1.
+0.2.0 asserted ep x etp dividing the ranks in `ParallelDims` (parallel_dims.py:
+57-64) but built no expert mesh for ep 1, so etp > 1 with ep 1 is refused
+from 0.2.1 on only. See "When it holds".
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtitan import DISTRIBUTION, NO_TOML, model_premises, model_window
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+_NO_KEYS = "v0.1.0 has no expert_parallel_degree nor expert_tensor_parallel_degree (config_manager.py)"
+ETP = model_premises({
+    "0.2.0": "torchtitan/distributed/parallel_dims.py:57-58",
+    "0.2.1": "torchtitan/distributed/parallel_dims.py:58-59",
+    "0.2.2": "torchtitan/distributed/parallel_dims.py:58-59",
+}, since="0.2.0", keys_since="0.2.0", before=_NO_KEYS, what="etp, ")
+_MESH = {
+    "0.2.0": "torchtitan/distributed/parallel_dims.py:57-64 (asserts dp_shard x cp [x tp] divisible by ep)",
+    "0.2.1": "torchtitan/distributed/parallel_dims.py:134-155 (efsdp, the sparse mesh unflattened from the world)",
+    "0.2.2": "torchtitan/distributed/parallel_dims.py:136-158",
+}
+MESH = model_premises(_MESH, since="0.2.0", keys_since="0.2.0", before=_NO_KEYS, what="mesh, ")
+# ep 1 with etp > 1: 0.2.0 builds no expert mesh then (parallel_dims.py:66-73: ep 1 takes
+# _build_mesh_without_ep, which never reads etp); 0.2.1 always unflattens the sparse mesh.
+MESH_EP1 = model_premises(_MESH, since="0.2.1", keys_since="0.2.0", what="mesh without ep, ",
+                          before="v0.2.0 torchtitan/distributed/parallel_dims.py:66-73 builds no expert mesh for ep 1")
+DEEPEP = Premise(
+    DISTRIBUTION, since="0.2.1", runs_since="0.2.1", name="deepep",
+    source="v0.2.0 has no expert_parallel_comm_backend (config/job_config.py); v0.2.1 "
+           "models/llama4/infra/parallelize.py:110-122, models/deepseek_v3/infra/parallelize.py:94-106 (first); "
+           "v0.2.2 models/llama4/infra/parallelize.py:114-126, models/deepseek_v3/infra/parallelize.py:100-112 "
+           "(still); " + NO_TOML)
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -58,6 +88,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=f"{etp.describe()} must be 1 or equal {tp.describe()} when {ep.describe()} > 1: TorchTitan refuses the layout",
             fix=f"set {etp.key} to 1 or {tp.value}",
             related=_related(ep, tp),
+            premise=model_window(plan.settings.model_support, "etp, "),
         )
         return
     yield from _mesh(plan, ep, etp, tp)
@@ -86,6 +117,7 @@ def _mesh(plan, ep, etp, tp):
         ),
         fix=f"choose {ep.key} x {etp.key} dividing {ranks}",
         related=_related(etp if at_fault is ep else ep, tp),
+        premise=model_window(plan.settings.model_support, "mesh, " if ep.value > 1 else "mesh without ep, "),
     )
 
 
@@ -100,7 +132,7 @@ def _deepep(plan, ep, etp):
     else:
         return
     yield Finding(span=backend.span, message=f"{why}: the model's parallelize function raises at start-up", fix=fix,
-                  related=_related(ep, etp))
+                  related=_related(ep, etp), premise="deepep")
 
 
 def _related(*facts):
@@ -119,6 +151,8 @@ expert_parallel_degree = {ep}
 expert_tensor_parallel_degree = {etp}
 """
 
+_EP1 = _TITAN.format(shard=-1, ep=1, etp=2).replace("\ntensor_parallel_degree = 2", "\ntensor_parallel_degree = 1")
+
 RULE = Rule(
     code="BL210",
     name="torchtitan-expert-parallel-layout",
@@ -127,9 +161,10 @@ RULE = Rule(
     check=check,
     needs=("parallel.ep", "parallel.etp", "parallel.tp", "parallel.cp", "parallel.dp_replicate", "parallel.pp",
            "settings.model_support", "settings.ep_comm_backend"),
+    premises=ETP + MESH + MESH_EP1 + (DEEPEP,),
     doc=__doc__,
     examples=(
-        Example("titan_etp_4.toml", _TITAN.format(shard=-1, ep=4, etp=4), flagged=(9,)),
+        Example("titan_etp_4.toml", _TITAN.format(shard=-1, ep=4, etp=4), flagged=(9,), severity="error"),
         Example("titan_etp_tp.toml", _TITAN.format(shard=-1, ep=4, etp=2)),
         # W=8, tp=2: dp_shard = 4; the expert mesh has 4 x 2 = 8 ranks; ep 3 does not divide them.
         Example("titan_ep_3_w8.toml", _TITAN.format(shard=-1, ep=3, etp=1), flagged=(8,), world_size=8),
@@ -139,7 +174,18 @@ RULE = Rule(
         Example(
             "titan_deepep_ep1.toml",
             _TITAN.format(shard=-1, ep=1, etp=1) + 'expert_parallel_comm_backend = "deepep"\n',
-            flagged=(10,),
+            flagged=(10,), severity="error",
         ),
+        # 0.2.0 has no expert_parallel_comm_backend (it refuses the key: BL510's finding).
+        Example(
+            "titan_deepep_ep1_020.toml",
+            _TITAN.format(shard=-1, ep=1, etp=1) + 'expert_parallel_comm_backend = "deepep"\n',
+            files=(("requirements.txt", "torchtitan==0.2.0\n"),),
+        ),
+        # etp 2 with ep 1 on 3 ranks: 0.2.0 builds no expert mesh for ep 1, 0.2.1 on cannot unflatten it.
+        Example("titan_etp_2_ep_1_w3.toml", _EP1, flagged=(9,), world_size=3, severity="info"),
+        Example("titan_etp_2_ep_1_w3_021.toml", _EP1, flagged=(9,), world_size=3, severity="error",
+                files=(("requirements.txt", "torchtitan==0.2.1\n"),)),
+        Example("titan_etp_2_ep_1_w3_020.toml", _EP1, world_size=3, files=(("requirements.txt", "torchtitan==0.2.0\n"),)),
     ),
 )

@@ -31,15 +31,34 @@ pipeline_parallel_degree = 2
 pipeline_parallel_microbatch_size = 4
 ```
 
+A local batch written as `[training] batch_size` (its name before PR #1238)
+is not judged: main before 0.1.0 read it, 0.1.0 drops it (then the local
+batch is 8) and 0.2.0 on refuse the key (BL510).
+
 ## Source
-torchtitan/distributed/pipeline_parallel.py:186-194 @ v0.2.2
-(`build_pipeline_schedule`, reached from train.py:218-239 when pp > 1).
+torchtitan/distributed/pipeline_parallel.py:189-194 @ v0.2.2
+(`build_pipeline_schedule`, reached from train.py:218-239 when pp > 1); the
+same check since the key itself (5e2033c75, main before 0.1.0) and in 0.1.0
+(pipeline.py:155-159, whose message raises UnboundLocalError instead). See
+"When it holds".
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtitan import model_premises, model_window, old_batch_name
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
+
+# pipeline_parallel_microbatch_size is new at 5e2033c75 (2025-04-07), which checks it; main before
+# it read no such key, so only main from it on counts for 0.0.2.
+PREMISES = model_premises({
+    "0.0.2": "torchtitan/distributed/pipeline.py:145-149 @ 5e2033c75 (the commit that added the key)",
+    "0.1.0": "torchtitan/distributed/pipeline.py:155-159 (its message names n_microbatches before it is set: "
+             "UnboundLocalError, still at start-up)",
+    "0.2.0": "torchtitan/distributed/pipeline_parallel.py:187-192",
+    "0.2.1": "torchtitan/distributed/pipeline_parallel.py:189-194",
+    "0.2.2": "torchtitan/distributed/pipeline_parallel.py:189-194",
+})
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -48,8 +67,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     written = titan.pp_microbatch_size
     size, key = written.value, written.key
-    if written.span is None or not isinstance(size, int) or isinstance(size, bool):
+    if written.span is None or not isinstance(size, int) or isinstance(size, bool) or old_batch_name(plan.document):
         return
+    window = model_window(titan.model_support)
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (local, pp) if f.span)
     if size < 1:
         yield Finding(
@@ -57,6 +77,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=f"{key} is {size}; with {pp.describe()} TorchTitan divides {local.describe()} by it and the job fails",
             fix=f"set {key} to a divisor of {local.value} (1 gives {local.value} microbatches)",
             related=related,
+            premise=window,
         )
     elif local.value % size:
         nearest = largest_divisor(local.value, size - 1)
@@ -68,6 +89,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             ),
             fix=f"set {key} to a divisor of {local.value} (e.g. {nearest}), or {local.key} to a multiple of {size}",
             related=related,
+            premise=window,
         )
 
 
@@ -93,11 +115,19 @@ RULE = Rule(
     summary="TorchTitan: local_batch_size not a multiple of pipeline_parallel_microbatch_size under pipeline parallelism",
     check=check,
     needs=("parallel.pp", "micro_batch", "settings.model_support", "settings.pp_microbatch_size"),
+    premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_pp_6_by_4.toml", _TITAN.format(local=6, pp=2), flagged=(11,)),
+        Example("titan_pp_6_by_4.toml", _TITAN.format(local=6, pp=2), flagged=(11,), severity="error"),
         Example("titan_pp_8_by_4.toml", _TITAN.format(local=8, pp=2)),
         # Without pipeline parallelism the microbatch size is never read.
         Example("titan_no_pp.toml", _TITAN.format(local=6, pp=1)),
+        # The name before PR #1238: 0.1.0 drops it and divides its default 8, so the verdict differs by release.
+        Example("titan_pp_old_batch_name.toml", _TITAN.format(local=6, pp=2).replace("local_batch_size", "batch_size")),
+        # A model new in 0.2.0 (deepseek_v3): 0.1.0 cannot run the config, so it is not weighed.
+        Example("titan_pp_dsv3_pinned_010.toml", _TITAN.format(local=6, pp=2).replace('"llama3"', '"deepseek_v3"'),
+                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        Example("titan_pp_dsv3.toml", _TITAN.format(local=6, pp=2).replace('"llama3"', '"deepseek_v3"'), flagged=(11,),
+                severity="error"),
     ),
 )

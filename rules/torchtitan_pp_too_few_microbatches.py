@@ -37,8 +37,16 @@ local_batch_size = 4
 pipeline_parallel_degree = 4
 ```
 
+A local batch written as `[training] batch_size` (its name before PR #1238)
+is not judged (0.1.0 drops it: 8 then). Main before 0.1.0 counted
+microbatches this way only from 5e2033c75 (2025-04-07), which added
+`pipeline_parallel_microbatch_size`: before it the count was
+`pipeline_parallel_microbatches`, by default the stages. So a config that
+writes neither that key nor `local_batch_size` (a key main read from
+2025-06-05) holds from 0.1.0 on: an info unless the release is known.
+
 ## Source
-torchtitan/distributed/pipeline_parallel.py:186-210 @ v0.2.2 (microbatch count,
+torchtitan/distributed/pipeline_parallel.py:189-208 @ v0.2.2 (microbatch count,
 warning, schedule construction); torch/distributed/pipelining/schedules.py
 @ torch 2.13.0: Schedule1F1B 1020-1024, ScheduleInterleaved1F1B 2935-2942,
 ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
@@ -46,8 +54,27 @@ ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtitan import model_premises, model_window, old_batch_name
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
+
+# The count (local // microbatch size) and the schedule built with it; the schedule's own check is
+# PyTorch's (torch/distributed/pipelining/schedules.py).
+_LINES = {
+    "0.0.2": "torchtitan/distributed/pipeline.py:150-163 @ 5e2033c75 (which added pipeline_parallel_microbatch_size)",
+    "0.1.0": "torchtitan/distributed/pipeline.py:160-173",
+    "0.2.0": "torchtitan/distributed/pipeline_parallel.py:192-205",
+    "0.2.1": "torchtitan/distributed/pipeline_parallel.py:194-208",
+    "0.2.2": "torchtitan/distributed/pipeline_parallel.py:194-208",
+}
+# A config that writes local_batch_size or pipeline_parallel_microbatch_size: keys main read only from
+# 5e2033c75 / 8570415c3 on, which count as the rule does.
+COUNTED = model_premises(_LINES)
+# One that writes neither: main from 785c34c99 to 5e2033c75 read its [parallelism] too, and counted otherwise.
+DEFAULTS = model_premises(
+    _LINES, since="0.1.0", what="defaults, ",
+    before="0.0.2: main from 785c34c99 to 5e2033c75 counted pipeline_parallel_microbatches, by default the stages "
+           "(torchtitan/distributed/pipeline.py:107-111 @ 785c34c99)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -56,7 +83,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     size, schedule = titan.pp_microbatch_size.value, titan.pp_schedule.value
     if (titan.pp_schedule_csv.value != "" or not isinstance(schedule, str) or not isinstance(size, int) or size < 1
-            or local.value % size):
+            or local.value % size or old_batch_name(plan.document)):
         return  # a CSV schedule is loaded at run time; a bad microbatch size is BL110's finding
     count = local.value // size
     problem = _refusal(schedule, count, pp.value)
@@ -72,7 +99,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         related += (Related(f"pipeline_parallel_schedule = {schedule!r}", titan.pp_schedule.span),)
     if titan.pp_microbatch_size.span is not None:
         related += (Related(f"pipeline_parallel_microbatch_size = {size}", titan.pp_microbatch_size.span),)
+    written = local.span is not None or titan.pp_microbatch_size.span is not None
     yield Finding(
+        premise=model_window(titan.model_support, "" if written else "defaults, "),
         span=span,
         message=f"{counted} gives {count} microbatch{'es' if count != 1 else ''}, but {why}: the job refuses to start",
         fix=f"set {local.key} to {needed * size}" + (" (or lower the microbatch size)" if size > 1 else "")
@@ -111,6 +140,15 @@ tensor_parallel_degree = 8
 pipeline_parallel_degree = 4
 {schedule}"""
 
+_DEFAULT = """\
+[model]
+name = "llama3"
+
+[parallelism]
+pipeline_parallel_degree = 8
+pipeline_parallel_schedule = "DualPipeV"
+"""
+
 RULE = Rule(
     code="BL111",
     name="torchtitan-pp-too-few-microbatches",
@@ -119,9 +157,10 @@ RULE = Rule(
     check=check,
     needs=("parallel.pp", "micro_batch", "settings.model_support", "settings.pp_microbatch_size",
            "settings.pp_schedule", "settings.pp_schedule_csv"),
+    premises=COUNTED + DEFAULTS,
     doc=__doc__,
     examples=(
-        Example("titan_1f1b_1_of_4.toml", _TITAN.format(local=1, schedule=""), flagged=(6,)),
+        Example("titan_1f1b_1_of_4.toml", _TITAN.format(local=1, schedule=""), flagged=(6,), severity="error"),
         Example("titan_1f1b_4_of_4.toml", _TITAN.format(local=4, schedule="")),
         # GPipe runs with a bubble; it does not refuse.
         Example("titan_gpipe_1_of_4.toml", _TITAN.format(local=1, schedule='pipeline_parallel_schedule = "GPipe"\n')),
@@ -129,5 +168,11 @@ RULE = Rule(
         Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'),
                 flagged=(6,)),
         Example("titan_interleaved_8.toml", _TITAN.format(local=8, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n')),
+        # The default local batch (8) for DualPipeV's 2 x 8 stages: main before 5e2033c75 counted otherwise.
+        Example("titan_dualpipev_default.toml", _DEFAULT, flagged=(5,), severity="info"),
+        Example("titan_dualpipev_default_010.toml", _DEFAULT, flagged=(5,), severity="error",
+                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        # The name before PR #1238: 0.1.0 drops it (8 microbatches then).
+        Example("titan_1f1b_old_batch_name.toml", _TITAN.format(local=1, schedule="").replace("local_batch_size", "batch_size")),
     ),
 )

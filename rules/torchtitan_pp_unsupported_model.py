@@ -26,16 +26,30 @@ pipeline_parallel_degree = 1
 tensor_parallel_degree = 2
 ```
 
+A release without the model refuses its name instead (qwen3 and vlm are new
+in 0.2.0, gpt_oss in 0.2.1): such releases are not weighed.
+
 ## Source
 torchtitan/train.py:218-223 @ v0.2.2; `pipelining_fn=None` in
 models/flux/__init__.py:113, models/qwen3/__init__.py:199,
-models/gpt_oss/__init__.py:85, experiments/vlm/__init__.py:54.
+models/gpt_oss/__init__.py:85, experiments/vlm/__init__.py:54. See "When it
+holds" for the other releases.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtitan import model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
+
+PREMISES = model_premises({
+    "0.0.2": "torchtitan/train.py:196-201 @ d2b57cfaa (flux, pipelining_fn=None at experiments/flux/__init__.py:115; "
+             "the check since 785c34c99)",
+    "0.1.0": "torchtitan/train.py:216-221, experiments/flux/__init__.py:114",
+    "0.2.0": "torchtitan/train.py:221-226, models/qwen3/__init__.py:199, experiments/vlm/__init__.py:54",
+    "0.2.1": "torchtitan/train.py:218-223, experiments/gpt_oss/__init__.py:82",
+    "0.2.2": "torchtitan/train.py:218-223, models/gpt_oss/__init__.py:85",
+})
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -43,6 +57,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if not (pp.known and pp.value > 1 and pp.span is not None) or plan.settings.model_support.pipelining:
         return
     yield Finding(
+        premise=model_window(plan.settings.model_support),
         span=pp.span,
         message=f"{pp.describe()}, but TorchTitan's {model.value} model has no pipelining support: the trainer refuses to start",
         fix=f"set {pp.key} to 1 and use tensor or data parallelism instead",
@@ -66,9 +81,13 @@ RULE = Rule(
     summary="TorchTitan: pipeline parallelism for a model without pipelining support",
     check=check,
     needs=("parallel.pp", "settings.model", "settings.model_support"),
+    premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_qwen3_pp.toml", _TITAN.format(model="qwen3"), flagged=(6,)),
+        Example("titan_qwen3_pp.toml", _TITAN.format(model="qwen3"), flagged=(6,), severity="error"),
         Example("titan_llama3_pp.toml", _TITAN.format(model="llama3")),
+        Example("titan_flux_pp.toml", _TITAN.format(model="flux"), flagged=(6,), severity="error"),
+        # 0.1.0 has no qwen3 (it refuses the name): not this verdict.
+        Example("titan_qwen3_pp_010.toml", _TITAN.format(model="qwen3"), files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
     ),
 )

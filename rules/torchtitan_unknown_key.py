@@ -8,20 +8,27 @@ since PR #1238; `pipeline_parallel_microbatches`, a count, became
 `pipeline_parallel_microbatch_size`, a size), the section it lives in when
 it moved, or the closest spelling. Files that set `[job]
 custom_config_module` (0.1.0: `[experimental] custom_args_module`) are
-skipped: that module may add any key. When the release is unknown, only a key
-no embedded release (0.1.0 to 0.2.2) has is reported; a release batchlint has
-no key set for is not judged, nor is a TOML file in a project whose own copy of
-TorchTitan is of the config-registry releases (after 0.2.2), which read no TOML.
+skipped: that module may add any key. A release batchlint has no key set for
+is not judged, nor is a TOML file in a project whose TorchTitan reads no TOML
+(0.3.0 on, or a copy of the config-registry kind).
+
+When the release is unknown: a key no release reads (0.1.0 to 0.2.2, and main
+before 0.1.0, whose layouts count as "0.0.2") is a warning, since every
+release either refuses the file (0.2.0 on) or drops the key (0.1.0 and
+before); a key only main before 0.1.0 read (`[experimental]
+pipeline_parallel_degree`, `[training] batch_size`: a config of that layout)
+is refused only from 0.2.0, so it is an info unless the project runs 0.2.0 or
+later.
 
 ## Why is this bad?
 TorchTitan's ConfigManager turns each TOML table into its dataclass and
 raises "Invalid field names in <class ...>: {'batch_size'}" for any other
-name, before anything else runs (from 0.2.0; 0.1.0 drops the key silently,
-so the setting has no effect: a warning then). A config written for another
-release, or with one typo, does not start. A whole new section is reported only when it
-is a near-miss of a known one (`[paralelism]`): other new sections are what
-a custom config module passed on the command line
-(`--job.custom_config_module`) adds.
+name, before anything else runs (from 0.2.0; 0.1.0 and main before it drop
+the key silently, so the setting has no effect: a warning then). A config
+written for another release, or with one typo, does not start. A whole new
+section is reported only when it is a near-miss of a known one
+(`[paralelism]`): other new sections are what a custom config module passed
+on the command line (`--job.custom_config_module`) adds.
 
 ## Example
 ```toml
@@ -36,25 +43,30 @@ local_batch_size = 8
 ```
 
 ## Source
-torchtitan/config/manager.py:160-171 @ v0.2.2 (`_dict_to_dataclass`); the key
-set is the fields of JobConfig and its nested dataclasses in
+torchtitan/config/manager.py:160-171 @ v0.2.0 and v0.2.2 (`_dict_to_dataclass`
+refuses); torchtitan/config_manager.py:805-818 @ v0.1.0 and :686-699 @ c1c2f55d1
+(drop), :774-800 @ 785c34c99^ (argparse's manager keeps any key, unread). The
+key set is the fields of JobConfig and its nested dataclasses in
 torchtitan/config/job_config.py @ v0.2.0-v0.2.2 and
 torchtitan/config_manager.py @ v0.1.0 (generated into
 batchlint/frameworks/torchtitan_keys.py by tools/generate_torchtitan_keys.py,
-checked against the installed package by tests/test_fw_torchtitan.py); custom
-modules: manager.py:86-116 @ v0.2.2, config_manager.py:734-762 @ v0.1.0 (drops
-unknown names: config_manager.py:805-818).
+checked against the installed package by tests/test_fw_torchtitan.py); main's
+keys before 0.1.0: batchlint/frameworks/torchtitan.py PRE_RELEASE_KEYS. Custom
+modules: manager.py:86-116 @ v0.2.2, config_manager.py:734-762 @ v0.1.0.
 """
 
 import difflib
 from collections.abc import Iterator
 
 from batchlint.document import Mapping
-from batchlint.frameworks.torchtitan import DISTRIBUTION, custom_config_module, keys_from_source
+from batchlint.frameworks.torchtitan import (
+    DISTRIBUTION, PRE_RELEASE_KEYS, custom_config_module, keys_from_source,
+)
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
 from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import in_force, nest
 from batchlint.plan import TrainingPlan
+from batchlint.premise import HOLDS, Premise, judge
 from batchlint.rule import Example, Finding, Rule
 from batchlint.versions import version_key
 
@@ -62,9 +74,23 @@ from batchlint.versions import version_key
 # (torchtitan/config_manager.py:805-818 @ v0.1.0 keeps only the dataclass's fields).
 _REFUSES_FROM: tuple = version_key("0.2.0")  # type: ignore[assignment]  # a version: never None
 
+_NO_TOML = ("0.3.0 reads no TOML (config/manager.py:34-48 @ release/0.3 4f9e9a47d = the PyPI wheel: "
+            "--module/--config registries; such a project's TOML files are no config, torchtitan.py reads_no_toml)")
+REFUSED = Premise(
+    DISTRIBUTION, since="0.2.0", name="refused",
+    source="v0.1.0 torchtitan/config_manager.py:805-818 (before: drops an unknown name); v0.2.0 "
+           "torchtitan/config/manager.py:160-171 (first: raises \"Invalid field names\"); v0.2.2 "
+           "torchtitan/config/manager.py:160-171 (still); " + _NO_TOML)
+UNREAD = Premise(
+    DISTRIBUTION, name="unread",
+    source="0.0.2 (main before 0.1.0): torchtitan/config_manager.py:774-800 @ 785c34c99^ keeps any TOML key "
+           "unread, :686-699 @ c1c2f55d1 drops it; v0.1.0 torchtitan/config_manager.py:805-818 drops it; v0.2.0 "
+           "to v0.2.2 torchtitan/config/manager.py:160-171 refuse the file; " + _NO_TOML)
+
 # Keys renamed between releases: (section, old) -> (new, what changed).
 _RENAMED = {
     ("training", "batch_size"): ("local_batch_size", "renamed in PR #1238"),
+    ("training", "compile"): ("[compile] enable", "moved to the [compile] section in 0.2.0"),
     ("parallelism", "pipeline_parallel_microbatches"): (
         "pipeline_parallel_microbatch_size",
         "replaced by a microbatch size: local_batch_size / the old count",
@@ -82,7 +108,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if force is None:
         return  # a release batchlint has no key set for
     table = nest([k for k in KEY_SETS.table if k in force.keys] + sorted(force.keys - KEY_SETS.union))
-    yield from _walk(doc.root, table, (), table, force)
+    # Release unknown: a range whose every release is 0.2.0 or later still refuses.
+    refused = not force.known and judge(REFUSED, doc.path).outcome == HOLDS
+    yield from _walk(doc.root, table, (), table, (force, refused))
 
 
 def _walk(mapping: Mapping, known: dict, path: tuple, table: dict, force):
@@ -98,7 +126,8 @@ def _walk(mapping: Mapping, known: dict, path: tuple, table: dict, force):
             yield from _walk(node, known[key], path + (key,), table, force)
 
 
-def _unknown(path: tuple, key: str, known: dict, span, table: dict, force):
+def _unknown(path: tuple, key: str, known: dict, span, table: dict, judged):
+    force, refused = judged
     where = f"[{'.'.join(path)}]" if path else "the top level"
     what = "key" if path else "section"
     renamed = _RENAMED.get((".".join(path), key))
@@ -112,14 +141,24 @@ def _unknown(path: tuple, key: str, known: dict, span, table: dict, force):
         fix = f"did you mean {close[0]}?" if close else f"remove it; {where} holds: {', '.join(sorted(known))}"
     release = version_key(force.release) if force.release else None
     if not force.known:
-        return Finding(span=span, fix=fix, message=(
-            f"{force.named} has the {what} {key!r} in {where}: from 0.2.0 on its config manager refuses the "
-            f"file at start-up (0.1.0 drops it silently)"))
+        dotted = ".".join(path + (key,)) if path else key + "."
+        if dotted in PRE_RELEASE_KEYS:
+            # A config of main's layout before 0.1.0, which read it: only 0.2.0 on refuse it.
+            return Finding(span=span, fix=fix, premise="refused", message=(
+                f"{force.named} has the {what} {key!r} in {where}, which only main before 0.1.0 read: from "
+                f"0.2.0 on the config manager refuses the file at start-up (0.1.0 drops it silently)"))
+        if refused:
+            return Finding(span=span, fix=fix, premise="refused", message=(
+                f"{force.named} has the {what} {key!r} in {where}: from 0.2.0 on its config manager refuses the "
+                f"file at start-up"))
+        return Finding(span=span, fix=fix, severity="warning", premise="unread", message=(
+            f"{force.named} has the {what} {key!r} in {where}, nor did main before 0.1.0: from 0.2.0 on the "
+            f"config manager refuses the file at start-up, and older releases drop it silently (no effect)"))
     if release is not None and release < _REFUSES_FROM:
-        return Finding(span=span, fix=fix, severity="warning", message=(
+        return Finding(span=span, fix=fix, severity="warning", premise="unread", message=(
             f"{what} {key!r} is not one {force.named} knows in {where}: its config manager drops it "
             f"silently, so the setting has no effect"))
-    return Finding(span=span, fix=fix, message=(
+    return Finding(span=span, fix=fix, premise="refused", message=(
         f"{what} {key!r} is not one {force.named} knows in {where}: its config manager refuses the file "
         f"at start-up"))
 

@@ -28,14 +28,26 @@ pipeline_parallel_schedule = "Interleaved1F1B"
 ## Source
 torchtitan/distributed/pipeline_parallel.py:55-57 @ v0.2.2 (`pipeline_llm`);
 torch/distributed/pipelining/schedules.py:3620-3645 @ torch 2.13.0
-(`get_schedule_class`).
+(`get_schedule_class`). Every release that reads `[parallelism]` looks the
+name up (see "When it holds"); an older PyPI torch may know fewer names
+(DualPipeV is recent), which only makes the rule miss.
 """
 
 import difflib
 from collections.abc import Iterator
 
+from batchlint.frameworks.torchtitan import model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
+
+PREMISES = model_premises({
+    "0.0.2": "torchtitan/models/llama/pipeline_llama.py:144 @ 785c34c99 (the first to read [parallelism])",
+    "0.1.0": "torchtitan/models/llama3/infra/pipeline.py:142",
+    "0.2.0": "torchtitan/distributed/pipeline_parallel.py:53-55",
+    "0.2.1": "torchtitan/distributed/pipeline_parallel.py:55-57, "
+             "experiments/transformers_modeling_backend/infra/pipeline.py:293-295",
+    "0.2.2": "torchtitan/distributed/pipeline_parallel.py:55-57",
+})
 
 SCHEDULES = (
     "1F1B", "Interleaved1F1B", "GPipe", "LoopedBFS", "InterleavedZeroBubble", "PipelineScheduleSingle",
@@ -52,6 +64,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
     yield Finding(
+        premise=model_window(plan.settings.model_support),
         span=written.span,
         message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()}"
                 " the job fails when it builds the pipeline",
@@ -75,9 +88,10 @@ RULE = Rule(
     summary="TorchTitan: a pipeline_parallel_schedule PyTorch does not know",
     check=check,
     needs=("parallel.pp", "settings.model_support", "settings.pp_schedule"),
+    premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_typo_schedule.toml", _TITAN.format(schedule="Interleaved-1F1B"), flagged=(6,)),
+        Example("titan_typo_schedule.toml", _TITAN.format(schedule="Interleaved-1F1B"), flagged=(6,), severity="error"),
         Example("titan_schedule.toml", _TITAN.format(schedule="interleaved1f1b")),
     ),
 )

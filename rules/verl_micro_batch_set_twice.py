@@ -25,25 +25,38 @@ actor_rollout_ref:
     ppo_micro_batch_size_per_gpu: 8
 ```
 
-A copy of verl inside the project that predates the check (an early copy such
-as SkyThought's or TinyZero's lets the deprecated key win) is judged by its own
-source: without the check, nothing is said.
+The `_per_gpu` keys and the check are new in verl 0.2 (0.1 has only the
+global keys). A copy of verl inside the project that predates the check (an
+early copy such as SkyThought's or TinyZero's lets the deprecated key win) is
+judged by its own source: without the check, nothing is said.
 
 ## Source
-verl/workers/config/actor.py:178-184 @ b178a3c (actor);
-verl/workers/config/critic.py:104-105 and 143-153 (critic);
-verl/utils/config.py:117-168 (rollout `log_prob_micro_batch_size`).
+verl/workers/config/actor.py:199-205 @ 0.9.1 (actor);
+verl/workers/config/critic.py:107-108 and 150-156 (critic);
+verl/utils/config.py:131-182 (rollout `log_prob_micro_batch_size`).
+verl/trainer/ppo/ray_trainer.py:395-425 @ v0.2 (`check_mutually_exclusive`, first).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks import verl
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# The _per_gpu keys are new in 0.2: no earlier release runs a config that writes one.
+RELEASED = Premise(
+    verl.DISTRIBUTION, since="0.2", runs_since="0.2",
+    source="v0.1 verl/trainer/config/ppo_trainer.yaml:23 (ppo_micro_batch_size only, no _per_gpu keys); "
+           "v0.2 verl/trainer/ppo/ray_trainer.py:395-425 (check_mutually_exclusive, first); "
+           "0.9.1 verl/workers/config/actor.py:199-205, critic.py:107-108, verl/utils/config.py:131-182 (still)")
+COPY = verl.copy_premise("micro_set_once")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     if not plan.settings.checks_micro_set_once:
         return  # a copy of verl in the project that predates the check takes the deprecated key
+    premise = COPY if verl.runs_copy(plan.document.path) else RELEASED
     for keys in plan.settings.micro_batch_keys:
         old, new = keys.deprecated, keys.per_gpu
         if keys.role.dynamic is not False or old is None or new is None:
@@ -53,6 +66,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=f"{old.key} ({old.value}, deprecated, global) and {new.key} ({new.value}) are both set: verl refuses to start",
             fix=f"remove {old.key} (or set it to null) and keep {keys.per_gpu_name}",
             related=(Related(f"{keys.per_gpu_name} = {new.value}", new.span),),
+            premise=premise.name,
         )
 
 
@@ -73,9 +87,14 @@ RULE = Rule(
     summary="verl: a deprecated micro batch key set together with its _per_gpu replacement",
     check=check,
     needs=("settings.micro_batch_keys",),
+    premises=(RELEASED, COPY),
     doc=__doc__,
     examples=(
-        Example("both.yaml", _CONFIG.format(old=64), flagged=(6,)),
+        Example("both.yaml", _CONFIG.format(old=64), flagged=(6,), severity="error"),
+        Example("both_pinned.yaml", _CONFIG.format(old=64), flagged=(6,),
+                files=(("requirements.txt", "verl==0.9.1\n"),), severity="error"),
+        # verl 0.1 has no _per_gpu keys: a config that writes one is not one it runs.
+        Example("both_pinned_0_1.yaml", _CONFIG.format(old=64), files=(("requirements.txt", "verl==0.1\n"),)),
         Example("new_only.yaml", _CONFIG.format(old="null")),
         Example(
             "rollout_both.yaml",

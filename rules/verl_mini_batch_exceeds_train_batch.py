@@ -31,20 +31,30 @@ actor_rollout_ref:
     ppo_mini_batch_size: 64
 ```
 
-A copy of verl inside the project that predates the check (TinyZero's and
-its forks') is judged by its own source: without the check, nothing is said.
+verl checks it from 0.3.0.post0 on (0.1 and 0.2 run such a config). A copy of
+verl inside the project that predates the check (TinyZero's and its forks') is
+judged by its own source: without the check, nothing is said.
 
 ## Source
-verl/workers/config/actor.py:200-207 @ b178a3c (`ActorConfig.validate`);
-verl/workers/config/critic.py:114-126 (`CriticConfig.validate`); called from
-verl/utils/config.py:151-152 and 184-186.
+verl/workers/config/actor.py:222-229 @ 0.9.1 (`ActorConfig.validate`);
+verl/workers/config/critic.py:119-129 (`CriticConfig.validate`); called from
+verl/utils/config.py:164-165 and 188-190. verl/trainer/ppo/ray_trainer.py:349-358
+@ v0.3.0.post0 (`_validate_config`, first).
 """
 
 from collections.abc import Iterator
 
 from batchlint.frameworks import verl
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+RELEASED = Premise(
+    verl.DISTRIBUTION, since="0.3.0.post0",
+    source="v0.2.0.post2 verl/trainer/ppo/ray_trainer.py:433-446 (mini % micro only: no such check); "
+           "v0.3.0.post0 verl/trainer/ppo/ray_trainer.py:350, 358 (actor, critic: first); "
+           "0.9.1 verl/workers/config/actor.py:225-229, critic.py:124-129 (still)")
+COPY = verl.copy_premise("mini_within_train")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -70,6 +80,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             ),
             fix=f"set {mini.key} to {batch.value} or a smaller divisor of it, or raise {batch.key} to a multiple of {mini.value}",
             related=(Related(f"{other.key} = {other.value}", other.span),) if other.span else (),
+            premise=COPY.name if verl.runs_copy(plan.document.path) else RELEASED.name,
         )
 
 
@@ -93,9 +104,15 @@ RULE = Rule(
     summary="verl: ppo_mini_batch_size larger than data.train_batch_size",
     check=check,
     frameworks=("verl",),
+    premises=(RELEASED, COPY),
     doc=__doc__,
     examples=(
-        Example("mini_256.yaml", _CONFIG.format(mini=256, critic=64), flagged=(8,)),
+        # No release pinned: 0.1 and 0.2 run it.
+        Example("mini_256.yaml", _CONFIG.format(mini=256, critic=64), flagged=(8,), severity="info"),
+        Example("mini_256_pinned.yaml", _CONFIG.format(mini=256, critic=64), flagged=(8,),
+                files=(("requirements.txt", "verl==0.3.0.post0\n"),), severity="error"),
+        Example("mini_256_pinned_0_2.yaml", _CONFIG.format(mini=256, critic=64),
+                files=(("requirements.txt", "verl==0.2.0.post2\n"),)),
         Example("mini_64.yaml", _CONFIG.format(mini=64, critic=64)),
         # The critic (trained: adv_estimator defaults to gae) has its own mini batch.
         Example("critic_256.yaml", _CONFIG.format(mini=64, critic=256), flagged=(10,)),

@@ -11,9 +11,10 @@ which the floor division silently shrinks. Silent while W is unknown.
 The workers assert the normalised mini-batch is > 0 and a multiple of the
 micro batch, after Ray placed them on their GPUs. A remainder is worse: it is
 dropped without a word, so every optimizer step sees fewer sequences than
-written (and a PPO step is cut into more mini-batches than planned). Upstream
-`examples/rollout_correction/run_with_rollout_corr*.sh` fail the divisibility
-check at launch (32 x 1 // 8 = 4 is no multiple of 8).
+written (and a PPO step is cut into more mini-batches than planned). verl's own
+`examples/rollout_correction/run_with_rollout_corr*.sh`, on its main branch
+after 0.7.1 (b178a3c, legacy workers still the default), failed the
+divisibility check at launch (32 x 1 // 8 = 4 is no multiple of 8).
 
 ## Example
 ```yaml
@@ -33,14 +34,24 @@ actor_rollout_ref:
     ppo_micro_batch_size_per_gpu: 4
 ```
 
+By release: these are verl's legacy FSDP workers (verl/workers/fsdp_workers.py),
+which verl 0.8.0 removed (its engine workers count the mini-batch otherwise): the
+verl checks hold to 0.7.1. The floor is 0.2's on (0.1 does not multiply by n);
+the assertion of a per-GPU mini-batch above 0 is new in 0.3.0.post0, that of a
+multiple of a `ppo_micro_batch_size_per_gpu` as written in 0.4.0 (0.2 and 0.3
+assert it only for a micro batch derived from the deprecated key); the critic's
+mini-batch is multiplied by n from 0.4.0 on. EasyR1's checks are in every tag
+(0.3.0-0.3.2); its `ulysses_size` is new in 0.3.1 (0.3.0 calls it
+`ulysses_sequence_parallel_size` and rounds `global_batch_size // W x sp`).
+
 ## Source
-verl/workers/fsdp_workers.py:240-262 @ b178a3c (actor normalisation and
-asserts), 1231-1252 (critic); the legacy FSDP workers are the default
-(verl/trainer/main_ppo.py:128-170, `use_legacy_worker_impl: auto`).
+verl/workers/fsdp_workers.py:249-266 @ 0.7.1 (actor normalisation and
+asserts), 1338-1355 (critic); the legacy FSDP workers are the default
+(verl/trainer/main_ppo.py:128-170 @ 0.7.1, `use_legacy_worker_impl: auto`).
 EasyR1 (a fork of verl) normalises its `worker.actor.global_batch_size` and
 `worker.critic.global_batch_size` the same way, with `ulysses_size` and
-`micro_batch_size_per_device_for_update`: EasyR1 verl/workers/fsdp_workers.py:142-151
-@ b44b311 ("global batch size * ulysses size must be larger than num gpus",
+`micro_batch_size_per_device_for_update`: EasyR1 verl/workers/fsdp_workers.py:132-141
+@ v0.3.2 ("global batch size * ulysses size must be larger than num gpus",
 "global batch size per device must be divisible by the micro batch size").
 """
 
@@ -48,8 +59,38 @@ from collections.abc import Iterator
 from math import gcd
 
 from batchlint.frameworks import verl
+from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
+
+_LEGACY_GONE = "0.8.0 has no verl/workers/fsdp_workers.py (engine workers only)"
+ZERO = Premise(
+    verl.DISTRIBUTION, since="0.3.0.post0", until="0.7.1", name="verl zero", frameworks=("verl",),
+    source="v0.2.0.post2 verl/workers/fsdp_workers.py:121-122 (normalised, no > 0 assertion); v0.3.0.post0 "
+           f"verl/workers/fsdp_workers.py:119 (first); 0.7.1 verl/workers/fsdp_workers.py:251-254 (last); {_LEGACY_GONE}")
+MICRO = Premise(
+    verl.DISTRIBUTION, since="0.4.0", until="0.7.1", name="verl micro", frameworks=("verl",),
+    source="v0.3.0.post1 verl/workers/fsdp_workers.py:120-128 (asserted only for the deprecated key); v0.4.0 "
+           f"verl/workers/fsdp_workers.py:152-154 (first); 0.7.1 verl/workers/fsdp_workers.py:262-266 (last); {_LEGACY_GONE}")
+FLOOR = Premise(
+    verl.DISTRIBUTION, since="0.2", until="0.7.1", name="verl floor", frameworks=("verl",),
+    source="v0.1 verl/trainer/ppo/workers/fsdp_workers.py:84 (mini //= dp, no x n); v0.2 verl/workers/fsdp_workers.py:121-122 "
+           f"(x n // dp, first); 0.7.1 verl/workers/fsdp_workers.py:249-250 (last); {_LEGACY_GONE}")
+CRITIC = Premise(
+    verl.DISTRIBUTION, since="0.4.0", until="0.7.1", name="verl critic", frameworks=("verl",),
+    source="v0.3.0.post1 verl/workers/fsdp_workers.py:647 (critic mini // dp, no x n); v0.4.0 "
+           f"verl/workers/fsdp_workers.py:800-812 (first); 0.7.1 verl/workers/fsdp_workers.py:1338-1355 (last); {_LEGACY_GONE}")
+EASYR1_CHECKS = Premise(
+    EASYR1, since="0.3.0", name="EasyR1", frameworks=("easyr1",),
+    source="EasyR1 before v0.3.0: the checks land 2025-03-14 (178d460) and 2025-03-27 (e0cedd7); v0.3.0 "
+           "verl/workers/fsdp_workers.py:128-139 (first tag); v0.3.2 verl/workers/fsdp_workers.py:132-141 (still; "
+           "b44b311 :142-151)")
+EASYR1_ULYSSES = Premise(
+    EASYR1, since="0.3.1", runs_since="0.3.1", name="EasyR1 ulysses", frameworks=("easyr1",),
+    source="v0.3.0 verl/workers/actor/config.py:87 (ulysses_sequence_parallel_size; fsdp_workers.py:132-134 "
+           "global_batch_size // W x sp); v0.3.1 verl/workers/actor/config.py:99 (ulysses_size, first), "
+           "fsdp_workers.py:136-138; v0.3.2 verl/workers/fsdp_workers.py:136 (// (W // ulysses_size), still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -59,12 +100,21 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
     for role in roles:
-        finding = _check_role(role, world, settings.label)
+        finding = _check_role(role, world, settings.label, plan.framework)
         if finding is not None:
             yield finding
 
 
-def _check_role(role, world, label):
+def _premise(framework, role, sp, severity, zero):
+    """The premise a finding rests on: EasyR1's (with Ulysses, from 0.3.1), or the verl check it reports."""
+    if framework == "easyr1":
+        return EASYR1_ULYSSES if sp.value > 1 else EASYR1_CHECKS
+    if role.name == "critic":
+        return CRITIC
+    return FLOOR if severity == "warning" else ZERO if zero else MICRO
+
+
+def _check_role(role, world, label, framework):
     mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
     if not role.fsdp or not all(f is not None and f.known and f.value > 0 for f in (mini, n, sp)):
         return None
@@ -108,7 +158,9 @@ def _check_role(role, world, label):
         if at_fault is None:
             return None
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span and f is not at_fault)
-    return Finding(span=at_fault.span, message=message, fix=fix, severity=severity, related=related)
+    premise = _premise(framework, role, sp, severity, per_gpu == 0)
+    return Finding(span=at_fault.span, message=message, fix=fix, severity=severity, related=related,
+                   premise=premise.name)
 
 
 def _multiple(sequences: int, n: int) -> int:
@@ -149,6 +201,10 @@ trainer:
   n_gpus_per_node: 8
 """
 
+_VERL_0_7 = (("requirements.txt", "verl==0.7.1\n"),)
+# An EasyR1 checkout or fork: its verl/__init__.py says the release.
+_EASYR1_0_3_2 = (("verl/__init__.py", '__version__ = "0.3.2"\n'),)
+
 RULE = Rule(
     code="BL142",
     name="verl-mini-batch-per-gpu",
@@ -156,20 +212,33 @@ RULE = Rule(
     summary="verl: a per-GPU PPO mini-batch that is 0, not a multiple of the micro batch, or floored",
     check=check,
     frameworks=("verl", "easyr1"),
+    premises=(ZERO, MICRO, FLOOR, CRITIC, EASYR1_CHECKS, EASYR1_ULYSSES),
     doc=__doc__,
     examples=(
         # The rollout-correction examples: 32 x 1 // 8 = 4, not a multiple of 8.
-        Example("rollout_corr.yaml", _CONFIG.format(mini=32, micro=8), flagged=(9,)),
-        Example("rollout_corr_fixed.yaml", _CONFIG.format(mini=32, micro=4)),
+        Example("rollout_corr.yaml", _CONFIG.format(mini=32, micro=8), flagged=(9,), files=_VERL_0_7, severity="error"),
+        Example("rollout_corr_fixed.yaml", _CONFIG.format(mini=32, micro=4), files=_VERL_0_7),
+        # 0.3 asserts it only for a micro batch derived from the deprecated key; 0.8.0 has no such workers;
+        # with no release pinned, neither is ruled out.
+        Example("rollout_corr_0_3.yaml", _CONFIG.format(mini=32, micro=8), files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
+        Example("rollout_corr_0_8.yaml", _CONFIG.format(mini=32, micro=8), files=(("requirements.txt", "verl==0.8.0\n"),)),
+        Example("rollout_corr_unpinned.yaml", _CONFIG.format(mini=32, micro=8)),
         # 4 x 1 // 8 = 0.
-        Example("mini_4.yaml", _CONFIG.format(mini=4, micro=1), flagged=(8,)),
+        Example("mini_4.yaml", _CONFIG.format(mini=4, micro=1), flagged=(8,), files=_VERL_0_7, severity="error"),
+        Example("mini_4_0_2.yaml", _CONFIG.format(mini=4, micro=1), files=(("requirements.txt", "verl==0.2.0.post2\n"),)),
         # 36 // 8 = 4 (a multiple of 2), but 4 sequences per step are silently dropped.
-        Example("mini_36.yaml", _CONFIG.format(mini=36, micro=2), flagged=(8,)),
+        Example("mini_36.yaml", _CONFIG.format(mini=36, micro=2), flagged=(8,), files=_VERL_0_7, severity="warning"),
+        Example("mini_36_0_9.yaml", _CONFIG.format(mini=36, micro=2), files=(("requirements.txt", "verl==0.9.1\n"),)),
         # On 6 GPUs 36 // 6 = 6 exactly.
-        Example("mini_36_w6.yaml", _CONFIG.format(mini=36, micro=2), world_size=6),
+        Example("mini_36_w6.yaml", _CONFIG.format(mini=36, micro=2), world_size=6, files=_VERL_0_7),
         # Unknown world size: nothing to say.
-        Example("mini_unknown_w.yaml", _CONFIG.format(mini=32, micro=8).replace("  n_gpus_per_node: 8\n", "")),
-        Example("easyr1_micro_4.yaml", _EASYR1.format(micro=4), flagged=(6,)),
-        Example("easyr1_micro_2.yaml", _EASYR1.format(micro=2)),
+        Example("mini_unknown_w.yaml", _CONFIG.format(mini=32, micro=8).replace("  n_gpus_per_node: 8\n", ""),
+                files=_VERL_0_7),
+        # EasyR1: its checks are in every tag; a fork from before v0.3.0 may predate them.
+        Example("easyr1_micro_4.yaml", _EASYR1.format(micro=4), flagged=(6,), files=_EASYR1_0_3_2, severity="error"),
+        Example("easyr1_micro_4_unpinned.yaml", _EASYR1.format(micro=4), flagged=(6,), severity="info"),
+        Example("easyr1_micro_4_early.yaml", _EASYR1.format(micro=4),
+                files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
+        Example("easyr1_micro_2.yaml", _EASYR1.format(micro=2), files=_EASYR1_0_3_2),
     ),
 )

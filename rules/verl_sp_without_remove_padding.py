@@ -34,18 +34,44 @@ actor_rollout_ref:
     ulysses_sequence_parallel_size: 2
 ```
 
+By release: Ulysses and the checks are new in verl 0.2. The actor's check
+holds to the newest release; the critic's, in its config, to 0.7.1 (0.8.0 reads
+a critic's sp from `critic.fsdp`, the old key is deprecated, and remove padding
+defaults to true); the SFT trainer's, to 0.7.0 (0.7.1 replaced
+fsdp_sft_trainer.py and its top-level keys with the engine-based sft_trainer.py).
+
 ## Source
-verl/workers/config/actor.py:300-308 @ b178a3c (FSDP actor);
-verl/workers/config/critic.py:202-211 (FSDP critic); defaults
+verl/workers/config/actor.py:331-341 @ 0.9.1 (FSDP actor);
+verl/workers/config/critic.py:204-211 @ 0.7.1 (FSDP critic); defaults
 verl/trainer/config/model/hf_model.yaml:40 (true) and critic/dp_critic.yaml
-(false); verl/trainer/fsdp_sft_trainer.py:231-232 (SFT).
+(false, @ 0.7.1); verl/trainer/fsdp_sft_trainer.py:232 @ v0.7.0 (SFT);
+verl/trainer/ppo/ray_trainer.py:448-458 and fsdp_sft_trainer.py:198 @ v0.2 (first).
 """
 
 from collections.abc import Iterator
 
 from batchlint.frameworks import verl
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# ulysses_sequence_parallel_size is new in 0.2 (PPO and SFT): no earlier release runs a config that sets it.
+ACTOR = Premise(
+    verl.DISTRIBUTION, since="0.2", runs_since="0.2", name="actor",
+    source="v0.1 verl/trainer/config/ppo_trainer.yaml (no ulysses_sequence_parallel_size); v0.2 "
+           "verl/trainer/ppo/ray_trainer.py:448-453 (first); 0.9.1 verl/workers/config/actor.py:331-341 (still)")
+CRITIC = Premise(
+    verl.DISTRIBUTION, since="0.2", until="0.7.1", runs_since="0.2", name="critic",
+    source="v0.2 verl/trainer/ppo/ray_trainer.py:455-458 (first); 0.7.1 verl/workers/config/critic.py:204-211 (last); "
+           "0.8.0 verl/workers/config/critic.py:194-207 (critic.ulysses_sequence_parallel_size deprecated, "
+           "critic.model.use_remove_padding defaults to true)")
+SFT = Premise(
+    verl.DISTRIBUTION, since="0.2", until="0.7.0", runs_since="0.2", name="sft",
+    source="v0.1 verl/trainer/config/sft_trainer.yaml (no ulysses_sequence_parallel_size); v0.2 "
+           "verl/trainer/fsdp_sft_trainer.py:198 (first); v0.7.0 verl/trainer/fsdp_sft_trainer.py:232 (last); "
+           "0.7.1 has no fsdp_sft_trainer.py (verl/trainer/sft_trainer.py reads model.use_remove_padding)")
+COPY = verl.copy_premise("sp_remove_padding")
+SFT_COPY = verl.copy_premise("sft_sp_remove_padding", name="sft copy")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -53,17 +79,20 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if settings is not None:
         if not settings.checks_sp_remove_padding:  # an early copy of verl: it starts, and says nothing
             return
+        copy = verl.runs_copy(plan.document.path)
         roles = [settings.actor] + ([settings.critic] if settings.critic else [])
         for role in roles:
             if role.fsdp:
-                yield from _check(role.sp, role.remove_padding, role.name)
+                premise = COPY if copy else ACTOR if role.name == "actor" else CRITIC
+                yield from _check(role.sp, role.remove_padding, role.name, premise)
         return
     padding = verl.sft_remove_padding(plan)
     if padding is not None:
-        yield from _check(plan.parallel.get("sp"), padding, "SFT trainer")
+        premise = SFT_COPY if verl.runs_copy(plan.document.path) else SFT
+        yield from _check(plan.parallel.get("sp"), padding, "SFT trainer", premise)
 
 
-def _check(sp, padding, who):
+def _check(sp, padding, who, premise):
     if sp is None or not sp.known or sp.value <= 1 or padding.value is not False:
         return
     at_fault = padding if padding.span is not None else sp
@@ -77,6 +106,7 @@ def _check(sp, padding, who):
         ),
         fix=f"set {padding.key}: true, or {sp.key}: 1",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (sp, padding) if f.span and f is not at_fault),
+        premise=premise.name,
     )
 
 
@@ -89,6 +119,16 @@ actor_rollout_ref:
     use_remove_padding: {padding}
   actor:
     ulysses_sequence_parallel_size: 2
+"""
+
+_CRITIC = """\
+defaults:
+  - ppo_trainer
+actor_rollout_ref:
+  rollout:
+    n: 1
+critic:
+  ulysses_sequence_parallel_size: 2
 """
 
 _SFT = """\
@@ -108,23 +148,24 @@ RULE = Rule(
     summary="verl: Ulysses sequence parallelism without use_remove_padding",
     check=check,
     frameworks=("verl",),
+    premises=(ACTOR, CRITIC, SFT, COPY, SFT_COPY),
     doc=__doc__,
     examples=(
-        Example("actor_sp_padded.yaml", _PPO.format(padding="false"), flagged=(6,)),
+        Example("actor_sp_padded.yaml", _PPO.format(padding="false"), flagged=(6,), severity="error"),
         Example("actor_sp_unpadded.yaml", _PPO.format(padding="true")),
-        # The critic's remove-padding defaults to false (critic/dp_critic.yaml).
-        Example(
-            "critic_sp.yaml",
-            "defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  rollout:\n    n: 1\ncritic:\n"
-            "  ulysses_sequence_parallel_size: 2\n",
-            flagged=(7,),
-        ),
-        Example(
-            "critic_sp_unpadded.yaml",
-            "defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  rollout:\n    n: 1\ncritic:\n"
-            "  ulysses_sequence_parallel_size: 2\n  model:\n    use_remove_padding: true\n",
-        ),
-        Example("sft_sp_padded.yaml", _SFT.format(padding="False"), flagged=(7,)),
-        Example("sft_sp_unpadded.yaml", _SFT.format(padding="True")),
+        # verl 0.1 has no Ulysses: a config that sets it is not one it runs.
+        Example("actor_sp_padded_0_1.yaml", _PPO.format(padding="false"), files=(("requirements.txt", "verl==0.1\n"),)),
+        # The critic's remove-padding defaults to false (critic/dp_critic.yaml, to 0.7.1).
+        Example("critic_sp.yaml", _CRITIC, flagged=(7,), files=(("requirements.txt", "verl==0.7.1\n"),), severity="error"),
+        # 0.8.0 reads the critic's sp from critic.fsdp and pads nothing by default.
+        Example("critic_sp_0_8.yaml", _CRITIC, files=(("requirements.txt", "verl==0.8.0\n"),)),
+        Example("critic_sp_unpinned.yaml", _CRITIC),
+        Example("critic_sp_unpadded.yaml", _CRITIC + "  model:\n    use_remove_padding: true\n",
+                files=(("requirements.txt", "verl==0.7.1\n"),)),
+        Example("sft_sp_padded.yaml", _SFT.format(padding="False"), flagged=(7,),
+                files=(("requirements.txt", "verl==0.7.0\n"),), severity="error"),
+        # 0.7.1 replaced fsdp_sft_trainer.py and its top-level keys.
+        Example("sft_sp_padded_0_7_1.yaml", _SFT.format(padding="False"), files=(("requirements.txt", "verl==0.7.1\n"),)),
+        Example("sft_sp_unpadded.yaml", _SFT.format(padding="True"), files=(("requirements.txt", "verl==0.7.0\n"),)),
     ),
 )

@@ -31,15 +31,19 @@ data:
   train_batch_size: 96
 ```
 
-An early copy of verl in the project (TinyZero's and its forks') has no such
-check: there an FSDP job fails at its first step instead, when the prompts are
-split over the W ranks (train_batch_size x n not divisible by W means
-train_batch_size is not either), and a Megatron one is not judged.
+By release: verl 0.1 has no such check; 0.2 and 0.3 assert divisibility by W
+for every actor; from 0.4.0 a Megatron actor's divisor is dp x its micro batch
+(judged from 0.4.0 on only). An early copy of verl in the project (TinyZero's
+and its forks') has no such check: there an FSDP job fails at its first step
+instead, when the prompts are split over the W ranks (train_batch_size x n
+not divisible by W means train_batch_size is not either), and a Megatron one
+is not judged.
 
 ## Source
-verl/utils/config.py:86-113 @ b178a3c (`validate_config`: n_gpus, Megatron
-minimal_bsz, the assertion); verl/trainer/main_ppo.py:199-205 (resource pool
-= n_gpus_per_node x nnodes). Early copies: single_controller/base/decorator.py
+verl/utils/config.py:98-127 @ 0.9.1 (`validate_config`: n_gpus, Megatron
+minimal_bsz, the assertion); verl/trainer/ppo/ray_trainer.py:417-432 @ v0.4.0;
+ray_trainer.py:383-391 @ v0.2 (`% n_gpus`); verl/trainer/main_ppo.py (resource
+pool = n_gpus_per_node x nnodes). Early copies: single_controller/base/decorator.py
 `_split_args_kwargs_data_proto` chunks `generate_sequences`' prompts by the
 worker group's world size, and protocol.py `DataProto.chunk` asserts an even split.
 """
@@ -49,7 +53,20 @@ from math import gcd
 
 from batchlint.frameworks import verl
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+FSDP = Premise(
+    verl.DISTRIBUTION, since="0.2", name="fsdp",
+    source="v0.1 verl/trainer/ppo/ray_trainer.py (no _validate_config: no check); v0.2 verl/trainer/ppo/ray_trainer.py:390 "
+           "(real_train_batch_size % n_gpus, first); v0.4.0 ray_trainer.py:432 (% minimal_bsz = n_gpus); "
+           "0.9.1 verl/utils/config.py:120-127 (still)")
+MEGATRON = Premise(
+    verl.DISTRIBUTION, since="0.4.0", name="megatron",
+    source="v0.3.0.post1 verl/trainer/ppo/ray_trainer.py:303 (% n_gpus: no dp x micro batch); v0.4.0 "
+           "verl/trainer/ppo/ray_trainer.py:421-432 (minimal_bsz = megatron_dp x ppo_micro_batch_size_per_gpu, first); "
+           "0.9.1 verl/utils/config.py:104-127 (still)")
+COPY = verl.copy_premise("train_batch_divisible")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -77,11 +94,13 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     fails = ("verl's validate_config refuses to start" if settings.checks_train_batch_divisible else
              f"this copy of verl makes no start-up check of it, and its first step fails when the "
              f"{batch.value} prompts are split over the {world.value} ranks (DataProto.chunk: 'only support equal chunk')")
+    premise = COPY if verl.runs_copy(plan.document.path) else FSDP if settings.actor.fsdp else MEGATRON
     yield Finding(
         span=span,
         message=f"{batch.describe()} x {n.describe()} = {sequences} sequences per step is not divisible by {described}: {fails}",
         fix=f"set {batch.key} to a multiple of {step} ({options}), or run on a GPU count that divides {sequences}",
         related=related,
+        premise=premise.name,
     )
 
 
@@ -149,16 +168,26 @@ RULE = Rule(
     summary="verl: train_batch_size x rollout.n not divisible over the GPUs",
     check=check,
     frameworks=("verl",),
+    premises=(FSDP, MEGATRON, COPY),
     doc=__doc__,
     examples=(
-        Example("grpo_100.yaml", _CONFIG.format(batch=100, n=1), flagged=(8,)),
+        # No release pinned: verl 0.1 makes no such check.
+        Example("grpo_100.yaml", _CONFIG.format(batch=100, n=1), flagged=(8,), severity="info"),
+        Example("grpo_100_pinned.yaml", _CONFIG.format(batch=100, n=1), flagged=(8,),
+                files=(("requirements.txt", "verl==0.2\n"),), severity="error"),
+        Example("grpo_100_pinned_0_1.yaml", _CONFIG.format(batch=100, n=1), files=(("requirements.txt", "verl==0.1\n"),)),
         Example("grpo_96.yaml", _CONFIG.format(batch=96, n=1)),
         # 100 x 2 = 200 is a multiple of 8: the group size makes it fit.
         Example("grpo_100_n2.yaml", _CONFIG.format(batch=100, n=2)),
         # The user's W wins over the file's 8: 96 over 64 GPUs.
-        Example("grpo_96_w64.yaml", _CONFIG.format(batch=96, n=1), flagged=(8,), world_size=64),
-        # Megatron: dp = 8 / tp 2 = 4, x micro 4 = 16 does not divide 40.
-        Example("megatron_40.yaml", _MEGATRON.format(batch=40), flagged=(5,)),
+        Example("grpo_96_w64.yaml", _CONFIG.format(batch=96, n=1), flagged=(8,), world_size=64,
+                files=(("requirements.txt", "verl==0.9.1\n"),), severity="error"),
+        # Megatron: dp = 8 / tp 2 = 4, x micro 4 = 16 does not divide 40 (from 0.4.0; 0.3 divides by W, 8).
+        Example("megatron_40.yaml", _MEGATRON.format(batch=40), flagged=(5,), severity="info"),
+        Example("megatron_40_pinned.yaml", _MEGATRON.format(batch=40), flagged=(5,),
+                files=(("requirements.txt", "verl==0.4.0\n"),), severity="error"),
+        Example("megatron_40_pinned_0_3.yaml", _MEGATRON.format(batch=40),
+                files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
         Example("megatron_48.yaml", _MEGATRON.format(batch=48)),
     ),
 )

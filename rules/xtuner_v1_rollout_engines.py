@@ -9,9 +9,9 @@ the trainer's `resources.num_workers` (colocated, or the W you give: `rl.py
 
 An info, not an error: no XTuner release has this layout or this check yet.
 Both came to xtuner main after v1.0.1 (RLColocateTrainerConfig: f67875de9,
-2026-05-15, the day v1.0.1 was tagged from the commit before it); v1.0.1's RL
-trainer is RLTrainerConfig with xtuner/v1/ray/rollout/, which this rule does
-not read and which raises no such error.
+2026-05-15, hours after the v1.0.1 commit, in no tag); v1.0.1's RL trainer is
+RLTrainerConfig with xtuner/v1/ray/rollout/, which this rule does not read and
+which raises no such error.
 
 ## Why is this bad?
 The rollout controller cuts its workers into engines of that many GPUs and

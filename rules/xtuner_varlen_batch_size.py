@@ -40,8 +40,7 @@ xtuner/tools/train.py:80-85.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import VARLEN
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER, VARLEN
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

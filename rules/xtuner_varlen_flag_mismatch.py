@@ -38,8 +38,7 @@ collate_fns/defalut_collate_fn.py:32); before it none exists.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import VARLEN
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER, VARLEN
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -129,6 +129,20 @@ def test_keys_accelerate_refuses_beside_a_deepspeed_file(tmp_path, lint, extra, 
     assert [d.code for d in result.diagnostics] == (["BL122"] if flagged else [])
 
 
+@pytest.mark.parametrize("requirement, severity", [
+    ("accelerate>=0.16\n", "error"),  # every release it admits refuses the keys
+    ("accelerate==0.15.0\n", None),  # no check yet: the keys are ignored without a word
+    (None, "info"),  # no release named: only 0.16 and later refuse
+])
+def test_keys_beside_the_file_are_refused_from_accelerate_0_16(tmp_path, lint, requirement, severity):
+    write(tmp_path, "ds.json", json.dumps({"zero_optimization": {"stage": 3}}) + "\n")
+    if requirement is not None:
+        write(tmp_path, "requirements.txt", requirement)
+    text = WITH_FILE.replace("  zero3_init_flag: true\n", "  zero3_init_flag: true\n  zero_stage: 3\n")
+    assert [(d.code, d.severity) for d in lint("acc.yaml", text).diagnostics] == (
+        [("BL122", severity)] if severity else [])
+
+
 def test_the_examples():
     result = run("check", "--format", "json", "examples/accelerate")
     found = [(d["code"], d["path"], d["line"]) for d in json.loads(result.stdout)]

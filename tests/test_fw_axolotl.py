@@ -46,11 +46,34 @@ def test_accumulation_written_as_null_is_derived_by_floor(lint):
 
 
 def test_batch_keys_the_validator_refuses(lint):
-    assert codes(lint("one.yaml", BASE + "micro_batch_size: 2\n")) == ["BL150"]
-    assert codes(lint("none.yaml", BASE + "sequence_len: 2048\n")) == ["BL150"]
     both = lint("both.yaml", BASE + "gradient_accumulation_steps: 2\nbatch_size: 8\n")
     assert codes(both) == ["BL150"] and both.diagnostics[0].span.line == 3
+    assert [(d.code, d.severity) for d in lint("alone.yaml", BASE + "batch_size: 8\n").diagnostics] == [("BL150", "error")]
     assert codes(lint("ok.yaml", BASE + "micro_batch_size: 2\ngradient_accumulation_steps: 2\n")) == []
+
+
+@pytest.mark.parametrize("pin,flagged", [("axolotl==0.18.0", True), ("axolotl==0.19.0", False), (None, False)])
+def test_one_batch_key_is_refused_up_to_0_18(tmp_path, lint, pin, flagged):
+    """0.19.0 takes micro_batch_size or gradient_accumulation_steps alone (or none: both default to 1);
+    0.5.0-0.18.0 refuse fewer than two keys (validation.py:218-226 @ v0.18.0)."""
+    if pin:
+        (tmp_path / "requirements.txt").write_text(pin + "\n")
+    for name, text in (("one.yaml", BASE + "micro_batch_size: 2\n"), ("none.yaml", BASE + "sequence_len: 2048\n")):
+        assert codes(lint(name, text)) == (["BL150"] if flagged else []), (pin, name)
+
+
+@pytest.mark.parametrize("version,severity", [("0.12.2", "warning"), ("0.4.0", None)])
+def test_a_copy_of_axolotl_says_its_release(tmp_path, lint, version, severity):
+    """A copy of axolotl's package in the project (axolotl/__init__.py's __version__, 0.6.0-0.13.1) is the
+    release in force; a git pin of a tag before the first PyPI release is a release too. BL151's default
+    accumulation holds from 0.5.0."""
+    if version == "0.4.0":
+        (tmp_path / "requirements.txt").write_text("axolotl @ git+https://github.com/axolotl-ai-cloud/axolotl@v0.4.0\n")
+    else:
+        (tmp_path / "axolotl").mkdir()
+        (tmp_path / "axolotl" / "__init__.py").write_text(f'__version__ = "{version}"\n')
+    found = [(d.code, d.severity) for d in lint("bs.yaml", BASE + "micro_batch_size: 1\nbatch_size: 4\n").diagnostics]
+    assert found == ([("BL151", severity)] if severity else [])
 
 
 def test_data_parallel_divides_by_context_and_tensor_parallel(lint):

@@ -4,6 +4,10 @@ tests/differential/test_deepspeed_batch.py has DeepSpeed itself judge BL1xx, BL5
 
 import json
 
+import pytest
+
+from conftest import write
+
 
 def codes(result):
     return sorted(d.code for d in result.diagnostics)
@@ -132,3 +136,32 @@ def test_a_linked_config_gives_the_adapters_facts_and_is_read_only_for_bl120(tmp
         values = linked.deepspeed_config(read(config, handle.read(), "yaml")).settings.trainer_values
     assert (values.train_micro_batch_size_per_gpu.value, values.gradient_accumulation_steps.value) == (2, "auto")
     assert (values.fp16_enabled.key, values.fp16_enabled.value, values.bf16_enabled) == ("fp16.enabled", False, None)
+
+
+# -- which DeepSpeed release the project runs (lint/premise.py) ------------------------------------
+
+@pytest.mark.parametrize("version, severity", [
+    ("0.6.0", "error"),  # "bf16" is read (and refused beside fp16) from 0.6.0 on
+    ("0.5.10", None),  # only "bfloat16" is read: the "bf16" section is ignored
+])
+def test_a_copy_of_deepspeed_in_the_project_decides_bf16(lint, tmp_path, version, severity):
+    (tmp_path / ".git").mkdir()  # the project's top, where DeepSpeed's repository is checked in
+    write(tmp_path, "deepspeed/__init__.py", "")
+    write(tmp_path, "version.txt", version + "\n")
+    result = lint("configs/ds.json", ds(fp16={"enabled": True}, bf16={"enabled": True}))
+    assert [d.severity for d in result.diagnostics] == ([severity] if severity else [])
+
+
+def test_the_bfloat16_spelling_is_refused_from_0_5_5(lint, tmp_path):
+    write(tmp_path, "requirements.txt", "deepspeed>=0.5.5,<0.6\n")
+    [finding] = lint("ds.json", ds(fp16={"enabled": True}, bfloat16={"enabled": True})).diagnostics
+    assert (finding.code, finding.severity) == ("BL501", "error")
+
+
+@pytest.mark.parametrize("pin", ["deepspeed==0.3.1\n", "deepspeed==0.19.8\n"])
+def test_duplicates_and_ignored_offload_hold_in_every_release(lint, tmp_path, pin):
+    write(tmp_path, "requirements.txt", pin)
+    text = '{\n  "train_batch_size": 8,\n  "train_batch_size": 8,\n' \
+           '  "zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}\n}\n'
+    assert [(d.code, d.severity) for d in lint("ds.json", text).diagnostics] == [
+        ("BL520", "warning"), ("BL521", "warning")]

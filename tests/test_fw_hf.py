@@ -472,3 +472,22 @@ def test_generation_batch_agrees_with_grpo_config(tmp_path):
         text = "model_name_or_path: m\n" + _yaml(values)
         found = any(d.code == "BL170" for d in lint_text(tmp_path, f"g{n}.yaml", text, world_size=world).diagnostics)
         assert found == refused, (values, world, refused, found)
+
+
+# -- which transformers release the project runs (lint/premise.py) ---------------------------------
+
+LOAD_BEST = "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\n{eval}save_steps: 500\n"
+
+
+@pytest.mark.parametrize("requirement, written, severity", [
+    ("transformers>=4.41,<5\n", True, "error"),
+    ("transformers>=4.30,<4.41\n", True, None),  # eval_strategy is no key of theirs: refused for another reason
+    ("transformers>=4.30,<4.41\n", False, "error"),  # the default eval strategy: checked from 4.9 on
+    ("transformers>=4.30\n", True, "info"),  # 4.30-4.40 are admitted too
+    ("transformers==4.8.2\n", False, None),  # no check yet
+])
+def test_load_best_is_judged_by_the_transformers_release(tmp_path, requirement, written, severity):
+    write(tmp_path, "requirements.txt", requirement)
+    text = LOAD_BEST.format(eval="eval_strategy: epoch\n" if written else "")
+    found = [(d.code, d.severity) for d in lint_text(tmp_path, "train.yaml", text).diagnostics]
+    assert found == ([("BL522", severity)] if severity else [])

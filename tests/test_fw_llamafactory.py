@@ -66,6 +66,20 @@ def test_v1_dp_is_world_over_cp_or_written(lint):
     assert plan_of(V1.format(extra="cp_size: 2\n"), world_size=1).layout == ()
 
 
+def test_v1_of_0_9_5_reads_the_degrees_in_dist_config(tmp_path, lint):
+    """0.9.5 takes cp_size/dp_size inside dist_config (v1/accelerator/interface.py:138-146 @ v0.9.5); main
+    after it at the top level, which wins when both are written."""
+    released = V1.format(extra="").replace("  name: fsdp2\n", "  name: fsdp2\n  cp_mode: ulysses\n  cp_size: 2\n")
+    plan = plan_of(released, world_size=8)
+    assert plan.parallel["cp"].key == "dist_config.cp_size" and plan.data_parallel.value == 4
+    assert plan_of(released + "cp_size: 4\n", world_size=8).data_parallel.value == 2
+    # BL251 checks the released layout only: an error where 0.9.5 is pinned, nothing where 0.9.4 is.
+    (tmp_path / "requirements.txt").write_text("llamafactory==0.9.5\n")
+    assert [(d.code, d.severity) for d in lint("cp.yaml", released, world_size=8).diagnostics] == [("BL251", "error")]
+    (tmp_path / "requirements.txt").write_text("llamafactory==0.9.4\n")
+    assert lint("cp.yaml", released, world_size=8).diagnostics == []
+
+
 def test_other_yaml_with_a_micro_batch_is_not_v1(lint):
     assert plan_of("model: Qwen/Qwen3-0.6B\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\n") is None
     swift_megatron = "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 1\nglobal_batch_size: 16\n"

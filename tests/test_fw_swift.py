@@ -58,6 +58,27 @@ def test_packing_without_flash_attention(lint):
     assert lint("p.yaml", text + "attn_impl: flash_attention_2\n").diagnostics == []
 
 
+@pytest.mark.parametrize("version,severity", [("4.5.2", "error"), ("3.6.4", None)])
+def test_a_copy_of_ms_swift_says_its_release(tmp_path, lint, version, severity):
+    """A copy of ms-swift in the project (swift/version.py) is the release in force: lazy_tokenize with
+    packing is refused from 3.7.0 (BL357), silently taken by 3.6.4."""
+    (tmp_path / "swift").mkdir()
+    (tmp_path / "swift" / "__init__.py").write_text("")
+    (tmp_path / "swift" / "version.py").write_text(f"__version__ = '{version}'\n")
+    text = ("model: Qwen/Qwen2.5-VL-7B-Instruct\ntuner_type: lora\nattn_impl: flash_attn\npacking: true\n"
+            "lazy_tokenize: true\nper_device_train_batch_size: 1\n")
+    found = [(d.code, d.severity) for d in lint("lazy.yaml", text).diagnostics]
+    assert found == ([("BL357", severity)] if severity else [])
+
+
+def test_ms_swift_releases_are_pypi_s_oldest_first():
+    from batchlint.frameworks.swift import FRAMEWORK, MS_SWIFT
+    from batchlint.versions import version_key
+
+    assert FRAMEWORK.distribution is MS_SWIFT and MS_SWIFT.releases[0] == "1.0.0" and MS_SWIFT.releases[-1] == "4.6.0"
+    assert [version_key(v) for v in MS_SWIFT.releases] == sorted(version_key(v) for v in MS_SWIFT.releases)
+
+
 # -- Megatron ----------------------------------------------------------------------------------
 
 def test_megatron_global_batch_against_dp(lint):

@@ -10,6 +10,8 @@ from batchlint.config import Settings
 from batchlint.engine import Options, lint_file
 from batchlint.rules import RULES
 
+from conftest import lint_text
+
 V01_RULES = {"BL101", "BL130", "BL201", "BL330", "BL331", "BL332", "BL333", "BL334", "BL530"}
 
 # An XTuner v0.1 SFT config in the upstream shape, with varlen attention and sp.
@@ -174,7 +176,8 @@ def test_v01_user_sampler_of_the_same_name_is_not_judged(lint):
     assert "BL332" not in {d.code for d in lint("own.py", text).diagnostics}
 
 
-def test_v01_varlen_flag_disagreement_points_at_the_odd_flag(lint):
+def test_v01_varlen_flag_disagreement_points_at_the_odd_flag(lint, tmp_path):
+    (tmp_path / "requirements.txt").write_text("xtuner==0.2.0\n")  # varlen attention exists from 0.1.14
     text = V01.format(varlen=True, max_length=4096, sp=1).replace(
         "collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn)",
         "collate_fn=dict(type=default_collate_fn, use_varlen_attn=False)",
@@ -184,13 +187,17 @@ def test_v01_varlen_flag_disagreement_points_at_the_odd_flag(lint):
     assert "the collate_fn has use_varlen_attn = False" in finding.message and "line 8" in finding.message
 
 
-def test_v01_varlen_collate_without_dataset_boundaries_is_an_error(lint):
+def test_v01_varlen_collate_without_dataset_boundaries_is_an_error(lint, tmp_path):
     # default_collate_fn reads example["cumulative_len"], which only a varlen dataset records.
+    (tmp_path / "requirements.txt").write_text("xtuner==0.1.14\n")
     text = V01.format(varlen=True, max_length=4096, sp=1).replace(
         "                     use_varlen_attn=use_varlen_attn)", "                     use_varlen_attn=False)"
     )
     [finding] = lint("dataset_off.py", text).diagnostics
     assert (finding.code, finding.span.line, finding.severity) == ("BL331", 18, "error")
+    # Without a pin every release is weighed, and those before 0.1.14 have no varlen attention.
+    [finding] = lint_text(tmp_path / "unpinned", "dataset_off.py", text).diagnostics
+    assert (finding.code, finding.severity) == ("BL331", "info")
 
 
 def test_v01_varlen_unknown_flag_is_not_compared(lint):

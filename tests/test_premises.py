@@ -85,3 +85,13 @@ def test_every_release_holds_without_a_pin(tmp_path):
 def test_releases_that_cannot_run_the_config_are_not_weighed(tmp_path, requirement, expected):
     premise = Premise(DIST, since="0.3.0", runs_since="0.3.0", source="v0.3.0 x.py:1; v0.4.0 x.py:2")
     assert outcome(tmp_path, premise, requirement) == expected
+
+
+@pytest.mark.parametrize("requirement,expected", [
+    (None, HOLDS),  # the releases after 0.3.0 cannot run the config's layout at all
+    ("toyframe==0.4.0", NEVER),
+    ("toyframe>=0.2", HOLDS),
+])
+def test_releases_after_the_layout_is_gone_are_not_weighed(tmp_path, requirement, expected):
+    premise = Premise(DIST, until="0.3.0", runs_until="0.3.0", source="v0.1.0 x.py:1; v0.3.0 x.py:2")
+    assert outcome(tmp_path, premise, requirement) == expected

@@ -1,7 +1,11 @@
 """LLaMA-Factory v1 YAML (`examples/v1/*`: micro_batch_size, global_batch_size, dist_config, cp_size).
 
 dp = dp_size when written, else W // cp_size, and dp x cp must be W
-(src/llamafactory/v1/accelerator/interface.py:87-99). Without
+(src/llamafactory/v1/accelerator/interface.py:87-99). The released v1 (0.9.5)
+reads cp_size and dp_size inside `dist_config` (v0.9.5 interface.py:138-146,
+examples/v1/train_full/train_full_ulysses_cp.yaml); the main branch after it
+(3f77101) at the top level, where 0.9.5 refuses them as unknown keys: either
+place is read, the top level first. Without
 global_batch_size the global batch is dp x micro_batch_size and nothing is
 accumulated; with it, global_batch_size % (dp x micro_batch_size) must be 0
 and the accumulation is the quotient (v1/core/utils/batching.py:184-195).
@@ -32,8 +36,8 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if not keys & {"micro_batch_size", "global_batch_size"} or not keys & _V1_KEYS:
         return None
     world = outside.world_size
-    cp = number(_given(root, "cp_size"), "cp_size", default=1)
-    dp_size = number(_given(root, "dp_size"), "dp_size")
+    cp = number(*_degree(root, "cp_size"), default=1)
+    dp_size = number(*_degree(root, "dp_size"))
     plan = TrainingPlan(
         framework=NAME,
         document=doc,
@@ -98,6 +102,17 @@ def _given(root: Mapping, key: str) -> Optional[Node]:
     """The node of `key`, or None when absent or written as null (the dataclass default applies)."""
     node = root.get(key)
     return None if isinstance(node, Scalar) and node.value is None else node
+
+
+def _degree(root: Mapping, key: str) -> tuple:
+    """(node, name) of a parallel degree: at the top level (main after 0.9.5), else in dist_config
+    (0.9.5), named by where it was read ("dist_config.cp_size")."""
+    node = _given(root, key)
+    if node is None and isinstance(root.get("dist_config"), Mapping):
+        inner = root.get("dist_config", key)
+        if inner is not None and not (isinstance(inner, Scalar) and inner.value is None):
+            return inner, f"dist_config.{key}"
+    return node, key
 
 
 def _attention(root: Mapping) -> Fact:

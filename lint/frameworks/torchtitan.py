@@ -11,6 +11,14 @@ The TorchTitan rules (rules/torchtitan_*.py) read `plan.settings`, a
 TitanSettings: the settings TorchTitan's start-up checks read, written or
 defaulted, and what the chosen model supports (MODELS, the one table of
 TorchTitan's models). The v0.2.2 key set is generated into torchtitan_keys.py.
+
+Which releases read a TOML file (DISTRIBUTION.releases): "0.0.2" is the main branch from
+2024-04-16 to 0.1.0 (PyPI's 0.0.2 is an empty placeholder wheel; version.txt read 0.0.2 all that
+time). Its layouts changed: the degrees moved from [training]/[experimental] to [parallelism] at
+785c34c99 (2025-03-18), so a rule judges that span by the commits that read the keys it fires on
+(a [parallelism] degree: main from 785c34c99 on). 0.1.0 to 0.2.2 read TOML; 0.3.0 reads none
+(config registries, torchtitan_registry.py): a TOML file in a project that runs it is no TorchTitan
+config (`reads_no_toml`).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
+from ..versions import version_key
 from .facts import Outside, number
 from .spec import Count, Distribution, Framework, Launcher, Select
 
@@ -72,11 +81,62 @@ LAUNCHERS = (
              config_flags=("job.config_file",), selects=_REGISTRY),
 )
 # The release: `torchtitan` on PyPI; its own repository writes it in assets/version.txt (setup.py reads it).
-DISTRIBUTION = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan")
+# Every release on PyPI, oldest first. 0.0.2 (2024-04-16) is a placeholder wheel with no code, but
+# version.txt read 0.0.2 on main from that day (b889f3d50) to the 0.1.0 bump (b461ea82c, 2025-06-05):
+# a copy or a git pin of main before 0.1.0 is "0.0.2", so it stands for those layouts (no "0.dev0"
+# is needed). 0.3.0 is the release/0.3 branch (4f9e9a47d; no tag in the repository), the PyPI wheel.
+TORCHTITAN_RELEASES = ("0.0.2", "0.1.0", "0.2.0", "0.2.1", "0.2.2", "0.3.0")
+DISTRIBUTION = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan",
+                            releases=TORCHTITAN_RELEASES)
 # A project's own config manager (`class JobConfig` in its config_manager.py, outside a copy of
 # TorchTitan): its train.py reads the TOML through that, not through TorchTitan's.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, distribution=DISTRIBUTION,
                       own_loader=rb"^class[ \t]+\w*JobConfig\b")
+
+# Keys main read between 0.0.2 (2024-04-16) and 0.1.0 that no embedded release (0.1.0-0.2.2) has:
+# the fields at every commit that changed torchtitan/config_manager.py from b889f3d50 to v0.1.0
+# (argparse's `--section.key` until c1c2f55d1, 2025-04-18; JobConfig's dataclasses after it). A
+# config written for those layouts holds them (`[experimental] pipeline_parallel_degree`, `[training]
+# batch_size`): main read them; 0.1.0 drops them, 0.2.0 on refuse them (rules/torchtitan_unknown_key.py).
+PRE_RELEASE_KEYS = frozenset({
+    "checkpoint.interval_type", "checkpoint.model_weights_only", "estimate.", "estimate.memory", "estimate.mode",
+    "experimental.context_parallel_degree", "experimental.context_parallel_rotate_method",
+    "experimental.custom_model_path", "experimental.enable_async_tensor_parallel",
+    "experimental.enable_compiled_autograd", "experimental.pipeline_parallel_degree",
+    "experimental.pipeline_parallel_microbatches", "experimental.pipeline_parallel_schedule",
+    "experimental.pipeline_parallel_schedule_csv", "experimental.pipeline_parallel_split_mode",
+    "experimental.pipeline_parallel_split_points", "experimental.torch_spmd", "float8.enable_float8_linear",
+    "float8.scaling_type_grad_output", "float8.scaling_type_input", "float8.scaling_type_weight",
+    "metrics.disable_logging_from_checkpoint", "metrics.enable_color_printing", "metrics.rank_0_only",
+    "model.attn_mask_type", "model.norm_type", "model.use_flex_attn", "optimizer.fused",
+    "parallelism.pipeline_parallel_microbatches", "training.batch_size", "training.data_parallel_degree",
+    "training.data_parallel_replicate_degree", "training.data_parallel_shard_degree", "training.data_parallel_type",
+    "training.disable_loss_parallel", "training.enable_float8_linear", "training.enable_fp8_linear",
+    "training.enable_fsdp_float8_all_gather", "training.enable_fsdp_fp8_all_gather", "training.enable_loss_parallel",
+    "training.float8_scaling_type_grad_output", "training.float8_scaling_type_input",
+    "training.float8_scaling_type_weight", "training.fp8_linear", "training.fsdp_reshard_after_forward",
+    "training.pipeline_parallel_degree", "training.precompute_float8_dynamic_scale_for_fsdp",
+    "training.tensor_parallel_degree", "training.warmup_steps",
+})
+
+
+def reads_no_toml(path: str) -> bool:
+    """Whether the project of `path` runs a TorchTitan that reads no TOML: a release from 0.3.0 on
+    (its ConfigManager takes `--module`/`--config` only, config/manager.py:34-48 @ 0.3.0), pinned or
+    the version of its copy, or a copy of the config-registry kind whatever its version file says."""
+    from .. import versions
+    from .torchtitan_registry import copy_arithmetic
+
+    found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases)
+    if found is None:
+        return False
+    key = version_key(found.version) if found.version else None
+    if key is not None and key >= _REGISTRIES_FROM:
+        return True
+    return found.copy is not None and copy_arithmetic(path) is not None
+
+
+_REGISTRIES_FROM = version_key("0.3.0.dev0")
 
 # Where JobConfig is defined: torchtitan/config/job_config.py since 0.2.0, config_manager.py in 0.1.0.
 KEY_SOURCES = ("torchtitan/config/job_config.py", "torchtitan/config_manager.py")
@@ -118,6 +178,8 @@ def plan(doc: Document, outside: Outside):
     parallelism = doc.get("parallelism")
     if not isinstance(training, Mapping) and not isinstance(parallelism, Mapping):
         return None
+    if reads_no_toml(doc.path):
+        return None  # the project runs a TorchTitan of config registries: this file configures nothing
     training = training if isinstance(training, Mapping) else Mapping()
     parallelism = parallelism if isinstance(parallelism, Mapping) else Mapping()
 
@@ -188,35 +250,98 @@ class ModelSupport:
     seq_len_checked: bool = False  # asserts seq_len % parallel_dims.seq_len_divisor (tp x 2 x cp)
     async_tp: bool = False  # maybe_enable_async_tp when tp > 1, which needs torch.compile of the model
     refuses_ddp: bool = False  # raises "DDP has not supported > 1D parallelism" (replicate without shard, with tp/pp)
+    # in every release that has the model
     sharded_with_ep: bool = False  # applies FSDP whenever ep > 1, so never DDP then
     deepep: bool = False  # checks expert_parallel_comm_backend = "deepep" (needs ep > 1, etp 1)
+    # The first release that has the model under this [model] name (None: main before 0.1.0 already
+    # had it): an older one refuses the name ("Model qwen3 is not registered", protocols/train_spec.py:
+    # 108-112 @ v0.1.0), so it cannot run the config at all (a rule's Premise.runs_since).
+    since: Optional[str] = None
 
 
 # Every TorchTitan model the rules know, by [model] name, @ v0.2.2. The lines are of the
 # model's infra/parallelize.py (seq_len assert; maybe_enable_async_tp; DeepEP check; the
 # data-parallel branch up to the DDP raise) or of its __init__.py (pipelining_fn=None).
-_LLAMA3 = ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True)  # models/llama3: 70; 96; 125-151
+# `since`: v0.1.0 registers only llama3, llama4, flux (and deepseek3, llama3_simple_fsdp,
+# llama4_multimodal, which the table does not know: nothing model-specific is checked for them);
+# main before it had llama3, llama4 (from e4e48349c) and flux (from d2b57cfaa), with the same
+# support (pipelining, the async TP and DDP checks: models/llama3/infra/parallelize.py:49-54 and
+# 110-112, experiments/llama4/infra/parallelize.py:41-46 and 109-111, experiments/flux/__init__.py:114
+# @ v0.1.0). The others are new in 0.2.0 (models/__init__.py, experiments/__init__.py @ v0.2.0) or 0.2.1.
+# refuses_ddp: deepseek_v3, qwen3 and vlm raised in 0.2.0 too (`world_mesh.ndim > 1`, their
+# parallelize.py:166-168, 166-168, 103-105 @ v0.2.0), but from 0.2.1 they and gpt_oss test the 1-D
+# dp_replicate mesh (`dp_mesh.ndim > 1`, never true: deepseek_v3 :197-199, qwen3 :177-179, vlm
+# :101-103, gpt_oss :162-164 @ v0.2.2), so the newest releases do not refuse: not flagged.
+_LLAMA3 = ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True)  # models/llama3: 70; 96; 148-151
 MODELS = {
     "llama3": _LLAMA3,
-    "llama3_ft": _LLAMA3,  # models/llama3_ft/__init__.py:24 uses llama3's parallelize_llama
-    # models/llama4: 85; 111; 114-126; 181-219
+    # models/llama3_ft/__init__.py:24 uses llama3's parallelize
+    "llama3_ft": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True, since="0.2.0"),
+    # models/llama4: 85; 111; 114-126; 216-219
     "llama4": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True, sharded_with_ep=True, deepep=True),
-    # models/deepseek_v3: 61; 97; 100-112; 162-200
-    "deepseek_v3": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True, sharded_with_ep=True,
-                                deepep=True),
-    # models/qwen3: __init__.py:199; 63; 142-180
-    "qwen3": ModelSupport(pipelining=False, seq_len_checked=True, refuses_ddp=True),
-    # models/gpt_oss: __init__.py:85; 67; 125-165
-    "gpt_oss": ModelSupport(pipelining=False, seq_len_checked=True, refuses_ddp=True, sharded_with_ep=True),
+    # models/deepseek_v3: 61; 97; 100-112
+    "deepseek_v3": ModelSupport(seq_len_checked=True, async_tp=True, sharded_with_ep=True, deepep=True,
+                                since="0.2.0"),
+    # models/qwen3: __init__.py:199; 63
+    "qwen3": ModelSupport(pipelining=False, seq_len_checked=True, since="0.2.0"),
+    # models/gpt_oss: __init__.py:85; 67 (experiments/gpt_oss in 0.2.1)
+    "gpt_oss": ModelSupport(pipelining=False, seq_len_checked=True, sharded_with_ep=True, since="0.2.1"),
     "flux": ModelSupport(pipelining=False),  # models/flux/__init__.py:113
-    # experiments/vlm: __init__.py:54; 46; 75-104
-    "vlm": ModelSupport(pipelining=False, seq_len_checked=True, refuses_ddp=True),
-    # experiments/transformers_modeling_backend: 50; 74; 87-118
-    "transformers_modeling_backend": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True),
+    # experiments/vlm: __init__.py:54; 46
+    "vlm": ModelSupport(pipelining=False, seq_len_checked=True, since="0.2.0"),
+    # experiments/transformers_modeling_backend: 50; 74; 115-118
+    "transformers_modeling_backend": ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True,
+                                                  since="0.2.1"),
     # experiments/simple_fsdp/{llama3,deepseek_v3}/parallelize.py: 82; 107 and 61; 94 (no DDP branch)
-    "simple_fsdp.llama3": ModelSupport(seq_len_checked=True, async_tp=True),
-    "simple_fsdp.deepseek_v3": ModelSupport(seq_len_checked=True, async_tp=True),
+    "simple_fsdp.llama3": ModelSupport(seq_len_checked=True, async_tp=True, since="0.2.0"),
+    "simple_fsdp.deepseek_v3": ModelSupport(seq_len_checked=True, async_tp=True, since="0.2.0"),
 }
+
+
+def later(*releases: Optional[str]) -> Optional[str]:
+    """The latest of some first releases (None: every release), for a finding's window."""
+    known = [r for r in releases if r is not None]
+    return max(known, key=version_key) if known else None
+
+
+# What a TOML rule's window says of 0.3.0 (the newest release), and of the models new in 0.2.0/0.2.1.
+NO_TOML = ("0.3.0 reads no TOML (config/manager.py:34-48 @ release/0.3 4f9e9a47d, the PyPI wheel: --module/--config "
+           "registries), so a project that runs it has no TOML config (torchtitan.py reads_no_toml)")
+NEW_MODELS = {
+    "0.2.0": "v0.1.0 has none of llama3_ft, deepseek_v3, qwen3, vlm, simple_fsdp.* (protocols/train_spec.py:108-112 "
+             "refuses the name)",
+    "0.2.1": "v0.2.0 has neither gpt_oss nor transformers_modeling_backend (protocols/train_spec.py:71-87 refuses "
+             "the name)",
+}
+
+
+def model_window(support: ModelSupport, what: str = "") -> str:
+    """The name of the premise (model_premises) a finding about this model rests on."""
+    return what + ("every model" if support.since is None else f"models new in {support.since}")
+
+
+def model_premises(lines: dict, since: Optional[str] = None, before: str = "", what: str = "",
+                   keys_since: Optional[str] = None) -> tuple:
+    """The premises of a TOML check that holds from `since` (None: from main before 0.1.0), one for
+    the models every release has and one for those new in 0.2.0 and in 0.2.1, which an older release
+    cannot run at all (runs_since), nor one older than `keys_since` (the keys the check reads are new
+    in it). lines: the check's file:line by release: "0.0.2" (at a main commit, named), "0.1.0",
+    "0.2.0", "0.2.1", "0.2.2"; before: why the release before `since` lacks the check."""
+    from ..premise import Premise
+
+    found = []
+    for first in (None, "0.2.0", "0.2.1"):
+        start = later(since, first)
+        if start is None:
+            opening = f"0.0.2 (main) {lines['0.0.2']} (first); v0.1.0 {lines['0.1.0']}"
+        else:
+            why = NEW_MODELS[first] if first is not None and first == start else before
+            opening = f"{why}; v{start} {lines[start]} (first)"
+        source = f"{opening}; v0.2.2 {lines['0.2.2']} (still); {NO_TOML}"
+        name = model_window(ModelSupport(since=first), what)
+        found.append(Premise(DISTRIBUTION, since=start, runs_since=later(keys_since, first), source=source,
+                             name=name))
+    return tuple(found)
 
 
 # --------------------------------------------------------------------------- the settings
@@ -230,8 +355,9 @@ class TitanSettings:
     model: Fact  # [model] name (None when not a string)
     model_support: ModelSupport  # MODELS[model]
     async_tp: Fact  # [parallelism] enable_async_tensor_parallel
-    # Whether [compile] compiles the model (enable, and "model" in components), None when
-    # it cannot be told; its span is the [compile] section's.
+    # Whether the model is compiled: `[training] compile` where written (0.1.0 and main before it),
+    # else [compile] (enable, and "model" in components; 0.2.0 on); None when it cannot be told. Its
+    # span is that key's or the [compile] section's.
     compile_model: Fact
     pp_schedule: Fact  # [parallelism] pipeline_parallel_schedule
     pp_schedule_csv: Fact  # [parallelism] pipeline_parallel_schedule_csv
@@ -274,6 +400,12 @@ def _model(doc: Document) -> Fact:
 
 
 def _compile_model(doc: Document) -> Fact:
+    old = doc.get("training", "compile")
+    if old is not None:
+        # The layout of 0.1.0 and main before it (config_manager.py:235 @ v0.1.0): what it compiles.
+        # 0.2.0 on refuse the key itself (rules/torchtitan_unknown_key.py), whatever [compile] says.
+        value = old.value if isinstance(old, Scalar) and isinstance(old.value, bool) else None
+        return Fact(value, "[training] compile", old.span, Origin.FILE, old)
     section = doc.get("compile")
     span, origin = (section.span, Origin.FILE) if section is not None else (None, Origin.DEFAULT)
     return Fact(_model_compiled(doc), "[compile]", span, origin, section)
@@ -322,6 +454,13 @@ def resolved_shard(parallel: dict, world) -> int | None:
     if world.value % product or world.value < product:
         return None
     return world.value // product
+
+
+def old_batch_name(doc: Document) -> bool:
+    """The local batch written under its name before PR #1238 (8570415c3, 2025-06-05): `[training]
+    batch_size`, which main read until then; 0.1.0 drops it (the local batch is then 8), 0.2.0 on
+    refuse it. What a rule computes from it differs by release, so the pipeline rules leave it."""
+    return doc.get("training", "batch_size") is not None and doc.get("training", "local_batch_size") is None
 
 
 def custom_config_module(doc: Document) -> bool:

@@ -57,8 +57,14 @@ LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.
              Launcher("verl", modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
                       markers=(b"verl.trainer",), flags=HYDRA, config_files=False, inline=True))
 # The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
-# verl/version/version (read by verl/__init__.py).
-DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",))
+# verl/version/version (read by verl/__init__.py). Every release on PyPI, oldest first (lint/premise.py
+# weighs a rule's window against them). No "0.dev0": the layouts before 0.1 (2024-10/12) fall on the same
+# side of every window as 0.1. A copy of main between releases leaves the file at the last one or at a
+# ".dev" of an older one (0.1 until 2025-02-15, 0.2.0.dev until 2025-05-12): a rule that reads the
+# copy's own source (`refuses`) judges a copy by that source, under `copy_premise`.
+RELEASES = ("0.1", "0.2", "0.2.0.post1", "0.2.0.post2", "0.3.0.post0", "0.3.0.post1", "0.4.0", "0.4.1", "0.5.0",
+            "0.6.0", "0.6.1", "0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1")
+DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",), title="verl", releases=RELEASES)
 # Its trainers' Hydra configs (main_ppo.py `@hydra.main(config_path="config")`), in a copy of verl.
 CONFIGS = ("verl/trainer/config",)
 # The trainer configs that folder holds (@ b178a3c), which a project using an installed verl names.
@@ -333,7 +339,8 @@ _CHECKS = {
 
 def refuses(path: str, check: str) -> bool:
     """Whether the verl the project of the file at `path` runs makes start-up check `check`: the
-    released verl does; a copy in the project only if its own source holds the check."""
+    released verl does (in the releases the rule's premise names); a copy in the project only if its
+    own source holds the check."""
     from .. import versions
 
     found = versions.release(DISTRIBUTION, path)
@@ -342,6 +349,27 @@ def refuses(path: str, check: str) -> bool:
     files, test = _CHECKS[check]
     read = versions.copy_reader(found.copy)
     return any((source := read(relative)) is not None and test.search(source.encode()) is not None for relative in files)
+
+
+def runs_copy(path: str) -> bool:
+    """Whether the project of the file at `path` runs a copy of verl it holds (whose own source `refuses` reads)."""
+    from .. import versions
+
+    found = versions.release(DISTRIBUTION, path)
+    return found is not None and found.copy is not None
+
+
+def copy_premise(check: str, name: str = "copy"):
+    """The premise of a finding on a project that runs its own copy of verl, whose source `refuses` read:
+    the copy refuses because its source holds `check` (named in `_CHECKS`), whatever its version file says
+    (copies of main between releases say 0.1 or 0.2.0.dev over source that has the check). It holds in
+    every release: the copy was judged by what it runs, not by a release number."""
+    from ..premise import Premise
+
+    files = " or ".join(_CHECKS[check][0])
+    return Premise(DISTRIBUTION, name=name,
+                   source=f"the copy's own {files}, read by lint/frameworks/verl.py `refuses` "
+                          f"(`{_CHECKS[check][1].pattern.decode()}`), for any release from {RELEASES[0]} to {RELEASES[-1]}")
 
 
 def dynamic_step_batch(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
