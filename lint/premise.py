@@ -57,9 +57,9 @@ class Premise:
         key = version_key(version)
         if key is None:
             return False
-        if self.since is not None and key < version_key(self.since):
+        if self.since is not None and key < _key(self.since):
             return False
-        return self.until is None or key <= version_key(self.until)
+        return self.until is None or key <= _key(self.until)
 
     @property
     def span_text(self) -> str:
@@ -69,6 +69,11 @@ class Premise:
         if self.until is None:
             return f"{title} {first} and later" if self.since else f"every {title} release"
         return f"{title} {first} to {self.until}"
+
+
+def _key(version: str) -> tuple:
+    """The sort key of a release a premise names (tests/test_premises.py: each is a release)."""
+    return version_key(version) or ((),)
 
 
 def _first(dist: Distribution) -> str:
@@ -115,7 +120,7 @@ def closes(premise: Premise) -> bool:
     """Whether releases after the window that can still run such a config accept it (a fix upstream)."""
     if premise.until is None:
         return False
-    return premise.runs_until is None or version_key(premise.until) < version_key(premise.runs_until)
+    return premise.runs_until is None or _key(premise.until) < _key(premise.runs_until)
 
 
 def premise_of(premises: tuple, name: str, framework: Optional[str]) -> Optional[Premise]:
@@ -132,10 +137,10 @@ def judge(premise: Premise, path: str) -> Verdict:
     found = release(dist, path, dist.releases)
     versions, later, where = candidates(dist, found)
     if premise.runs_since is not None:
-        floor = version_key(premise.runs_since)
+        floor = _key(premise.runs_since)
         versions = tuple(v for v in versions if (version_key(v) or floor) >= floor)
     if premise.runs_until is not None:
-        ceiling = version_key(premise.runs_until)
+        ceiling = _key(premise.runs_until)
         versions, later = tuple(v for v in versions if (version_key(v) or ceiling) <= ceiling), False
     inside = [premise.contains(v) for v in versions]
     if later:

@@ -603,12 +603,12 @@ def _cached_installs(top: str, dist: Distribution) -> tuple:
         try:
             with reads.tracking() as touched:
                 names = {canonical(n) for n in dist.names}
-                pins: list = []
+                found: list = []
                 for path, text in _install_texts(top):
-                    pins += install_pins(text, names, path)
+                    found += install_pins(text, names, path)
         finally:
             _top.reset(token)
-        _installs[key] = (tuple(pins), dict(touched.paths))
+        _installs[key] = (tuple(found), dict(touched.paths))
     pins, touched = _installs[key]
     for path, digest in touched.items():
         reads.replay(path, digest)

@@ -12,7 +12,7 @@ varlen row: packed rows are already that, and only a varlen-capable kernel
 keeps the samples apart. axolotl's validation refuses both ("batch_flattening
 not compatible with sample_packing", "batch_flattening requires a
 varlen-capable attention backend") before training. The check exists from
-0.7.0 (before it the key is unknown); up to 0.16.1 it asked for the legacy
+0.7.0, the release that added the key; up to 0.16.1 it asked for the legacy
 `flash_attention: true` flag, and from 0.19.0 `flash_attention_4`,
 `flash_attention_torch` and hub kernels with an `@revision` count as varlen
 (flagged with those only for a project on 0.18.0 or older).
@@ -47,12 +47,14 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 _FIRST = "v0.6.0 (no batch_flattening); v0.7.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:1057-1063"
 _NEWEST = "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1083-1089 (still)"
-ATTENTION = Premise(AXOLOTL, since="0.7.0", name="attention", source=f"{_FIRST} (first); {_NEWEST}")
+# batch_flattening is new in 0.7.0: older releases cannot run such a config.
+ATTENTION = Premise(AXOLOTL, since="0.7.0", runs_since="0.7.0", name="attention", source=f"{_FIRST} (first); {_NEWEST}")
 VARLEN_FROM_0_19 = Premise(
-    AXOLOTL, since="0.7.0", until="0.18.0", name="varlen from 0.19.0",
+    AXOLOTL, since="0.7.0", until="0.18.0", runs_since="0.7.0", name="varlen from 0.19.0",
     source=f"{_FIRST} (first); v0.18.0 src/axolotl/utils/schemas/enums.py:136-147 (last without them); "
            "0.19.0 (PyPI wheel) axolotl/utils/schemas/enums.py:142-155 and config.py:1501-1502 (varlen)")
-PACKING = Premise(AXOLOTL, since="0.7.0", name="sample_packing", source=f"{_FIRST} (first); {_NEWEST}")
+PACKING = Premise(AXOLOTL, since="0.7.0", runs_since="0.7.0", name="sample_packing",
+                  source=f"{_FIRST} (first); {_NEWEST}")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -109,15 +111,15 @@ RULE = Rule(
     premises=(ATTENTION, VARLEN_FROM_0_19, PACKING),
     doc=__doc__,
     examples=(
-        # No release pinned: 0.5.x and 0.6.0 do not know batch_flattening.
-        Example("flatten_packed.yaml", _CONFIG.format(flattening="true"), flagged=(4,), severity="info"),
+        # No release pinned: every release that knows batch_flattening (0.7.0 on) refuses it.
+        Example("flatten_packed.yaml", _CONFIG.format(flattening="true"), flagged=(4,), severity="error"),
         Example("flatten_packed_pinned.yaml", _CONFIG.format(flattening="true"), flagged=(4,),
                 files=(("requirements.txt", "axolotl==0.7.0\n"),), severity="error"),
         Example("flatten_packed_old.yaml", _CONFIG.format(flattening="true"),
                 files=(("requirements.txt", "axolotl==0.6.0\n"),)),
         Example("flatten_auto.yaml", _CONFIG.format(flattening="auto")),
         Example("flatten_sdpa.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "sdpa")
-                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,), severity="info"),
+                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,), severity="error"),
         Example("flatten_unpacked.yaml", _CONFIG.format(flattening="true").replace("sample_packing: true",
                                                                                  "sample_packing: false")),
         Example("flatten_fa4_pinned_old.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "flash_attention_4")

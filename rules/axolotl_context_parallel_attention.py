@@ -14,7 +14,8 @@ which needs the flash-attn kernels: config validation refuses anything else
 ("context_parallel_size > 1 requires flash attention") before the model is
 loaded, after the job got its GPUs. The check reads `sequence_parallel_degree`
 from 0.8.0 and `context_parallel_size` from 0.12.0 (older releases do not know
-the key); up to 0.16.1 it asked for the legacy `flash_attention: true` flag.
+the key, and cannot run such a config); up to 0.16.1 it asked for the legacy
+`flash_attention: true` flag.
 
 ## Example
 ```yaml
@@ -48,13 +49,14 @@ from batchlint.rule import Example, Finding, Related, Rule
 _NEWEST = "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1784-1809 (still)"
 # The check reads each key from the release that introduced it; older releases ignore the key.
 DEGREE = Premise(
-    AXOLOTL, since="0.8.0", name="sequence_parallel_degree",
-    source="v0.7.0 and v0.7.1 (no sequence_parallel_degree field); v0.8.0 src/axolotl/utils/schemas/config.py:1115-1125 "
+    AXOLOTL, since="0.8.0", runs_since="0.8.0", name="sequence_parallel_degree",
+    source="v0.7.0 and v0.7.1 (no sequence_parallel_degree field: they cannot run such a config); "
+           "v0.8.0 src/axolotl/utils/schemas/config.py:1115-1125 "
            f"(\"flash_attention: true must be set with sequence_parallel_degree > 1\"); {_NEWEST}")
 CONTEXT = Premise(
-    AXOLOTL, since="0.12.0", name="context_parallel_size",
-    source="v0.11.0 (no context_parallel_size field); v0.12.0 src/axolotl/utils/schemas/validation.py:1231-1244 "
-           f"(first); {_NEWEST}")
+    AXOLOTL, since="0.12.0", runs_since="0.12.0", name="context_parallel_size",
+    source="v0.11.0 (no context_parallel_size field: it cannot run such a config); "
+           f"v0.12.0 src/axolotl/utils/schemas/validation.py:1231-1244 (first); {_NEWEST}")
 FA2_ONLY = Premise(
     AXOLOTL, since="0.19.0", name="flash_attention_2 only",
     source="v0.18.0 src/axolotl/utils/schemas/validation.py:1652-1657 (`attn_uses_flash_lib`: fa2, fa3 and the "
@@ -113,15 +115,18 @@ RULE = Rule(
     premises=(DEGREE, CONTEXT, FA2_ONLY),
     doc=__doc__,
     examples=(
-        # No release pinned: 0.5.0-0.11.0 do not read context_parallel_size.
-        Example("cp_sdpa.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,), severity="info"),
+        # No release pinned: every release that reads context_parallel_size (0.12.0 on) refuses it.
+        Example("cp_sdpa.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,), severity="error"),
         Example("cp_sdpa_pinned.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,),
                 files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
         Example("cp_sdpa_before_the_key.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"),
                 files=(("requirements.txt", "axolotl==0.11.0\n"),)),
         Example("cp_fa2.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_2\n")),
         Example("cp_legacy_flash.yaml", _CONFIG.format(attention="flash_attention: true\n")),
-        Example("cp_none.yaml", _CONFIG.format(attention=""), flagged=(4,), severity="info"),
+        Example("cp_none.yaml", _CONFIG.format(attention=""), flagged=(4,), severity="error"),
+        # flash_attention_3 runs ring attention in 0.17.0-0.18.0: with no release pinned, an info.
+        Example("cp_fa3.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"), flagged=(4,),
+                severity="info"),
         Example("sp_degree_pinned.yaml", _CONFIG.format(attention="").replace("context_parallel_size", "sequence_parallel_degree"),
                 flagged=(4,), files=(("requirements.txt", "axolotl==0.8.0\n"),), severity="error"),
         Example("cp_fa3_pinned_new.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"),

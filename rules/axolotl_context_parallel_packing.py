@@ -9,8 +9,8 @@ With packing, context parallelism uses ring-flash-attn's varlen kernel, which
 takes one packed row per step: axolotl's validation refuses the config
 ("micro_batch_size must be set to 1 when sample_packing is enabled due to a
 `ring-flash-attn` requirement") before training starts. The check reads
-`sequence_parallel_degree` from 0.8.1 and `context_parallel_size` from 0.12.0;
-older releases do not know the key.
+`sequence_parallel_degree` from 0.8.1 (0.8.0 has the key, not the check) and
+`context_parallel_size` from 0.12.0, the release that added it.
 
 ## Example
 ```yaml
@@ -45,13 +45,14 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 _NEWEST = "0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:1811-1815 (still)"
 DEGREE = Premise(
-    AXOLOTL, since="0.8.1", name="sequence_parallel_degree",
-    source="v0.8.0 src/axolotl/utils/schemas/config.py:1115-1140 (no micro batch check); v0.8.1 "
+    AXOLOTL, since="0.8.1", runs_since="0.8.0", name="sequence_parallel_degree",
+    source="v0.7.1 (no sequence_parallel_degree field); v0.8.0 src/axolotl/utils/schemas/config.py:1115-1140 "
+           "(the key, no micro batch check); v0.8.1 "
            f"src/axolotl/utils/schemas/config.py:1161-1165 (first); {_NEWEST}")
 CONTEXT = Premise(
-    AXOLOTL, since="0.12.0", name="context_parallel_size",
-    source="v0.11.0 (no context_parallel_size field); v0.12.0 src/axolotl/utils/schemas/validation.py:1246-1250 "
-           f"(first); {_NEWEST}")
+    AXOLOTL, since="0.12.0", runs_since="0.12.0", name="context_parallel_size",
+    source="v0.11.0 (no context_parallel_size field: it cannot run such a config); "
+           f"v0.12.0 src/axolotl/utils/schemas/validation.py:1246-1250 (first); {_NEWEST}")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -93,8 +94,12 @@ RULE = Rule(
     premises=(DEGREE, CONTEXT),
     doc=__doc__,
     examples=(
-        # No release pinned: 0.5.0-0.11.0 do not read context_parallel_size.
-        Example("cp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,), severity="info"),
+        # No release pinned: every release that reads context_parallel_size (0.12.0 on) refuses it.
+        Example("cp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,), severity="error"),
+        # sequence_parallel_degree: 0.8.0 reads the key but takes any micro batch.
+        Example("sp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2).replace("context_parallel_size",
+                                                                                  "sequence_parallel_degree"),
+                flagged=(5,), severity="info"),
         Example("cp_packed_mb2_pinned.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,),
                 files=(("requirements.txt", "axolotl>=0.12.0\n"),), severity="error"),
         Example("cp_packed_mb2_old.yaml", _CONFIG.format(packing="true", micro=2),

@@ -23,8 +23,9 @@ bf16: true
 By release: DeepSpeed reads a `bfloat16` section and refuses it beside fp16
 from 0.5.5, the `bf16` spelling from 0.6.0 (before, the section is not read
 and nothing is refused); transformers has `bf16` (and refuses it beside
-`fp16`) from 4.13.0. Every TRL release whose configs are TrainingArguments
-requires a transformers that refuses it.
+`fp16`) from 4.13.0 (a config writing `bf16` runs on no older release).
+Every TRL release whose configs are TrainingArguments requires a transformers
+that refuses it.
 
 ## Source
 DeepSpeed: runtime/config.py:808 @ 0.5.5 (first: 0.5.4 has no bf16 at all;
@@ -54,8 +55,9 @@ DEEPSPEED_BFLOAT16 = Premise(
     source="v0.5.4 deepspeed/runtime (no bfloat16 section, no check); v0.5.5 runtime/config.py:808 (first); "
            "v0.19.8 runtime/config.py:511-512, precision_config.py (\"bfloat16\" read when there is no \"bf16\") (still)")
 HF = Premise(
-    TRANSFORMERS, name="transformers", since="4.13.0", frameworks=("transformers",),
-    source="v4.12.5 transformers/training_args.py (no bf16 field); v4.13.0 training_args.py:802 (first); "
+    TRANSFORMERS, name="transformers", since="4.13.0", runs_since="4.13.0", frameworks=("transformers",),
+    source="v4.12.5 transformers/training_args.py (no bf16 field: a config writing bf16 is refused as an unknown "
+           "key, so it runs from 4.13.0 only); v4.13.0 training_args.py:802 (first); "
            "v5.24.0 training_args.py:1785 (still)")
 TRL_CONFIGS = Premise(
     TRL, name="TRL", frameworks=("trl",),
@@ -117,8 +119,8 @@ RULE = Rule(
     premises=(DEEPSPEED_BF16, DEEPSPEED_BFLOAT16, HF, TRL_CONFIGS),
     doc=__doc__,
     examples=(
-        # No transformers release pinned: before 4.13 there is no bf16 to refuse.
-        Example("hf_both.yaml", _HF, flagged=(4,), severity="info"),
+        # Every transformers release that has bf16 (4.13 on) refuses it beside fp16; older ones refuse the key.
+        Example("hf_both.yaml", _HF, flagged=(4,)),
         Example("hf_both_pinned.yaml", _HF, flagged=(4,), files=(("requirements.txt", "transformers==4.13.0\n"),),
                 severity="error"),
         Example("hf_both_pinned_old.yaml", _HF, files=(("requirements.txt", "transformers==4.12.5\n"),)),

@@ -31,22 +31,67 @@ global_batch_size = 96
 ```
 
 ## Source
-torchtitan/train.py (v0.2.2, global batch check in Trainer.__init__);
-deepspeed/runtime/config.py `_set_batch_related_parameters` and `_batch_assertion`;
-llmfoundry/utils/config_utils.py:437-443 @ 8c8dd48 (calculate_batch_size_info, called with
-data_replication_degree = 1 by update_batch_size_info, :496-497).
+torchtitan/train.py (v0.1.0 :197-203, v0.2.2 :201-209; 0.3.0 trainer.py:420-427);
+deepspeed/runtime/config.py `_set_batch_related_parameters` and `_batch_assertion`
+(v0.3.1 :566-622, v0.19.8 :590-640); llmfoundry/utils/config_utils.py
+`calculate_batch_size_info` (v0.1.0 :12-18, v0.22.0 :425-441); Megatron-LM
+megatron/microbatches.py:64 (0.1.0), megatron/core/num_microbatches_calculator.py:340
+(core_v0.16.1); NeMo megatron_init.py (1.7.0 to 2.5.0); verl fsdp_sft_trainer.py
+`_normalize_config_bsz` (v0.2 to v0.7.0); ms-swift megatron_args.py (3.x: Megatron-LM's).
+
+By release (the premises below): TorchTitan from 0.1.0, which brought
+`global_batch_size` (its token count on main, `num_tokens_per_train_step`, is in no
+release: not checked); NeMo 1.7.0-2.5.0; verl's SFT trainer 0.2-0.7.0; ms-swift's
+Megatron schema all but 4.0.0-4.0.1 (which floor it silently); the others always.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
+from batchlint.frameworks.swift import MS_SWIFT
+from batchlint.frameworks.torchtitan import DISTRIBUTION as TORCHTITAN
+from batchlint.frameworks.verl import DISTRIBUTION as VERL
 from batchlint.plan import Origin, TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# DeepSpeed (v0.3.1 runtime/config.py:566-622 to v0.19.8 :590-640), LLM Foundry (v0.1.0
+# config_utils.py:12-18 to v0.22.0 :425-441), Megatron-LM (0.1.0 megatron/microbatches.py:64 to
+# core_v0.16.1 num_microbatches_calculator.py:340), OpenRLHF (DeepSpeed's assertion on the
+# train_batch_size it passes, x ring x tp where those flags exist: v0.3.6 utils/deepspeed.py:200 to 0.11.2
+# utils/deepspeed/deepspeed.py:456) and XTuner v1 (v1.0.0rc0 train/trainer.py:630-636, v1.0.1 :890-896)
+# refuse it in every release: no premise, not gated.
+TITAN = Premise(
+    TORCHTITAN, name="TorchTitan", since="0.1.0", runs_since="0.1.0", frameworks=("torchtitan",),
+    source="0.0.2 (main before 0.1.0) has no global_batch_size (torchtitan/config_manager.py: training.batch_size "
+           "only; key and check came together in 8570415c3); v0.1.0 torchtitan/train.py:197-203 (first); v0.2.2 "
+           "torchtitan/train.py:201-209; 0.3.0 torchtitan/trainer.py:420-427 (still; config registries, no TOML)")
+NEMO_MEGATRON = Premise(
+    NEMO, name="NeMo", since="1.7.0", runs_since="1.7.0", until="2.5.0", frameworks=("nemo",),
+    source="v1.6.2 megatron_gpt_model.py:298 (no global_batch_size: W x micro_batch_size / tp); v1.7.0 "
+           "nemo/collections/nlp/modules/common/megatron/megatron_init.py:81-85 (first: apex's microbatch "
+           "calculator, apex/transformer/microbatches.py:87 asserts); 2.5.0 megatron_init.py:169-202 (last: "
+           "megatron-core's, decrease_batch_size_if_needed=False); 2.5.1 has no nemo/collections/nlp/models")
+VERL_SFT = Premise(
+    VERL, name="verl SFT", since="0.2", until="0.7.0", frameworks=("verl",),
+    source="v0.1 verl/trainer/fsdp_sft_trainer.py:86-87 (train_batch_size and data.micro_batch_size each % dp, no "
+           "per-GPU micro batch); v0.2 verl/trainer/fsdp_sft_trainer.py:115-119 (first); v0.7.0 "
+           "verl/trainer/fsdp_sft_trainer.py:149-155 (last); 0.7.1 has no fsdp_sft_trainer.py (sft_trainer.py "
+           "reads no model.partial_pretrain)")
+SWIFT_MEGATRON = Premise(
+    MS_SWIFT, name="ms-swift Megatron", since="3.2.2", runs_since="3.2.2", frameworks=("swift-megatron",),
+    source="v3.2.1 has no swift/megatron; v3.2.2 swift/megatron/train/sft.py:75 (first: Megatron-LM's pretrain, "
+           "whose microbatch calculator asserts); v4.0.0 and v4.0.1 swift/megatron/arguments/megatron_args.py:672 "
+           "floor it without a check (the job trains a smaller global batch); v4.0.2 megatron_args.py:689; 4.6.0 "
+           "megatron_args.py:1003 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     declared, derived = plan.declared_global_batch, plan.derived_from_global
     if declared is None or derived is None or not declared.known or declared.value <= 0:
         return
+    if plan.framework == "torchtitan" and getattr(plan.settings, "arithmetic", None) == "tokens":
+        return  # num_tokens_per_train_step: TorchTitan's main only, in no release
     if derived == "device_batch":
         yield from _per_device(plan, declared)
         return
@@ -120,6 +165,39 @@ global_train_batch_size: {global_}
 device_train_microbatch_size: 8
 """
 
+# A NeMo 1 Megatron YAML: dp = W / tp = 4, micro x dp = 16.
+_NEMO = """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: {global_}
+  tensor_model_parallel_size: 2
+"""
+
+# verl's SFT trainer (fsdp_sft_trainer.py): dp = W, micro_batch_size_per_gpu x dp = 32 at W = 8.
+_VERL_SFT = """\
+data:
+  train_batch_size: {global_}
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B
+"""
+
+# ms-swift's Megatron schema: micro 2 x dp 8 = 16 at W = 8.
+_SWIFT_MEGATRON = """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 2
+global_batch_size: {global_}
+"""
+
+
+def _pinned(requirement: str) -> tuple:
+    return (("requirements.txt", requirement + "\n"),)
+
+
 RULE = Rule(
     code="BL103",
     name="global-batch-indivisible",
@@ -127,6 +205,7 @@ RULE = Rule(
     summary="a declared global batch that micro batch x dp cannot divide",
     check=check,
     needs=("declared_global_batch", "derived_from_global"),
+    premises=(TITAN, NEMO_MEGATRON, VERL_SFT, SWIFT_MEGATRON),
     doc=__doc__,
     examples=(
         # W=8, tp=2 -> dp_shard = 4; 8 x 4 = 32 does not divide 100.
@@ -151,5 +230,27 @@ RULE = Rule(
         Example("foundry_indivisible.yaml", _FOUNDRY.format(global_=256), flagged=(6,), world_size=6),
         Example("foundry_divisible.yaml", _FOUNDRY.format(global_=40), world_size=8),
         Example("foundry_unknown_w.yaml", _FOUNDRY.format(global_=100)),
+        # TorchTitan: global_batch_size and its check came in 0.1.0 (0.0.2 has neither).
+        Example("titan_pinned_0_2_2.toml", _TITAN.format(local=8, global_=100), flagged=(6,), world_size=8,
+                files=_pinned("torchtitan==0.2.2"), severity="error"),
+        Example("titan_pinned_0_0_2.toml", _TITAN.format(local=8, global_=100), world_size=8,
+                files=_pinned("torchtitan==0.0.2")),
+        # NeMo's Megatron YAML: checked from 1.7.0 (1.6.2 has no global_batch_size) to 2.5.0 (gone in 2.5.1).
+        Example("nemo_pinned_2_4_0.yaml", _NEMO.format(global_=100), flagged=(6,), files=_pinned("nemo-toolkit==2.4.0"),
+                severity="error"),
+        Example("nemo_pinned_1_6_2.yaml", _NEMO.format(global_=100), files=_pinned("nemo-toolkit==1.6.2")),
+        Example("nemo_pinned_2_5_1.yaml", _NEMO.format(global_=100), files=_pinned("nemo-toolkit==2.5.1")),
+        Example("nemo_unpinned.yaml", _NEMO.format(global_=100)),  # 2.5.1 on cannot run it: not every release refuses
+        Example("nemo_divisible.yaml", _NEMO.format(global_=96), files=_pinned("nemo-toolkit==2.4.0")),
+        # verl's fsdp_sft_trainer: 0.2 to 0.7.0 (0.1 has no micro_batch_size_per_gpu; 0.7.1 no such trainer).
+        Example("verl_sft_pinned_0_4_0.yaml", _VERL_SFT.format(global_=100), flagged=(2,), world_size=8,
+                files=_pinned("verl==0.4.0"), severity="error"),
+        Example("verl_sft_pinned_0_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.1")),
+        Example("verl_sft_pinned_0_9_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.9.1")),
+        # ms-swift's Megatron schema: every release that has it (3.2.2 on).
+        Example("swift_megatron.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8, severity="error"),
+        Example("swift_megatron_pinned_3_2_1.yaml", _SWIFT_MEGATRON.format(global_=100), world_size=8,
+                files=_pinned("ms-swift==3.2.1")),
+        Example("swift_megatron_divisible.yaml", _SWIFT_MEGATRON.format(global_=96), world_size=8),
     ),
 )

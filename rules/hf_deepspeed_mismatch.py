@@ -106,15 +106,15 @@ LAUNCHED = Premise(
            "unused); v4.30.0 trainer.py:3956-3981 `create_accelerator_and_postprocess` (first); v5.24.0 "
            "transformers/integrations/deepspeed.py:704 `propagate_args_to_deepspeed` (still)")
 TRL_VALUES = Premise(
-    TRL, name="batch, clipping, fp16 (TRL)", frameworks=("trl",),
+    TRL, name="TRL batch, clipping, fp16", frameworks=("trl",),
     source="TRL 0.1.0 has no TrainingArguments configs (trl/core.py, gpt2.py, ppo.py only); v0.2.0 setup.py:63 "
            "requires transformers>=4.18.0, v1.16.0 transformers>=4.56.2 (METADATA): each compares them (from 4.7.0)")
 TRL_PRECISION = Premise(
-    TRL, name="bf16, full-eval precision (TRL)", frameworks=("trl",),
+    TRL, name="TRL bf16, full-eval precision", frameworks=("trl",),
     source="TRL 0.1.0 has no TrainingArguments configs; v0.2.0 setup.py:63 requires transformers>=4.18.0, v1.16.0 "
            "transformers>=4.56.2 (METADATA): each compares them (transformers deepspeed.py:232-250 @ 4.18.0 on)")
 TRL_LAUNCHED = Premise(
-    TRL, name="accelerate launch (TRL)", since="0.7.5", frameworks=("trl",),
+    TRL, name="TRL accelerate launch", since="0.7.5", frameworks=("trl",),
     source="v0.7.4 setup.py:64 (transformers>=4.18.0: before 4.30 the launcher's plugin is unused); v0.7.5 "
            "setup.py:64 (transformers>=4.31.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
 _PREMISES = {"transformers": (VALUES, PRECISION, LAUNCHED), "trl": (TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED)}

@@ -32,9 +32,9 @@ save_steps: 500
 ```
 
 By release: transformers checks it from 4.9.0 on (the config is accepted
-before); `eval_strategy` is read from 4.41.0 (before, only
-`evaluation_strategy` exists and a config writing `eval_strategy` is refused
-as an unknown key, for another reason).
+before); a config writing `eval_strategy` runs from 4.41.0 on only (before,
+only `evaluation_strategy` exists and `eval_strategy` is refused as an
+unknown key), so it is judged against those releases.
 
 ## Source
 transformers/training_args.py:683-694 @ 4.9.0 (first; 4.8.2 has none),
@@ -58,20 +58,18 @@ CHECKED = Premise(
     TRANSFORMERS, name="schedule", since="4.9.0", frameworks=("transformers",),
     source="v4.8.2 transformers/training_args.py (no load_best_model_at_end check); v4.9.0 training_args.py:683-694 "
            "(first); v5.24.0 training_args.py:1748-1775 (still)")
+# A config writing eval_strategy runs on transformers 4.41 and later only: the older releases are not weighed.
 EVAL_STRATEGY = Premise(
-    TRANSFORMERS, name="eval_strategy", since="4.41.0", frameworks=("transformers",),
+    TRANSFORMERS, name="eval_strategy", since="4.41.0", runs_since="4.41.0", frameworks=("transformers",),
     source="v4.40.2 transformers/training_args.py:770 (evaluation_strategy only; hf_argparser.py:377 refuses "
            "eval_strategy as an unused key); v4.41.0 training_args.py:784, 1533-1558 (first); v5.24.0 "
            "training_args.py:1106, 1748-1775 (still)")
 TRL_CHECKED = Premise(
-    TRL, name="schedule (TRL)", frameworks=("trl",),
+    TRL, name="TRL", frameworks=("trl",),
     source="TRL 0.1.0 has no TrainingArguments configs (trl/core.py, gpt2.py, ppo.py only); v0.2.0 setup.py:63 "
            "requires transformers>=4.18.0, v1.16.0 transformers>=4.56.2 (METADATA): each checks it "
-           "(transformers training_args.py:683-694 @ 4.9.0 on)")
-TRL_EVAL_STRATEGY = Premise(
-    TRL, name="eval_strategy (TRL)", since="0.12.0", frameworks=("trl",),
-    source="v0.11.4 setup.py:80 (transformers>=4.40.0: 4.40 has no eval_strategy); v0.12.0 setup.py:82 "
-           "(transformers>=4.46.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
+           "(transformers training_args.py:683-694 @ 4.9.0 on), and runs a config writing eval_strategy only "
+           "with transformers 4.41 or later")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -100,9 +98,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
 
 
 def _premise(framework, evaluation) -> str:
-    """Which window the finding rests on: `eval_strategy` written is read from transformers 4.41 on."""
+    """Which window the finding rests on: a config writing `eval_strategy` runs on transformers 4.41 on."""
     written = evaluation.origin is not Origin.DEFAULT
-    names = {"transformers": (CHECKED, EVAL_STRATEGY), "trl": (TRL_CHECKED, TRL_EVAL_STRATEGY)}.get(framework)
+    names = {"transformers": (CHECKED, EVAL_STRATEGY), "trl": (TRL_CHECKED, TRL_CHECKED)}.get(framework)
     return "" if names is None else names[written].name
 
 
@@ -186,29 +184,25 @@ RULE = Rule(
     summary="load_best_model_at_end with save and eval schedules that do not line up",
     check=check,
     needs=("trainer.checkpointing",),
-    premises=(CHECKED, EVAL_STRATEGY, TRL_CHECKED, TRL_EVAL_STRATEGY),
+    premises=(CHECKED, EVAL_STRATEGY, TRL_CHECKED),
     doc=__doc__,
     examples=(
-        # No transformers release pinned: eval_strategy is read from 4.41 on, the check made from 4.9 on.
-        Example("hf_steps_not_multiple.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,), severity="info"),
+        # Written eval_strategy: every release that reads it (4.41 on) checks it; the check is made from 4.9 on.
+        Example("hf_steps_not_multiple.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,)),
         Example("hf_steps_not_multiple_pinned.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,),
                 files=(("requirements.txt", "transformers==4.41.0\n"),), severity="error"),
         Example("hf_steps_not_multiple_pinned_old.yaml", _HF.format(eval="steps", eval_steps=300),
                 files=(("requirements.txt", "transformers==4.40.2\n"),)),
         Example("hf_steps_multiple.yaml", _HF.format(eval="steps", eval_steps=250)),
-        Example("hf_epoch_vs_steps.yaml", _HF.format(eval="epoch", eval_steps=250), flagged=(4,), severity="info"),
+        Example("hf_epoch_vs_steps.yaml", _HF.format(eval="epoch", eval_steps=250), flagged=(4,)),
+        # No eval_strategy written and no release pinned: 4.8 and older accept it.
         Example("hf_no_eval.yaml", _NO_EVAL, flagged=(3,), severity="info"),
         Example("hf_no_eval_pinned.yaml", _NO_EVAL, flagged=(3,), files=(("requirements.txt", "transformers==4.9.0\n"),),
                 severity="error"),
         Example("hf_no_eval_pinned_old.yaml", _NO_EVAL, files=(("requirements.txt", "transformers==4.8.2\n"),)),
-        # TRL: every release with TrainingArguments configs requires a transformers that checks it...
+        # TRL: every release with TrainingArguments configs requires a transformers that checks it.
         Example("trl_no_eval.yaml", _TRL.format(eval=""), flagged=(4,), severity="error"),
-        # ... and one that reads eval_strategy from TRL 0.12 on.
-        Example("trl_epoch_vs_steps.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,), severity="info"),
-        Example("trl_epoch_vs_steps_pinned.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,),
-                files=(("requirements.txt", "trl==0.12.0\n"),), severity="error"),
-        Example("trl_epoch_vs_steps_pinned_old.yaml", _TRL.format(eval="eval_strategy: epoch\n"),
-                files=(("requirements.txt", "trl==0.11.4\n"),)),
+        Example("trl_epoch_vs_steps.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,), severity="error"),
         Example(
             "hf_save_best.yaml",
             "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\nsave_strategy: best\n",

@@ -46,8 +46,9 @@ STREAMING = Premise(
     source="v0.7.1 src/llmtuner/hparams/parser.py:161-162 (and in llmtuner since v0.1.4); v0.9.5 "
            "src/llamafactory/hparams/parser.py:356-357 (still)")
 DYNAMIC_BATCHING = Premise(
-    LLAMAFACTORY, since="0.9.5", name="dynamic_batching", frameworks=("llamafactory-v1",),
-    source="v0.9.4 src/llamafactory/v1/config/training_args.py (no batching_strategy); v0.9.5 "
+    LLAMAFACTORY, since="0.9.5", runs_since="0.9.5", name="dynamic_batching", frameworks=("llamafactory-v1",),
+    source="v0.9.4 src/llamafactory/v1/config/training_args.py (no batching_strategy: it cannot run such a "
+           "config); v0.9.5 "
            "src/llamafactory/v1/config/training_args.py:124-126 (first)")
 
 
@@ -99,8 +100,8 @@ RULE = Rule(
     examples=(
         Example("streaming_epochs.yaml", _V0.format(steps="num_train_epochs: 3.0\n"), flagged=(6,), severity="error"),
         Example("streaming_steps.yaml", _V0.format(steps="max_steps: 10000\n")),
-        # No release pinned: every LLaMA-Factory release before 0.9.5 is weighed too.
-        Example("v1_dynamic.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,), severity="info"),
+        # No release pinned: batching_strategy is new in 0.9.5, which refuses it.
+        Example("v1_dynamic.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,), severity="error"),
         Example("v1_dynamic_pinned.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,),
                 files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
         Example("v1_dynamic_old.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"),

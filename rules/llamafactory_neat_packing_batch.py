@@ -42,8 +42,8 @@ from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 ONE_ROW = Premise(
-    LLAMAFACTORY, since="0.9.5",
-    source="v0.9.4 src/llamafactory/data/collator.py (SFTDataCollatorWith4DAttentionMask asserts nothing on the "
+    LLAMAFACTORY, since="0.9.5", runs_since="0.8.3",
+    source="v0.8.2 (no neat_packing); v0.9.4 src/llamafactory/data/collator.py (SFTDataCollatorWith4DAttentionMask asserts nothing on the "
            "batch size); v0.9.5 src/llamafactory/data/collator.py:527-528 (first)")
 
 

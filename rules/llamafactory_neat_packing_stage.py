@@ -36,8 +36,8 @@ from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 SFT_ONLY = Premise(
-    LLAMAFACTORY, since="0.8.3",
-    source="v0.8.2 src/llamafactory/hparams/data_args.py (no neat_packing); v0.8.3 "
+    LLAMAFACTORY, since="0.8.3", runs_since="0.8.3",
+    source="v0.8.2 src/llamafactory/hparams/data_args.py (no neat_packing: it cannot run such a config); v0.8.3 "
            "src/llamafactory/hparams/parser.py:169-170 (first); v0.9.5 parser.py:316-321 (still)")
 
 
@@ -77,8 +77,8 @@ RULE = Rule(
     premises=(SFT_ONLY,),
     doc=__doc__,
     examples=(
-        # No release pinned: 0.7.1-0.8.2 have no neat_packing.
-        Example("pt_neat.yaml", _CONFIG.format(stage="pt"), flagged=(7,), severity="info"),
+        # No release pinned: every release with neat_packing (0.8.3 on) refuses it.
+        Example("pt_neat.yaml", _CONFIG.format(stage="pt"), flagged=(7,), severity="error"),
         Example("pt_neat_pinned.yaml", _CONFIG.format(stage="pt"), flagged=(7,),
                 files=(("requirements.txt", "llamafactory>=0.9\n"),), severity="error"),
         Example("pt_neat_old.yaml", _CONFIG.format(stage="pt"), files=(("requirements.txt", "llamafactory==0.8.2\n"),)),

@@ -46,8 +46,9 @@ from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 NEEDS_FA2 = Premise(
-    LLAMAFACTORY, since="0.9.5",
-    source="v0.9.4 src/llamafactory/v1 (no context parallelism, no flash_attn argument); v0.9.5 "
+    LLAMAFACTORY, since="0.9.5", runs_since="0.9.4",
+    source="v0.9.3 (no v1); v0.9.4 src/llamafactory/v1 (runs it: no context parallelism, dist_config.cp_size "
+           "unread, no flash_attn argument); v0.9.5 "
            "src/llamafactory/v1/core/base_trainer.py:141-152 (first), v1/config/model_args.py:36-41")
 
 
@@ -90,7 +91,7 @@ RULE = Rule(
     premises=(NEEDS_FA2,),
     doc=__doc__,
     examples=(
-        # No release pinned: every LLaMA-Factory release before 0.9.5 is weighed too.
+        # No release pinned: v1 of 0.9.4 runs it (without context parallelism).
         Example("v1_cp_sdpa.yaml", _CONFIG.format(attention=""), flagged=(6,), severity="info"),
         Example("v1_cp_sdpa_pinned.yaml", _CONFIG.format(attention=""), flagged=(6,),
                 files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),

@@ -39,8 +39,9 @@ from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
 NEEDS_FA2 = Premise(
-    LLAMAFACTORY, since="0.9.5",
-    source="v0.9.4 src/llamafactory/v1/config/training_args.py (no batching_strategy); v0.9.5 "
+    LLAMAFACTORY, since="0.9.5", runs_since="0.9.5",
+    source="v0.9.4 src/llamafactory/v1/config/training_args.py (no batching_strategy: it cannot run such a "
+           "config); v0.9.5 "
            "src/llamafactory/v1/core/base_trainer.py:156-161 (first), v1/config/model_args.py:36-41")
 
 
@@ -82,14 +83,14 @@ RULE = Rule(
     premises=(NEEDS_FA2,),
     doc=__doc__,
     examples=(
-        # No release pinned: every LLaMA-Factory release before 0.9.5 is weighed too.
-        Example("v1_padding_free_sdpa.yaml", _CONFIG.format(attention=""), flagged=(7,), severity="info"),
+        # No release pinned: batching_strategy is new in 0.9.5, which refuses it.
+        Example("v1_padding_free_sdpa.yaml", _CONFIG.format(attention=""), flagged=(7,), severity="error"),
         Example("v1_padding_free_sdpa_pinned.yaml", _CONFIG.format(attention=""), flagged=(7,),
                 files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
         Example("v1_padding_free_sdpa_old.yaml", _CONFIG.format(attention=""),
                 files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
         Example("v1_padding_free_fa2.yaml", _CONFIG.format(attention="flash_attn: flash_attention_2\n")),
         Example("v1_padding_free_eager.yaml", _CONFIG.format(attention="flash_attn: eager\n"), flagged=(7,),
-                severity="info"),
+                severity="error"),
     ),
 )

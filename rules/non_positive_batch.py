@@ -45,6 +45,10 @@ RULE = Rule(
     severity="error",
     summary="a batch size or accumulation of zero or less",
     check=check,
+    every_release=("a micro batch, accumulation or global batch of zero or fewer samples trains nothing in any "
+                   "release of any framework (DeepSpeed's _batch_assertion refuses it from v0.3.1 to v0.19.8; the "
+                   "others divide by it or build an empty batch); the only special value, TorchTitan's global "
+                   "batch -1, is not read as one"),
     doc=__doc__,
     examples=(
         Example("ds_zero.json", '{\n  "train_micro_batch_size_per_gpu": 0,\n  "gradient_accumulation_steps": 4\n}\n', flagged=(2,)),

@@ -147,7 +147,7 @@ RULE = Rule(
     summary="OpenRLHF PPO: colocated roles on different GPUs (vLLM engines x tp vs the actor, actor vs ref, critic vs reward)",
     check=check,
     needs=("settings.ppo",),
-    premises=tuple(p for premise in (PLACEMENT, COLOCATE_ALL, ENGINES) for p in (premise, openrlhf.dotted(premise))),
+    premises=tuple(p for premise in (PLACEMENT, COLOCATE_ALL, ENGINES) for p in openrlhf.variants(premise)),
     doc=__doc__,
     examples=(
         Example("colocate_6_on_8.sh", _PPO.format(engines=3, extra=""), flagged=(4,), severity="error"),

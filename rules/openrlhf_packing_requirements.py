@@ -30,16 +30,51 @@ deepspeed --num_gpus 8 --module openrlhf.cli.train_sft \\
    --ds.packing_samples
 ```
 
+By release: each trainer asserts ring attention's packing from the release
+that gave it `--ring_attn_size` (DPO 0.4.3, RM 0.4.4, SFT 0.5.4); PPO asserts
+packing with vLLM from 0.4.4, which gave it `--packing_samples`, and turns
+packing on for ring attention from 0.8.4 (0.6.0-0.8.3 take ring attention
+without packing, and say nothing).
+
 ## Source
-openrlhf/cli/train_sft.py:321-322, train_dpo.py:355-356, train_rm.py:332-333
+openrlhf/cli/train_sft.py:321-322 @ v0.11.0, train_dpo.py:355-356, train_rm.py:332-333
 (ring attention needs packing); train_ppo_ray.py:642-645 (PPO forces packing
 on), 655-661 (packing needs vLLM), 232 (vllm.num_engines default None).
 """
 
 from collections.abc import Iterator
 
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks import openrlhf
+from batchlint.plan import Origin, TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
+
+# Each trainer asserts it from the release that gave it --ring_attn_size: no earlier one runs such a line.
+RING = {
+    "train_dpo": Premise(
+        openrlhf.DISTRIBUTION, since="0.4.3", runs_since="0.4.3", name="ring dpo",
+        source="v0.4.3 openrlhf/cli/train_dpo.py:201 (--ring_attn_size, first), 260 (the assertion); "
+               "0.11.2 openrlhf/cli/train_dpo.py:356-357 (still)"),
+    "train_rm": Premise(
+        openrlhf.DISTRIBUTION, since="0.4.4", runs_since="0.4.4", name="ring rm",
+        source="v0.4.4 openrlhf/cli/train_rm.py:175 (--ring_attn_size, first), 248 (the assertion); "
+               "0.11.2 openrlhf/cli/train_rm.py:333-334 (still)"),
+    "train_sft": Premise(
+        openrlhf.DISTRIBUTION, since="0.5.4", runs_since="0.5.4", name="ring sft",
+        source="v0.5.4 openrlhf/cli/train_sft.py:179 (--ring_attn_size, first), 247 (the assertion); "
+               "0.11.2 openrlhf/cli/train_sft.py:321-322 (still)"),
+}
+# PPO's --packing_samples is new in 0.4.4, with the assertion.
+PPO_VLLM = Premise(
+    openrlhf.DISTRIBUTION, since="0.4.4", runs_since="0.4.4", name="ppo vllm",
+    source="v0.4.4 openrlhf/cli/train_ppo_ray.py:235 (--packing_samples, first), 349 (the assertion); "
+           "0.11.2 openrlhf/cli/train_ppo_ray.py:705 (still)")
+# Packing turned on by ring attention (PPO's --ring_attn_size is new in 0.6.0).
+PPO_RING = Premise(
+    openrlhf.DISTRIBUTION, since="0.8.4", runs_since="0.6.0", name="ppo ring",
+    source="v0.6.0 openrlhf/cli/train_ppo_ray.py:342 (--ring_attn_size), 431-436 (packing only when written); "
+           "v0.8.3 train_ppo_ray.py:483-487 (the same); v0.8.4 openrlhf/cli/train_ppo_ray.py:483-486 "
+           "(ring attention turns packing on, first); 0.11.2 openrlhf/cli/train_ppo_ray.py:686-689, 705 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -51,16 +86,18 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 message=(f"{ring.describe()} but {packing.key} is not set: {args.entry} asserts \"packing_samples must "
                          f"be enabled when using ring attention\" and refuses to start"),
                 fix=f"add {packing.key}, or drop {ring.key}",
+                premise=openrlhf.premise_name(plan, RING[args.entry]),
             )
     elif args.ppo is not None and packing is not None and packing.value is True:
         engines = args.ppo.vllm_engines
         if engines.value is None or (engines.known and engines.value <= 0):
             shown = engines.describe() if engines.value is not None else f"{engines.key} (not set)"
             yield Finding(
-                span=packing.span or engines.span,
+                span=packing.span or (ring.span if ring is not None else None) or engines.span,
                 message=(f"{packing.describe()} but {shown}: train_ppo_ray asserts \"Only support "
                          f"`--packing_samples` with vLLM\" and refuses to start"),
                 fix=f"set --vllm.num_engines to 1 or more, or drop {packing.key}",
+                premise=openrlhf.premise_name(plan, PPO_RING if packing.origin is Origin.DERIVED else PPO_VLLM),
             )
 
 
@@ -78,6 +115,20 @@ python3 -m openrlhf.cli.train_ppo_ray \\
    --ds.packing_samples{extra}
 """
 
+_SFT_FLAT = """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_sft \\
+   --train_batch_size 256 \\
+   --micro_train_batch_size 2 \\
+   --ring_attn_size 2
+"""
+_PPO_RING_FLAT = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --ring_attn_size 2 \\
+   --actor_num_gpus_per_node 8 \\
+   --train_batch_size 128 \\
+   --micro_train_batch_size 4
+"""
+
 RULE = Rule(
     code="BL360",
     name="openrlhf-packing-requirements",
@@ -85,9 +136,18 @@ RULE = Rule(
     summary="OpenRLHF: ring attention without --ds.packing_samples (SFT/DPO/RM), packing without vLLM (PPO)",
     check=check,
     needs=("settings.ring_needs_packing",),
+    premises=tuple(p for premise in (*RING.values(), PPO_VLLM, PPO_RING) for p in openrlhf.variants(premise)),
     doc=__doc__,
     examples=(
-        Example("sft_ring_no_packing.sh", _SFT.format(extra=""), flagged=(4,)),
+        Example("sft_ring_no_packing.sh", _SFT.format(extra=""), flagged=(4,), severity="error"),
+        # The flat flags: train_sft has --ring_attn_size, and asserts packing with it, from 0.5.4 on.
+        Example("sft_ring_no_packing_flat.sh", _SFT_FLAT, flagged=(4,), severity="error"),
+        Example("sft_ring_no_packing_flat_0_5_3.sh", _SFT_FLAT, files=(("requirements.txt", "openrlhf==0.5.3\n"),)),
+        # PPO turns packing on for ring attention from 0.8.4 on (0.6.0-0.8.3 leave it off).
+        Example("ppo_ring_no_vllm_flat.sh", _PPO_RING_FLAT, flagged=(2,), severity="info"),
+        Example("ppo_ring_no_vllm_flat_0_8_4.sh", _PPO_RING_FLAT, flagged=(2,),
+                files=(("requirements.txt", "openrlhf==0.8.4\n"),), severity="error"),
+        Example("ppo_ring_no_vllm_flat_0_8_3.sh", _PPO_RING_FLAT, files=(("requirements.txt", "openrlhf==0.8.3\n"),)),
         Example("sft_ring_packing.sh", _SFT.format(extra=" \\\n   --ds.packing_samples")),
         Example("ppo_packing_no_vllm.sh", _PPO.format(extra=""), flagged=(5,)),
         Example("ppo_packing_vllm.sh", _PPO.format(extra=" \\\n   --vllm.num_engines 4")),

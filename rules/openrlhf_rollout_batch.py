@@ -84,7 +84,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     generation, is_async = ppo.generate_batch, ppo.async_enable
     if (generation is not None and generation.positive and prompts is not None and prompts.positive
             and generation.value > prompts.value and not is_async.value):
-        flag = "--train.async_enable" if openrlhf.dotted_flags(plan.document.root) else "--async_train"
+        flag = "--async_train" if openrlhf.flag_style(plan.document.root) == "flat" else "--train.async_enable"
         yield Finding(
             span=generation.span,
             message=(f"{generation.describe()} is larger than {prompts.describe()}: over-sampling needs the async "
@@ -125,7 +125,7 @@ RULE = Rule(
     summary="OpenRLHF PPO: a rollout batch train_ppo_ray refuses (too few sample batches, over-sampling without async)",
     check=check,
     needs=("settings.ppo", "rl.prompts_per_step"),
-    premises=(ACTORS, openrlhf.dotted(ACTORS), OVERSAMPLING, openrlhf.dotted(OVERSAMPLING)),
+    premises=(*openrlhf.variants(ACTORS), *openrlhf.variants(OVERSAMPLING)),
     doc=__doc__,
     examples=(
         # The dotted flags run on 0.10.2 and later only, all of which assert both.

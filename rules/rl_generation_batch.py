@@ -42,20 +42,101 @@ gradient_accumulation_steps: 1
 num_generations: 8     # 16 holds two groups of 8
 ```
 
+By release (one premise per framework whose release decides): TRL has GRPO
+from 0.14.0 and refuses these batches from 0.15.0 (0.15-0.16 check the per-device
+batch x W, without the accumulation: every batch this rule flags fails that
+too), `generation_batch_size`/`steps_per_generation` from 0.18.0 (the multiple
+of the per-device batch x W from 0.19.1), `num_generations_eval` from 0.26.1;
+OpenRLHF asserts n > 1 for rloo from 0.5.3, reinforce_baseline and group_norm
+from 0.6.0, dynamic filtering from 0.8.1, dr_grpo from 0.11.0; EasyR1 makes its
+checks from v0.3.0. axolotl and ms-swift are judged as their adapters read them,
+whatever the release.
+
 ## Source
 Each adapter names the checks of its framework: TRL grpo_config.py:1096-1141
 (`__post_init__`), rloo_config.py:659-704 @ 1.16.0; axolotl 067b021
 validation.py:785-867; ms-swift 3602360 megatron_args.py:260-341, and for plain GRPO
 ms-swift 4.6.0.dev0 swift/rlhf_trainers/args_mixin.py:200-242; OpenRLHF
-train_ppo_ray.py (n_samples_per_prompt > 1 asserts); EasyR1 b44b311
-verl/trainer/ray_trainer.py:211-236. Replaces BL121 (TRL),
+train_ppo_ray.py:656-659, 746-755 @ 0.11.2 (n_samples_per_prompt > 1 asserts); EasyR1
+verl/trainer/ray_trainer.py:211-236 @ v0.3.2. Replaces BL121 (TRL),
 BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks import openrlhf
+from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
+from batchlint.frameworks.hf import TRL
 from batchlint.plan import Origin, TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+# TRL: GRPOConfig is new in 0.14.0; no earlier release runs a GRPO config.
+TRL_GROUPS = Premise(
+    TRL, since="0.15.0", runs_since="0.14.0", name="TRL", frameworks=("trl",),
+    source="v0.14.0 trl/trainer/grpo_trainer.py (no check of num_generations); v0.15.0 trl/trainer/grpo_trainer.py:341-358 "
+           "(per-device batch x W, and the eval batch, divisible by num_generations >= 2, first); v0.17.0 "
+           "grpo_trainer.py:591-620 (x gradient_accumulation_steps); v0.18.0 trl/trainer/grpo_config.py:532-558; "
+           "1.16.0 trl/trainer/grpo_config.py:1118-1141 (still)")
+# generation_batch_size and steps_per_generation are new in 0.18.0.
+TRL_KEYS = Premise(
+    TRL, since="0.18.0", runs_since="0.18.0", name="TRL generation keys", frameworks=("trl",),
+    source="v0.17.0 trl/trainer/grpo_config.py (no generation_batch_size, steps_per_generation); v0.18.0 "
+           "trl/trainer/grpo_config.py:512-515 (both refused together), 532-546 (whole groups, first); 1.16.0 "
+           "trl/trainer/grpo_config.py:1112-1115, 1129-1135 (still)")
+TRL_STEP = Premise(
+    TRL, since="0.19.1", runs_since="0.18.0", name="TRL step batch", frameworks=("trl",),
+    source="v0.18.0-v0.19.0 trl/trainer/grpo_config.py:523/547 (`generation_batch_size % per_device_train_batch_size "
+           "* num_processes`: only the per-device batch is checked); v0.19.1 trl/trainer/grpo_config.py:547 "
+           "(per-device batch x W, first); 1.16.0 trl/trainer/grpo_config.py:1101-1106 (still)")
+TRL_EVAL = Premise(
+    TRL, since="0.26.1", runs_since="0.26.0", name="TRL eval generations", frameworks=("trl",),
+    source="v0.26.0 trl/trainer/grpo_config.py:394 (num_generations_eval), 833-838 (the eval batch checked against "
+           "num_generations); v0.26.1 trl/trainer/grpo_config.py:835 (against num_generations_eval, first); "
+           "1.16.0 trl/trainer/grpo_config.py:1118-1126 (still)")
+# OpenRLHF: each estimator from the release that asserts n > 1 for it; the flag values are the release's choices.
+OPENRLHF_RLOO = Premise(
+    openrlhf.DISTRIBUTION, since="0.5.3", runs_since="0.5.3", name="OpenRLHF rloo", frameworks=("openrlhf",),
+    source="v0.5.2.post1 openrlhf/cli/train_ppo_ray.py (--advantage_estimator choices gae, reinforce); v0.5.3 "
+           "openrlhf/cli/train_ppo_ray.py:366-367 (rloo, first); 0.11.2 openrlhf/cli/train_ppo_ray.py:656-659 (still)")
+OPENRLHF_GROUP = Premise(
+    openrlhf.DISTRIBUTION, since="0.6.0", runs_since="0.6.0", name="OpenRLHF group estimators", frameworks=("openrlhf",),
+    source="v0.5.9.post1 openrlhf/cli/train_ppo_ray.py:398-399 (rloo only; no reinforce_baseline, group_norm); "
+           "v0.6.0 openrlhf/cli/train_ppo_ray.py:415-416 (first); 0.11.2 openrlhf/cli/train_ppo_ray.py:656-659 (still)")
+OPENRLHF_DR_GRPO = Premise(
+    openrlhf.DISTRIBUTION, since="0.11.0", runs_since="0.8.0", name="OpenRLHF dr_grpo", frameworks=("openrlhf",),
+    source="v0.8.0 openrlhf/cli/train_ppo_ray.py:360 (dr_grpo a choice, not asserted); v0.10.4 "
+           "train_ppo_ray.py:608-611 (still not); v0.11.0 openrlhf/cli/train_ppo_ray.py:612-615 (first); "
+           "0.11.2 openrlhf/cli/train_ppo_ray.py:656-659 (still)")
+OPENRLHF_FILTERING = Premise(
+    openrlhf.DISTRIBUTION, since="0.8.1", runs_since="0.8.1", name="OpenRLHF dynamic filtering", frameworks=("openrlhf",),
+    source="v0.8.0 openrlhf/cli/train_ppo_ray.py (no --dynamic_filtering); v0.8.1 openrlhf/cli/train_ppo_ray.py:430, "
+           "504-513 (first); 0.11.2 openrlhf/cli/train_ppo_ray.py:746-755 (still)")
+_ESTIMATORS = {"rloo": OPENRLHF_RLOO, "reinforce_baseline": OPENRLHF_GROUP, "group_norm": OPENRLHF_GROUP,
+             "dr_grpo": OPENRLHF_DR_GRPO}
+EASYR1_CHECKS = Premise(
+    EASYR1, since="0.3.0", name="EasyR1", frameworks=("easyr1",),
+    source="EasyR1 before v0.3.0: the checks land 2025-04-03 (39cab8f) and 04-04 (30fe6b5, 4487c09); v0.3.0 "
+           "verl/trainer/ray_trainer.py:229-254 (first tag); v0.3.2 verl/trainer/ray_trainer.py:211-236 (still)")
+
+
+def _premise(plan, kind: str) -> str:
+    """The name of the premise a finding of `kind` rests on, for the plan's framework ("" where none is
+    declared: axolotl, ms-swift)."""
+    framework, root = plan.framework, plan.document.root
+    if framework == "trl":
+        if kind in ("exclusive", "step"):
+            return (TRL_KEYS if kind == "exclusive" else TRL_STEP).name
+        if kind == "multiple" and any(k in root.items for k in ("generation_batch_size", "steps_per_generation")):
+            return TRL_KEYS.name
+        if kind == "eval" and "num_generations_eval" in root.items:
+            return TRL_EVAL.name
+        return TRL_GROUPS.name
+    if framework == "openrlhf":
+        baseline = plan.rl.generation_checks.group_baseline
+        premise = _ESTIMATORS.get(getattr(baseline, "value", None), OPENRLHF_FILTERING)
+        return openrlhf.premise_name(plan, premise)
+    return EASYR1_CHECKS.name if framework == "easyr1" else ""
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -72,6 +153,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                      f"prompt; {checks.refusal}"),
             fix=f"set {n.key} to 2 or more",
             related=_related(baseline) if baseline.span != n.span else (),
+            premise=_premise(plan, "group"),
         )
         return
     if checks.exclusive:
@@ -81,12 +163,13 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             message=f"{first.describe()} and {second.describe()} are both set: {checks.refusal}",
             fix="remove one of them",
             related=(Related(f"{first.key} set here", first.span),),
+            premise=_premise(plan, "exclusive"),
         )
         return
     if not n.positive:
         return  # BL104 reports a batch size of 0 or less
     yield from _generation(plan, rl.generation_batch, n, checks)
-    yield from _evaluation(rl.eval_generation_batch, rl.eval_samples_per_prompt, checks)
+    yield from _evaluation(plan, rl.eval_generation_batch, rl.eval_samples_per_prompt, checks)
 
 
 def _generation(plan, batch, n, checks):
@@ -99,6 +182,7 @@ def _generation(plan, batch, n, checks):
             message=f"{batch.describe()} is not {alternative.detail} = {alternative.value}: {checks.refusal}",
             fix=f"remove {batch.key}, or set it to {alternative.value}",
             related=_related(alternative),
+            premise=_premise(plan, "alternative"),
         )
         return
     given = batch.origin is not Origin.DERIVED
@@ -113,6 +197,7 @@ def _generation(plan, batch, n, checks):
                      f"{checks.refusal}"),
             fix=fix,
             related=_related(n) if batch.span else (),
+            premise=_premise(plan, "multiple"),
         )
     for factors in (checks.step_batch, *checks.multiples):
         yield from _step_batch(plan, batch, how, factors, checks.refusal)
@@ -128,6 +213,7 @@ def _generation(plan, batch, n, checks):
                      f"needs a whole group, and {checks.refusal}"),
             fix=f"raise the generation batch to at least {n.value * world.value}",
             related=_related(n),
+            premise=_premise(plan, "rank"),
         )
 
 
@@ -155,6 +241,7 @@ def _step_batch(plan, batch, how, factors, refusal):
         fix=f"set {batch.key} to a multiple of {size}" if batch.origin is not Origin.DERIVED else
             f"make {batch.detail} a multiple of {size}",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in known if f.span and f is not plan.world_size),
+        premise=_premise(plan, "step"),
     )
 
 
@@ -171,6 +258,7 @@ def _split_over_dp(plan, batch, how, n, checks):
             span=batch.span or n.span,
             message=f"the {prompts} prompts per generation ({shown}) do not split over dp {dp.value}: {checks.refusal}",
             fix=f"make the generation batch a multiple of {n.key} x dp = {n.value * dp.value}",
+            premise=_premise(plan, "split"),
         )
     elif per_rank == 0 or per_rank % micro.value:
         yield Finding(
@@ -178,22 +266,25 @@ def _split_over_dp(plan, batch, how, n, checks):
             message=(f"each of dp {dp.value} ranks gets {per_rank} prompts ({shown} / dp {dp.value}), not a "
                      f"multiple of {micro.describe()}: {checks.refusal}"),
             fix=f"make the generation batch a multiple of {n.key} x dp x micro = {n.value * dp.value * micro.value}",
+            premise=_premise(plan, "split"),
         )
     elif world is not None and world.positive and batch.value < world.value:
         yield Finding(
             span=batch.span or n.span,
             message=f"{how} gives each of W {world.value} GPUs less than one completion: {checks.refusal}",
             fix=f"raise the generation batch to at least {world.value}",
+            premise=_premise(plan, "split"),
         )
 
 
-def _evaluation(batch, n, checks):
+def _evaluation(plan, batch, n, checks):
     if batch is None or n is None or not (batch.positive and n.positive) or batch.value % n.value == 0:
         return
     yield Finding(
         span=n.span or batch.span,
         message=f"the evaluation batch {batch.detail} = {batch.value} is not a multiple of {n.describe()}: {checks.refusal}",
         fix=f"change {batch.detail} so that it is a multiple of {n.value}, or set a number of evaluation generations that divides it",
+        premise=_premise(plan, "eval"),
     )
 
 
@@ -223,6 +314,13 @@ python3 -m openrlhf.cli.train_ppo_ray \\
    --rollout.batch_size 128 \\
    --rollout.n_samples_per_prompt {n} \\
    --algo.advantage.estimator {estimator}
+"""
+
+_OPENRLHF_FLAT = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --rollout_batch_size 128 \\
+   --n_samples_per_prompt 1 \\
+   --advantage_estimator {estimator}
 """
 
 _SWIFT = """\
@@ -255,12 +353,27 @@ RULE = Rule(
     summary="RL: a generation batch the framework refuses (split groups, a group of one, ranks without a share)",
     check=check,
     needs=("rl.generation_checks",),
+    premises=(TRL_GROUPS, TRL_KEYS, TRL_STEP, TRL_EVAL,
+              *(p for premise in (OPENRLHF_RLOO, OPENRLHF_GROUP, OPENRLHF_DR_GRPO, OPENRLHF_FILTERING)
+                for p in openrlhf.variants(premise)),
+              EASYR1_CHECKS),
     doc=__doc__,
     examples=(
-        Example("grpo_6_on_4.yaml", _TRL.format(generations=6), flagged=(4,), world_size=4),
+        # No TRL release pinned: 0.14.0 runs GRPO without the check.
+        Example("grpo_6_on_4.yaml", _TRL.format(generations=6), flagged=(4,), world_size=4, severity="info"),
+        Example("grpo_6_on_4_pinned.yaml", _TRL.format(generations=6), flagged=(4,), world_size=4,
+                files=(("requirements.txt", "trl==0.15.0\n"),), severity="error"),
+        Example("grpo_6_on_4_0_14.yaml", _TRL.format(generations=6), world_size=4,
+                files=(("requirements.txt", "trl==0.14.0\n"),)),
         Example("grpo_8_on_4.yaml", _TRL.format(generations=8), world_size=4),
         Example("grpo_6_unknown_w.yaml", _TRL.format(generations=6)),
+        # 30 is no whole groups of 8 (from 0.18.0, which has the key), nor a multiple of the per-device 4 (asserted
+        # as the global batch from 0.19.1: info without a pin).
         Example("grpo_given_size.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5, 5)),
+        Example("grpo_given_size_0_18.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5,),
+                files=(("requirements.txt", "trl==0.18.0\n"),), severity="error"),
+        Example("grpo_given_size_1_16.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5, 5),
+                files=(("requirements.txt", "trl==1.16.0\n"),), severity="error"),
         Example("grpo_given_size_ok.yaml", _TRL.format(generations=8) + "generation_batch_size: 32\n"),
         Example("axolotl_grpo_6_of_4.yaml", _AXOLOTL.format(ga=3, n=4), flagged=(4,)),
         Example("axolotl_grpo_8_of_4.yaml", _AXOLOTL.format(ga=4, n=4)),
@@ -273,11 +386,27 @@ RULE = Rule(
         Example("swift_grpo_64_on_4.yaml", _SWIFT.format(global_=16, steps=4), world_size=4),
         # over dp 8 that is 1 prompt per rank, not a multiple of micro_batch_size 2.
         Example("swift_grpo_64_on_8.yaml", _SWIFT.format(global_=16, steps=4), flagged=(6,), world_size=8),
-        Example("openrlhf_group_norm_n1.sh", _OPENRLHF.format(n=1, estimator="group_norm"), flagged=(4,)),
+        Example("openrlhf_group_norm_n1.sh", _OPENRLHF.format(n=1, estimator="group_norm"), flagged=(4,), severity="error"),
         Example("openrlhf_group_norm_n8.sh", _OPENRLHF.format(n=8, estimator="group_norm")),
         Example("openrlhf_gae_n1.sh", _OPENRLHF.format(n=1, estimator="gae")),  # one sample is valid for gae
+        # dr_grpo is asserted from 0.11.0 only (a choice since 0.8.0, the dotted flags since 0.10.2).
+        Example("openrlhf_dr_grpo_n1.sh", _OPENRLHF.format(n=1, estimator="dr_grpo"), flagged=(4,), severity="info"),
+        Example("openrlhf_dr_grpo_n1_0_11.sh", _OPENRLHF.format(n=1, estimator="dr_grpo"), flagged=(4,),
+                files=(("requirements.txt", "openrlhf==0.11.0\n"),), severity="error"),
+        Example("openrlhf_dr_grpo_n1_0_10.sh", _OPENRLHF.format(n=1, estimator="dr_grpo"),
+                files=(("requirements.txt", "openrlhf==0.10.4\n"),)),
+        # The flat flags of the releases before 0.10.2: rloo is a choice, and asserted, from 0.5.3.
+        Example("openrlhf_rloo_n1_flat.sh", _OPENRLHF_FLAT.format(estimator="rloo"), flagged=(3,), severity="error"),
+        # No release that takes the flat flags asserts it for dr_grpo.
+        Example("openrlhf_dr_grpo_n1_flat.sh", _OPENRLHF_FLAT.format(estimator="dr_grpo")),
         # EasyR1: rollout_batch_size must be whole mini-batches (global_batch_size), x n whole experience micro batches.
-        Example("easyr1_grpo_n1.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1), flagged=(10,)),
+        # No EasyR1 copy in the project: a fork from before v0.3.0 may predate the checks.
+        Example("easyr1_grpo_n1.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1), flagged=(10,),
+                severity="info"),
+        Example("easyr1_grpo_n1_v0_3_2.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1),
+                flagged=(10,), files=(("verl/__init__.py", '__version__ = "0.3.2"\n'),), severity="error"),
+        Example("easyr1_grpo_n1_early.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1),
+                files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
         Example("easyr1_remax_n1.yaml", _EASYR1.format(prompts=512, estimator="remax", experience=16, n=1)),
         Example("easyr1_rollout_100.yaml", _EASYR1.format(prompts=100, estimator="grpo", experience=4, n=5), flagged=(2,)),
         Example("easyr1_rollout_128.yaml", _EASYR1.format(prompts=128, estimator="grpo", experience=4, n=5)),

@@ -29,14 +29,23 @@ train_dataloader = dict(sampler=dict(type=sampler, shuffle=True))
 Data-parallel ranks @ xtuner 0.2.0: xtuner/parallel/sequence/sampler.py:19-20,
 xtuner/dataset/samplers/intern_repo.py:25-26. Global ranks (`get_dist_info`):
 mmengine 0.10.6 mmengine/dataset/sampler.py:48 and 125,
-xtuner/dataset/samplers/length_grouped.py:81.
+xtuner/dataset/samplers/length_grouped.py:81. The same from XTuner 0.1.16, the
+release that brought sequence parallelism (0.1.15 reads no sequence_parallel_size).
 """
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import inherited_note
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER, inherited_note
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
+
+SEQUENCE_PARALLEL = Premise(
+    XTUNER, since="0.1.16", runs_since="0.1.16",
+    source="v0.1.15 has no sequence parallelism (no xtuner/parallel/sequence; tools/train.py reads no "
+           "sequence_parallel_size); v0.1.16 xtuner/parallel/sequence/sampler.py:19, xtuner/dataset/samplers/"
+           "intern_repo.py:23 (dp rank), length_grouped.py:81 (global rank), tools/train.py:313-315 (first); "
+           "v0.2.0 sampler.py:19, intern_repo.py:26, length_grouped.py:81, tools/train.py:364 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -85,11 +94,17 @@ RULE = Rule(
     summary="a sampler that splits by global rank under sequence parallelism",
     check=check,
     needs=("parallel.sp", "sampler", "settings.sampler"),
+    premises=(SEQUENCE_PARALLEL,),
     doc=__doc__,
     examples=(
         Example("sp_default_sampler.py", _CONFIG.format(sp=4, sampler="DefaultSampler"), flagged=(9,)),
         Example("sp_sampler_variable.py", _CONFIG.format(sp=4, sampler="sampler")),
         Example("sp1_default_sampler.py", _CONFIG.format(sp=1, sampler="DefaultSampler")),
         Example("sp_sp_sampler.py", _CONFIG.format(sp=2, sampler="SequenceParallelSampler")),
+        Example("sp_default_sampler_0_2_0.py", _CONFIG.format(sp=4, sampler="DefaultSampler"), flagged=(9,),
+                files=(("requirements.txt", "xtuner==0.2.0\n"),), severity="error"),
+        # 0.1.15 has no sequence parallelism: every rank trains on its own samples.
+        Example("sp_default_sampler_0_1_15.py", _CONFIG.format(sp=4, sampler="DefaultSampler"),
+                files=(("requirements.txt", "xtuner==0.1.15\n"),)),
     ),
 )

@@ -93,7 +93,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                     f"{', '.join(PACKING_RLHF)} and refuses to start",
             fix=f"set {feature.key}: false",
             related=(Related(f"rlhf_type = {kind}", rlhf.span),),
-            premise="rlhf padding_free" if args.padding_free is not None and args.padding_free.value else "rlhf packing",
+            # Up to 3.7.x packing turned padding_free off before the RLHF check: refused from 3.8.0.
+            premise="rlhf packing" if feature is args.packing else "rlhf padding_free",
         )
 
 

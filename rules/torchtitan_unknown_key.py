@@ -59,9 +59,7 @@ import difflib
 from collections.abc import Iterator
 
 from batchlint.document import Mapping
-from batchlint.frameworks.torchtitan import (
-    DISTRIBUTION, PRE_RELEASE_KEYS, custom_config_module, keys_from_source,
-)
+from batchlint.frameworks.torchtitan import DISTRIBUTION, PRE_RELEASE_KEYS, custom_config_module, keys_from_source
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
 from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import in_force, nest
@@ -135,14 +133,14 @@ def _unknown(path: tuple, key: str, known: dict, span, table: dict, judged):
     if renamed:
         fix = f"use {renamed[0]} ({renamed[1]})"
     elif moved:
-        fix = f"move it to [{moved[0]}], where {force.named} reads it"
+        fix = f"move it to [{moved[0]}], where {force.named if force.known else 'TorchTitan 0.1.0 on'} reads it"
     else:
         close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]}?" if close else f"remove it; {where} holds: {', '.join(sorted(known))}"
     release = version_key(force.release) if force.release else None
     if not force.known:
         dotted = ".".join(path + (key,)) if path else key + "."
-        if dotted in PRE_RELEASE_KEYS:
+        if dotted in PRE_RELEASE_KEYS and not refused:
             # A config of main's layout before 0.1.0, which read it: only 0.2.0 on refuse it.
             return Finding(span=span, fix=fix, premise="refused", message=(
                 f"{force.named} has the {what} {key!r} in {where}, which only main before 0.1.0 read: from "
@@ -176,6 +174,20 @@ data_parallel_shard_degree = -1
 {microbatch} = 1
 """
 
+_EARLY_2025 = """\
+[model]
+name = "llama3"
+flavor = "8B"
+norm_type = "rmsnorm"
+
+[training]
+batch_size = 1
+tensor_parallel_degree = 1
+
+[experimental]
+pipeline_parallel_degree = 1
+"""
+
 RULE = Rule(
     judges_keys=True,
     code="BL510",
@@ -184,13 +196,30 @@ RULE = Rule(
     summary="TorchTitan: a section or key the release in force does not know (renamed, moved or misspelt), which fails the launch",
     check=check,
     frameworks=("torchtitan",),
+    premises=(REFUSED, UNREAD),
     doc=__doc__,
     examples=(
-        Example("titan_old_keys.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"), flagged=(5, 10)),
+        # Keys main read before 0.1.0: only 0.2.0 on refuse them.
+        Example("titan_old_keys.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
+                flagged=(5, 10), severity="info"),
+        Example("titan_old_keys_022.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
+                flagged=(5, 10), severity="error", files=(("requirements.txt", "torchtitan==0.2.2\n"),)),
+        Example("titan_old_keys_010.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
+                flagged=(5, 10), severity="warning", files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        Example("titan_old_keys_002.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
+                files=(("requirements.txt", "torchtitan==0.0.2\n"),)),
+        Example("titan_old_keys_range.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
+                flagged=(5, 10), severity="error", files=(("requirements.txt", "torchtitan>=0.2.0\n"),)),
+        # The layout of early 2025 ([training] degrees, [experimental] pp/cp), read by main of that time.
+        Example("titan_2025_layout.toml", _EARLY_2025, flagged=(4, 7, 8, 11), severity="info"),
         Example("titan_new_keys.toml", _TITAN.format(batch="local_batch_size", microbatch="pipeline_parallel_microbatch_size")),
-        Example("titan_moved_key.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,)),
+        # No release reads it: refused from 0.2.0, dropped before.
+        Example("titan_moved_key.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,),
+                severity="warning"),
+        Example("titan_moved_key_021.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,),
+                severity="error", files=(("requirements.txt", "torchtitan==0.2.1\n"),)),
         Example("titan_section_typo.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
-                .replace("[parallelism]", "[paralelism]"), flagged=(8,)),
+                .replace("[parallelism]", "[paralelism]"), flagged=(8,), severity="warning"),
         Example("titan_new_section.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
                 + '\n[hf_transformers]\nmodel = "Qwen/Qwen3-4B-Instruct-2507"\n'),
         Example(

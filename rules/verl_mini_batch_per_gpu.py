@@ -43,6 +43,9 @@ assert it only for a micro batch derived from the deprecated key); the critic's
 mini-batch is multiplied by n from 0.4.0 on. EasyR1's checks are in every tag
 (0.3.0-0.3.2); its `ulysses_size` is new in 0.3.1 (0.3.0 calls it
 `ulysses_sequence_parallel_size` and rounds `global_batch_size // W x sp`).
+A copy of verl in the project is judged by its own workers' source (whatever
+its version file says): TinyZero's divides by dp before multiplying by n, and
+asserts nothing.
 
 ## Source
 verl/workers/fsdp_workers.py:249-266 @ 0.7.1 (actor normalisation and
@@ -81,6 +84,10 @@ CRITIC = Premise(
     verl.DISTRIBUTION, since="0.4.0", until="0.7.1", name="verl critic", frameworks=("verl",),
     source="v0.3.0.post1 verl/workers/fsdp_workers.py:647 (critic mini // dp, no x n); v0.4.0 "
            f"verl/workers/fsdp_workers.py:800-812 (first); 0.7.1 verl/workers/fsdp_workers.py:1338-1355 (last); {_LEGACY_GONE}")
+# A copy of verl in the project: judged by its own legacy workers' source (lint/frameworks/verl.py `refuses`).
+_COPY_CHECKS = {ZERO.name: "mini_positive", MICRO.name: "mini_micro_multiple", FLOOR.name: "mini_times_n",
+                CRITIC.name: "critic_mini_times_n"}
+COPIES = {name: verl.copy_premise(check, name=f"{name} (copy)") for name, check in _COPY_CHECKS.items()}
 EASYR1_CHECKS = Premise(
     EASYR1, since="0.3.0", name="EasyR1", frameworks=("easyr1",),
     source="EasyR1 before v0.3.0: the checks land 2025-03-14 (178d460) and 2025-03-27 (e0cedd7); v0.3.0 "
@@ -100,7 +107,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
     for role in roles:
-        finding = _check_role(role, world, settings.label, plan.framework)
+        finding = _check_role(role, world, settings.label, plan.framework, plan.document.path)
         if finding is not None:
             yield finding
 
@@ -114,7 +121,7 @@ def _premise(framework, role, sp, severity, zero):
     return FLOOR if severity == "warning" else ZERO if zero else MICRO
 
 
-def _check_role(role, world, label, framework):
+def _check_role(role, world, label, framework, path):
     mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
     if not role.fsdp or not all(f is not None and f.known and f.value > 0 for f in (mini, n, sp)):
         return None
@@ -159,6 +166,10 @@ def _check_role(role, world, label, framework):
             return None
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span and f is not at_fault)
     premise = _premise(framework, role, sp, severity, per_gpu == 0)
+    if framework == "verl" and verl.runs_copy(path):
+        if not verl.refuses(path, _COPY_CHECKS[premise.name]):
+            return None  # a copy whose workers do not normalise (or assert) the mini-batch this way
+        premise = COPIES[premise.name]
     return Finding(span=at_fault.span, message=message, fix=fix, severity=severity, related=related,
                    premise=premise.name)
 
@@ -212,7 +223,7 @@ RULE = Rule(
     summary="verl: a per-GPU PPO mini-batch that is 0, not a multiple of the micro batch, or floored",
     check=check,
     frameworks=("verl", "easyr1"),
-    premises=(ZERO, MICRO, FLOOR, CRITIC, EASYR1_CHECKS, EASYR1_ULYSSES),
+    premises=(ZERO, MICRO, FLOOR, CRITIC, *COPIES.values(), EASYR1_CHECKS, EASYR1_ULYSSES),
     doc=__doc__,
     examples=(
         # The rollout-correction examples: 32 x 1 // 8 = 4, not a multiple of 8.

@@ -37,8 +37,9 @@ actor_rollout_ref:
 By release: Ulysses and the checks are new in verl 0.2. The actor's check
 holds to the newest release; the critic's, in its config, to 0.7.1 (0.8.0 reads
 a critic's sp from `critic.fsdp`, the old key is deprecated, and remove padding
-defaults to true); the SFT trainer's, to 0.7.0 (0.7.1 replaced
-fsdp_sft_trainer.py and its top-level keys with the engine-based sft_trainer.py).
+defaults to true); the SFT trainer's, to 0.7.0, the last release that runs such
+a config (0.7.1 replaced fsdp_sft_trainer.py and its top-level keys with the
+engine-based sft_trainer.py).
 
 ## Source
 verl/workers/config/actor.py:331-341 @ 0.9.1 (FSDP actor);
@@ -65,8 +66,9 @@ CRITIC = Premise(
     source="v0.2 verl/trainer/ppo/ray_trainer.py:455-458 (first); 0.7.1 verl/workers/config/critic.py:204-211 (last); "
            "0.8.0 verl/workers/config/critic.py:194-207 (critic.ulysses_sequence_parallel_size deprecated, "
            "critic.model.use_remove_padding defaults to true)")
+# fsdp_sft_trainer.py and its top-level keys are gone after 0.7.0: no later release runs such a config.
 SFT = Premise(
-    verl.DISTRIBUTION, since="0.2", until="0.7.0", runs_since="0.2", name="sft",
+    verl.DISTRIBUTION, since="0.2", until="0.7.0", runs_since="0.2", runs_until="0.7.0", name="sft",
     source="v0.1 verl/trainer/config/sft_trainer.yaml (no ulysses_sequence_parallel_size); v0.2 "
            "verl/trainer/fsdp_sft_trainer.py:198 (first); v0.7.0 verl/trainer/fsdp_sft_trainer.py:232 (last); "
            "0.7.1 has no fsdp_sft_trainer.py (verl/trainer/sft_trainer.py reads model.use_remove_padding)")
@@ -162,7 +164,8 @@ RULE = Rule(
         Example("critic_sp_unpinned.yaml", _CRITIC),
         Example("critic_sp_unpadded.yaml", _CRITIC + "  model:\n    use_remove_padding: true\n",
                 files=(("requirements.txt", "verl==0.7.1\n"),)),
-        Example("sft_sp_padded.yaml", _SFT.format(padding="False"), flagged=(7,),
+        Example("sft_sp_padded.yaml", _SFT.format(padding="False"), flagged=(7,), severity="error"),
+        Example("sft_sp_padded_0_7_0.yaml", _SFT.format(padding="False"), flagged=(7,),
                 files=(("requirements.txt", "verl==0.7.0\n"),), severity="error"),
         # 0.7.1 replaced fsdp_sft_trainer.py and its top-level keys.
         Example("sft_sp_padded_0_7_1.yaml", _SFT.format(padding="False"), files=(("requirements.txt", "verl==0.7.1\n"),)),

@@ -483,7 +483,8 @@ LOAD_BEST = "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at
     ("transformers>=4.41,<5\n", True, "error"),
     ("transformers>=4.30,<4.41\n", True, None),  # eval_strategy is no key of theirs: refused for another reason
     ("transformers>=4.30,<4.41\n", False, "error"),  # the default eval strategy: checked from 4.9 on
-    ("transformers>=4.30\n", True, "info"),  # 4.30-4.40 are admitted too
+    ("transformers>=4.30\n", True, "error"),  # 4.30-4.40 cannot run a config writing eval_strategy
+    ("transformers>=4.8\n", False, "info"),  # 4.8.x accepts it
     ("transformers==4.8.2\n", False, None),  # no check yet
 ])
 def test_load_best_is_judged_by_the_transformers_release(tmp_path, requirement, written, severity):

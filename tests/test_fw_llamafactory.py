@@ -74,10 +74,11 @@ def test_v1_of_0_9_5_reads_the_degrees_in_dist_config(tmp_path, lint):
     assert plan.parallel["cp"].key == "dist_config.cp_size" and plan.data_parallel.value == 4
     assert plan_of(released + "cp_size: 4\n", world_size=8).data_parallel.value == 2
     # BL251 checks the released layout only: an error where 0.9.5 is pinned, nothing where 0.9.4 is.
-    (tmp_path / "requirements.txt").write_text("llamafactory==0.9.5\n")
-    assert [(d.code, d.severity) for d in lint("cp.yaml", released, world_size=8).diagnostics] == [("BL251", "error")]
-    (tmp_path / "requirements.txt").write_text("llamafactory==0.9.4\n")
-    assert lint("cp.yaml", released, world_size=8).diagnostics == []
+    for release, found in (("0.9.5", [("BL251", "error")]), ("0.9.4", [])):
+        (tmp_path / release).mkdir()
+        (tmp_path / release / "requirements.txt").write_text(f"llamafactory=={release}\n")
+        result = lint(f"{release}/cp.yaml", released, world_size=8)
+        assert [(d.code, d.severity) for d in result.diagnostics] == found, release
 
 
 def test_other_yaml_with_a_micro_batch_is_not_v1(lint):

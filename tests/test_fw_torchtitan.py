@@ -16,7 +16,7 @@ from batchlint.frameworks.facts import Outside
 from batchlint.plan import Fact, Origin
 from batchlint.sources.toml import read_toml
 
-from conftest import CORPUS, lint_text, load_tool
+from conftest import CORPUS, lint_text, load_tool, write
 
 LLAMA4_128E = os.path.join(CORPUS, "torchtitan", "torchtitan", "models", "llama4", "train_configs", "llama4_17bx128e.toml")
 
@@ -48,17 +48,121 @@ def test_llama4_maverick_needs_32_gpus_and_4_microbatches(tmp_path):
     assert set(by_code(lint_text(tmp_path, "llama4_17bx128e.toml", text, world_size=32))) == {"BL111"}
 
 
+def _pin(folder, requirement):
+    """Pin a release beside the configs, forgetting the releases read so far."""
+    from batchlint import per_run, versions
+
+    write(folder, "requirements.txt", requirement + "\n")
+    versions._cache.clear()
+    per_run.forget()
+
+
 def test_a_config_from_before_the_renames_fails_to_parse(tmp_path):
+    """Keys main read before 0.1.0: 0.2.0 on refuse them (an error where the project runs one),
+    0.1.0 drops them, main before it read them: an info while the release is unknown."""
     old = (
         "[training]\nbatch_size = 8\nseq_len = 2048\n\n"
         "[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_microbatches = 4\n"
         "[experimental]\ncontext_parallel_degree = 2\n"
     )
     found = [d for d in lint_text(tmp_path, "old.toml", old).diagnostics if d.code == "BL510"]
-    assert [d.span.line for d in found] == [2, 7, 9]
+    assert [(d.span.line, d.severity) for d in found] == [(2, "info"), (7, "info"), (9, "info")]
+    _pin(tmp_path, "torchtitan==0.2.2")
+    found = [d for d in lint_text(tmp_path, "old.toml", old).diagnostics if d.code == "BL510"]
+    assert [(d.span.line, d.severity) for d in found] == [(2, "error"), (7, "error"), (9, "error")]
     assert "local_batch_size" in found[0].fix
     assert "pipeline_parallel_microbatch_size" in found[1].fix
     assert "[parallelism]" in found[2].fix  # moved, not renamed
+
+
+EARLY_2025 = """\
+[job]
+dump_folder = "./outputs"
+
+[model]
+name = "llama3"
+flavor = "8B"
+norm_type = "rmsnorm"  # layernorm / np_layernorm / rmsnorm
+tokenizer_path = "./assets/tokenizer/original/tokenizer.model"
+
+[training]
+batch_size = 1
+seq_len = 8192
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 1
+compile = false
+
+[experimental]
+context_parallel_degree = 1
+pipeline_parallel_degree = 1
+
+[checkpoint]
+model_weights_only = false
+"""
+
+
+def test_the_layout_of_early_2025_is_no_error_while_the_release_is_unknown(tmp_path):
+    """The layout of main before 785c34c99 (2025-03-18; torchtitan/models/llama/train_configs/llama3_8b.toml
+    then): main of that time read all these keys, 0.1.0 drops them, 0.2.0 on refuse them. Unpinned:
+    infos, no error; pinned to 0.0.2 (main before 0.1.0), nothing; pinned to 0.2.2, errors."""
+    found = [d for d in lint_text(tmp_path, "llama3_8b.toml", EARLY_2025).diagnostics]
+    assert {d.code for d in found} == {"BL510"} and len(found) == 8
+    assert {d.severity for d in found} == {"info"}
+    _pin(tmp_path, "torchtitan==0.0.2")
+    assert lint_text(tmp_path, "llama3_8b.toml", EARLY_2025).diagnostics == []
+    _pin(tmp_path, "torchtitan==0.2.2")
+    found = [d for d in lint_text(tmp_path, "llama3_8b.toml", EARLY_2025).diagnostics if d.code == "BL510"]
+    assert {d.severity for d in found} == {"error"} and len(found) == 9  # and [training] compile, 0.1.0's
+
+
+def test_a_key_no_release_reads_is_a_warning_while_the_release_is_unknown(tmp_path):
+    """0.2.0 on refuse the file, 0.1.0 and main before it drop the key: no release reads it."""
+    text = "[training]\nlocal_batch_size = 8\nlocal_batch_sise = 8\n"
+    [found] = [d for d in lint_text(tmp_path, "t.toml", text).diagnostics if d.code == "BL510"]
+    assert found.severity == "warning" and "drop it silently" in found.message
+
+
+def test_compile_in_training_is_what_0_1_0_compiles_with():
+    """v0.1.0's own llama3_405b.toml: [training] compile = true with async TP (config_manager.py:235,
+    models/llama3/infra/parallelize.py:49-54 @ v0.1.0). It is the compile setting, not [compile]."""
+    text = (
+        '[model]\nname = "llama3"\nflavor = "405B"\n\n[training]\nlocal_batch_size = 2\ncompile = true\n\n'
+        "[parallelism]\ntensor_parallel_degree = 8\nenable_async_tensor_parallel = true\n"
+    )
+    compiled = plan_of(text).settings.compile_model
+    assert (compiled.value, compiled.key, compiled.span.line) == (True, "[training] compile", 7)
+    eager = plan_of(text.replace("compile = true", "compile = false")).settings.compile_model
+    assert eager.value is False
+    # [training] compile decides even beside a [compile] section (0.1.0 drops the section).
+    both = plan_of(text + "\n[compile]\nenable = false\n").settings.compile_model
+    assert both.value is True
+
+
+@pytest.mark.parametrize("pin", ["torchtitan==0.3.0", "torchtitan>=0.3"])
+def test_a_toml_file_is_no_config_of_a_torchtitan_that_reads_none(tmp_path, pin):
+    """0.3.0 reads config registries only (config/manager.py:34-48 @ 0.3.0): a TOML file of a project
+    that runs it configures nothing, so no TorchTitan rule judges it."""
+    text = "[training]\nlocal_batch_size = 6\n\n[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_microbatch_size = 4\n"
+    assert "BL110" in {d.code for d in lint_text(tmp_path, "t.toml", text).diagnostics}
+    _pin(tmp_path, pin)
+    result = lint_text(tmp_path, "t.toml", text)
+    assert result.framework is None and result.diagnostics == []
+    _pin(tmp_path, "torchtitan==0.2.2")
+    assert "BL110" in {d.code for d in lint_text(tmp_path, "t.toml", text).diagnostics}
+
+
+def test_the_releases_are_pypi_s_and_the_tables_name_only_them():
+    """Every torchtitan release on PyPI, oldest first; the models' first releases and the keys of main
+    before 0.1.0 agree with the embedded key sets."""
+    from batchlint.frameworks.torchtitan_keys import KEY_SETS
+    from batchlint.versions import version_key
+
+    releases = torchtitan.DISTRIBUTION.releases
+    assert releases == ("0.0.2", "0.1.0", "0.2.0", "0.2.1", "0.2.2", "0.3.0")
+    assert [version_key(r) for r in releases] == sorted(version_key(r) for r in releases)
+    assert {m.since for m in torchtitan.MODELS.values()} <= {None, *releases}
+    assert not torchtitan.PRE_RELEASE_KEYS & KEY_SETS.union
 
 
 def test_adapter_reads_every_degree_and_resolves_the_shard_degree():

@@ -258,7 +258,9 @@ def test_a_toml_file_in_a_project_whose_torchtitan_reads_registries_is_not_judge
     write(tmp_path, "assets/version.txt", "0.2.2\n")
     write(tmp_path, "torchtitan/config/configs.py", "class TrainingConfig:\n    num_tokens_per_microbatch_per_dp_rank: int = 16384\n")
     toml = "[training]\nnum_tokens = 3\nlocal_batch_size = 2\n"
-    assert "BL510" not in {d.code for d in lint_text(tmp_path, "old.toml", toml).diagnostics}
+    result = lint_text(tmp_path, "old.toml", toml)
+    assert "BL510" not in {d.code for d in result.diagnostics}
+    assert result.framework is None  # no TorchTitan config at all: its TorchTitan reads no TOML
     write(tmp_path, "torchtitan/config/configs.py", "")
     write(tmp_path, "torchtitan/config/job_config.py", "")
     assert "BL510" in {d.code for d in lint_text(tmp_path, "old.toml", toml).diagnostics}

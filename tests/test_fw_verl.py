@@ -54,6 +54,11 @@ trainer:
 """
 
 
+def pin(folder, release="0.7.1"):
+    """A requirements.txt pinning verl: BL142's legacy-worker checks hold from 0.2 to 0.7.1 only."""
+    (folder / "requirements.txt").write_text(f"verl=={release}\n")
+
+
 # -- what the adapter reads ------------------------------------------------------------
 
 def test_ppo_user_config_and_sft_config_are_verl(lint):
@@ -78,13 +83,15 @@ def test_a_nemo_config_is_not_verl(lint):
 
 # -- world size ------------------------------------------------------------------------
 
-def test_file_world_size_is_gpus_per_node_times_nodes(lint):
+def test_file_world_size_is_gpus_per_node_times_nodes(lint, tmp_path):
+    pin(tmp_path)
     text = ROLLOUT_CORR + "trainer:\n  nnodes: 2\n  n_gpus_per_node: 4\n"
     [finding] = [d for d in lint("corr.yaml", text).diagnostics if d.code == "BL142"]
     assert "// W (8) = 4" in finding.message
 
 
-def test_user_world_size_wins_over_the_files(lint):
+def test_user_world_size_wins_over_the_files(lint, tmp_path):
+    pin(tmp_path)
     text = ROLLOUT_CORR + "trainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n"
     # On 4 GPUs: 32 // 4 = 8, a multiple of 8: the launch the user states is fine.
     assert "BL142" not in codes(lint("corr.yaml", text, world_size=4))
@@ -107,7 +114,8 @@ def test_sft_world_size_never_comes_from_the_file(lint):
 
 # -- the real upstream mistake -----------------------------------------------------------
 
-def test_rollout_correction_example_fails_on_its_8_gpus(lint):
+def test_rollout_correction_example_fails_on_its_8_gpus(lint, tmp_path):
+    pin(tmp_path)
     result = lint("run_with_rollout_corr.yaml", ROLLOUT_CORR, world_size=8)
     [finding] = result.diagnostics
     assert (finding.code, finding.severity, finding.span.line) == ("BL142", "error", 14)
@@ -196,15 +204,18 @@ def test_generated_defaults_floor_the_mini_batch_on_6_gpus(tmp_path):
     from batchlint.rules import RULES
 
     path = os.path.join(VERL, "verl/trainer/config/_generated_ppo_trainer.yaml")
-    result = lint_file(path, Settings(root=str(tmp_path)), Options(world_size=6), RULES)
+    # verl 0.7.1: its validate_config and its legacy workers' floor (0.8.0 removed those workers).
+    result = lint_file(path, Settings(root=str(tmp_path), versions={"verl": "0.7.1"}), Options(world_size=6), RULES)
     found = {(d.code, d.severity) for d in result.diagnostics}
     assert found == {("BL140", "error"), ("BL142", "warning")}  # 1024 % 6; 256 // 6 = 42 per GPU
 
 
-def test_a_huge_prime_per_gpu_batch_suggests_a_divisor_at_once(lint):
+def test_a_huge_prime_per_gpu_batch_suggests_a_divisor_at_once(lint, tmp_path):
     """BL142 suggests the largest divisor of the per-GPU mini-batch up to the micro batch;
     it used to count down from the micro batch one by one (2**61 - 2 steps here)."""
     import signal
+
+    pin(tmp_path)
 
     prime = 2**61 - 1
     text = (f"actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: {8 * prime}\n"
@@ -390,3 +401,121 @@ def test_the_sft_trainer_under_torchrun_is_read(tmp_path, nproc, batch, codes):
     [explained] = json.loads(run("explain", "--format", "json", path).stdout)
     rows = {row["name"]: row["values"][0] for row in explained["rows"]}
     assert rows["micro batch (per GPU)"] == 4 and rows["world size W"] == nproc
+
+
+# -- which verl release refuses (lint/premise.py) --------------------------------------------------------
+
+def _diagnostics(lint, tmp_path, name, text, release=None, world_size=None, code=None):
+    if release is not None:
+        pin(tmp_path, release)
+    result = lint(name, text, world_size=world_size)
+    return [(d.code, d.severity, d.span.line) for d in result.diagnostics if code is None or d.code == code]
+
+
+@pytest.mark.parametrize("release, found", [
+    ("0.7.1", [("BL142", "error", 14)]),  # the legacy workers assert it
+    ("0.4.0", [("BL142", "error", 14)]),  # the first to assert a per-GPU micro batch as written
+    ("0.3.0.post1", []),  # asserted only for a micro batch derived from the deprecated key
+    ("0.8.0", []),  # no legacy workers: the engine workers count the mini-batch otherwise
+    (None, []),  # the newest releases do not refuse it: nothing to say without a pin
+])
+def test_the_per_gpu_mini_batch_is_judged_by_the_legacy_workers_releases(lint, tmp_path, release, found):
+    assert _diagnostics(lint, tmp_path, "corr.yaml", ROLLOUT_CORR, release, world_size=8) == found
+
+
+@pytest.mark.parametrize("release, found", [
+    (None, [("BL141", "info", 7)]),  # 0.1 and 0.2 run it; every release from 0.3.0.post0 refuses it
+    ("0.3.0.post0", [("BL141", "error", 7)]),
+    ("0.9.1", [("BL141", "error", 7)]),
+    ("0.2.0.post2", []),
+])
+def test_a_mini_batch_over_the_step_is_refused_from_0_3(lint, tmp_path, release, found):
+    text = "defaults:\n  - ppo_trainer\ndata:\n  train_batch_size: 128\nactor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 256\n"
+    assert _diagnostics(lint, tmp_path, "gae.yaml", text + "algorithm:\n  adv_estimator: grpo\n", release) == found
+
+
+MEGATRON_40 = (
+    "defaults:\n  - ppo_megatron_trainer\n  - _self_\ndata:\n  train_batch_size: 40\nactor_rollout_ref:\n  actor:\n"
+    "    ppo_mini_batch_size: 8\n    ppo_micro_batch_size_per_gpu: 4\n    megatron:\n      tensor_model_parallel_size: 2\n"
+    "  rollout:\n    n: 1\ntrainer:\n  nnodes: 1\n  n_gpus_per_node: 8\n"
+)
+
+
+@pytest.mark.parametrize("release, found", [
+    ("0.4.0", [("BL140", "error", 5)]),  # minimal_bsz = dp 4 x micro 4 = 16
+    ("0.3.0.post1", []),  # 0.2-0.3 divide by W: 40 % 8 == 0
+    (None, [("BL140", "info", 5)]),
+])
+def test_a_megatron_train_batch_is_judged_by_dp_times_micro_from_0_4(lint, tmp_path, release, found):
+    assert _diagnostics(lint, tmp_path, "megatron.yaml", MEGATRON_40, release, code="BL140") == found
+
+
+CRITIC_SP = "defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  rollout:\n    n: 1\ncritic:\n  ulysses_sequence_parallel_size: 2\n"
+
+
+@pytest.mark.parametrize("release, found", [
+    ("0.2", [("BL240", "error", 7)]),
+    ("0.7.1", [("BL240", "error", 7)]),
+    ("0.8.0", []),  # critic.ulysses_sequence_parallel_size deprecated, remove padding on by default
+    ("0.1", []),  # no Ulysses at all
+])
+def test_the_critics_sp_check_holds_to_0_7_1(lint, tmp_path, release, found):
+    assert _diagnostics(lint, tmp_path, "critic.yaml", CRITIC_SP, release, code="BL240") == found
+
+
+# -- a copy of verl in the project is judged by its own source, not its version file -----------------------
+
+_LEGACY_WORKERS = """\
+class ActorRolloutRefWorker:
+    def __init__(self, config):
+        if self._is_actor:
+            self.config.actor.ppo_mini_batch_size *= self.config.rollout.n
+            self.config.actor.ppo_mini_batch_size //= self.device_mesh.size() // self.ulysses_sequence_parallel_size
+            assert self.config.actor.ppo_mini_batch_size > 0, (
+                f"ppo_mini_batch_size {self.config.actor.ppo_mini_batch_size} should be larger than 0 after "
+                f"normalization"
+            )
+            if self.config.actor.ppo_micro_batch_size_per_gpu is not None:
+                assert self.config.actor.ppo_mini_batch_size % self.config.actor.ppo_micro_batch_size_per_gpu == 0
+"""
+# TinyZero's: divided by dp, then multiplied by n, nothing asserted.
+_EARLY_WORKERS = """\
+class ActorRolloutRefWorker:
+    def __init__(self, config):
+        if self._is_actor:
+            self.config.actor.ppo_mini_batch_size //= (self.device_mesh.shape[0] // self.ulysses_sequence_parallel_size)
+            self.config.actor.ppo_mini_batch_size *= self.config.rollout.n
+"""
+
+
+def _copy(tmp_path, version, workers):
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    for name, text in {"verl/__init__.py": "", "verl/version/version": f"{version}\n",
+                       "verl/workers/fsdp_workers.py": workers}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+
+
+@pytest.mark.parametrize("version, workers, found", [
+    ("0.8.0.dev", _LEGACY_WORKERS, [("BL142", "error", 14)]),  # main after 0.7.1: legacy workers still in it
+    ("0.1", _LEGACY_WORKERS, [("BL142", "error", 14)]),  # a version file left behind by a copy of main
+    ("0.1", _EARLY_WORKERS, []),  # TinyZero's copy
+])
+def test_a_copy_is_judged_by_its_own_workers(lint, tmp_path, version, workers, found):
+    _copy(tmp_path, version, workers)
+    assert _diagnostics(lint, tmp_path, "corr.yaml", ROLLOUT_CORR, world_size=8) == found
+    [finding] = lint("corr2.yaml", ROLLOUT_CORR, world_size=8).diagnostics if found else [None]
+    assert finding is None or f"verl {version}, the copy's version" in finding.message
+
+
+def test_a_copy_of_main_between_releases_keeps_its_start_up_checks(lint, tmp_path):
+    """A copy of main from 2025-02-20 to 05-12 says 0.2.0.dev (before 0.2 by its number) over source that has
+    0.2's checks: it is judged by that source."""
+    _copy(tmp_path, "0.2.0.dev", "")
+    checks = ("def check_mutually_exclusive(mbs, mbs_per_gpu, name):\n"
+              "    raise ValueError(f\"[{name}] You have set both '{name}.micro_batch_size' AND ...\")\n")
+    (tmp_path / "verl/trainer/ppo").mkdir(parents=True)
+    (tmp_path / "verl/trainer/ppo/ray_trainer.py").write_text(checks)
+    text = ("defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  actor:\n    ppo_micro_batch_size: 64\n"
+            "    ppo_micro_batch_size_per_gpu: 8\n")
+    assert _diagnostics(lint, tmp_path, "both.yaml", text, code="BL143") == [("BL143", "error", 5)]

@@ -36,8 +36,10 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if not keys & {"micro_batch_size", "global_batch_size"} or not keys & _V1_KEYS:
         return None
     world = outside.world_size
-    cp = number(*_degree(root, "cp_size"), default=1)
-    dp_size = number(*_degree(root, "dp_size"))
+    cp_node, cp_key = _degree(root, "cp_size")
+    dp_node, dp_key = _degree(root, "dp_size")
+    cp = number(cp_node, cp_key, default=1)
+    dp_size = number(dp_node, dp_key)
     plan = TrainingPlan(
         framework=NAME,
         document=doc,
@@ -104,7 +106,7 @@ def _given(root: Mapping, key: str) -> Optional[Node]:
     return None if isinstance(node, Scalar) and node.value is None else node
 
 
-def _degree(root: Mapping, key: str) -> tuple:
+def _degree(root: Mapping, key: str) -> tuple[Optional[Node], str]:
     """(node, name) of a parallel degree: at the top level (main after 0.9.5), else in dist_config
     (0.9.5), named by where it was read ("dist_config.cp_size")."""
     node = _given(root, key)

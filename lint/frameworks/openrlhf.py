@@ -104,21 +104,25 @@ LEGACY = {
 }
 
 
-# The dotted flags (`--train.batch_size`) are parsed from 0.10.2 on (ed62d0e2); a line that writes only
-# them runs on no earlier release, so a premise about it is weighed from 0.10.2 (`dotted`).
-DOTTED_SINCE = "0.10.2"
+# The dotted flags (`--train.batch_size`) replace the flat ones (`--train_batch_size`) in 0.10.2 (ed62d0e2):
+# a line that writes only dotted flags runs on no earlier release, one that writes only flat ones on no
+# later release (argparse refuses the other spelling). A premise about such a line is weighed on those
+# releases only (`variants`).
+DOTTED_SINCE, FLAT_UNTIL = "0.10.2", "0.10.1.post2"
 _GROUPS = frozenset(key.split(".")[0] for key in LEGACY)
 
 
-def dotted_flags(root: Mapping) -> bool:
-    """Whether the launch line writes its flags in the dotted groups only (no flat flag of LEGACY)."""
+def flag_style(root: Mapping) -> str:
+    """"dotted" or "flat" when the launch line writes its flags in one spelling only, else ""."""
     items = root.items
-    return any(isinstance(items.get(group), Mapping) for group in _GROUPS) and not any(
-        flat in items for flat in LEGACY.values())
+    dotted = any(isinstance(items.get(group), Mapping) for group in _GROUPS)
+    flat = any(name in items for name in LEGACY.values())
+    return "dotted" if dotted and not flat else "flat" if flat and not dotted else ""
 
 
-def dotted(premise):
-    """The premise for a launch line in the dotted flags: the same window, weighed from 0.10.2 on."""
+def variants(premise) -> tuple:
+    """`premise` and its twins for a line in the dotted flags (weighed from 0.10.2 on) and for one in the
+    flat flags (weighed to 0.10.1.post2): a rule declares all three, `premise_name` picks one."""
     from dataclasses import replace
 
     from ..versions import version_key
@@ -126,13 +130,21 @@ def dotted(premise):
     floor = premise.runs_since
     if floor is None or version_key(floor) < version_key(DOTTED_SINCE):
         floor = DOTTED_SINCE
-    return replace(premise, name=f"{premise.name} (dotted flags)".strip(), runs_since=floor,
-                   source=f"{premise.source}; the dotted flags from v{DOTTED_SINCE} on (openrlhf/cli/train_ppo_ray.py)")
+    ceiling = premise.runs_until
+    if ceiling is None or version_key(ceiling) > version_key(FLAT_UNTIL):
+        ceiling = FLAT_UNTIL
+    spelled = "openrlhf/cli/train_ppo_ray.py, ed62d0e2"
+    return (premise,
+            replace(premise, name=f"{premise.name} (dotted flags)".strip(), runs_since=floor,
+                    source=f"{premise.source}; the dotted flags from v{DOTTED_SINCE} on ({spelled})"),
+            replace(premise, name=f"{premise.name} (flat flags)".strip(), runs_until=ceiling,
+                    source=f"{premise.source}; the flat flags to v{FLAT_UNTIL} ({spelled})"))
 
 
 def premise_name(plan: TrainingPlan, premise) -> str:
-    """The name of `premise`, or of its `dotted` twin when the plan's launch line writes the dotted flags."""
-    return dotted(premise).name if dotted_flags(plan.document.root) else premise.name
+    """The name of `premise`, or of its twin (`variants`) for the spelling the plan's launch line writes."""
+    style = flag_style(plan.document.root)
+    return f"{premise.name} ({style} flags)".strip() if style else premise.name
 
 
 # -- the entry point -------------------------------------------------------------------

@@ -7,7 +7,8 @@ global batch must divide by micro x dp and the accumulation is the quotient
 needs W % (tp x pp x cp) == 0. A Ray config's `train:` group overrides the
 shared keys and names the train group's GPUs (`train.gpus`,
 swift/ray/megatron/driver_utils.py:87-170). Read through the ms-swift
-adapter (swift.py), which tries this schema first.
+adapter (swift.py), which tries this schema first; its rules are weighed
+against ms-swift's releases (swift.MS_SWIFT).
 """
 
 from __future__ import annotations

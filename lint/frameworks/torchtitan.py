@@ -136,7 +136,7 @@ def reads_no_toml(path: str) -> bool:
     return found.copy is not None and copy_arithmetic(path) is not None
 
 
-_REGISTRIES_FROM = version_key("0.3.0.dev0")
+_REGISTRIES_FROM: tuple = version_key("0.3.0.dev0")  # type: ignore[assignment]  # a version: never None
 
 # Where JobConfig is defined: torchtitan/config/job_config.py since 0.2.0, config_manager.py in 0.1.0.
 KEY_SOURCES = ("torchtitan/config/job_config.py", "torchtitan/config_manager.py")
@@ -249,13 +249,15 @@ class ModelSupport:
     pipelining: bool = True  # a pipelining_fn: without one train.py:218-223 raises for pp > 1
     seq_len_checked: bool = False  # asserts seq_len % parallel_dims.seq_len_divisor (tp x 2 x cp)
     async_tp: bool = False  # maybe_enable_async_tp when tp > 1, which needs torch.compile of the model
-    refuses_ddp: bool = False  # raises "DDP has not supported > 1D parallelism" (replicate without shard, with tp/pp)
-    # in every release that has the model
+    # raises "DDP has not supported > 1D parallelism" (replicate without shard, with tp/pp), in every
+    # release that has the model
+    refuses_ddp: bool = False
     sharded_with_ep: bool = False  # applies FSDP whenever ep > 1, so never DDP then
     deepep: bool = False  # checks expert_parallel_comm_backend = "deepep" (needs ep > 1, etp 1)
     # The first release that has the model under this [model] name (None: main before 0.1.0 already
     # had it): an older one refuses the name ("Model qwen3 is not registered", protocols/train_spec.py:
-    # 108-112 @ v0.1.0), so it cannot run the config at all (a rule's Premise.runs_since).
+    # 108-112 @ v0.1.0), so it cannot run the config at all (a rule's Premise.runs_since). The other
+    # fields hold in every release that has the model (checked at each tag).
     since: Optional[str] = None
 
 
@@ -301,7 +303,7 @@ MODELS = {
 def later(*releases: Optional[str]) -> Optional[str]:
     """The latest of some first releases (None: every release), for a finding's window."""
     known = [r for r in releases if r is not None]
-    return max(known, key=version_key) if known else None
+    return max(known, key=lambda r: version_key(r) or ()) if known else None
 
 
 # What a TOML rule's window says of 0.3.0 (the newest release), and of the models new in 0.2.0/0.2.1.

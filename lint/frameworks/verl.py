@@ -334,6 +334,18 @@ _CHECKS = {
     # `real_train_batch_size % minimal_bsz`: ray_trainer.py `_validate_config` (0.2-0.4), then utils/config.py.
     "train_batch_divisible": (("verl/trainer/ppo/ray_trainer.py", "verl/utils/config.py"),
                               re.compile(rb"real_train_batch_size\s*%\s*minimal_bsz")),
+    # The legacy FSDP workers' normalisation of the actor's and critic's mini-batch (0.2-0.7.1; BL142): the
+    # actor's x n before // dp (early copies divide first, then multiply), its > 0 assertion, the multiple of
+    # a per-GPU micro batch as written (not only one derived from the deprecated key), the critic's x n.
+    "mini_times_n": (("verl/workers/fsdp_workers.py",),
+                     re.compile(rb"actor\.ppo_mini_batch_size \*= self\.config\.rollout\.n\s+"
+                                rb"self\.config\.actor\.ppo_mini_batch_size //=")),
+    "mini_positive": (("verl/workers/fsdp_workers.py",),
+                      re.compile(rb"ppo_mini_batch_size\s*>\s*0\s*,\s*\(?\s*f?[\"'][^\"']*should be larger than 0")),
+    "mini_micro_multiple": (("verl/workers/fsdp_workers.py",),
+                            re.compile(rb"if self\.config\.actor\.ppo_micro_batch_size_per_gpu is not None:")),
+    "critic_mini_times_n": (("verl/workers/fsdp_workers.py",),
+                            re.compile(rb"self\.config\.ppo_mini_batch_size \*= self\.config\.rollout_n")),
 }
 
 
