@@ -36,8 +36,10 @@ set for is not judged.
 ## Source
 hydra/_internal/config_loader_impl.py (`Could not override '...'. ... Key '...' is not in struct`);
 verl/trainer/config/ppo_trainer.yaml and ppo_megatron_trainer.yaml @ v0.1-v0.4.1,
-_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml @ v0.5.0-b178a3c
-for the key sets (tools/generate_verl_keys.py).
+_generated_ppo_trainer.yaml and _generated_ppo_megatron_trainer.yaml @ v0.5.0-v0.7.0
+for the key sets (tools/generate_verl_keys.py; it also embeds main at b178a3c,
+0.8.0.dev, the union's newest; the releases after 0.7.0, 0.7.1-0.9.1, have no
+embedded set: a project pinning one is not judged).
 """
 
 import difflib

@@ -24,14 +24,40 @@ group_by_length: false
 ```
 
 ## Source
-xtuner docs `length_grouped_sampler.rst`; axolotl `core/trainers/base.py`
-(grouping silently ignored with sample packing); ms-swift `trainers/mixin.py`.
+xtuner docs `length_grouped_sampler.rst`; axolotl 0.19.0 core/trainers/base.py:200-216
+(a multipack sampler whenever sample_packing; group_by_length only adds a length column,
+utils/trainer.py:331-337); ms-swift 4.6.0 swift/trainers/mixin.py:1444-1446 (reads the
+`lengths` column); transformers training_args.py: `group_by_length` from 4.3.0 to 5.1.0,
+`train_sampling_strategy` from 5.2.0 - so a TRL or LLaMA-Factory config is judged by the
+transformers release it runs (ms-swift and axolotl read group_by_length themselves).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.hf import TRANSFORMERS
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
+
+# The grouping keys of transformers' TrainingArguments, which TRL's and LLaMA-Factory's configs are (ms-swift
+# declares its own group_by_length from 4.0.0 and requires transformers < 4.58 before it; axolotl's and
+# XTuner's grouping is their own: those are not gated). A premise names the plans it is about; the finding
+# names its premise (ms-swift's train_sampling_strategy too, so it is not listed).
+GROUP_BY_LENGTH = Premise(
+    TRANSFORMERS, name="group_by_length", since="4.3.0", runs_since="4.3.0", until="5.1.0",
+    frameworks=("trl", "llamafactory"),
+    source="v4.2.2 transformers/training_args.py has no group_by_length; v4.3.0 training_args.py:430 (first); "
+           "v5.1.0 training_args.py:1180 (last); v5.2.0 has none (train_sampling_strategy replaces it)")
+SAMPLING_STRATEGY = Premise(
+    TRANSFORMERS, name="train_sampling_strategy", since="5.2.0", runs_since="5.2.0", frameworks=("trl", "llamafactory"),
+    source="v5.1.0 transformers/training_args.py has no train_sampling_strategy; v5.2.0 training_args.py:1309 "
+           "(first); v5.24.0 training_args.py:1380 (still)")
+
+
+def _premise(plan: TrainingPlan, grouping) -> str:
+    if grouping.key == "train_sampling_strategy":
+        return SAMPLING_STRATEGY.name
+    return GROUP_BY_LENGTH.name if grouping.key == "group_by_length" and plan.framework in ("trl", "llamafactory") else ""
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -48,7 +74,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     else:
         fix = f"remove {grouping.key}, or turn {packing.key} off if you want length grouping"
     related = (Related(f"{packing.key} enabled here", packing.span),) if packing.span else ()
-    yield Finding(span=grouping.span, message=message, fix=fix, related=related, edits=_turn_off(plan, grouping))
+    yield Finding(span=grouping.span, message=message, fix=fix, related=related, edits=_turn_off(plan, grouping),
+                  premise=_premise(plan, grouping))
 
 
 def _turn_off(plan, grouping) -> tuple:
@@ -95,16 +122,26 @@ RULE = Rule(
     summary="packing and length-grouped sampling enabled together",
     check=check,
     needs=("packing", "length_grouping"),
+    premises=(GROUP_BY_LENGTH, SAMPLING_STRATEGY),
     doc=__doc__,
     examples=(
         Example("xtuner_packed_grouped.py", _XTUNER.format(pack=True, sampler="LengthGroupedSampler"), flagged=(13,)),
         Example("xtuner_grouped.py", _XTUNER.format(pack=False, sampler="LengthGroupedSampler")),
         Example("xtuner_packed.py", _XTUNER.format(pack=True, sampler="DefaultSampler")),
+        # transformers 5.2.0 on has no group_by_length: with no release pinned, not reported.
         Example("trl_packed_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
-                "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,)),
+                "per_device_train_batch_size: 2\ngroup_by_length: true\n"),
+        Example("trl_packed_grouped_4_57.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
+                "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,),
+                files=(("requirements.txt", "transformers==4.57.1\n"),), severity="warning"),
+        Example("trl_packed_grouped_5_2.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
+                "per_device_train_batch_size: 2\ngroup_by_length: true\n", files=(("requirements.txt", "transformers==5.2.0\n"),)),
         Example("trl_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: false\n"
                 "per_device_train_batch_size: 2\ngroup_by_length: true\n"),
-        Example("lf_neat_strategy.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n", flagged=(3,)),
+        Example("lf_neat_strategy.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n", flagged=(3,),
+                severity="warning"),
+        Example("lf_neat_strategy_5_1.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n",
+                files=(("requirements.txt", "transformers==5.1.0\n"),)),
         Example("axolotl_packed_grouped.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\n"
                 "group_by_length: true\nmicro_batch_size: 2\n", flagged=(3,)),
         Example("swift_packed_grouped.yaml", _SWIFT.format(grouping="true"), flagged=(6,)),

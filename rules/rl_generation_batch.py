@@ -49,8 +49,9 @@ too), `generation_batch_size`/`steps_per_generation` from 0.18.0 (the multiple
 of the per-device batch x W from 0.19.1), `num_generations_eval` from 0.26.1;
 OpenRLHF asserts n > 1 for rloo from 0.5.3, reinforce_baseline and group_norm
 from 0.6.0, dynamic filtering from 0.8.1, dr_grpo from 0.11.0; EasyR1 makes its
-checks from v0.3.0. axolotl and ms-swift are judged as their adapters read them,
-whatever the release.
+checks from v0.3.0; axolotl validates the batch itself from 0.17.0 (earlier
+releases leave it to TRL, which counts W in). ms-swift is judged as its adapters
+read it, whatever the release (no window verified).
 
 ## Source
 Each adapter names the checks of its framework: TRL grpo_config.py:1096-1141
@@ -65,6 +66,7 @@ BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 from collections.abc import Iterator
 
 from batchlint.frameworks import openrlhf
+from batchlint.frameworks.axolotl import AXOLOTL
 from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
 from batchlint.frameworks.hf import TRL
 from batchlint.plan import Origin, TrainingPlan
@@ -114,6 +116,12 @@ OPENRLHF_FILTERING = Premise(
            "504-513 (first); 0.11.2 openrlhf/cli/train_ppo_ray.py:746-755 (still)")
 _ESTIMATORS = {"rloo": OPENRLHF_RLOO, "reinforce_baseline": OPENRLHF_GROUP, "group_norm": OPENRLHF_GROUP,
              "dr_grpo": OPENRLHF_DR_GRPO}
+# axolotl: before 0.17.0 it hands the batch to TRL's GRPOConfig, whose check counts W in (not this one).
+AXOLOTL_CHECKS = Premise(
+    AXOLOTL, since="0.17.0", name="axolotl", frameworks=("axolotl",),
+    source="v0.16.1 src/axolotl/utils/schemas/validation.py (no check_grpo_batch_size_divisibility); v0.17.0 "
+           "src/axolotl/utils/schemas/validation.py:789-867 (first); 0.19.0 axolotl/utils/schemas/validation.py:829-907 "
+           "(still)")
 EASYR1_CHECKS = Premise(
     EASYR1, since="0.3.0", name="EasyR1", frameworks=("easyr1",),
     source="EasyR1 before v0.3.0: the checks land 2025-04-03 (39cab8f) and 04-04 (30fe6b5, 4487c09); v0.3.0 "
@@ -122,7 +130,7 @@ EASYR1_CHECKS = Premise(
 
 def _premise(plan, kind: str) -> str:
     """The name of the premise a finding of `kind` rests on, for the plan's framework ("" where none is
-    declared: axolotl, ms-swift)."""
+    declared: ms-swift)."""
     framework, root = plan.framework, plan.document.root
     if framework == "trl":
         if kind in ("exclusive", "step"):
@@ -134,9 +142,9 @@ def _premise(plan, kind: str) -> str:
         return TRL_GROUPS.name
     if framework == "openrlhf":
         baseline = plan.rl.generation_checks.group_baseline
-        premise = _ESTIMATORS.get(getattr(baseline, "value", None), OPENRLHF_FILTERING)
+        premise = _ESTIMATORS.get(str(getattr(baseline, "value", "")), OPENRLHF_FILTERING)
         return openrlhf.premise_name(plan, premise)
-    return EASYR1_CHECKS.name if framework == "easyr1" else ""
+    return {"easyr1": EASYR1_CHECKS.name, "axolotl": AXOLOTL_CHECKS.name}.get(framework, "")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -356,7 +364,7 @@ RULE = Rule(
     premises=(TRL_GROUPS, TRL_KEYS, TRL_STEP, TRL_EVAL,
               *(p for premise in (OPENRLHF_RLOO, OPENRLHF_GROUP, OPENRLHF_DR_GRPO, OPENRLHF_FILTERING)
                 for p in openrlhf.variants(premise)),
-              EASYR1_CHECKS),
+              AXOLOTL_CHECKS, EASYR1_CHECKS),
     doc=__doc__,
     examples=(
         # No TRL release pinned: 0.14.0 runs GRPO without the check.
@@ -375,7 +383,11 @@ RULE = Rule(
         Example("grpo_given_size_1_16.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5, 5),
                 files=(("requirements.txt", "trl==1.16.0\n"),), severity="error"),
         Example("grpo_given_size_ok.yaml", _TRL.format(generations=8) + "generation_batch_size: 32\n"),
-        Example("axolotl_grpo_6_of_4.yaml", _AXOLOTL.format(ga=3, n=4), flagged=(4,)),
+        Example("axolotl_grpo_6_of_4.yaml", _AXOLOTL.format(ga=3, n=4), flagged=(4,), severity="info"),
+        Example("axolotl_grpo_6_of_4_pinned.yaml", _AXOLOTL.format(ga=3, n=4), flagged=(4,),
+                files=(("requirements.txt", "axolotl==0.17.0\n"),), severity="error"),
+        Example("axolotl_grpo_6_of_4_0_16.yaml", _AXOLOTL.format(ga=3, n=4),
+                files=(("requirements.txt", "axolotl==0.16.1\n"),)),
         Example("axolotl_grpo_8_of_4.yaml", _AXOLOTL.format(ga=4, n=4)),
         Example("axolotl_grpo_one_generation.yaml", _AXOLOTL.format(ga=4, n=1), flagged=(6,)),
         Example("axolotl_grpo_8_on_4_gpus.yaml", _AXOLOTL.format(ga=4, n=4), flagged=(4,), world_size=4),

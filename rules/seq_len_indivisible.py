@@ -28,19 +28,55 @@ seq_len = 8192
 
 ## Source
 torchtitan/distributed/parallel_dims.py `seq_len_divisor`, asserted in each
-model's parallelize.py; megatron/training/arguments.py (context parallel).
+model's parallelize.py (v0.2.0 models/llama3/infra/parallelize.py:63-64 to v0.2.2
+:69-70; v0.1.0 checks nothing); 0.3.0 torchtitan/trainer.py:307-314 (tp only with
+sequence parallelism, 2 x cp only with cp > 1; its token count on main is in no
+release: not checked). Megatron-LM megatron/training/arguments.py:393-396 @
+core_v0.8.0 to :817-820 @ core_v0.16.1; core_v0.4.0 to 0.7.0 have no such check and
+fail on the first batch instead (megatron/utils.py:236-243 @ core_v0.4.0, splitting
+it into 2 x cp chunks). XTuner default_collate_fn (defalut_collate_fn.py:51-52 @
+v0.1.16, default_collate_fn.py:54-55 @ v0.2.0; no sequence parallelism before 0.1.16).
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.megatron_release import DISTRIBUTION as MEGATRON
+from batchlint.frameworks.torchtitan import DISTRIBUTION as TORCHTITAN
+from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TITAN_TOML = Premise(
+    TORCHTITAN, name="TorchTitan", since="0.2.0", frameworks=("torchtitan",),
+    source="v0.1.0 torchtitan/models/llama3/infra/parallelize.py checks no seq_len (nor 0.0.2); v0.2.0 torchtitan/models/llama3/"
+           "infra/parallelize.py:63-64, distributed/parallel_dims.py:252 seq_len_divisor (first); v0.2.2 "
+           "parallelize.py:69-70 (last to read TOML); 0.3.0 torchtitan/trainer.py:307-314 (still, config registries)")
+TITAN_REGISTRY = Premise(
+    TORCHTITAN, name="TorchTitan registries", since="0.3.0", runs_since="0.3.0", frameworks=("torchtitan",),
+    source="v0.2.2 has no config registries (TOML only); 0.3.0 torchtitan/trainer.py:307-314 (first: "
+           "(tp if enable_sequence_parallel) x (2 cp if cp > 1))")
+MEGATRON_CP = Premise(
+    MEGATRON, name="Megatron-LM", since="0.4.0", runs_since="0.4.0", frameworks=("megatron",),
+    source="0.3.0 (b147dbecb6) megatron/arguments.py has no --context-parallel-size; core_v0.4.0 megatron/utils.py:"
+           "236-243 (first: the first batch fails to split into 2 x cp chunks); core_v0.8.0 megatron/training/"
+           "arguments.py:393-396 (asserted at start-up); core_v0.16.1 arguments.py:817-820 (still)")
+XTUNER_SP = Premise(
+    XTUNER, name="XTuner", since="0.1.16", runs_since="0.1.16", frameworks=("xtuner",),
+    source="v0.1.15 has no sequence parallelism; v0.1.16 xtuner/dataset/collate_fns/defalut_collate_fn.py:51-52 "
+           "(first); v0.2.0 xtuner/dataset/collate_fns/default_collate_fn.py:54-55 (still)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     seq, multiple = plan.seq_len, plan.seq_len_multiple
     if seq is None or multiple is None or not seq.known or not multiple.known or multiple.value <= 1:
         return
+    premise = ""
+    if plan.framework == "torchtitan":
+        arithmetic = getattr(plan.settings, "arithmetic", None)
+        if arithmetic == "tokens":
+            return  # num_tokens_per_microbatch_per_dp_rank: TorchTitan's main only, in no release
+        premise = TITAN_REGISTRY.name if plan.document.format == "python" else TITAN_TOML.name
     if seq.value <= 0 or seq.value % multiple.value == 0:
         return
     lower = seq.value // multiple.value * multiple.value
@@ -53,6 +89,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 f" ({multiple.detail or multiple.provenance}): the job refuses to start",
         fix=f"set {seq.key} to a multiple of {multiple.value} ({options})",
         related=related,
+        premise=premise,
     )
 
 
@@ -80,11 +117,18 @@ RULE = Rule(
     summary="a sequence length the sequence/context-parallel layout cannot split",
     check=check,
     needs=("seq_len", "seq_len_multiple"),
+    premises=(TITAN_TOML, TITAN_REGISTRY, MEGATRON_CP, XTUNER_SP),
     doc=__doc__,
     examples=(
-        Example("titan_8100.toml", _TITAN.format(seq=8100), flagged=(5,)),
+        # No release pinned: 0.1.0 and before check no seq_len, so only an info.
+        Example("titan_8100.toml", _TITAN.format(seq=8100), flagged=(5,), severity="info"),
+        Example("titan_8100_0_2_2.toml", _TITAN.format(seq=8100), flagged=(5,),
+                files=(("requirements.txt", "torchtitan==0.2.2\n"),), severity="error"),
+        Example("titan_8100_0_1_0.toml", _TITAN.format(seq=8100), files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
         Example("titan_8192.toml", _TITAN.format(seq=8192)),
-        Example("megatron_4095.sh", _MEGATRON.format(seq=4095), flagged=(2,)),
+        Example("megatron_4095.sh", _MEGATRON.format(seq=4095), flagged=(2,), severity="error"),
+        # 0.3.0 has no context parallelism (the flag came in core 0.4.0).
+        Example("megatron_4095_0_3_0.sh", _MEGATRON.format(seq=4095), files=(("requirements.txt", "megatron-core==0.3.0\n"),)),
         Example("megatron_4096.sh", _MEGATRON.format(seq=4096)),
     ),
 )

@@ -59,7 +59,13 @@ import difflib
 from collections.abc import Iterator
 
 from batchlint.document import Mapping
-from batchlint.frameworks.torchtitan import DISTRIBUTION, PRE_RELEASE_KEYS, custom_config_module, keys_from_source
+from batchlint.frameworks.torchtitan import (
+    DISTRIBUTION,
+    NO_TOML,
+    PRE_RELEASE_KEYS,
+    custom_config_module,
+    keys_from_source,
+)
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
 from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import in_force, nest
@@ -72,18 +78,16 @@ from batchlint.versions import version_key
 # (torchtitan/config_manager.py:805-818 @ v0.1.0 keeps only the dataclass's fields).
 _REFUSES_FROM: tuple = version_key("0.2.0")  # type: ignore[assignment]  # a version: never None
 
-_NO_TOML = ("0.3.0 reads no TOML (config/manager.py:34-48 @ release/0.3 4f9e9a47d = the PyPI wheel: "
-            "--module/--config registries; such a project's TOML files are no config, torchtitan.py reads_no_toml)")
 REFUSED = Premise(
     DISTRIBUTION, since="0.2.0", name="refused",
     source="v0.1.0 torchtitan/config_manager.py:805-818 (before: drops an unknown name); v0.2.0 "
            "torchtitan/config/manager.py:160-171 (first: raises \"Invalid field names\"); v0.2.2 "
-           "torchtitan/config/manager.py:160-171 (still); " + _NO_TOML)
+           "torchtitan/config/manager.py:160-171 (still); " + NO_TOML)
 UNREAD = Premise(
     DISTRIBUTION, name="unread",
     source="0.0.2 (main before 0.1.0): torchtitan/config_manager.py:774-800 @ 785c34c99^ keeps any TOML key "
            "unread, :686-699 @ c1c2f55d1 drops it; v0.1.0 torchtitan/config_manager.py:805-818 drops it; v0.2.0 "
-           "to v0.2.2 torchtitan/config/manager.py:160-171 refuse the file; " + _NO_TOML)
+           "to v0.2.2 torchtitan/config/manager.py:160-171 refuse the file; " + NO_TOML)
 
 # Keys renamed between releases: (section, old) -> (new, what changed).
 _RENAMED = {

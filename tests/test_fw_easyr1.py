@@ -252,3 +252,56 @@ def test_the_default_of_one_sample_is_judged_only_when_launched(lint, workdir):
     write(workdir, "examples/run.sh", "python3 -m verl.trainer.main config=examples/config.yaml worker.rollout.n=4 "
                                       "trainer.n_gpus_per_node=8\n")
     assert json.loads(run("check", "--format", "json", "--exit-zero", str(workdir / "examples/run.sh")).stdout) == []
+
+
+# -- which EasyR1 release refuses (lint/premise.py) ------------------------------------------------------
+
+def severities(result, code):
+    return [(d.severity, d.span.line) for d in result.diagnostics if d.code == code]
+
+
+def checkout(workdir, version):
+    """An EasyR1 checkout or fork: its verl/__init__.py writes the release (EasyR1 is on no package index)."""
+    write(workdir, "verl/__init__.py", f'__version__ = "{version}"\n')
+
+
+@pytest.mark.parametrize("version, found", [
+    (None, [("info", 10)]),  # no checkout in view: a layout from before v0.3.0 may predate the check
+    ("0.3.2", [("error", 10)]),
+    ("0.3.3.dev0", [("error", 10)]),  # main after v0.3.2
+    ("0.3.0", [("error", 10)]),
+    ("0.2.0.dev", []),  # before v0.3.0: the check lands on 2025-03-27
+])
+def test_a_micro_batch_that_does_not_divide_is_judged_by_the_checkouts_release(lint, tmp_path, version, found):
+    if version is not None:
+        checkout(tmp_path, version)
+    assert severities(lint("config.yaml", config(micro=3)), "BL142") == found
+
+
+ULYSSES = config(micro=3).replace("ulysses_size: 1", "ulysses_size: 2")  # 128 x 5 // (8 / 2) = 160, micro 3
+
+
+@pytest.mark.parametrize("version, found", [
+    (None, [("error", 10)]),  # ulysses_size is new in v0.3.1: only v0.3.1 and later run the config
+    ("0.3.1", [("error", 10)]),
+    ("0.3.0", []),  # it calls the key ulysses_sequence_parallel_size and rounds otherwise
+])
+def test_with_ulysses_the_mini_batch_is_judged_from_v0_3_1(lint, tmp_path, version, found):
+    if version is not None:
+        checkout(tmp_path, version)
+    assert severities(lint("config.yaml", ULYSSES), "BL142") == found
+
+
+@pytest.mark.parametrize("version, found", [(None, [("error", 5)]), ("0.3.0", [])])
+def test_online_filtering_rounds_are_judged_from_v0_3_1(lint, tmp_path, version, found):
+    if version is not None:
+        checkout(tmp_path, version)
+    rounds = config().replace("rollout_batch_size: 512\n", "rollout_batch_size: 512\n  mini_rollout_batch_size: 100\n")
+    assert severities(lint("config.yaml", rounds), "BL161") == found
+
+
+def test_checks_of_every_easyr1_layout_are_errors_without_a_checkout(lint):
+    long = config().replace("max_response_length: 2048", "max_response_length: 8192")
+    assert severities(lint("config.yaml", long), "BL402") == [("error", 3)]
+    one_gpu = config().replace("n_gpus_per_node: 8", "n_gpus_per_node: 1").replace("rollout_batch_size: 512", "rollout_batch_size: 511")
+    assert severities(lint("one.yaml", one_gpu), "BL261") == [("error", 18)]

@@ -361,3 +361,57 @@ def test_wrapped_lines_that_are_not_training_launches():
     assert plans('ray job submit --address="http://127.0.0.1:8265" -- python3 -m openrlhf.cli.serve_rm --port 5000\n') == []
     assert plans("ray job submit --address=x --entrypoint-num-gpus 1 python3 -m openrlhf.cli.train_sft\n") == []  # no --
     assert plans('srun -N 1 bash -c "ray start --head --block"\n') == []
+
+
+# -- which OpenRLHF release refuses (lint/premise.py) ----------------------------------------------------
+
+def _judged(tmp_path, text, requirement=None, files=()):
+    """(code, severity, line) of the engine's findings on a launch line in its own project."""
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    if requirement is not None:
+        (tmp_path / "requirements.txt").write_text(requirement + "\n")
+    for name, content in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    path = tmp_path / "train.sh"
+    path.write_text(text)
+    result = lint_file(str(path), Settings(root=str(tmp_path)), Options(), RULES)
+    return [(d.code, d.severity, d.span.line) for d in result.diagnostics]
+
+
+GROUP_OF_ONE = ("python3 -m openrlhf.cli.train_ppo_ray \\\n   --rollout{sep}batch_size 128 \\\n"
+                "   --rollout{sep}n_samples_per_prompt 1 \\\n   --{estimator} {value}\n")
+
+
+@pytest.mark.parametrize("spelling, value, requirement, found", [
+    # The dotted flags run on 0.10.2 and later: all assert n > 1 for group_norm (from 0.6.0).
+    ("dotted", "group_norm", None, [("BL170", "error", 3)]),
+    # dr_grpo is asserted from 0.11.0: 0.10.2-0.10.4 take it with one sample.
+    ("dotted", "dr_grpo", None, [("BL170", "info", 3)]),
+    ("dotted", "dr_grpo", "openrlhf==0.11.0", [("BL170", "error", 3)]),
+    # The flat flags run to 0.10.1.post2, none of which asserts it for dr_grpo.
+    ("flat", "dr_grpo", None, []),
+    ("flat", "rloo", None, [("BL170", "error", 3)]),
+    ("flat", "rloo", "openrlhf==0.5.2", []),  # no rloo estimator yet: not a line it runs
+])
+def test_a_group_of_one_is_judged_by_the_release_and_the_flag_spelling(tmp_path, spelling, value, requirement, found):
+    sep, flag = (".", "algo.advantage.estimator") if spelling == "dotted" else ("_", "advantage_estimator")
+    text = GROUP_OF_ONE.format(sep=sep, estimator=flag, value=value)
+    if spelling == "flat":
+        text = text.replace("--rollout_n_samples_per_prompt", "--n_samples_per_prompt")
+    assert _judged(tmp_path, text, requirement) == found
+
+
+FEW_BATCHES = ("python3 -m openrlhf.cli.train_ppo_ray \\\n   --actor_num_gpus_per_node 8 \\\n"
+               "   --rollout_batch_size 64 \\\n   --micro_rollout_batch_size 16 \\\n   --n_samples_per_prompt 1\n")
+
+
+@pytest.mark.parametrize("requirement, files, found", [
+    (None, (), [("BL160", "info", 3)]),  # 0.7.1 and earlier make no such assertion
+    ("openrlhf==0.7.2", (), [("BL160", "error", 3)]),
+    ("openrlhf==0.7.1", (), []),
+    # OpenRLHF's own checkout (or a fork): version.txt beside the package says the release.
+    (None, (("version.txt", "0.9.3\n"), ("openrlhf/__init__.py", "")), [("BL160", "error", 3)]),
+])
+def test_too_few_sample_batches_are_refused_from_0_7_2(tmp_path, requirement, files, found):
+    assert _judged(tmp_path, FEW_BATCHES, requirement, files) == found

@@ -103,8 +103,9 @@ def test_interpolated_world_size_is_unknown(lint):
     assert codes(lint("corr.yaml", text)) == []
 
 
-def test_sft_world_size_never_comes_from_the_file(lint):
+def test_sft_world_size_never_comes_from_the_file(lint, tmp_path):
     # fsdp_sft_trainer runs under torchrun: trainer.n_gpus_per_node is not its W.
+    pin(tmp_path, "0.7.0")  # the last release with fsdp_sft_trainer.py (BL103's verl window)
     text = SFT.format(batch=100, sp=1)
     assert codes(lint("sft.yaml", text)) == []  # 100 % 4 == 0: fine for some W
     result = lint("sft8.yaml", text, world_size=8)
@@ -176,7 +177,8 @@ def test_dynamic_batch_size_skips_the_static_batch_checks(lint):
     assert "BL141" not in codes(lint("dyn.yaml", text, world_size=8))
 
 
-def test_sft_sequence_parallel_must_divide_w(lint):
+def test_sft_sequence_parallel_must_divide_w(lint, tmp_path):
+    pin(tmp_path, "0.7.0")  # the last release with fsdp_sft_trainer.py (BL202's verl SFT window)
     result = lint("sft_sp.yaml", SFT.format(batch=192, sp=4), world_size=6)
     assert ("BL202", 6) in [(d.code, d.span.line) for d in result.diagnostics]
 
@@ -395,6 +397,7 @@ def test_the_sft_trainer_under_torchrun_is_read(tmp_path, nproc, batch, codes):
     batch per dp rank (48 / 4 = 12, 48 / 3 = 16) must be a multiple of micro_batch_size_per_gpu (4): 40 / 4 = 10 is not."""
     from conftest import run, write
 
+    pin(tmp_path, "0.7.0")  # the last release with fsdp_sft_trainer.py (BL103's verl window)
     path = write(tmp_path, "run_sft.sh", SFT_LINE.format(nproc=nproc, batch=batch))
     findings = json.loads(run("check", "--format", "json", path).stdout)
     assert [f["code"] for f in findings] == codes

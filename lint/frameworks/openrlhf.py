@@ -127,12 +127,11 @@ def variants(premise) -> tuple:
 
     from ..versions import version_key
 
-    floor = premise.runs_since
-    if floor is None or version_key(floor) < version_key(DOTTED_SINCE):
-        floor = DOTTED_SINCE
-    ceiling = premise.runs_until
-    if ceiling is None or version_key(ceiling) > version_key(FLAT_UNTIL):
-        ceiling = FLAT_UNTIL
+    def key(version: Optional[str]) -> tuple:
+        return (version_key(version) or ()) if version else ()
+
+    floor = premise.runs_since if key(premise.runs_since) > key(DOTTED_SINCE) else DOTTED_SINCE
+    ceiling = premise.runs_until if premise.runs_until and key(premise.runs_until) < key(FLAT_UNTIL) else FLAT_UNTIL
     spelled = "openrlhf/cli/train_ppo_ray.py, ed62d0e2"
     return (premise,
             replace(premise, name=f"{premise.name} (dotted flags)".strip(), runs_since=floor,
