@@ -40,8 +40,7 @@ megatron/microbatches.py:64 (0.1.0), megatron/core/num_microbatches_calculator.p
 `_normalize_config_bsz` (v0.2 to v0.7.0); ms-swift megatron_args.py (3.x: Megatron-LM's).
 
 By release (the premises below): TorchTitan from 0.1.0, which brought
-`global_batch_size` (its token count on main, `num_tokens_per_train_step`, is in no
-release: not checked); NeMo 1.7.0-2.5.0; verl's SFT trainer 0.2-0.7.0; ms-swift's
+`global_batch_size`; NeMo 1.7.0-2.5.0; verl's SFT trainer 0.2-0.7.0; ms-swift's
 Megatron schema all but 4.0.0-4.0.1 (which floor it silently); the others always.
 """
 
@@ -90,8 +89,6 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     declared, derived = plan.declared_global_batch, plan.derived_from_global
     if declared is None or derived is None or not declared.known or declared.value <= 0:
         return
-    if plan.framework == "torchtitan" and getattr(plan.settings, "arithmetic", None) == "tokens":
-        return  # num_tokens_per_train_step: TorchTitan's main only, in no release
     if derived == "device_batch":
         yield from _per_device(plan, declared)
         return

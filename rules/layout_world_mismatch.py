@@ -39,7 +39,6 @@ context parallel sizes) and 0.17.0 (expert parallelism); NeMo 1.5.0-2.5.0 (pp fr
 """
 
 from collections.abc import Iterator
-
 from typing import Optional
 
 from batchlint.document import Mapping
@@ -228,6 +227,18 @@ tensor_parallel_degree = 8
 pipeline_parallel_degree = {pp}
 """
 
+_SWIFT = "model: Qwen/Qwen2.5-0.5B\ntrain_type: lora\nper_device_train_batch_size: 1\nsequence_parallel_size: {sp}\n"
+
+_NEMO = """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: {tp}
+"""
+
 RULE = Rule(
     code="BL202",
     name="layout-world-mismatch",
@@ -245,5 +256,13 @@ RULE = Rule(
         Example("titan_exact_wrong.toml", _TITAN.format(shard=2, pp=1), flagged=(6,), world_size=8),
         Example("titan_exact_right.toml", _TITAN.format(shard=2, pp=1), world_size=16),
         Example("titan_unknown_w.toml", _TITAN.format(shard=-1, pp=4)),
+        # ms-swift's sequence parallelism came in 2.0.5 (more windows: tests/test_premises_generic.py).
+        Example("swift_sp3_on_8.yaml", _SWIFT.format(sp=3), flagged=(4,), world_size=8, severity="error"),
+        Example("swift_sp3_on_8_2_0_4.yaml", _SWIFT.format(sp=3), world_size=8,
+                files=(("requirements.txt", "ms-swift==2.0.4\n"),)),
+        # NeMo's Megatron YAML is read by 1.5.0 to 2.5.0: with no release pinned, 2.5.1 on may run.
+        Example("nemo_tp3_on_8_2_4_0.yaml", _NEMO.format(tp=3), flagged=(7,), severity="error",
+                files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),)),
+        Example("nemo_tp3_on_8.yaml", _NEMO.format(tp=3)),
     ),
 )

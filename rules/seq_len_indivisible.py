@@ -30,8 +30,7 @@ seq_len = 8192
 torchtitan/distributed/parallel_dims.py `seq_len_divisor`, asserted in each
 model's parallelize.py (v0.2.0 models/llama3/infra/parallelize.py:63-64 to v0.2.2
 :69-70; v0.1.0 checks nothing); 0.3.0 torchtitan/trainer.py:307-314 (tp only with
-sequence parallelism, 2 x cp only with cp > 1; its token count on main is in no
-release: not checked). Megatron-LM megatron/training/arguments.py:393-396 @
+sequence parallelism, 2 x cp only with cp > 1). Megatron-LM megatron/training/arguments.py:393-396 @
 core_v0.8.0 to :817-820 @ core_v0.16.1; core_v0.4.0 to 0.7.0 have no such check and
 fail on the first batch instead (megatron/utils.py:236-243 @ core_v0.4.0, splitting
 it into 2 x cp chunks). XTuner default_collate_fn (defalut_collate_fn.py:51-52 @
@@ -73,9 +72,6 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     premise = ""
     if plan.framework == "torchtitan":
-        arithmetic = getattr(plan.settings, "arithmetic", None)
-        if arithmetic == "tokens":
-            return  # num_tokens_per_microbatch_per_dp_rank: TorchTitan's main only, in no release
         premise = TITAN_REGISTRY.name if plan.document.format == "python" else TITAN_TOML.name
     if seq.value <= 0 or seq.value % multiple.value == 0:
         return

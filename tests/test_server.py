@@ -161,6 +161,7 @@ def test_a_round_trip_diagnostic_fix_dependant_hover_shutdown(project, client):
     sft, ds = project / "sft.yaml", project / "ds_z2.json"
     sft.write_text(SFT, encoding="utf-8")
     ds.write_text(DS_Z2, encoding="utf-8")
+    (project / "requirements.txt").write_text("transformers==4.57.1\n")  # a release that refuses the mismatch
     uri = client.open(sft, "yaml")
 
     [found] = client.diagnostics(uri)
