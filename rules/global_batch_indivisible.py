@@ -66,13 +66,13 @@ TITAN = Premise(
            "only; key and check came together in 8570415c3); v0.1.0 torchtitan/train.py:197-203 (first); v0.2.2 "
            "torchtitan/train.py:201-209; 0.3.0 torchtitan/trainer.py:420-427 (still; config registries, no TOML)")
 NEMO_MEGATRON = Premise(
-    NEMO, name="NeMo", since="1.7.0", runs_since="1.7.0", until="2.5.0", frameworks=("nemo",),
+    NEMO, name="NeMo", since="1.7.0", runs_since="1.7.0", until="2.5.0", runs_until="2.5.0", frameworks=("nemo",),
     source="v1.6.2 megatron_gpt_model.py:298 (no global_batch_size: W x micro_batch_size / tp); v1.7.0 "
            "nemo/collections/nlp/modules/common/megatron/megatron_init.py:81-85 (first: apex's microbatch "
            "calculator, apex/transformer/microbatches.py:87 asserts); 2.5.0 megatron_init.py:169-202 (last: "
            "megatron-core's, decrease_batch_size_if_needed=False); 2.5.1 has no nemo/collections/nlp/models")
 VERL_SFT = Premise(
-    VERL, name="verl SFT", since="0.2", until="0.7.0", frameworks=("verl",),
+    VERL, name="verl SFT", since="0.2", until="0.7.0", runs_until="0.7.0", frameworks=("verl",),
     source="v0.1 verl/trainer/fsdp_sft_trainer.py:86-87 (train_batch_size and data.micro_batch_size each % dp, no "
            "per-GPU micro batch); v0.2 verl/trainer/fsdp_sft_trainer.py:115-119 (first); v0.7.0 "
            "verl/trainer/fsdp_sft_trainer.py:149-155 (last); 0.7.1 has no fsdp_sft_trainer.py (sft_trainer.py "
@@ -237,13 +237,15 @@ RULE = Rule(
                 severity="error"),
         Example("nemo_pinned_1_6_2.yaml", _NEMO.format(global_=100), files=_pinned("nemo-toolkit==1.6.2")),
         Example("nemo_pinned_2_5_1.yaml", _NEMO.format(global_=100), files=_pinned("nemo-toolkit==2.5.1")),
-        Example("nemo_unpinned.yaml", _NEMO.format(global_=100)),  # 2.5.1 on cannot run it: not every release refuses
+        Example("nemo_unpinned.yaml", _NEMO.format(global_=100), flagged=(6,), severity="error"),  # 2.5.1 on cannot run it
         Example("nemo_divisible.yaml", _NEMO.format(global_=96), files=_pinned("nemo-toolkit==2.4.0")),
         # verl's fsdp_sft_trainer: 0.2 to 0.7.0 (0.1 has no micro_batch_size_per_gpu; 0.7.1 no such trainer).
         Example("verl_sft_pinned_0_4_0.yaml", _VERL_SFT.format(global_=100), flagged=(2,), world_size=8,
                 files=_pinned("verl==0.4.0"), severity="error"),
         Example("verl_sft_pinned_0_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.1")),
         Example("verl_sft_pinned_0_9_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.9.1")),
+        # No release pinned: 0.1 runs such a config too, without this check.
+        Example("verl_sft_unpinned.yaml", _VERL_SFT.format(global_=100), flagged=(2,), world_size=8, severity="info"),
         # ms-swift's Megatron schema: every release that has it (3.2.2 on).
         Example("swift_megatron.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8, severity="error"),
         Example("swift_megatron_pinned_3_2_1.yaml", _SWIFT_MEGATRON.format(global_=100), world_size=8,

@@ -88,15 +88,18 @@ MEGATRON_CP = Premise(
 _NEMO_LAST = ("2.5.0 nemo/collections/nlp/modules/common/megatron/megatron_init.py:328, parts/nlp_overrides.py:164 "
               "(last); 2.5.1 has no nemo/collections/nlp/models")
 NEMO_TP = Premise(
-    NEMO, name="NeMo tensor parallel", since="1.5.0", runs_since="1.5.0", until="2.5.0", frameworks=("nemo",),
+    NEMO, name="NeMo tensor parallel", since="1.5.0", runs_since="1.5.0", until="2.5.0", runs_until="2.5.0",
+    frameworks=("nemo",),
     source="v1.4.0 has no tensor_model_parallel_size; v1.5.0 nemo/collections/nlp/parts/nlp_overrides.py:112 "
            "(first: apex's initialize_model_parallel, ensure_divisibility(world_size, tp x pp)); " + _NEMO_LAST)
 NEMO_PP = Premise(
-    NEMO, name="NeMo pipeline parallel", since="1.7.0", runs_since="1.7.0", until="2.5.0", frameworks=("nemo",),
+    NEMO, name="NeMo pipeline parallel", since="1.7.0", runs_since="1.7.0", until="2.5.0", runs_until="2.5.0",
+    frameworks=("nemo",),
     source="v1.6.2 reads no pipeline_model_parallel_size; v1.7.0 nemo/collections/nlp/parts/nlp_overrides.py:151 "
            "(first); " + _NEMO_LAST)
 NEMO_CP = Premise(
-    NEMO, name="NeMo context parallel", since="1.23.0", runs_since="1.23.0", until="2.5.0", frameworks=("nemo",),
+    NEMO, name="NeMo context parallel", since="1.23.0", runs_since="1.23.0", until="2.5.0", runs_until="2.5.0",
+    frameworks=("nemo",),
     source="v1.22.0 reads no context_parallel_size; v1.23.0 nemo/collections/nlp/modules/common/megatron/"
            "megatron_init.py:229 (first); " + _NEMO_LAST)
 _OPENRLHF_LAST = "0.11.2 openrlhf/utils/deepspeed/deepspeed.py:104-106 (still)"
@@ -131,7 +134,7 @@ VERL_SP = Premise(
     source="v0.1 has no ulysses_sequence_parallel_size; v0.2 verl/workers/fsdp_workers.py:95-96 (first: a "
            "(W // sp, sp) device mesh); 0.9.1 verl/workers/engine/fsdp/transformer_impl.py:248 (still)")
 VERL_SFT_SP = Premise(
-    VERL, name="verl SFT Ulysses", since="0.2", runs_since="0.2", until="0.7.0", frameworks=("verl",),
+    VERL, name="verl SFT Ulysses", since="0.2", runs_since="0.2", until="0.7.0", runs_until="0.7.0", frameworks=("verl",),
     source="v0.1 has no ulysses_sequence_parallel_size; v0.2 verl/trainer/fsdp_sft_trainer.py:525 (first); v0.7.0 "
            "verl/trainer/fsdp_sft_trainer.py:812 (last); 0.7.1 has no fsdp_sft_trainer.py")
 XTUNER_SP = Premise(
@@ -260,9 +263,10 @@ RULE = Rule(
         Example("swift_sp3_on_8.yaml", _SWIFT.format(sp=3), flagged=(4,), world_size=8, severity="error"),
         Example("swift_sp3_on_8_2_0_4.yaml", _SWIFT.format(sp=3), world_size=8,
                 files=(("requirements.txt", "ms-swift==2.0.4\n"),)),
-        # NeMo's Megatron YAML is read by 1.5.0 to 2.5.0: with no release pinned, 2.5.1 on may run.
+        # NeMo's Megatron YAML is read by 1.5.0 to 2.5.0 (2.5.1 on cannot run it).
         Example("nemo_tp3_on_8_2_4_0.yaml", _NEMO.format(tp=3), flagged=(7,), severity="error",
                 files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),)),
-        Example("nemo_tp3_on_8.yaml", _NEMO.format(tp=3)),
+        Example("nemo_tp3_on_8.yaml", _NEMO.format(tp=3), flagged=(7,), severity="error"),
+        Example("nemo_tp3_on_8_1_4_0.yaml", _NEMO.format(tp=3), files=(("requirements.txt", "nemo-toolkit==1.4.0\n"),)),
     ),
 )

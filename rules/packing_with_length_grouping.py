@@ -44,10 +44,11 @@ from batchlint.rule import Edit, Example, Finding, Related, Rule
 # XTuner's grouping is their own: those are not gated). A premise names the plans it is about; the finding
 # names its premise (ms-swift's train_sampling_strategy too, so it is not listed).
 GROUP_BY_LENGTH = Premise(
-    TRANSFORMERS, name="group_by_length", since="4.3.0", runs_since="4.3.0", until="5.1.0",
+    TRANSFORMERS, name="group_by_length", since="4.3.0", runs_since="4.3.0", until="5.1.0", runs_until="5.1.0",
     frameworks=("trl", "llamafactory"),
     source="v4.2.2 transformers/training_args.py has no group_by_length; v4.3.0 training_args.py:430 (first); "
-           "v5.1.0 training_args.py:1180 (last); v5.2.0 has none (train_sampling_strategy replaces it)")
+           "v5.1.0 training_args.py:1180 (last); v5.2.0 has none (train_sampling_strategy replaces it), and "
+           "HfArgumentParser refuses the key (TrlParser; LLaMA-Factory hparams/parser.py:103-111 @ v0.9.5)")
 SAMPLING_STRATEGY = Premise(
     TRANSFORMERS, name="train_sampling_strategy", since="5.2.0", runs_since="5.2.0", frameworks=("trl", "llamafactory"),
     source="v5.1.0 transformers/training_args.py has no train_sampling_strategy; v5.2.0 training_args.py:1309 "
@@ -128,9 +129,9 @@ RULE = Rule(
         Example("xtuner_packed_grouped.py", _XTUNER.format(pack=True, sampler="LengthGroupedSampler"), flagged=(13,)),
         Example("xtuner_grouped.py", _XTUNER.format(pack=False, sampler="LengthGroupedSampler")),
         Example("xtuner_packed.py", _XTUNER.format(pack=True, sampler="DefaultSampler")),
-        # transformers 5.2.0 on has no group_by_length: with no release pinned, not reported.
+        # transformers 4.3.0 to 5.1.0 read group_by_length (5.2.0 on refuses it).
         Example("trl_packed_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
-                "per_device_train_batch_size: 2\ngroup_by_length: true\n"),
+                "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,), severity="warning"),
         Example("trl_packed_grouped_4_57.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
                 "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,),
                 files=(("requirements.txt", "transformers==4.57.1\n"),), severity="warning"),

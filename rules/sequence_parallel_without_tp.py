@@ -44,7 +44,7 @@ from batchlint.rule import Example, Finding, Related, Rule
 # Megatron-LM turns it off in every release (0.1.0 megatron/arguments.py:340-341 to core_v0.16.1
 # megatron/training/arguments.py:907-913): not gated.
 NEMO_OFF = Premise(
-    NEMO, name="NeMo", since="1.11.0", runs_since="1.11.0", until="2.5.0", frameworks=("nemo",),
+    NEMO, name="NeMo", since="1.11.0", runs_since="1.11.0", until="2.5.0", runs_until="2.5.0", frameworks=("nemo",),
     source="v1.10.0 reads no model.sequence_parallel; v1.11.0 nemo/collections/nlp/models/language_modeling/"
            "megatron_base_model.py:342-347 (first); 2.5.0 megatron_base_model.py:1019-1025 (last); 2.5.1 has no "
            "nemo/collections/nlp/models")
@@ -111,8 +111,8 @@ RULE = Rule(
     examples=(
         Example("megatron_sp_tp1.sh", _SCRIPT.format(tp=1), flagged=(6,)),
         Example("megatron_sp_tp2.sh", _SCRIPT.format(tp=2)),
-        # NeMo 1's Megatron YAML: 1.11.0 (model.sequence_parallel) to 2.5.0; no release pinned, 2.5.1 on may run.
-        Example("nemo_sp_tp1.yaml", _NEMO.format(tp=1, sp="true")),
+        # NeMo 1's Megatron YAML: 1.11.0 (model.sequence_parallel) to 2.5.0, the last that runs it.
+        Example("nemo_sp_tp1.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,), severity="warning"),
         Example("nemo_sp_tp1_2_4_0.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,),
                 files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),), severity="warning"),
         Example("nemo_sp_tp1_1_10_0.yaml", _NEMO.format(tp=1, sp="true"),

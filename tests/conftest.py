@@ -70,7 +70,9 @@ def _the_judges_release_is_in_force(request):
             pins.append(f"{name}=={metadata.version(name)}")
         except metadata.PackageNotFoundError:
             continue
-    write(request.getfixturevalue("tmp_path"), "requirements.txt", "\n".join(pins) + "\n")
+    top = request.getfixturevalue("tmp_path")
+    write(top, "requirements.txt", "\n".join(pins) + "\n")
+    os.makedirs(os.path.join(str(top), ".git"), exist_ok=True)  # the project's top, as a checkout's
     yield
 
 

@@ -90,7 +90,7 @@ LAYOUT = [
     ("train.sh", MEGATRON.format(flags="--context-parallel-size 3"), None, "megatron-core==0.3.0", None),
     ("train.sh", MEGATRON.format(flags="--context-parallel-size 3"), None, "megatron-core==0.4.0", ("error", 2)),
     # NeMo's Megatron YAML: tp from 1.5.0, pp from 1.7.0, cp from 1.23.0, to 2.5.0.
-    ("m.yaml", NEMO.format(key="tensor_model_parallel_size"), None, None, None),
+    ("m.yaml", NEMO.format(key="tensor_model_parallel_size"), None, None, ("error", 7)),  # 2.5.1 on cannot run it
     ("m.yaml", NEMO.format(key="tensor_model_parallel_size"), None, "nemo-toolkit==1.4.0", None),
     ("m.yaml", NEMO.format(key="tensor_model_parallel_size"), None, "nemo-toolkit==1.5.0", ("error", 7)),
     ("m.yaml", NEMO.format(key="tensor_model_parallel_size"), None, "nemo-toolkit==2.5.0", ("error", 7)),
@@ -118,7 +118,7 @@ LAYOUT = [
     ("ppo.yaml", VERL_SP, None, None, ("error", 8)),
     ("ppo.yaml", VERL_SP, None, "verl==0.1", None),
     ("ppo.yaml", VERL_SP, None, "verl==0.9.1", ("error", 8)),
-    ("sft.yaml", VERL_SFT, 8, None, None),
+    ("sft.yaml", VERL_SFT, 8, None, ("error", 6)),  # 0.1 has no Ulysses, 0.7.1 no such trainer
     ("sft.yaml", VERL_SFT, 8, "verl==0.2", ("error", 6)),
     ("sft.yaml", VERL_SFT, 8, "verl==0.7.1", None),
     # XTuner: sequence parallelism from 0.1.16.
@@ -157,7 +157,7 @@ NEMO_SP = ("trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  micro_batch_size: 
 
 
 @pytest.mark.parametrize("pin,expected", [
-    (None, None),  # 2.5.1 on has no NeMo 1 Megatron models
+    (None, ("warning", 8)),  # 2.5.1 on has no NeMo 1 Megatron models: they cannot run it
     ("nemo-toolkit==1.10.0", None),  # no model.sequence_parallel yet
     ("nemo-toolkit==1.11.0", ("warning", 8)),
     ("nemo-toolkit==2.5.0", ("warning", 8)),
@@ -175,6 +175,7 @@ TRL = "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\nper_device_train_ba
 
 
 @pytest.mark.parametrize("grouping,pin,expected", [
+    ("group_by_length: true", None, ("warning", 4)),  # only 4.3.0 to 5.1.0 run it
     ("group_by_length: true", "transformers==4.2.2", None),  # no group_by_length yet
     ("group_by_length: true", "transformers==4.3.0", ("warning", 4)),
     ("group_by_length: true", "transformers==5.1.0", ("warning", 4)),
