@@ -4,10 +4,10 @@ A finding that says "the job refuses to start" is a statement about one program 
 Each rule declares it (`Rule.premises`), or declares that its arithmetic is the same in every
 release (`Rule.every_release`):
 
-    Premise(TORCHTUNE, since="0.3.0", until=None,
+    Premise(FRAMEWORK_X, since="0.3.0", until=None,
             source="v0.3.0 recipes/full_finetune_distributed.py:222; v0.6.1 ...:231")
 
-reads "torchtune refuses this from 0.3.0 through the newest release checked". The engine's gate
+reads "that framework refuses this from 0.3.0 through the newest release checked". The engine's gate
 (`judge`) keeps an error or a warning only when every release the project may run lies inside
 the window: the release in force where the project says which (lint/versions.py), else every
 release users run (`Distribution.releases`, the layouts before the first release included).
@@ -37,8 +37,7 @@ class Premise:
     source: the file and line at each boundary, in the release's own source (tags, not main).
     runs_since: the first release that can run such a config at all (its recipe, trainer or the keys
         the rule reads are new in it): earlier releases are not weighed. None: every release.
-    runs_until: the last release that can run such a config (its layout is gone after it: NeMo-1's
-        Megatron YAML after 2.5.0): later releases, known or not, are not weighed. None: no such end.
+    runs_until: the last release that can run such a config (its layout is gone after it): later releases, known or not, are not weighed. None: no such end.
     name: which check of the rule, when the rule has several (`Finding.premise` names it).
     frameworks: the plans (by framework name) it is about; empty: every plan the rule runs on.
         A rule about several frameworks declares one premise for each whose release matters.
@@ -63,7 +62,7 @@ class Premise:
 
     @property
     def span_text(self) -> str:
-        """The window in words: "torchtune 0.3.0 and later", "TRL 0.8.0 to 0.19.1"."""
+        """The window in words: "X 0.3.0 and later", "X 0.8.0 to 0.19.1"."""
         title = self.distribution.shown
         first = self.since or _first(self.distribution)
         if self.until is None:

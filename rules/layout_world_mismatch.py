@@ -90,7 +90,7 @@ _NEMO_LAST = ("2.5.0 nemo/collections/nlp/modules/common/megatron/megatron_init.
 NEMO_TP = Premise(
     NEMO, name="NeMo tensor parallel", since="1.5.0", runs_since="1.5.0", until="2.5.0", runs_until="2.5.0",
     frameworks=("nemo",),
-    source="v1.4.0 has no tensor_model_parallel_size; v1.5.0 nemo/collections/nlp/parts/nlp_overrides.py:112 "
+    source="v1.4.0 reads no model.tensor_model_parallel_size; v1.5.0 nemo/collections/nlp/parts/nlp_overrides.py:112 "
            "(first: apex's initialize_model_parallel, ensure_divisibility(world_size, tp x pp)); " + _NEMO_LAST)
 NEMO_PP = Premise(
     NEMO, name="NeMo pipeline parallel", since="1.7.0", runs_since="1.7.0", until="2.5.0", runs_until="2.5.0",

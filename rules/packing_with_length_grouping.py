@@ -8,8 +8,10 @@ Flags packing and length-grouped sampling enabled together: XTuner
 ## Why is this bad?
 Packing concatenates samples into sequences of one fixed length, so there are
 no lengths left to group by: the grouping costs start-up time and does
-nothing. ms-swift can crash on it (its length sampler reads a `lengths`
-column a packed dataset lacks). No framework checks the combination.
+nothing (TRL's default "bfd" packing fills rows up to max_length without
+padding: grouping them saves no padding either). ms-swift can crash on it (its
+length sampler reads a `lengths` column a packed dataset lacks). No framework
+checks the combination.
 
 ## Example
 ```yaml

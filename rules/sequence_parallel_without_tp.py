@@ -7,8 +7,8 @@ switched on with a tensor-parallel size of 1 (written, or the default).
 ## Why is this bad?
 Megatron's sequence parallelism splits the layer-norm and dropout activations
 across the tensor-parallel group; with tp = 1 there is no group, and the flag
-is turned off at start-up: Megatron-LM with a warning, NeMo with an info-level
-log line, ms-swift without a word. The memory saving the config was written
+is turned off at start-up: Megatron-LM with a warning (silently before core
+0.10.0), NeMo with an info-level log line, ms-swift without a word. The memory saving the config was written
 for does not happen (ms-swift ships 27 scripts like this).
 
 ## Example
