@@ -3,8 +3,9 @@ Hydra 1.3 composes it (groups at their package, `_self_` order, `override` entri
 null options, nested defaults, `hydra.searchpath`, the framework's config folder in the project's
 copy), a launch line's overrides last; each value keeps the file and line it is written at."""
 
-import pytest
 import os
+
+import pytest
 
 from batchlint import reads
 from batchlint.config import Settings
