@@ -216,7 +216,7 @@ def test_scripts_without_a_launcher_yield_nothing(repo):
     assert result.diagnostics == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23 in progress: verl windows make these unpinned findings infos; the test's project needs a verl pin")
+@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_verl_overrides_on_top_of_verl_defaults(repo):
     # The shape of verl's examples/rollout_correction/run_with_rollout_corr.sh: W from verl's defaults
     # (8 GPUs x 1 node); per-GPU mini batch 32 x n 1 // 8 = 4 is not divisible by the micro batch 8.
@@ -259,7 +259,7 @@ def test_swift_megatron_sequence_parallel_at_tp1_on_the_launch_line(repo):
     assert found(lint_script(repo, script.replace("parallel_size 1", "parallel_size 2"), "tp2.sh")) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23 in progress: verl windows make these unpinned findings infos; the test's project needs a verl pin")
+@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_hydra_config_name_selects_the_megatron_trainer(repo):
     # verl's --config-name=ppo_megatron_trainer: the FSDP per-GPU mini-batch check does not apply.
     script = (

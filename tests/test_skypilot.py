@@ -128,7 +128,7 @@ def test_workdir_and_file_mounts_name_the_projects_files(repo):
                            global_batch=64)) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23 in progress: verl windows make these unpinned findings infos; the test's project needs a verl pin")
+@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_verl_overrides_in_the_run_block_take_the_tasks_counts(repo):
     """llm/verl's shape: SkyPilot's counts copied to variables, the launch inside a branch on the node rank."""
     text = ("resources:\n  accelerators: H100:8\nnum_nodes: 2\nenvs:\n  EPOCHS: 1\nrun: |\n"
