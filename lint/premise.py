@@ -37,7 +37,8 @@ class Premise:
     source: the file and line at each boundary, in the release's own source (tags, not main).
     runs_since: the first release that can run such a config at all (its recipe, trainer or the keys
         the rule reads are new in it): earlier releases are not weighed. None: every release.
-    runs_until: the last release that can run such a config (its layout is gone after it): later releases, known or not, are not weighed. None: no such end.
+    runs_until: the last release that can run such a config (its layout is gone after it):
+        later releases, known or not, are not weighed. None: no such end.
     name: which check of the rule, when the rule has several (`Finding.premise` names it).
     frameworks: the plans (by framework name) it is about; empty: every plan the rule runs on.
         A rule about several frameworks declares one premise for each whose release matters.
