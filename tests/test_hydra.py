@@ -30,6 +30,22 @@ VERL_COPY = {
         "import hydra\n\n\n"
         "@hydra.main(config_path=\"config\", config_name=\"ppo_trainer\", version_base=None)\n"
         "def main(config):\n    pass\n"),
+    # The legacy FSDP workers' normalisation of the mini-batch, in the shape 0.4-0.7.1 write it (BL142 reads a
+    # copy's own workers).
+    "verl/workers/fsdp_workers.py": """\
+class ActorRolloutRefWorker:
+    def __init__(self, config, role):
+        self.config = config
+        if self._is_actor:
+            self.config.actor.ppo_mini_batch_size *= self.config.rollout.n
+            self.config.actor.ppo_mini_batch_size //= self.device_mesh.size() // self.ulysses_sequence_parallel_size
+            assert self.config.actor.ppo_mini_batch_size > 0, (
+                f"ppo_mini_batch_size {self.config.actor.ppo_mini_batch_size} should be larger than 0 after "
+                "normalization"
+            )
+            if self.config.actor.ppo_micro_batch_size_per_gpu is not None:
+                assert self.config.actor.ppo_mini_batch_size % self.config.actor.ppo_micro_batch_size_per_gpu == 0
+""",
     "verl/trainer/config/ppo_trainer.yaml": """\
 # specify the default per-component configs
 defaults:
@@ -202,7 +218,6 @@ def test_what_hydra_refuses_or_is_not_known_leaves_the_file_alone_with_a_notice(
     assert doc.composed is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_a_finding_points_at_the_base_that_wrote_the_value_and_self_first_decides(tmp_path):
     # A project's own base config (BL142: 32 x 1 // 8 GPUs = 4 per GPU, no multiple of 8).
     base = """\
@@ -226,7 +241,6 @@ trainer:
     assert "BL142" not in [c for c, _, _ in codes(lint(tmp_path, "configs/exp_self_last.yaml"))]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_the_framework_default_gpu_count_is_no_world_size(tmp_path):
     # ppo_trainer.yaml's n_gpus_per_node: 8 is composed in, but a launch line sets W: no BL142 on it.
     text = EXPERIMENT + "actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 32\n    ppo_micro_batch_size_per_gpu: 8\n"
@@ -256,7 +270,6 @@ python3 -m verl.trainer.main_ppo --config-path=config --config-name={name} \\
 """
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_a_launch_line_composes_the_config_it_names_with_its_overrides_last(tmp_path):
     project(tmp_path, {
         "run_ok.sh": LAUNCH.format(name="ppo_trainer", micro=4, extra=""),
@@ -282,10 +295,10 @@ def test_a_launch_line_composes_the_config_it_names_with_its_overrides_last(tmp_
     assert made.get("actor@actor_rollout_ref") is None
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_a_launch_line_of_an_installed_verl_is_not_composed(tmp_path):
     (tmp_path / ".git").mkdir()
     write(tmp_path, "run.sh", LAUNCH.format(name="ppo_trainer", micro=8, extra=""))
+    write(tmp_path, "requirements.txt", "verl==0.5.0\n")  # installed, with the legacy FSDP workers
     # As before: the line's own settings, verl's defaults for the rest (W from the line: BL142).
     assert "BL142" in [c for c, _, _ in codes(lint(tmp_path, "run.sh"))]
     out = run("explain", str(tmp_path / "run.sh")).output

@@ -216,8 +216,8 @@ def test_scripts_without_a_launcher_yield_nothing(repo):
     assert result.diagnostics == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_verl_overrides_on_top_of_verl_defaults(repo):
+    write(repo, "requirements.txt", "verl==0.5.0\n")  # the legacy FSDP workers (to 0.7.1) normalise the mini-batch
     # The shape of verl's examples/rollout_correction/run_with_rollout_corr.sh: W from verl's defaults
     # (8 GPUs x 1 node); per-GPU mini batch 32 x n 1 // 8 = 4 is not divisible by the micro batch 8.
     script = (
@@ -259,8 +259,8 @@ def test_swift_megatron_sequence_parallel_at_tp1_on_the_launch_line(repo):
     assert found(lint_script(repo, script.replace("parallel_size 1", "parallel_size 2"), "tp2.sh")) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: verl windows make unpinned findings infos")
 def test_hydra_config_name_selects_the_megatron_trainer(repo):
+    write(repo, "requirements.txt", "verl==0.5.0\n")  # the legacy FSDP workers (to 0.7.1) normalise the mini-batch
     # verl's --config-name=ppo_megatron_trainer: the FSDP per-GPU mini-batch check does not apply.
     script = (
         "python3 -m verl.trainer.main_ppo --config-path=config \\\n"

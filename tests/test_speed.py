@@ -102,7 +102,6 @@ def test_a_plain_lint_records_what_it_read_without_digests(tmp_path):
     assert plain.diagnostics == compared.diagnostics
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23: rules import framework modules for release lists")
 def test_a_yaml_lint_imports_only_what_it_uses():
     """The pre-commit case: one ms-swift YAML, linted as the hook runs it."""
     config = os.path.join(REPO, "examples", "swift", "qwen2_5_sft_fixed.yaml")
