@@ -58,7 +58,7 @@ from its config, since 4.30.0).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.hf import TRANSFORMERS, TRL
+from batchlint.frameworks.releases import TRANSFORMERS, TRL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -54,7 +54,7 @@ taken from the config file, are what it checks).
 from collections.abc import Iterator
 
 from batchlint.frameworks import accelerate
-from batchlint.frameworks.accelerate import DISTRIBUTION as ACCELERATE
+from batchlint.frameworks.releases import ACCELERATE
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

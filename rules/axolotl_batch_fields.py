@@ -45,7 +45,8 @@ and 46-53 (normalize_config).
 from collections.abc import Iterator
 
 from batchlint.document import Span
-from batchlint.frameworks.axolotl import AXOLOTL, BATCH_FIELDS, written
+from batchlint.frameworks.axolotl import BATCH_FIELDS, written
+from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

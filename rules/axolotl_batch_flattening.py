@@ -40,7 +40,7 @@ v0.7.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:1057-1063.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import AXOLOTL
+from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

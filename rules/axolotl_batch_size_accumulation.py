@@ -47,7 +47,7 @@ src/axolotl/utils/config.py:46-50 (no schema: derived from batch_size).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import AXOLOTL
+from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

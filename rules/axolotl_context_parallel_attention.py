@@ -41,7 +41,8 @@ GLM DSA kernels (`use_glm_dsa_kernels`) bring their own attention and are exempt
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import AXOLOTL, FLASH_LIB
+from batchlint.frameworks.axolotl import FLASH_LIB
+from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

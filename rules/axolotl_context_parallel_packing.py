@@ -38,7 +38,7 @@ utils/schemas/validation.py:1246-1250 for `context_parallel_size`.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import AXOLOTL
+from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

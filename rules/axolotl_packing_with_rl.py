@@ -34,7 +34,7 @@ has no such check).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import AXOLOTL
+from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -43,7 +43,7 @@ verl/single_controller/base/decorator.py:48-59, 106-108; verl/protocol.py:555-55
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
+from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

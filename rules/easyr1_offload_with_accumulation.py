@@ -48,7 +48,7 @@ run for the actor and the critic); verl/workers/actor/config.py:60 (default off)
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
+from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

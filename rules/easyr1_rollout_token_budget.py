@@ -38,7 +38,7 @@ verl/workers/rollout/config.py:38 (default 8192); verl/trainer/config.py:170-171
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
+from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

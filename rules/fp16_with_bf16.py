@@ -38,8 +38,7 @@ LLaMA-Factory and ms-swift build on transformers' TrainingArguments.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.deepspeed import DISTRIBUTION as DEEPSPEED
-from batchlint.frameworks.hf import TRANSFORMERS, TRL
+from batchlint.frameworks.releases import DEEPSPEED, TRANSFORMERS, TRL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -46,10 +46,7 @@ Megatron schema all but 4.0.0-4.0.1 (which floor it silently); the others always
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
-from batchlint.frameworks.swift import MS_SWIFT
-from batchlint.frameworks.torchtitan import DISTRIBUTION as TORCHTITAN
-from batchlint.frameworks.verl import DISTRIBUTION as VERL
+from batchlint.frameworks.releases import MS_SWIFT, NEMO, TORCHTITAN, VERL
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -84,7 +84,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple, Optional
 
 from batchlint.document import Span
-from batchlint.frameworks.hf import TRANSFORMERS, TRL
+from batchlint.frameworks.releases import TRANSFORMERS, TRL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule

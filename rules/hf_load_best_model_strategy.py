@@ -47,7 +47,7 @@ training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.hf import TRANSFORMERS, TRL
+from batchlint.frameworks.releases import TRANSFORMERS, TRL
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

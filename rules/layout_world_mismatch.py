@@ -42,14 +42,7 @@ from collections.abc import Iterator
 from typing import Optional
 
 from batchlint.document import Mapping
-from batchlint.frameworks.axolotl import AXOLOTL
-from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
-from batchlint.frameworks.megatron_release import DISTRIBUTION as MEGATRON
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
-from batchlint.frameworks.openrlhf import DISTRIBUTION as OPENRLHF
-from batchlint.frameworks.swift import MS_SWIFT
-from batchlint.frameworks.verl import DISTRIBUTION as VERL
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
+from batchlint.frameworks.releases import AXOLOTL, EASYR1, MEGATRON, MS_SWIFT, NEMO, OPENRLHF, VERL, XTUNER
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

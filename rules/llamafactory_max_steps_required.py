@@ -36,7 +36,7 @@ release with batching strategies (v1 of 0.9.4 has none).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.llamafactory import LLAMAFACTORY
+from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule

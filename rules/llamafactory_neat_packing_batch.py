@@ -36,7 +36,7 @@ size (collator.py of v0.9.4 has no such assertion).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.llamafactory import LLAMAFACTORY
+from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

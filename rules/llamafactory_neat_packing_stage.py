@@ -30,7 +30,7 @@ no such argument).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.llamafactory import LLAMAFACTORY
+from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -40,7 +40,7 @@ top-level `cp_size`, base_trainer.py:100-102 (DeepSpeed) and 149-160.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.llamafactory import LLAMAFACTORY
+from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -33,7 +33,7 @@ v1/config/model_args.py:36-41. v0.9.4's v1 has neither batching_strategy nor
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.llamafactory import LLAMAFACTORY
+from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

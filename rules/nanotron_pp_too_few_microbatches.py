@@ -42,7 +42,7 @@ engine's microbatches are tokens.batch_accumulation_per_replica), config/utils_c
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nanotron import DISTRIBUTION as NANOTRON
+from batchlint.frameworks.releases import NANOTRON
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

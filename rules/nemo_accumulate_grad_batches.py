@@ -46,7 +46,7 @@ lets Lightning accumulate).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
+from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -40,7 +40,7 @@ first in NeMo v1.23.0 megatron_base_model.py:192 and megatron_gpt_model.py:1715.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
+from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

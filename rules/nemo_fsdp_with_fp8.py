@@ -36,7 +36,7 @@ v1.23.0 at 946-947.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
+from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -42,7 +42,7 @@ First: v1.19.0 megatron_base_model.py:564-570, v1.23.0 :938-944 (FSDP).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
+from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

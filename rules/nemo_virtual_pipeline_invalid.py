@@ -45,7 +45,7 @@ core_v0.8.0 :447-451 and core_v0.14.0 :656-660, pp > 1).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
+from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

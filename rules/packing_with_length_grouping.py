@@ -36,7 +36,7 @@ transformers release it runs (ms-swift and axolotl read group_by_length themselv
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.hf import TRANSFORMERS
+from batchlint.frameworks.releases import TRANSFORMERS
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule

@@ -66,9 +66,7 @@ BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 from collections.abc import Iterator
 
 from batchlint.frameworks import openrlhf
-from batchlint.frameworks.axolotl import AXOLOTL
-from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
-from batchlint.frameworks.hf import TRL
+from batchlint.frameworks.releases import AXOLOTL, EASYR1, TRL
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -39,9 +39,7 @@ v0.1.16, default_collate_fn.py:54-55 @ v0.2.0; no sequence parallelism before 0.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.megatron_release import DISTRIBUTION as MEGATRON
-from batchlint.frameworks.torchtitan import DISTRIBUTION as TORCHTITAN
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
+from batchlint.frameworks.releases import MEGATRON, TORCHTITAN, XTUNER
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

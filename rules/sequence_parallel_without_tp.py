@@ -35,8 +35,7 @@ through Megatron-LM's validate_args, 4.x swift/megatron/arguments/megatron_args.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nemo import DISTRIBUTION as NEMO
-from batchlint.frameworks.swift import MS_SWIFT
+from batchlint.frameworks.releases import MS_SWIFT, NEMO
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -35,7 +35,8 @@ release that brought sequence parallelism (0.1.15 reads no sequence_parallel_siz
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER, inherited_note
+from batchlint.frameworks.releases import XTUNER
+from batchlint.frameworks.xtuner import inherited_note
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule

@@ -33,7 +33,7 @@ streaming with a warning (train_args.py:137-144) and did not check packing.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.swift import MS_SWIFT
+from batchlint.frameworks.releases import MS_SWIFT
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

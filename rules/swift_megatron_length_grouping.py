@@ -34,7 +34,7 @@ it on in swift/megatron/arguments/megatron_base_args.py:36-37. First in 4.0.1
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.swift import MS_SWIFT
+from batchlint.frameworks.releases import MS_SWIFT
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -39,7 +39,7 @@ turned padding_free off). Up to 3.6.4 only `flash_attn` counted; kto packs from 
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.swift import MS_SWIFT
+from batchlint.frameworks.releases import MS_SWIFT
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

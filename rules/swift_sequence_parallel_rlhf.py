@@ -31,7 +31,7 @@ swift/llm/argument/rlhf_args.py:364-369 (`_check_padding_free_sp`, called at
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.swift import MS_SWIFT
+from batchlint.frameworks.releases import MS_SWIFT
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

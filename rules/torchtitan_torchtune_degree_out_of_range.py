@@ -41,9 +41,9 @@ huggingface/nanotron src/nanotron/parallel/context.py:25-36 @ v0.4 (and v0.1),
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.nanotron import DISTRIBUTION as NANOTRON
-from batchlint.frameworks.torchtitan import DISTRIBUTION as TORCHTITAN, NO_TOML
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE, traits
+from batchlint.frameworks.releases import NANOTRON, TORCHTITAN, TORCHTUNE
+from batchlint.frameworks.torchtitan import NO_TOML
+from batchlint.frameworks.torchtune import traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule

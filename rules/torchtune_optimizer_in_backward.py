@@ -46,7 +46,8 @@ ppo_full_finetune_single_device.py:311-315 @ v0.3.0, :410-414 @ v0.6.1.
 from collections.abc import Iterator
 from typing import Optional
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE, traits
+from batchlint.frameworks.releases import TORCHTUNE
+from batchlint.frameworks.torchtune import traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -48,7 +48,7 @@ and v0.6.1 (passes `packed` on to text_completion_dataset).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
+from batchlint.frameworks.releases import TORCHTUNE
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -38,7 +38,7 @@ v0.6.1; _multimodal.py:180 and _vqa.py:133 @ v0.5.0 and v0.6.1.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
+from batchlint.frameworks.releases import TORCHTUNE
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule

@@ -40,7 +40,7 @@ first release with the recipe), :394-408 and 421-424 @ v0.6.1
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE
+from batchlint.frameworks.releases import TORCHTUNE
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

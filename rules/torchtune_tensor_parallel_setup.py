@@ -37,7 +37,8 @@ assertion (main 10c31c0, 2025-07) and qat_distributed's plan check (main
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE, traits
+from batchlint.frameworks.releases import TORCHTUNE
+from batchlint.frameworks.torchtune import traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule

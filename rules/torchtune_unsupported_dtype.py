@@ -34,7 +34,8 @@ GRPO: recipes/dev/grpo_full_finetune_distributed.py:93-96 @ v0.6.0 and v0.6.1.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtune import DISTRIBUTION as TORCHTUNE, traits
+from batchlint.frameworks.releases import TORCHTUNE
+from batchlint.frameworks.torchtune import traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule

@@ -40,7 +40,8 @@ passes) @ 1.16.0.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.hf import SFT_KEYS, TRL
+from batchlint.frameworks.hf import SFT_KEYS
+from batchlint.frameworks.releases import TRL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

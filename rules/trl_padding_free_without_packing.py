@@ -38,7 +38,7 @@ runs there.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.hf import TRL
+from batchlint.frameworks.releases import TRL
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

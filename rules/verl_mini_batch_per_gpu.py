@@ -62,7 +62,7 @@ from collections.abc import Iterator
 from math import gcd
 
 from batchlint.frameworks import verl
-from batchlint.frameworks.easyr1 import DISTRIBUTION as EASYR1
+from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor

@@ -31,7 +31,7 @@ do not look at `attn_implementation`.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER
+from batchlint.frameworks.releases import XTUNER
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

@@ -29,7 +29,7 @@ no PyPI release: those two tags are its releases.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner_v1 import DISTRIBUTION as XTUNER_V1
+from batchlint.frameworks.releases import XTUNER_V1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

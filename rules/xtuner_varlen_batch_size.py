@@ -40,7 +40,8 @@ xtuner/tools/train.py:80-85.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER, VARLEN
+from batchlint.frameworks.releases import XTUNER
+from batchlint.frameworks.xtuner import VARLEN
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

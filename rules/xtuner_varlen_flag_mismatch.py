@@ -38,7 +38,8 @@ collate_fns/defalut_collate_fn.py:32); before it none exists.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import DISTRIBUTION as XTUNER, VARLEN
+from batchlint.frameworks.releases import XTUNER
+from batchlint.frameworks.xtuner import VARLEN
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule

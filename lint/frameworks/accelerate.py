@@ -47,7 +47,8 @@ from . import deepspeed
 from .deepspeed import DeepSpeedSettings, TrainerValues
 from .facts import Outside, number
 from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig
-from .spec import Distribution, Framework
+from .releases import ACCELERATE as DISTRIBUTION
+from .spec import Framework
 
 NAME = "accelerate-config"  # the config file; "accelerate launch" is a generic launcher (launchers.py)
 FORMATS = ("yaml", "json")
@@ -152,20 +153,6 @@ def _clipping(text: str):
 
 
 # After every framework schema (a config of theirs never writes distributed_type), before TrainingArguments.
-# Every accelerate release on PyPI (oldest first): what a rule's window is weighed against when the
-# project pins none (lint/premise.py). A copy of accelerate's repository keeps the package under src/.
-RELEASES = (
-    '0.0.1', '0.1.0', '0.2.0', '0.2.1', '0.3.0', '0.4.0', '0.5.0', '0.5.1', '0.6.0', '0.6.1', '0.6.2', '0.7.0',
-    '0.7.1', '0.8.0', '0.9.0', '0.10.0', '0.11.0', '0.12.0', '0.13.0', '0.13.1', '0.13.2', '0.14.0', '0.15.0',
-    '0.16.0', '0.17.0', '0.17.1', '0.18.0', '0.19.0', '0.20.0', '0.20.1', '0.20.2', '0.20.3', '0.21.0', '0.22.0',
-    '0.23.0', '0.24.0', '0.24.1', '0.25.0', '0.26.0', '0.26.1', '0.27.0', '0.27.1', '0.27.2', '0.28.0', '0.29.0',
-    '0.29.1', '0.29.2', '0.29.3', '0.30.0', '0.30.1', '0.31.0', '0.32.0', '0.32.1', '0.33.0', '0.34.0', '0.34.1',
-    '0.34.2', '1.0.0', '1.0.1', '1.1.0', '1.1.1', '1.2.0', '1.2.1', '1.3.0', '1.4.0', '1.5.0', '1.5.1', '1.5.2',
-    '1.6.0', '1.7.0', '1.8.0', '1.8.1', '1.9.0', '1.10.0', '1.10.1', '1.11.0', '1.12.0', '1.13.0', '1.14.0',
-    '1.15.0',
-)
-DISTRIBUTION = Distribution(("accelerate",), "accelerate", ("accelerate/__init__.py",), title="accelerate",
-                            releases=RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=900, hands=hands, distribution=DISTRIBUTION)
 
 # commands/config/config_args.py ClusterConfig / BaseConfig: the keys beside distributed_type that

@@ -19,24 +19,13 @@ from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, algorithm, divide, flag, number, per_group
-from .spec import Distribution, Framework
+from .releases import AXOLOTL
+from .spec import Framework
 
 NAME = "axolotl"
 FORMATS = ("yaml",)
 MARKERS = (b"base_model",)
 
-# Every axolotl release on PyPI, oldest first (lint/premise.py weighs a rule's window against them).
-# "0.dev0": the git tags and main before the first PyPI release (v0.1.0-v0.4.0, 2023-05 to 2024-11),
-# which users installed from GitHub and whose YAML batchlint reads the same way.
-AXOLOTL_RELEASES = (
-    '0.dev0', '0.5.0', '0.5.2', '0.6.0', '0.7.0', '0.8.0', '0.8.1', '0.9.0', '0.9.1', '0.9.1.post1', '0.9.2',
-    '0.10.0', '0.11.0', '0.12.0', '0.12.1', '0.12.2', '0.13.1', '0.13.2', '0.14.0', '0.15.0', '0.16.0', '0.16.1',
-    '0.17.0', '0.18.0', '0.19.0',
-)
-# A copy's version: src/axolotl/__init__.py's `__version__ = "X"` (0.6.0-0.13.1; later releases read it
-# from the installed metadata, and the copy's version stays unknown).
-AXOLOTL = Distribution(("axolotl",), "axolotl", ("axolotl/__init__.py",), title="axolotl",
-                       releases=AXOLOTL_RELEASES)
 
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=50, distribution=AXOLOTL)
 

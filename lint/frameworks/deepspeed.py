@@ -26,7 +26,8 @@ from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
-from .spec import LAUNCHER_VARIABLES, STARTS_PROCESSES, Distribution, Framework, OneProcess
+from .releases import DEEPSPEED as DISTRIBUTION
+from .spec import LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, OneProcess
 
 NAME = "deepspeed"
 FORMATS = ("json",)
@@ -52,23 +53,6 @@ ONE_PROCESS = OneProcess(
         "launch with `deepspeed --num_gpus N` or torchrun for more",
     source="deepspeed/comm/comm.py:889-921 init_distributed, mpi_discovery @ 0.19.8")
 
-# Every DeepSpeed release on PyPI (oldest first; 0.3.1 is the first): what a rule's window is weighed
-# against when the project pins none (lint/premise.py). A copy of DeepSpeed's repository writes its
-# version in version.txt beside the package.
-RELEASES = (
-    '0.3.1', '0.3.2', '0.3.3', '0.3.4', '0.3.5', '0.3.6', '0.3.7', '0.3.8', '0.3.9', '0.3.10', '0.3.12', '0.3.13',
-    '0.3.14', '0.3.15', '0.3.16', '0.4.0', '0.4.1', '0.4.2', '0.4.3', '0.4.4', '0.4.5', '0.5.0', '0.5.1', '0.5.2',
-    '0.5.3', '0.5.4', '0.5.5', '0.5.6', '0.5.7', '0.5.8', '0.5.9', '0.5.10', '0.6.0', '0.6.1', '0.6.3', '0.6.4',
-    '0.6.5', '0.6.6', '0.6.7', '0.7.0', '0.7.1', '0.7.2', '0.7.3', '0.7.4', '0.7.5', '0.7.6', '0.7.7', '0.8.0',
-    '0.8.1', '0.8.2', '0.8.3', '0.9.0', '0.9.1', '0.9.2', '0.9.3', '0.9.4', '0.9.5', '0.10.0', '0.10.1', '0.10.2',
-    '0.10.3', '0.11.0', '0.11.1', '0.11.2', '0.12.0', '0.12.1', '0.12.2', '0.12.3', '0.12.4', '0.12.5', '0.12.6',
-    '0.13.0', '0.13.1', '0.13.2', '0.13.3', '0.13.4', '0.13.5', '0.14.0', '0.14.1', '0.14.2', '0.14.3', '0.14.4',
-    '0.14.5', '0.15.0', '0.15.1', '0.15.2', '0.15.3', '0.15.4', '0.16.0', '0.16.1', '0.16.2', '0.16.3', '0.16.4',
-    '0.16.5', '0.16.6', '0.16.7', '0.16.8', '0.16.9', '0.17.0', '0.17.1', '0.17.2', '0.17.3', '0.17.4', '0.17.5',
-    '0.17.6', '0.18.0', '0.18.1', '0.18.2', '0.18.3', '0.18.4', '0.18.5', '0.18.6', '0.18.7', '0.18.8', '0.18.9',
-    '0.19.0', '0.19.1', '0.19.2', '0.19.3', '0.19.4', '0.19.5', '0.19.6', '0.19.7', '0.19.8',
-)
-DISTRIBUTION = Distribution(("deepspeed",), "deepspeed", ("version.txt",), title="DeepSpeed", releases=RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40, one_process=ONE_PROCESS, distribution=DISTRIBUTION)
 
 TB, MB, GA = "train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"

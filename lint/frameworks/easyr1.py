@@ -42,7 +42,8 @@ from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
-from .spec import ASSIGN, Count, Distribution, Framework, Launcher
+from .releases import EASYR1 as DISTRIBUTION
+from .spec import ASSIGN, Count, Framework, Launcher
 from .verl import PPO, Role, dynamic_step_batch, role_accumulation_steps, sequence_length
 
 NAME = "easyr1"
@@ -56,13 +57,6 @@ NODES = Count(key="trainer.nnodes", source="verl/trainer/config.py:109")
 # `python3 -m verl.trainer.main config=x.yaml a.b=c ...` (verl/trainer/main.py:90-101).
 LAUNCHERS = (Launcher(NAME, modules=("verl.trainer.main",), markers=(b"verl.trainer.main",), nproc=GPUS_PER_NODE,
                       nnodes=NODES, flags=ASSIGN, config_flags=("config",), inline=True),)
-# The release. EasyR1 is not on PyPI: its releases are its git tags (v0.3.0 2025-04-15, v0.3.1, v0.3.2);
-# "0.dev0" stands for the layouts before v0.3.0 (2025-02-23 to 04-15), whose configs batchlint reads the
-# same way. It installs as `verl` (setup.py `name="verl"`), so a requirement cannot be told from verl's:
-# the evidence is a copy in the project (a fork, or EasyR1's own checkout), whose verl/__init__.py writes
-# `__version__` ("0.2.0.dev" before v0.3.0, "0.3.3.dev0" on main after v0.3.2).
-RELEASES = ("0.dev0", "0.3.0", "0.3.1", "0.3.2")
-DISTRIBUTION = Distribution(("easyr1",), "verl", ("verl/__init__.py",), title="EasyR1", releases=RELEASES)
 # Before verl (70) and the YAML schemas whose markers its files hold (NeMo 80, LLaMA-Factory 100: global_batch_size).
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=65, launchers=LAUNCHERS, distribution=DISTRIBUTION)
 

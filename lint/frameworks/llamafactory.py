@@ -18,7 +18,8 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin
 from . import llamafactory_v1
 from .facts import Outside, divide, flag, number
-from .spec import ASSIGN, Count, Distribution, Framework, Launcher
+from .releases import LLAMAFACTORY
+from .spec import ASSIGN, Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
 NAME = "llamafactory"
@@ -30,16 +31,6 @@ MARKERS = _TA_MARKERS + (b"micro_batch_size", b"global_batch_size")  # v1 config
 LAUNCHERS = (Launcher("llamafactory-cli", commands=("llamafactory-cli",), subcommands=("*",),
                       markers=(b"llamafactory-cli",), nproc=Count(env=("NPROC_PER_NODE",)),
                       nnodes=Count(env=("NNODES",)), flags=ASSIGN),)
-# Every LLaMA-Factory release on PyPI as `llamafactory`, oldest first (lint/premise.py weighs a rule's
-# window against them); the v1 schema (llamafactory_v1.py) ships in 0.9.4 and 0.9.5 (USE_V1=1). The
-# releases before 0.7.1 were published as `llmtuner` (a pin of that name counts too); their
-# `src/train_bash.py --stage ...` flags are read as transformers' arguments, not by this adapter, so
-# no "0.dev0" stands for them.
-LLAMAFACTORY_RELEASES = ('0.7.1', '0.8.0', '0.8.1', '0.8.2', '0.8.3', '0.9.0', '0.9.1', '0.9.2', '0.9.3', '0.9.4', '0.9.5')
-# No version file batchlint reads: a copy writes its release as `VERSION = "X"` (extras/env.py, cli.py
-# in 0.7.1-0.8.x), not `__version__`; a copy inside the project leaves the release unknown.
-LLAMAFACTORY = Distribution(("llamafactory", "llmtuner"), "llamafactory", (), title="LLaMA-Factory",
-                            releases=LLAMAFACTORY_RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=100, launchers=LAUNCHERS, distribution=LLAMAFACTORY)
 
 KEYS = {"stage", "finetuning_type", "cutoff_len", "template", "neat_packing"}

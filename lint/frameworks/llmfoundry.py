@@ -32,7 +32,8 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .launchers import COMPOSER
-from .spec import ASSIGN, OMEGACONF, Distribution, Framework, Launcher
+from .releases import LLMFOUNDRY as DISTRIBUTION
+from .spec import ASSIGN, OMEGACONF, Framework, Launcher
 
 NAME = "llm-foundry"
 FORMATS = ("yaml",)
@@ -43,7 +44,6 @@ MARKERS = (b"global_train_batch_size", b"device_train_microbatch_size")
 # launcher (`torchrun train.py --config x.yaml` is anyone's): only as composer's program.
 LAUNCHERS = (Launcher("llm-foundry train.py", scripts=("train.py",), markers=(b"composer",), flags=ASSIGN,
                       under=(COMPOSER.name,)),)
-DISTRIBUTION = Distribution(("llm-foundry",), "llmfoundry", ("llmfoundry/_version.py",), title="LLM Foundry")
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=40, launchers=LAUNCHERS, distribution=DISTRIBUTION,
                       interpolation=OMEGACONF)
 

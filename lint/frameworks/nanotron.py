@@ -26,7 +26,8 @@ from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number, product
-from .spec import Distribution, Framework, Launcher
+from .releases import NANOTRON as DISTRIBUTION
+from .spec import Framework, Launcher
 
 NAME = "nanotron"
 FORMATS = ("yaml",)
@@ -40,11 +41,6 @@ MARKERS = (b"batch_accumulation_per_replica",)
 # file is linted as written (`linked`), not with the flags written into it.
 LAUNCHERS = (Launcher("nanotron", scripts=("run_train.py", "train_*.py"), markers=(b"--config-file",),
                       linked=("config-file",), requires=("--config-file",)),)
-# The release: `nanotron` on PyPI (0.1.0, 0.2, 0.4: the tags v0.1/v0.2, v0.3 and v0.4/v0.5 carry
-# those versions in pyproject.toml); a copy writes it in nanotron/__init__.py (`__version__`, which
-# said "0.0.1" in v0.1 and v0.2).
-DISTRIBUTION = Distribution(("nanotron",), "nanotron", ("nanotron/__init__.py",), title="nanotron",
-                            releases=("0.1.0", "0.2", "0.4"))
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=35, launchers=LAUNCHERS, distribution=DISTRIBUTION)
 
 # Short name -> key under `parallelism:` and its default (config/parallelism_config.py:29-39): dp, pp, tp

@@ -27,7 +27,8 @@ from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
-from .spec import HYDRA_COMPOSED, Distribution, Framework
+from .releases import NEMO as DISTRIBUTION
+from .spec import HYDRA_COMPOSED, Framework
 
 NAME = "nemo"
 FORMATS = ("yaml",)
@@ -35,21 +36,6 @@ FORMATS = ("yaml",)
 MARKERS = (b"tensor_model_parallel_size", b"global_batch_size", b"micro_batch_size", b"pipeline_model_parallel_size",
            b"train_ds")
 
-# The release: `nemo-toolkit` on PyPI, every release from 0.8 (oldest first). NeMo 1's Megatron
-# models (nemo/collections/nlp/models/language_modeling, which read the `trainer:` + `model:` YAML
-# with model.global_batch_size) are in every release up to 2.5.0 and gone from 2.5.1 on; the
-# Lightning-trained collections (ASR, TTS, audio) are in all of them. A copy of the package (NeMo's
-# own repository) writes its version in nemo/package_info.py as MAJOR/MINOR/PATCH, not as a
-# `__version__` string lint/versions.py reads: such a copy's release is unknown.
-NEMO_RELEASES = (
-    "0.8", "0.8.1", "0.8.2", "0.9.0", "0.10.0", "0.10.1", "0.11.0", "1.0.0", "1.0.1", "1.0.2", "1.1.0", "1.2.0",
-    "1.3.0", "1.4.0", "1.5.0", "1.5.1", "1.6.0", "1.6.1", "1.6.2", "1.7.0", "1.7.1", "1.7.2", "1.8.0", "1.8.1",
-    "1.8.2", "1.9.0", "1.10.0", "1.11.0", "1.12.0", "1.13.0", "1.14.0", "1.15.0", "1.16.0", "1.17.0", "1.18.0",
-    "1.18.1", "1.19.0", "1.19.1", "1.20.0", "1.21.0", "1.22.0", "1.23.0", "2.0.0", "2.1.0", "2.2.0", "2.2.1",
-    "2.3.0", "2.3.1", "2.3.2", "2.3.3", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.5.2", "2.5.3", "2.6.0", "2.6.1",
-    "2.6.2", "2.7.0", "2.7.1", "2.7.2", "2.7.3", "3.0.0",
-)
-DISTRIBUTION = Distribution(("nemo-toolkit",), "nemo", (), title="NeMo", releases=NEMO_RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=80, interpolation=HYDRA_COMPOSED, distribution=DISTRIBUTION)
 
 # MegatronBaseModel._validate_and_override_config logs it at info level and turns it off

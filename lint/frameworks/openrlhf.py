@@ -32,7 +32,8 @@ from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
-from .spec import FLAGS, Distribution, Framework, Launcher
+from .releases import OPENRLHF as DISTRIBUTION
+from .spec import FLAGS, Framework, Launcher
 
 NAME = "openrlhf"
 FORMATS = ("yaml",)
@@ -42,23 +43,6 @@ MARKERS = (b"openrlhf.cli",)
 # (their specs give W): the flags are the whole config. Only the train_* entry points train.
 LAUNCHERS = (Launcher("openrlhf", modules=("openrlhf.cli.train_*",), markers=(b"openrlhf.cli",), flags=FLAGS,
                       config_files=False, inline=True),)
-# The release: `openrlhf` on PyPI, every release oldest first (lint/premise.py weighs a rule's window
-# against them); a copy (OpenRLHF's own checkout or a fork, the package beside setup.py) writes it in
-# version.txt. The dotted flags (`--train.batch_size`) are 0.10.2's on; earlier releases take the flat
-# ones (LEGACY), which this adapter reads too.
-RELEASES = (
-    '0.3.6.post1', '0.3.6.post2', '0.3.6.post3', '0.3.7', '0.3.7.post1', '0.3.7.post2', '0.3.7.post3', '0.3.8',
-    '0.4.0.post2', '0.4.0.post3', '0.4.1', '0.4.2', '0.4.2.post1', '0.4.3', '0.4.4', '0.4.5', '0.4.6', '0.5.0',
-    '0.5.1', '0.5.2', '0.5.2.post1', '0.5.3', '0.5.4', '0.5.5', '0.5.5.post1', '0.5.5.post2', '0.5.6', '0.5.7',
-    '0.5.8', '0.5.9', '0.5.9.post1', '0.6.0', '0.6.0.post1', '0.6.0.post2', '0.6.0.post3', '0.6.1', '0.6.1.post1',
-    '0.6.2', '0.6.3', '0.6.3.post1', '0.6.3.post2', '0.6.4', '0.7.0', '0.7.0.post1', '0.7.1', '0.7.1.post1',
-    '0.7.1.post2', '0.7.2', '0.7.2.post1', '0.7.3', '0.7.4', '0.7.4.post1', '0.7.4.post2', '0.7.5', '0.8.0',
-    '0.8.0.post1', '0.8.1', '0.8.1.post1', '0.8.2', '0.8.3', '0.8.4', '0.8.5', '0.8.6', '0.8.7', '0.8.8', '0.8.9',
-    '0.8.9.post1', '0.8.10', '0.8.11', '0.9.0', '0.9.1', '0.9.1.post1', '0.9.2', '0.9.3', '0.9.4', '0.9.5', '0.9.6',
-    '0.9.7', '0.9.8', '0.9.9', '0.9.10', '0.10.0', '0.10.1', '0.10.1.post1', '0.10.1.post2', '0.10.2', '0.10.3',
-    '0.10.4', '0.11.0', '0.11.1', '0.11.2',
-)
-DISTRIBUTION = Distribution(("openrlhf",), "openrlhf", ("version.txt",), title="OpenRLHF", releases=RELEASES)
 # First among YAML adapters: `plan` takes only documents launched by these lines.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=5, launchers=LAUNCHERS, distribution=DISTRIBUTION)
 

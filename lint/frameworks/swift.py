@@ -20,7 +20,8 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin
 from . import swift_megatron
 from .facts import Outside, algorithm, flag, number, per_group, product, whole_number
-from .spec import Count, Distribution, Framework, Launcher
+from .releases import MS_SWIFT
+from .spec import Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
 
 NAME = "swift"
@@ -44,25 +45,6 @@ LAUNCHERS = (
     Launcher("swift", modules=("swift.cli.*",), scripts=("swift/cli/*.py",), markers=(b"swift.cli", b"swift/cli"),
              inline=True, config_flags=_CONFIG_FLAGS),
 )
-# Every ms-swift release on PyPI, oldest first (lint/premise.py weighs a rule's window against them;
-# the rules of the Megatron schema, swift_megatron.py, too). A copy's version: swift/version.py.
-SWIFT_RELEASES = (
-    '1.0.0', '1.1.0', '1.2.0', '1.2.1', '1.3.0', '1.4.0', '1.5.0', '1.5.1', '1.5.2', '1.5.3', '1.5.4', '1.6.0',
-    '1.6.1', '1.6.2', '1.6.3', '1.7.0', '1.7.1', '1.7.2', '1.7.3', '2.0.0', '2.0.1', '2.0.2', '2.0.3',
-    '2.0.3.post1', '2.0.4', '2.0.5', '2.0.5.post1', '2.1.0', '2.1.1', '2.1.1.post1', '2.1.1.post2', '2.2.0',
-    '2.2.1', '2.2.2', '2.2.3', '2.2.4', '2.2.5', '2.3.0', '2.3.0.post1', '2.3.1', '2.3.2', '2.3.2.post1',
-    '2.4.0', '2.4.0.post1', '2.4.1', '2.4.2', '2.4.2.post1', '2.4.2.post2', '2.5.0.post1', '2.5.1',
-    '2.5.1.post1', '2.5.2', '2.5.2.post1', '2.6.0', '2.6.0.post1', '2.6.0.post2', '2.6.1', '3.0.0', '3.0.1',
-    '3.0.1.post1', '3.0.2', '3.0.2.post1', '3.0.3', '3.1.0', '3.1.1', '3.1.1.post1', '3.2.0', '3.2.0.post2',
-    '3.2.1', '3.2.2', '3.3.0', '3.3.0.post1', '3.3.1', '3.4.0', '3.4.1', '3.4.1.post1', '3.5.0', '3.5.1',
-    '3.5.2', '3.5.3', '3.6.0', '3.6.1', '3.6.2', '3.6.3', '3.6.4', '3.7.0', '3.7.1', '3.7.2', '3.7.3', '3.8.0',
-    '3.8.1', '3.8.2', '3.8.3', '3.9.0', '3.9.1', '3.9.2', '3.9.3', '3.10.0', '3.10.1', '3.10.2', '3.10.3',
-    '3.11.0', '3.11.1', '3.11.2', '3.11.3', '3.12.0', '3.12.1', '3.12.2', '3.12.3', '3.12.4', '3.12.5',
-    '3.12.6', '4.0.0', '4.0.1', '4.0.2', '4.0.3', '4.0.4', '4.1.0', '4.1.1', '4.1.2', '4.1.3', '4.2.0', '4.2.1',
-    '4.2.2', '4.2.3', '4.3.0', '4.3.1', '4.3.2', '4.4.0', '4.4.1', '4.4.2', '4.5.0', '4.5.1', '4.5.2', '4.5.3',
-    '4.6.0'
-)
-MS_SWIFT = Distribution(("ms-swift",), "swift", ("swift/version.py",), title="ms-swift", releases=SWIFT_RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=110, launchers=LAUNCHERS, distribution=MS_SWIFT)
 
 _SWIFT = {"tuner_type", "train_type", "sft_type", "model_type", "rlhf_type", "attn_impl", "lazy_tokenize",

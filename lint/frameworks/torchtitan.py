@@ -30,7 +30,8 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from ..versions import version_key
 from .facts import Outside, number
-from .spec import Count, Distribution, Framework, Launcher, Select
+from .releases import TORCHTITAN as DISTRIBUTION
+from .spec import Count, Framework, Launcher, Select
 
 NAME = "torchtitan"
 # TOML up to v0.2.2; Python config registries after it (torchtitan_registry.py).
@@ -80,14 +81,6 @@ LAUNCHERS = (
     Launcher("torchtitan.train", modules=("torchtitan.train",), markers=(b"torchtitan.train",),
              config_flags=("job.config_file",), selects=_REGISTRY),
 )
-# The release: `torchtitan` on PyPI; its own repository writes it in assets/version.txt (setup.py reads it).
-# Every release on PyPI, oldest first. 0.0.2 (2024-04-16) is a placeholder wheel with no code, but
-# version.txt read 0.0.2 on main from that day (b889f3d50) to the 0.1.0 bump (b461ea82c, 2025-06-05):
-# a copy or a git pin of main before 0.1.0 is "0.0.2", so it stands for those layouts (no "0.dev0"
-# is needed). 0.3.0 is the release/0.3 branch (4f9e9a47d; no tag in the repository), the PyPI wheel.
-TORCHTITAN_RELEASES = ("0.0.2", "0.1.0", "0.2.0", "0.2.1", "0.2.2", "0.3.0")
-DISTRIBUTION = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan",
-                            releases=TORCHTITAN_RELEASES)
 # A project's own config manager (`class JobConfig` in its config_manager.py, outside a copy of
 # TorchTitan): its train.py reads the TOML through that, not through TorchTitan's.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, distribution=DISTRIBUTION,

@@ -31,7 +31,8 @@ from ..document import Document, Mapping, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, Origin, TrainingPlan
 from .facts import Outside, flag, number
-from .spec import ASSIGN, OMEGACONF, Distribution, Framework, Launcher
+from .releases import TORCHTUNE as DISTRIBUTION
+from .spec import ASSIGN, OMEGACONF, Framework, Launcher
 
 NAME = "torchtune"
 FORMATS = ("yaml",)
@@ -39,12 +40,6 @@ MARKERS = (b"_component_",)
 
 # `tune run <recipe> --config x.yaml key=value`: the recipe comes first.
 LAUNCHERS = (Launcher("tune run", commands=("tune",), subcommands=("run",), markers=(b"tune",), skip=1, flags=ASSIGN),)
-# Every torchtune release on PyPI (oldest first): what a rule's window (lint/premise.py) is weighed
-# against when the project pins none. 0.0.1 (2024-03-21) is a snapshot of main at 95a2f00 whose wheel
-# ships the library but no recipes. A checkout of the repository writes its release in version.txt
-# at its top (torchtune/__init__.py has `__version__ = ""` in every tag).
-TORCHTUNE_RELEASES = ("0.0.1", "0.1.0", "0.1.1", "0.2.0", "0.2.1", "0.3.0", "0.3.1", "0.4.0", "0.5.0", "0.6.0", "0.6.1")
-DISTRIBUTION = Distribution(("torchtune",), "torchtune", ("version.txt",), title="torchtune", releases=TORCHTUNE_RELEASES)
 # torchtune/config/_parse.py and _utils.py: OmegaConf.load, merged with the `key=value` overrides.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=60, launchers=LAUNCHERS, interpolation=OMEGACONF,
                       distribution=DISTRIBUTION)

@@ -39,7 +39,8 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, Origin, TrainingPlan
 from ..sources.hydra import framework_default
 from .facts import Outside, divide, number, product
-from .spec import HYDRA, HYDRA_COMPOSED, Count, Distribution, Framework, Launcher
+from .releases import VERL as DISTRIBUTION, VERL_RELEASES as RELEASES
+from .spec import HYDRA, HYDRA_COMPOSED, Count, Framework, Launcher
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -56,15 +57,6 @@ LAUNCHERS = (Launcher("verl", modules=("verl.trainer.main_*",), markers=(b"verl.
              # data.micro_batch_size_per_gpu=4 ...`), which gives W; its Hydra overrides are the config.
              Launcher("verl", modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
                       markers=(b"verl.trainer",), flags=HYDRA, config_files=False, inline=True))
-# The release: `verl` on PyPI; a copy of the package (vendored, or verl's own repository) writes it in
-# verl/version/version (read by verl/__init__.py). Every release on PyPI, oldest first (lint/premise.py
-# weighs a rule's window against them). No "0.dev0": the layouts before 0.1 (2024-10/12) fall on the same
-# side of every window as 0.1. A copy of main between releases leaves the file at the last one or at a
-# ".dev" of an older one (0.1 until 2025-02-15, 0.2.0.dev until 2025-05-12): a rule that reads the
-# copy's own source (`refuses`) judges a copy by that source, under `copy_premise`.
-RELEASES = ("0.1", "0.2", "0.2.0.post1", "0.2.0.post2", "0.3.0.post0", "0.3.0.post1", "0.4.0", "0.4.1", "0.5.0",
-            "0.6.0", "0.6.1", "0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1")
-DISTRIBUTION = Distribution(("verl",), "verl", ("verl/version/version",), title="verl", releases=RELEASES)
 # Its trainers' Hydra configs (main_ppo.py `@hydra.main(config_path="config")`), in a copy of verl.
 CONFIGS = ("verl/trainer/config",)
 # The trainer configs that folder holds (@ b178a3c), which a project using an installed verl names.

@@ -32,7 +32,8 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from ..sources.inheritance import Inherited, inherit, read_config, text_at
 from .facts import Outside, divide, find_key, flag, number
-from .spec import Count, Distribution, Framework, Launcher
+from .releases import XTUNER as DISTRIBUTION
+from .spec import Count, Framework, Launcher
 
 NAME = "xtuner"
 FORMATS = ("python",)
@@ -42,16 +43,6 @@ MARKERS = (b"train_dataloader", b"accumulative_counts", b"_base_", b"read_base")
 # `xtuner train cfg.py` runs torchrun itself with NPROC_PER_NODE x NNODES (xtuner/tools/train.py).
 LAUNCHERS = (Launcher("xtuner", commands=("xtuner",), subcommands=("*",), markers=(b"xtuner",),
                       nproc=Count(env=("NPROC_PER_NODE",)), nnodes=Count(env=("NNODES",))),)
-# The release: `xtuner` on PyPI, which lists 0.1.0-0.1.11 and 0.2.0 today; 0.1.12-0.1.23 were
-# released and tagged (v0.1.12..v0.1.23, 2024-01 to 2024-07) and are what most v0.1 configs with
-# varlen attention or sequence parallelism were written for, so they are listed too (oldest first).
-# A copy of the package writes its version in xtuner/version.py (`__version__ = "0.2.0"`).
-XTUNER_RELEASES = (
-    "0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.1.4", "0.1.5", "0.1.6", "0.1.7", "0.1.8", "0.1.9", "0.1.10", "0.1.11",
-    "0.1.12", "0.1.13", "0.1.14", "0.1.15", "0.1.16", "0.1.17", "0.1.18", "0.1.19", "0.1.20", "0.1.21", "0.1.22",
-    "0.1.23", "0.2.0",
-)
-DISTRIBUTION = Distribution(("xtuner",), "xtuner", ("xtuner/version.py",), title="XTuner", releases=XTUNER_RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=20, launchers=LAUNCHERS, distribution=DISTRIBUTION)
 
 LENGTH_GROUPED = "LengthGroupedSampler"

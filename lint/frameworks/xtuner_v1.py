@@ -26,7 +26,8 @@ from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number
-from .spec import Distribution, Framework
+from .releases import XTUNER_V1 as DISTRIBUTION
+from .spec import Framework
 from .xtuner import is_v1
 from .xtuner_v1_rl import TRAINERS, Rollout, fill as fill_rl, trainer_call
 
@@ -34,13 +35,6 @@ NAME = "xtuner-v1"
 FORMATS = ("python",)
 MARKERS = (b"xtuner.v1",)
 
-# The release: xtuner.v1 is in no PyPI release (PyPI's newest, 0.2.0, has no xtuner/v1); it is
-# installed from the repository, whose tags v1.0.0rc0 (2025-11, a release branch) and v1.0.1
-# (2026-05) are its releases. Both still write `__version__ = "0.2.0"` in xtuner/version.py, and
-# pip reports that: a copy or an install from git says 0.2.0, which no window here excludes.
-XTUNER_V1_RELEASES = ("1.0.0rc0", "1.0.1")
-DISTRIBUTION = Distribution(("xtuner",), "xtuner", ("xtuner/version.py",), title="XTuner v1",
-                            releases=XTUNER_V1_RELEASES)
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=10, distribution=DISTRIBUTION)
 
 def plan(doc: Document, outside: Outside):
