@@ -25,43 +25,18 @@ _found: dict = per_run.cache()  # (project top, pattern, package) -> (path or No
 def own_loader(path: str, pattern: bytes, package: str) -> Optional[str]:
     """The project's file (relative to its top) that defines its own loader of the config at `path`,
     or None. Files inside a folder named `package` (a copy of the framework) are the framework's."""
-    current = project.current()
-    top = _top(path, current.roots if current else ())
-    key = (top, pattern, package)
-    if key not in _found:
-        with reads.tracking() as touched:
-            found = _search(top, re.compile(pattern, re.M), package)
-        _found[key] = (found, dict(touched.paths))
-    found, touched = _found[key]
-    for read, digest in touched.items():  # a cached lint result depends on the files searched
-        reads.replay(read, digest)
+    top = project.top_of(path)
+    found = reads.remembered(_found, (top, pattern, package),
+                             lambda: _search(top, re.compile(pattern, re.M), package))
     return os.path.relpath(found, top).replace(os.sep, "/") if found else None
 
 
-def _top(path: str, roots: tuple) -> str:
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    inside = [r for r in roots if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
-    return max(inside, key=len) if inside else (project.git_root(folder) or folder)
-
-
 def _search(top: str, pattern: re.Pattern, package: str) -> Optional[str]:
-    from .discover import SKIPPED_DIRS
+    def copy_of_the_framework(folder: str, name: str) -> bool:
+        return name == package and os.path.isfile(os.path.join(folder, name, "__init__.py"))
 
-    seen = 0
-    for folder, subfolders, files in os.walk(top):
-        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_DIRS and not d.startswith(".")
-                               and not (d == package and os.path.isfile(os.path.join(folder, d, "__init__.py"))))
-        for name in sorted(files):
-            if not name.endswith(".py") or seen >= MAX_FILES:
-                continue
-            seen += 1
-            candidate = os.path.join(folder, name)
-            if not project.may_read(candidate):
-                continue
-            try:
-                raw = project.read_bytes(candidate, MAX_BYTES)
-            except OSError:
-                continue
-            if pattern.search(raw):
-                return candidate
+    for path, raw in project.contents(top, lambda name: name.endswith(".py"), MAX_FILES, MAX_BYTES,
+                                      skip=copy_of_the_framework):
+        if pattern.search(raw):
+            return path
     return None

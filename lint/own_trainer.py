@@ -101,15 +101,7 @@ def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Op
     path = own_script(script, entry)
     if path is None:
         return None
-    key = (path, pattern.pattern, _project_roots())
-    found = _held.get(key)
-    if found is None:
-        with reads.tracking(digests=None) as touched:
-            verdict = _search(path, pattern)
-        found = _held[key] = (verdict, tuple(touched.paths.items()))
-    for read, digest in found[1]:  # replayed: a cached lint result depends on these files too
-        reads.replay(read, digest)
-    return found[0]
+    return reads.remembered(_held, (path, pattern.pattern, _project_roots()), lambda: _search(path, pattern))
 
 
 def _search(path: str, pattern: re.Pattern) -> Optional[bool]:

@@ -233,3 +233,38 @@ def may_read(path: str) -> bool:
     when no project is set: a library caller that chose no boundary)."""
     project = current()
     return project is None or project.contains(path)
+
+
+def top_of(path: str) -> str:
+    """The top of the project the file at `path` belongs to: the innermost root of the current project
+    holding it, else its git checkout's top, else its own folder."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    boundary = current()
+    roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
+    return max(roots, key=len) if roots else (git_root(folder) or folder)
+
+
+def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_bytes: int,
+             skip: Callable[[str, str], bool] = lambda folder, name: False) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of the files under `top` whose name `wanted` takes, in a sorted walk that leaves out
+    the folders no project keeps its own code in (lint/discover.py SKIPPED_DIRS, hidden ones) and those
+    `skip(folder, name)` names; at most `most_files` files, each read to `most_bytes`. Every read is
+    recorded (read_bytes), so a cached result that weighed them is reused only while they are unchanged."""
+    from .discover import SKIPPED_DIRS
+
+    seen = 0
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = sorted(d for d in subfolders
+                               if d not in SKIPPED_DIRS and not d.startswith(".") and not skip(folder, d))
+        for name in sorted(files):
+            if seen >= most_files or not wanted(name):
+                continue
+            seen += 1
+            path = os.path.join(folder, name)
+            if not may_read(path):
+                continue
+            try:
+                yield path, read_bytes(path, most_bytes)
+            except OSError:
+                continue
+

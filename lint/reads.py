@@ -6,10 +6,13 @@ project, a FIFO skipped), which the CLI prints on stderr."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import field
-from typing import Optional
+from typing import Optional, TypeVar
 
 from .lean_dataclass import lean_dataclass
+
+T = TypeVar("T")
 
 
 @lean_dataclass
@@ -72,3 +75,17 @@ class tracking:
     def __exit__(self, *exc: object) -> None:
         global _log
         _log = self.outer
+
+
+def remembered(cache: dict, key: object, compute: Callable[[], T]) -> T:
+    """`compute()` once for `key` in `cache` (a per_run cache), with the reads it made recorded once and
+    replayed at every later ask: a cached lint result depends on those files as if it had read them."""
+    found = cache.get(key)
+    if found is None:
+        with tracking(digests=None) as touched:
+            value = compute()
+        found = cache[key] = (value, tuple(touched.paths.items()))
+    for path, digest in found[1]:
+        replay(path, digest)
+    return found[0]
+

@@ -538,9 +538,7 @@ def _cached_says(folder: str, top: str, dist: Distribution) -> Optional[_Said]:
 
 def _levels(path: str) -> tuple:
     folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    boundary = project.current()
-    roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
-    top = max(roots, key=len) if roots else (project.git_root(folder) or folder)
+    top = project.top_of(path)
     levels = [folder]
     while folder != top and len(levels) < MAX_LEVELS:
         parent = os.path.dirname(folder)
@@ -597,58 +595,27 @@ _install_files: dict = per_run.cache()  # project top -> ((path, text) of files 
 
 
 def _cached_installs(top: str, dist: Distribution) -> tuple:
-    key = (top, dist)
-    if key not in _installs:
+    names = {canonical(n) for n in dist.names}
+
+    def pins() -> tuple:
         token = _top.set(top)
         try:
-            with reads.tracking() as touched:
-                names = {canonical(n) for n in dist.names}
-                found: list = []
-                for path, text in _install_texts(top):
-                    found += install_pins(text, names, path)
+            return tuple(pin for path, text in _install_texts(top) for pin in install_pins(text, names, path))
         finally:
             _top.reset(token)
-        _installs[key] = (tuple(found), dict(touched.paths))
-    pins, touched = _installs[key]
-    for path, digest in touched.items():
-        reads.replay(path, digest)
-    return pins
+
+    return reads.remembered(_installs, (top, dist), pins)
 
 
 def _install_texts(top: str) -> tuple:
-    """(path, text) of the project's files that may hold install commands, read once per project; each
-    read replayed, so a cached lint result that weighed them is reused only while they are unchanged."""
-    if top not in _install_files:
-        with reads.tracking() as touched:
-            texts = _scan_installs(top)
-        _install_files[top] = (texts, dict(touched.paths))
-    texts, touched = _install_files[top]
-    for path, digest in touched.items():
-        reads.replay(path, digest)
-    return texts
+    """(path, text) of the project's files that may hold install commands, read once per project."""
+    return reads.remembered(_install_files, top, lambda: _scan_installs(top))
 
 
 def _scan_installs(top: str) -> tuple:
-    from .discover import SKIPPED_DIRS
-
-    found: list = []
-    seen = 0
-    for folder, subfolders, files in os.walk(top):
-        subfolders[:] = sorted(d for d in subfolders if d not in SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            if seen >= MAX_INSTALL_FILES or not _INSTALL_FILES.match(name):
-                continue
-            seen += 1
-            path = os.path.join(folder, name)
-            if not project.may_read(path):
-                continue
-            try:
-                raw = project.read_bytes(path, MAX_INSTALL_BYTES)
-            except OSError:
-                continue
-            if b"install" in raw and b"pip" in raw:
-                found.append((path, raw.decode("utf-8", "replace")))
-    return tuple(found)
+    return tuple((path, raw.decode("utf-8", "replace"))
+                 for path, raw in project.contents(top, _INSTALL_FILES.match, MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
+                 if b"install" in raw and b"pip" in raw)
 
 
 def _resolve(pins: tuple, known: tuple) -> Release:
