@@ -195,3 +195,8 @@ class ParseError(Exception):
 class LimitExceeded(ParseError):
     """A file past one of the bounds in lint/limits.py: one BL003 diagnostic at
     the place the bound was reached, and the file is not checked further."""
+
+
+class TooManyValues(LimitExceeded):
+    """A JSON document of more values than any training config holds (lint/limits.py MAX_NODES): a data
+    file (a tokenizer's vocabulary under any name, a dataset), skipped with a notice, not a BL003."""

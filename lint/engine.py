@@ -20,7 +20,7 @@ from .callers import naming
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
-from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Span
+from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Span, TooManyValues
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .lean_dataclass import lean_dataclass
@@ -318,6 +318,9 @@ class _Checker:
         options = {"sourcer": self.sourcer(path, shown)} if fmt == "shell" else {}
         try:
             document = read(shown, text, fmt, from_utf8=True, **options)
+        except TooManyValues as exc:  # no training config holds that many: data under a config's name
+            reads.notice(f"skipped {shown}: {exc.message}: data, not a training config")
+            return None
         except LimitExceeded as exc:
             self.emit(shown, *PAST_LIMIT, "warning", f"not checked: {exc.message}", Span.point(exc.line, exc.column),
                       fix="simplify the file, or exclude it if it is not a training config")

@@ -614,7 +614,8 @@ def _install_texts(top: str) -> tuple:
 
 def _scan_installs(top: str) -> tuple:
     return tuple((path, raw.decode("utf-8", "replace"))
-                 for path, raw in project.contents(top, _INSTALL_FILES.match, MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
+                 for path, raw in project.contents(top, lambda name: _INSTALL_FILES.match(name) is not None,
+                                                    MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
                  if b"install" in raw and b"pip" in raw)
 
 

@@ -5,8 +5,6 @@ copy), a launch line's overrides last; each value keeps the file and line it is 
 
 import os
 
-import pytest
-
 from batchlint import reads
 from batchlint.config import Settings
 from batchlint.document import LaunchDocument, Span

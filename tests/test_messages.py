@@ -26,7 +26,7 @@ SWIFT = "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 1\nglobal_bat
 @pytest.mark.parametrize("name,text,says", [
     ("pretrain.sh", MEGATRON, 'Megatron-LM warns ("Disabling sequence parallelism because tensor model parallelism'),
     ("megatron_gpt_config.yaml", NEMO, 'NeMo logs "Sequence parallel should only be used with tensor parallel size > 1.'),
-    ("sft.yaml", SWIFT, "ms-swift turns it off at start-up without a log line"),
+    ("sft.yaml", SWIFT, "ms-swift 4.x without a log line, 3.x with Megatron-LM's warning"),
 ])
 def test_sequence_parallel_without_tp_says_who_warns(tmp_path, name, text, says):
     [finding] = [d for d in lint_text(tmp_path, name, text).diagnostics if d.code == "BL203"]

@@ -184,3 +184,31 @@ def test_a_vocabulary_a_launch_line_names_is_not_read_as_a_config(tmp_path):
                   '--vocab-file ${vocab_path}\n' % name)
         (tmp_path / name).write_text(vocab)
         assert [d.code for d in lint_text(tmp_path, "run.sh", script).diagnostics] == []
+
+
+@pytest.mark.parametrize("name", ["roberta-base-vocab-withbbox.json", "encoder.json"])
+def test_a_json_of_more_values_than_any_config_is_data_whatever_its_name(tmp_path, name):
+    # A GPT-2 encoder.json and a vocabulary renamed by a project: token -> id, 120,000 of them, tokens
+    # holding markers ("train_batch_size"). Past the value bound no training config goes: a notice, no BL003.
+    vocab = '{"train_batch_size": 0, ' + ", ".join(f'"t{i}": {i}' for i in range(1, 120_000)) + "}\n"
+    result = lint_text(tmp_path, name, vocab)
+    assert result.diagnostics == []
+    assert any("data, not a training config" in n for n in result.notices)
+
+
+def test_a_config_past_the_nesting_bound_is_still_reported(tmp_path):
+    text = '{"train_batch_size": 8, "x": ' + "[" * 300 + "]" * 300 + "}\n"
+    assert [d.code for d in lint_text(tmp_path, "ds.json", text).diagnostics] == ["BL003"]
+
+
+def test_a_jinja_template_of_a_program_is_not_a_syntax_error(tmp_path):
+    # transformers' templates/adding_a_new_example_script/{{cookiecutter.directory_name}}/run_*.py shape: its
+    # `train_dataloader` is a marker of the Python config readers, so the file is parsed.
+    body = "import logging\ntrain_dataloader = get_dataloader(args)\n"
+    text = ('"""Fine-tuning on {{cookiecutter.example_name}}."""\n{%- if cookiecutter.with_trainer == "True" %}\n\n'
+            + body + "{%- else %}\nimport torch\n{% endif %}\n")
+    result = lint_text(tmp_path, "run_example.py", text)
+    assert result.diagnostics == []
+    assert any("a Jinja template of a program" in n for n in result.notices)
+    broken = lint_text(tmp_path, "broken.py", body + "def f(:\n    pass\n")
+    assert [d.code for d in broken.diagnostics] == ["BL001"]  # no Jinja: the syntax error stands

@@ -111,7 +111,7 @@ ADAPTERS = {
     'skypilot': (8609, 'skypilot', ('yaml',), 950, (b'run:',), True),
     'spec': (17601, None, (), 0, (), False),
     'swift': (9015, 'swift', ('yaml', 'json'), 110, (b'per_device_train_batch_size', b'gradient_accumulation_steps', b'group_by_length', b'packing', b'train_sampling_strategy', b'micro_batch_size', b'global_batch_size'), False),
-    'swift_megatron': (8715, None, (), 0, (), False),
+    'swift_megatron': (8879, None, (), 0, (), False),
     'torchtitan': (26015, 'torchtitan', ('toml', 'python'), 30, (b'[training]', b'[parallelism]', b'Trainer.Config', b'TrainingConfig('), False),
     'torchtitan_keys': (9489, None, (), 0, (), False),
     'torchtitan_registry': (28711, None, (), 0, (), False),

@@ -21,10 +21,11 @@ from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, flag, number, per_group
 
 NAME = "swift-megatron"
-# MegatronArguments.__post_init__ sets sequence_parallel = False with tp <= 1 and logs
-# nothing (swift/megatron/arguments/megatron_args.py:891-892 @ 3602360), before
-# Megatron-LM's own check, which would have warned, sees it.
-SEQUENCE_PARALLEL_OFF = "ms-swift turns it off at start-up without a log line"
+# ms-swift 4.x: MegatronArguments.__post_init__ sets sequence_parallel = False with tp <= 1 and logs
+# nothing (swift/megatron/arguments/megatron_args.py:660-661 @ v4.0.0, :943-944 @ 4.6.0), before
+# Megatron-LM's own check sees it; 3.x leaves it to Megatron-LM's validate_args, which warns
+# (megatron/training/arguments.py:850-853 @ core_r0.13.0).
+SEQUENCE_PARALLEL_OFF = "it is turned off at start-up (ms-swift 4.x without a log line, 3.x with Megatron-LM's warning)"
 
 DEGREES = {"tp": "tensor_model_parallel_size", "pp": "pipeline_model_parallel_size", "cp": "context_parallel_size"}
 

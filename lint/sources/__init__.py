@@ -112,6 +112,13 @@ def read(path: str, text: str, fmt: str, *, from_utf8: bool = False, **options) 
         except LimitExceeded:
             raise
         except ParseError as error:
+            if fmt == "python":
+                from .template import jinja_source
+
+                if jinja_source(path, text):  # a cookiecutter or Jinja template of a program: not Python yet
+                    from .template import TemplateError
+
+                    raise TemplateError("a Jinja template of a program, not Python until rendered") from None
             if fmt not in ("json", "yaml", "toml"):
                 raise
             from .template import (  # a file that does not parse may be a template

@@ -14,7 +14,18 @@ import bisect
 import re
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
 
-from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown, line_starts
+from ..document import (
+    Document,
+    LimitExceeded,
+    Mapping,
+    ParseError,
+    Scalar,
+    Sequence,
+    Span,
+    TooManyValues,
+    Unknown,
+    line_starts,
+)
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
 from . import clean, digits_why
 
@@ -70,7 +81,7 @@ class _Parser:
             raise LimitExceeded(f"JSON nesting is too deep (more than {MAX_DEPTH} levels)", *self.position(offset))
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise LimitExceeded(f"JSON document has too many values (more than {MAX_NODES:,})", *self.position(offset))
+            raise TooManyValues(f"JSON document has too many values (more than {MAX_NODES:,})", *self.position(offset))
         if offset >= len(self.text):
             self.fail("unexpected end of file", offset)
         ch = self.text[offset]

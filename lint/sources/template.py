@@ -48,6 +48,15 @@ class TemplateError(ParseError):
     not a syntax error of the file, and nothing batchlint can check."""
 
 
+_JINJA_LINE = re.compile(r"(?m)^[ \t]*\{%-?[ \t]*(?:if|for|else|elif|endif|endfor|set|macro|block|raw)\b[^\n]{0,400}?%\}")
+
+
+def jinja_source(path: str, text: str) -> bool:
+    """Whether a source that does not parse is a Jinja template of one (cookiecutter's `{{cookiecutter.x}}`
+    folders, `{%- if ... %}` lines): rendered into a program before it runs."""
+    return "{{" in path and "}}" in path or _JINJA_LINE.search(text) is not None
+
+
 def json_lines(text: str) -> bool:
     """Whether a `.json` file that is no JSON document is JSON Lines: two or more lines, each a
     JSON object or array on its own (a dataset saved under .json, not a config to report broken)."""
