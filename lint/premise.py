@@ -124,10 +124,14 @@ def closes(premise: Premise) -> bool:
 
 
 def premise_of(premises: tuple, name: str, framework: Optional[str]) -> Optional[Premise]:
-    """The premise a finding rests on: the one it names, else the one about its plan's framework."""
+    """The premise a finding rests on: the one it names, else the one about its plan's framework (None: the
+    rule declares none for that framework, whose arithmetic is the same in every release). A name the rule
+    does not declare is a defect of the rule, never a reason to report without a gate: it raises."""
     for premise in premises:
         if (premise.name == name if name else not premise.frameworks or framework in premise.frameworks):
             return premise
+    if name:
+        raise ValueError(f"a finding names the premise {name!r}, which its rule does not declare")
     return None
 
 

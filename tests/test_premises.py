@@ -95,3 +95,13 @@ def test_releases_that_cannot_run_the_config_are_not_weighed(tmp_path, requireme
 def test_releases_after_the_layout_is_gone_are_not_weighed(tmp_path, requirement, expected):
     premise = Premise(DIST, until="0.3.0", runs_until="0.3.0", source="v0.1.0 x.py:1; v0.3.0 x.py:2")
     assert outcome(tmp_path, premise, requirement) == expected
+
+
+def test_a_finding_naming_a_premise_its_rule_lacks_is_a_defect_not_an_ungated_finding():
+    from batchlint.premise import premise_of
+
+    declared = Premise(DIST, since="0.3.0", name="refused", source="v0.3.0 x.py:1; v0.4.0 x.py:2")
+    assert premise_of((declared,), "refused", "toyframe") is declared
+    assert premise_of((declared,), "", "toyframe") is declared
+    with pytest.raises(ValueError):
+        premise_of((declared,), "refusd", "toyframe")
