@@ -79,6 +79,7 @@ class FileResult:
     framework: Optional[str] = None  # None: not a training config
     error: Optional[str] = None  # not linted (unreadable, or an internal error): the CLI exits 2
     notices: list = field(default_factory=list)  # skipped or not followed, for stderr
+    bases: tuple = ()  # what a framework label of its launch lines rests on (TrainingPlan.basis), for --show-files
     reads: dict = field(default_factory=dict)  # every file read: absolute path -> sha256 (lint/reads.py)
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
 
@@ -103,6 +104,8 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple | La
             with _time_limit(FILE_SECONDS):
                 checker = check_file(path, settings, options, rules, raw, shown)
             result.framework = checker.framework
+            result.bases = tuple(dict.fromkeys(f"{plan.framework}: {plan.basis}" for _, plan in checker.plans
+                                               if plan.basis))
             result.diagnostics = sorted(set(checker.diagnostics), key=Diagnostic.sort_key)
         except project.NotRegular as exc:
             reads.notice(f"skipped {shown}: {exc}")

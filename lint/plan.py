@@ -214,6 +214,9 @@ class TrainingPlan:
     # The adapter's own typed facts for rules about its framework's schema
     # (ms-swift Megatron's GRPO keys, TRL's GRPO arguments): the type is the adapter's.
     settings: Any = None
+    # What the framework label rests on where it is decided by more than the file's own schema (a
+    # launch line's program out of view read as TRL's by its name or keys): `--show-files` says it.
+    basis: str = ""
     # The Hugging Face Trainer's own arguments (save/eval strategy, the linked
     # DeepSpeed config), typed by training_arguments.py for every adapter built on it.
     trainer: Any = None

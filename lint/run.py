@@ -351,7 +351,8 @@ def settings_report(settings: Settings, path: str, fmt: str) -> str:
 def files_data(run: Run) -> list:
     """`--show-files`: each file discovered with the framework it was read as (null: not a training
     config), or why it was skipped or could not be read; by path."""
-    rows = [{"path": r.path, "framework": r.framework, "skipped": r.error or (None if r.framework else "not a training config")}
+    rows = [{"path": r.path, "framework": r.framework, "skipped": r.error or (None if r.framework else "not a training config"),
+             **({"read_as": list(r.bases)} if r.bases else {})}
             for r in run.results]
     for notice in run.notices:
         if notice.startswith("skipped "):
@@ -368,7 +369,8 @@ def files_report(run: Run, fmt: str) -> str:
     if fmt in ("json", "json-lines"):
         return dump(rows, fmt)
 
-    return "".join(printable(f"{row['path']}: {row['framework'] or 'skipped: ' + row['skipped']}") + "\n"
+    return "".join(printable(f"{row['path']}: {row['framework'] or 'skipped: ' + row['skipped']}"
+                             + "".join(f" ({basis})" for basis in row.get("read_as", ()))) + "\n"
                    for row in rows)
 
 

@@ -3,6 +3,8 @@ Hugging Face Trainer's flags (HfArgumentParser): the flags are its config, `--de
 is linked and linted under the launch, and no flag is ever written into the JSON.
 The scripts below have the shape of LLaVA's and similar vision-language repos' scripts."""
 
+import json
+
 import pytest
 
 from conftest import run, write
@@ -172,3 +174,16 @@ def test_the_same_flags_of_a_program_in_view_that_imports_trl_are_trl(repo):
     write(repo, "train_sft.py", "from trl import SFTTrainer\nSFTTrainer(model=None).train()\n")
     result = lint_script(repo, UNSEEN.format(program="train_sft.py", flags="--packing True --max_seq_length 2048"))
     assert [d.code for d in result.diagnostics] == ["BL420"]
+
+
+def test_show_files_says_what_a_guess_of_trl_rests_on(repo, monkeypatch):
+    (repo / ".git").mkdir()
+    flags = "--dataset_text_field text --completion_only_loss True --max_seq_length 2048"
+    write(repo, "run.sh", UNSEEN.format(program="train_sft.py", flags=flags))
+    write(repo, "plain.sh", UNSEEN.format(program="train_other.py", flags="--packing True --max_seq_length 2048"))
+    monkeypatch.chdir(repo)
+    rows = {row["path"]: row for row in json.loads(run("--show-files", "--output-format", "json", ".").stdout)}
+    assert rows["run.sh"]["read_as"] == [
+        "trl: train_sft.py is not in the project; keys only TRL has: completion_only_loss, dataset_text_field"]
+    assert "read_as" not in rows["plain.sh"]  # transformers' own flags: nothing guessed
+    assert "(trl: train_sft.py is not in the project" in run("--show-files", ".").stdout

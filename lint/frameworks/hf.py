@@ -57,9 +57,11 @@ def plan(doc: Document, outside: Outside):
     entry = getattr(doc, "entry", None)
     if entry is not None and program_trains(doc.path, entry) is False:
         return None  # the project's own program parses the flags but trains nothing with them
-    framework = "trl" if set(doc.root.items) & _TRL and _may_run_trl(doc) else NAME
+    basis = _trl_basis(doc)
+    framework = "trl" if basis is not None else NAME
     plan = plan_from(doc, outside, framework)
     if framework == "trl":
+        plan.basis = basis or ""
         plan.rl = _grpo(doc.root, plan)
         plan.settings = TRLArguments(sft=_sft_arguments(doc.root))
         # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
@@ -75,20 +77,26 @@ _COMMON = frozenset({"max_length", "dataset_name", "max_seq_length", "packing"})
 _TRL_ENTRY = re.compile(r"(?:^|[/.])trl(?:[/.]|$)")
 
 
-def _may_run_trl(doc: Document) -> bool:
-    """Whether the flags of a line are TRL's. The program in view decides: its code imports trl or
-    not (open-instruct's dpo.py has its own `max_seq_length`, `packing`). A program out of view is
-    TRL's only by its identity (`trl/scripts/sft.py`, `-m trl.scripts.grpo`) or by two keys only TRL's
-    configs have: one flag such as `--packing` is any program's."""
+def _trl_basis(doc: Document) -> Optional[str]:
+    """Why the flags of a line are TRL's ("" for a config file, which its keys alone make TRL's), or None
+    when they are not. The program in view decides: its code imports trl or not (open-instruct's dpo.py
+    has its own `max_seq_length`, `packing`). A program out of view is TRL's only by its identity
+    (`trl/scripts/sft.py`, `-m trl.scripts.grpo`) or by two keys only TRL's configs have: one flag such
+    as `--packing` is any program's."""
+    if not set(doc.root.items) & _TRL:
+        return None
     entry = getattr(doc, "entry", None)
     if entry is None:
-        return True
+        return ""
     imports = program_imports(doc.path, entry, "trl")
     if imports is not None:
-        return imports
+        return f"{entry} imports trl" if imports else None
     if _TRL_ENTRY.search(entry):
-        return True
-    return len((set(doc.root.items) & _TRL) - _COMMON) >= 2
+        return f"{entry}, not in the project, is TRL's by its name"
+    distinct = sorted((set(doc.root.items) & _TRL) - _COMMON)
+    if len(distinct) >= 2:
+        return f"{entry} is not in the project; keys only TRL has: {', '.join(distinct)}"
+    return None
 
 
 @lean_dataclass(frozen=True)
