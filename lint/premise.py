@@ -39,6 +39,7 @@ class Premise:
         the rule reads are new in it): earlier releases are not weighed. None: every release.
     runs_until: the last release that can run such a config (its layout is gone after it):
         later releases, known or not, are not weighed. None: no such end.
+    gaps: releases inside the window that do not refuse (their source said in `source`).
     name: which check of the rule, when the rule has several (`Finding.premise` names it).
     frameworks: the plans (by framework name) it is about; empty: every plan the rule runs on.
         A rule about several frameworks declares one premise for each whose release matters.
@@ -52,10 +53,12 @@ class Premise:
     frameworks: tuple = ()
     runs_since: Optional[str] = None
     runs_until: Optional[str] = None
+    # Releases inside the window that do not refuse (a check dropped for a release or two, then restored).
+    gaps: tuple = ()
 
     def contains(self, version: str) -> bool:
         key = version_key(version)
-        if key is None:
+        if key is None or any(key == _key(gap) for gap in self.gaps):
             return False
         if self.since is not None and key < _key(self.since):
             return False

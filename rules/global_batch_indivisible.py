@@ -75,7 +75,8 @@ VERL_SFT = Premise(
            "verl/trainer/fsdp_sft_trainer.py:149-155 (last); 0.7.1 has no fsdp_sft_trainer.py (sft_trainer.py "
            "reads no model.partial_pretrain)")
 SWIFT_MEGATRON = Premise(
-    MS_SWIFT, name="ms-swift Megatron", since="3.2.2", runs_since="3.2.2", frameworks=("swift-megatron",),
+    MS_SWIFT, name="ms-swift Megatron", since="3.2.2", runs_since="3.2.2", gaps=("4.0.0", "4.0.1"),
+    frameworks=("swift-megatron",),
     source="v3.2.1 has no swift/megatron; v3.2.2 swift/megatron/train/sft.py:75 (first: Megatron-LM's pretrain, "
            "whose microbatch calculator asserts); v4.0.0 and v4.0.1 swift/megatron/arguments/megatron_args.py:672 "
            "floor it without a check (the job trains a smaller global batch); v4.0.2 megatron_args.py:689; 4.6.0 "
@@ -243,8 +244,12 @@ RULE = Rule(
         Example("verl_sft_pinned_0_9_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.9.1")),
         # No release pinned: 0.1 runs such a config too, without this check.
         Example("verl_sft_unpinned.yaml", _VERL_SFT.format(global_=100), flagged=(2,), world_size=8, severity="info"),
-        # ms-swift's Megatron schema: every release that has it (3.2.2 on).
-        Example("swift_megatron.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8, severity="error"),
+        # ms-swift's Megatron schema: from 3.2.2, but 4.0.0 and 4.0.1 floor the accumulation without a word.
+        Example("swift_megatron.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8, severity="info"),
+        Example("swift_megatron_pinned_4_6_0.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8,
+                files=_pinned("ms-swift==4.6.0"), severity="error"),
+        Example("swift_megatron_pinned_4_0_1.yaml", _SWIFT_MEGATRON.format(global_=100), world_size=8,
+                files=_pinned("ms-swift==4.0.1")),
         Example("swift_megatron_pinned_3_2_1.yaml", _SWIFT_MEGATRON.format(global_=100), world_size=8,
                 files=_pinned("ms-swift==3.2.1")),
         Example("swift_megatron_divisible.yaml", _SWIFT_MEGATRON.format(global_=96), world_size=8),

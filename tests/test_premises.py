@@ -34,6 +34,8 @@ def test_a_window_is_releases_with_sources_at_both_ends(rule, premise):
             assert edge in releases, f"{edge} is no release of {premise.distribution.shown} batchlint knows"
             assert edge.replace(".dev0", "") in premise.source or edge == "0.dev0", f"no source at {edge}"
     assert premise.source, "the window names the source it rests on"
+    for gap in premise.gaps:
+        assert gap in releases and gap in premise.source and premise.contains(gap) is False
     assert releases[-1] in premise.source or premise.until is not None, (
         "a window open to the newest release is checked in that release's source")
 
@@ -105,3 +107,14 @@ def test_a_finding_naming_a_premise_its_rule_lacks_is_a_defect_not_an_ungated_fi
     assert premise_of((declared,), "", "toyframe") is declared
     with pytest.raises(ValueError):
         premise_of((declared,), "refusd", "toyframe")
+
+
+@pytest.mark.parametrize("requirement,expected", [
+    ("toyframe==0.3.0", NEVER),  # the release that dropped the check
+    ("toyframe==0.4.0", HOLDS),
+    ("toyframe>=0.2", PARTLY),
+    (None, PARTLY),
+])
+def test_a_release_inside_the_window_that_does_not_refuse(tmp_path, requirement, expected):
+    premise = Premise(DIST, since="0.2.0", gaps=("0.3.0",), source="v0.2.0 x.py:1; v0.3.0 none; v0.4.0 x.py:2")
+    assert outcome(tmp_path, premise, requirement) == expected

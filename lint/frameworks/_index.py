@@ -20,7 +20,7 @@ INDEX = {
     'easyr1_rollout_tensor_parallel': ('BL261', None, ('settings.rollout_tp', 'world_size'), 3177),
     'easyr1_rollout_token_budget': ('BL402', None, ('settings.token_budget', 'settings.prompt_length', 'settings.response_length'), 3691),
     'fp16_with_bf16': ('BL501', None, ('fp16', 'bf16'), 6862),
-    'global_batch_indivisible': ('BL103', None, ('declared_global_batch', 'derived_from_global'), 12777),
+    'global_batch_indivisible': ('BL103', None, ('declared_global_batch', 'derived_from_global'), 13178),
     'global_batch_mismatch': ('BL102', None, ('micro_batch',), 7830),
     'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 18798),
     'hf_load_best_model_strategy': ('BL522', None, ('trainer.checkpointing',), 9726),
