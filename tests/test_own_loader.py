@@ -62,3 +62,10 @@ def test_a_jobconfig_named_in_prose_or_an_import_is_no_loader(tmp_path):
     files = {"notes.py": '"""We read the TOML with torchtitan\'s\nclass JobConfig."""\n'.replace("\nclass", " class"),
              "train.py": "from torchtitan.config import JobConfig\n"}
     assert _codes(tmp_path, files) == ["BL510"]
+
+
+def test_a_loader_of_the_projects_own_beside_a_copy_of_torchtitan_is_the_reader(tmp_path):
+    # A fork that keeps TorchTitan's tree and reads its TOML through a config manager of its own.
+    files = {"torchtitan/__init__.py": "", "torchtitan/config_manager.py": OWN_MANAGER.replace("warmup_ratio", "x"),
+             "fork/config_manager.py": OWN_MANAGER, "fork/train.py": "from fork.config_manager import JobConfig\n"}
+    assert _codes(tmp_path, files) == []
