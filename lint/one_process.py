@@ -84,6 +84,6 @@ def _program(line: Launch, script: str) -> Optional[str]:
 def _runs_alone(script: str, entry: Optional[str], spec: OneProcess) -> bool:
     """The program (in view) hands its config to the runtime and starts no process of its own."""
     return entry is not None and bool(program_imports(script, entry, spec.drives)) \
-        and program_imports(script, entry, spec.starts) is False
+        and program_imports(script, entry, spec.starts, runtime=spec.drives) is False
 
 

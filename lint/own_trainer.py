@@ -59,16 +59,17 @@ _MAX_PROGRAM_FILES = 2_000
 _MAX_PROGRAM_BYTES = 1 << 20  # per file
 
 
-def program_imports(script: str, entry: Optional[str], package: str | tuple) -> Optional[bool]:
+def program_imports(script: str, entry: Optional[str], package: str | tuple, runtime: tuple = ()) -> Optional[bool]:
     """Whether the project's own program a line runs imports `package` (`trl`; a tuple: any of them)
     in the code it runs: its file and the project's modules it imports, import by import (a sibling
     script that imports trl is not run). None when the program is not the project's (an installed
-    one may) or its code is too large or unreadable."""
+    one may) or its code is too large or unreadable. `runtime`: packages (a copy of the runtime the
+    program hands its config to) whose modules are not followed: what they import is theirs."""
     # `import x`, `from x import y`, and a list: `import argparse, deepspeed`, `import os as o, trl`.
     packages = (package,) if isinstance(package, str) else package
     pattern = re.compile(rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
                          + b"(?:" + b"|".join(re.escape(p.encode()) for p in packages) + rb")\b", re.M)
-    return _program_holds(script, entry, pattern)
+    return _program_holds(script, entry, pattern, runtime)
 
 
 # A call that trains: a trainer built (`Trainer(`, `SFTTrainer(`; not a class statement defining one),
@@ -94,17 +95,20 @@ def _project_roots() -> Optional[tuple]:
     return current.roots if current else None
 
 
-def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern) -> Optional[bool]:
+def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern, runtime: tuple = ()) -> Optional[bool]:
     """Whether `pattern` is in the program's file or in a module of the project it imports, followed
     import by import; None when the program is not the project's or its code cannot all be read.
     Found once a run for each program: every launch line running it asks again."""
     path = own_script(script, entry)
     if path is None:
         return None
-    return reads.remembered(_held, (path, pattern.pattern, _project_roots()), lambda: _search(path, pattern))
+    return reads.remembered(_held, (path, pattern.pattern, runtime, _project_roots()),
+                            lambda: _search(path, pattern, runtime))
 
 
-def _search(path: str, pattern: re.Pattern) -> Optional[bool]:
+def _search(path: str, pattern: re.Pattern, runtime: tuple = ()) -> Optional[bool]:
+    """`runtime`: packages whose own modules are not followed (a copy of the runtime the program hands
+    its config to: what its code imports is the runtime's doing, not the program's)."""
     roots = _roots(path)
     queue, seen = [path], {path}
     while queue:
@@ -116,6 +120,8 @@ def _search(path: str, pattern: re.Pattern) -> Optional[bool]:
         if pattern.search(code):
             return True
         for module in _imported(code, file):
+            if module[0] is None and module[1][:1] and module[1][0] in runtime:
+                continue
             for found in _module_files(module, roots):
                 if found not in seen:
                     if len(seen) >= _MAX_PROGRAM_FILES:

@@ -184,13 +184,21 @@ ANALYZE = "import torch\nfrom megatron import get_args\n"
 
 
 @pytest.mark.parametrize("prefix, program, world", [
+    # beside Megatron's own modules in the project (a Megatron-DeepSpeed checkout): its fused_kernels
+    # compile with subprocess, the runtime's doing, not a process the program starts
     ("", ANALYZE, 1),
     ("WORLD_SIZE=4 ", ANALYZE, None),  # a launcher's variable given to the line
     ("srun ", ANALYZE, None),  # a scheduler's tasks
     ("", "import torch\n", None),  # a program that does not drive Megatron
     ("", ANALYZE + "import subprocess\n", None),  # one that may start processes of its own
+    ("", ANALYZE + "from tools import launch\n", None),  # a module of the project's own that does
 ])
 def test_megatron_arguments_to_a_plain_python_run_at_w_1(repo, prefix, program, world):
+    write(repo, "megatron/__init__.py", "from .global_vars import get_args\nfrom . import fused_kernels\n")
+    write(repo, "megatron/global_vars.py", "def get_args():\n    return None\n")
+    write(repo, "megatron/fused_kernels/__init__.py", "import subprocess\n")
+    write(repo, "tools/__init__.py", "")
+    write(repo, "tools/launch.py", "import subprocess\n")
     write(repo, "analyze_data.py", program)
     result = lint_text(repo, "run.sh", MEGATRON % ("${batch_size}", prefix), world_size=8)
     assert [d.code for d in result.diagnostics] == ([] if world == 1 else ["BL103"])  # -w 8 where W is unknown
