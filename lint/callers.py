@@ -150,3 +150,35 @@ def _top(real: str) -> str:
     current = project.current()
     roots = [root for root in (current.roots if current else ()) if real.startswith(root.rstrip(os.sep) + os.sep)]
     return max(roots, key=len) if roots else os.path.dirname(real)
+
+
+# A shell redirection into a file (`> f`, `>> f`, `| tee f`, `cat <<EOT > $CONFIG_JSON`): its target word.
+_REDIRECT = re.compile(rb"(?:(?<![<>&0-9])>>?|\btee(?:[ \t]+-a)?)[ \t]*[\"']?([^\s;&|\"'<>()`]+)")
+_ASSIGNED = rb"^[ \t]*(?:export[ \t]+)?%s=[\"']?([^\s;\"'#]+)"
+
+
+def written_by(path: str) -> Optional[str]:
+    """"file:line" of a script in view that writes the file at `path` with a redirection (the target its
+    name, or a variable assigned a path ending in it): the file is that script's output, made again
+    before the job reads it, and what is committed is not what runs. None when no such script is in view."""
+    real = os.path.realpath(path)
+    name = os.fsencode(os.path.basename(real))
+    folder = os.path.dirname(real)
+    # The nearest first: a script beside the file (or above it) is the likeliest to mean this one.
+    nearest = sorted(naming(path) or (), key=lambda c: (-len(os.path.commonpath([folder, os.path.dirname(c)])), c))
+    for caller in nearest:
+        try:
+            data = project.read_bytes(caller, limit=MAX_FILE_BYTES)
+        except OSError:
+            continue
+        for match in _REDIRECT.finditer(data):
+            target = match.group(1)
+            variable = re.fullmatch(rb"\$\{?(\w+)\}?", target)
+            if variable is not None:
+                assigned = re.search(_ASSIGNED % re.escape(variable.group(1)), data, re.M)
+                target = assigned.group(1) if assigned else b""
+            if target.rsplit(b"/", 1)[-1] == name:
+                shown = os.path.relpath(caller, project.top_of(path)).replace(os.sep, "/")
+                line = data.count(b"\n", 0, match.start()) + 1
+                return f"{shown}:{line}"
+    return None

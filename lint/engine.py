@@ -16,7 +16,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
-from .callers import naming
+from .callers import naming, written_by
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
@@ -208,7 +208,12 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
         elif task is not None:
             checker.task(source, task)
         else:
+            found = len(checker.diagnostics)
             checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
+            # Asked only of a config with findings: it takes a look through the scripts in view.
+            if len(checker.diagnostics) > found and (writer := written_by(path)) is not None:
+                del checker.diagnostics[found:]  # made again by a script before the job reads it
+                reads.notice(f"skipped {shown}: {writer} writes it before it is used; the committed file is not what runs")
     checker.unused_suppressions()
     return checker
 

@@ -212,3 +212,34 @@ def test_a_jinja_template_of_a_program_is_not_a_syntax_error(tmp_path):
     assert any("a Jinja template of a program" in n for n in result.notices)
     broken = lint_text(tmp_path, "broken.py", body + "def f(:\n    pass\n")
     assert [d.code for d in broken.diagnostics] == ["BL001"]  # no Jinja: the syntax error stands
+
+
+# Megatron-DeepSpeed's examples_deepspeed/universal_checkpointing: every run_*.sh writes ds_config.json with a
+# heredoc before deepspeed reads it; the committed file is left over from another run.
+WRITER = """\
+#!/bin/bash
+script_dir=$(dirname $0)
+CONFIG_JSON="$script_dir/ds_config.json"
+GLOBAL_BATCH=16
+cat <<EOT > {target}
+{{
+  "train_batch_size": $GLOBAL_BATCH,
+  "train_micro_batch_size_per_gpu": 2
+}}
+EOT
+deepspeed pretrain_gpt.py --deepspeed_config=${{CONFIG_JSON}}
+"""
+STALE = '{\n  "train_batch_size": 16,\n  "train_micro_batch_size_per_gpu": 16\n}\n'
+
+
+@pytest.mark.parametrize("target, flagged", [
+    ("$CONFIG_JSON", False),  # written through the variable naming it
+    ("ds_config.json", False),  # written by its name
+    ("run.log", True),  # the script writes another file: the committed config is what runs
+])
+def test_a_json_a_script_writes_before_use_is_that_scripts_output(tmp_path, target, flagged):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "run_bf16.sh").write_text(WRITER.format(target=target))
+    result = lint_text(tmp_path, "ds_config.json", STALE, world_size=8)
+    assert [d.code for d in result.diagnostics] == (["BL103"] if flagged else [])
+    assert any("run_bf16.sh:5 writes it before it is used" in n for n in result.notices) is not flagged
