@@ -90,8 +90,9 @@ def _files(top: str) -> _Files:
         with reads.tracking(digests=None) as touched:
             found = _read(top)
         found = _cache[key] = dataclasses.replace(found, read=tuple(touched.paths.items()))
-    for path, digest in found.read:  # replayed: a cached lint result depends on these files too
-        reads.replay(path, digest)
+    with reads.searching():  # replayed: a cached lint result depends on these files too
+        for path, digest in found.read:
+            reads.replay(path, digest)
     return found
 
 
@@ -168,7 +169,8 @@ def written_by(path: str) -> Optional[str]:
     nearest = sorted(naming(path) or (), key=lambda c: (-len(os.path.commonpath([folder, os.path.dirname(c)])), c))
     for caller in nearest:
         try:
-            data = project.read_bytes(caller, limit=MAX_FILE_BYTES)
+            with reads.searching():
+                data = project.read_bytes(caller, limit=MAX_FILE_BYTES)
         except OSError:
             continue
         for match in _REDIRECT.finditer(data):

@@ -80,6 +80,8 @@ class FileResult:
     error: Optional[str] = None  # not linted (unreadable, or an internal error): the CLI exits 2
     notices: list = field(default_factory=list)  # skipped or not followed, for stderr
     bases: tuple = ()  # what a framework label of its launch lines rests on (TrainingPlan.basis), for --show-files
+    # Of `reads`, the files only searched as text (reads.Touched.searched): no directive of theirs was judged.
+    searched: tuple = ()
     reads: dict = field(default_factory=dict)  # every file read: absolute path -> sha256 (lint/reads.py)
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
 
@@ -120,6 +122,7 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple | La
             result.diagnostics = []
     result.notices = list(touched.notices)
     result.reads = dict(touched.paths)
+    result.searched = tuple(sorted(touched.searched - touched.read))
     return result
 
 

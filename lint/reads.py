@@ -20,6 +20,11 @@ class Touched:
     """What one file's lint read and noticed."""
 
     paths: dict = field(default_factory=dict)  # absolute path -> sha256 of the bytes read ("" if not read)
+    # Of those, the files only looked through as text (a search for the scripts naming a file, for
+    # install commands, for a loader of the project's own), never read as a config or a script: a
+    # lint that only searched a file judged none of its directives (run.py, BL005).
+    searched: set = field(default_factory=set)
+    read: set = field(default_factory=set)  # read as a config or a script (not only searched)
     notices: list = field(default_factory=list)
     # Only the cache and --fix compare digests: a plain lint records the paths without them ("")
     # and never imports hashlib.
@@ -27,16 +32,38 @@ class Touched:
 
 
 _log: Optional[Touched] = None
+_searching = 0  # > 0 inside `searching()`
+
+
+class searching:
+    """`with searching():` the reads inside are a search through files as text (Touched.searched)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        global _searching
+        _searching += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _searching
+        _searching -= 1
+
+
+def _seen(path: str) -> None:
+    assert _log is not None
+    (_log.searched if _searching else _log.read).add(path)
 
 
 def record(path: str, data: Optional[bytes] = None) -> None:
     """`path` was read (its bytes given) or looked for (None: creating it changes the result)."""
     if _log is None:
         return
+    absolute = os.path.abspath(path)
     if data is not None:
-        _log.paths[os.path.abspath(path)] = digest(data) if _log.digests else ""
+        _log.paths[absolute] = digest(data) if _log.digests else ""
     else:
-        _log.paths.setdefault(os.path.abspath(path), "")
+        _log.paths.setdefault(absolute, "")
+    _seen(absolute)
 
 
 def replay(path: str, sha256: str) -> None:
@@ -44,6 +71,7 @@ def replay(path: str, sha256: str) -> None:
     `path` as `record` keeps it, absolute."""
     if _log is not None:
         _log.paths[path] = sha256 or _log.paths.get(path, "")
+        _seen(path)
 
 
 def digest(data: bytes) -> str:
@@ -78,14 +106,15 @@ class tracking:
 
 
 def remembered(cache: dict, key: object, compute: Callable[[], T]) -> T:
-    """`compute()` once for `key` in `cache` (a per_run cache), with the reads it made recorded once and
-    replayed at every later ask: a cached lint result depends on those files as if it had read them."""
+    """`compute()` once for `key` in `cache` (a per_run cache): a search through files as text, its reads
+    recorded once and replayed at every ask (as searched): a cached lint result depends on those files."""
     found = cache.get(key)
     if found is None:
         with tracking(digests=None) as touched:
             value = compute()
         found = cache[key] = (value, tuple(touched.paths.items()))
-    for path, digest in found[1]:
-        replay(path, digest)
+    with searching():
+        for path, digest in found[1]:
+            replay(path, digest)
     return found[0]
 

@@ -260,7 +260,7 @@ def _judged(results: list) -> Optional[list]:
     reported = []  # per result: the BL005 it reports
     for r in results:
         reported.append({(os.path.abspath(d.path), d.span, d.message) for d in r.diagnostics if d.code == code})
-    read = [set(r.reads) | {os.path.abspath(r.path)} for r in results]
+    read = [(set(r.reads) - set(r.searched)) | {os.path.abspath(r.path)} for r in results]
     kept = []
     for r in results:
         for d in r.diagnostics:
