@@ -76,6 +76,9 @@ _TEXT = ("text", "concise", "full")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True,
               help="Skip files that .gitignore and .git/info/exclude ignore.")
 @click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
+              help="The least severity that fails the run (exit 1); findings below it are shown and pass "
+                   "[default: the project config's fail-on, else warning].")
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings (in any format).")
 @click.option("--show-source", is_flag=True, help="Show the line of each finding under it (text output; same as --output-format full).")
 @click.option("--show-files", is_flag=True, help="List each file with the framework it was read as, or why it was skipped.")
@@ -97,7 +100,7 @@ _TEXT = ("text", "concise", "full")
 @click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code tells (0 clean, 1 findings, 2 errors).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error.")
 def check(paths, world_size, global_batch, fmt, output, select, extend_select, ignore, exclude, extend_exclude,
-          config_path, force_exclude, respect_gitignore, exit_zero, statistics, show_source, show_files, show_settings,
+          config_path, force_exclude, respect_gitignore, exit_zero, fail_on, statistics, show_source, show_files, show_settings,
           show_fixes, stdin_filename, baseline, write_baseline, apply_fixes, unsafe_fixes, show_diff, jobs, cache_dir,
           color, quiet, silent, verbose):
     """Lint the training configs under PATHS (default: the current folder; `-`: standard input)."""
@@ -139,7 +142,8 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
     summary_of = functools.partial(Summary, unsafe_fixes=unsafe_fixes, quiet=quiet, show_fixes=show_fixes)
     try:
         if stdin_text is not None and (apply_fixes or show_diff):
-            _fix_buffer(request, fmt, output, summary_of, unsafe_fixes, show_diff, exit_zero, silent, verbose, colored)
+            _fix_buffer(request, fmt, output, summary_of, unsafe_fixes, show_diff, exit_zero, silent, verbose, colored,
+                        runs.fail_on(settings, fail_on))
         run = runs.lint(request)
         if show_files:
             _report_problems(run, verbose, quiet, silent)
@@ -190,11 +194,11 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
         report = render(fmt, diagnostics, summary, color=colored, source=lines if show_source else None)
     if not silent or output:
         _write(report, output, colored)
-    sys.exit(runs.exit_code(run, diagnostics, exit_zero))
+    sys.exit(runs.exit_code(run, diagnostics, exit_zero, runs.fail_on(settings, fail_on)))
 
 
 def _fix_buffer(request, fmt: str, output, summary_of, unsafe: bool, show_diff: bool, exit_zero: bool,
-                silent: bool, verbose: bool, colored: bool) -> None:
+                silent: bool, verbose: bool, colored: bool, fail_on: str) -> None:
     """`--fix` (or `--diff`) on standard input: the fixed buffer (or its diff) on standard output,
     what is left on standard error, as ruff does for editors' fix-on-save. Exits."""
     from . import run as runs
@@ -223,7 +227,7 @@ def _fix_buffer(request, fmt: str, output, summary_of, unsafe: bool, show_diff: 
             _write(report, output)
         else:
             click.echo(report, nl=False, err=True, color=colored or None)
-    sys.exit(runs.exit_code(run, run.diagnostics, exit_zero))
+    sys.exit(runs.exit_code(run, run.diagnostics, exit_zero, fail_on))
 
 
 def _colored(choice: str, fmt: str, output) -> bool:

@@ -48,6 +48,7 @@ class Settings:
     # `versions = { verl = "0.4.1" }`: the release of a framework the project runs, over what
     # its requirement files say (lint/versions.py).
     versions: dict = field(default_factory=dict)
+    fail_on: Optional[str] = None  # `fail-on`: the least severity that fails the run (None: DEFAULT_FAIL_ON)
 
     def enabled(self, code: str, relpath: str) -> bool:
         """The most specific selector decides, as in ruff: `select BL101, ignore BL1`
@@ -104,7 +105,12 @@ def _path_matches(relpath: str, pattern: str) -> bool:
     return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in relpath.split("/"))
 
 
-_KEYS = {"select", "extend-select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths", "versions"}
+_KEYS = {"select", "extend-select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths",
+         "versions", "fail-on"}
+# The least severity that makes a run fail (exit 1), as `--fail-on` and `fail-on` say: the findings below it
+# are shown, and a commit or a CI job passes with them (yamllint's strict, hadolint's failure-threshold).
+FAIL_ON = ("error", "warning", "info")
+DEFAULT_FAIL_ON = "warning"
 
 
 def find_config(start: str) -> Optional[tuple]:
@@ -293,6 +299,10 @@ def _settings_from(table: dict, path: str) -> Settings:
         raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
     settings.per_file_ignores = {glob: _codes(pfi, glob, where) for glob in pfi}
     settings.versions = _versions(table.get("versions", {}), where)
+    if "fail-on" in table:
+        if table["fail-on"] not in FAIL_ON:
+            raise ConfigError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}, got {table['fail-on']!r}")
+        settings.fail_on = table["fail-on"]
     for key in ("world-size", "global-batch"):
         if key in table:
             value = table[key]

@@ -304,11 +304,25 @@ def order(d: Diagnostic) -> tuple:
             d.severity, d.fix or "", d.framework or "")
 
 
-def exit_code(run: Run, diagnostics: Optional[list] = None, exit_zero: bool = False) -> int:
-    """2 when anything could not be linted (after reporting everything else), 1 for findings, else 0."""
+def exit_code(run: Run, diagnostics: Optional[list] = None, exit_zero: bool = False, fail_on: str = "warning") -> int:
+    """2 when anything could not be linted (after reporting everything else), 1 for a finding at least as
+    severe as `fail_on` (an info does not fail a run unless `fail_on` is "info"), else 0."""
+    from .config import FAIL_ON
+
     if run.errors:
         return 2
-    return 0 if exit_zero or not (run.diagnostics if diagnostics is None else diagnostics) else 1
+    failing = FAIL_ON[:FAIL_ON.index(fail_on) + 1]
+    found = run.diagnostics if diagnostics is None else diagnostics
+    return 0 if exit_zero or not any(d.severity in failing for d in found) else 1
+
+
+def fail_on(settings: Settings | Configs, given: Optional[str]) -> str:
+    """The threshold of a run: `--fail-on`, else `fail-on` of the project config nearest the working
+    directory (or the one `--config` names), else DEFAULT_FAIL_ON."""
+    from .config import DEFAULT_FAIL_ON
+
+    base = settings if isinstance(settings, Settings) else settings.default
+    return given or base.fail_on or DEFAULT_FAIL_ON
 
 
 
@@ -333,6 +347,7 @@ def settings_data(settings: Settings, path: str) -> dict:
         "global-batch": settings.global_batch,
         "reference-paths": [display_path(p) for p in settings.reference_paths],
         "versions": dict(settings.versions),
+        "fail-on": settings.fail_on,
         "enabled": [rule.code for rule in all_rules() if settings.enabled(rule.code, relative)],
     }
 

@@ -139,6 +139,12 @@ def test_the_readme_snippet_installs_the_hook_at_a_tag_and_runs_it(tagged_clone,
     fixed = run()
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
 
+    # A literal accumulation written for sp 4 (BL105, an info) beside an unrelated edit: shown, and the commit passes.
+    (project / "configs" / "sft_sp4.py").write_text(FLAWED.replace("  # tuned at sp=1", "") + "lr = 2e-5\n")
+    _git(project, "add", "-A")
+    info = run()
+    assert info.returncode == 0, info.stdout + info.stderr
+
 
 def test_the_readme_git_url_install_at_a_tag(tagged_clone, tmp_path):
     """`pip install "git+<url>@<tag-or-commit>"` as the README writes it, the URL a
