@@ -15,7 +15,7 @@ import traceback
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Optional, overload
 
-from . import directives as directive_parser, project, reads, versions
+from . import directives as directive_parser, per_run, project, reads, versions
 from .callers import naming, written_by
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
@@ -86,8 +86,9 @@ class FileResult:
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
 
 
-# (caller's real path, mtime, size, project) -> the real paths of the configs its launch lines run.
-_LAUNCHED: dict = {}
+# (caller's real path, mtime, size, project, settings' source, W and target given) -> what its lint found:
+# the real paths of the configs its launch lines run, its findings, and the reads it took.
+_JOBS: dict = per_run.cache()
 
 
 class TimeLimit(Exception):
@@ -213,6 +214,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
         else:
             found = len(checker.diagnostics)
             checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
+            checker.findings_of_jobs(path, shown)
             # Asked only of a config with findings: it takes a look through the scripts in view.
             if len(checker.diagnostics) > found and (writer := written_by(path)) is not None:
                 del checker.diagnostics[found:]  # made again by a script before the job reads it
@@ -429,29 +431,43 @@ class _Checker:
         return outside
 
     def launched_in_view(self, path: str) -> bool:
-        """Whether a launch line of a file in view that names the file at `path` runs it (each such
-        file read for its launch lines once, without a W, as `explain` reads it)."""
+        """Whether a launch line of a file in view that names the file at `path` runs it."""
         real = os.path.realpath(path)
+        return any(real in launched for launched, _ in self.jobs(path))
+
+    def jobs(self, path: str) -> list:
+        """(the real paths its launch lines run, its findings) of each file in view that names the file at
+        `path`, each linted once a run as the run lints it (its launch lines' W, never a guessed one)."""
+        found = []
         for caller in naming(path) or ():
             try:
                 info = os.stat(caller)
             except OSError:
                 continue
-            key = (caller, info.st_mtime_ns, info.st_size, self.options.project)
-            found = _LAUNCHED.get(key)
-            if found is None:
-                if len(_LAUNCHED) >= 4096:
-                    _LAUNCHED.clear()
-                quiet = Options(project=self.options.project, digests=self.options.digests)
+            key = (caller, info.st_mtime_ns, info.st_size, self.options.project, self.settings.source,
+                   self.options.global_batch)
+            job = _JOBS.get(key)
+            if job is None:
+                quiet = Options(global_batch=self.options.global_batch, project=self.options.project,
+                                digests=self.options.digests)
                 with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
-                    plans = check_file(caller, self.settings, quiet, rules=()).plans
-                launched = frozenset(os.path.realpath(plan.document.path) for note, plan in plans if note is not None)
-                found = _LAUNCHED[key] = (launched, tuple(touched.paths.items()))
-            for seen, digest in found[1]:  # what it read decides too: a cached result depends on it
-                reads.replay(seen, digest)
-            if real in found[0]:
-                return True
-        return False
+                    checker = check_file(caller, self.settings, quiet, self.rules)
+                launched = frozenset(os.path.realpath(plan.document.path) for note, plan in checker.plans
+                                     if note is not None)
+                job = _JOBS[key] = (launched, tuple(checker.diagnostics), tuple(touched.paths.items()))
+            with reads.searching():  # what it read decides too: a cached result depends on it
+                for seen, digest in job[2]:
+                    reads.replay(seen, digest)
+            found.append(job[:2])
+        return found
+
+    def findings_of_jobs(self, path: str, shown: str) -> None:
+        """The findings that the lint of a job running the config at `path` makes in it: a file linted alone
+        (pre-commit's, the editor's) gets what the run over the whole project gives it."""
+        real = os.path.realpath(path)
+        for launched, diagnostics in self.jobs(path):
+            if real in launched:
+                self.diagnostics.extend(d for d in diagnostics if d.path == shown)
 
     def guessed(self, world: Optional[Fact]) -> bool:
         """Whether W is unknown or only the user's guess for configs no launch line runs (`-w`, the project

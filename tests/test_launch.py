@@ -1307,3 +1307,23 @@ def test_a_config_only_named_not_launched_keeps_the_guess(repo, name, text):
     write(repo, name, text)
     result = run("check", "-w", "8", "configs/cfg.yaml")
     assert result.exit_code == 1 and "BL202" in result.stdout and "W = 8" in result.stdout
+
+
+# -- a file linted alone gets its job's findings -------------------------------------------------
+
+DS_128 = '{\n  "train_batch_size": 128,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 16\n}\n'
+
+
+@pytest.mark.parametrize("gpus, flagged", [(4, True), (2, False)])  # 4 x 16 x 2 = 128: what the JSON says
+def test_a_config_linted_alone_gets_the_findings_of_the_job_that_runs_it(repo, monkeypatch, gpus, flagged):
+    """pre-commit hands the hook only the JSON that changed; the script that runs it on 4 GPUs is in view."""
+    (repo / ".git").mkdir()
+    write(repo, "configs/ds_zero2.json", DS_128)
+    write(repo, "scripts/train.sh", f"#!/bin/bash\ndeepspeed --num_gpus {gpus} train.py --deepspeed_config configs/ds_zero2.json\n")
+    monkeypatch.chdir(repo)
+    whole = json.loads(run("--output-format", "json", ".").stdout)
+    alone = json.loads(run("--output-format", "json", "configs/ds_zero2.json").stdout)
+    assert alone == whole
+    assert [(f["code"], f["line"]) for f in alone] == ([("BL102", 2)] if flagged else [])
+    if flagged:
+        assert "launched here by deepspeed with W=4" in [r["message"] for r in alone[0]["related"]]
