@@ -68,6 +68,9 @@ class Options:
     # FileResult.reads with the sha256 of each file read, which the cache and --fix compare;
     # a plain lint goes without (hashlib's import is a tenth of a one-file lint's own time).
     digests: bool = True
+    # The run lints every file of the project (`batchlint .` at its top): each job's script is linted as a
+    # file of the run, so a config's lint need not lint its jobs again for their findings in it.
+    whole_project: bool = False
 
 
 @lean_dataclass
@@ -214,7 +217,8 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
         else:
             found = len(checker.diagnostics)
             checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
-            checker.findings_of_jobs(path, shown)
+            if not options.whole_project:
+                checker.findings_of_jobs(path, shown)
             # Asked only of a config with findings: it takes a look through the scripts in view.
             if len(checker.diagnostics) > found and (writer := written_by(path)) is not None:
                 del checker.diagnostics[found:]  # made again by a script before the job reads it

@@ -217,7 +217,10 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     if given is None:  # a sub-project's config may widen where references resolve
         extra = {os.path.realpath(p) for own, _ in groups.values() for p in own.reference_paths}
         boundary = Project(tuple(sorted(set(boundary.roots) | extra)))
-    options = dataclasses.replace(options, project=boundary)
+    given_paths = [os.path.realpath(p) for p in paths]
+    whole = all(any(root == p or root.startswith(p.rstrip(os.sep) + os.sep) for p in given_paths)
+                for root in boundary.roots)
+    options = dataclasses.replace(options, project=boundary, whole_project=whole)
     run.results = [None] * len(run.files)
     for own, indices in groups.values():
         for index, result in zip(indices, lint_files([run.files[i] for i in indices], own, options, LAZY, jobs, cache_dir)):
