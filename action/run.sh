@@ -23,6 +23,13 @@ trap 'rm -f "$words" "${full-}"' EXIT
 args=()
 while IFS= read -r -d '' word; do args+=("$word"); done <"$words"
 
+# With a base to compare with (the pull request's), the lint reads the change too (`--since`: BL106, a
+# layout changed alone that moves a global batch); a base this checkout lacks is left to `compare` to warn of.
+base=${BATCHLINT_COMPARE-}
+if [[ $mode != compare && -n $base && $base != -* ]] && git cat-file -e "$base^{commit}" 2>/dev/null; then
+  args+=(--since "$base")
+fi
+
 # The user's options first, so the step's own (format, output) win; `--` so a path is never an option.
 set -- ${args[@]+"${args[@]}"}
 case $mode in
@@ -46,7 +53,6 @@ case $mode in
   compare)
     # The summary gets the table of what moved since BATCHLINT_COMPARE, cut to GitHub's limit; the log
     # gets it too. Never fails the job: a base this checkout lacks (a shallow clone) is a warning.
-    base=${BATCHLINT_COMPARE-}
     shown=${base//[^0-9A-Za-z._\/~^@-]/?}
     if [[ -z $base || $base == -* ]] || ! git cat-file -e "$base^{commit}" 2>/dev/null; then
       echo "::warning title=batchlint compare::the revision '$shown' is not in this checkout, so the batch table is not compared: check out with fetch-depth: 0 (actions/checkout) to compare"

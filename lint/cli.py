@@ -79,6 +79,9 @@ _TEXT = ("text", "concise", "full")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]),
               help="The least severity that fails the run (exit 1); findings below it are shown and pass "
                    "[default: the project config's fail-on, else warning].")
+@click.option("--since", metavar="REV",
+              help="Read the change since git revision REV as evidence too: a change to the parallel layout alone that "
+                   "moves a job's global batch is reported (BL106). The pre-commit hook gives HEAD: the staged files.")
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has, instead of the findings (in any format).")
 @click.option("--show-source", is_flag=True, help="Show the line of each finding under it (text output; same as --output-format full).")
 @click.option("--show-files", is_flag=True, help="List each file with the framework it was read as, or why it was skipped.")
@@ -100,7 +103,7 @@ _TEXT = ("text", "concise", "full")
 @click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code tells (0 clean, 1 findings, 2 errors).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error.")
 def check(paths, world_size, global_batch, fmt, output, select, extend_select, ignore, exclude, extend_exclude,
-          config_path, force_exclude, respect_gitignore, exit_zero, fail_on, statistics, show_source, show_files, show_settings,
+          config_path, force_exclude, respect_gitignore, exit_zero, fail_on, since, statistics, show_source, show_files, show_settings,
           show_fixes, stdin_filename, baseline, write_baseline, apply_fixes, unsafe_fixes, show_diff, jobs, cache_dir,
           color, quiet, silent, verbose):
     """Lint the training configs under PATHS (default: the current folder; `-`: standard input)."""
@@ -133,7 +136,8 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
     stdin_text = sys.stdin.buffer.read() if stdin_filename else None
     # Digests of the files read only for what compares them: the cache and the fixes.
     options = Options(world_size=world_size, global_batch=global_batch,
-                      digests=bool(apply_fixes or show_diff or cache_dir))
+                      digests=bool(apply_fixes or show_diff or cache_dir),
+                      since=_since(since, stdin_filename or (paths[0] if paths else ".")) if since else None)
     request = runs.Request(tuple(paths), settings, options,
                            force_exclude=force_exclude, respect_gitignore=respect_gitignore, jobs=jobs or 0,
                            cache_dir=cache_dir or "", stdin=(stdin_filename, stdin_text) if stdin_filename else None)
@@ -195,6 +199,19 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
     if not silent or output:
         _write(report, output, colored)
     sys.exit(runs.exit_code(run, diagnostics, exit_zero, runs.fail_on(settings, fail_on)))
+
+
+def _since(rev: str, where: str):
+    """The change since `rev` of the repository holding `where`; exit 2 when it cannot be read (HEAD of a
+    repository without a commit is no change: a first commit changes nothing that was there)."""
+    from .change import Since
+    from .revision import CompareError, at
+
+    try:
+        found = at(rev, where, empty_head=True)
+    except CompareError as exc:
+        _fail(f"--since: {exc}")
+    return Since(found) if found is not None else None
 
 
 def _fix_buffer(request, fmt: str, output, summary_of, unsafe: bool, show_diff: bool, exit_zero: bool,

@@ -8,29 +8,22 @@ engine reads through a `project.View` in which each changed file has its REV
 content and each file added since does not exist; every other file is the
 disk's (unchanged, ignored or in a submodule: the same on both sides).
 
-Git is asked through argument lists with a timeout, never a shell; nothing is
-checked out and nothing is written. The project config (batchlint.toml) is
-today's on both sides.
+The revision's files are read as lint/revision.py gives them; the project config
+(batchlint.toml) is today's on both sides.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import field
 from typing import Optional
 
-from . import project, reads
+from . import project, reads, revision
 from .discover import display_path
 from .explain import _show
 from .lean_dataclass import lean_dataclass
-
-GIT_TIMEOUT = 60  # seconds per git command: a hung git (a lock, a prompt) must not hang CI
-
-
-class CompareError(Exception):
-    """A revision or repository that cannot be compared with: exit 2."""
+from .revision import CompareError  # noqa: F401 (what compare raises)
 
 
 @lean_dataclass
@@ -59,18 +52,12 @@ class Change:
 def compare(rev: str, paths: tuple, settings, world_sizes: tuple = (), global_batch: Optional[int] = None) -> tuple:
     """(commit, [Change]) for the configs under `paths` (default: the working folder) whose
     numbers moved since `rev`. Raises CompareError."""
-    if not rev or rev.startswith("-") or "\0" in rev:
-        raise CompareError(f"not a revision: {rev!r}")
     folder = os.path.abspath(paths[0] if paths else ".")
-    while not os.path.isdir(folder) and folder != os.path.dirname(folder):
-        folder = os.path.dirname(folder)  # a path deleted since REV: its repository is above it
-    top = os.path.realpath(_git(["rev-parse", "--show-toplevel"], folder, "not a git repository").decode().strip())
-    commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], top,
-                  f"unknown revision {rev!r} (in a shallow clone, fetch it: fetch-depth: 0)").decode().strip()
-    changed = _changed(commit, top)
+    at = revision.at(rev, folder)
+    assert at is not None  # only a first commit's HEAD gives None, when asked to
+    commit, changed = at.commit, at.changed
     if not changed:
         return commit, []
-    view = _view_at(commit, top, changed)
     scope = [os.path.realpath(p) for p in (paths or (".",))]
     inside = {p: s for p, s in changed.items() if any(p == r or p.startswith(r.rstrip(os.sep) + os.sep) for r in scope)}
 
@@ -97,92 +84,11 @@ def compare(rev: str, paths: tuple, settings, world_sizes: tuple = (), global_ba
         if status == "D":
             now.setdefault(display_path(real), [])
     changes = []
-    with project.viewing(view), _fresh_caches():
+    with at.reading():
         for path in sorted(now, key=display_path):
-            before = [] if os.path.realpath(path) in view.absent else explain(path)
+            before = [] if os.path.realpath(path) in at.view.absent else explain(path)
             changes += _differences(display_path(path), before, now[path])
     return commit, changes
-
-
-def _git(args: list, cwd: str, failure: str) -> bytes:
-    """Git's output; CompareError with `failure` when git fails, is missing or takes too long."""
-    try:
-        done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=GIT_TIMEOUT, check=False)
-    except FileNotFoundError:
-        raise CompareError("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise CompareError(f"git {args[0]} took more than {GIT_TIMEOUT} s") from None
-    except OSError as exc:
-        raise CompareError(f"cannot run git: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        raise CompareError(failure)
-    return done.stdout
-
-
-def _changed(commit: str, top: str) -> dict:
-    """real path -> status (A, D, M, T) of each file that differs between `commit` and the work tree,
-    untracked files (not ignored) as added."""
-    out = _git(["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-relative",
-                commit, "--"], top, "git diff failed").split(b"\0")
-    changed = {}
-    for status, name in zip(out[0::2], out[1::2]):
-        if name:
-            changed[os.path.join(top, os.fsdecode(name))] = status.decode()[:1]
-    for name in _git(["ls-files", "-z", "--others", "--exclude-standard"], top, "git ls-files failed").split(b"\0"):
-        if name:
-            changed[os.path.join(top, os.fsdecode(name))] = "A"
-    return changed
-
-
-def _view_at(commit: str, top: str, changed: dict) -> project.View:
-    """The project at `commit`: each changed file that was there with its content then, each
-    added one absent; the folders that held a file then exist."""
-    files, folders, links = {}, set(), set()
-    for entry in _git(["ls-tree", "-r", "-z", "--long", "--full-tree", commit], top, "git ls-tree failed").split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        parts = meta.split()
-        if len(parts) != 4 or parts[1] != b"blob":
-            continue  # a submodule: read from disk on both sides
-        path = os.path.join(top, os.fsdecode(name))
-        folders.add(os.path.dirname(path))
-        if parts[0] == b"120000":
-            links.add(path)  # a symlink's blob is its target, not a file's text: the disk's on both sides
-        elif path in changed:
-            files[path] = (parts[2].decode(), int(parts[3]) if parts[3].isdigit() else 0)
-    absent = [p for p in changed if p not in files and p not in links]
-    every = {f for folder in folders for f in _with_parents(folder, top)}
-
-    def read(sha: str) -> bytes:
-        try:
-            return _git(["cat-file", "blob", sha], top, f"git cannot read the blob {sha}")
-        except CompareError as exc:  # read as any unreadable file is: that file is left out, the run goes on
-            raise OSError(str(exc)) from None
-
-    return project.View.of(files, absent, read, folders=every)
-
-
-def _with_parents(folder: str, top: str):
-    while folder.startswith(top):
-        yield folder
-        if folder == top:
-            return
-        folder = os.path.dirname(folder)
-
-
-class _fresh_caches:
-    """What the framework versions of a folder are is cached per folder; the REV side must not
-    take today's, nor leave its own behind."""
-
-    def __enter__(self):
-        from . import versions
-
-        versions._cache.clear()
-
-    def __exit__(self, *exc):
-        from . import versions
-
-        versions._cache.clear()
 
 
 # -- what moved ---------------------------------------------------------------------------------

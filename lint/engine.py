@@ -13,7 +13,7 @@ import signal
 import threading
 import traceback
 from dataclasses import field, replace
-from typing import TYPE_CHECKING, Optional, overload
+from typing import TYPE_CHECKING, Any, Optional, overload
 
 from . import directives as directive_parser, per_run, project, reads, versions
 from .callers import naming, written_by
@@ -25,7 +25,7 @@ from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
-from .rule import Edit, Related
+from .rule import LAUNCH_NOTE, Edit, Related
 from .sources import format_of, is_shell_script, read
 from .sources.template import TemplateError
 
@@ -71,6 +71,8 @@ class Options:
     # The run lints every file of the project (`batchlint .` at its top): each job's script is linted as a
     # file of the run, so a config's lint need not lint its jobs again for their findings in it.
     whole_project: bool = False
+    # `check --since REV`: each job the change touches is planned again as it was at REV (lint/change.py).
+    since: Optional[Any] = None
 
 
 @lean_dataclass
@@ -184,6 +186,7 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple | L
 def _check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes],
                 shown: str) -> _Checker:
     checker = _Checker(settings, options, rules)
+    checker.top = path
     if is_run_artifact(path, shown):
         reads.notice(f"skipped {shown}: written by a training run, not a config")
         return checker
@@ -250,6 +253,7 @@ class _Checker:
         self.directives: dict = {}  # shown path -> Directives, for suppression
         self.planned: set = set()  # shown paths whose rules ran: only their directives can be judged unused
         self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
+        self.top = ""  # the file linted
 
     def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
              unsafe_fix=False, suppressible=True):
@@ -390,7 +394,7 @@ class _Checker:
                   f"W={launched.value} ({launched.provenance}); the launch line is what runs, so the directive "
                   f"is not used for this launch",
                   span, fix=f"write world-size={launched.value}, or remove the directive (the launch line gives W)",
-                  related=(Related(f"launched here with W={launched.value}", launched.span, launched.span.path),)
+                  related=(Related(f"{LAUNCH_NOTE} with W={launched.value}", launched.span, launched.span.path),)
                   if launched.span else ())
 
     def config(self, source: _Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None,
@@ -424,7 +428,19 @@ class _Checker:
         for one in plan if isinstance(plan, list) else (plan,):
             self.framework = self.framework or one.framework
             self.plans.append((note[0] if note else None, one))
+            if self.options.since is not None:
+                one.change = self.change(one, note[0] if note else None)
             self.run_rules(one, source.path, note)
+
+    def change(self, plan, note):
+        """The job `plan` before the change under review (lint/change.py), or None."""
+        from .change import job
+
+        since = self.options.since
+        assert since is not None  # asked only under --since
+        base = job(plan, note)
+        ordinal = sum(1 for n, p in self.plans[:-1] if job(p, n) == base)
+        return since.of(plan, note, ordinal, self.top, self.settings, self.options)
 
     def standalone(self, path: str, outside: Outside) -> Outside:
         """W for the config at `path` linted on its own: a guessed W (`-w`, the project config) is for the
@@ -449,11 +465,11 @@ class _Checker:
             except OSError:
                 continue
             key = (caller, info.st_mtime_ns, info.st_size, self.options.project, self.settings.source,
-                   self.options.global_batch)
+                   self.options.global_batch, id(self.options.since))
             job = _JOBS.get(key)
             if job is None:
                 quiet = Options(global_batch=self.options.global_batch, project=self.options.project,
-                                digests=self.options.digests)
+                                digests=self.options.digests, since=self.options.since)
                 with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
                     checker = check_file(caller, self.settings, quiet, self.rules)
                 launched = frozenset(os.path.realpath(plan.document.path) for note, plan in checker.plans
@@ -648,7 +664,7 @@ class _Checker:
                                        path=source.path), **handed)
         where = line.command.span
         with_w = f" with W={line.world_size.value}" if line.world_size else ""
-        note = (Related(f"launched here by {line.launcher}{with_w}", where, source.path),) + called
+        note = (Related(f"{LAUNCH_NOTE} by {line.launcher}{with_w}", where, source.path),) + called
         for word in line.configs:
             said = not any(word is guess for guess in line.guessed)
             config = self.linked_config(word, base, source.path, command, said=said)

@@ -220,6 +220,9 @@ class TrainingPlan:
     # The Hugging Face Trainer's own arguments (save/eval strategy, the linked
     # DeepSpeed config), typed by training_arguments.py for every adapter built on it.
     trainer: Any = None
+    # The same job before the change under review (`check --since REV`: lint/change.py), where the
+    # change touches a file it reads: the evidence of what the change did to its batch.
+    change: Any = None
 
     def fact(self, name: str) -> Any:
         """A fact by the name a rule's `needs` gives: a field ("micro_batch") or a

@@ -118,3 +118,8 @@ def remembered(cache: dict, key: object, compute: Callable[[], T]) -> T:
             replay(path, digest)
     return found[0]
 
+
+
+def so_far() -> tuple:
+    """The files the lint in progress has read or looked for until now (absolute paths)."""
+    return tuple(_log.paths) if _log is not None else ()

@@ -29,6 +29,11 @@ class Related:
     path: Optional[str] = None  # None: the same file
 
 
+# How the note naming the launch line a finding was reached through begins ("launched here by
+# torchrun with W=8"): the job a finding belongs to (run.unique reports a problem once across jobs).
+LAUNCH_NOTE = "launched here"
+
+
 @lean_dataclass(frozen=True)
 class Edit:
     """Replace the text under `span` with `replacement` (an empty span inserts).
@@ -76,6 +81,9 @@ class Example:
     # or what pins the framework's release (a requirements.txt: lint/premise.py).
     files: tuple = ()
     severity: Optional[str] = None  # the severity every flagged line must have, where it is pinned
+    # The files as they were at the commit before, ((name, text), ...): the example is then linted with
+    # `--since` that commit, as a change (the pre-commit hook's staged files against HEAD).
+    before: tuple = ()
 
 
 @lean_dataclass(frozen=True)

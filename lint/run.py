@@ -17,6 +17,7 @@ from .config import Configs, Settings
 from .diagnostic import Diagnostic
 from .engine import Options
 from .lean_dataclass import lean_dataclass
+from .rule import LAUNCH_NOTE
 
 
 @lean_dataclass(frozen=True)
@@ -280,7 +281,11 @@ def unique(diagnostics: Iterable[Diagnostic]) -> list:
 
     A config linted on its own and again through the launch script that names
     it yields the same finding twice: they are one, with the notes of both
-    ("launched here"). Two different findings at one place are both kept."""
+    ("launched here"). A rule's findings at one place reached through several
+    jobs (the config's own lint without W, each launch line that runs it with
+    its W) are one problem: reported as one job gives it (`_one_job`), with the
+    other jobs' launch lines as notes. Two findings of one job at one place are
+    both kept."""
     merged: dict = {}
     for d in diagnostics:
         key = (d.code, d.path, d.span, d.message, d.severity)
@@ -289,7 +294,30 @@ def unique(diagnostics: Iterable[Diagnostic]) -> list:
             merged[key] = d
         elif d.related != kept.related or d.edits != kept.edits:
             merged[key] = _merge(kept, d)
-    return sorted(merged.values(), key=order)
+    places: dict = {}
+    for d in merged.values():
+        places.setdefault((d.code, d.path, d.span), []).append(d)
+    found = [d for same in places.values() for d in (same if len(same) == 1 else _one_job(same))]
+    return sorted(found, key=order)
+
+
+_SEVERITY = {"error": 0, "warning": 1, "info": 2}
+
+
+def _one_job(same: list) -> list:
+    """Of one rule's findings at one place, those of one job: the most severe, then one a launch line
+    reached (its W known), then the first by its launch notes; each with every other job's launch
+    notes added."""
+    jobs: dict = {}
+    for d in same:
+        jobs.setdefault(tuple(r for r in d.related if r.message.startswith(LAUNCH_NOTE)), []).append(d)
+    if len(jobs) == 1:
+        return same
+    chosen = min(jobs, key=lambda notes: (min(_SEVERITY.get(d.severity, 3) for d in jobs[notes]), not notes,
+                                          [(r.path or "", r.span, r.message) for r in notes]))
+    others = tuple(dict.fromkeys(r for notes in jobs if notes != chosen for r in notes if r not in chosen))
+    return [dataclasses.replace(d, related=d.related + tuple(r for r in others if r not in d.related))
+            for d in jobs[chosen]]
 
 
 def _merge(a: Diagnostic, b: Diagnostic) -> Diagnostic:

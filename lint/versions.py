@@ -507,7 +507,7 @@ def _folder_says(folder: str, dist: Distribution) -> Optional[_Said]:
 
 # -- per project: cached, and the project config's `versions` ----------------------------------
 
-_cache: dict = {}
+_cache: dict = per_run.cache()  # (folder, top, distribution) -> what the folder says, its reads
 # (`versions` by canonical name, the config that gives them) inside configured().
 _configured: contextvars.ContextVar[Optional[tuple[dict, str]]] = contextvars.ContextVar("batchlint_versions",
                                                                                           default=None)

@@ -33,11 +33,37 @@ def load_tool(name):
     return module
 
 
-def lint_text(folder, filename, text, world_size=None, global_batch=None, settings=None):
-    """Write `text` to folder/filename and lint it in-process; returns the FileResult."""
+def lint_text(folder, filename, text, world_size=None, global_batch=None, settings=None, since=None):
+    """Write `text` to folder/filename and lint it in-process; returns the FileResult. `since`: a
+    git revision of `folder` the lint reads the change from (`check --since`)."""
     path = write(folder, filename, text)
     settings = settings or Settings(root=str(folder))
-    return lint_file(path, settings, Options(world_size=world_size, global_batch=global_batch), RULES)
+    options = Options(world_size=world_size, global_batch=global_batch)
+    if since is not None:
+        from batchlint.change import Since
+        from batchlint.revision import at
+
+        options = Options(world_size=world_size, global_batch=global_batch, since=Since(at(since, str(folder))))
+    return lint_file(path, settings, options, RULES)
+
+
+def git(folder, *args):
+    """Run git in `folder` as a user with a name would; returns its output."""
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run(["git", *args], cwd=str(folder), env=env, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def committed(folder, files):
+    """A git repository in `folder` whose one commit holds `files` ((name, text), ...)."""
+    git(folder, "init", "-q", "-b", "main")
+    for name, text in files:
+        write(folder, name, text)
+    git(folder, "add", "-A")
+    git(folder, "commit", "-q", "-m", "before")
 
 
 @pytest.fixture(autouse=True)

@@ -165,3 +165,80 @@ def test_the_readme_git_url_install_at_a_tag(tagged_clone, tmp_path):
     assert (target / "batchlint" / "rules" / "__init__.py").is_file()
     [record] = (target).glob("batchlint-*.dist-info/direct_url.json")
     assert json.loads(record.read_text())["vcs_info"]["requested_revision"] == "v0.1.0-test"
+
+
+# -- the change as evidence: `git commit` through the installed hook ----------------------------
+
+XTUNER = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = {sp}
+batch_size = 1
+accumulative_counts = {acc}
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+LAUNCH = "#!/bin/bash\nNPROC_PER_NODE={n} xtuner train configs/sft.py --deepspeed deepspeed_zero2\n"
+
+
+def test_a_commit_that_moves_the_layout_alone_is_blocked_with_the_batch_before_and_after(tagged_clone, tmp_path):
+    """As a user installs it (the README's snippet, `pre-commit install`), `git commit` runs the hook on
+    the staged files against HEAD: sp raised alone is blocked, sp raised with the accumulation scaled
+    passes, the GPUs changed alone are blocked, and an unrelated edit beside an info passes."""
+    from test_action import offline_site, wheelhouse
+
+    config = readme_snippet().replace("https://github.com/<you>/batchlint", str(tagged_clone)) \
+        .replace("<tag-or-commit>", "v0.1.0-test")
+    project = tmp_path / "training-repo"
+    (project / "configs").mkdir(parents=True)
+    (project / "scripts").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV", "GIT_"))}
+    env.update(PRE_COMMIT_HOME=str(tmp_path / "home"), PRE_COMMIT_COLOR="never", PIP_NO_INDEX="1",
+               PIP_CONFIG_FILE=os.devnull, PIP_FIND_LINKS=wheelhouse(), PYTHONPATH=offline_site(tmp_path / "site"),
+               GIT_AUTHOR_NAME="u", GIT_AUTHOR_EMAIL="u@example.invalid", GIT_COMMITTER_NAME="u",
+               GIT_COMMITTER_EMAIL="u@example.invalid", GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+
+    def git(*args, check=True):
+        return subprocess.run(["git", *args], cwd=project, env=env, capture_output=True, text=True, check=check,
+                              timeout=600)
+
+    def stage(sp, acc, n, extra=""):
+        (project / "configs" / "sft.py").write_text(XTUNER.format(sp=sp, acc=acc) + extra)
+        (project / "scripts" / "train.sh").write_text(LAUNCH.format(n=n))
+        git("add", "-A")
+
+    def commit(message):
+        done = git("commit", "-m", message, check=False)
+        return done.returncode, done.stdout + done.stderr
+
+    git("init", "-q", "-b", "main")
+    (project / ".pre-commit-config.yaml").write_text(config)
+    stage(1, 16, 8)
+    git("commit", "-q", "--no-verify", "-m", "sp 1 on 8 GPUs: global batch 128")
+    subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=project, env=env, check=True,
+                   capture_output=True, timeout=600)
+
+    stage(4, 16, 8)
+    code, output = commit("sp 4, accumulation left at 16")
+    assert code != 0, output
+    assert "configs/sft.py:4:26: BL106 [warning]" in output, output
+    assert "from 128 to 32 sequences per optimizer step" in output, output
+    git("reset", "-q", "--hard")
+
+    stage(1, 16, 4)
+    code, output = commit("half the GPUs")
+    assert code != 0, output
+    assert "scripts/train.sh:2:16: BL106 [warning]" in output and "from 128 to 64" in output, output
+    git("reset", "-q", "--hard")
+
+    stage(4, 64, 8)  # scaled by hand: a literal under sp 4 is BL105, an info, which does not fail the hook
+    code, output = commit("sp 4, accumulation scaled by hand")
+    assert code == 0, output
+    assert "BL106" not in output, output
+
+    stage(4, 64, 8, extra="lr = 2e-5\n")
+    code, output = commit("an unrelated edit beside the info")
+    assert code == 0, output
+    assert "BL106" not in output, output

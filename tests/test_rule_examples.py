@@ -5,16 +5,19 @@ import pytest
 
 from batchlint.rules import RULES
 
-from conftest import lint_text, write
+from conftest import committed, lint_text, write
 
 CASES = [(rule, example) for rule in RULES for example in rule.examples]
 
 
 @pytest.mark.parametrize("rule,example", CASES, ids=[f"{r.code}-{e.filename}" for r, e in CASES])
 def test_example(tmp_path, rule, example):
+    if example.before:  # a change: the files as they were, committed; then the example as it is now
+        committed(tmp_path, dict(example.files + example.before).items())
     for name, text in example.files:
         write(tmp_path, name, text)
-    result = lint_text(tmp_path, example.filename, example.text, example.world_size, example.global_batch)
+    result = lint_text(tmp_path, example.filename, example.text, example.world_size, example.global_batch,
+                       since="HEAD" if example.before else None)
     assert result.framework is not None, "the example is not recognised as a training config"
     lines = sorted(d.span.line for d in result.diagnostics if d.code == rule.code)
     assert lines == sorted(example.flagged), [d.text for d in result.diagnostics]
