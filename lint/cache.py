@@ -17,6 +17,7 @@ because batchlint writes no file it was not asked to.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -68,6 +69,8 @@ class Cache:
         self.entries = self._read_index()  # key -> stored entry (checked when used)
         self.fresh: dict = {}  # key -> entry of this run
         self.digests: dict = {}  # path -> sha256 of its bytes now ("" when unreadable)
+        self.searched: dict = {}  # "kind:folder" -> sha256 of what that search reads now
+        self.project = options.project  # where a search may look, as the lint's
         try:
             self.cwd = os.getcwd()  # results show paths relative to it
         except OSError:
@@ -92,11 +95,29 @@ class Cache:
             others = _others(entry.get("others"))
             if any(self._digest(path) != value for path, value in others.items()):
                 return None
+            if any(self._search(key_) != value for key_, value in _searches(entry.get("searches", {})).items()):
+                return None
             result = result_from_dict(entry.get("result"))
         except (Invalid, RecursionError):
             return None
         self.fresh[key] = entry
         return result
+
+    def _search(self, key: str) -> str:
+        if key not in self.searched:
+            kind, _, folder = key.partition(":")
+            searcher = reads.SEARCHES.get(kind)
+            if searcher is None:
+                import importlib
+
+                importlib.import_module(".callers", __package__)  # the searches it registers
+                searcher = reads.SEARCHES.get(kind)
+            if searcher is None:
+                self.searched[key] = ""
+            else:
+                with project.using(self.project) if self.project is not None else contextlib.nullcontext():
+                    self.searched[key] = searcher(folder)
+        return self.searched[key]
 
     def put(self, key: Optional[str], result, others) -> None:
         """Keep `result`; `others`: {absolute path: sha256 read} of the other files linting read
@@ -107,7 +128,8 @@ class Cache:
         if not isinstance(others, dict):
             others = {os.path.abspath(p): self._digest(os.path.abspath(p)) for p in others}
         try:
-            entry = {"result": result_to_dict(result), "others": {str(p): str(d) for p, d in others.items()}}
+            entry = {"result": result_to_dict(result), "others": {str(p): str(d) for p, d in others.items()},
+                     "searches": {str(k): str(d) for k, d in getattr(result, "searches", {}).items()}}
         except Invalid:
             return  # a field this cache cannot store as data: not cached
         self.fresh[key] = entry
@@ -174,6 +196,13 @@ def _read_bounded(path: str, limit: int) -> bytes:
     if len(data) > limit:
         raise Invalid("not a cache index")
     return data
+
+
+def _searches(value) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(d, str) and _DIGEST.match(d)
+                                              for k, d in value.items()):
+        raise Invalid("searches")
+    return value
 
 
 def _others(value) -> dict:

@@ -11,7 +11,6 @@ at once; past a bound (too many files or bytes) some may be missed, and the answ
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import os
 import re
 from typing import Optional
@@ -29,8 +28,6 @@ MAX_FILES = 5_000
 MAX_ENTRIES = 100_000
 MAX_FILE_BYTES = 1 << 20
 MAX_BYTES = 64 << 20
-# The path a file names another by: the characters before its name up to a shell word's end.
-_PATH_BEFORE = rb"([^\s'\"=;|&()<>`,\[\]{}]*)"
 _SEPARATOR = b"\n\x00\n"  # between two files' bytes: no name runs across it
 
 
@@ -42,7 +39,6 @@ class _Files:
     starts: tuple
     paths: tuple
     complete: bool  # False: a bound was passed, a caller may be missing
-    read: tuple = ()  # (absolute path, digest) of each file read: every lint that asks depends on them
 
 
 _cache: dict = per_run.cache()  # (folder, project roots) -> _Files
@@ -65,19 +61,81 @@ def naming(path: str) -> Optional[tuple]:
         return None
     name = os.fsencode(os.path.basename(real))  # a name that is not UTF-8 keeps its bytes
     folders = real.split(os.sep)[:-1]
-    pattern: Optional[re.Pattern] = None
+    data, starts = files.data, files.starts
+    found = []
+    for index in _holding(files, name):
+        end = starts[index + 1] if index + 1 < len(starts) else len(data)
+        if files.paths[index] != real and any(_may_be(written, folders)
+                                              for written in _written_before(data, starts[index], end, name)):
+            found.append(files.paths[index])
+    return tuple(found)
+
+
+_WORD_END = frozenset(b" \t\n\r\x0b\x0c'\"=;|&()<>`,[]{}")  # what ends a shell word: the path before a name starts after it
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+MAX_PATH_BEFORE = 4096  # bytes looked back for the folders written before a name
+
+
+def _written_before(data: bytes, start: int, end: int, name: bytes):
+    """For each time `name` stands whole in data[start:end] (no name character after it), the path
+    written before it up to the shell word's start: `configs/` of `configs/sft.yaml`."""
+    at = data.find(name, start, end)
+    while at != -1:
+        after = at + len(name)
+        if after >= end or data[after] not in _NAME_BYTES:
+            first = at
+            floor = max(start, at - MAX_PATH_BEFORE)
+            while first > floor and data[first - 1] not in _WORD_END:
+                first -= 1
+            yield data[first:at]
+        at = data.find(name, at + 1, end)
+
+
+# A name a file names another by is a whole run of these (what `_may_be` accepts is preceded by a
+# shell word's end or a `/`, and followed by neither): the index of such runs holds every file that may.
+_NAME = re.compile(rb"[\w.-]+")
+# Names looked for by scanning every file before the runs are indexed: a lint of one file asks once,
+# and an index costs more than one scan; a run over the tree asks once per config, and the index keeps
+# that linear in the files in view rather than their number squared.
+SCANS_BEFORE_INDEX = 8
+_indexes: dict = per_run.cache()  # id of the _Files -> [its _Files, names asked so far, {run: file indices}]
+
+
+def _holding(files: _Files, name: bytes):
+    """The indices of the files in `files` whose bytes hold `name`, in order (a superset of those that
+    name it as a path: the caller checks each)."""
+    entry = _indexes.get(id(files))
+    if entry is None or entry[0] is not files:
+        entry = _indexes[id(files)] = [files, 0, None]
+    entry[1] += 1
+    if entry[2] is None and entry[1] > SCANS_BEFORE_INDEX:
+        entry[2] = _index(files)
+    if entry[2] is not None and _NAME.fullmatch(name) and b"." in name:
+        return entry[2].get(name, ())
+    return _scan(files, name)
+
+
+def _scan(files: _Files, name: bytes) -> list:
     data, starts = files.data, files.starts
     found = []
     at = data.find(name)
     while at != -1:
         index = bisect.bisect_right(starts, at) - 1
-        end = starts[index + 1] if index + 1 < len(starts) else len(data)
-        if files.paths[index] != real:
-            pattern = pattern or re.compile(_PATH_BEFORE + re.escape(name) + rb"(?![\w.-])")
-            if any(_may_be(match.group(1), folders) for match in pattern.finditer(data, starts[index], end)):
-                found.append(files.paths[index])
-        at = data.find(name, end)
-    return tuple(found)
+        found.append(index)
+        at = data.find(name, starts[index + 1] if index + 1 < len(starts) else len(data))
+    return found
+
+
+def _index(files: _Files) -> dict:
+    """{each whole run of name characters holding a dot: the indices of the files holding it}, one pass."""
+    index: dict = {}
+    data, starts = files.data, files.starts
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(data)
+        for run in set(_NAME.findall(data, start, end)):
+            if b"." in run:
+                index.setdefault(run, []).append(number)
+    return index
 
 
 def _files(top: str) -> _Files:
@@ -87,13 +145,37 @@ def _files(top: str) -> _Files:
     if found is None:
         if len(_cache) >= 64:
             _cache.clear()
-        with reads.tracking(digests=None) as touched:
-            found = _read(top)
-        found = _cache[key] = dataclasses.replace(found, read=tuple(touched.paths.items()))
-    with reads.searching():  # replayed: a cached lint result depends on these files too
-        for path, digest in found.read:
-            reads.replay(path, digest)
+        with reads.tracking(digests=False):
+            found = _cache[key] = _read(top)
+    # One entry for the search, not one per file: a cached lint result depends on all of them.
+    reads.search(f"{SEARCH}:{top}", lambda: _digest(found))
     return found
+
+
+SEARCH = "callers"
+
+
+def search_digest(top: str) -> str:
+    """The digest of the files a search for callers under `top` reads now (the cache's check)."""
+    current = project.current()
+    found = _cache.get((top, current.roots if current else None))
+    if found is None:
+        with reads.tracking(digests=False):
+            found = _read(top)
+    return _digest(found)
+
+
+def _digest(found: _Files) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(b"complete" if found.complete else b"partial")
+    for path in found.paths:
+        digest.update(os.fsencode(path) + b"\0")
+    digest.update(found.data)
+    return digest.hexdigest()
+
+
+reads.SEARCHES[SEARCH] = search_digest
 
 
 def _read(top: str) -> _Files:

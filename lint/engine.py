@@ -88,6 +88,7 @@ class FileResult:
     # Of `reads`, the files only searched as text (reads.Touched.searched): no directive of theirs was judged.
     searched: tuple = ()
     reads: dict = field(default_factory=dict)  # every file read: absolute path -> sha256 (lint/reads.py)
+    searches: dict = field(default_factory=dict)  # searches through many files: "kind:folder" -> sha256 (reads.search)
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
 
 
@@ -128,6 +129,7 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple | La
             result.diagnostics = []
     result.notices = list(touched.notices)
     result.reads = dict(touched.paths)
+    result.searches = dict(touched.searches)
     result.searched = tuple(sorted(touched.searched - touched.read))
     return result
 
@@ -446,18 +448,30 @@ class _Checker:
         """W for the config at `path` linted on its own: a guessed W (`-w`, the project config) is for the
         configs no launch line in view runs. The lint of a script in view whose launch line runs it judges
         it, under that line's W (or the guess, where the line's is not known)."""
-        if outside.world_size is not None and self.guessed(outside.world_size) and self.launched_in_view(path):
-            return replace(outside, world_size=None)
-        return outside
+        guess = outside.world_size
+        if guess is None or not self.guessed(guess):
+            return outside
+        launches = self.launches_in_view(path)
+        if not launches:
+            return outside
+        where = ", ".join(launches[:3]) + (f" and {len(launches) - 3} more" if len(launches) > 3 else "")
+        reads.notice(f"{display_path(path)}: W {guess.value} ({guess.provenance}) is not used: the launch lines that "
+                     f"run it give W ({where})")
+        return replace(outside, world_size=None)
 
     def launched_in_view(self, path: str) -> bool:
         """Whether a launch line of a file in view that names the file at `path` runs it."""
+        return bool(self.launches_in_view(path))
+
+    def launches_in_view(self, path: str) -> list:
+        """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
         real = os.path.realpath(path)
-        return any(real in launched for launched, _ in self.jobs(path))
+        return [line for launched, _ in self.jobs(path) for line in launched.get(real, ())]
 
     def jobs(self, path: str) -> list:
-        """(the real paths its launch lines run, its findings) of each file in view that names the file at
-        `path`, each linted once a run as the run lints it (its launch lines' W, never a guessed one)."""
+        """({the real path each of its launch lines runs: those lines, as `script:line (W=8)`}, its findings)
+        of each file in view that names the file at `path`, each linted once a run as the run lints it (its
+        launch lines' W, never a guessed one)."""
         found = []
         for caller in naming(path) or ():
             try:
@@ -468,16 +482,27 @@ class _Checker:
                    self.options.global_batch, id(self.options.since))
             job = _JOBS.get(key)
             if job is None:
+                # As a file of a run over the whole project: its own configs' jobs are not looked for again
+                # (a chain of configs naming configs would lint on and on).
                 quiet = Options(global_batch=self.options.global_batch, project=self.options.project,
-                                digests=self.options.digests, since=self.options.since)
+                                digests=self.options.digests, since=self.options.since, whole_project=True)
                 with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
                     checker = check_file(caller, self.settings, quiet, self.rules)
-                launched = frozenset(os.path.realpath(plan.document.path) for note, plan in checker.plans
-                                     if note is not None)
-                job = _JOBS[key] = (launched, tuple(checker.diagnostics), tuple(touched.paths.items()))
+                launched: dict = {}
+                for note, plan in checker.plans:
+                    if note is not None:
+                        w = plan.world_size.value if plan.world_size is not None and plan.world_size.known else "?"
+                        line = f"{note.path}:{note.span.line} (W={w})"
+                        lines = launched.setdefault(os.path.realpath(plan.document.path), [])
+                        if line not in lines:
+                            lines.append(line)
+                job = _JOBS[key] = (launched, tuple(checker.diagnostics), tuple(touched.paths.items()),
+                                    tuple(touched.searches.items()))
             with reads.searching():  # what it read decides too: a cached result depends on it
                 for seen, digest in job[2]:
                     reads.replay(seen, digest)
+            for search, digest in job[3]:
+                reads.replay_search(search, digest)
             found.append(job[:2])
         return found
 

@@ -50,10 +50,18 @@ class Explanation:
     title: str  # the config, and the launch that applied to it
     framework: str
     rows: list
+    columns: tuple = ()  # the columns' labels when they are the launch lines that run it, not W asked for
 
 
 def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Optional[int]) -> list:
-    """One Explanation per plan the file gives (a script may launch several configs)."""
+    """One Explanation per plan the file gives (a script may launch several configs). A config that launch
+    lines in view run is explained as they run it, a column for each with its W, as `check` judges it;
+    `-w` asks "what if" instead."""
+    if not world_sizes:
+        jobs = plans_of(path, settings, global_batch)
+        if any(note is not None for note, _ in jobs) and all(p.document.path == jobs[0][1].document.path
+                                                             for _, p in jobs):
+            return [_jobs_explained(jobs, settings)]
     runs = []
     for world in world_sizes or (None,):
         options = Options(world_size=world, global_batch=global_batch, world_size_wins=world is not None)
@@ -62,11 +70,46 @@ def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Opt
     explanations = []
     for index, (launch_note, plan) in enumerate(runs[0]):
         per_w = [run[index][1] for run in runs if index < len(run)]
-        title = plan.document.path + (f", config {plan.document.selected}" if plan.document.selected else "")
-        if launch_note:
-            title += f", as {launch_note.message.replace('launched here', 'launched')} at {launch_note.path}:{launch_note.span.line}"
-        explanations.append(Explanation(title, plan.framework, _rows(per_w, labels, settings)))
+        explanations.append(Explanation(_launched_title(plan, launch_note), plan.framework,
+                                        _rows(per_w, labels, settings)))
     return explanations
+
+
+def plans_of(path: str, settings: Settings, global_batch: Optional[int] = None) -> list:
+    """(launch note, plan) of each job that runs the file at `path`: its own plans, or, for a config with
+    one plan that launch lines in view run, that plan as each of them runs it (with its W)."""
+    import os
+
+    from .callers import naming
+
+    options = Options(global_batch=global_batch, whole_project=True)
+    own = check_file(path, settings, options, rules=()).plans
+    if len(own) != 1 or own[0][0] is not None or own[0][1].framework == "launch":
+        return own
+    real, selected = os.path.realpath(path), own[0][1].document.selected
+    jobs = []
+    for caller in sorted(naming(path) or ()):
+        for note, plan in check_file(caller, settings, options, rules=()).plans:
+            if note is not None and os.path.realpath(plan.document.path) == real and plan.document.selected == selected:
+                jobs.append((note, plan))
+    return jobs or own
+
+
+def _launched_title(plan: TrainingPlan, note) -> str:
+    title = plan.document.path + (f", config {plan.document.selected}" if plan.document.selected else "")
+    if note is not None:
+        title += f", as {note.message.replace('launched here', 'launched')} at {note.path}:{note.span.line}"
+    return title
+
+
+def _jobs_explained(jobs: list, settings: Settings) -> Explanation:
+    """One table for the jobs that run one config: a column for each launch line, labelled by its place."""
+    plans = [plan for _, plan in jobs]
+    if len(jobs) == 1:
+        return Explanation(_launched_title(plans[0], jobs[0][0]), plans[0].framework, _rows(plans, (), settings))
+    labels = tuple(f"{note.path}:{note.span.line}" for note, _ in jobs)
+    title = f"{plans[0].document.path}, as {len(jobs)} launch lines run it: " + ", ".join(labels)
+    return Explanation(title, plans[0].framework, _rows(plans, labels, settings), labels)
 
 
 class _Columns:
@@ -327,7 +370,7 @@ def as_text(explanations: list, world_sizes: tuple) -> str:
     out = []
     for explanation in explanations:
         out.append(f"{explanation.title}  [{explanation.framework}]")
-        labels = [f"W={w}" for w in world_sizes] if len(world_sizes) > 1 else ["value"]
+        labels = list(explanation.columns) or ([f"W={w}" for w in world_sizes] if len(world_sizes) > 1 else ["value"])
         headers = ["", *labels]
         table = [headers] + [[row.name, *(_show(v) + (f" {row.unit}" if row.unit and v != "?" else "") for v in row.values)]
                              for row in explanation.rows]
@@ -356,6 +399,7 @@ def as_json(explanations: list, world_sizes: tuple) -> list:
             "config": e.title,
             "framework": e.framework,
             "world_sizes": list(world_sizes) or [None],
+            **({"columns": list(e.columns)} if e.columns else {}),
             "rows": [{"name": r.name, "values": r.values, "source": r.source, "sources": r.sources,
                       **({"unit": r.unit} if r.unit else {})} for r in e.rows],
         }

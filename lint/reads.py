@@ -26,6 +26,9 @@ class Touched:
     searched: set = field(default_factory=set)
     read: set = field(default_factory=set)  # read as a config or a script (not only searched)
     notices: list = field(default_factory=list)
+    # Searches through every file of a kind in a folder ("callers:/repo" -> one digest of them all): one
+    # entry, not every file read, so a run's cost stays linear in its files (`search`).
+    searches: dict = field(default_factory=dict)
     # Only the cache and --fix compare digests: a plain lint records the paths without them ("")
     # and never imports hashlib.
     digests: bool = True
@@ -74,6 +77,23 @@ def replay(path: str, sha256: str) -> None:
         _seen(path)
 
 
+def search(key: str, digest: Callable[[], str]) -> None:
+    """A search through many files was made (`key`: "kind:folder", which `SEARCHES[kind]` digests
+    again for the cache), its result depending on all of them: one entry."""
+    if _log is not None and key not in _log.searches:
+        _log.searches[key] = digest() if _log.digests else ""
+
+
+def replay_search(key: str, sha256: str) -> None:
+    if _log is not None:
+        _log.searches[key] = sha256 or _log.searches.get(key, "")
+
+
+# kind -> the digest of what a search of that kind reads in a folder now (registered by the module
+# that searches: lint/callers.py), for the cache to tell whether a stored result still holds.
+SEARCHES: dict = {}
+
+
 def digest(data: bytes) -> str:
     import hashlib  # here: a lint that keeps no cache and fixes nothing may never need it
 
@@ -112,10 +132,12 @@ def remembered(cache: dict, key: object, compute: Callable[[], T]) -> T:
     if found is None:
         with tracking(digests=None) as touched:
             value = compute()
-        found = cache[key] = (value, tuple(touched.paths.items()))
+        found = cache[key] = (value, tuple(touched.paths.items()), tuple(touched.searches.items()))
     with searching():
         for path, digest in found[1]:
             replay(path, digest)
+    for key_, digest in found[2]:
+        replay_search(key_, digest)
     return found[0]
 
 

@@ -375,12 +375,31 @@ def settings_data(settings: Settings, path: str) -> dict:
         "excluded": settings.excluded(relative),
         "per-file-ignores": {glob: list(codes) for glob, codes in settings.per_file_ignores.items()},
         "world-size": settings.world_size,
+        # W as the jobs in view run the file: what check, explain and hover take, before any guess.
+        "launched-by": _launched_by(settings, path),
         "global-batch": settings.global_batch,
         "reference-paths": [display_path(p) for p in settings.reference_paths],
         "versions": dict(settings.versions),
         "fail-on": settings.fail_on,
         "enabled": [rule.code for rule in all_rules() if settings.enabled(rule.code, relative)],
     }
+
+
+def _launched_by(settings: Settings, path: str) -> list:
+    """`script:line (W=8)` of each launch line in view that runs the file at `path` (none when it is not there)."""
+    from . import explain, project
+    from .discover import display_path
+
+    if not os.path.isfile(path):
+        return []
+    per_run.forget()
+    try:
+        with project.using(project.find_project([path], settings)):
+            jobs = explain.plans_of(path, settings)
+    except OSError:
+        return []
+    return [f"{note.path}:{note.span.line} (W={plan.world_size.value if plan.world_size and plan.world_size.known else '?'})"
+            for note, plan in jobs if note is not None and note.path != display_path(path)]
 
 
 def settings_report(settings: Settings, path: str, fmt: str) -> str:

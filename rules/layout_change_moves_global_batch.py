@@ -95,10 +95,11 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
 
 def _moved(before: TrainingPlan, after: TrainingPlan, plan: TrainingPlan) -> list:
     """(key, old, new, the fact as the plan judged holds it) of each layout fact whose value changed."""
-    found = []
+    found: list = []
     if _value(before.world_size) != _value(after.world_size):
-        found.append((_key(after.world_size, before.world_size, "W"), _value(before.world_size),
-                      _value(after.world_size), plan.world_size))
+        world = plan.world_size
+        how = f" ({world.detail})" if world is not None and world.detail else ""
+        found.append(("W", _value(before.world_size), f"{_value(after.world_size)}{how}", world))
     for short in sorted(set(before.parallel) | set(after.parallel)):
         a, b = before.parallel.get(short), after.parallel.get(short)
         if _value(a) != _value(b):

@@ -24,7 +24,7 @@ INDEX = {
     'global_batch_mismatch': ('BL102', None, ('micro_batch',), 7830),
     'hf_deepspeed_mismatch': ('BL120', None, ('trainer',), 18798),
     'hf_load_best_model_strategy': ('BL522', None, ('trainer.checkpointing',), 9726),
-    'layout_change_moves_global_batch': ('BL106', None, ('change',), 8653),
+    'layout_change_moves_global_batch': ('BL106', None, ('change',), 8707),
     'layout_world_mismatch': ('BL202', None, ('world_size', 'layout'), 14891),
     'llamafactory_max_steps_required': ('BL550', ('llamafactory', 'llamafactory-v1'), ('unsized_data',), 4328),
     'llamafactory_neat_packing_batch': ('BL354', ('llamafactory',), ('settings',), 4048),

@@ -28,13 +28,12 @@ def tables_at(path: str, line: int, settings) -> list:
     """The explain rows that the values written on `line` of `path` feed, one Table per plan
     the file gives (a launch script may run several configs); empty when the line holds none."""
     from .. import explain, per_run, project
-    from ..engine import Options, check_file
 
     per_run.forget()  # the files in view may have changed since the last hover
     here = os.path.realpath(path)
     tables = []
     with project.using(project.find_project([path], settings)):  # as `batchlint explain` reads it
-        plans = check_file(path, settings, Options(), rules=()).plans
+        plans = explain.plans_of(path, settings)  # as the launch lines in view run it, each with its W
     for launch, plan in plans:
         facts = [f for f in _facts(plan) if _on_line(f, plan, here, line)]
         if not facts:
@@ -43,10 +42,7 @@ def tables_at(path: str, line: int, settings) -> list:
         rows = explain._rows([plan], (), settings)
         fed = _fed(rows, [columns.where(f) for f in facts], [f.key for f in facts])
         if fed:
-            title = plan.document.path + (f", config {plan.document.selected}" if plan.document.selected else "")
-            if launch is not None:
-                title += f", as {launch.message.replace('launched here', 'launched')} at {launch.path}:{launch.span.line}"
-            tables.append(Table(title, plan.framework, fed))
+            tables.append(Table(explain._launched_title(plan, launch), plan.framework, fed))
     return tables
 
 

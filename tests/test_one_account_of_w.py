@@ -1,0 +1,114 @@
+"""One account of W: a config that launch lines in view run is judged, explained, hovered and shown as
+they run it, each with its own W; `-w` is for the configs no launch line runs, and says where it is not
+used; a problem reached through several jobs is one finding."""
+
+import json
+import os
+
+from click.testing import CliRunner
+
+from batchlint import callers, per_run, project
+from batchlint.cli import main
+
+from conftest import CORPUS, write
+
+SFT = """\
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 3
+batch_size = 1
+accumulative_counts = 16
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=SequenceParallelSampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+
+
+def two_jobs(folder):
+    write(folder, "sft.py", SFT)
+    write(folder, "a.sh", "#!/bin/bash\nNPROC_PER_NODE=8 xtuner train sft.py\n")
+    write(folder, "b.sh", "#!/bin/bash\nNPROC_PER_NODE=16 xtuner train sft.py\n")
+
+
+def run(folder, monkeypatch, *args):
+    monkeypatch.chdir(folder)
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_a_problem_two_jobs_reach_is_one_finding_with_both_launch_lines(tmp_path, monkeypatch):
+    two_jobs(tmp_path)
+    for paths in (["."], ["sft.py"]):
+        found = json.loads(run(tmp_path, monkeypatch, "check", "--output-format", "json", *paths).stdout)
+        [layout] = [d for d in found if d["code"] == "BL202"]
+        assert "W (8)" in layout["message"], "the first job's numbers"
+        notes = [(r["path"], r["message"]) for r in layout["related"]]
+        assert ("a.sh", "launched here by xtuner with W=8") in notes
+        assert ("b.sh", "launched here by xtuner with W=16") in notes
+        assert len([d for d in found if (d["code"], d["line"]) == ("BL105", 5)]) == 1
+
+
+def test_explain_gives_a_column_for_each_launch_line_that_runs_the_config(tmp_path, monkeypatch):
+    two_jobs(tmp_path)
+    result = run(tmp_path, monkeypatch, "explain", "sft.py")
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0] == "sft.py, as 2 launch lines run it: a.sh:2, b.sh:2  [xtuner]"
+    assert lines[1].split() == ["a.sh:2", "b.sh:2"]
+    world = next(line for line in lines if line.strip().startswith("world size W"))
+    assert world.split()[3:5] == ["8", "16"]
+    data = json.loads(run(tmp_path, monkeypatch, "explain", "sft.py", "--output-format", "json").stdout)
+    assert data[0]["columns"] == ["a.sh:2", "b.sh:2"]
+
+
+def test_explain_w_still_asks_what_if(tmp_path, monkeypatch):
+    two_jobs(tmp_path)
+    result = run(tmp_path, monkeypatch, "explain", "-w", "6", "sft.py")
+    world = next(line for line in result.output.splitlines() if line.strip().startswith("world size W"))
+    assert world.split()[3] == "6"
+
+
+def test_w_given_for_a_launched_config_says_it_is_not_used(tmp_path, monkeypatch):
+    two_jobs(tmp_path)
+    result = run(tmp_path, monkeypatch, "check", "-w", "4", "sft.py")
+    assert "sft.py: W 4 (from --world-size) is not used: the launch lines that run it give W " \
+           "(a.sh:2 (W=8), b.sh:2 (W=16))" in result.stderr
+    alone = tmp_path / "alone"
+    write(alone, "sft.py", SFT)
+    result = run(alone, monkeypatch, "check", "-w", "4", "sft.py")
+    assert "is not used" not in result.stderr and "W (4)" in result.stdout
+
+
+def test_show_settings_names_the_launch_lines_and_their_w(tmp_path, monkeypatch):
+    two_jobs(tmp_path)
+    result = run(tmp_path, monkeypatch, "check", "--show-settings", "sft.py", "--output-format", "json")
+    assert json.loads(result.stdout)["launched-by"] == ["a.sh:2 (W=8)", "b.sh:2 (W=16)"]
+
+
+def test_hover_takes_w_from_the_launch_lines(tmp_path, monkeypatch):
+    from batchlint.config import Settings
+    from batchlint.server.hover import tables_at
+
+    two_jobs(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    tables = tables_at(str(tmp_path / "sft.py"), 3, Settings(root=str(tmp_path)))
+    assert [t.title.split(", as ")[1] for t in tables] == ["launched by xtuner with W=8 at a.sh:2",
+                                                          "launched by xtuner with W=16 at b.sh:2"]
+
+
+def test_the_index_of_names_finds_what_the_scan_finds(monkeypatch):
+    """callers.naming answers from an index of names after its first few asks: the same callers as
+    scanning every file, for every config of the corpus."""
+    import pytest
+
+    if not os.path.isdir(CORPUS):
+        pytest.skip("the corpus (../shared) is not here")
+    configs = sorted(os.path.join(d, f) for d, _, fs in os.walk(CORPUS) for f in fs
+                     if f.endswith((".yaml", ".yml", ".json", ".py", ".toml", ".sh")))
+    with project.using(project.Project((os.path.realpath(CORPUS),))):
+        per_run.forget()
+        monkeypatch.setattr(callers, "SCANS_BEFORE_INDEX", 10 ** 9)
+        scanned = [callers.naming(p) for p in configs]
+        per_run.forget()
+        monkeypatch.setattr(callers, "SCANS_BEFORE_INDEX", 0)
+        indexed = [callers.naming(p) for p in configs]
+    assert indexed == scanned
+    assert sum(1 for found in scanned if found) > 20, "the corpus names its configs in scripts"
