@@ -121,6 +121,26 @@ def xtuner_configs() -> str | None:
     return configs
 
 
+def w_cost(batchlint: list, rows: list) -> None:
+    """What `-w` costs and how a run grows (issue 24): the corpus on one worker with and without `-w 8`,
+    and four copies of it in one folder (one project: each config's name is in four times the files)."""
+    if not os.path.isdir(CORPUS):
+        return
+    folder = tempfile.mkdtemp(prefix="batchlint-bench-copies-")
+    try:
+        for copy in range(4):
+            shutil.copytree(CORPUS, os.path.join(folder, f"c{copy}"))
+        one = measured(batchlint + ["check", "--exit-zero", "--jobs", "1", os.path.join(folder, "c0")], 3)[1]
+        one_w = measured(batchlint + ["check", "--exit-zero", "--jobs", "1", "-w", "8", os.path.join(folder, "c0")], 3)[1]
+        four = measured(batchlint + ["check", "--exit-zero", "--jobs", "1", folder], 3)[1]
+        four_w = measured(batchlint + ["check", "--exit-zero", "--jobs", "1", "-w", "8", folder], 3)[1]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    rows.append(("corpus, 1 process: CPU with -w 8 / without", one_w, f"{one_w / one:.2f}x (budget 1.2x)"))
+    rows.append(("4 copies of the corpus in one folder: CPU / one copy", four, f"{four / one:.2f}x (budget 4.6x)"))
+    rows.append(("4 copies: CPU with -w 8 / without", four_w, f"{four_w / four:.2f}x (budget 1.2x)"))
+
+
 def main() -> None:
     batchlint = [sys.executable, "-m", "batchlint"]
     if shutil.which("batchlint"):
@@ -128,7 +148,12 @@ def main() -> None:
     if "--instructions" in sys.argv[1:]:
         count_instructions(batchlint)
         return
-    rows = []
+    rows: list = []
+    if "--w-cost" in sys.argv[1:]:
+        w_cost(batchlint, rows)
+        for label, seconds, note in rows:
+            print(f"{label}  CPU {seconds * 1000:.0f} ms  {note}")
+        return
 
     bare, bare_cpu = measured([sys.executable, "-c", "pass"], 20)
     version = timed(batchlint + ["--version"], 20)
@@ -170,6 +195,7 @@ def main() -> None:
         warm = timed(cached, 5)
         rows.append((f"{label}: warm rerun with --cache-dir", warm, f"{warm / cold:.2f} of the cold run"))
         shutil.rmtree(cache, ignore_errors=True)
+    w_cost(batchlint, rows)
 
     width = max(len(r[0]) for r in rows)
     print(f"{'command'.ljust(width)}  {'median':>9}  note")

@@ -28,6 +28,8 @@ STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frameworks", 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 # Plan fields that are no fact a rule could need.
 _NOT_FACTS = {"framework", "document"}
+# Facts the engine fills for a plan of any framework, not an adapter: `change` under `check --since`.
+ENGINE_FACTS = frozenset({"change"})
 
 
 def present(plan: TrainingPlan) -> frozenset:
@@ -113,11 +115,11 @@ def render(observed: dict) -> str:
 def frameworks_for(rule: Rule, observed: Optional[dict] = None) -> Optional[tuple]:
     """The frameworks the rule applies to, or None for every framework (a rule
     that needs no fact and names no framework)."""
-    if not rule.needs:
+    needed = set(rule.needs) - ENGINE_FACTS
+    if not needed:
         return rule.frameworks
     observed = stored() if observed is None else observed
     candidates = rule.frameworks or tuple(observed)
-    needed = set(rule.needs)
     return tuple(fw for fw in candidates if any(needed <= set(facts) for facts in observed.get(fw, ())))
 
 

@@ -65,7 +65,7 @@ def compare(rev: str, paths: tuple, settings, world_sizes: tuple = (), global_ba
         from .run import explain as explaining
 
         try:
-            return explaining(path, settings, world_sizes, global_batch)
+            return explaining(path, settings, world_sizes, global_batch, as_run=False)  # each script says its jobs
         except OSError:
             return []
 

@@ -53,15 +53,18 @@ class Explanation:
     columns: tuple = ()  # the columns' labels when they are the launch lines that run it, not W asked for
 
 
-def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Optional[int]) -> list:
+def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Optional[int],
+            as_run: bool = True) -> list:
     """One Explanation per plan the file gives (a script may launch several configs). A config that launch
     lines in view run is explained as they run it, a column for each with its W, as `check` judges it;
-    `-w` asks "what if" instead."""
-    if not world_sizes:
+    `-w` asks "what if" instead, and `as_run=False` explains the file as written (`explain --compare`,
+    which explains the scripts that run it on their own)."""
+    if not world_sizes and as_run:
+        from .discover import display_path
+
         jobs = plans_of(path, settings, global_batch)
-        if any(note is not None for note, _ in jobs) and all(p.document.path == jobs[0][1].document.path
-                                                             for _, p in jobs):
-            return [_jobs_explained(jobs, settings)]
+        if jobs and all(note is not None and note.path != display_path(path) for note, _ in jobs):
+            return [_jobs_explained(jobs, settings)]  # the launch lines of other files run it
     runs = []
     for world in world_sizes or (None,):
         options = Options(world_size=world, global_batch=global_batch, world_size_wins=world is not None)

@@ -179,7 +179,7 @@ class Run:
 
 
 def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch: Optional[int] = None,
-            notices: Optional[list] = None) -> list:
+            notices: Optional[list] = None, as_run: bool = True) -> list:
     """The batch arithmetic of one config or launch script (lint/explain.py), read within the
     same project boundary a lint of that path has; what a lint would say as notices (a config the
     line names that is not there) is added to `notices`."""
@@ -189,9 +189,9 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
     settings = settings.for_path(path)
     with project.using(project.find_project([path], settings)):
         if notices is None:  # a caller tracking the reads itself (compare) keeps them
-            return explaining.explain(path, settings, world_sizes, global_batch)
+            return explaining.explain(path, settings, world_sizes, global_batch, as_run)
         with reads.tracking(digests=False) as touched:
-            explanations = explaining.explain(path, settings, world_sizes, global_batch)
+            explanations = explaining.explain(path, settings, world_sizes, global_batch, as_run)
     notices.extend(touched.notices)
     return explanations
 

@@ -8,7 +8,7 @@ import pytest
 
 from batchlint.cli import main
 
-from conftest import cli_runner, run
+from conftest import cli_runner, run, write
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,10 +67,17 @@ def test_several_world_sizes_give_one_column_each():
     assert ga["values"] == [16, 8, 4]
 
 
-def test_unknown_world_size_says_how_to_know_it():
-    [e] = explain("examples/deepspeed/ds_zero2_fixed.json")
+def test_unknown_world_size_says_how_to_know_it(tmp_path, monkeypatch):
+    """A config no launch line in view runs; one that a script runs takes that script's W."""
+    write(tmp_path, "ds.json", '{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 4}\n')
+    monkeypatch.chdir(tmp_path)
+    [e] = explain("ds.json")
     assert rows(e)["world size W"] == "?"
     assert sources(e)["world size W"] == "unknown: pass --world-size"
+    monkeypatch.chdir(REPO)
+    [launched] = explain("examples/deepspeed/ds_zero2_fixed.json")
+    assert launched["config"].endswith("as launched by deepspeed with W=8 at examples/deepspeed/train.sh:3")
+    assert rows(launched)["world size W"] == 8
 
 
 def test_text_output_is_a_table():

@@ -233,6 +233,18 @@ def test_a_commit_that_moves_the_layout_alone_is_blocked_with_the_batch_before_a
     assert "scripts/train.sh:2:16: BL106 [warning]" in output and "from 128 to 64" in output, output
     git("reset", "-q", "--hard")
 
+    # The same change setting the batch on purpose: the micro batch moved with it, or the target is stated.
+    stage(4, 16, 8)
+    (project / "configs" / "sft.py").write_text(XTUNER.format(sp=4, acc=16).replace("batch_size = 1", "batch_size = 4"))
+    git("add", "-A")
+    code, output = commit("sp 4 with the micro batch raised")
+    assert code == 0 and "BL106" not in output, output
+    git("reset", "-q", "--hard", "HEAD~1")
+    stage(4, 16, 8, extra="# batchlint: global-batch=32\n")
+    code, output = commit("sp 4, the smaller batch stated")
+    assert code == 0 and "BL106" not in output, output
+    git("reset", "-q", "--hard", "HEAD~1")
+
     stage(4, 64, 8)  # scaled by hand: a literal under sp 4 is BL105, an info, which does not fail the hook
     code, output = commit("sp 4, accumulation scaled by hand")
     assert code == 0, output

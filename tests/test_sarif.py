@@ -136,3 +136,21 @@ def test_no_help_uri_when_the_project_declares_no_docs(tmp_path, monkeypatch):
     write(tmp_path, "trl.yaml", "packing: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n")
     rules = sarif("trl.yaml")["runs"][0]["tool"]["driver"]["rules"]
     assert all("helpUri" not in r for r in rules)
+
+
+def test_every_result_has_its_own_fingerprint(tmp_path, monkeypatch):
+    """Two findings of one rule on lines with the same text (one key set the same way in two places)
+    are two results: GitHub tells them apart by the occurrence after the hash."""
+    from batchlint.diagnostic import Diagnostic
+    from batchlint.document import Span
+    from batchlint.report import Summary
+    from batchlint.report.sarif import render
+
+    write(tmp_path, "run.sh", "torchrun --nproc_per_node 3 train.py\ntorchrun --nproc_per_node 3 train.py\n")
+    monkeypatch.chdir(tmp_path)
+    found = [Diagnostic("BL202", "layout-world-mismatch", "error", "W (3) ...", "run.sh", Span.point(line, 27))
+             for line in (1, 2)]
+    results = json.loads(render(found, Summary(files=1, configs=1)))["runs"][0]["results"]
+    prints = [r["partialFingerprints"]["primaryLocationLineHash"] for r in results]
+    assert len(prints) == 2 and prints[0].split(":")[0] == prints[1].split(":")[0]
+    assert [p.split(":")[1] for p in prints] == ["1", "2"]

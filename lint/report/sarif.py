@@ -31,7 +31,12 @@ def render(diagnostics: list, summary, statistics: list | None = None) -> str:
     rules = all_rules()
     index = {rule.code: i for i, rule in enumerate(rules)}
     lines = SourceLines()
-    results = [_result(d, index, lines) for d in diagnostics]
+    seen: dict = {}  # fingerprint -> how many results had it: each result's own, as GitHub numbers them
+    results = []
+    for d in diagnostics:
+        key = fingerprint(d, lines)
+        seen[key] = seen.get(key, 0) + 1
+        results.append(_result(d, index, f"{key}:{seen[key]}"))
     log: dict[str, Any] = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -77,13 +82,13 @@ def _section(doc: str, title: str) -> str:
     return " ".join(match.group(1).split()) if match else ""
 
 
-def _result(d, index: dict, lines: SourceLines) -> dict:
+def _result(d, index: dict, line_hash: str) -> dict:
     result = {
         "ruleId": d.code,
         "level": _LEVEL.get(d.severity, "warning"),
         "message": {"text": d.text},
         "locations": [_location(d.path, d.span)],
-        "partialFingerprints": {"primaryLocationLineHash": f"{fingerprint(d, lines)}:1"},
+        "partialFingerprints": {"primaryLocationLineHash": line_hash},
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]
