@@ -20,9 +20,10 @@ from .callers import naming, written_by
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
-from .document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Span, TooManyValues
+from .document import LaunchDocument, LimitExceeded, ParseError, Span, TooManyValues
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
+from .jobs import Resolver, Source, launch_reader
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
@@ -202,7 +203,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
     if fmt is None:
         return checker  # no format batchlint reads
-    markers = _launch().markers() if fmt == "shell" else markers_for(fmt)
+    markers = launch_reader().markers() if fmt == "shell" else markers_for(fmt)
     for marker in markers:  # a loop, not any(): asked of every file
         if marker in raw:
             break
@@ -232,15 +233,6 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
     return checker
 
 
-@lean_dataclass
-class _Source:
-    """A file read for linting: its document and its own directives."""
-
-    path: str  # as shown to the user
-    document: Document
-    directives: directive_parser.Directives
-
-
 class _Checker:
     """Collects the diagnostics of one file linted, and of the configs its launch lines name."""
 
@@ -256,6 +248,7 @@ class _Checker:
         self.planned: set = set()  # shown paths whose rules ran: only their directives can be judged unused
         self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
         self.top = ""  # the file linted
+        self.resolver = Resolver(self)  # its launch scripts' lines, as jobs
 
     def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
              unsafe_fix=False, suppressible=True):
@@ -319,7 +312,7 @@ class _Checker:
                   f"`# batchlint: {suppression.key}{shown}` suppresses nothing: no {what}finding {where}{why}",
                   suppression.span, fix=fix, edits=edits, suppressible=False)
 
-    def load(self, path: str, raw: bytes, fmt: str, shown: Optional[str] = None) -> Optional[_Source]:
+    def load(self, path: str, raw: bytes, fmt: str, shown: Optional[str] = None) -> Optional[Source]:
         """Decode and parse; a file that fails becomes a BL001 diagnostic (`shown`: the path as
         display_path shows it, when the caller has it)."""
         shown = shown or display_path(path)
@@ -338,7 +331,7 @@ class _Checker:
         for span, problem in found.problems:
             self.emit(shown, *BAD_DIRECTIVE, "warning", f"batchlint directive ignored: {problem}", span,
                       fix="write it as '# batchlint: disable=BL101' or '# batchlint: world-size=8'")
-        options = {"sourcer": self.sourcer(path, shown)} if fmt == "shell" else {}
+        options = {"sourcer": self.resolver.sourcer(path, shown)} if fmt == "shell" else {}
         try:
             document = read(shown, text, fmt, from_utf8=True, **options)
         except TooManyValues as exc:  # no training config holds that many: data under a config's name
@@ -354,9 +347,9 @@ class _Checker:
         except ParseError as exc:
             self.emit(shown, *PARSE_ERROR, "error", exc.message, Span.point(exc.line, exc.column), fix="correct the syntax")
             return None
-        return _Source(shown, document, found)
+        return Source(shown, document, found)
 
-    def outside(self, found, launched: Optional[Fact] = None, script: Optional[_Source] = None,
+    def outside(self, found, launched: Optional[Fact] = None, script: Optional[Source] = None,
                 given: bool = False, path: Optional[str] = None) -> Outside:
         """World size and target. W, nearest first: the launch line when it writes every factor
         of W (`given`: what runs is a fact about the job; a directive that disagrees is reported
@@ -399,7 +392,7 @@ class _Checker:
                   related=(Related(f"{LAUNCH_NOTE} with W={launched.value}", launched.span, launched.span.path),)
                   if launched.span else ())
 
-    def config(self, source: _Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None,
+    def config(self, source: Source, outside: Outside, note: tuple = (), held: Optional[bytes] = None,
                alone=None) -> None:
         """Recognise the document, plan it, run the rules that apply. `held`: the file's bytes,
         when the document is the file as written (no launch line's overrides applied); `alone`: W of
@@ -551,7 +544,7 @@ class _Checker:
                 self.emit(path, rule.code, rule.name, severity, message,
                           finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix)
 
-    def script(self, source: _Source, base: Optional[str] = None) -> None:
+    def script(self, source: Source, base: Optional[str] = None) -> None:
         """A launch script: its own rules, then each launch line's config under that launch (`base`:
         the folder it runs in, when not its own)."""
         from .plan import TrainingPlan
@@ -559,9 +552,10 @@ class _Checker:
         self.framework = "launch"
         self.planned.add(source.path)
         self.run_rules(TrainingPlan(framework="launch", document=source.document), source.path)
-        self.launch_lines(source, (), (os.path.abspath(source.document.path),), base)
+        for job in self.resolver.jobs(source, base):
+            self.config(job.config, job.outside, job.note, alone=job.alone)
 
-    def task(self, source: _Source, task) -> None:
+    def task(self, source: Source, task) -> None:
         """A job file (spec.TaskFile): its script read where it stands in the file, with the variables
         the file sets, as a launch script running in the folder the file names."""
         from .sources.shell import read_shell
@@ -576,7 +570,7 @@ class _Checker:
                          "its launch lines are not read")
             return
         try:
-            script = read_shell(document.path, text, task.environment(root), None, self.sourcer(document.path, source.path))
+            script = read_shell(document.path, text, task.environment(root), None, self.resolver.sourcer(document.path, source.path))
         except (ParseError, LimitExceeded) as exc:
             reads.notice(f"{source.path}:{exc.line}: `{task.script}` is not read as a shell script: {exc.message}")
             return
@@ -587,284 +581,8 @@ class _Checker:
         base = folder if project.is_dir(folder) and project.may_read(folder) else here
         self.mounts = {remote.rstrip("/") or "/": os.path.normpath(os.path.join(here, local))
                        for remote, local in (task.mounts(root) if task.mounts else {}).items()}
-        self.script(_Source(source.path, script, source.directives), base)
+        self.script(Source(source.path, script, source.directives), base)
 
-    def launch_lines(self, source: _Source, called: tuple, stack: tuple, base: Optional[str] = None) -> int:
-        """Each launch line of a script with its configs, and those of the project's scripts it
-        runs (`NGPU=16 ./run_train.sh`, `bash scripts/train.sh 8 cfg.yaml`): read with the caller's
-        environment and arguments, `called` noting the callers' lines, `stack` their files. Returns
-        how many launch lines were read."""
-        from .sources.shell import ShellDocument  # imported already: the script was read
-
-        launch = _launch()
-        document = source.document
-        if not isinstance(document, ShellDocument):
-            return 0  # not so: a script's source
-        base = base or os.path.dirname(os.path.abspath(document.path))
-        count = 0
-        for command in document.commands:
-            callee = self.called_script(command, base, source.path, stack)
-            if callee is not None:
-                note = Related(f"runs {callee.path}", command.span, source.path)
-                inner = self.launch_lines(callee, called + (note,), stack + (os.path.abspath(callee.document.path),))
-                if inner:
-                    count += inner
-                    continue  # else the command itself may be a launcher's (a spec of the script's name)
-            line = launch.launch_of(command, source.document.path)
-            if line is not None:
-                self.launch_line(line, source, base, called, command)
-                count += 1
-        return count
-
-    def called_script(self, command, base: str, script_path: str, stack: tuple) -> Optional[_Source]:
-        """The project's shell script a command runs (`./run_train.sh`, `bash -x scripts/train.sh 8`), read
-        with the command's environment and arguments; None when it runs none, one outside the project,
-        one past the depth bound or one already running (a cycle)."""
-        words = command.words
-        index = 0
-        if words and words[0].known and os.path.basename(str(words[0].value)) in _SHELLS:
-            index = 1
-            while index < len(words) and words[index].known and str(words[index].value).startswith("-"):
-                if words[index].value in ("-c", "-lc"):
-                    return None  # a command string: read where it stands by the shell reader
-                index += 1
-        if index >= len(words) or not words[index].known or not str(words[index].value).endswith(_SCRIPT_SUFFIXES) \
-                or len(stack) > _MAX_CALL_DEPTH:
-            return None
-        path = self.located(words[index], base, script_path, needs_format=False, command=command)
-        if path is None or os.path.abspath(path) in stack:
-            return None
-        try:
-            raw = project.read_bytes(path)
-        except OSError:
-            return None
-        if not any(marker in raw for marker in _launch().markers()):
-            return None
-        from .sources.shell import read_shell
-
-        shown = display_path(path)
-        env = {name: _in_file(word, script_path) for name, word in command.env.items()}
-        arguments = [_in_file(word, script_path) for word in words[index + 1:]]
-        try:
-            document = read_shell(shown, raw.decode("utf-8-sig", "replace"), env, arguments, self.sourcer(path, shown))
-        except (ParseError, LimitExceeded):
-            return None  # reported when the script itself is linted
-        found = self.directives.get(shown) or directive_parser.parse(document.text, self.known)
-        self.directives.setdefault(shown, found)
-        return _Source(shown, document, found)
-
-    def sourcer(self, script: str, shown: str):
-        """What a script's `source FILE` / `. FILE` reads (shell.read_shell's `sourcer`): a shell file of
-        the project, found as a script it runs is; never the script itself."""
-        base = os.path.dirname(os.path.abspath(script))
-        itself = os.path.abspath(script)
-
-        def source(word) -> Optional[tuple]:
-            if not str(word.value).endswith(_SOURCED_SUFFIXES):
-                return None
-            path = self.located(word, base, shown, needs_format=False)
-            if path is None or os.path.abspath(path) == itself:
-                return None
-            try:
-                raw = project.read_bytes(path)
-            except OSError:
-                return None
-            return os.path.abspath(path), display_path(path), raw.decode("utf-8-sig", "replace")
-
-        return source
-
-    def launch_line(self, line, source: _Source, base: str, called: tuple = (), command=None) -> None:
-        """One launch line: its W, then the configs it names and its own settings, checked under it
-        (`command`: the script's command, whose folder relative paths are seen from)."""
-        launch = _launch()
-        if line.world_size is None and line.world_size_file is not None:
-            word, key = line.world_size_file
-            line.world_size = self.world_size_in_file(word, key, base, source.path, command)
-            line.world_size_given = line.world_size is not None
-        if line.world_size is None and line.hosts is not None:
-            line.world_size = self.world_size_on_hosts(line.hosts, base, source.path, command)
-            line.world_size_given = line.world_size is not None
-        handed = self.handed(line, base, source.path, command)
-        outside = replace(self.outside(source.directives, line.world_size, given=line.world_size_given,
-                                       path=source.path), **handed)
-        where = line.command.span
-        with_w = f" with W={line.world_size.value}" if line.world_size else ""
-        note = (Related(f"{LAUNCH_NOTE} by {line.launcher}{with_w}", where, source.path),) + called
-        for word in line.configs:
-            said = not any(word is guess for guess in line.guessed)
-            config = self.linked_config(word, base, source.path, command, said=said)
-            if config is not None:
-                config.document.launched_by = line.framework
-                launch.apply_overrides(config.document, line.overrides, source.path)
-                self.config(config, replace(self.outside(config.directives, line.world_size, source,
-                                                         line.world_size_given, config.path), **handed), note)
-        alone = _one_process().judge(line, source.document.path, source.document.text,
-                                     tuple(r.path for r in called)) if line.alone else None
-        for word in line.linked:  # a file the program reads as it is written (`--deepspeed ds.json`)
-            said = not any(word is guess for guess in line.guessed)
-            config = self.linked_config(word, base, source.path, command, said=said)
-            if config is not None:
-                self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
-                                                config.path), note, alone=alone)
-        if line.selected is not None:  # a config picked by name from a module (`--module m --config name`)
-            config = self.selected_config(line.selected, base, source.path, command)
-            if config is not None:
-                launch.apply_overrides(config.document, line.overrides, source.path)
-                self.config(config, self.outside(config.directives, line.world_size, source, line.world_size_given,
-                                                config.path), note)
-            return
-        if line.framework and not line.configs:
-            inline = launch.inline_document(line, source.path, source.document.text)
-            self.config(_Source(source.path, inline, source.directives), outside, note if called else (), alone=alone)
-
-    def selected_config(self, selection, base: str, script_path: str, command=None) -> Optional[_Source]:
-        """The one config a launch line picks by name from a module of the project (spec.Select),
-        as a document of its own; None, with a notice when the line names them, when not found."""
-        module, name = selection.module, selection.name
-        if not (module.known and name.known):
-            return None
-        where = f"{script_path}:{module.span.line}"
-        for relative in selection.select.files(str(module.value)):
-            source = self.linked_config(replace(module, value=relative), base, script_path, command)
-            if source is None:
-                continue
-            document = selection.select.read(source.document, str(name.value))
-            if document is None:
-                reads.notice(f"{where}: {source.path} has no config `{name.value}`")
-                return None
-            document.launched_by = selection.owner
-            return _Source(source.path, document, source.directives)
-        if selection.given:
-            reads.notice(f"{where}: module `{module.value}` is not in the project; config `{name.value}` not read")
-        return None
-
-    def handed(self, line, base: str, script_path: str, command=None) -> dict:
-        """What the launcher's own config file (`accelerate launch --config_file cfg.yaml`) hands the
-        program, as the framework that reads the file says (Framework.hands): Outside fields."""
-        source = self.linked_config(line.launcher_config, base, script_path, command) if line.launcher_config else None
-        if source is None:
-            return {}
-        held = source.document.text.encode("utf-8", "replace")
-        for adapter in adapters_for(source.document.format, held):
-            adapt = adapter.plan
-            if adapter.hands is None or adapt is None:  # (the registry gives each framework its `plan`)
-                continue
-            plan = adapt(source.document, Outside())
-            if plan is not None:
-                return adapter.hands(plan, line.launcher_options)
-        return {}
-
-    def world_size_in_file(self, word, key: str, base: str, script_path: str, command=None) -> Optional[Fact]:
-        """W from a file a launch line names (`accelerate launch --config_file cfg.yaml`: its
-        `num_processes`), read within the project; None when it is not there or not a count."""
-        source = self.linked_config(word, base, script_path, command)
-        if source is None:
-            return None
-        root = source.document.root
-        node = root.get(key) if isinstance(root, Mapping) else None
-        if not isinstance(node, Scalar) or type(node.value) is not int or node.value < 1:
-            return None
-        value = node.value
-        return Fact(value, "world size", node.span._replace(path=source.path), Origin.LAUNCH,
-                    detail=f"{key} {value} in {source.path}")
-
-    def world_size_on_hosts(self, hosts, base: str, script_path: str, command=None) -> Optional[Fact]:
-        """W from the hostfile a launch line names (spec.Hosts), read within the project; None, with
-        a notice, when it is not there or the launcher would not run on it."""
-        found = self.located(hosts.file, base, script_path, needs_format=False, command=command)
-        counted = None
-        if found is not None:
-            try:
-                counted = hosts.count(project.read_bytes(found).decode("utf-8", "replace"))
-            except OSError:
-                pass
-        where = f"{script_path}:{hosts.file.span.line}"
-        if found is None:
-            reads.notice(f"{where}: hostfile `{hosts.file.value}` is not in the project; the world size is unknown")
-            return None
-        if counted is None:
-            reads.notice(f"{where}: the hosts of `{hosts.file.value}` and the launch options select no known "
-                         "number of processes; the world size is unknown")
-            return None
-        value, span, detail = counted
-        return Fact(value, "world size", span._replace(path=display_path(found)), Origin.LAUNCH, detail=detail)
-
-    def located(self, word, base: str, script_path: str, needs_format: bool = True, command=None,
-                said: bool = False) -> Optional[str]:
-        """The file a launch line names (a config needs a format batchlint reads), found from the
-        script's folder, the working folder or the project root, within the project; a relative
-        path after a `cd` from the folder it moved to (`command`: the script's command naming it).
-        With `said`, a path not found is a notice: the run passes, and the user should know
-        the config was not checked."""
-        if not word.known:
-            return None
-        value = str(word.value)
-        if command is not None:
-            from .sources.shell import in_directory
-
-            moved = in_directory(command.directory, value, command.anchored, command.placed)
-            if moved is None:
-                return None  # after a `cd` to a folder not known
-            value = moved
-        for remote, local in self.mounts.items():
-            if value.startswith(remote + "/"):  # a path the job file mounts from the project
-                value = os.path.join(local, value[len(remote) + 1:])
-                break
-        # Scripts are run from their folder, the working folder, or the repository's top (where real
-        # scripts' `./examples/x/cfg.json` start): the same files whatever folder batchlint runs from;
-        # last, from a folder between the script's and the top, nearest first (`cd internvl_chat &&
-        # sh shell/x/train.sh` naming `zero_stage1_config.json` of internvl_chat/).
-        repository = project.git_root(script_path)
-        top = os.path.abspath(repository or self.settings.root)
-        between = [f for f in project.upward(os.path.dirname(os.path.abspath(base)), _MAX_FOLDERS_UP)
-                   if f.startswith(top + os.sep)]
-        for folder in (base, os.getcwd(), self.settings.root, repository or base, *between):
-            candidate = os.path.normpath(os.path.join(folder, value))
-            reads.record(candidate)  # even when missing: creating it changes the result
-            if (format_of(candidate) or not needs_format) and project.is_file(candidate):
-                if not project.may_read(candidate):
-                    reads.notice(f"{script_path}:{word.span.line}: `{word.value}` resolves outside "
-                                 "the project; not read (widen it with `reference-paths` in the project config)")
-                    return None
-                return candidate
-        if said and format_of(value) in ("yaml", "json", "toml"):  # a missing .py is more often a program
-            reads.notice(f"{script_path}:{word.span.line}: `{word.value}`, the config the launch line names, "
-                         "is not found in the project; its settings are not checked")
-        return None
-
-    def linked_config(self, word, base: str, script_path: str, command=None, said: bool = False) -> Optional[_Source]:
-        """The config file a launch line names, if it can be found and read (`said`: see `located`)."""
-        candidate = self.located(word, base, script_path, command=command, said=said)
-        if candidate is None:
-            return None
-        fmt = format_of(candidate)
-        if fmt is None:
-            return None  # not so: `located` found a file of a format batchlint reads
-        try:
-            raw = project.read_bytes(candidate)
-        except OSError:
-            return None
-        if fmt == "json" and is_vocabulary(candidate, raw[:256]):
-            return None  # `--vocab-file gpt2-vocab.json`, taken for a config under any flag: data
-        return self.load(candidate, raw, fmt)
-
-
-def _in_file(word, path: str):
-    """A word of a calling script, marked as written there (its positions are that file's)."""
-    if not hasattr(word, "span"):
-        return word  # an array: no environment value
-    spans = {"span": word.span.elsewhere(path)}
-    if word.value_span is not None:
-        spans["value_span"] = word.value_span.elsewhere(path)
-    return replace(word, **spans)
-
-
-# A script another runs: `./x.sh`, `bash x.sh`; followed this many calls deep.
-_SHELLS = {"bash", "sh", "zsh", "dash"}
-_SCRIPT_SUFFIXES = (".sh", ".bash")
-_SOURCED_SUFFIXES = _SCRIPT_SUFFIXES + (".env",)  # `source ./common.sh`, `. ./env.sh`, `source .env`
-_MAX_CALL_DEPTH = 4
-_MAX_FOLDERS_UP = 8  # folders above a script where a path it names is looked for
 
 
 @functools.lru_cache(maxsize=8)
@@ -932,17 +650,3 @@ def _composed_note(document, span) -> tuple:
     from .sources.hydra import note
 
     return note(document, span)
-
-
-def _one_process():
-    from . import one_process
-
-    return one_process
-
-
-def _launch():
-    """The launch-line reader, imported only when a shell script is linted (a config lint,
-    the pre-commit case, does without it and the shell reader)."""
-    from . import launch
-
-    return launch

@@ -49,3 +49,23 @@ def test_corpus_folder(framework):
     counts = Counter(r.framework for _, r in results if r.framework)
     for name, minimum in recognised.items():
         assert counts[name] >= minimum, counts
+
+
+@pytest.mark.skipif(not os.path.isdir(CORPUS), reason="../shared/corpus is not present")
+def test_a_file_alone_gets_what_the_whole_corpus_run_gives_it(monkeypatch):
+    """Issue 24's invariant, on the real repositories of the corpus: each file with a finding in a run
+    over the whole corpus, linted alone (as pre-commit and the editor give it), gets the same findings."""
+    import json
+
+    from click.testing import CliRunner
+
+    from batchlint.cli import main
+
+    monkeypatch.chdir(CORPUS)
+    runner = CliRunner()
+    whole = json.loads(runner.invoke(main, ["check", "-e", "-q", "--output-format", "json", "."]).stdout)
+    paths = sorted({d["path"] for d in whole})
+    assert paths, "the corpus has findings to compare"
+    for path in paths:
+        alone = json.loads(runner.invoke(main, ["check", "-e", "-q", "--output-format", "json", path]).stdout)
+        assert [d for d in alone if d["path"] == path] == [d for d in whole if d["path"] == path], path
