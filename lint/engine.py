@@ -93,9 +93,13 @@ class FileResult:
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
 
 
-# (caller's real path, mtime, size, project, settings' source, W and target given) -> what its lint found:
-# the real paths of the configs its launch lines run, its findings, and the reads it took.
+# (caller's real path, mtime, size, project, settings' source, target given, --since) -> what its lint found:
+# the configs its launch lines run, its findings, and the reads it took.
 _JOBS: dict = per_run.cache()
+# (script's real path, mtime, size, project, settings' source) -> (the configs its launch lines run, the reads
+# and searches it took), from the run's own lint of the script: a run over the whole project lints its
+# scripts first, so a config's lint knows which lines run it without linting them again.
+_LAUNCHED: dict = per_run.cache()
 
 
 class TimeLimit(Exception):
@@ -216,10 +220,13 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
     if source is not None:
         task = None if fmt == "shell" else next(
             (task for task in tasks_for(fmt, raw) if task.matches(source.document.root)), None)
-        if fmt == "shell":
-            checker.script(source)
-        elif task is not None:
-            checker.task(source, task)
+        if fmt == "shell" or task is not None:
+            if fmt == "shell":
+                checker.script(source)
+            else:
+                checker.task(source, task)
+            if options.whole_project and (key := _caller_key(path, options, settings)) is not None:
+                _LAUNCHED[key] = (_launched(checker), *reads.snapshot())
         else:
             found = len(checker.diagnostics)
             checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
@@ -459,7 +466,21 @@ class _Checker:
     def launches_in_view(self, path: str) -> list:
         """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
         real = os.path.realpath(path)
-        return [line for launched, _ in self.jobs(path) for line in launched.get(real, ())]
+        if not self.options.whole_project:
+            return [line for launched, _ in self.jobs(path) for line in launched.get(real, ())]
+        found = []
+        for caller in naming(path) or ():
+            # A run over the whole project lints its scripts first: what they launch is known without a lint.
+            key = _caller_key(caller, self.options, self.settings)
+            known = _LAUNCHED.get(key) if key is not None else None
+            if known is None:
+                job = self.job(caller)
+                if job is None:
+                    continue
+                known = job[0], job[2], job[3]
+            _replay(known[1], known[2])
+            found += known[0].get(real, ())
+        return found
 
     def jobs(self, path: str) -> list:
         """({the real path each of its launch lines runs: those lines, as `script:line (W=8)`}, its findings)
@@ -467,37 +488,29 @@ class _Checker:
         launch lines' W, never a guessed one)."""
         found = []
         for caller in naming(path) or ():
-            try:
-                info = os.stat(caller)
-            except OSError:
-                continue
-            key = (caller, info.st_mtime_ns, info.st_size, self.options.project, self.settings.source,
-                   self.options.global_batch, id(self.options.since))
-            job = _JOBS.get(key)
-            if job is None:
-                # As a file of a run over the whole project: its own configs' jobs are not looked for again
-                # (a chain of configs naming configs would lint on and on).
-                quiet = Options(global_batch=self.options.global_batch, project=self.options.project,
-                                digests=self.options.digests, since=self.options.since, whole_project=True)
-                with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
-                    checker = check_file(caller, self.settings, quiet, self.rules)
-                launched: dict = {}
-                for note, plan in checker.plans:
-                    if note is not None:
-                        w = plan.world_size.value if plan.world_size is not None and plan.world_size.known else "?"
-                        line = f"{note.path}:{note.span.line} (W={w})"
-                        lines = launched.setdefault(os.path.realpath(plan.document.path), [])
-                        if line not in lines:
-                            lines.append(line)
-                job = _JOBS[key] = (launched, tuple(checker.diagnostics), tuple(touched.paths.items()),
-                                    tuple(touched.searches.items()))
-            with reads.searching():  # what it read decides too: a cached result depends on it
-                for seen, digest in job[2]:
-                    reads.replay(seen, digest)
-            for search, digest in job[3]:
-                reads.replay_search(search, digest)
-            found.append(job[:2])
+            job = self.job(caller)
+            if job is not None:
+                _replay(job[2], job[3])
+                found.append(job[:2])
         return found
+
+    def job(self, caller: str) -> Optional[tuple]:
+        """(launched, findings, reads, searches) of the lint of `caller` as a file of the run, once a run."""
+        key = _caller_key(caller, self.options, self.settings)
+        if key is None:
+            return None
+        key += (self.options.global_batch, id(self.options.since))
+        job = _JOBS.get(key)
+        if job is None:
+            # As a file of a run over the whole project: its own configs' jobs are not looked for again
+            # (a chain of configs naming configs would lint on and on).
+            quiet = Options(global_batch=self.options.global_batch, project=self.options.project,
+                            digests=self.options.digests, since=self.options.since, whole_project=True)
+            with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
+                checker = check_file(caller, self.settings, quiet, self.rules)
+            job = _JOBS[key] = (_launched(checker), tuple(checker.diagnostics), tuple(touched.paths.items()),
+                                tuple(touched.searches.items()))
+        return job
 
     def findings_of_jobs(self, path: str, shown: str) -> None:
         """The findings that the lint of a job running the config at `path` makes in it: a file linted alone
@@ -583,6 +596,39 @@ class _Checker:
                        for remote, local in (task.mounts(root) if task.mounts else {}).items()}
         self.script(Source(source.path, script, source.directives), base)
 
+
+
+def _caller_key(caller: str, options: Options, settings: Settings) -> Optional[tuple]:
+    try:
+        info = os.stat(caller)
+    except OSError:
+        return None
+    return os.path.realpath(caller), info.st_mtime_ns, info.st_size, options.project, settings.source
+
+
+def _launched(checker: _Checker) -> dict:
+    """{the real path of each config a launch line of the lint runs: those lines as `script:line (W=8)`}, W
+    shown where the line (or a directive) gives it, `?` where only a guess would."""
+    launched: dict = {}
+    for note, plan in checker.plans:
+        if note is None:
+            continue
+        world = plan.world_size
+        given = world is not None and world.known and world.origin not in (Origin.COMMAND_LINE, Origin.PROJECT)
+        line = f"{note.path}:{note.span.line} (W={world.value if given else '?'})"
+        lines = launched.setdefault(os.path.realpath(plan.document.path), [])
+        if line not in lines:
+            lines.append(line)
+    return launched
+
+
+def _replay(paths: tuple, searches: tuple) -> None:
+    """What a lint whose result is used read, as the reads of the lint that uses it (searched only)."""
+    with reads.searching():
+        for seen, digest in paths:
+            reads.replay(seen, digest)
+    for search, digest in searches:
+        reads.replay_search(search, digest)
 
 
 @functools.lru_cache(maxsize=8)

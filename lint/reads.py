@@ -142,6 +142,13 @@ def remembered(cache: dict, key: object, compute: Callable[[], T]) -> T:
 
 
 
+def snapshot() -> tuple:
+    """(the reads, the searches) of the lint in progress until now, as `replay` takes them."""
+    if _log is None:
+        return (), ()
+    return tuple(_log.paths.items()), tuple(_log.searches.items())
+
+
 def so_far() -> tuple:
     """The files the lint in progress has read or looked for until now (absolute paths)."""
     return tuple(_log.paths) if _log is not None else ()

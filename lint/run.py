@@ -196,6 +196,10 @@ def explain(path: str, settings: Settings, world_sizes: tuple = (), global_batch
     return explanations
 
 
+# Scripts by their names (what launches is linted before what is launched); the order changes no finding.
+SCRIPTS = (".sh", ".bash", ".zsh", ".ksh", ".slurm", ".sbatch", ".pbs", ".qsub", ".lsf", ".job")
+
+
 def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, force_exclude: bool = False,
                respect_gitignore: bool = True, jobs: int = 0, cache_dir: str = "") -> Run:
     """Discover and lint `paths` (default: the current folder), each file with its settings."""
@@ -224,6 +228,8 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     options = dataclasses.replace(options, project=boundary, whole_project=whole)
     run.results = [None] * len(run.files)
     for own, indices in groups.values():
+        if whole:  # scripts first: a config's lint then knows which launch lines run it (engine._LAUNCHED)
+            indices.sort(key=lambda i: not run.files[i].endswith(SCRIPTS))
         for index, result in zip(indices, lint_files([run.files[i] for i in indices], own, options, LAZY, jobs, cache_dir)):
             run.results[index] = result
     return collect(run)

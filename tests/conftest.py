@@ -47,6 +47,24 @@ def lint_text(folder, filename, text, world_size=None, global_batch=None, settin
     return lint_file(path, settings, options, RULES)
 
 
+XTUNER_TEMPLATE = """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = {sp}
+batch_size = {micro}
+accumulative_counts = {acc}
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+
+
+def xtuner_sp(sp=1, acc=16, micro=1):
+    """An XTuner config under sequence parallelism as real ones write it (sp on line 4, the accumulation on 6)."""
+    return XTUNER_TEMPLATE.format(sp=sp, acc=acc, micro=micro)
+
+
 def git(folder, *args):
     """Run git in `folder` as a user with a name would; returns its output."""
     import subprocess

@@ -169,17 +169,6 @@ def test_the_readme_git_url_install_at_a_tag(tagged_clone, tmp_path):
 
 # -- the change as evidence: `git commit` through the installed hook ----------------------------
 
-XTUNER = """\
-from mmengine.dataset import DefaultSampler
-from xtuner.parallel.sequence import SequenceParallelSampler
-
-sequence_parallel_size = {sp}
-batch_size = 1
-accumulative_counts = {acc}
-sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
-train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
-optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
 LAUNCH = "#!/bin/bash\nNPROC_PER_NODE={n} xtuner train configs/sft.py --deepspeed deepspeed_zero2\n"
 
 
@@ -187,6 +176,7 @@ def test_a_commit_that_moves_the_layout_alone_is_blocked_with_the_batch_before_a
     """As a user installs it (the README's snippet, `pre-commit install`), `git commit` runs the hook on
     the staged files against HEAD: sp raised alone is blocked, sp raised with the accumulation scaled
     passes, the GPUs changed alone are blocked, and an unrelated edit beside an info passes."""
+    from conftest import xtuner_sp
     from test_action import offline_site, wheelhouse
 
     config = readme_snippet().replace("https://github.com/<you>/batchlint", str(tagged_clone)) \
@@ -205,7 +195,7 @@ def test_a_commit_that_moves_the_layout_alone_is_blocked_with_the_batch_before_a
                               timeout=600)
 
     def stage(sp, acc, n, extra=""):
-        (project / "configs" / "sft.py").write_text(XTUNER.format(sp=sp, acc=acc) + extra)
+        (project / "configs" / "sft.py").write_text(xtuner_sp(sp, acc) + extra)
         (project / "scripts" / "train.sh").write_text(LAUNCH.format(n=n))
         git("add", "-A")
 
@@ -235,7 +225,7 @@ def test_a_commit_that_moves_the_layout_alone_is_blocked_with_the_batch_before_a
 
     # The same change setting the batch on purpose: the micro batch moved with it, or the target is stated.
     stage(4, 16, 8)
-    (project / "configs" / "sft.py").write_text(XTUNER.format(sp=4, acc=16).replace("batch_size = 1", "batch_size = 4"))
+    (project / "configs" / "sft.py").write_text(xtuner_sp(4, 16, micro=4))
     git("add", "-A")
     code, output = commit("sp 4 with the micro batch raised")
     assert code == 0 and "BL106" not in output, output

@@ -9,28 +9,16 @@ from click.testing import CliRunner
 
 from batchlint.cli import main
 
-from conftest import committed, git, write
+from conftest import committed, git, write, xtuner_sp
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
-XTUNER = """\
-from mmengine.dataset import DefaultSampler
-from xtuner.parallel.sequence import SequenceParallelSampler
-
-sequence_parallel_size = {sp}
-batch_size = {micro}
-accumulative_counts = {acc}
-sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
-train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
-optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
 LAUNCH = "#!/bin/bash\nNPROC_PER_NODE={n} xtuner train configs/sft.py\n"
 DS = '{{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": {gas}{more}\n}}\n'
 HF_LAUNCH = "#!/bin/bash\ntorchrun --nnodes {nodes} --nproc_per_node 8 train.py --deepspeed ds.json\n"
 
 
-def config(sp=1, acc=16, micro=1):
-    return XTUNER.format(sp=sp, acc=acc, micro=micro)
+config = xtuner_sp
 
 
 def check(folder, monkeypatch, *args):
