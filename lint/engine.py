@@ -15,7 +15,7 @@ import traceback
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Optional, overload
 
-from . import directives as directive_parser, per_run, project, reads, versions
+from . import directives as directive_parser, project, reads, versions
 from .callers import naming, written_by
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
@@ -23,7 +23,7 @@ from .discover import display_path, is_run_artifact, is_vocabulary
 from .document import LaunchDocument, LimitExceeded, ParseError, Span, TooManyValues
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
-from .jobs import Resolver, Source, launch_reader
+from .jobs import ProjectJobs, Resolver, Source, launch_reader
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
@@ -74,6 +74,8 @@ class Options:
     whole_project: bool = False
     # `check --since REV`: each job the change touches is planned again as it was at REV (lint/change.py).
     since: Optional[Any] = None
+    # The run's jobs (lint/jobs.py ProjectJobs): what launch lines run each file; None: a lint of its own.
+    jobs: Optional[Any] = None
 
 
 @lean_dataclass
@@ -93,13 +95,6 @@ class FileResult:
     traceback: Optional[str] = None  # of an internal error, shown with --verbose
 
 
-# (caller's real path, mtime, size, project, settings' source, target given, --since) -> what its lint found:
-# the configs its launch lines run, its findings, and the reads it took.
-_JOBS: dict = per_run.cache()
-# (script's real path, mtime, size, project, settings' source) -> (the configs its launch lines run, the reads
-# and searches it took), from the run's own lint of the script: a run over the whole project lints its
-# scripts first, so a config's lint knows which lines run it without linting them again.
-_LAUNCHED: dict = per_run.cache()
 
 
 class TimeLimit(Exception):
@@ -225,8 +220,6 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
                 checker.script(source)
             else:
                 checker.task(source, task)
-            if options.whole_project and (key := _caller_key(path, options, settings)) is not None:
-                _LAUNCHED[key] = (_launched(checker), *reads.snapshot())
         else:
             found = len(checker.diagnostics)
             checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
@@ -236,6 +229,8 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
             if len(checker.diagnostics) > found and (writer := written_by(path)) is not None:
                 del checker.diagnostics[found:]  # made again by a script before the job reads it
                 reads.notice(f"skipped {shown}: {writer} writes it before it is used; the committed file is not what runs")
+        if options.whole_project:  # what it launches (a config: nothing): another file's lint need not lint it
+            checker.project_jobs.record(path, settings, options, launched_by(checker), *reads.snapshot())
     checker.unused_suppressions()
     return checker
 
@@ -256,6 +251,7 @@ class _Checker:
         self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
         self.top = ""  # the file linted
         self.resolver = Resolver(self)  # its launch scripts' lines, as jobs
+        self.project_jobs = options.jobs if options.jobs is not None else ProjectJobs()  # other files' jobs
 
     def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
              unsafe_fix=False, suppressible=True):
@@ -466,51 +462,24 @@ class _Checker:
     def launches_in_view(self, path: str) -> list:
         """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
         real = os.path.realpath(path)
-        if not self.options.whole_project:
-            return [line for launched, _ in self.jobs(path) for line in launched.get(real, ())]
         found = []
         for caller in naming(path) or ():
-            # A run over the whole project lints its scripts first: what they launch is known without a lint.
-            key = _caller_key(caller, self.options, self.settings)
-            known = _LAUNCHED.get(key) if key is not None else None
-            if known is None:
-                job = self.job(caller)
-                if job is None:
-                    continue
-                known = job[0], job[2], job[3]
-            _replay(known[1], known[2])
-            found += known[0].get(real, ())
+            known = self.project_jobs.launches(caller, self.settings, self.options, self.rules)
+            if known is not None:
+                _replay(known[1], known[2])
+                found += known[0].get(real, ())
         return found
 
     def jobs(self, path: str) -> list:
         """({the real path each of its launch lines runs: those lines, as `script:line (W=8)`}, its findings)
-        of each file in view that names the file at `path`, each linted once a run as the run lints it (its
-        launch lines' W, never a guessed one)."""
+        of each file in view that names the file at `path` (lint/jobs.py ProjectJobs)."""
         found = []
         for caller in naming(path) or ():
-            job = self.job(caller)
+            job = self.project_jobs.linted(caller, self.settings, self.options, self.rules)
             if job is not None:
                 _replay(job[2], job[3])
                 found.append(job[:2])
         return found
-
-    def job(self, caller: str) -> Optional[tuple]:
-        """(launched, findings, reads, searches) of the lint of `caller` as a file of the run, once a run."""
-        key = _caller_key(caller, self.options, self.settings)
-        if key is None:
-            return None
-        key += (self.options.global_batch, id(self.options.since))
-        job = _JOBS.get(key)
-        if job is None:
-            # As a file of a run over the whole project: its own configs' jobs are not looked for again
-            # (a chain of configs naming configs would lint on and on).
-            quiet = Options(global_batch=self.options.global_batch, project=self.options.project,
-                            digests=self.options.digests, since=self.options.since, whole_project=True)
-            with reads.tracking(self.options.digests) as touched:  # its notices are its own lint's
-                checker = check_file(caller, self.settings, quiet, self.rules)
-            job = _JOBS[key] = (_launched(checker), tuple(checker.diagnostics), tuple(touched.paths.items()),
-                                tuple(touched.searches.items()))
-        return job
 
     def findings_of_jobs(self, path: str, shown: str) -> None:
         """The findings that the lint of a job running the config at `path` makes in it: a file linted alone
@@ -598,15 +567,7 @@ class _Checker:
 
 
 
-def _caller_key(caller: str, options: Options, settings: Settings) -> Optional[tuple]:
-    try:
-        info = os.stat(caller)
-    except OSError:
-        return None
-    return os.path.realpath(caller), info.st_mtime_ns, info.st_size, options.project, settings.source
-
-
-def _launched(checker: _Checker) -> dict:
+def launched_by(checker: _Checker) -> dict:
     """{the real path of each config a launch line of the lint runs: those lines as `script:line (W=8)`}, W
     shown where the line (or a directive) gives it, `?` where only a guess would."""
     launched: dict = {}

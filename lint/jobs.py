@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
-from . import directives as directive_parser, project, reads
+from . import directives as directive_parser, project, reads, versions
 from .discover import display_path, is_vocabulary
 from .document import Document, LimitExceeded, Mapping, ParseError, Scalar
 from .frameworks import adapters_for
@@ -46,6 +46,80 @@ class Job:
     note: tuple = ()  # the launch line's note, then the lines of the scripts that ran the script
     # For a plain interpreter's line: W = 1 where the config's runtime finds one process (one_process.judge).
     alone: Optional[Callable] = None
+
+
+class ProjectJobs:
+    """The project's jobs for one run: which launch lines run each file, and what the lint of the file
+    holding them found. The run fills it before and while it lints: the callers of the files it was given
+    (pre-commit's, the editor's) are linted first (`prepare`), and each script of a run over the whole
+    project, linted before the configs, records what it launches (`record`). A config's lint looks them
+    up; what no one prepared is linted once, when first asked (a front end that does not prepare).
+    One per run, passed in `Options.jobs`: a new run starts from nothing, as the files may have changed."""
+
+    def __init__(self) -> None:
+        self._launched: dict = {}  # caller's key -> (launched, reads, searches): the run's own lint of it
+        self._linted: dict = {}  # caller's key, target, --since -> (launched, findings, reads, searches)
+
+    def __repr__(self) -> str:  # in the cache's salt: what a run found is not a setting
+        return "ProjectJobs()"
+
+    def record(self, caller: str, settings, options, launched: dict, read: tuple, searches: tuple) -> None:
+        """What the run's own lint of the script at `caller` launches, and what that lint read."""
+        key = _caller_key(caller, options, settings)
+        if key is not None:
+            self._launched[key] = (launched, read, searches)
+
+    def launches(self, caller: str, settings, options, rules) -> Optional[tuple]:
+        """(launched, reads, searches) of the file at `caller`: as the run's lint of it recorded, else linted."""
+        key = _caller_key(caller, options, settings)
+        known = self._launched.get(key) if key is not None else None
+        if known is None:
+            job = self.linted(caller, settings, options, rules)
+            return None if job is None else (job[0], job[2], job[3])
+        return known
+
+    def linted(self, caller: str, settings, options, rules) -> Optional[tuple]:
+        """(launched, findings, reads, searches) of the lint of the file at `caller` as a file of a run over the
+        whole project (its launch lines' W, never a guessed one), once a run; None when it is not there."""
+        key = _caller_key(caller, options, settings)
+        if key is None:
+            return None
+        key += (options.global_batch, id(options.since))
+        job = self._linted.get(key)
+        if job is None:
+            from .engine import Options, check_file, launched_by
+
+            # As a file of a run over the whole project: its own configs' jobs are not looked for again
+            # (a chain of configs naming configs would lint on and on).
+            quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
+                            since=options.since, whole_project=True, jobs=self)
+            with reads.tracking(options.digests) as touched:  # its notices are its own lint's
+                checker = check_file(caller, settings, quiet, rules)
+            job = self._linted[key] = (launched_by(checker), tuple(checker.diagnostics),
+                                       tuple(touched.paths.items()), tuple(touched.searches.items()))
+        return job
+
+    def prepare(self, paths: list, settings_for: Callable, options, rules) -> None:
+        """Lint the files in view that name each of `paths`, before `paths` are linted: their lints are
+        not made from inside another. One that cannot be linted here is left to the lint that asks."""
+        from .callers import naming
+
+        for path in paths:
+            settings = settings_for(path)
+            for caller in naming(path) or ():
+                try:
+                    with reads.tracking(digests=False), versions.configured(settings.versions, settings.source):
+                        self.linted(caller, settings, options, rules)
+                except Exception:  # noqa: BLE001 - the config's own lint asks again and reports what fails
+                    continue
+
+
+def _caller_key(caller: str, options, settings) -> Optional[tuple]:
+    try:
+        info = os.stat(caller)
+    except OSError:
+        return None
+    return os.path.realpath(caller), info.st_mtime_ns, info.st_size, options.project, settings.source
 
 
 class Resolver:

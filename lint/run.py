@@ -205,7 +205,9 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     """Discover and lint `paths` (default: the current folder), each file with its settings."""
     from batchlint.rules import LAZY
 
+    from . import project
     from .discover import discover
+    from .jobs import ProjectJobs
     from .parallel import lint_files
     from .project import Project, find_project
 
@@ -225,7 +227,11 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     given_paths = [os.path.realpath(p) for p in paths]
     whole = all(any(root == p or root.startswith(p.rstrip(os.sep) + os.sep) for p in given_paths)
                 for root in boundary.roots)
-    options = dataclasses.replace(options, project=boundary, whole_project=whole)
+    jobs = ProjectJobs()
+    options = dataclasses.replace(options, project=boundary, whole_project=whole, jobs=jobs)
+    if not whole:  # the jobs of the files given are linted before them, not from inside their lints
+        with project.using(boundary):
+            jobs.prepare(run.files, settings.for_path, options, LAZY)
     run.results = [None] * len(run.files)
     for own, indices in groups.values():
         if whole:  # scripts first: a config's lint then knows which launch lines run it (engine._LAUNCHED)
@@ -239,9 +245,15 @@ def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -
     """Lint `raw` as if it were the file `filename` (an editor's buffer on stdin)."""
     from batchlint.rules import LAZY
 
+    from . import project
     from .engine import lint_file
+    from .jobs import ProjectJobs
 
     per_run.forget()  # a new run: the files in view may have changed
+    jobs = ProjectJobs()
+    options = dataclasses.replace(options, jobs=jobs)
+    with project.using(options.project or project.find_project([filename], settings)):
+        jobs.prepare([filename], lambda path: settings, options, LAZY)
     return collect(Run(files=[filename], results=[lint_file(filename, settings, options, LAZY, raw=raw)]))
 
 
