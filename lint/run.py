@@ -227,17 +227,24 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     given_paths = [os.path.realpath(p) for p in paths]
     whole = all(any(root == p or root.startswith(p.rstrip(os.sep) + os.sep) for p in given_paths)
                 for root in boundary.roots)
-    jobs = ProjectJobs()
-    options = dataclasses.replace(options, project=boundary, whole_project=whole, jobs=jobs)
+    known_jobs = ProjectJobs()
+    options = dataclasses.replace(options, project=boundary, whole_project=whole, jobs=known_jobs)
     if not whole:  # the jobs of the files given are linted before them, not from inside their lints
         with project.using(boundary):
-            jobs.prepare(run.files, settings.for_path, options, LAZY)
+            known_jobs.prepare(run.files, settings.for_path, options, LAZY)
     run.results = [None] * len(run.files)
     for own, indices in groups.values():
-        if whole:  # scripts first: a config's lint then knows which launch lines run it (engine._LAUNCHED)
-            indices.sort(key=lambda i: not run.files[i].endswith(SCRIPTS))
-        for index, result in zip(indices, lint_files([run.files[i] for i in indices], own, options, LAZY, jobs, cache_dir)):
-            run.results[index] = result
+        batches = [indices]
+        if whole and (options.world_size or own.world_size):
+            # A guessed W is for the configs no launch line runs: the scripts are linted first, here, so
+            # every worker forked for the configs knows what they launch (ProjectJobs.record).
+            scripts = [i for i in indices if run.files[i].endswith(SCRIPTS)]
+            batches = [scripts, [i for i in indices if not run.files[i].endswith(SCRIPTS)]]
+        for number, batch in enumerate(batches):
+            workers = 1 if number == 0 and len(batches) > 1 else jobs
+            for index, result in zip(batch, lint_files([run.files[i] for i in batch], own, options, LAZY, workers,
+                                                       cache_dir)):
+                run.results[index] = result
     return collect(run)
 
 
@@ -250,10 +257,10 @@ def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -
     from .jobs import ProjectJobs
 
     per_run.forget()  # a new run: the files in view may have changed
-    jobs = ProjectJobs()
-    options = dataclasses.replace(options, jobs=jobs)
+    known_jobs = ProjectJobs()
+    options = dataclasses.replace(options, jobs=known_jobs)
     with project.using(options.project or project.find_project([filename], settings)):
-        jobs.prepare([filename], lambda path: settings, options, LAZY)
+        known_jobs.prepare([filename], lambda path: settings, options, LAZY)
     return collect(Run(files=[filename], results=[lint_file(filename, settings, options, LAZY, raw=raw)]))
 
 
