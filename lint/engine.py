@@ -229,7 +229,8 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
             if len(checker.diagnostics) > found and (writer := written_by(path)) is not None:
                 del checker.diagnostics[found:]  # made again by a script before the job reads it
                 reads.notice(f"skipped {shown}: {writer} writes it before it is used; the committed file is not what runs")
-        if options.whole_project:  # what it launches (a config: nothing): another file's lint need not lint it
+        if options.whole_project and (options.world_size or settings.world_size):
+            # What it launches (a config: nothing): a config's lint under the guessed W need not lint it again.
             checker.project_jobs.record(path, settings, options, launched_by(checker), *reads.snapshot())
     checker.unused_suppressions()
     return checker

@@ -70,11 +70,14 @@ class ProjectJobs:
             self._launched[key] = (launched, read, searches)
 
     def launches(self, caller: str, settings, options, rules) -> Optional[tuple]:
-        """(launched, reads, searches) of the file at `caller`: as the run's lint of it recorded, else linted."""
+        """(launched, reads, searches) of the file at `caller`: as the run's lint of it recorded, else linted
+        (in a run over the whole project, planned only: the run lints it as a file of its own too)."""
         key = _caller_key(caller, options, settings)
         known = self._launched.get(key) if key is not None else None
+        if known is None and key is not None and not _may_launch(caller):
+            known = self._launched[key] = ({}, ((os.path.abspath(caller), ""),), ())
         if known is None:
-            job = self.linted(caller, settings, options, rules)
+            job = self.linted(caller, settings, options, () if options.whole_project else rules)
             return None if job is None else (job[0], job[2], job[3])
         return known
 
@@ -84,7 +87,7 @@ class ProjectJobs:
         key = _caller_key(caller, options, settings)
         if key is None:
             return None
-        key += (options.global_batch, id(options.since))
+        key += (options.global_batch, id(options.since), rules == ())
         job = self._linted.get(key)
         if job is None:
             from .engine import Options, check_file, launched_by
@@ -112,6 +115,20 @@ class ProjectJobs:
                         self.linted(caller, settings, options, rules)
                 except Exception:  # noqa: BLE001 - the config's own lint asks again and reports what fails
                     continue
+
+
+def _may_launch(path: str) -> bool:
+    """Whether the file at `path` may hold launch lines: a shell script, or a job file of a framework
+    that reads them (a SkyPilot task); a config (YAML, JSON, TOML, Python) launches nothing."""
+    from .frameworks import tasks_for
+    from .sources import is_shell_script
+
+    try:
+        raw = project.read_bytes(path)
+    except OSError:
+        return False
+    fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
+    return fmt == "shell" or (fmt is not None and next(tasks_for(fmt, raw), None) is not None)
 
 
 def _caller_key(caller: str, options, settings) -> Optional[tuple]:

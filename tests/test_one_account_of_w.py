@@ -112,3 +112,24 @@ def test_the_index_of_names_finds_what_the_scan_finds(monkeypatch):
         indexed = [callers.naming(p) for p in configs]
     assert indexed == scanned
     assert sum(1 for found in scanned if found) > 20, "the corpus names its configs in scripts"
+
+
+def test_the_run_lints_the_jobs_of_the_files_it_was_given_before_them(tmp_path, monkeypatch):
+    """pre-commit's list: the scripts that run a given config are linted by the run first (ProjectJobs.prepare),
+    once each, not from inside the config's lint."""
+    import inspect
+
+    from batchlint import engine
+
+    two_jobs(tmp_path)
+    linted: list = []
+    check_file = engine.check_file
+
+    def spy(path, *args, **kwargs):
+        linted.append((os.path.basename(path), any(f.function == "lint_file" for f in inspect.stack())))
+        return check_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "check_file", spy)
+    result = run(tmp_path, monkeypatch, "check", "sft.py")
+    assert "BL202" in result.stdout
+    assert sorted(linted) == [("a.sh", False), ("b.sh", False), ("sft.py", True)]
