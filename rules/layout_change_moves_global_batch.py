@@ -10,7 +10,10 @@ There is no finding when the same change also sets the batch on purpose: it chan
 batch, the accumulation or a declared global batch, or a target is stated (a `global-batch`
 directive, `--global-batch`, the project config), which BL102 then judges. Where a framework
 derives the accumulation from a declared global batch (DeepSpeed's `train_batch_size` alone,
-TorchTitan's `global_batch_size`), the layout does not move it and nothing is reported.
+TorchTitan's `global_batch_size`), the layout does not move it and nothing is reported; nor for RL
+trainers whose optimizer step is a declared global mini-batch (verl's `ppo_mini_batch_size`, ms-swift
+Megatron's `global_batch_size`), while a Trainer-based one (TRL's DPO or GRPO through axolotl) moves
+with dp as supervised training does.
 
 Where no side knows W (a config that no launch line in view runs, without `-w`), both sides are
 planned at the least W both layouts run on: the global batch is linear in W, so the change moves it
@@ -72,8 +75,8 @@ _BATCH = ("micro_batch", "grad_accum", "declared_global_batch", "step_batch", "m
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     change = plan.change
     before, after = change.before, change.after
-    if before.rl is not None or after.rl is not None or after.target_global_batch is not None:
-        return  # an RL step's batch is its own arithmetic; a stated target is BL102's to judge
+    if after.target_global_batch is not None:
+        return  # a stated target is BL102's to judge
     if any(_value(getattr(before, name)) != _value(getattr(after, name)) for name in _BATCH):
         return  # the change sets the batch too
     moved = _moved(before, after, plan)
@@ -147,6 +150,23 @@ optim_wrapper = dict(accumulative_counts=accumulative_counts)
 _LAUNCH = "#!/bin/bash\ntorchrun --nproc_per_node {n} train.py --deepspeed ds.json\n"
 _DS = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8\n}\n'
 
+_AXOLOTL_LAUNCH = "#!/bin/bash\naccelerate launch --num_processes {n} -m axolotl.cli.train dpo.yaml\n"
+_AXOLOTL_DPO = ("base_model: meta-llama/Llama-3.1-8B\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
+                "datasets:\n  - path: argilla/ultrafeedback-binarized-preferences\n    type: chatml.argilla\n")
+_VERL = """\
+data:
+  train_batch_size: 256
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 128
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: {gpus}
+  nnodes: 1
+"""
+
 RULE = Rule(
     code="BL106",
     name="layout-change-moves-global-batch",
@@ -172,5 +192,10 @@ RULE = Rule(
                 before=(("run.sh", _LAUNCH.format(n=8)),)),
         Example("run.sh", _LAUNCH.format(n=8), files=(("ds.json", _DS), ("train.py", "import transformers\n")),
                 before=(("run.sh", _LAUNCH.format(n=8)),)),
+        # A Trainer-based RL step (TRL's DPO through axolotl) is micro x accumulation x dp too.
+        Example("train.sh", _AXOLOTL_LAUNCH.format(n=4), flagged=(2,), files=(("dpo.yaml", _AXOLOTL_DPO),),
+                before=(("train.sh", _AXOLOTL_LAUNCH.format(n=8)),)),
+        # verl's optimizer step is the global mini-batch x n, whatever the GPUs: fewer GPUs move nothing.
+        Example("ppo.yaml", _VERL.format(gpus=4), before=(("ppo.yaml", _VERL.format(gpus=8)),)),
     ),
 )

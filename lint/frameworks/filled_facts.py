@@ -11,6 +11,7 @@ FILLED = {
     ],
     'axolotl': [
         ['attention', 'basis', 'data_parallel', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'rl.generation_batch', 'rl.generation_checks', 'rl.micro_batch', 'rl.prompts_per_step', 'rl.samples_per_prompt', 'sequence_parallel_off', 'settings', 'settings.glm_dsa_kernels', 'unit', 'world_size'],
+        ['attention', 'basis', 'data_parallel', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'sequence_parallel_off', 'settings', 'settings.glm_dsa_kernels', 'unit', 'world_size'],
         ['attention', 'basis', 'eval_packing', 'grad_accum', 'layout', 'layout_exact', 'length_grouping_off', 'micro_batch', 'packing', 'parallel', 'parallel.cp', 'parallel.tp', 'rl', 'rl.algorithm', 'sequence_parallel_off', 'settings', 'settings.glm_dsa_kernels', 'unit'],
         ['attention', 'basis', 'grad_accum', 'layout', 'layout_exact', 'length_grouping', 'length_grouping_off', 'micro_batch', 'packing', 'parallel', 'parallel.cp', 'parallel.tp', 'seq_len', 'sequence_parallel_off', 'settings', 'settings.glm_dsa_kernels', 'unit'],
         ['attention', 'basis', 'grad_accum', 'layout', 'layout_exact', 'length_grouping', 'length_grouping_off', 'micro_batch', 'packing', 'parallel', 'parallel.cp', 'parallel.tp', 'sequence_parallel_off', 'settings', 'settings.glm_dsa_kernels', 'unit'],
