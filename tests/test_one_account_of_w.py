@@ -133,3 +133,22 @@ def test_the_run_lints_the_jobs_of_the_files_it_was_given_before_them(tmp_path, 
     result = run(tmp_path, monkeypatch, "check", "sft.py")
     assert "BL202" in result.stdout
     assert sorted(linted) == [("a.sh", False), ("b.sh", False), ("sft.py", True)]
+
+
+def test_the_editor_shows_a_json_the_job_it_belongs_to(tmp_path, monkeypatch):
+    """Issue 24's first case: a DeepSpeed JSON open alone in the editor, its launch script only on disk,
+    gets the error the run over the whole folder gives it (DeepSpeed refuses 128 != 4 x 16 x 4 GPUs)."""
+    from batchlint.server.session import Document, Session, key
+
+    write(tmp_path, "ds_zero2.json", '{\n  "train_batch_size": 128,\n  "train_micro_batch_size_per_gpu": 4,\n'
+                                     '  "gradient_accumulation_steps": 16\n}\n')
+    write(tmp_path, "train.sh", "#!/bin/bash\ndeepspeed --num_gpus 4 train.py --deepspeed ds_zero2.json\n")
+    write(tmp_path, "train.py", "import deepspeed\n")
+    monkeypatch.chdir(tmp_path)
+    whole = json.loads(run(tmp_path, monkeypatch, "check", "--output-format", "json", ".").stdout)
+    assert [(d["code"], d["line"]) for d in whole] == [("BL102", 2)]
+    session = Session()
+    path = str(tmp_path / "ds_zero2.json")
+    session.put(Document(path, (tmp_path / "ds_zero2.json").as_uri(), (tmp_path / "ds_zero2.json").read_text(), 1))
+    linted = session.lint(key(path))
+    assert [(d.code, d.span.line, d.severity) for d in linted.diagnostics] == [("BL102", 2, whole[0]["severity"])]
