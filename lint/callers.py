@@ -71,6 +71,45 @@ def naming(path: str) -> Optional[tuple]:
     return tuple(found)
 
 
+def running(path: str) -> Optional[tuple]:
+    """The files in view that may run the file at `path`: those naming it (`naming`), then those composing
+    its name from a variable (`--deepspeed configs/${STAGE}.json` beside `STAGE=zero2`): the value as a
+    word of its own and a variable before the suffix. Whether one does is what its lint says (the
+    configs its launch lines run); None when there are too many files to look through."""
+    named = naming(path)
+    if named is None:
+        return None
+    real = os.path.realpath(path)
+    stem, dot, suffix = os.fsencode(os.path.basename(real)).rpartition(b".")
+    if not (stem and dot and suffix):
+        return named
+    files = _files(_top(real))
+    composed = [files.paths[index] for index, (suffixes, words) in _composers(files)
+                if suffix in suffixes and stem in words and files.paths[index] != real]
+    return tuple(dict.fromkeys(named + tuple(composed)))
+
+
+# A variable right before a suffix: `${STAGE}.json`, `$NAME.yaml` (the suffix is the group).
+_COMPOSED = re.compile(rb"\$\{?\w+\}?\.(\w+)")
+_composed: dict = per_run.cache()  # id of the _Files -> [its _Files, ((index, (suffixes, words)), ...)]
+
+
+def _composers(files: _Files) -> tuple:
+    """(index, (the suffixes it composes a name with, its words)) of each file that composes a name from a
+    variable, found in one pass over them all."""
+    entry = _composed.get(id(files))
+    if entry is None or entry[0] is not files:
+        found = []
+        data, starts = files.data, files.starts
+        for number, start in enumerate(starts):
+            end = starts[number + 1] if number + 1 < len(starts) else len(data)
+            suffixes = frozenset(_COMPOSED.findall(data, start, end))
+            if suffixes:
+                found.append((number, (suffixes, frozenset(_NAME.findall(data, start, end)))))
+        entry = _composed[id(files)] = [files, tuple(found)]
+    return entry[1]
+
+
 _WORD_END = frozenset(b" \t\n\r\x0b\x0c'\"=;|&()<>`,[]{}")  # what ends a shell word: the path before a name starts after it
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 MAX_PATH_BEFORE = 4096  # bytes looked back for the folders written before a name

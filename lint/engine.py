@@ -16,7 +16,7 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
-from .callers import naming, written_by
+from .callers import running, written_by
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
@@ -464,7 +464,7 @@ class _Checker:
         """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
         real = os.path.realpath(path)
         found = []
-        for caller in naming(path) or ():
+        for caller in running(path) or ():
             known = self.project_jobs.launches(caller, self.settings, self.options, self.rules)
             if known is not None:
                 _replay(known[1], known[2])
@@ -475,7 +475,7 @@ class _Checker:
         """({the real path each of its launch lines runs: those lines, as `script:line (W=8)`}, its findings)
         of each file in view that names the file at `path` (lint/jobs.py ProjectJobs)."""
         found = []
-        for caller in naming(path) or ():
+        for caller in running(path) or ():
             job = self.project_jobs.linted(caller, self.settings, self.options, self.rules)
             if job is not None:
                 _replay(job[2], job[3])

@@ -83,7 +83,7 @@ def plans_of(path: str, settings: Settings, global_batch: Optional[int] = None) 
     one plan that launch lines in view run, that plan as each of them runs it (with its W)."""
     import os
 
-    from .callers import naming
+    from .callers import running
 
     options = Options(global_batch=global_batch, whole_project=True)
     own = check_file(path, settings, options, rules=()).plans
@@ -91,7 +91,7 @@ def plans_of(path: str, settings: Settings, global_batch: Optional[int] = None) 
         return own
     real, selected = os.path.realpath(path), own[0][1].document.selected
     jobs = []
-    for caller in sorted(naming(path) or ()):
+    for caller in sorted(running(path) or ()):
         for note, plan in check_file(caller, settings, options, rules=()).plans:
             if note is not None and os.path.realpath(plan.document.path) == real and plan.document.selected == selected:
                 jobs.append((note, plan))

@@ -105,11 +105,11 @@ class ProjectJobs:
     def prepare(self, paths: list, settings_for: Callable, options, rules) -> None:
         """Lint the files in view that name each of `paths`, before `paths` are linted: their lints are
         not made from inside another. One that cannot be linted here is left to the lint that asks."""
-        from .callers import naming
+        from .callers import running
 
         for path in paths:
             settings = settings_for(path)
-            for caller in naming(path) or ():
+            for caller in running(path) or ():
                 try:
                     with reads.tracking(digests=False), versions.configured(settings.versions, settings.source):
                         self.linted(caller, settings, options, rules)

@@ -2,7 +2,8 @@
 
 References between files (a linked DeepSpeed JSON, a config a launch line
 names) resolve only inside the project: the git root above each linted path,
-else the folder of the project config, else the linted paths themselves, plus
+else the folder of the project config, else the working folder when it holds
+the path (not `/` or the home folder), else the linted paths themselves, plus
 the folders the project config adds with `reference-paths`. The check is on
 real paths, so a symlink that leaves the project is outside too. Nothing of a
 file outside reaches the output: CI annotations and job summaries are public.
@@ -154,10 +155,25 @@ def find_project(paths: Iterable[str], settings) -> Project:
     for path in paths:
         top = git_root(path)
         if top is None:
-            top = settings.root if settings.source else (path if os.path.isdir(path) else os.path.dirname(path) or ".")
+            top = settings.root if settings.source else _working_folder_holding(path) or \
+                (path if os.path.isdir(path) else os.path.dirname(path) or ".")
         roots.append(top)
     roots.extend(settings.reference_paths)
     return Project(tuple(sorted({os.path.realpath(r) for r in roots})))
+
+
+def _working_folder_holding(path: str) -> Optional[str]:
+    """The working folder, when it holds `path` and is no more than a project's top (not `/` or the home
+    folder): outside a repository and without a project config, `batchlint configs/ds.json` run from a
+    project's top sees the scripts beside it, as ruff takes the working folder for the project root."""
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    if cwd in (os.path.realpath(os.sep), os.path.realpath(os.path.expanduser("~"))):
+        return None
+    return cwd if real.startswith(cwd.rstrip(os.sep) + os.sep) else None
 
 
 _overlay: contextvars.ContextVar = contextvars.ContextVar("batchlint_overlay", default=None)

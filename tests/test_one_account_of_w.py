@@ -5,6 +5,7 @@ used; a problem reached through several jobs is one finding."""
 import json
 import os
 
+import pytest
 from click.testing import CliRunner
 
 from batchlint import callers, per_run, project
@@ -152,3 +153,19 @@ def test_the_editor_shows_a_json_the_job_it_belongs_to(tmp_path, monkeypatch):
     session.put(Document(path, (tmp_path / "ds_zero2.json").as_uri(), (tmp_path / "ds_zero2.json").read_text(), 1))
     linted = session.lint(key(path))
     assert [(d.code, d.span.line, d.severity) for d in linted.diagnostics] == [("BL102", 2, whole[0]["severity"])]
+
+
+@pytest.mark.parametrize("line", [
+    "deepspeed --num_gpus 4 train.py --deepspeed configs/${STAGE}.json",
+    "deepspeed --num_gpus 4 train.py --deepspeed $DIR/$STAGE.json",
+], ids=["braced", "bare"])
+def test_a_config_whose_name_a_script_composes_is_judged_alone_as_in_the_folder(tmp_path, monkeypatch, line):
+    """`STAGE=zero2` ... `configs/${STAGE}.json`: the name is never written whole, and the script runs it."""
+    write(tmp_path, "configs/zero2.json", '{\n  "train_batch_size": 128,\n  "train_micro_batch_size_per_gpu": 4,\n'
+                                          '  "gradient_accumulation_steps": 16\n}\n')
+    write(tmp_path, "train.sh", f"#!/bin/bash\nSTAGE=zero2\nDIR=configs\n{line}\n")
+    write(tmp_path, "train.py", "import deepspeed\n")
+    whole = json.loads(run(tmp_path, monkeypatch, "check", "--output-format", "json", ".").stdout)
+    alone = json.loads(run(tmp_path, monkeypatch, "check", "--output-format", "json", "configs/zero2.json").stdout)
+    assert [(d["code"], d["line"]) for d in whole] == [("BL102", 2)]
+    assert alone == whole
