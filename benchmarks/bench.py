@@ -141,11 +141,36 @@ def w_cost(batchlint: list, rows: list) -> None:
     rows.append(("4 copies: CPU with -w 8 / without", four_w, f"{four_w / four:.2f}x (budget 1.2x)"))
 
 
+def growth(batchlint: list, copies=(1, 4, 16, 64)) -> None:
+    """`bench.py --growth`: CPU of one worker over N copies of the corpus in one folder (64 copies: ~48,000
+    files, launch scripts included), with and without `-w 8`: linear means the CPU per copy stays flat."""
+    if not os.path.isdir(CORPUS):
+        print("the corpus (../shared) is not here")
+        return
+    folder = tempfile.mkdtemp(prefix="batchlint-bench-growth-")
+    try:
+        made = 0
+        for n in copies:
+            for copy in range(made, n):
+                shutil.copytree(CORPUS, os.path.join(folder, f"c{copy}"))
+            made = n
+            files = sum(len(names) for _, _, names in os.walk(folder))
+            plain = measured(batchlint + ["check", "--exit-zero", "--jobs", "1", folder], 1)[1]
+            given = measured(batchlint + ["check", "--exit-zero", "--jobs", "1", "-w", "8", folder], 1)[1]
+            print(f"{n:3d} copies, {files:6d} files: CPU {plain:6.1f} s ({plain / n:.2f} s a copy); with -w 8 "
+                  f"{given:6.1f} s ({given / plain:.2f}x)", flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     batchlint = [sys.executable, "-m", "batchlint"]
     if shutil.which("batchlint"):
         batchlint = [shutil.which("batchlint")]
     rows: list = []
+    if "--growth" in sys.argv[1:]:
+        growth(batchlint)
+        return
     if "--instructions" in sys.argv[1:] and "--w-cost" not in sys.argv[1:]:
         count_instructions(batchlint)
         return
