@@ -2,7 +2,7 @@
 
 A launch script another file names may be run by it (`srun bash run.sh`: lint/one_process.py); a
 config a file names may be launched by it, which the engine then reads that file's launch lines to tell
-(lint/engine.py `launched_in_view`: `-w` and the project config's W are for the configs no launch line in
+(lint/engine.py `launches_in_view`: `-w` and the project config's W are for the configs no launch line in
 view runs). The files are found by one walk
 of the project and read once a run (`forget` starts again), each name then looked for in all of them
 at once; past a bound (too many files or bytes) some may be missed, and the answer is "named".

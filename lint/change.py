@@ -52,7 +52,8 @@ class Since:
         """The change to the job `plan` (the `ordinal`-th plan of its config and launch in the lint of
         `top`), when the change touches a file the lint has read; None otherwise, or where the job is
         new, or its W is known on one side only."""
-        read = reads.so_far() + ((note.path,) if note is not None and note.path else ()) + (plan.document.path,)
+        read = tuple(path for path, _ in reads.snapshot()[0]) + (plan.document.path,)
+        read += (note.path,) if note is not None and note.path else ()
         if not self.revision.touches(read):
             return None
         identity = (*job(plan, note), ordinal)

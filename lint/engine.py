@@ -23,7 +23,7 @@ from .discover import display_path, is_run_artifact, is_vocabulary
 from .document import LaunchDocument, LimitExceeded, ParseError, Span, TooManyValues
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
-from .jobs import ProjectJobs, Resolver, Source, launch_reader
+from .jobs import ProjectJobs, Resolver, Source, launch_label, launch_reader
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
@@ -456,10 +456,6 @@ class _Checker:
                      f"run it give W ({where})")
         return replace(outside, world_size=None)
 
-    def launched_in_view(self, path: str) -> bool:
-        """Whether a launch line of a file in view that names the file at `path` runs it."""
-        return bool(self.launches_in_view(path))
-
     def launches_in_view(self, path: str) -> list:
         """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
         real = os.path.realpath(path)
@@ -569,15 +565,12 @@ class _Checker:
 
 
 def launched_by(checker: _Checker) -> dict:
-    """{the real path of each config a launch line of the lint runs: those lines as `script:line (W=8)`}, W
-    shown where the line (or a directive) gives it, `?` where only a guess would."""
+    """{the real path of each config a launch line of the lint runs: those lines (jobs.launch_label)}."""
     launched: dict = {}
     for note, plan in checker.plans:
         if note is None:
             continue
-        world = plan.world_size
-        given = world is not None and world.known and world.origin not in (Origin.COMMAND_LINE, Origin.PROJECT)
-        line = f"{note.path}:{note.span.line} (W={world.value if given else '?'})"
+        line = launch_label(note, plan)
         lines = launched.setdefault(os.path.realpath(plan.document.path), [])
         if line not in lines:
             lines.append(line)

@@ -117,6 +117,14 @@ class ProjectJobs:
                     continue
 
 
+def launch_label(note, plan) -> str:
+    """A launch line that runs a config, as messages and `--show-settings` name it: `script:line (W=8)`,
+    W shown where the line (or a directive) gives it, `?` where only a guess would."""
+    world = plan.world_size
+    given = world is not None and world.known and world.origin not in (Origin.COMMAND_LINE, Origin.PROJECT)
+    return f"{note.path}:{note.span.line} (W={world.value if given else '?'})"
+
+
 def _may_launch(path: str) -> bool:
     """Whether the file at `path` may hold launch lines: a shell script, or a job file of a framework
     that reads them (a SkyPilot task); a config (YAML, JSON, TOML, Python) launches nothing."""

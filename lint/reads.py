@@ -147,8 +147,3 @@ def snapshot() -> tuple:
     if _log is None:
         return (), ()
     return tuple(_log.paths.items()), tuple(_log.searches.items())
-
-
-def so_far() -> tuple:
-    """The files the lint in progress has read or looked for until now (absolute paths)."""
-    return tuple(_log.paths) if _log is not None else ()

@@ -414,6 +414,7 @@ def _launched_by(settings: Settings, path: str) -> list:
     """`script:line (W=8)` of each launch line in view that runs the file at `path` (none when it is not there)."""
     from . import explain, project
     from .discover import display_path
+    from .jobs import launch_label
 
     if not os.path.isfile(path):
         return []
@@ -423,8 +424,7 @@ def _launched_by(settings: Settings, path: str) -> list:
             jobs = explain.plans_of(path, settings)
     except OSError:
         return []
-    return [f"{note.path}:{note.span.line} (W={plan.world_size.value if plan.world_size and plan.world_size.known else '?'})"
-            for note, plan in jobs if note is not None and note.path != display_path(path)]
+    return [launch_label(note, plan) for note, plan in jobs if note is not None and note.path != display_path(path)]
 
 
 def settings_report(settings: Settings, path: str, fmt: str) -> str:
