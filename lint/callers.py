@@ -71,6 +71,15 @@ def naming(path: str) -> Optional[tuple]:
     return tuple(found)
 
 
+def in_view(real: str) -> Optional[tuple]:
+    """(the folder in view, the real paths of every file in it that may run the file at the real path
+    `real`, whether or not they name it): one pass for a whole project's launch lines; None when there
+    are too many to look through."""
+    top = _top(real)
+    files = _files(top)
+    return (top, files.paths) if files.complete else None
+
+
 def running(path: str) -> Optional[tuple]:
     """The files in view that may run the file at `path`: those naming it (`naming`), then those composing
     its name from a variable (`--deepspeed configs/${STAGE}.json` beside `STAGE=zero2`): the value as a
@@ -242,7 +251,8 @@ def _read(top: str) -> _Files:
                 continue  # not a regular file, or past the bound: a data file, not a caller
             starts.append(size)
             chunks.append(data + _SEPARATOR)
-            paths.append(os.path.realpath(candidate))
+            # os.walk enters no linked folder, so under a real top only a linked file has another real path.
+            paths.append(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
             size += len(data) + len(_SEPARATOR)
             if size > MAX_BYTES:
                 return _Files(b"", (), (), False)

@@ -458,6 +458,12 @@ class _Checker:
 
     def launches_in_view(self, path: str) -> list:
         """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
+        if self.options.whole_project:  # every launcher is read once, and the answer inverted
+            found = []
+            for lines, seen, searches in self.project_jobs.launching(path, self.settings, self.options, self.rules) or ():
+                _replay(seen, searches)
+                found += lines
+            return found
         real = os.path.realpath(path)
         found = []
         for caller in running(path) or ():

@@ -59,6 +59,7 @@ class ProjectJobs:
     def __init__(self) -> None:
         self._launched: dict = {}  # caller's key -> (launched, reads, searches): the run's own lint of it
         self._linted: dict = {}  # caller's key, target, --since -> (launched, findings, reads, searches)
+        self._launching: dict = {}  # folder in view, settings -> {real path: [(launched lines, reads, searches)]}
 
     def __repr__(self) -> str:  # in the cache's salt: what a run found is not a setting
         return "ProjectJobs()"
@@ -80,6 +81,26 @@ class ProjectJobs:
             job = self.linted(caller, settings, options, () if options.whole_project else rules)
             return None if job is None else (job[0], job[2], job[3])
         return known
+
+    def launching(self, path: str, settings, options, rules) -> Optional[list]:
+        """[(the launch lines, as `script:line (W=8)`, reads, searches)] of each file in view that runs the
+        file at `path`: in a run over the whole project, every file in view that may launch is read once
+        (its scripts were linted first) and inverted, so no config searches for the files naming it."""
+        from .callers import in_view
+
+        real = os.path.realpath(path)
+        view = in_view(real)
+        if view is None:
+            return None
+        key = (view[0], options.project, settings.source)
+        inverse = self._launching.get(key)
+        if inverse is None:
+            inverse = self._launching[key] = {}
+            for caller in view[1]:
+                known = self.launches(caller, settings, options, rules) if _may_launch(caller) else None
+                for launched, lines in (known[0] if known else {}).items():
+                    inverse.setdefault(launched, []).append((lines, known[1], known[2]))
+        return inverse.get(real, [])
 
     def linted(self, caller: str, settings, options, rules) -> Optional[tuple]:
         """(launched, findings, reads, searches) of the lint of the file at `caller` as a file of a run over the
@@ -136,7 +157,7 @@ def _may_launch(path: str) -> bool:
     except OSError:
         return False
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
-    return fmt == "shell" or (fmt is not None and next(tasks_for(fmt, raw), None) is not None)
+    return fmt == "shell" or (fmt is not None and any(task.may_be(raw) for task in tasks_for(fmt, raw)))
 
 
 def _caller_key(caller: str, options, settings) -> Optional[tuple]:

@@ -237,6 +237,15 @@ class TaskFile:
     folder: Optional[Callable] = None
     mounts: Optional[Callable] = None
 
+    def may_be(self, raw: bytes) -> bool:
+        """Whether a file's bytes may be such a file: its script key and one beside it start lines (block
+        YAML's top-level keys), asked before anything is parsed."""
+        import re
+
+        keys = b"|".join(re.escape(key.encode()) for key in self.beside)
+        return re.search(rb"(?m)^%s:" % re.escape(self.script.encode()), raw) is not None \
+            and re.search(rb"(?m)^(?:%s):" % keys, raw) is not None
+
     def matches(self, root: object) -> bool:
         """Whether a document's root mapping is such a file (its script a string)."""
         items = getattr(root, "items", None)
