@@ -59,8 +59,10 @@ _TEXT = ("text", "concise", "full")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch (sequences per optimizer step) you mean to train with.")
 @click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               envvar="BATCHLINT_OUTPUT_FORMAT",
-              help="How to print findings (env BATCHLINT_OUTPUT_FORMAT). `concise` is `text`; `full` adds each "
-                   "finding's line, as ruff names them. `--format` is the older spelling.")
+              help="How to print findings (env BATCHLINT_OUTPUT_FORMAT), with ruff's names: `concise` is `text`; "
+                   "`full` adds each finding's line; `grouped` lists them under each file; github, gitlab (Code "
+                   "Quality), azure, junit, pylint, rdjson (reviewdog), json, json-lines and sarif are for CI tools "
+                   "(docs/output-formats.md). `--format` is the older spelling.")
 @click.option("-o", "--output-file", "--output", "output", type=click.Path(dir_okay=False, path_type=str),
               help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated; replaces the config's).")
@@ -70,8 +72,9 @@ _TEXT = ("text", "concise", "full")
               help="Skip files and folders matching these globs (comma-separated; replaces the config's exclude; "
                    "relative to the working directory, a name without `/` matching anywhere).")
 @click.option("--extend-exclude", multiple=True, help="Like --exclude, but adds to the config's exclude.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str),
-              help="Project config for every file, instead of the nearest pyproject.toml/batchlint.toml of each.")
+@click.option("--config", "config_path", multiple=True, metavar="FILE | KEY = VALUE",
+              help="Project config for every file, instead of the nearest pyproject.toml/batchlint.toml of each; "
+                   "or a TOML `key = value` of [tool.batchlint] set over each file's config (repeatable).")
 @click.option("--force-exclude", is_flag=True, help="Apply the config's exclude to files named on the command line too (for pre-commit).")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True,
               help="Skip files that .gitignore and .git/info/exclude ignore.")
@@ -113,13 +116,16 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
     from .report import Summary, render, statistics_report
 
     quiet = quiet or silent
+    given_paths = paths
     if "-" in paths:
         if len(paths) > 1:
             _fail("`-` (standard input) cannot be linted together with other paths")
-        if not stdin_filename:
-            _fail("reading standard input (`-`) needs --stdin-filename NAME: its name tells how to read it "
-                  "(cfg.yaml, train.sh, ds.json, ...)")
         paths = ()
+    stdin_text = sys.stdin.buffer.read() if stdin_filename or "-" in given_paths else None
+    if stdin_text is not None and not stdin_filename:  # its content says how to read it, as ruff's `-` does
+        from .sources import stdin_name
+
+        stdin_filename = stdin_name(stdin_text)
     if baseline or write_baseline:  # json and hashlib: not for a plain lint
         from . import baseline as baselines
     try:
@@ -133,7 +139,6 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
         known = baselines.load(baseline) if baseline else None
     except ConfigError as exc:
         _fail(str(exc))
-    stdin_text = sys.stdin.buffer.read() if stdin_filename else None
     # Digests of the files read only for what compares them: the cache and the fixes.
     options = Options(world_size=world_size, global_batch=global_batch,
                       digests=bool(apply_fixes or show_diff or cache_dir),
@@ -320,8 +325,8 @@ def _write(report: str, output, color: bool = False):
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch you mean to train with.")
 @click.option("--output-format", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="markdown: with --compare, a table for a job summary.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=str),
-              help="Project config to use instead of the file's nearest.")
+@click.option("--config", "config_path", multiple=True, metavar="FILE | KEY = VALUE",
+              help="Project config to use instead of the file's nearest, or a TOML `key = value` set over it.")
 @click.option("--compare", "rev", metavar="REV",
               help="Show only the rows that moved since git revision REV, for every config and launch script under "
                    "PATHS that changed or reads a file that changed (read through git; nothing checked out).")
@@ -337,22 +342,36 @@ def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
     if rev is not None:
         _explain_compare(rev, paths, world_sizes, global_batch, fmt, config_path)
         return
-    if len(paths) != 1 or fmt == "markdown":
-        _fail("explain takes one config or launch script (markdown output is for --compare REV)")
-    path = paths[0]
-    if not os.path.isfile(path):
-        _fail(f"no such file: {path}")
+    if fmt == "markdown":
+        _fail("markdown output is for --compare REV")
+    paths = paths or (".",)
+    for path in paths:
+        if not os.path.exists(path):
+            _fail(f"no such file or directory: {path}")
     try:
-        settings = running.settings_for(config_path).for_path(path)
+        settings = running.settings_for(config_path)
+        files = _explained_files(paths, settings)
     except ConfigError as exc:
         _fail(str(exc))
     notices: list = []
-    try:
-        explanations = running.explain(path, settings, tuple(world_sizes), global_batch, notices)
-    except OSError as exc:
-        _fail(f"cannot read {path}: {exc.strerror or exc}")
-    except Exception as exc:  # noqa: BLE001 - a defect of ours is exit 2 with one line, not a traceback
-        _fail(f"internal error while explaining {path}: {type(exc).__name__}: {exc}")
+    explanations: list = []
+    seen: set = set()  # a folder's config and the script that runs it explain one job: once
+    for path in files:
+        try:
+            found = running.explain(path, settings.for_path(path), tuple(world_sizes), global_batch, notices)
+        except OSError as exc:
+            _fail(f"cannot read {path}: {exc.strerror or exc}")
+        except ConfigError as exc:
+            _fail(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a defect of ours is exit 2 with one line, not a traceback
+            _fail(f"internal error while explaining {path}: {type(exc).__name__}: {exc}")
+        for explanation in found:
+            if (explanation.config, explanation.title) in seen or (explanation.config, None) in seen:
+                continue  # a script's job that its config's table (a column per launch line) shows
+            seen.add((explanation.config, explanation.title))
+            if explanation.columns:
+                seen.add((explanation.config, None))
+            explanations.append(explanation)
     if fmt == "json":
         click.echo(json.dumps(as_json(explanations, tuple(world_sizes)), indent=2))
     else:
@@ -363,6 +382,19 @@ def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
         click.echo(printable(f"batchlint: notice: {notice}"), err=True)
     if not explanations:
         sys.exit(1)
+
+
+def _explained_files(paths: tuple, settings) -> list:
+    """The files `explain PATHS` explains: a file named, or those a lint of a folder reads, the configs
+    before the launch scripts (a config's table has a column for each line that runs it)."""
+    from . import project
+    from .discover import discover
+    from .run import SCRIPTS, base_settings
+
+    if len(paths) == 1 and os.path.isfile(paths[0]):
+        return list(paths)
+    found = discover(list(paths), settings, project=project.find_project(list(paths), base_settings(settings))).files
+    return sorted(found, key=lambda path: path.endswith(SCRIPTS))
 
 
 def _explain_compare(rev: str, paths: tuple, world_sizes: tuple, global_batch, fmt: str, config_path) -> None:

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Optional
 
 from .codes import canonical_all
@@ -105,8 +105,11 @@ def _path_matches(relpath: str, pattern: str) -> bool:
     return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in relpath.split("/"))
 
 
-_KEYS = {"select", "extend-select", "ignore", "exclude", "per-file-ignores", "world-size", "global-batch", "reference-paths",
-         "versions", "fail-on"}
+# A `[tool.batchlint]` key -> the Settings field it sets.
+_FIELDS = {"select": "select", "extend-select": "extend_select", "ignore": "ignore", "exclude": "exclude",
+           "reference-paths": "reference_paths", "per-file-ignores": "per_file_ignores", "versions": "versions",
+           "fail-on": "fail_on", "world-size": "world_size", "global-batch": "global_batch"}
+_KEYS = frozenset(_FIELDS)
 # The least severity that makes a run fail (exit 1), as `--fail-on` and `fail-on` say: the findings below it
 # are shown, and a commit or a CI job passes with them (yamllint's strict, hadolint's failure-threshold).
 FAIL_ON = ("error", "warning", "info")
@@ -265,6 +268,8 @@ def _load(path: str) -> dict:
 def load_settings(config_path: Optional[str] = None, start: str = ".") -> Settings:
     found: Optional[tuple]
     if config_path:
+        if os.path.isdir(config_path):
+            raise ConfigError(f"--config {config_path}: is a directory, not a config file")
         if not os.path.isfile(config_path):
             raise ConfigError(f"config file not found: {config_path}")
         table = _load(config_path)
@@ -310,6 +315,38 @@ def _settings_from(table: dict, path: str) -> Settings:
                 raise ConfigError(f"{where}: {key} must be a positive integer, got {value!r}")
             setattr(settings, key.replace("-", "_"), value)
     return settings
+
+
+def split_config_args(values) -> tuple:
+    """(the config file, {key: value} given inline) of `--config` values, as ruff takes them: a file's
+    path, or a TOML `key = value` of [tool.batchlint] applied over each file's config."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on old interpreters only
+        import tomli as tomllib
+
+    path, inline = None, {}
+    for value in (values,) if isinstance(values, str) else values or ():
+        if "=" not in value or os.path.isfile(value):
+            if path is not None:
+                raise ConfigError(f"--config names two files: {path} and {value}")
+            path = value
+            continue
+        try:
+            inline.update(tomllib.loads(value))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--config {value!r} is neither a file nor a TOML `key = value`: {exc}") from None
+    if inline:
+        _settings_from(inline, "--config")  # each key checked as a config file's would be
+    return path, inline
+
+
+def overridden(settings: Settings, inline: dict) -> Settings:
+    """`settings` with the keys `--config "key = value"` gives replaced."""
+    if not inline:
+        return settings
+    given = _settings_from(inline, os.path.join(settings.root, "--config"))
+    return replace(settings, **{_FIELDS[key]: getattr(given, _FIELDS[key]) for key in inline})
 
 
 def _versions(value, where: str) -> dict:

@@ -7,6 +7,7 @@
     # batchlint: disable-file=BL301     the whole file
     # batchlint: world-size=8           facts for this file
     # batchlint: global-batch=512
+    x = 16  # noqa: BL101               ruff's form: that line's codes (other tools' codes are theirs)
 
 `#` starts a comment in Python, YAML, TOML and shell alike; JSON has none.
 
@@ -89,10 +90,13 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
     items: `disable BL501` (no `=`) must not silently disable everything.
     `known`: the codes a `disable` may name (empty: any code of the right shape)."""
     found = Directives()
-    if "batchlint:" not in text:
+    has_noqa = "noqa" in text or "NOQA" in text
+    if "batchlint:" not in text and not has_noqa:
         return found
     lines = text.split("\n")  # the line numbering every reader shares for comments
     editable = not _OTHER_BREAKS.search(text)
+    if has_noqa:
+        _noqa(found, lines, editable, known)
     for index, line in enumerate(lines):
         match = _COMMENT.search(line)
         if not match:
@@ -127,6 +131,36 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
         found.world_size = comment.world_size or found.world_size
         found.global_batch = comment.global_batch or found.global_batch
     return found
+
+
+# ruff's `# noqa: BL101, E501`: the codes of that line. Only batchlint's codes are batchlint's to read: a
+# bare `# noqa`, or one naming other tools' codes only, is left to them.
+_NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+
+
+def _noqa(found: Directives, lines: list, editable: bool, known: frozenset) -> None:
+    for index, line in enumerate(lines):
+        match = _NOQA.search(line) if "noqa" in line.lower() else None
+        if match is None:
+            continue
+        written = [c.strip().upper() for c in match.group("codes").split(",")]
+        ours = tuple(dict.fromkeys(c for c in written if c.startswith("BL")))
+        if not ours:
+            continue
+        number = index + 1
+        span = Span(number, match.start("codes") + 1, number, match.end("codes") + 1)
+        comment = Directives()
+        _apply(comment, "disable", ",".join(ours), span, number, known)
+        if comment.problems:
+            found.problems.extend(comment.problems)
+            continue
+        whole = len(ours) == len(written) and match.end() == len(line.rstrip("\r")) and line[:match.start()].strip()
+        removal = Span(number, len(line[: match.start()].rstrip()) + 1, number, len(line.rstrip("\r")) + 1) \
+            if editable and whole else None
+        for suppression in comment.suppressions:
+            suppression.key, suppression.removal = "noqa", removal
+        found.suppressions.extend(comment.suppressions)
+        found.line_disabled.setdefault(number, set()).update(comment.line_disabled.get(number, ()))
 
 
 _BARE_CODES = re.compile(r"\b(disable(?:-file)?)\s+((?:BL\d*|ALL)\b(?:\s*,\s*(?:BL\d*|ALL)\b)*)", re.IGNORECASE)

@@ -304,16 +304,17 @@ class _Checker:
         everything_unused = all(c not in s.used for s in found.suppressions if s.line == suppression.line
                                 for c in s.codes)
         edits: tuple[Edit, ...]
+        noqa = suppression.key == "noqa"  # its span holds other tools' codes too: no edit that keeps some
         if kept:
-            edits = (Edit(suppression.span, f"{suppression.key}={','.join(kept)}"),)
+            edits = () if noqa else (Edit(suppression.span, f"{suppression.key}={','.join(kept)}"),)
             fix = f"remove {', '.join(unused)} from it"
         else:
             whole = suppression.removal if everything_unused else None
             edits = (Edit(whole, ""),) if whole is not None else ()
             fix = "remove the directive"
-        shown = "" if written == "ALL" else f"={written}"
+        shown = f"# noqa: {written}" if noqa else f"# batchlint: {suppression.key}" + ("" if written == "ALL" else f"={written}")
         self.emit(path, *UNUSED_DIRECTIVE, "warning",
-                  f"`# batchlint: {suppression.key}{shown}` suppresses nothing: no {what}finding {where}{why}",
+                  f"`{shown}` suppresses nothing: no {what}finding {where}{why}",
                   suppression.span, fix=fix, edits=edits, suppressible=False)
 
     def load(self, path: str, raw: bytes, fmt: str, shown: Optional[str] = None) -> Optional[Source]:

@@ -51,6 +51,7 @@ class Explanation:
     framework: str
     rows: list
     columns: tuple = ()  # the columns' labels when they are the launch lines that run it, not W asked for
+    config: str = ""  # the real path of the config explained (a folder's explanations name each once)
 
 
 def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Optional[int],
@@ -74,7 +75,7 @@ def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Opt
     for index, (launch_note, plan) in enumerate(runs[0]):
         per_w = [run[index][1] for run in runs if index < len(run)]
         explanations.append(Explanation(_launched_title(plan, launch_note), plan.framework,
-                                        _rows(per_w, labels, settings)))
+                                        _rows(per_w, labels, settings), config=_real(plan)))
     return explanations
 
 
@@ -109,10 +110,17 @@ def _jobs_explained(jobs: list, settings: Settings) -> Explanation:
     """One table for the jobs that run one config: a column for each launch line, labelled by its place."""
     plans = [plan for _, plan in jobs]
     if len(jobs) == 1:
-        return Explanation(_launched_title(plans[0], jobs[0][0]), plans[0].framework, _rows(plans, (), settings))
+        return Explanation(_launched_title(plans[0], jobs[0][0]), plans[0].framework, _rows(plans, (), settings),
+                           config=_real(plans[0]))
     labels = tuple(f"{note.path}:{note.span.line}" for note, _ in jobs)
     title = f"{plans[0].document.path}, as {len(jobs)} launch lines run it: " + ", ".join(labels)
-    return Explanation(title, plans[0].framework, _rows(plans, labels, settings), labels)
+    return Explanation(title, plans[0].framework, _rows(plans, labels, settings), labels, _real(plans[0]))
+
+
+def _real(plan: TrainingPlan) -> str:
+    import os
+
+    return os.path.realpath(plan.document.path) + (f"#{plan.document.selected}" if plan.document.selected else "")
 
 
 class _Columns:

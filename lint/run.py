@@ -43,24 +43,27 @@ class Request:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
 
 
-def settings_for(config_path: Optional[str], select: Iterable[str] = (), ignore: Iterable[str] = (),
+def settings_for(config_path: Optional[str] | tuple, select: Iterable[str] = (), ignore: Iterable[str] = (),
                  extend_select: Iterable[str] = (), exclude: Iterable[str] = (),
                  extend_exclude: Iterable[str] = ()) -> Settings | Configs:
     """Each file's project config, then the command line: `select` and `exclude` replace the config's,
     `extend-select`, `ignore` and `extend-exclude` add to it (exclude patterns are relative to the
     working directory). With `config_path`, that config for every file (Settings); else the nearest
-    config of each file (Configs). Raises ConfigError for a broken config or a code that names no rule
+    config of each file (Configs); `config_path` may be `--config`'s values, TOML `key = value`s among them
+    applied over each config (ruff's `--config`). Raises ConfigError for a broken config or a code that names no rule
     (a config found later, for a file of a sub-project, raises when it is first read)."""
     from batchlint.rules import known_codes
 
-    from .config import anchored, load_settings, parse_codes, unknown_codes
+    from .config import anchored, load_settings, overridden, parse_codes, split_config_args, unknown_codes
 
+    config_path, inline = split_config_args(config_path)
     chosen, extended = parse_codes(select, "--select"), parse_codes(extend_select, "--extend-select")
     ignored = parse_codes(ignore, "--ignore")
     excluded, extra = _patterns(exclude), _patterns(extend_exclude)
 
     def adjust(settings: Settings) -> Settings:
         kept = settings.exclude if not excluded else anchored(excluded, settings.root)
+        settings = overridden(settings, inline)
         settings = dataclasses.replace(settings, select=chosen or settings.select,
                                        extend_select=settings.extend_select + extended,
                                        ignore=settings.ignore + ignored,

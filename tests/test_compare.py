@@ -245,11 +245,12 @@ def test_nothing_is_written_to_the_work_tree(repo):
                   if ".git" not in os.path.relpath(top, repo).split(os.sep)) == listing
 
 
-def test_without_compare_explain_still_takes_one_file(repo):
-    assert run("explain", "train.sh", "configs/sft.yaml").exit_code == 2
+def test_without_compare_explain_takes_files_and_folders(repo):
+    both = run("explain", "train.sh", "configs/sft.yaml")
+    assert both.exit_code == 0 and both.stdout.count("configs/sft.yaml") >= 1
     assert run("explain", "--output-format", "markdown", "train.sh").exit_code == 2
     result = run("explain", "missing.yaml")
-    assert result.exit_code == 2 and "no such file: missing.yaml" in result.stderr
+    assert result.exit_code == 2 and "no such file or directory: missing.yaml" in result.stderr
     assert run("explain", "train.sh").exit_code == 0
 
 

@@ -70,6 +70,8 @@ def _summary(diagnostics: list, summary) -> str:
         found = total + summary.fixed
         return (f"Found {found} problem{'s' if found != 1 else ''} ({summary.fixed} fixed, {total} remaining) "
                 f"in {checked}.")
+    if not diagnostics and summary.unreadable:  # exit 2: not a pass (ruff prints none either)
+        return f"No findings in {checked}, but {summary.unreadable} could not be read (see above)."
     if not diagnostics:
         return f"All checks passed ({checked})."
     counts = Counter(d.severity for d in diagnostics)

@@ -75,6 +75,21 @@ def is_shell_script(path: str, head: bytes) -> bool:
     return first.startswith(b"#!") and (b"bash" in first or first.rstrip().endswith((b"/sh", b" sh")))
 
 
+def stdin_name(raw: bytes) -> str:
+    """A name for standard input read without `--stdin-filename` (`batchlint check -`), whose suffix
+    says how its content reads: a JSON object, a shell script, a TOML table, Python, else YAML."""
+    head = raw.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith((b"{", b"[{", b"[\n")) or head.startswith(b"[") and head[1:2] in (b"]", b'"', b"0"):
+        return "stdin.json"
+    if is_shell_script("stdin", head[:128]) or re.search(rb"(?m)^\s*(torchrun|deepspeed|accelerate|srun|python3?)\s", head):
+        return "stdin.sh"
+    if re.search(rb"(?m)^\[[A-Za-z_][\w.-]*\]\s*$", head) and not re.search(rb"(?m)^\w+:\s", head):
+        return "stdin.toml"
+    if re.search(rb"(?m)^(from \w|import \w|\w+\s*=\s*dict\()", head):
+        return "stdin.py"
+    return "stdin.yaml"
+
+
 def format_of(path: str) -> str | None:
     return FORMATS.get(os.path.splitext(path)[1].lower())
 
