@@ -1,6 +1,6 @@
 """The rule registry stays honest: unique codes and names, every module
 registered, every rule documented in the sections users rely on, and listed
-in the README."""
+in docs/rules.md."""
 
 import os
 import pkgutil
@@ -44,13 +44,13 @@ def test_engine_codes_are_bl0xx_and_rule_codes_are_not():
     assert not any(r.code.startswith("BL0") for r in RULES)
 
 
-def test_readme_lists_every_rule_with_its_severity_and_page():
+def test_the_rules_index_lists_every_rule_with_its_severity_and_page():
     with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
-        readme = handle.read()
-    assert "docs/rules.md" in readme
+        assert "docs/rules.md" in handle.read()
+    with open(os.path.join(REPO, "docs", "rules.md"), encoding="utf-8") as handle:
+        index = handle.read()
     for rule in all_rules():
-        row = f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.name} | {rule.severity} |"
-        assert row in readme, f"README's rules table lacks {rule.code}: run python docs/generate.py"
+        assert f"| {rule.name} | {rule.severity} |" in index, f"docs/rules.md lacks {rule.code}: run python docs/generate.py"
         assert os.path.isfile(os.path.join(REPO, "docs", "rules", f"{rule.code}.md"))
 
 

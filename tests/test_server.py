@@ -350,16 +350,15 @@ def test_a_line_break_only_one_side_counts_lands_on_the_same_character():
     assert Text("ab\r\ncd", None).lsp(1, 9) == (0, 2)  # an end past the line is the line's end
 
 
-def test_the_readme_snippets_start_this_server():
+def test_the_documented_snippets_start_this_server():
     import re
 
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as handle:
-        readme = handle.read()
-    editors = readme[readme.index("\n## Editors\n"):readme.index("\n## pre-commit\n")]
+    with open(os.path.join(REPO, "docs", "server.md"), encoding="utf-8") as handle:
+        editors = handle.read()
     [vscode] = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", editors, re.S)]
     assert [vscode["glspc.server.command"], *vscode["glspc.server.commandArguments"]] == ["batchlint", "server"]
     [helix] = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", editors, re.S)]
