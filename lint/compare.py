@@ -88,7 +88,12 @@ def compare(rev: str, paths: tuple, settings, world_sizes: tuple = (), global_ba
         for path in sorted(now, key=display_path):
             before = [] if os.path.realpath(path) in at.view.absent else explain(path)
             changes += _differences(display_path(path), before, now[path])
-    return commit, changes
+    # A config a launch line in view runs is shown once: as that job, whose rows hold the config's own.
+    jobs = {change.title.split(_LAUNCHED)[0] for change in changes if _LAUNCHED in change.title}
+    return commit, [change for change in changes if _LAUNCHED in change.title or change.title not in jobs]
+
+
+_LAUNCHED = ", as launched "
 
 
 # -- what moved ---------------------------------------------------------------------------------
