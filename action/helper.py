@@ -1,9 +1,7 @@
 """Two jobs of the Action's lint steps (action/run.sh) that bash cannot do safely.
 
     helper.py split-args              $BATCHLINT_ARGS as words, each ended by NUL
-    helper.py cap-summary FULL DEST [compare]
-                                      append FULL to DEST, cut to GitHub's limit for a step summary
-                                      (`compare`: FULL is the compare table, not the findings table)
+    helper.py cap-summary FULL DEST   append FULL to DEST, cut to GitHub's limit for a step summary
 """
 
 from __future__ import annotations
@@ -31,23 +29,22 @@ def split_args(text: str) -> list:
     return words
 
 
-def cap_summary(full: str, dest: str, limit: int = SUMMARY_LIMIT, table: str = "findings") -> bool:
+def cap_summary(full: str, dest: str, limit: int = SUMMARY_LIMIT) -> bool:
     """Append the text of `full` to `dest` within `limit` bytes in all; whole lines only, then a
-    note saying where the rest is (`table`: "findings" or "compare"). True when it was cut."""
+    note saying where the rest is. True when it was cut."""
     with open(full, "rb") as handle:
         data = handle.read()
     room = limit - (os.path.getsize(dest) if os.path.exists(dest) else 0)
     if len(data) <= room:
         kept = data
     else:
-        rest = ("This step's log holds every finding, as annotations; the `sarif` input writes them all to a file."
-                if table == "findings" else "This step's log holds the whole table.")
-        note = (f"\n**batchlint: the job summary stops here.** Its {table} table is {len(data):,} bytes and GitHub "
-                f"accepts at most {limit:,} in one step's summary. {rest}\n").encode()
+        note = (f"\n**batchlint: the job summary stops here.** It is {len(data):,} bytes and GitHub accepts at most "
+                f"{limit:,} in one step's summary. This step's log holds every finding, as annotations, and the "
+                f"batch table; the `sarif` input writes the findings to a file.\n").encode()
         keep = max(room - len(note), 0)
         kept = data[: data.rfind(b"\n", 0, keep) + 1] + note if room >= len(note) else b""
         print(f"::warning title=batchlint::the job summary was cut to GitHub's limit of {limit:,} bytes; "
-              f"this step's log has {'every finding' if table == 'findings' else 'the whole table'}")
+              "this step's log has every finding")
     with open(dest, "ab") as handle:
         handle.write(kept)
     return len(kept) < len(data)
@@ -62,8 +59,8 @@ def main(argv: list) -> int:
             return 2
         sys.stdout.buffer.write(b"".join(word.encode("utf-8", "surrogateescape") + b"\0" for word in words))
         return 0
-    if argv[:1] == ["cap-summary"] and len(argv) in (3, 4) and argv[3:] in ([], ["compare"]):
-        cap_summary(argv[1], argv[2], table="compare" if argv[3:] else "findings")
+    if argv[:1] == ["cap-summary"] and len(argv) == 3:
+        cap_summary(argv[1], argv[2])
         return 0
     print(__doc__, file=sys.stderr)
     return 2

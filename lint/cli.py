@@ -53,16 +53,53 @@ def main():
 _TEXT = ("text", "concise", "full")
 
 
+class _Formats(click.ParamType):
+    """`FORMAT`, or pylint's `FORMAT,FORMAT:FILE,...`: the first without a file is printed, each other is
+    written to its file, all from one run. The value is the printed format; the files ride on `.also`."""
+
+    name = "format"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        printed, also = None, []
+        for part in (p.strip() for p in value.split(",")):
+            fmt, colon, path = part.partition(":")
+            if fmt not in FORMATS:
+                self.fail(f"{fmt!r} is not one of {', '.join(map(repr, FORMATS))}", param, ctx)
+            if colon and not path:
+                self.fail(f"{part!r} names no file after ':'", param, ctx)
+            if colon:
+                also.append((fmt, path))
+            elif printed is None:
+                printed = fmt
+            else:
+                self.fail(f"{value!r} prints two formats: write the others to files (`sarif:out.sarif`)", param, ctx)
+        return _Printed(printed or "text", tuple(also))
+
+
+class _Printed(str):
+    """The printed format, with the (format, file) pairs also written from the run."""
+
+    also: tuple
+
+    def __new__(cls, value: str, also: tuple = ()):
+        made = super().__new__(cls, value)
+        made.also = also
+        return made
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("-w", "--world-size", type=click.IntRange(min=1), help="GPUs of the job (W), for checks that need it.")
 @click.option("--global-batch", type=click.IntRange(min=1), help="The global batch (sequences per optimizer step) you mean to train with.")
-@click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+@click.option("--output-format", "--format", "fmt", type=_Formats(), default="text", show_default=True,
               envvar="BATCHLINT_OUTPUT_FORMAT",
               help="How to print findings (env BATCHLINT_OUTPUT_FORMAT), with ruff's names: `concise` is `text`; "
                    "`full` adds each finding's line; `grouped` lists them under each file; github, gitlab (Code "
                    "Quality), azure, junit, pylint, rdjson (reviewdog), json, json-lines and sarif are for CI tools "
-                   "(docs/output-formats.md). `--format` is the older spelling.")
+                   "(docs/output-formats.md). As pylint takes it, `github,sarif:out.sarif` also writes SARIF to a "
+                   "file from the same run. `--format` is the older spelling.")
 @click.option("-o", "--output-file", "--output", "output", type=click.Path(dir_okay=False, path_type=str),
               help="Write the report to this file instead of standard output.")
 @click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated; replaces the config's).")
@@ -197,13 +234,40 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
     summary = summary_of(files=len(run.files), configs=run.configs, unreadable=len(run.errors), fixed=fixed)
     if not run.files and not run.errors and not quiet:  # on stderr, so it never mixes into json or github output
         click.echo("batchlint: warning: no Python, YAML, TOML, JSON or shell files found", err=True)
+    if since and fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):  # the Action: one run says it all
+        _summarise_change(since, paths, settings, world_size, global_batch)
     if statistics:
         report = statistics_report(fmt, diagnostics, summary)
     else:
         report = render(fmt, diagnostics, summary, color=colored, source=lines if show_source else None)
     if not silent or output:
         _write(report, output, colored)
+    for also, path in getattr(fmt, "also", ()):  # pylint's `github,sarif:out.sarif`: one run, more reports
+        _write(render(also, diagnostics, summary, source=lines if show_source else None), path)
     sys.exit(runs.exit_code(run, diagnostics, exit_zero, runs.fail_on(settings, fail_on)))
+
+
+def _summarise_change(rev: str, paths: tuple, settings, world_size, global_batch) -> None:
+    """The job summary's table of the batch numbers the change since `rev` moves (`explain --compare`),
+    before the findings' table, and in the log; a change that cannot be compared is a warning, never a
+    failure of the run."""
+    from . import compare
+    from .config import ConfigError
+    from .report.github import escape_data
+
+    try:
+        commit, changes = compare.compare(rev, tuple(paths), settings, (world_size,) if world_size else (),
+                                          global_batch)
+    except (compare.CompareError, ConfigError, OSError) as exc:
+        click.echo(f"::warning title=batchlint compare::{escape_data(f'could not compare with {rev}: {exc}')}")
+        return
+    table = compare.as_markdown(changes, commit) if changes else f"### batchlint: no batch number moved since `{rev}`\n"
+    click.echo(table, nl=False, err=True)
+    try:
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
+            handle.write(table + "\n")
+    except OSError as exc:
+        click.echo(f"::warning title=batchlint compare::cannot write the job summary: {exc.strerror or exc}")
 
 
 def _since(rev: str, where: str):
@@ -419,7 +483,7 @@ def _explain_compare(rev: str, paths: tuple, world_sizes: tuple, global_batch, f
 
 @main.command()
 def server():
-    """Run the language server on standard input and output (`pip install 'batchlint[server]'`)."""
+    """Run the language server on standard input and output (the `server` extra: `pip install -e '.[server]'` in a clone)."""
     from .server import main as serve
 
     sys.exit(serve())

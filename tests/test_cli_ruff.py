@@ -56,7 +56,7 @@ def test_output_format_is_format(two):
     assert run("--output-format", "concise", ".").stdout == run(".").stdout
     full = run("--output-format", "full", "trl.yaml").stdout.splitlines()
     assert full[1:3] == [f"{TRL_LINE:>5} | group_by_length: true", "      |                  ^^^^"]
-    assert run("--output-format", "pylint", ".").exit_code == 2, "a format batchlint does not write is a usage error"
+    assert run("--output-format", "checkstyle", ".").exit_code == 2, "a format batchlint does not write is a usage error"
 
 
 def test_output_format_from_the_environment(two):
