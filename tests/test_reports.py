@@ -17,7 +17,7 @@ import yaml
 
 from batchlint.cli import main
 
-from .conftest import cli_runner
+from conftest import cli_runner
 
 REPORTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reports")
 

@@ -60,10 +60,14 @@ def test_corpus_and_examples_validate_against_the_schema(schema, monkeypatch):
 
 
 def test_rules_and_results_carry_what_code_scanning_reads(monkeypatch):
+    """The driver describes the rules that have results, in the registry's order, as GitHub's ingestion
+    takes them; each result's ruleIndex points at its own rule there."""
     monkeypatch.chdir(REPO)
     run = sarif("examples")["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == [r.code for r in all_rules()]
+    found = {r["ruleId"] for r in run["results"]}
+    assert [r["id"] for r in rules] == [r.code for r in all_rules() if r.code in found]
+    assert {"BL102", "BL103", "BL301"} <= found and len(rules) == len(found) < len(all_rules())
     for rule in rules:
         assert rule["name"] and rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
         assert rule["help"]["text"] and rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
@@ -135,7 +139,29 @@ def test_no_help_uri_when_the_project_declares_no_docs(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "docs_base", lambda: None)
     write(tmp_path, "trl.yaml", "packing: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n")
     rules = sarif("trl.yaml")["runs"][0]["tool"]["driver"]["rules"]
-    assert all("helpUri" not in r for r in rules)
+    assert [r["id"] for r in rules] == ["BL301"] and all("helpUri" not in r for r in rules)
+
+
+def test_information_uri_only_from_the_urls_the_project_declares(tmp_path, monkeypatch):
+    """No page is made up: as this repository ships, pyproject declares no [project.urls] and the driver
+    has no informationUri; a fork that declares its repository gets that URL."""
+    from batchlint import report
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "trl.yaml", "packing: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n")
+    with open(os.path.join(REPO, "pyproject.toml"), encoding="utf-8") as handle:
+        declared = "[project.urls]" in handle.read()
+    driver = sarif("trl.yaml")["runs"][0]["tool"]["driver"]
+    assert declared or "informationUri" not in driver
+    monkeypatch.setattr(report, "project_urls", lambda: {"repository": "https://example.org/you/batchlint"})
+    assert sarif("trl.yaml")["runs"][0]["tool"]["driver"]["informationUri"] == "https://example.org/you/batchlint"
+
+
+def test_no_results_no_rules(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "trl.yaml", "packing: true\nper_device_train_batch_size: 2\n")
+    run = sarif("trl.yaml")["runs"][0]
+    assert run["results"] == [] and run["tool"]["driver"]["rules"] == []
 
 
 def test_every_result_has_its_own_fingerprint(tmp_path, monkeypatch):

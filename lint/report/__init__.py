@@ -6,24 +6,33 @@ import functools
 import re
 from typing import Optional
 
-# `concise` and `full` are ruff's names for text without and with each finding's source line.
-FORMATS = ("text", "concise", "full", "github", "json", "json-lines", "sarif")
+# `concise` and `full` are ruff's names for text without and with each finding's source line; the
+# others are ruff's names for the formats CI tools read (docs/output-formats.md).
+FORMATS = ("text", "concise", "full", "grouped", "github", "gitlab", "azure", "junit", "pylint", "rdjson",
+           "json", "json-lines", "sarif")
+
+# The module and function that write each machine format (text and grouped take more arguments).
+_RENDERERS = {
+    "json": ("json", "render"), "json-lines": ("json", "render_lines"), "github": ("github", "render"),
+    "sarif": ("sarif", "render"), "gitlab": ("gitlab", "render"), "azure": ("azure", "render"),
+    "junit": ("junit", "render"), "pylint": ("pylint", "render"), "rdjson": ("rdjson", "render"),
+}
 
 
 def render(fmt: str, diagnostics: list, summary: Summary, color: bool = False, source=None) -> str:
-    """`source` (SourceLines): show each finding's line under it, in text output."""
-    if fmt == "json":
-        from .json import render as renderer
-    elif fmt == "json-lines":
-        from .json import render_lines as renderer
-    elif fmt == "github":
-        from .github import render as renderer
-    elif fmt == "sarif":
-        from .sarif import render as renderer
-    else:
+    """`source` (SourceLines): show each finding's line under it, in text and grouped output."""
+    import importlib
+
+    if fmt == "grouped":
+        from .grouped import render as grouped
+
+        return grouped(diagnostics, summary, source=source)
+    if fmt not in _RENDERERS:
         from .text import render as text
+
         return text(diagnostics, summary, color=color, source=source)
-    return renderer(diagnostics, summary)
+    module, function = _RENDERERS[fmt]
+    return getattr(importlib.import_module(f".{module}", __name__), function)(diagnostics, summary)
 
 
 def fixable(d, unsafe: bool = False) -> bool:
@@ -70,22 +79,35 @@ def dump(rows: list, fmt: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def docs_base() -> Optional[str]:
-    """Where the repository's docs/ folder is published: the `Documentation` entry of pyproject's
-    [project.urls], as installed; None when the project declares none (no link is made up)."""
+def project_urls() -> dict:
+    """pyproject's [project.urls] as installed, {lowercase label: URL}, https URLs only; empty when
+    the project declares none (no link is made up)."""
     try:
         from importlib.metadata import PackageNotFoundError, metadata
     except ImportError:  # pragma: no cover
-        return None
+        return {}
     try:
         entries = metadata("batchlint").get_all("Project-URL") or []
     except PackageNotFoundError:
-        return None
+        return {}
+    urls: dict = {}
     for entry in entries:
         label, _, url = entry.partition(",")
-        if label.strip().lower() == "documentation" and url.strip().startswith("https://"):
-            return url.strip().rstrip("/")
-    return None
+        if url.strip().startswith("https://"):
+            urls.setdefault(label.strip().lower(), url.strip().rstrip("/"))
+    return urls
+
+
+def docs_base() -> Optional[str]:
+    """Where the repository's docs/ folder is published: the `Documentation` entry of [project.urls]."""
+    return project_urls().get("documentation")
+
+
+def home_url() -> Optional[str]:
+    """The project's own page, for a report's tool URL: the first of [project.urls]' `Homepage`,
+    `Repository`, `Source` and `Documentation` entries that is declared; None when none is."""
+    urls = project_urls()
+    return next((urls[label] for label in ("homepage", "repository", "source", "documentation") if label in urls), None)
 
 
 def rule_page(code: str) -> str:
@@ -132,3 +154,31 @@ def printable(text: str, keep_lines: bool = False) -> str:
 def without_surrogates(text: str) -> str:
     """Lone surrogates (from undecodable file names) as U+FFFD, so any output encodes."""
     return _SURROGATES.sub("\ufffd", text)
+
+
+def fingerprints(diagnostics: list, lines=None) -> list:
+    """(fingerprint, occurrence) of each finding: lint/fingerprint.py's key (code, path, text of the
+    line: it survives edits elsewhere in the file) and how many findings before it, plus one, had
+    that key, so that two findings on lines of the same text stay apart, as GitHub numbers them."""
+    from ..fingerprint import SourceLines, fingerprint
+
+    lines = lines if lines is not None else SourceLines()
+    seen: dict = {}
+    keyed = []
+    for d in diagnostics:
+        key = fingerprint(d, lines)
+        seen[key] = seen.get(key, 0) + 1
+        keyed.append((key, seen[key]))
+    return keyed
+
+
+def workspace_path(path: str, variable: str) -> str:
+    """`path` relative to the checkout a CI system names in environment variable `variable`
+    ($GITHUB_WORKSPACE, $CI_PROJECT_DIR), where it looks for the files reported, even when
+    batchlint ran in a subfolder; as given when the variable is not set."""
+    import os
+
+    from ..discover import display_path
+
+    workspace = os.environ.get(variable)
+    return display_path(path, workspace) if workspace else path

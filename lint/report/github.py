@@ -11,8 +11,7 @@ import os
 import re
 
 from ..diagnostic import SEVERITY_ORDER
-from ..discover import display_path
-from . import printable
+from . import printable, workspace_path
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -28,8 +27,7 @@ def escape_property(text: str) -> str:
 def repo_path(path: str) -> str:
     """The path relative to the checkout ($GITHUB_WORKSPACE), where GitHub looks
     for annotated files, even when batchlint ran in a subfolder."""
-    workspace = os.environ.get("GITHUB_WORKSPACE")
-    return display_path(path, workspace) if workspace else path
+    return workspace_path(path, "GITHUB_WORKSPACE")
 
 
 def annotation(d) -> str:

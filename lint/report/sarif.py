@@ -1,7 +1,10 @@
 """SARIF 2.1.0, for GitHub code scanning (`github/codeql-action/upload-sarif`).
 
-Every rule is described in the driver (id, name, short and full description,
-help, default level); every finding is a result with a repo-relative location
+Each rule that has a result is described in the driver (id, name, short and
+full description, help, default level), as GitHub's ingestion takes it, and
+each result's `ruleIndex` points at its rule there; the driver's
+`informationUri` is the project's page when pyproject's [project.urls] declares
+one, else it is left out. Every finding is a result with a repo-relative location
 and a `primaryLocationLineHash` computed from the code and the text of its
 line, so a finding keeps its identity when lines above it move. A rule
 links its page (`helpUri`, when the project declares where its docs are); a
@@ -18,8 +21,7 @@ from typing import Any
 
 from .. import __version__
 from ..discover import display_path
-from ..fingerprint import SourceLines, fingerprint
-from . import rule_url
+from . import fingerprints, home_url, rule_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -28,15 +30,11 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 def render(diagnostics: list, summary, statistics: list | None = None) -> str:
     from batchlint.rules import all_rules
 
-    rules = all_rules()
+    found = {d.code for d in diagnostics}
+    rules = [rule for rule in all_rules() if rule.code in found]  # in the registry's order
     index = {rule.code: i for i, rule in enumerate(rules)}
-    lines = SourceLines()
-    seen: dict = {}  # fingerprint -> how many results had it: each result's own, as GitHub numbers them
-    results = []
-    for d in diagnostics:
-        key = fingerprint(d, lines)
-        seen[key] = seen.get(key, 0) + 1
-        results.append(_result(d, index, f"{key}:{seen[key]}"))
+    results = [_result(d, index, f"{key}:{n}") for d, (key, n) in zip(diagnostics, fingerprints(diagnostics))]
+    home = home_url()
     log: dict[str, Any] = {
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -46,7 +44,7 @@ def render(diagnostics: list, summary, statistics: list | None = None) -> str:
                     "driver": {
                         "name": "batchlint",
                         "version": __version__,
-                        "informationUri": "https://pypi.org/project/batchlint/",
+                        **({"informationUri": home} if home else {}),
                         "rules": [_descriptor(rule) for rule in rules],
                     }
                 },

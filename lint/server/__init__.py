@@ -1,6 +1,6 @@
 """`batchlint server`: a Language Server on standard input and output, an optional extra
-(`pip install 'batchlint[server]'`: pygls and lsprotocol). Imported only by that command,
-so a lint never loads it."""
+(pygls and lsprotocol: `pip install -e '.[server]'` in a clone; batchlint is not on PyPI).
+Imported only by that command, so a lint never loads it."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ def main() -> int:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401
     except ImportError as exc:
-        print(f"batchlint: error: `batchlint server` needs pygls and lsprotocol ({exc}): "
-              "install batchlint[server] (pip install 'batchlint[server]')", file=sys.stderr)
+        # batchlint is not on PyPI: the extra installs from a clone or a git URL.
+        print(f"batchlint: error: `batchlint server` needs pygls and lsprotocol ({exc}): install batchlint[server]: "
+              "pip install -e '.[server]' in a clone, or "
+              "pip install 'batchlint[server] @ git+<your repository URL>'", file=sys.stderr)
         return 2
     from .protocol import serve
 
