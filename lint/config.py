@@ -317,7 +317,7 @@ def _settings_from(table: dict, path: str) -> Settings:
     return settings
 
 
-def split_config_args(values) -> tuple:
+def split_config_args(values: Optional[str] | tuple) -> tuple[Optional[str], dict]:
     """(the config file, {key: value} given inline) of `--config` values, as ruff takes them: a file's
     path, or a TOML `key = value` of [tool.batchlint] applied over each file's config."""
     if sys.version_info >= (3, 11):

@@ -164,6 +164,9 @@ class Document:
     # Hydra composition (sources/hydra.py Composition: the configs its `defaults:` list composed);
     # None: the tree is the file's alone.
     composed: Any = None
+    # A config a launch line names: (that launch script, the program it runs as written), which reads
+    # the config (lint/launch.py apply_overrides); None: not known.
+    program: Optional[tuple] = None
 
     def get(self, *path: str) -> Optional[Node]:
         return self.root.get(*path)

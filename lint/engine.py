@@ -510,11 +510,11 @@ class _Checker:
                 continue
             for finding in rule.check(plan):
                 severity, message = finding.severity or rule.severity, finding.message
-                if rule.premises and severity != "info":
+                if rule.premises:  # an info too: what no release in force does is not said at all
                     gated = _gate(rule, finding, plan)
                     if gated is None:
                         continue
-                    severity, message = gated
+                    severity, message = ("info", gated[1]) if severity == "info" else gated
                 found = finding.related
                 if routes:  # values read through interpolations: a note at each, and what was assumed
                     spans = (finding.span,) + tuple(r.span for r in found) + (None,)

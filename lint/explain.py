@@ -331,7 +331,8 @@ def _rl_rows(cols: _Columns, globals_: list) -> list:
         batch, set_ = rl.generation_batch, rl.optimizer_steps
         if set_ is not None:  # the framework sets the number of steps, not the mini batch
             steps.append(set_.value if set_.known else "?")
-            sources.append(cols.where(set_) + (f" ({set_.detail})" if set_.detail else ""))
+            where = cols.where(set_)  # a derived fact's provenance holds its detail already
+            sources.append(where + (f" ({set_.detail})" if set_.detail and set_.detail not in where else ""))
             continue
         fits = glob and batch is not None and batch.positive and glob[0] > 0 and batch.value % glob[0] == 0
         steps.append(batch.value // glob[0] if fits else "?")

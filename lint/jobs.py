@@ -98,7 +98,9 @@ class ProjectJobs:
             inverse = self._launching[key] = {}
             for caller in view[1]:
                 known = self.launches(caller, settings, options, rules) if _may_launch(caller) else None
-                for launched, lines in (known[0] if known else {}).items():
+                if known is None:
+                    continue
+                for launched, lines in known[0].items():
                     inverse.setdefault(launched, []).append((lines, known[1], known[2]))
         return inverse.get(real, [])
 

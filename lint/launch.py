@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import re
-from dataclasses import field
+from dataclasses import field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Optional, TypeGuard
 
 from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from .frameworks.facts import whole_number
-from .frameworks.spec import ASSIGN, HYDRA, Count, Launcher
+from .frameworks.spec import ASSIGN, FLAGS, HYDRA, Count, Launcher
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
@@ -204,10 +205,11 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     first = str(words[0].value)
     entry = None
     interpreted = _interpreted(words, 1) if _PYTHON.search(first) else None
-    if interpreted is not None and interpreted[1].known:
+    if interpreted is not None and (named := _program_name(interpreted[1])) is not None:
         module, name, at = interpreted
-        entry, args = str(name.value), words[at:]
-        found = _find("modules" if module else "scripts", entry, args)
+        args = words[at:]
+        found = _find("modules" if module else "scripts", named, args)
+        entry = named if name.known else None  # its file is not in view: only its name is known
     elif _PYTHON.search(first):
         found, args = None, words[1:]  # `python -c CODE`, `python -` (stdin): no program file is named
     else:
@@ -253,10 +255,10 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         launch.launcher_config, launch.launcher_options = named, options
     # The program's own entry point reads the rest of the line, else the launcher's defaults do.
     matched = None
-    if program and program[0].known:
-        name = str(program[0].value)
+    name = _program_name(program[0]) if program else None
+    if name is not None:
         matched = _find("modules" if module else "scripts", name, program[1:], under=launcher.name)
-        launch.entry = name if matched else None
+        launch.entry = name if matched and program[0].known else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
     if matched is None and launch.configs:
@@ -265,6 +267,19 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         # written, under this launch's W.
         launch.linked, launch.configs, launch.overrides = launch.linked + launch.configs, [], []
     return launch
+
+
+def _program_name(word: Word) -> Optional[str]:
+    """The program a word names: its value, or for a path whose folder is not known here
+    (`${MEGATRON_PATH}/pretrain_gpt.py`, `$(cd "$X"; pwd)/train.py`) the script's name as written,
+    by which its entry point is known (its file is not in view). None when the name is not written."""
+    if word.known:
+        return str(word.value)
+    folder, slash, name = word.raw.strip("'\"").rpartition("/")
+    return name if slash and folder and _WRITTEN_SCRIPT.fullmatch(name) else None
+
+
+_WRITTEN_SCRIPT = re.compile(r"[A-Za-z0-9_.+-]+\.py")
 
 
 # Words that join the commands of a line another machine's shell runs (`-- source env.sh \\&\\& python ...`).
@@ -426,12 +441,36 @@ def _settings(launch: Launch, spec: Launcher, owner: Optional[str], args: list) 
         launch.overrides = [flag for flag in flags if flag[0] not in _HYDRA_META]
         named = [value for keys, value, _ in flags if keys in _HYDRA_NAME]
         launch.config_name = named[-1] if named else None
-        folders = [value for keys, value, _ in flags if keys in _HYDRA_PATH]
-        launch.config_path = folders[-1] if folders else None
+        folders = [(value, key) for keys, value, key in flags if keys in _HYDRA_PATH]
+        launch.config_path = _from_program(*folders[-1], launch.entry) if folders else None
     elif spec.config_files:
         launch.configs, launch.overrides, launch.linked, launch.guessed = _configs_and_overrides(args, spec)
     else:
         launch.overrides = _flags(args, spec.flags)
+    if launch.entry is not None:
+        launch.overrides = ProgramOverrides(launch.overrides, launch.entry)
+
+
+class ProgramOverrides(list):
+    """A launch line's overrides and the program that reads them with the configs the line names:
+    apply_overrides tells each such config which program reads it (Document.program)."""
+
+    def __init__(self, items: list, entry: str):
+        super().__init__(items)
+        self.entry = entry
+
+
+def _from_program(folder: Word, key: Word, entry: Optional[str]) -> Word:
+    """Hydra's `--config-path` as Hydra reads a relative one, from the program's folder
+    (hydra/_internal/utils.py compute_search_path_dir): a path from the working folder
+    (`"$(pwd)/config"`, Word.working) made relative to the program's, which is in that folder too
+    (`src/train.py`; `-m pkg.trainer.main`: pkg/trainer/). Not known when the program is not."""
+    if not (folder.known and (folder.working or key.working) is not None):
+        return folder
+    if entry is None or entry.startswith("/"):
+        return Word(UNKNOWN, folder.span, folder.raw)
+    program = entry if entry.endswith(".py") else entry.replace(".", "/") + ".py"
+    return Word(posixpath.relpath(str(folder.value), posixpath.dirname(program) or "."), folder.span, folder.raw)
 
 
 def _selection(args: list, select, command: Command, owner: Optional[str]) -> tuple:
@@ -487,8 +526,16 @@ def _split_options(args: list, launcher: Launcher) -> tuple:
             options[word.raw.partition("=")[0]] = word  # `--nnodes=$NNODES`: the option, its value not known
             index += 1
             continue
+        if not word.known and word.raw.startswith("$") and _program_name(word) is None \
+                and index + 1 < len(args) and args[index + 1].known \
+                and (str(args[index + 1].value).startswith("-") or str(args[index + 1].value).endswith(".py")):
+            # `accelerate launch $EXTRA_ARGS --num_processes 8 train.py`, `torchrun $DISTRIBUTED_ARGS train.py`:
+            # options of any kind, then the line's own options or its program.
+            options[_OPAQUE] = word
+            index += 1
+            continue
         if not isinstance(text, str) or not text.startswith("-") or text == "-m":
-            if not word.known and word.raw.startswith("$"):
+            if not word.known and word.raw.startswith("$") and _program_name(word) is None:
                 options[_OPAQUE] = word  # `torchrun $DISTRIBUTED_ARGS train.py`: any option may be in it
             break
         if "=" in text:
@@ -702,8 +749,13 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
     standing alone after other arguments (Launch.guessed)."""
     linked = spec.linked
     names = spec.config_flags or ("*",)
+    # A line whose flags are a whole config (Launcher.inline) names a config only by a flag called so (or
+    # standing alone): `--deepspeed ds.json`, `--dataset x.json` are settings of it, not its config.
+    named = _surely_config if spec.inline else _names_config
     configs, rest, files, guessed = [], [], [], []
-    listed = False  # after a flag's file value that is no config: more files of that flag (`--plugins a.py b.py`)
+    # After a flag's file value that is no config, the suffix of that file: words with the same one are
+    # more values of that flag (`--plugins a.py b.py`, `--data_files a.json b.json`: argparse's nargs).
+    listed = ""
     index = 0
     while index < len(args):
         word = args[index]
@@ -714,14 +766,14 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
             # `--external_plugins plugin.py`, `--reward_funcs_file rewards.py`: code the program imports,
             # not its config (a config in Python is named by a config flag or stands alone).
             rest += [word, following]
-            listed = True
+            listed = ".py"
             index += 2
             continue
-        if isinstance(text, str) and listed and not text.startswith("-") and text.endswith(".py"):
+        if isinstance(text, str) and listed and not text.startswith("-") and "=" not in text and text.endswith(listed):
             rest.append(word)
             index += 1
             continue
-        listed = False
+        listed = ""
         if flag and flag.lstrip("-") in linked:
             rest.append(word)
             if eq and _is_config(value):
@@ -730,11 +782,11 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
                 rest.append(following)
                 files.append(following)
                 index += 1
-        elif flag and eq and _is_config(value) and _names_config(flag, names) and not _is_code(value, flag, names):
+        elif flag and eq and _is_config(value) and named(flag, names) and not _is_code(value, flag, names):
             configs.append(Word(value, _value_span(word, value), word.raw))
             if not _surely_config(flag, names):
                 guessed.append(configs[-1])
-        elif flag and not eq and following is not None and _is_config(following.value) and _names_config(flag, names):
+        elif flag and not eq and following is not None and _is_config(following.value) and named(flag, names):
             configs.append(following)
             if not _surely_config(flag, names):
                 guessed.append(following)
@@ -749,6 +801,7 @@ def _configs_and_overrides(args: list, spec: Launcher) -> tuple:
             configs.append(Word(value, _value_span(word, value), word.raw))
         elif flag and not eq and following is not None and not str(following.value).startswith("-"):
             rest += [word, following]  # `--data_path data.json`: the flag's value, not a config
+            listed = os.path.splitext(str(following.value))[1] if _is_config(following.value) else ""
             index += 1
         else:
             rest.append(word)
@@ -816,7 +869,24 @@ def _flags(args: list, style: str) -> list:
             value_word = Word(value, _value_span(word, value), word.raw, truncation=word.truncation) if word.known \
                 else Word(UNKNOWN, word.span, word.raw)
             found.append((_path(key.lstrip("+~")), value_word, word))
-    return found
+    return [(keys, _as_argument(value), key) for keys, value, key in found] if style == FLAGS else found
+
+
+class ArgumentText(str):
+    """A `--key value` word an argparse program takes as text, typed by the field it sets: YAML 1.1's
+    yes/no/on/off/y/n are words there, not booleans (`--eval_strategy no` is the strategy "no"; an
+    argparse-based parser turns text into a bool only for a bool field), where a YAML file's
+    `eval_strategy: no` is false."""
+
+
+# What YAML 1.1 reads as a boolean and argparse as text (true/false are booleans to both).
+_YAML11_BOOLEANS = re.compile(r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)\Z")
+
+
+def _as_argument(value: Word) -> Word:
+    if value.known and isinstance(value.value, str) and _YAML11_BOOLEANS.match(value.value):
+        return replace(value, value=ArgumentText(value.value))
+    return value
 
 
 def _unknown_assignment(word: Word) -> Optional[str]:
@@ -848,6 +918,8 @@ def typed(text) -> object:
     """A command-line value as the frameworks' parsers read it: numbers, booleans, else text."""
     from .sources.yaml import typed_plain
 
+    if isinstance(text, ArgumentText):
+        return str(text)
     return typed_plain(text) if isinstance(text, str) else text
 
 
@@ -860,6 +932,9 @@ class Computed(Scalar):
 
 def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> None:
     """Write each override into the config's tree; its span points into the script."""
+    entry = getattr(overrides, "entry", None)
+    if entry is not None and script is not None and not isinstance(doc, LaunchDocument):
+        doc.program = (script, entry)
     for keys, value, key_word in overrides:
         if not keys:
             continue

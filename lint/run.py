@@ -56,7 +56,7 @@ def settings_for(config_path: Optional[str] | tuple, select: Iterable[str] = (),
 
     from .config import anchored, load_settings, overridden, parse_codes, split_config_args, unknown_codes
 
-    config_path, inline = split_config_args(config_path)
+    path, inline = split_config_args(config_path)
     chosen, extended = parse_codes(select, "--select"), parse_codes(extend_select, "--extend-select")
     ignored = parse_codes(ignore, "--ignore")
     excluded, extra = _patterns(exclude), _patterns(extend_exclude)
@@ -71,7 +71,7 @@ def settings_for(config_path: Optional[str] | tuple, select: Iterable[str] = (),
         unknown_codes(settings, known_codes())
         return settings
 
-    return adjust(load_settings(config_path)) if config_path else Configs(adjust)
+    return adjust(load_settings(path)) if path else Configs(adjust)
 
 
 def _patterns(values: Iterable[str]) -> tuple:

@@ -1,8 +1,10 @@
 """
 ## What it does
-Checks that the rollout's `worker.rollout.tensor_parallel_size` divides the
-world size W (`trainer.n_gpus_per_node` x `trainer.nnodes`, or the W you
-give). Silent while W is unknown.
+Checks that the rollout's tensor parallel degree divides the world size W
+(`trainer.n_gpus_per_node` x `trainer.nnodes`, or the W you give): EasyR1's
+`worker.rollout.tensor_parallel_size`, verl's
+`actor_rollout_ref.rollout.tensor_model_parallel_size`. Both default to 2, so
+an unwritten degree is judged as 2. Silent while W is unknown.
 
 ## Why is this bad?
 EasyR1 runs vLLM inside the training workers, on a (W / tp, tp) device mesh:
@@ -34,27 +36,66 @@ EasyR1 verl/workers/fsdp_workers.py:331-335 @ v0.3.2 (`_build_rollout`);
 verl/workers/rollout/vllm_rollout_spmd.py:94-95 (tp larger than W);
 verl/workers/rollout/config.py:36 (default 2); verl/trainer/main.py:58-61 (W).
 The same assertion is in fsdp_workers.py:252-256 @ b3d72a7, EasyR1's first commit.
+
+verl: verl/workers/fsdp_workers.py:293 @ v0.2 (first), :384 @ v0.4.0, :465-466 @ v0.5.0,
+:614-619 @ v0.7.0, :622-627 @ b178a3c (legacy workers, to 0.7.1); the Megatron workers from
+0.4.0 (megatron_workers.py:227 @ v0.4.0, :506 @ v0.7.0). verl 0.1 asserts only tp <= W
+(verl/trainer/ppo/rollout/vllm_rollout/vllm_rollout.py:75 @ v0.1). The default 2:
+verl/trainer/config/ppo_trainer.yaml:63 @ v0.1, rollout/rollout.yaml:50 @ v0.7.0.
 """
 
 from collections.abc import Iterator
 
+from batchlint.frameworks import verl
+from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
+
+EASYR1_MESH = Premise(
+    EASYR1, name="EasyR1", frameworks=("easyr1",),
+    source="EasyR1 builds its rollout on a (W / tp, tp) mesh and asserts W % tp == 0 from its first commit "
+           "(b3d72a7 verl/workers/fsdp_workers.py:252-256) to v0.3.2 (:331-335); default 2 throughout")
+VERL_FSDP = Premise(
+    verl.DISTRIBUTION, since="0.2", until="0.7.1", name="verl fsdp", frameworks=("verl",),
+    source="v0.1 verl/trainer/ppo/rollout/vllm_rollout/vllm_rollout.py:75 (only tp <= W); v0.2 "
+           "verl/workers/fsdp_workers.py:293 (W % infer_tp, first); v0.7.0 :614-619; 0.7.1 = b178a3c "
+           "fsdp_workers.py:622-627 (last: 0.8.0 drops the legacy workers)")
+VERL_MEGATRON = Premise(
+    verl.DISTRIBUTION, since="0.4.0", until="0.7.1", name="verl megatron", frameworks=("verl",),
+    source="v0.3.0.post1 verl/workers/megatron_workers.py (no assertion); v0.4.0 megatron_workers.py:227 "
+           "(first); v0.7.0 :506; 0.7.1 = b178a3c megatron_workers.py:520 (last)")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
-    tp, world = plan.settings.rollout_tp, plan.world_size
+    settings, world = plan.settings, plan.world_size
+    tp = settings.rollout_tp
     if not (tp.positive and world.positive) or world.value % tp.value == 0:
+        return
+    premise = _premise(plan, settings)
+    if premise is None:
         return
     fits = largest_divisor(world.value, tp.value)
     span = tp.span or world.span
     yield Finding(
         span=span,
         message=(f"{tp.describe()} does not divide W ({world.value}): the rollout's (W / tp, tp) device mesh "
-                 f"cannot be built, and EasyR1 refuses to start"),
+                 f"cannot be built, and {settings.label} refuses to start"),
         fix=f"set {tp.key} to a divisor of {world.value} (e.g. {fits}), or run on a multiple of {tp.value} GPUs",
         related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span and world.span != span else (),
+        premise=premise.name,
     )
+
+
+def _premise(plan: TrainingPlan, settings) -> "Premise | None":
+    """EasyR1's check, or verl's legacy workers' (FSDP, or Megatron from 0.4.0); None where verl's
+    actor runs otherwise (engine workers, an unknown strategy)."""
+    if plan.framework == "easyr1":
+        return EASYR1_MESH
+    if verl.ppo(plan) is None or not settings.legacy_workers:
+        return None
+    strategy = settings.actor.strategy
+    return VERL_FSDP if strategy in verl.FSDP else VERL_MEGATRON if strategy == "megatron" else None
 
 
 _CONFIG = """\
@@ -70,16 +111,26 @@ trainer:
   n_gpus_per_node: {gpus}
 """
 
+_VERL = """\
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 48
+  rollout:
+    n: 1
+{tp}trainer:
+  n_gpus_per_node: {gpus}
+"""
+
 RULE = Rule(
     code="BL261",
     name="easyr1-rollout-tensor-parallel",
     severity="error",
-    summary="EasyR1: a rollout tensor_parallel_size that does not divide the GPUs",
+    summary="EasyR1, verl: a rollout tensor parallel degree that does not divide the GPUs",
     check=check,
     needs=("settings.rollout_tp", "world_size"),
-    every_release=("EasyR1 builds its rollout on a (W / tp, tp) mesh and asserts W % tp == 0 in every layout, from "
-                   "its first commit (b3d72a7 verl/workers/fsdp_workers.py:252-256) to v0.3.2 (:331-335); the "
-                   "default tensor_parallel_size is 2 throughout"),
+    premises=(EASYR1_MESH, VERL_FSDP, VERL_MEGATRON),
     doc=__doc__,
     examples=(
         Example("tp2_on_1.yaml", _CONFIG.format(tp=2, gpus=1), flagged=(8,)),
@@ -88,5 +139,16 @@ RULE = Rule(
         Example("tp2_on_6.yaml", _CONFIG.format(tp=2, gpus=6)),
         # The W you give wins over the file's.
         Example("tp2_w7.yaml", _CONFIG.format(tp=2, gpus=8), flagged=(8,), world_size=7),
+        # verl: the default 2 on one GPU (the finding stands at the GPU count); pinned, an error.
+        Example("verl_default_on_1.yaml", _VERL.format(tp="", gpus=1), flagged=(9,),
+                files=(("requirements.txt", "verl==0.4.1\n"),), severity="error"),
+        Example("verl_tp1_on_1.yaml", _VERL.format(tp="    tensor_model_parallel_size: 1\n", gpus=1),
+                files=(("requirements.txt", "verl==0.4.1\n"),)),
+        Example("verl_tp4_on_6.yaml", _VERL.format(tp="    tensor_model_parallel_size: 4\n", gpus=6), flagged=(8,),
+                files=(("requirements.txt", "verl==0.7.0\n"),), severity="error"),
+        # No release pinned: 0.8.0 on has no legacy workers, so nothing is said.
+        Example("verl_tp4_on_6_unpinned.yaml", _VERL.format(tp="    tensor_model_parallel_size: 4\n", gpus=6)),
+        Example("verl_0_1.yaml", _VERL.format(tp="    tensor_model_parallel_size: 4\n", gpus=6),
+                files=(("requirements.txt", "verl==0.1\n"),)),
     ),
 )

@@ -20,8 +20,13 @@ value must equal the one TrainingArguments gives. A number written as a string
 can give is reported. A key not written counts with its default where that
 is certain: micro batch 8 and no accumulation (ms-swift: its own), and, except
 for ms-swift (which takes the precision from the model), `max_grad_norm` 1.0
-and fp16 off. `bf16` off is assumed only for LLaMA-Factory: TRL's configs turn
-it on unless fp16 is.
+and fp16 off. `bf16` off is assumed for LLaMA-Factory, and for a program in
+view that parses TrainingArguments with HfArgumentParser and imports no TRL;
+for a program that runs TRL's GRPOTrainer, bf16 is GRPOConfig's default of
+the TRL release pinned: off before 0.19.0, `not fp16` from 0.19.0 (other TRL
+configs: not assumed). A program in view whose flags name no batch key beside
+`--deepspeed ds.json` is checked with TrainingArguments' defaults (micro batch
+8, no accumulation), unless its own dataclass changes them.
 
 A config that names no DeepSpeed config of its own, run by `accelerate launch
 --config_file acc.yaml` with a DEEPSPEED accelerate config, is checked against

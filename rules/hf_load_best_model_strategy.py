@@ -34,7 +34,10 @@ save_steps: 500
 By release: transformers checks it from 4.9.0 on (the config is accepted
 before); a config writing `eval_strategy` runs from 4.41.0 on only (before,
 only `evaluation_strategy` exists and `eval_strategy` is refused as an
-unknown key), so it is judged against those releases.
+unknown key), so it is judged against those releases. The old name
+`evaluation_strategy` counts wherever it is written (it overrides
+`eval_strategy` through 4.50.3) and is judged against 4.9.0-4.50.3, the
+releases that read it.
 
 ## Source
 transformers/training_args.py:683-694 @ 4.9.0 (first; 4.8.2 has none),
@@ -64,6 +67,15 @@ EVAL_STRATEGY = Premise(
     source="v4.40.2 transformers/training_args.py:770 (evaluation_strategy only; hf_argparser.py:377 refuses "
            "eval_strategy as an unused key); v4.41.0 training_args.py:784, 1533-1558 (first); v5.24.0 "
            "training_args.py:1106, 1748-1775 (still)")
+# The pre-4.41 name counts wherever it is written, from the first release that checks (4.9.0) to the last that
+# has it (4.50.3: it then overrides eval_strategy); 4.51.0 refuses it as an unknown key, so later releases are
+# not weighed.
+EVALUATION_STRATEGY = Premise(
+    TRANSFORMERS, name="evaluation_strategy", since="4.9.0", until="4.50.3", runs_until="4.50.3",
+    frameworks=("transformers",),
+    source="v4.9.0 transformers/training_args.py:364 (evaluation_strategy), 683-694 (first check); v4.50.3 "
+           "training_args.py:1430, 1610-1615 (evaluation_strategy overrides eval_strategy), 1677-1678 (the check); "
+           "v4.51.0 training_args.py (no evaluation_strategy)")
 TRL_CHECKED = Premise(
     TRL, name="TRL", frameworks=("trl",),
     source="TRL 0.1.0 has no TrainingArguments configs (trl/core.py, gpt2.py, ppo.py only); v0.2.0 setup.py:63 "
@@ -75,13 +87,18 @@ TRL_CHECKED = Premise(
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     schedule = plan.trainer.checkpointing
     load_best = schedule.load_best_model_at_end
-    if load_best is None or not load_best.value or schedule.evaluation_strategy is not None:
-        return  # `evaluation_strategy` is the pre-4.46 name: which one counts depends on the version
+    if load_best is None or not load_best.value:
+        return
     save, evaluation = schedule.save_strategy, schedule.eval_strategy
+    premise = _premise(plan.framework, evaluation)
+    legacy = schedule.evaluation_strategy
+    if legacy is not None:  # the pre-4.41 name: it counts in every release that has it (EVALUATION_STRATEGY)
+        if plan.framework != "transformers" or legacy.value not in ("no", "steps", "epoch"):
+            return
+        evaluation, premise = legacy, EVALUATION_STRATEGY.name
     if save is None or evaluation is None or save.value == "best":
         return
     related = (Related("load_best_model_at_end enabled here", load_best.span),)
-    premise = _premise(plan.framework, evaluation)
     if evaluation.value != save.value:
         yield Finding(
             span=_first_written(evaluation, save, load_best),
@@ -89,7 +106,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 f"load_best_model_at_end (line {load_best.span.line}) needs the evaluation and save strategies to match, but "
                 f"{_describe(evaluation)} differs from {_describe(save)}: transformers refuses to start"
             ),
-            fix=f'set eval_strategy to "{save.value}", or save_strategy to "best"',
+            fix=f'set {evaluation.key} to "{save.value}", or save_strategy to "best"',
             related=related,
             premise=premise,
         )
@@ -169,6 +186,14 @@ save_steps: 500
 
 _NO_EVAL = "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\n"
 
+_LEGACY = """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+evaluation_strategy: "{evaluation}"
+save_strategy: epoch
+"""
+
 _TRL = """\
 model_name_or_path: Qwen/Qwen2.5-0.5B
 packing: true
@@ -184,7 +209,7 @@ RULE = Rule(
     summary="load_best_model_at_end with save and eval schedules that do not line up",
     check=check,
     needs=("trainer.checkpointing",),
-    premises=(CHECKED, EVAL_STRATEGY, TRL_CHECKED),
+    premises=(CHECKED, EVAL_STRATEGY, EVALUATION_STRATEGY, TRL_CHECKED),
     doc=__doc__,
     examples=(
         # Written eval_strategy: every release that reads it (4.41 on) checks it; the check is made from 4.9 on.
@@ -203,6 +228,14 @@ RULE = Rule(
         # TRL: every release with TrainingArguments configs requires a transformers that checks it.
         Example("trl_no_eval.yaml", _TRL.format(eval=""), flagged=(4,), severity="error"),
         Example("trl_epoch_vs_steps.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,), severity="error"),
+        # The pre-4.41 name: checked from 4.9.0 to 4.50.3, the last release that reads it.
+        Example("hf_legacy_no_vs_epoch.yaml", _LEGACY.format(evaluation="no"), flagged=(4,), severity="info"),
+        Example("hf_legacy_no_vs_epoch_pinned.yaml", _LEGACY.format(evaluation="no"), flagged=(4,),
+                files=(("requirements.txt", "transformers==4.33.0\n"),), severity="error"),
+        Example("hf_legacy_no_vs_epoch_pinned_old.yaml", _LEGACY.format(evaluation="no"),
+                files=(("requirements.txt", "transformers==4.8.2\n"),)),
+        Example("hf_legacy_epoch.yaml", _LEGACY.format(evaluation="epoch"),
+                files=(("requirements.txt", "transformers==4.33.0\n"),)),
         Example(
             "hf_save_best.yaml",
             "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\nsave_strategy: best\n",

@@ -67,7 +67,10 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     packing, grouping = plan.packing, plan.length_grouping
     if packing is None or grouping is None or packing.value is not True or grouping.value is not True:
         return
-    where = f" (line {packing.span.line})" if packing.span else ""
+    where = ""
+    if packing.span is not None:  # the file too when it is not the grouping's (a base's, a launch script's)
+        elsewhere = packing.span.path if grouping.span is None or packing.span.path != grouping.span.path else None
+        where = f" ({elsewhere}:{packing.span.line})" if elsewhere else f" (line {packing.span.line})"
     message = (
         f"{grouping.key} groups samples by length, but {packing.key}{where} packs them into "
         f"full-length sequences: there is nothing left to group"

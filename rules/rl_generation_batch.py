@@ -45,7 +45,9 @@ num_generations: 8     # 16 holds two groups of 8
 By release (one premise per framework whose release decides): TRL has GRPO
 from 0.14.0 and refuses these batches from 0.15.0 (0.15-0.16 check the per-device
 batch x W, without the accumulation: every batch this rule flags fails that
-too), `generation_batch_size`/`steps_per_generation` from 0.18.0 (the multiple
+too, and where the project pins 0.15-0.16 that smaller batch is what is judged),
+`num_generations` unwritten is GRPOConfig's 8 where the program that reads the
+config is certainly GRPO's, `generation_batch_size`/`steps_per_generation` from 0.18.0 (the multiple
 of the per-device batch x W from 0.19.1), `num_generations_eval` from 0.26.1;
 OpenRLHF asserts n > 1 for rloo from 0.5.3, reinforce_baseline and group_norm
 from 0.6.0, dynamic filtering from 0.8.1, dr_grpo from 0.11.0; EasyR1 makes its
@@ -78,6 +80,12 @@ TRL_GROUPS = Premise(
            "(per-device batch x W, and the eval batch, divisible by num_generations >= 2, first); v0.17.0 "
            "grpo_trainer.py:591-620 (x gradient_accumulation_steps); v0.18.0 trl/trainer/grpo_config.py:532-558; "
            "1.16.0 trl/trainer/grpo_config.py:1118-1141 (still)")
+# Before 0.17.0 the check leaves the accumulation out: per_device_train_batch_size x W alone must be whole groups.
+TRL_PER_DEVICE = Premise(
+    TRL, since="0.15.0", until="0.16.1", runs_since="0.14.0", name="TRL per-device batch", frameworks=("trl",),
+    source="v0.14.0 trl/trainer/grpo_trainer.py (no check); v0.15.0 trl/trainer/grpo_trainer.py:342-350 "
+           "(per_device_train_batch_size x num_processes, first); v0.16.1 trl/trainer/grpo_trainer.py:425-433 "
+           "(still); v0.17.0 trl/trainer/grpo_trainer.py:597-608 (x gradient_accumulation_steps)")
 # generation_batch_size and steps_per_generation are new in 0.18.0.
 TRL_KEYS = Premise(
     TRL, since="0.18.0", runs_since="0.18.0", name="TRL generation keys", frameworks=("trl",),
@@ -137,6 +145,8 @@ def _premise(plan, kind: str) -> str:
             return TRL_KEYS.name
         if kind == "eval" and "num_generations_eval" in root.items:
             return TRL_EVAL.name
+        if kind == "multiple" and getattr(plan.settings, "accumulation_left_out", False):
+            return TRL_PER_DEVICE.name
         return TRL_GROUPS.name
     if framework == "openrlhf":
         baseline = plan.rl.generation_checks.group_baseline
@@ -305,6 +315,13 @@ gradient_accumulation_steps: 1
 num_generations: {generations}
 """
 
+_TRL_ACCUMULATED = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 4
+num_generations: 8
+"""
+
 _AXOLOTL = """\
 base_model: Qwen/Qwen2.5-0.5B-Instruct
 rl: grpo
@@ -359,7 +376,7 @@ RULE = Rule(
     summary="RL: a generation batch the framework refuses (split groups, a group of one, ranks without a share)",
     check=check,
     needs=("rl.generation_checks",),
-    premises=(TRL_GROUPS, TRL_KEYS, TRL_STEP, TRL_EVAL,
+    premises=(TRL_GROUPS, TRL_PER_DEVICE, TRL_KEYS, TRL_STEP, TRL_EVAL,
               *(p for premise in (OPENRLHF_RLOO, OPENRLHF_GROUP, OPENRLHF_DR_GRPO, OPENRLHF_FILTERING)
                 for p in openrlhf.variants(premise)),
               AXOLOTL_CHECKS, EASYR1_CHECKS),
@@ -372,6 +389,12 @@ RULE = Rule(
         Example("grpo_6_on_4_0_14.yaml", _TRL.format(generations=6), world_size=4,
                 files=(("requirements.txt", "trl==0.14.0\n"),)),
         Example("grpo_8_on_4.yaml", _TRL.format(generations=8), world_size=4),
+        # 2 x W 2 x 4 = 16 holds two groups of 8; TRL 0.15-0.16 count 2 x 2 = 4 only, and refuse it.
+        Example("grpo_accumulated.yaml", _TRL_ACCUMULATED, world_size=2),
+        Example("grpo_accumulated_0_16.yaml", _TRL_ACCUMULATED, flagged=(4,), world_size=2,
+                files=(("requirements.txt", "trl==0.16.1\n"),), severity="error"),
+        Example("grpo_accumulated_0_17.yaml", _TRL_ACCUMULATED, world_size=2,
+                files=(("requirements.txt", "trl==0.17.0\n"),)),
         Example("grpo_6_unknown_w.yaml", _TRL.format(generations=6)),
         # 30 is no whole groups of 8 (from 0.18.0, which has the key), nor a multiple of the per-device 4 (asserted
         # as the global batch from 0.19.1: info without a pin).

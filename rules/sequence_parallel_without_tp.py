@@ -8,8 +8,10 @@ switched on with a tensor-parallel size of 1 (written, or the default).
 Megatron's sequence parallelism splits the layer-norm and dropout activations
 across the tensor-parallel group; with tp = 1 there is no group, and the flag
 is turned off at start-up: Megatron-LM with a warning (silently before core
-0.10.0), NeMo with an info-level log line, ms-swift without a word. The memory saving the config was written
-for does not happen (ms-swift ships 27 scripts like this).
+0.10.0), NeMo with an info-level log line, ms-swift without a word. Nothing is lost
+at tp = 1 (there is nothing to split), so this is an info: the flag says the config
+was written for a tensor-parallel layout it does not have (ms-swift ships 27 scripts
+like this), and it does nothing.
 
 ## Example
 ```bash
@@ -61,11 +63,11 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     related = (Related(f"{tp.key} = 1", tp.span),) if tp.span else ()
     yield Finding(
         span=flag.span,
-        message=f"{flag.key} needs tensor parallelism, but {tp.key} is 1{' (its default)' if tp.origin is Origin.DEFAULT else ''}: "
-                f"{plan.sequence_parallel_off or 'it is turned off at start-up'}, "
-                f"so the activation memory it was meant to save is not saved",
-        fix=f"raise {tp.key} above 1, or drop {flag.key}",
-        severity="warning",
+        message=f"{flag.key} does nothing at {tp.key} = 1{' (its default)' if tp.origin is Origin.DEFAULT else ''}: "
+                f"sequence parallelism splits activations across the tensor-parallel group, and "
+                f"{plan.sequence_parallel_off or 'it is turned off at start-up'}",
+        fix=f"drop {flag.key}, or raise {tp.key} above 1 if the layout was meant to be tensor-parallel",
+        severity="info",
         related=related,
     )
 
@@ -101,8 +103,8 @@ global_batch_size: 16
 RULE = Rule(
     code="BL203",
     name="sequence-parallel-without-tp",
-    severity="warning",
-    summary="Megatron sequence parallelism with tensor parallel size 1 (turned off at start-up)",
+    severity="info",
+    summary="Megatron sequence parallelism with tensor parallel size 1 (it does nothing; turned off at start-up)",
     check=check,
     needs=("sequence_parallel", "parallel.tp"),
     premises=(NEMO_OFF, SWIFT_MEGATRON_OFF),
@@ -111,15 +113,15 @@ RULE = Rule(
         Example("megatron_sp_tp1.sh", _SCRIPT.format(tp=1), flagged=(6,)),
         Example("megatron_sp_tp2.sh", _SCRIPT.format(tp=2)),
         # NeMo 1's Megatron YAML: 1.11.0 (model.sequence_parallel) to 2.5.0, the last that runs it.
-        Example("nemo_sp_tp1.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,), severity="warning"),
+        Example("nemo_sp_tp1.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,), severity="info"),
         Example("nemo_sp_tp1_2_4_0.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,),
-                files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),), severity="warning"),
+                files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),), severity="info"),
         Example("nemo_sp_tp1_1_10_0.yaml", _NEMO.format(tp=1, sp="true"),
                 files=(("requirements.txt", "nemo-toolkit==1.10.0\n"),)),
         Example("nemo_sp_tp2.yaml", _NEMO.format(tp=2, sp="true")),
         Example("nemo_no_sp_tp1.yaml", _NEMO.format(tp=1, sp="false")),
         Example("nemo_sp_tp_interpolated.yaml", _NEMO.format(tp="${oc.env:TP}", sp="true")),  # unknown: silent
-        Example("swift_megatron_sp_default_tp.yaml", _SWIFT.format(tp=""), flagged=(5,), severity="warning"),
+        Example("swift_megatron_sp_default_tp.yaml", _SWIFT.format(tp=""), flagged=(5,), severity="info"),
         Example("swift_megatron_sp_default_tp_3_2_1.yaml", _SWIFT.format(tp=""),
                 files=(("requirements.txt", "ms-swift==3.2.1\n"),)),
         Example("swift_megatron_sp_tp2.yaml", _SWIFT.format(tp="tensor_model_parallel_size: 2\n")),

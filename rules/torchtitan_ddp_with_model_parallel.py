@@ -49,7 +49,8 @@ from batchlint.rule import Example, Finding, Related, Rule
 
 PREMISES = model_premises({
     "0.0.2": "torchtitan/models/llama/parallelize_llama.py:114-116 @ 785c34c99 (the first to read [parallelism]; "
-             "llama4 from e4e48349c, experiments/llama4/infra/parallelize_llama.py:113-115)",
+             "llama4 from e4e48349c, experiments/llama4/infra/parallelize_llama.py:113-115; before it the [training] "
+             "replicate/shard degrees, torchtitan/parallelisms/parallelize_llama.py:97-98 @ 0edd2fb36)",
     "0.1.0": "torchtitan/models/llama3/infra/parallelize.py:110-112, experiments/llama4/infra/parallelize.py:109-111",
     "0.2.0": "torchtitan/models/llama3/infra/parallelize.py:139-141 (llama3_ft's, models/llama3_ft/__init__.py)",
     "0.2.1": "torchtitan/experiments/transformers_modeling_backend/infra/parallelize.py:112-114",

@@ -227,8 +227,14 @@ def test_load_best_with_default_strategies(lint):
     assert finding.span.line == 2
 
 
-def test_the_pre_4_46_name_is_left_alone(lint):
-    assert bl522(lint, "evaluation_strategy: steps\neval_steps: 300\n") == []
+def test_the_pre_4_41_name_counts_in_the_releases_that_read_it(lint):
+    # evaluation_strategy is read from 4.9.0 (the first check) to 4.50.3 (it overrides eval_strategy there).
+    [finding] = bl522(lint, "evaluation_strategy: steps\neval_steps: 300\n")
+    assert "save_steps 500 (default) to be a multiple of eval_steps 300" in finding.message
+    assert finding.severity == "info"  # no release pinned: 4.8 and older accept it
+    [finding] = bl522(lint, "evaluation_strategy: epoch\neval_strategy: steps\nsave_strategy: steps\n")
+    assert 'evaluation_strategy "epoch" differs from save_strategy "steps"' in finding.message
+    assert bl522(lint, "evaluation_strategy: 'yes'\n") == []  # not a strategy: transformers refuses it otherwise
 
 
 def test_eval_steps_falls_back_to_logging_steps(lint):

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from batchlint import per_run
 from batchlint.frameworks import llamafactory
 from batchlint.frameworks.facts import Outside
 from batchlint.plan import Fact
@@ -130,3 +131,89 @@ def test_megatron_bridge_parallel_size_must_divide_the_world(lint):
     # tp x pp x cp x ep = 2 must divide W (hparams/parser.py:336-349); ep counts for the bridge.
     assert codes(lint("bridge.yaml", text, world_size=3)) == ["BL202"]
     assert plan_of(text, world_size=4).data_parallel is None  # the bridge's derived global batch is not modelled
+
+
+# -- a launch line's own flags: `llamafactory-cli train --stage sft ...`, `deepspeed src/train.py ...` --
+
+LF_FLAGS = """\
+    --stage sft \\
+    --do_train \\
+    --model_name_or_path Qwen/Qwen2-7B \\
+    --dataset alpaca_en \\
+    --template qwen \\
+    --finetuning_type lora \\
+    --streaming true \\
+{steps}    --output_dir saves/qwen2-7b/lora/sft \\
+    --per_device_train_batch_size 2 \\
+    --gradient_accumulation_steps 4 \\
+    --bf16
+"""
+# src/train.py of a LLaMA-Factory checkout (v0.8.0 to v0.9.5): the flags go to HfArgumentParser in run_exp.
+LF_TRAIN_PY = "from llamafactory.train.tuner import run_exp\n\n\ndef main():\n    run_exp()\n\n\nif __name__ == '__main__':\n    main()\n"
+STREAMING_LINE = 9  # `--streaming true`, counting the launch line as line 2
+
+
+def _script(launcher, steps=""):
+    return "#!/bin/bash\n" + launcher + " \\\n" + LF_FLAGS.format(steps=steps)
+
+
+@pytest.mark.parametrize("launcher", ["llamafactory-cli train", "deepspeed --num_gpus 8 src/train.py",
+                                      "torchrun --nproc_per_node 8 src/train.py",
+                                      "FORCE_TORCHRUN=1 NPROC_PER_NODE=8 llamafactory-cli train"])
+def test_inline_flags_are_read_as_llamafactory(tmp_path, lint, launcher):
+    # Streaming without max_steps: LLaMA-Factory refuses to start (BL550), from flags as from a YAML file.
+    os.makedirs(tmp_path / ".git")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(LF_TRAIN_PY)
+    result = lint("run.sh", _script(launcher))
+    assert result.bases == ((f"llamafactory: {'llamafactory-cli train' if 'cli' in launcher else 'src/train.py imports llamafactory'}"),)
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL550", STREAMING_LINE)]
+    assert lint("run.sh", _script(launcher, steps="    --max_steps 1000 \\\n")).diagnostics == []
+
+
+def test_a_program_that_does_not_import_llamafactory_is_transformers(tmp_path, lint):
+    # A project's own train.py with a `--stage` flag of its own: transformers' arguments, as before.
+    os.makedirs(tmp_path / ".git")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(
+        "from transformers import HfArgumentParser, Trainer, TrainingArguments\n"
+        "args = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()\n"
+        "Trainer(args=args).train()\n")
+    result = lint("run.sh", _script("torchrun --nproc_per_node 8 src/train.py"))
+    assert result.bases == () and result.diagnostics == []
+
+
+def test_llamafactory_cli_commands_that_do_not_train_are_not_read(lint):
+    script = "#!/bin/bash\nllamafactory-cli export \\\n" + LF_FLAGS.format(steps="")
+    result = lint("export.sh", script)
+    assert result.bases == () and result.diagnostics == []
+
+
+def test_cutoff_len_default_follows_the_release(tmp_path):
+    # 2048 from 0.9.1 (hparams/data_args.py:48-49 @ v0.9.1), 1024 before (:44-45 @ v0.9.0).
+    text = "stage: sft\nmodel_name_or_path: m\nper_device_train_batch_size: 2\n"
+    path = tmp_path / "lf.yaml"
+    path.write_text(text)
+    document = read_document(str(path), text, "yaml")
+    assert llamafactory.plan(document, Outside()).seq_len.value == 2048
+    (tmp_path / "requirements.txt").write_text("llamafactory==0.9.0\n")
+    per_run.forget()  # the release is read once a run
+    assert llamafactory.plan(document, Outside()).seq_len.value == 1024
+    (tmp_path / "requirements.txt").write_text("llamafactory==0.9.1\n")
+    per_run.forget()
+    assert llamafactory.plan(document, Outside()).seq_len.value == 2048
+
+
+def test_a_stage_line_of_a_program_out_of_view_is_read_by_its_keys(tmp_path, lint):
+    # No batch flag, src/train_bash.py not in the project: `stage` and LLaMA-Factory's own `finetuning_type`
+    # make the line LLaMA-Factory's, with the Trainer's defaults (micro batch 8), which the JSON contradicts.
+    os.makedirs(tmp_path / ".git")
+    (tmp_path / "ds.json").write_text('{\n  "train_micro_batch_size_per_gpu": 16,\n  "gradient_accumulation_steps": 1\n}\n')
+    line = "deepspeed src/train_bash.py --stage pt --deepspeed ds.json --finetuning_type lora --fp16\n"
+    result = lint("run.sh", line)
+    assert result.bases == ("llamafactory: src/train_bash.py is not in the project; keys only LLaMA-Factory has: "
+                            "stage, finetuning_type",)
+    assert [d.code for d in result.diagnostics] == ["BL120"]
+    # `--stage` alone is any program's flag: nothing is said.
+    result = lint("run.sh", line.replace(" --finetuning_type lora", ""))
+    assert result.bases == () and result.diagnostics == []

@@ -415,3 +415,61 @@ FEW_BATCHES = ("python3 -m openrlhf.cli.train_ppo_ray \\\n   --actor_num_gpus_pe
 ])
 def test_too_few_sample_batches_are_refused_from_0_7_2(tmp_path, requirement, files, found):
     assert _judged(tmp_path, FEW_BATCHES, requirement, files) == found
+
+
+# -- before openrlhf.cli: OpenRLHF's own scripts under deepspeed (to 0.3.x) --------------------------------
+
+SCRIPT_FORM = """\
+deepspeed --num_gpus 7 ../train_sft.py \\
+   --max_len 2048 \\
+   --train_batch_size {batch} \\
+   --micro_train_batch_size 2 \\
+   --zero_stage 2
+"""
+
+
+@pytest.mark.parametrize("batch, found", [(256, ["BL103"]), (126, [])])
+def test_the_script_form_of_earlier_releases_is_read(batch, found):
+    """examples/scripts/train_sft_llama.sh @ v0.3.5: `deepspeed ../train_sft.py` with OpenRLHF's flags;
+    256 over micro 2 x 7 GPUs does not divide (issue 346)."""
+    [plan] = plans(SCRIPT_FORM.format(batch=batch))
+    assert plan.settings.entry == "train_sft" and plan.world_size.value == 7
+    assert codes(SCRIPT_FORM.format(batch=batch)) == found
+
+
+def test_a_script_of_that_name_without_openrlhf_flags_is_not_openrlhf():
+    assert plans("deepspeed --num_gpus 8 train_sft.py --per_device_train_batch_size 2 --deepspeed ds.json\n") == []
+    assert plans("python train_sft.py --micro_train_batch_size 2\n") == []  # only under deepspeed
+
+
+# -- the non-Ray PPO trainer (openrlhf.cli.train_ppo, to 0.6.1.post1) -----------------------------------
+
+NON_RAY = """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_ppo \\
+   --micro_train_batch_size 2 \\
+   --train_batch_size 128 \\
+   --micro_rollout_batch_size 4 \\
+   --rollout_batch_size {rollout} \\
+   --n_samples_per_prompt {n} \\
+   --max_epochs 1
+"""
+
+
+@pytest.mark.parametrize("rollout, n, found", [
+    (32, 1, ["BL270"]),  # 32 samples a round, 128 a step: each optimizer step spans 4 rounds
+    (32, 4, []),  # 128 samples a round
+    (128, 1, []),
+])
+def test_a_non_ray_train_batch_larger_than_a_round(tmp_path, rollout, n, found):
+    (tmp_path / "requirements.txt").write_text("openrlhf==0.5.9\n")
+    path = tmp_path / "train_ppo.sh"
+    path.write_text(NON_RAY.format(rollout=rollout, n=n))
+    result = lint_file(str(path), Settings(root=str(tmp_path)), Options(), RULES)
+    assert [d.code for d in result.diagnostics if d.code == "BL270"] == found
+    assert all(d.severity == "warning" for d in result.diagnostics if d.code == "BL270")
+
+
+def test_the_non_ray_trainer_counts_its_rounds():
+    [plan] = plans(NON_RAY.format(rollout=32, n=2))
+    assert plan.rl.generation_batch.value == 64 and plan.rl.mini_batch.value == 128
+    assert plan.settings.ppo is None  # train_ppo_ray's Ray placement does not apply

@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from batchlint import per_run
+
 from conftest import CORPUS
 
 
@@ -28,6 +30,19 @@ MEGATRON = "model: Qwen/Qwen3-8B\ntuner_type: lora\nmicro_batch_size: 2\nglobal_
 def test_default_accumulation_is_kept(lint):
     # ceil(16 / micro 2 / W 4) = 2 -> 2 x 2 x 4 = 16.
     text = "model_type: qwen2\nper_device_train_batch_size: 2\n"
+    assert lint("s.yaml", text, world_size=4, global_batch=16).diagnostics == []
+
+
+def test_default_accumulation_follows_the_release(tmp_path, lint):
+    # ms-swift 3.2.2 on fills ceil(16 / micro / W) (swift/trainers/arguments.py:84-86 @ v3.2.2); 3.0.0-3.2.1
+    # keep transformers' 1: micro 1 on W 4 is then a global batch of 4, not 16.
+    text = "model_type: qwen2\nper_device_train_batch_size: 1\n"
+    (tmp_path / "requirements.txt").write_text("ms-swift==3.2.1\n")
+    [finding] = lint("s.yaml", text, world_size=4, global_batch=16).diagnostics
+    assert "the global batch is 4" in finding.message
+    assert lint("s.yaml", text, world_size=4, global_batch=4).diagnostics == []
+    (tmp_path / "requirements.txt").write_text("ms-swift==3.2.2\n")
+    per_run.forget()  # the release is read once a run
     assert lint("s.yaml", text, world_size=4, global_batch=16).diagnostics == []
 
 

@@ -116,6 +116,69 @@ def test_the_layout_of_early_2025_is_no_error_while_the_release_is_unknown(tmp_p
     assert {d.severity for d in found} == {"error"} and len(found) == 9  # and [training] compile, 0.1.0's
 
 
+def _degrees(folder, text, world=8) -> dict:
+    """The degrees the adapter plans a file in `folder` with (the release in force is the folder's)."""
+    doc = read_toml(os.path.join(str(folder), "t.toml"), text)
+    plan = torchtitan.plan(doc, Outside(world_size=Fact(world, "world size", None, Origin.COMMAND_LINE)))
+    return {k: (f.value, f.key) for k, f in plan.parallel.items() if k in ("dp_replicate", "dp_shard", "tp", "pp", "cp")}
+
+
+def test_the_degrees_of_early_2025_are_read_where_main_before_0_1_0_runs(tmp_path):
+    """[training] tensor_parallel_degree 3 and [experimental] pipeline_parallel_degree: main before 785c34c99
+    read them (config_manager.py:363-365, 396-398 @ 785c34c99~1), so W 8 does not fit tp 3 there (BL202 at
+    the tp value, line 15). Unpinned, 0.1.0 would drop them and 0.2.0 refuse them: not planned from them."""
+    text = EARLY_2025.replace("tensor_parallel_degree = 1", "tensor_parallel_degree = 3")
+    unpinned = lint_text(tmp_path, "llama3_8b.toml", text, world_size=8)
+    assert "BL202" not in {d.code for d in unpinned.diagnostics}
+    assert _degrees(tmp_path, text)["tp"] == (1, "[parallelism] tensor_parallel_degree")
+    _pin(tmp_path, "torchtitan==0.0.2")
+    pinned = lint_text(tmp_path, "llama3_8b.toml", text, world_size=8)
+    assert [(d.code, d.span.line, d.severity) for d in pinned.diagnostics] == [("BL202", 15, "error")]
+    assert _degrees(tmp_path, text) == {
+        "dp_replicate": (1, "[training] data_parallel_replicate_degree"),
+        "dp_shard": (-1, "[training] data_parallel_shard_degree"),
+        "tp": (3, "[training] tensor_parallel_degree"),
+        "pp": (1, "[experimental] pipeline_parallel_degree"),
+        "cp": (1, "[experimental] context_parallel_degree"),
+    }
+    # The same layout on 6 GPUs fits: dp_shard takes 6 // 3 = 2.
+    assert lint_text(tmp_path, "llama3_8b.toml", text, world_size=6).diagnostics == []
+
+
+# The layout of April-May 2024 (c22d1a8d1 to aafe0e870): one dp degree, pp under [training].
+SPRING_2024 = """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+batch_size = 8
+seq_len = 2048
+data_parallel_degree = {dp}
+tensor_parallel_degree = 2
+pipeline_parallel_degree = 2
+"""
+
+
+@pytest.mark.parametrize("dp, world, expected", [(-1, 12, []), (-1, 10, [("BL202", 9)]), (4, 8, [("BL202", 8)]),
+                                                 (2, 8, [])])
+def test_the_single_dp_degree_of_spring_2024_is_the_shard_degree(tmp_path, dp, world, expected):
+    """data_parallel_degree -1 took W // (tp x pp), and dp x tp x pp had to be W (parallelisms/__init__.py:
+    29-34 @ c22d1a8d1)."""
+    _pin(tmp_path, "torchtitan==0.0.2")
+    result = lint_text(tmp_path, "t.toml", SPRING_2024.format(dp=dp), world_size=world)
+    assert [(d.code, d.span.line) for d in result.diagnostics] == expected
+    degrees = _degrees(tmp_path, SPRING_2024.format(dp=dp), world)
+    assert degrees["dp_shard"] == (dp, "[training] data_parallel_degree")
+    assert degrees["pp"] == (2, "[training] pipeline_parallel_degree")
+
+
+def test_parallelism_wins_over_an_older_key_in_the_same_file(tmp_path):
+    _pin(tmp_path, "torchtitan==0.0.2")
+    text = EARLY_2025 + "\n[parallelism]\ntensor_parallel_degree = 2\n"
+    assert _degrees(tmp_path, text)["tp"] == (2, "[parallelism] tensor_parallel_degree")
+
+
 def test_a_key_no_release_reads_is_a_warning_while_the_release_is_unknown(tmp_path):
     """0.2.0 on refuse the file, 0.1.0 and main before it drop the key: no release reads it."""
     text = "[training]\nlocal_batch_size = 8\nlocal_batch_sise = 8\n"
@@ -328,3 +391,20 @@ def test_without_a_global_batch_there_is_no_accumulation_for_any_w(tmp_path):
     [explained] = explain(str(tmp_path / "t.toml"), Settings(root=str(tmp_path)))
     rows = {row.name: row.values for row in explained.rows}
     assert rows["gradient accumulation"] == [1] and rows["world size W"] == ["?"]
+
+
+def test_the_top_level_train_py_of_main_before_2025_runs_the_config(tmp_path):
+    """run_llama_train.sh of main before torchtitan/train.py (2a4437014): `torchrun ... train.py --job.config_file`.
+    The launch gives W (8), which tp 3 does not divide, where main before 0.1.0 runs."""
+    _pin(tmp_path, "torchtitan==0.0.2")
+    write(tmp_path, "train_configs/t.toml", SPRING_2024.format(dp=-1).replace("pipeline_parallel_degree = 2",
+                                                                              "pipeline_parallel_degree = 1")
+          .replace("tensor_parallel_degree = 2", "tensor_parallel_degree = 3"))
+    script = ('#!/usr/bin/bash\nNGPU=${NGPU:-"8"}\nCONFIG_FILE=${CONFIG_FILE:-"./train_configs/t.toml"}\n'
+              'torchrun --nproc_per_node=${NGPU} train.py --job.config_file ${CONFIG_FILE} $overrides\n')
+    result = lint_text(tmp_path, "run_llama_train.sh", script)
+    # At the config's tensor_parallel_degree (line 9 of t.toml).
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL202", 9)]
+    assert "W (8)" in result.diagnostics[0].message
+    # Without the config flag a train.py is any program's.
+    assert lint_text(tmp_path, "other.sh", "#!/bin/bash\ntorchrun --nproc_per_node=8 train.py --lr 1e-4\n").diagnostics == []

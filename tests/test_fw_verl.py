@@ -367,16 +367,15 @@ def test_dynamic_batching_over_gpus_that_do_not_split_the_mini_batch(tmp_path):
 
 @pytest.mark.parametrize("micro, gpus, shown, accumulation", [
     (16, 8, 2, 80),  # 16 // dp 8 = 2 per GPU; 256 x 5 / 8 / 2 = 80
-    (4, 8, "?", "?"),  # 4 // 8 = 0: verl would fail, no micro batch is claimed
+    (4, 8, 0, "?"),  # 4 // 8 = 0, as the workers compute it: verl refuses it (BL181), no accumulation is claimed
 ])
 def test_the_deprecated_global_micro_batch_is_split_over_dp(tmp_path, micro, gpus, shown, accumulation):
     line = GRPO_LINE.format(micro="null", dynamic="False").replace(
         "trainer.nnodes=1", f"trainer.nnodes=1 \\\\\\n    actor_rollout_ref.actor.ppo_micro_batch_size={micro}")
     rows = _explained(tmp_path, line.replace("n_gpus_per_node=8", f"n_gpus_per_node={gpus}"))
     assert rows["micro batch (per GPU)"][0] == shown and rows["gradient accumulation"][0] == accumulation
-    if shown != "?":
-        assert rows["micro batch (per GPU)"][1] == (
-            "ppo_micro_batch_size_per_gpu: derived: actor_rollout_ref.actor.ppo_micro_batch_size 16 // dp 8")
+    assert rows["micro batch (per GPU)"][1] == (
+        f"ppo_micro_batch_size_per_gpu: derived: actor_rollout_ref.actor.ppo_micro_batch_size {micro} // dp {gpus}")
 
 
 SFT_LINE = """\
@@ -522,3 +521,109 @@ def test_a_copy_of_main_between_releases_keeps_its_start_up_checks(lint, tmp_pat
     text = ("defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  actor:\n    ppo_micro_batch_size: 64\n"
             "    ppo_micro_batch_size_per_gpu: 8\n")
     assert _diagnostics(lint, tmp_path, "both.yaml", text, code="BL143") == [("BL143", "error", 5)]
+
+
+# -- the rollout's tensor parallel degree (BL261), the mini-batch remainder (BL180), early layouts ------
+
+ONE_GPU = """\
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=64 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=64 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+{rollout}    trainer.n_gpus_per_node=1 \\
+    trainer.nnodes=1
+"""
+
+
+@pytest.mark.parametrize("rollout, release, found", [
+    ("", "0.4.1", [("BL261", "error", 5)]),  # the default 2 on one GPU: the finding stands at the GPU count
+    ("    actor_rollout_ref.rollout.tensor_model_parallel_size=1 \\\n", "0.4.1", []),
+    ("    actor_rollout_ref.rollout.tensor_model_parallel_size=2 \\\n", "0.7.1", [("BL261", "error", 5)]),
+    ("", "0.1", []),  # 0.1 asserts only tp <= W, in vLLM's rollout: outside the window
+    ("", None, []),  # 0.8.0 on has no legacy workers: nothing said without a pin
+    # A rollout with its own data parallel degree (0.6.0 on) builds a tp x dp x pp mesh: not judged.
+    ("    actor_rollout_ref.rollout.data_parallel_size=2 \\\n", "0.7.1", []),
+])
+def test_the_rollout_tensor_parallel_default_is_judged_on_one_gpu(lint, tmp_path, rollout, release, found):
+    assert _diagnostics(lint, tmp_path, "run.sh", ONE_GPU.format(rollout=rollout), release, code="BL261") == found
+
+
+def test_an_unwritten_rollout_tensor_parallel_degree_is_the_default(lint, tmp_path):
+    pin(tmp_path, "0.4.1")
+    [finding] = [d for d in lint("run.sh", ONE_GPU.format(rollout="")).diagnostics if d.code == "BL261"]
+    assert "tensor_model_parallel_size (default 2) does not divide W (1)" in finding.message
+
+
+def test_explain_counts_the_remainder_update(tmp_path):
+    """1024 prompts in mini-batches of 384: 2 full updates and a third on 256 prompts, weighted 256/384."""
+    text = GRPO_LINE.format(micro=80, dynamic="False").replace("ppo_mini_batch_size=256", "ppo_mini_batch_size=384")
+    value, source = _explained(tmp_path, text)["mini-batches (optimizer steps) per generation round"]
+    assert value == 3 and "2 full mini-batches + 1 of 256 prompts (weighted 256/384)" in source
+
+
+@pytest.mark.parametrize("release, found", [
+    ("0.4.1", [("BL180", "warning", 3)]),  # at data.train_batch_size
+    ("0.1", []),  # 0.1 asserts an even split instead (protocol.py make_iterator)
+    (None, []),
+])
+def test_a_remainder_mini_batch_is_a_warning_in_the_legacy_workers(lint, tmp_path, release, found):
+    text = GRPO_LINE.format(micro=80, dynamic="False").replace("ppo_mini_batch_size=256", "ppo_mini_batch_size=384")
+    assert _diagnostics(lint, tmp_path, "run.sh", text, release, code="BL180") == found
+
+
+PROMPTS = """\
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size={batch} \\
+    actor_rollout_ref.actor.ppo_mini_batch_size={batch} \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 \\
+    actor_rollout_ref.rollout.tensor_model_parallel_size=1 \\
+    actor_rollout_ref.rollout.n=4 \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=1
+"""
+
+
+@pytest.mark.parametrize("batch, release, found", [
+    (60, "0.3.0.post1", [("BL182", "error", 3)]),  # 60 prompts over 8 ranks, though 240 sequences divide
+    (64, "0.3.0.post1", []),
+    (60, "0.5.0", []),  # 0.5.0 repeats the prompts before generating them
+])
+def test_early_verl_splits_the_prompts_before_repeating_them(lint, tmp_path, batch, release, found):
+    assert _diagnostics(lint, tmp_path, "run.sh", PROMPTS.format(batch=batch), release, code="BL182") == found
+
+
+@pytest.mark.parametrize("trainer, found", [
+    ("gen_batch_output = self.actor_rollout_wg.generate_sequences(gen_batch)\n", [("BL182", "error", 3)]),
+    ("gen_batch = gen_batch.repeat(repeat_times=4, interleave=True)\n"
+     "gen_batch_output = self.actor_rollout_wg.generate_sequences(gen_batch)\n", []),
+])
+def test_a_copy_is_judged_by_where_its_trainer_repeats_the_prompts(lint, tmp_path, trainer, found):
+    _copy(tmp_path, "0.1", "")
+    (tmp_path / "verl/trainer/ppo").mkdir(parents=True)
+    (tmp_path / "verl/trainer/ppo/ray_trainer.py").write_text(trainer)
+    assert _diagnostics(lint, tmp_path, "run.sh", PROMPTS.format(batch=60), code="BL182") == found
+
+
+@pytest.mark.parametrize("micro, release, found", [
+    (4, "0.2", [("BL181", "error", 4)]),  # 4 // dp 8 = 0: refused at start-up from 0.2
+    (4, "0.1", [("BL181", "error", 4)]),  # 0.1: a modulo by zero at the first update
+    (8, "0.2", []),
+])
+def test_a_global_micro_batch_below_dp_floors_to_zero(lint, tmp_path, micro, release, found):
+    text = ONE_GPU.format(rollout="").replace("ppo_micro_batch_size_per_gpu=4", f"ppo_micro_batch_size={micro}") \
+        .replace("n_gpus_per_node=1", "n_gpus_per_node=8")
+    assert _diagnostics(lint, tmp_path, "run.sh", text, release, code="BL181") == found
+
+
+def test_a_composed_default_tensor_parallel_degree_is_reported_in_the_users_file(lint, tmp_path):
+    """verl's rollout.yaml (a copy the project composes through hydra.searchpath) writes the 2: the finding
+    stands at the GPU count the user's file writes, and calls the 2 verl's default."""
+    import shutil
+
+    shutil.copytree(os.path.join(CORPUS, "verl", "verl", "trainer", "config"), tmp_path / "verl/trainer/config")
+    pin(tmp_path, "0.7.1")
+    text = ROLLOUT_CORR + "trainer:\n  n_gpus_per_node: 1\n"
+    [finding] = [d for d in lint("corr.yaml", text).diagnostics if d.code == "BL261"]
+    assert finding.span.line == text.splitlines().index("  n_gpus_per_node: 1") + 1
+    assert "tensor_model_parallel_size (default 2)" in finding.message

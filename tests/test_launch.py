@@ -783,7 +783,11 @@ def test_python_c_under_a_launcher_reads_no_program():
 def test_a_program_not_known_under_a_launcher_keeps_the_launchers_count():
     [found] = lines("mpirun -np 16 python -u ${DIR}/train.py --per_device_train_batch_size 4\n")
     assert (found.world_size.value, found.entry) == (16, None)
-    assert lines("python -u ${DIR}/train.py --per_device_train_batch_size 4\n") == []
+    # Its file is not in view, but its name is written: its flags are read by the entry point of that name.
+    [found] = lines("python -u ${DIR}/train.py --per_device_train_batch_size 4\n")
+    assert (found.framework, found.entry, [keys for keys, _, _ in found.overrides]) == \
+        ("transformers", None, [("per_device_train_batch_size",)])
+    assert lines("python -u ${SCRIPT} --per_device_train_batch_size 4\n") == []
 
 
 def test_an_attached_module_points_at_its_name():
@@ -1327,3 +1331,173 @@ def test_a_config_linted_alone_gets_the_findings_of_the_job_that_runs_it(repo, m
     assert [(f["code"], f["line"]) for f in alone] == ([("BL102", 2)] if flagged else [])
     if flagged:
         assert "launched here by deepspeed with W=4" in [r["message"] for r in alone[0]["related"]]
+
+
+# -- launch forms read (issue 25) --------------------------------------------------------------------
+
+MEGATRON_LINE = ("torchrun --nproc_per_node 8 {program} --tensor-model-parallel-size 4 "
+                 "--pipeline-model-parallel-size {pp} --micro-batch-size 2 --global-batch-size 64\n")
+
+
+@pytest.mark.parametrize("program", [
+    "`pwd`/pretrain_gpt.py", "$(pwd)/pretrain_gpt.py", '"$(pwd)"/pretrain_gpt.py', "$PWD/pretrain_gpt.py",
+    "$MEGATRON/pretrain_gpt.py", "${MEGATRON_PATH}/pretrain_gpt.py", '"${MEGATRON_PATH}/pretrain_gpt.py"'])
+def test_a_program_named_through_a_folder_out_of_view_is_judged_by_its_name(repo, program):
+    """Megatron-LM's pretrain_gpt.py after `cd` to a checkout outside the repository, or through a variable
+    (known or not): its file is not in view, its flags are Megatron's by the program's name."""
+    head = "cd /opt/Megatron-LM\nMEGATRON=/opt/Megatron-LM\n"
+    bad = lint_script(repo, head + MEGATRON_LINE.format(program=program, pp=4))
+    assert found(bad) == [("train.sh", "BL202", 3)]
+    assert "W (8) is not divisible by --tensor-model-parallel-size (4) x --pipeline-model-parallel-size (4) = 16" \
+        in bad.diagnostics[0].message
+    assert found(lint_script(repo, head + MEGATRON_LINE.format(program=program, pp=2))) == []
+
+
+def test_a_program_whose_name_is_not_written_is_not_guessed():
+    [line] = lines("torchrun --nproc_per_node 8 $PROGRAM --tensor-model-parallel-size 4\n")
+    assert (line.launcher, line.framework, line.entry, line.world_size) == ("torchrun", None, None, None)
+    [line] = lines("torchrun --nproc_per_node 8 ${DIR}/pretrain_gpt.py --tensor-model-parallel-size 4\n")
+    assert (line.world_size.value, line.entry, line.framework) == (8, None, "megatron")  # not `$DIR` options
+    [line] = lines("cd /opt/Megatron-LM\ntorchrun --nproc_per_node 8 $(pwd)/pretrain_gpt.py\n")
+    assert line.entry == "/opt/Megatron-LM/pretrain_gpt.py"
+
+
+HF_LINE = ("deepspeed --num_gpus 8 train.py {data} --deepspeed ds.json "
+           "--per_device_train_batch_size 4 --gradient_accumulation_steps 4\n")
+
+
+@pytest.mark.parametrize("data", ["--data_files a.json b.json", "--data_files a.json b.json c.json",
+                                  "--dataset x.json", "--train_file train.jsonl --validation_file dev.json"])
+def test_a_flag_with_data_files_does_not_name_the_config(repo, data):
+    """argparse's nargs: `--data_files a.json b.json` is one flag's values, not a config standing
+    alone; the line's own settings are still the Trainer's (BL120 against the DeepSpeed JSON)."""
+    write(repo, "ds.json", DS)
+    line = HF_LINE.format(data=data)
+    [launch] = lines(line)
+    assert (launch.framework, launch.configs, [w.value for w in launch.linked]) == ("transformers", [], ["ds.json"])
+    assert ("train.sh", "BL120", 1) in found(lint_script(repo, line))
+
+
+def test_a_positional_config_after_a_flag_of_another_kind_is_still_one():
+    [launch] = lines("torchrun --nproc_per_node 8 train.py --seed 3 cfg.yaml\n")
+    assert [w.value for w in launch.configs] == ["cfg.yaml"]
+    [launch] = lines("composer train.py --seed 3 cfg.yaml\n")
+    assert [w.value for w in launch.configs] == ["cfg.yaml"]
+
+
+@pytest.mark.parametrize("line, want", [
+    ('python3 -m verl.trainer.main_ppo --config-path="$(pwd)/examples/config" --config-name=exp\n', "../../examples/config"),
+    ("python3 -m verl.trainer.main_ppo --config-path=`pwd`/conf --config-name=exp\n", "../../conf"),
+    ("python3 -m verl.trainer.main_ppo --config-path $PWD --config-name=exp\n", "../.."),
+    ('cd /srv/exp\npython3 -m verl.trainer.main_ppo --config-path="$(pwd)/conf"\n', "/srv/exp/conf"),
+    ("python3 -m verl.trainer.main_ppo --config-path=conf\n", "conf"),  # from the program's folder, as written
+])
+def test_a_hydra_config_path_from_the_working_folder_is_made_one_from_the_program(line, want):
+    """Hydra reads a relative --config-path from the program's folder (hydra/_internal/utils.py
+    compute_search_path_dir); `$(pwd)/conf` is from the folder the command runs in, where `python -m`
+    finds verl/trainer/main_ppo.py too."""
+    [launch] = lines(line)
+    assert launch.config_path.value == want
+
+
+def test_a_hydra_config_beside_the_script_named_by_pwd_is_composed(repo):
+    write(repo, "verl/trainer/main_ppo.py",
+          'import hydra\n\n@hydra.main(config_path="config", config_name="ppo_trainer", version_base=None)\n'
+          "def main(config):\n    pass\n")
+    exp = "data:\n  train_batch_size: {}\nactor_rollout_ref:\n  rollout:\n    n: 1\n"
+    write(repo, "recipe/config/exp.yaml", exp.format(60))
+    script = ('python3 -m verl.trainer.main_ppo --config-path="$(pwd)/recipe/config" --config-name=exp '
+              "trainer.n_gpus_per_node=8 trainer.nnodes=1\n")
+    assert ("recipe/config/exp.yaml", "BL140", 2) in found(lint_script(repo, script))
+    write(repo, "recipe/config/exp.yaml", exp.format(64))
+    assert [d for d in lint_script(repo, script).diagnostics if d.code == "BL140"] == []
+
+
+@pytest.mark.parametrize("script", [
+    "read -r -d '' CMD <<EOF\n{line}EOF\neval $CMD\n",
+    "read -r -d '' CMD << EOF\n{line}EOF\n$CMD\n",
+    "CMD=$(cat <<EOF\n{line}EOF\n)\neval $CMD\n",
+    'CMD="$(cat <<-EOF\n\t{line}\tEOF\n)"\neval "$CMD"\n',
+    "CMD=$(cat <<EOF\n{line}EOF\n)\nbash -c \"$CMD\"\n",
+])
+def test_a_command_read_from_a_heredoc_is_read_where_it_is_written(repo, script):
+    line = MEGATRON_LINE.format(program="pretrain_gpt.py", pp=4)
+    bad = lint_script(repo, script.format(line=line))
+    [finding] = bad.diagnostics
+    assert (finding.code, finding.span.line, finding.span.column) == ("BL202", 2, line.index("4 --pipe") + 1
+                                                                       + (1 if "<<-" in script else 0))
+    assert lint_script(repo, script.format(line=MEGATRON_LINE.format(program="pretrain_gpt.py", pp=2))).diagnostics == []
+
+
+def test_a_heredoc_with_a_quoted_delimiter_is_not_expanded():
+    text = "N=8\nCMD=$(cat <<'EOF'\ntorchrun --nproc_per_node $N pretrain_gpt.py\nEOF\n)\necho $CMD\n"
+    [command] = read_shell("run.sh", text).commands[-1:]
+    assert [w.known for w in command.words] == [True, False]
+
+
+def test_a_command_built_in_a_variable_keeps_each_word_where_it_is_written(repo):
+    script = ('CMD="torchrun --nproc_per_node 8 pretrain_gpt.py"\n'
+              'CMD="$CMD --tensor-model-parallel-size 4 --pipeline-model-parallel-size 4"\n'
+              'CMD+=" --micro-batch-size 2 --global-batch-size 64"\n'
+              'eval "$CMD"\n')
+    [finding] = lint_script(repo, script).diagnostics
+    assert (finding.code, finding.span.line, finding.span.column) == ("BL202", 2, 40)
+    assert [(r.span.line, r.span.column) for r in finding.related][:1] == [(2, 73)]
+
+
+LLAMAFACTORY_LINE = ("FORCE_TORCHRUN=1 NPROC_PER_NODE=8 llamafactory-cli train --stage sft --do_train "
+                     "--model_name_or_path Qwen/Qwen2-7B --dataset alpaca_en --template qwen --finetuning_type lora "
+                     "--per_device_train_batch_size 2 --gradient_accumulation_steps 8 --deepspeed ds.json\n")
+
+
+def test_llamafactory_cli_flags_without_a_yaml_are_the_config(repo):
+    """`llamafactory-cli train --stage sft ...` (hparams/parser.py read_args: no YAML/JSON first, the
+    flags are the arguments): the line is the config, and `--deepspeed ds.json` a file it names."""
+    write(repo, "ds.json", DS)
+    [launch] = lines(LLAMAFACTORY_LINE)
+    assert (launch.framework, launch.configs, launch.world_size.value) == ("llamafactory", [], 8)
+    bad = lint_script(repo, LLAMAFACTORY_LINE)
+    assert ("train.sh", "BL120", 1) in found(bad)
+    write(repo, "ds.json", DS.replace("64", "128").replace(": 4,", ": 2,").replace(": 4\n", ": 8\n"))
+    assert found(lint_script(repo, LLAMAFACTORY_LINE)) == []
+    [launch] = lines("llamafactory-cli train examples/sft.yaml learning_rate=1e-5\n")
+    assert [w.value for w in launch.configs] == ["examples/sft.yaml"]
+
+
+def test_the_environment_of_nohup_passes_to_the_command_it_runs():
+    [line] = lines("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6 NPROC_PER_NODE=7 nohup swift rlhf --rlhf_type grpo "
+                   "--per_device_train_batch_size 2 > train.log 2>&1 &\n")
+    assert (line.launcher, line.framework, line.world_size.value) == ("swift", "swift", 7)
+    assert lines("nohup NPROC_PER_NODE=7 echo swift\n") == []  # after nohup an assignment is a program's name
+
+
+def test_options_in_a_variable_before_the_launchers_own_leave_them_read():
+    """`accelerate launch $EXTRA_ARGS --num_processes 8 train.py`: the variable may hold any option, the
+    line's own come after it (argparse: the last wins) and the program after them."""
+    text = ("NUM_GPUS=8\naccelerate launch $EXTRA_ACCELERATE_ARGS --num_processes $NUM_GPUS --mixed_precision fp16 "
+            "`pwd`/examples/scripts/dpo.py --per_device_train_batch_size 2\n")
+    [line] = lines(text)
+    assert (line.world_size.value, line.entry, line.framework) == (8, "./examples/scripts/dpo.py", "transformers")
+    [line] = lines("torchrun $DISTRIBUTED_ARGS train.py --per_device_train_batch_size 2\n")
+    assert (line.world_size, line.entry) == (None, "train.py")  # any count may be in the variable
+
+
+def test_a_missing_continuation_before_option_lines_is_said_once(repo):
+    """BL610 where the `\\` is missing; BL601 alone where it is followed by a space."""
+    base = "torchrun --nproc_per_node 8 train.py \\\n    --per_device_train_batch_size 2{tail}\n    --deepspeed ds.json\n"
+    write(repo, "ds.json", '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"}\n')
+    assert [(d.code, d.span.line) for d in lint_script(repo, base.format(tail="")).diagnostics] == [("BL610", 2)]
+    assert [d.code for d in lint_script(repo, base.format(tail=" \\ ")).diagnostics] == ["BL601"]
+    assert lint_script(repo, base.format(tail=" \\")).diagnostics == []
+
+
+def test_a_command_string_with_pwd_and_options_not_known_is_read_when_run():
+    """trl's commands/run_dpo.sh shape: a command built in a string around `pwd` and a variable of
+    options that a branch sets, run by `eval "$CMD"` in a `{ } || { }` group."""
+    text = ('BATCH_SIZE=2\nNUM_GPUS=2\nif [[ "$CONFIG" == "" ]]; then\n  EXTRA_ARGS=""\nelse\n  EXTRA_ARGS="--config_file $CONFIG"\nfi\n'
+            'CMD="""\naccelerate launch $EXTRA_ARGS \\\n    --num_processes $NUM_GPUS \\\n    `pwd`/examples/scripts/dpo.py \\\n'
+            '    --per_device_train_batch_size $BATCH_SIZE\n"""\n{\n    eval "$CMD"\n} || {\n    exit 1\n}\n')
+    [line] = lines(text)
+    assert (line.world_size.value, line.entry, line.framework) == (2, "./examples/scripts/dpo.py", "transformers")
+    assert [(keys, word.value, word.span.line) for keys, word, _ in line.overrides] == [
+        (("per_device_train_batch_size",), "2", 1)]

@@ -332,16 +332,85 @@ def test_an_installed_package_base_is_not_followed(tmp_path):
     assert "installed package" in notices(lint(root, "d.py"))
 
 
-def test_a_chain_mmengine_refuses_is_not_followed(tmp_path):
-    # `_base_` over a pure-Python base: "the configuration file type in the inheritance chain must match".
+def test_a_chain_mmengine_refuses_is_an_error_at_its_base_line(tmp_path):
+    # `_base_` over a pure-Python base: "the configuration file type in the inheritance chain must match"
+    # (mmengine/config/config.py:846 @ v0.10.7): the job cannot start.
     root = project(tmp_path, {"configs/_base_/internlm2_7b_qlora_sft.py": LAZY_BASE,
                               "configs/sp4.py": "_base_ = './_base_/internlm2_7b_qlora_sft.py'\n"
                                                 "sequence_parallel_size = 4\n"})
     result = lint(root, "configs/sp4.py", world_size=32)
-    assert result.framework is None and "must match" in notices(result)
-    # `_base_ =` after an import of an installed package: mmengine reads the file the other way, and refuses it.
+    assert found(result) == [("BL230", "configs/sp4.py", 1)] and "must match" in notices(result)
+    finding = result.diagnostics[0]
+    assert finding.severity == "error" and (finding.span.column, finding.span.end_column) == (10, 46)
+    assert [(os.path.basename(r.path), r.span.line) for r in finding.related] == [("internlm2_7b_qlora_sft.py", 1)]
+    # In a list, in a base of the base: at the entry that names it, in the file that names it.
+    write(tmp_path, "configs/mid.py", "_base_ = [\n    './_base_/internlm2_7b_qlora_sft.py',\n]\n")
+    write(tmp_path, "configs/top.py", "_base_ = './mid.py'\nsequence_parallel_size = 4\n")
+    assert found(lint(root, "configs/top.py")) == [("BL230", "configs/mid.py", 2)]
+    # `_base_ =` after an import of XTuner: mmengine reads the file the other way, and refuses it (config.py:579).
+    write(tmp_path, "configs/_base_/sft.py", "batch_size = 1\ntrain_dataloader = dict(batch_size=batch_size)\n")
     write(tmp_path, "configs/late.py", "from xtuner.model import SupervisedFinetune\n_base_ = './_base_/sft.py'\n")
-    assert "is refused" in notices(lint(root, "configs/late.py"))
+    late = lint(root, "configs/late.py")
+    assert found(late) == [("BL230", "configs/late.py", 2)] and "is refused" in notices(late)
+    # A `_base_` file imported under `with read_base()`: read as pure-Python too, and refused there.
+    write(tmp_path, "configs/lazy.py", "from mmengine.config import read_base\nfrom xtuner.model import SupervisedFinetune\n"
+                                       "with read_base():\n    from .text import *\n")
+    write(tmp_path, "configs/text.py", "_base_ = './_base_/sft.py'\naccumulative_counts = 4\n")
+    lazy = lint(root, "configs/lazy.py")
+    assert found(lazy) == [("BL230", "configs/text.py", 1)]
+    assert [(os.path.basename(r.path), r.span.line) for r in lazy.diagnostics[0].related] == [("lazy.py", 4)]
+
+
+def test_a_refused_chain_that_is_not_xtuners_is_left_alone(tmp_path):
+    # No file of the chain imports xtuner: another program's loader (mmcv's Config has no pure-Python
+    # configs) may read it. A notice, no finding.
+    root = project(tmp_path, {"configs/_base_/runtime.py": "import torch\ntrain_dataloader = dict(batch_size=2)\n",
+                              "configs/sp4.py": "_base_ = './_base_/runtime.py'\nsequence_parallel_size = 4\n"})
+    result = lint(root, "configs/sp4.py")
+    assert result.framework is None and result.diagnostics == [] and "must match" in notices(result)
+
+
+def test_the_matching_chain_is_not_refused(tmp_path):
+    root = project(tmp_path, {"configs/_base_/internlm2_7b_qlora_sft.py": LAZY_BASE,
+                              "configs/sp4.py": LAZY_CHILD.replace("sequence_parallel_size = 4",
+                                                                   "sequence_parallel_size = 1")})
+    result = lint(root, "configs/sp4.py", world_size=32)
+    assert result.framework == "xtuner" and "BL230" not in [d.code for d in result.diagnostics]
+
+
+GROUPED_BY_UPDATE = """\
+from mmengine.config import read_base
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+with read_base():
+    from ._base_.internlm2_7b_qlora_sft import *
+
+train_dataloader.update(
+    sampler=dict(type=LengthGroupedSampler, length_property="length",
+                 per_device_batch_size=batch_size * accumulative_counts))
+"""
+
+
+def test_update_of_an_inherited_dict_is_followed(tmp_path):
+    # ConfigDict.update merges a dict into a dict key by key (mmengine/config/config.py:186-204 @ v0.10.7):
+    # the base's `shuffle=True` stays in the sampler, and the packing it sets meets the length grouping.
+    root = project(tmp_path, {"configs/_base_/internlm2_7b_qlora_sft.py": LAZY_BASE,
+                              "configs/grouped.py": GROUPED_BY_UPDATE})
+    result = lint(root, "configs/grouped.py", world_size=8)
+    assert ("BL301", "configs/grouped.py", 8) in found(result)
+    sampler = built(root, "configs/grouped.py").get("train_dataloader", "sampler")
+    assert set(sampler.items) == {"type", "shuffle", "length_property", "per_device_batch_size"}
+    # Item assignment replaces the dict: no `shuffle` left; the packing still meets the grouping.
+    assigned = GROUPED_BY_UPDATE.replace("train_dataloader.update(\n    sampler=dict(",
+                                         "train_dataloader['sampler'] = (\n    dict(")
+    write(tmp_path, "configs/assigned.py", assigned)
+    assert set(built(root, "configs/assigned.py").get("train_dataloader", "sampler").items) == {
+        "type", "length_property", "per_device_batch_size"}
+    assert ("BL301", "configs/assigned.py", 8) in found(lint(root, "configs/assigned.py", world_size=8))
+    # The same update on an unpacked base: nothing to say.
+    write(tmp_path, "configs/_base_/internlm2_7b_qlora_sft.py", LAZY_BASE.replace("pack_to_max_length = True",
+                                                                                 "pack_to_max_length = False"))
+    assert "BL301" not in [code for code, _, _ in found(lint(root, "configs/grouped.py", world_size=8))]
 
 
 def test_bases_that_share_a_key_are_refused(tmp_path):

@@ -56,12 +56,14 @@ def test_a_rule_that_needs_nothing_applies_to_every_framework():
     assert applies.describe(find("BL001")) == "every framework"
 
 
-def test_sarif_lists_the_computed_frameworks(tmp_path):
-    path = tmp_path / "a.yaml"
-    path.write_text("per_device_train_batch_size: 2\ngradient_accumulation_steps: 4\n")
+def test_sarif_lists_the_computed_frameworks_of_the_rules_with_results(tmp_path):
+    path = tmp_path / "a.yaml"  # TRL: packing with length grouping (BL301)
+    path.write_text("model_name_or_path: x\npacking: true\nper_device_train_batch_size: 2\ngroup_by_length: true\n")
     log = json.loads(run("--format", "sarif", str(path)).stdout)
     descriptors = {d["id"]: d for d in log["runs"][0]["tool"]["driver"]["rules"]}
-    assert descriptors["BL203"]["properties"]["frameworks"] == ["megatron", "nemo", "swift-megatron"]
+    assert list(descriptors) == ["BL301"]
+    assert descriptors["BL301"]["properties"]["frameworks"] == list(applies.frameworks_for(find("BL301")))
+    assert "trl" in descriptors["BL301"]["properties"]["frameworks"]
 
 
 # -- the engine skips a rule whose facts are missing -------------------------------------------

@@ -157,10 +157,10 @@ NEMO_SP = ("trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  micro_batch_size: 
 
 
 @pytest.mark.parametrize("pin,expected", [
-    (None, ("warning", 8)),  # 2.5.1 on has no NeMo 1 Megatron models: they cannot run it
+    (None, ("info", 8)),  # 2.5.1 on has no NeMo 1 Megatron models: they cannot run it
     ("nemo-toolkit==1.10.0", None),  # no model.sequence_parallel yet
-    ("nemo-toolkit==1.11.0", ("warning", 8)),
-    ("nemo-toolkit==2.5.0", ("warning", 8)),
+    ("nemo-toolkit==1.11.0", ("info", 8)),  # an info: at tp 1 the flag does nothing
+    ("nemo-toolkit==2.5.0", ("info", 8)),
 ])
 def test_nemo_sequence_parallel_without_tp_by_release(tmp_path, pin, expected):
     assert _found(tmp_path, "BL203", "m.yaml", NEMO_SP, None, pin) == ([expected] if expected else [])
@@ -168,7 +168,7 @@ def test_nemo_sequence_parallel_without_tp_by_release(tmp_path, pin, expected):
 
 def test_megatron_sequence_parallel_without_tp_in_every_release(tmp_path):
     line = MEGATRON.format(flags="--tensor-model-parallel-size 1 --sequence-parallel")
-    assert _found(tmp_path, "BL203", "train.sh", line, None, "megatron-core==0.1.0") == [("warning", 2)]
+    assert _found(tmp_path, "BL203", "train.sh", line, None, "megatron-core==0.1.0") == [("info", 2)]
 
 
 TRL = "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\nper_device_train_batch_size: 2\n{grouping}\n"

@@ -349,21 +349,3 @@ def test_a_line_break_only_one_side_counts_lands_on_the_same_character():
     assert Text("\U0001F600: 1\n", None, "utf-32").lsp(1, 4) == (0, 3)
     assert Text("ab\r\ncd", None).lsp(1, 9) == (0, 2)  # an end past the line is the line's end
 
-
-def test_the_documented_snippets_start_this_server():
-    import re
-
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    with open(os.path.join(REPO, "docs", "server.md"), encoding="utf-8") as handle:
-        editors = handle.read()
-    [vscode] = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", editors, re.S)]
-    assert [vscode["glspc.server.command"], *vscode["glspc.server.commandArguments"]] == ["batchlint", "server"]
-    [helix] = [tomllib.loads(b) for b in re.findall(r"```toml\n(.*?)```", editors, re.S)]
-    assert helix["language-server"]["batchlint"] == {"command": "batchlint", "args": ["server"]}
-    assert {lang["name"] for lang in helix["language"] if "batchlint" in lang["language-servers"]} == \
-        {"yaml", "json", "toml", "python", "bash"}
-    lua = re.findall(r"```lua\n(.*?)```", editors, re.S)
-    assert len(lua) == 2 and all('cmd = { "batchlint", "server" }' in block for block in lua)

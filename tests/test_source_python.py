@@ -416,14 +416,45 @@ def test_a_method_call_on_a_container_makes_it_unknown():
         hooks = [1]
         hooks.append(2)
         cfg = dict(lr=1)
-        cfg.update(lr=2)
+        cfg.pop("lr")
+        loader = dict(batch_size=1)
+        loader.update(**extra)
         untouched = [1]
         """
     )
     assert isinstance(d.get("hooks"), Unknown)
     assert "append" in d.get("hooks").why
     assert isinstance(d.get("cfg"), Unknown)
+    assert isinstance(d.get("loader"), Unknown)  # an update with arguments not known
     assert value(d.get("untouched")) == [1]
+
+
+def test_dict_update_is_followed():
+    d = doc(
+        """
+        cfg = dict(lr=1, sampler=dict(type="a", shuffle=True))
+        cfg.update(lr=2)
+        cfg.update({"bs": 4}, warmup=3)
+        cfg.update(dict(sampler=dict(type="b")))
+        cfg["sampler"].update(seed=0)
+        if flag:
+            cfg.update(lr=5)
+        """
+    )
+    # A plain dict's update replaces a dict value whole (an inherited ConfigDict merges it: test_mmengine_inheritance).
+    # Under a condition that cannot be evaluated, the dict becomes unknown.
+    assert isinstance(d.get("cfg"), Unknown)
+    d = doc(
+        """
+        cfg = dict(lr=1, sampler=dict(type="a", shuffle=True))
+        cfg.update(lr=2)
+        cfg.update({"bs": 4}, warmup=3)
+        cfg.update(dict(sampler=dict(type="b")))
+        cfg["sampler"].update(seed=0)
+        """
+    )
+    assert value(d.get("cfg")) == {"lr": 2, "sampler": {"type": "b", "seed": 0}, "bs": 4, "warmup": 3}
+    assert d.get("cfg").key_spans["lr"].line == 3 and d.get("cfg").key_spans["bs"].line == 4
 
 
 def test_f_strings():

@@ -262,10 +262,28 @@ def test_the_scripts_own_folder_is_known(substitution):
     assert [w.value for w in command.words] == ["cmd", "--deepspeed", "examples/sft/ds.json"]
 
 
-@pytest.mark.parametrize("substitution", ['$(dirname "$1")', "$(pwd)", '$(dirname "$0")/$(date +%s)', "$(cd /opt && pwd)"])
+@pytest.mark.parametrize("substitution", ['$(dirname "$1")', '$(dirname "$0")/$(date +%s)', "$(cd /opt && pwd)"])
 def test_other_substitutions_stay_unknown(substitution):
     [command] = read_shell("examples/sft/run.sh", f"DIR={substitution}\ncmd $DIR\n").commands
     assert [w.value for w in command.words] == ["cmd", UNKNOWN]
+
+
+@pytest.mark.parametrize("pwd", ["$(pwd)", "`pwd`", "$(pwd -P)", "$PWD", "${PWD}", '"$(pwd)"'])
+def test_the_folder_the_shell_is_in_is_the_one_a_cd_moved_to(pwd):
+    """`$(pwd)` runs nothing: it is the folder of an absolute `cd`, else `.` (where the command runs),
+    which a `cd` before the command moves as any relative path; a value held from a folder left is not known."""
+    assert commands(f"cd /opt/Megatron-LM\ntorchrun {pwd}/pretrain_gpt.py\n")[1:] == [
+        ["torchrun", "/opt/Megatron-LM/pretrain_gpt.py"]]
+    [_, command] = read_shell("run.sh", f"cd sub\npython {pwd}/train.py\n").commands
+    assert (command.words[1].value, command.directory) == ("./train.py", "sub")
+    assert command.words[1].working == ("sub",)
+    assert commands(f"D={pwd}\ncd sub\ncmd $D/x.yaml\n")[1:] == [["cmd", UNKNOWN]]
+    assert commands(f"D={pwd}\ncmd --config-path=$D/conf\n") == [["cmd", "--config-path=./conf"]]
+
+
+def test_a_pwd_the_script_sets_is_its_own():
+    assert commands("PWD=/data\ncmd $PWD/x.yaml\n") == [["cmd", "/data/x.yaml"]]
+    assert commands("cd \"$X\"\ncmd $(pwd)/x.yaml\n")[1:] == [["cmd", "./x.yaml"]]
 
 
 def test_a_bare_script_name_has_the_current_folder():
@@ -529,3 +547,37 @@ def test_a_folder_not_known_in_a_text_parsed_again_is_not_known():
     doc = read_shell("run.sh", text)
     python = [c for c in doc.commands if c.words and c.words[0].value == "python"]
     assert python and all(c.directory is UNKNOWN for c in python)
+
+
+REQUIRED_ARGUMENTS = """\
+input_tokenizer_file=""
+output_model_dir=""
+save_interval=1000
+while [[ ${#} -gt 0 ]]; do
+    case ${1} in
+        --input_tokenizer_file) input_tokenizer_file=${2}; shift ;;
+        --output_model_dir) output_model_dir=${2}; shift ;;
+        *) echo "Unknown parameter passed: ${1}"; exit 1 ;;
+    esac
+    shift
+done
+if [[ -z ${input_tokenizer_file} ]] || [[ -z ${output_model_dir} ]]; then
+    echo "Error: Missing required arguments."
+    exit 1
+fi
+deepspeed pretrain_gpt.py --save-interval ${save_interval}
+"""
+
+
+def test_a_usage_check_of_required_arguments_does_not_end_the_script_read():
+    """Run without arguments the option loop leaves each default as the script set it, but a check that
+    exits when a required one is still empty is the caller's to pass: the launch after it is read."""
+    commands = read_shell("train.sh", REQUIRED_ARGUMENTS).commands
+    assert [w.value for w in commands[-1].words] == ["deepspeed", "pretrain_gpt.py", "--save-interval", "1000"]
+    single = REQUIRED_ARGUMENTS.replace("[[ -z ${input_tokenizer_file} ]] || [[ -z ${output_model_dir} ]]",
+                                        '[ -z "$output_model_dir" ]')
+    assert read_shell("train.sh", single).commands[-1].words[0].value == "deepspeed"
+    # a default the script sets itself, no loop of arguments: the check is decided, the script ends
+    assert read_shell("train.sh", 'OUT=""\nif [ -z "$OUT" ]; then\n  exit 1\nfi\ntorchrun t.py\n').commands[-1] \
+        .words[0].value == "exit"
+    assert variables(REQUIRED_ARGUMENTS)["save_interval"] == "1000"

@@ -112,7 +112,7 @@ class Settings(PPO):
     # The prompts of one generation call: data.mini_rollout_batch_size when set (online filtering
     # generates in such rounds until rollout_batch_size are kept), else data.rollout_batch_size.
     round_prompts: Optional[Fact] = None
-    rollout_tp: Optional[Fact] = None  # worker.rollout.tensor_parallel_size
+    # rollout_tp (verl's PPO field): worker.rollout.tensor_parallel_size
     token_budget: Optional[Fact] = None  # worker.rollout.max_num_batched_tokens
     prompt_length: Optional[Fact] = None
     response_length: Optional[Fact] = None

@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..own_trainer import program_imports, program_trains
+from ..own_trainer import _program_holds, program_imports, program_trains
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
 from .releases import TRANSFORMERS, TRL
@@ -52,18 +52,34 @@ SFT_KEYS = ("packing", "packing_strategy", "dataset_text_field", "completion_onl
 
 
 def plan(doc: Document, outside: Outside):
-    if not is_training_arguments(doc.root):
+    program = _program(doc)
+    if not is_training_arguments(doc.root) and not (
+            program.kind == NAME and getattr(doc, "entry", None) is not None and "deepspeed" in doc.root.items):
+        # A TrainingArguments program's flags without a batch key are planned only for the DeepSpeed JSON
+        # they link, with TrainingArguments' defaults: per_device_train_batch_size 8, gradient_accumulation_steps
+        # 1 (training_args.py:373-374, 395-396 @ v4.9.0; 861-862, 887-888 @ v4.57.1). Not for TRL's programs:
+        # GRPOConfig of TRL 0.14.0 has its own (1 and 8, grpo_config.py:159-170 @ v0.14.0).
         return None
     entry = getattr(doc, "entry", None)
     if entry is not None and program_trains(doc.path, entry) is False:
         return None  # the project's own program parses the flags but trains nothing with them
     basis = _trl_basis(doc)
+    if program.kind in ("trl", "grpo"):
+        basis = basis or program.why
+    elif program.kind == NAME:
+        basis = None  # the program in view reads them as TrainingArguments and imports no trl
     framework = "trl" if basis is not None else NAME
-    plan = plan_from(doc, outside, framework)
+    # bf16 is off unless written in transformers' TrainingArguments (training_args.py:1068-1069 @ v4.57.1;
+    # a release without the field has no bf16 to turn on), where the program certainly parses them and
+    # no TRL config (which turns bf16 on from TRL 0.19.0: grpo_config.py:530 @ v0.19.0) is among them.
+    plan = plan_from(doc, outside, framework,
+                     precision_off=("fp16", "bf16") if program.kind == NAME and framework == NAME else ("fp16",),
+                     bf16_default=_grpo_bf16(doc) if program.kind == "grpo" else None)
     if framework == "trl":
         plan.basis = basis or ""
-        plan.rl = _grpo(doc.root, plan)
-        plan.settings = TRLArguments(sft=_sft_arguments(doc.root))
+        older = _counts_without_accumulation(doc.path)
+        plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older)
+        plan.settings = TRLArguments(sft=_sft_arguments(doc.root), accumulation_left_out=older)
         # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
         sft = plan.settings.sft
         plan.seq_len = sft.max_length if sft is not None and sft.max_length.value is not None else (
@@ -107,6 +123,8 @@ class SFTArguments:
     packing: Optional[Fact]  # None when absent, or written as something else than true/false
     packing_unreadable: bool  # written, but not as true/false
     max_length: Fact  # value None when written null (no limit); default 1024
+    # dataset_kwargs.skip_prepare_dataset written true: SFTTrainer leaves the data as it is, unpacked.
+    skip_prepare_dataset: Optional[Fact] = None
 
 
 def _sft_arguments(root: Mapping) -> Optional[SFTArguments]:
@@ -120,7 +138,15 @@ def _sft_arguments(root: Mapping) -> Optional[SFTArguments]:
         packing_unreadable=packing is not None and flag(packing, "packing") is None,
         max_length=Fact(getattr(length, "value", None), "max_length", length.span, node=length) if length is not None
         else Fact(1024, "max_length", None, Origin.DEFAULT),
+        skip_prepare_dataset=_skip_prepare(root.get("dataset_kwargs")),
     )
+
+
+def _skip_prepare(kwargs) -> Optional[Fact]:
+    """`dataset_kwargs: {skip_prepare_dataset: true}` as written (YAML or JSON)."""
+    node = kwargs.get("skip_prepare_dataset") if isinstance(kwargs, Mapping) else None
+    found = flag(node, "dataset_kwargs.skip_prepare_dataset")
+    return found if found is not None and found.value else None
 
 
 @lean_dataclass(frozen=True)
@@ -128,6 +154,103 @@ class TRLArguments:
     """TRL's own arguments its rules read: SFTConfig's padding-free settings."""
 
     sft: Optional[SFTArguments]
+    # The release in force checks GRPO's per-device batch x W without the accumulation (TRL 0.15-0.16).
+    accumulation_left_out: bool = False
+
+
+@lean_dataclass(frozen=True)
+class Program:
+    """Which program certainly reads a config or a line's flags: "grpo" (TRL's GRPOConfig), "trl" (one
+    of TRL's configs), "transformers" (TrainingArguments, no TRL), None when not certain; `why` says how."""
+
+    kind: Optional[str] = None
+    why: str = ""
+
+
+# TRL's trainers and configs (trl/trainer/*_config.py): a program naming GRPO's and no other's reads GRPOConfig.
+_GRPO = re.compile(rb"\bGRPO(?:Trainer|Config)\b")
+_OTHER_TRL = re.compile(rb"\b(?:SFT|DPO|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|Reward|GKD|XPO|NashMD|BCO|PRM|GOLD|"
+                        rb"MiniLLM|IterativeSFT|AlignProp|DDPO)(?:Trainer|Config)\b")
+_PARSES_TRAINING_ARGUMENTS = re.compile(rb"\b(?:HfArgumentParser|TrlParser)\s*\(")
+# What may change a default this adapter assumes in the program's code: a dataclass field of its own
+# (`num_generations: int = 4`), an assignment (`args.bf16 = True`) or a keyword (`GRPOConfig(num_generations=4)`).
+_OWN_DEFAULTS = re.compile(rb"\b(?:per_device_train_batch_size|gradient_accumulation_steps|bf16|num_generations)"
+                           rb"[ \t]*(?::|=(?!=))")
+_TRL_GRPO_SCRIPT = re.compile(r"(?:^|[/.])trl[/.]scripts[/.]grpo(?:\.py)?$")
+
+
+def _program(doc: Document) -> Program:
+    """The program that reads the document, where certain: a launch line's own flags (its `entry`), or
+    a config a launch line names (Document.program). Its code in view decides: it parses its flags
+    with HfArgumentParser/TrlParser and changes no default of its own; out of view, only TRL's own
+    `trl/scripts/grpo.py` by its name."""
+    entry = getattr(doc, "entry", None)
+    script = doc.path
+    if entry is None and doc.program is not None:
+        script, entry = doc.program
+    if entry is None:
+        return Program()
+    if _TRL_GRPO_SCRIPT.search(entry):
+        return Program("grpo", f"{entry} is TRL's GRPO script")
+    if not (_program_holds(script, entry, _PARSES_TRAINING_ARGUMENTS)
+            and _program_holds(script, entry, _OWN_DEFAULTS) is False):
+        return Program()
+    trl = program_imports(script, entry, "trl")
+    if trl is False and program_imports(script, entry, "transformers"):
+        return Program(NAME, f"{entry} parses TrainingArguments and imports no trl")
+    if not trl:
+        return Program()
+    if _program_holds(script, entry, _GRPO) and _program_holds(script, entry, _OTHER_TRL) is False:
+        return Program("grpo", f"{entry} runs TRL's GRPOTrainer")
+    return Program("trl", f"{entry} imports trl")
+
+
+# GRPOConfig's bf16 when unwritten: TrainingArguments' False through 0.18.x (v0.18.2 trl/trainer/grpo_config.py
+# writes no bf16), `not fp16` from 0.19.0 (v0.19.0 grpo_config.py:219-220, 530; v1.0.0 trl/trainer/base_config.py:67,
+# 105; 1.16.0 base_config.py:68, 108).
+BF16_ON_SINCE = "0.19.0"
+
+
+def _grpo_bf16(doc: Document) -> Optional[Fact]:
+    """bf16 as GRPOConfig sets it when unwritten, where every TRL release the project may run agrees."""
+    older = _every_release(doc.path, lambda key, bound: key < bound, BF16_ON_SINCE)
+    newer = _every_release(doc.path, lambda key, bound: key >= bound, BF16_ON_SINCE)
+    if not (older or newer):
+        return None
+    fp16 = flag(doc.root.get("fp16"), "fp16")
+    if newer and (fp16 is None and "fp16" in doc.root.items):
+        return None  # fp16 written as something else than true/false: bf16 = not fp16 is unknown
+    value = newer and not (fp16 is not None and fp16.value)
+    return Fact(value, "bf16", None, Origin.DEFAULT,
+                detail=f"default {str(value).lower()}: GRPOConfig of TRL "
+                       f"{'before ' + BF16_ON_SINCE if older else BF16_ON_SINCE + ' and later (not fp16)'}")
+
+
+# TRL 0.15.0-0.16.1 check per_device_train_batch_size x W alone against num_generations; 0.17.0 counts the
+# accumulation in (v0.15.0 trl/trainer/grpo_trainer.py:342-350, v0.16.1 :425-433; v0.17.0 :597-608).
+COUNTS_ACCUMULATION_SINCE = "0.17.0"
+
+
+def _counts_without_accumulation(path: str) -> bool:
+    """Whether every TRL release the project may run is one that leaves the accumulation out (pinned)."""
+    return _every_release(path, lambda key, bound: key < bound, COUNTS_ACCUMULATION_SINCE)
+
+
+def _every_release(path: str, holds, boundary: str) -> bool:
+    """Whether `holds(release, boundary)` (as version keys) for every TRL release the project may run, as
+    the project pins it (lint/versions.py); False where it pins none."""
+    from ..premise import candidates
+    from ..versions import release, version_key
+
+    found = release(TRL, path, TRL.releases)
+    if found is None:
+        return False
+    versions, later, _ = candidates(TRL, found)
+    bound = version_key(boundary)
+    keys = [version_key(v) for v in versions]
+    if not keys or bound is None or (later and not holds(version_key(TRL.releases[-1]), bound)):
+        return False
+    return all(k is not None and holds(k, bound) for k in keys)
 
 
 # TRL's distillation configs (GOLD, IW-OPD) also have num_generations and
@@ -135,7 +258,7 @@ class TRLArguments:
 _DISTILLATION_KEYS = ("lmbda", "teacher_model_name_or_path", "teacher_model_init_kwargs")
 
 
-def _grpo(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
+def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = False) -> Optional[RL]:
     """GRPOConfig/RLOOConfig's batch and what their `__post_init__` refuses
     (grpo_config.py:1096-1141, defaults 480-486 @ 1.16.0; rloo_config.py:659-704):
     the generation batch is generation_batch_size, else per_device_train_batch_size
@@ -143,17 +266,22 @@ def _grpo(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
     of num_generations (at least 2) and a whole number of per_device_train_batch_size
     x W; generation_batch_size and steps_per_generation exclude each other; with
     evaluation on, per_device_eval_batch_size (default 8) x W is whole groups of
-    num_generations_eval (default num_generations)."""
-    samples = number(root.get("num_generations"), "num_generations")
+    num_generations_eval (default num_generations). `grpo`: the program reads GRPOConfig, whose
+    num_generations defaults to 8 (grpo_config.py:108-109 @ v0.14.0, :474-475 @ v1.9.0, 8 @ 1.16.0).
+    `older`: the release in force checks per_device_train_batch_size x W alone (TRL 0.15-0.16)."""
+    samples = number(root.get("num_generations"), "num_generations", default=8 if grpo else None)
     if samples is None or any(k in root.items for k in _DISTILLATION_KEYS):
         return None
     micro, world = plan.micro_batch, plan.world_size
     given_steps = number(root.get("steps_per_generation"), "steps_per_generation")
-    steps = given_steps or plan.grad_accum
+    steps = given_steps or (Fact(1, "accumulation", None, Origin.DEFAULT, detail="not counted before TRL "
+                                 f"{COUNTS_ACCUMULATION_SINCE}") if older else plan.grad_accum)
     given = number(root.get("generation_batch_size"), "generation_batch_size")
     generation = given or product([micro, world, steps], "generation batch",
                                   f"{micro.describe()} x W ({world.value}) x {steps.describe()}"
                                   if micro and world and steps else None)  # no product without all three
+    if generation is not None and micro is not None and generation.span is None and samples.span is None:
+        generation = replace(generation, span=micro.span)  # num_generations unwritten: at the batch written
     checks = GenerationChecks(
         refusal="TRL refuses to start",
         group_baseline=Fact("the GRPO/RLOO trainer", "trainer", None, Origin.DEFAULT),

@@ -39,18 +39,26 @@ NAME = "openrlhf"
 FORMATS = ("yaml",)
 MARKERS = (b"openrlhf.cli",)
 
+_SCRIPTS = ("train_sft.py", "train_dpo.py", "train_rm.py", "train_ppo.py", "train_ppo_ray.py")
 # `python3 -m openrlhf.cli.train_ppo_ray --a.b v ...`, and under `deepspeed --module` / `torchrun -m`
 # (their specs give W): the flags are the whole config. Only the train_* entry points train.
 LAUNCHERS = (Launcher("openrlhf", modules=("openrlhf.cli.train_*",), markers=(b"openrlhf.cli",), flags=FLAGS,
-                      config_files=False, inline=True),)
+                      config_files=False, inline=True),
+             # Before openrlhf.cli (to 0.3.x), the example scripts run OpenRLHF's own scripts under deepspeed:
+             # `deepspeed ../train_sft.py --train_batch_size 256 --micro_train_batch_size 2 ...`
+             # (examples/scripts/train_sft_llama.sh @ v0.3.5); its flag names are OpenRLHF's.
+             Launcher("openrlhf", scripts=_SCRIPTS, markers=(b"--micro_train_batch_size",), flags=FLAGS,
+                      config_files=False, inline=True, requires=("--micro_train_batch_size",),
+                      under=("deepspeed",)))
 # First among YAML adapters: `plan` takes only documents launched by these lines.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=5, launchers=LAUNCHERS, distribution=DISTRIBUTION)
 
-_MODULE = re.compile(r"openrlhf\.cli\.(train_\w+)")
+_MODULE = re.compile(r"openrlhf\.cli\.(train_\w+)|(?:.*/)?(train_(?:sft|dpo|rm|ppo|ppo_ray))\.py")
 
 # Defaults per entry point: (micro batch, max_len). train_sft.py:166, 284;
 # train_dpo.py:188, 318; train_rm.py:246, 298; train_ppo_ray.py:393, 379.
-_DEFAULTS = {"train_sft": (8, 2048), "train_dpo": (8, 512), "train_rm": (1, 512), "train_ppo_ray": (1, 2048)}
+_DEFAULTS = {"train_sft": (8, 2048), "train_dpo": (8, 512), "train_rm": (1, 512), "train_ppo_ray": (1, 2048),
+             "train_ppo": (4, None)}  # the non-Ray trainer (0.3.6-0.6.1.post1): train_ppo.py:319 @ v0.6.1.post1
 
 # The entry points that assert packing with ring attention (see OpenRLHFArguments).
 _RING_NEEDS_PACKING = ("train_sft", "train_dpo", "train_rm")
@@ -135,7 +143,7 @@ def premise_name(plan: TrainingPlan, premise) -> str:
 def entry(doc: Document) -> Optional[str]:
     """The train_* module the launch line runs (the launch interpreter records it), None when not told."""
     match = _MODULE.fullmatch(getattr(doc, "entry", None) or "")
-    return match.group(1) if match else None
+    return (match.group(1) or match.group(2)) if match else None
 
 
 @lean_dataclass(frozen=True)
@@ -273,8 +281,27 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if name is not None:
         plan.settings = OpenRLHFArguments(entry=name, ring_needs_packing=name in _RING_NEEDS_PACKING,
                                           ppo=_ppo_arguments(root) if name == "train_ppo_ray" else None)
-    plan.rl = rl(plan)
+    plan.rl = rl(plan) if name != "train_ppo" else _non_ray_rl(plan)
     return plan
+
+
+def _non_ray_rl(plan: TrainingPlan) -> RL:
+    """The non-Ray `openrlhf.cli.train_ppo` (0.3.6 to 0.6.1.post1; 0.6.2 removes it): each round generates
+    --n_samples_per_prompt samples for --rollout_batch_size prompts, trains on them --max_epochs times in
+    micro batches of --micro_train_batch_size, then clears its replay buffer (ppo_trainer.py:180-189 @ v0.3.6,
+    :244-245 @ v0.6.1.post1); DeepSpeed steps the optimizer every --train_batch_size samples, counting micro
+    batches across rounds (defaults train_ppo.py:279-300 @ v0.3.6, 305-326 @ v0.6.1.post1)."""
+    root = plan.document.root
+    prompts = fact(root, "rollout.batch_size", default=512)
+    samples = fact(root, "rollout.n_samples_per_prompt", default=1)
+    generation = None
+    if prompts.known and samples.known:
+        generation = Fact(prompts.value * samples.value, "generation batch", prompts.span or samples.span,
+                          Origin.DERIVED, detail=f"{prompts.describe()} x {samples.describe()}")
+    train = plan.declared_global_batch or fact(root, "train.batch_size", default=128)
+    return RL(samples_per_prompt=samples, prompts_per_step=prompts, generation_batch=generation,
+              mini_batch=train,
+              micro_batch={"actor": plan.micro_batch, "rollout": fact(root, "rollout.micro_batch_size", default=8)})
 
 
 def _actor_world(root: Mapping, outside: Outside) -> Optional[Fact]:

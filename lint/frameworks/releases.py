@@ -209,7 +209,8 @@ MS_SWIFT = Distribution(("ms-swift",), "swift", ("swift/version.py",), title="ms
 # a copy or a git pin of main before 0.1.0 is "0.0.2", so it stands for those layouts (no "0.dev0"
 # is needed). 0.3.0 is the release/0.3 branch (4f9e9a47d; no tag in the repository), the PyPI wheel.
 TORCHTITAN_RELEASES = ("0.0.2", "0.1.0", "0.2.0", "0.2.1", "0.2.2", "0.3.0")
-TORCHTITAN = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt",), title="TorchTitan",
+# A checkout of main before b0a80df20 (2024-12-17) wrote it at the top, version.txt.
+TORCHTITAN = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt", "version.txt"), title="TorchTitan",
                             releases=TORCHTITAN_RELEASES)
 
 # -- torchtune ---------------------------------------------------------------------------------

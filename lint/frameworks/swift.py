@@ -18,6 +18,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin
+from ..premise import HOLDS, Premise, judge
 from . import swift_megatron
 from .facts import Outside, algorithm, flag, number, per_group, product, whole_number
 from .releases import MS_SWIFT
@@ -63,7 +64,9 @@ def plan(doc: Document, outside: Outside):
         return None
     outside = dataclasses.replace(outside, world_size=world)
     # ms-swift picks the precision from the model's dtype and has its own clipping default: neither is assumed.
-    plan = plan_from(doc, outside, NAME, micro_default=1, grad_accum_default=_default_accumulation,
+    keeps_one = judge(TRANSFORMERS_ACCUMULATION, doc.path).outcome == HOLDS
+    plan = plan_from(doc, outside, NAME, micro_default=1,
+                     grad_accum_default=_transformers_accumulation if keeps_one else _default_accumulation,
                      precision_off=(), max_grad_norm_default=None)
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
@@ -141,6 +144,20 @@ def _is_swift(keys: set) -> bool:
     # padding_free is TRL's key too: next to TRL's model_name_or_path (ms-swift says `model`) and no
     # other ms-swift key, the config is TRL's.
     return bool(keys & (_SWIFT - {"padding_free"})) or ("padding_free" in keys and "model_name_or_path" not in keys)
+
+
+# gradient_accumulation_steps left unset: ms-swift fills ceil(16 / per_device_train_batch_size / W) from 3.2.2
+# (swift/trainers/arguments.py:84-86 @ v3.2.2, 283-285 @ v4.5.2); 3.0.0 to 3.2.1 set no default of their own and
+# keep transformers' 1. A project pinned to those releases gets 1; any other, the formula.
+TRANSFORMERS_ACCUMULATION = Premise(
+    MS_SWIFT, since="3.0.0", until="3.2.1", runs_since="3.0.0",
+    source="v3.0.0 and v3.2.1 swift/trainers/arguments.py, swift/llm/argument/ (no default); v3.2.2 "
+           "swift/trainers/arguments.py:84-86 (first formula); v4.5.2 swift/trainers/arguments.py:283-285 (still)")
+
+
+def _transformers_accumulation(micro, world):
+    return Fact(1, "gradient_accumulation_steps", None, Origin.DEFAULT,
+                detail="transformers' default, which ms-swift 3.0.0-3.2.1 keep")
 
 
 def _default_accumulation(micro, world):

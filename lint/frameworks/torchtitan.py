@@ -80,6 +80,10 @@ LAUNCHERS = (
              nproc=Count(env=("NGPU",), default=8, source='run_train.sh: NGPU=${NGPU:-"8"}'), selects=_RUN_TRAIN),
     Launcher("torchtitan.train", modules=("torchtitan.train",), markers=(b"torchtitan.train",),
              config_flags=("job.config_file",), selects=_REGISTRY),
+    # Main before torchtitan/train.py (2025-02) ran the checkout's top-level train.py (run_llama_train.sh @
+    # 2a4437014: `torchrun ... train.py --job.config_file ${CONFIG_FILE}`); only with that flag, a name too common.
+    Launcher("torchtitan train.py", scripts=("train.py",), markers=(b"job.config_file",),
+             config_flags=("job.config_file",), requires=("--job.config_file",)),
 )
 # A project's own config manager (`class JobConfig` in its config_manager.py, outside a copy of
 # TorchTitan): its train.py reads the TOML through that, not through TorchTitan's.
@@ -177,12 +181,16 @@ def plan(doc: Document, outside: Outside):
     parallelism = parallelism if isinstance(parallelism, Mapping) else Mapping()
 
     # Defaults (torchtitan/config/job_config.py @ v0.2.2): local_batch_size 8 (:253), seq_len 2048
-    # (:261), data_parallel_shard_degree -1 (:324), every other degree 1 (:313-464).
+    # (:261), data_parallel_shard_degree -1 (:324), every other degree 1 (:313-464); the same in every
+    # release that reads TOML: v0.1.0 torchtitan/config_manager.py :199, :207, :272, and main before it
+    # (`--training.batch_size` 8 and `--training.seq_len` 2048, config_manager.py:162-165 @ c22d1a8d1).
     local_key = "local_batch_size" if "local_batch_size" in training.items else "batch_size"
     parallel = {
         short: number(parallelism.get(key), f"[parallelism] {key}", default=-1 if short == "dp_shard" else 1)
         for short, key in _DEGREES.items()
     }
+    if _before_first_release(doc.path):
+        parallel.update(_pre_release_degrees(doc, parallelism))
     micro = number(training.get(local_key), f"[training] {local_key}", default=8)
     plan = TrainingPlan(
         framework=NAME,
@@ -207,6 +215,48 @@ def plan(doc: Document, outside: Outside):
         # No global batch given: TorchTitan trains with local x dp and no accumulation, whatever W is.
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     return plan
+
+
+# The degrees of the layouts main read before [parallelism] (785c34c99, 2025-03-18), each verified in
+# torchtitan/config_manager.py at the commits named (argparse `--section.key`, default in parentheses):
+# [training] data_parallel_degree (-1) c22d1a8d1 (2024-04-11) :186-188 until db6b39acd (2024-09-10) split it
+# into [training] data_parallel_replicate_degree (1) :227-229 and data_parallel_shard_degree (-1) :240-242;
+# [training] tensor_parallel_degree (1) c22d1a8d1 :192-194 to 785c34c99~1 :363-365; [training]
+# pipeline_parallel_degree (1) c22d1a8d1 :204-206 until aafe0e870 (2024-05-21) moved it to [experimental]
+# (785c34c99~1 :396-398); [experimental] context_parallel_degree (1) from b19456a98 (2024-10-22, 785c34c99~1
+# :462-464). A -1 dp took W // (tp x pp) (torchtitan/parallelisms/__init__.py:29-30 @ c22d1a8d1), as the shard
+# degree did later (distributed/parallel_dims.py:44-45 @ 785c34c99~1): read as dp_shard. 0.1.0 drops every
+# one of them silently and 0.2.0 on refuse them (rules/torchtitan_unknown_key.py), so they are read only where
+# the release in force is main before 0.1.0 ("0.0.2"); else the file is planned as those releases read it.
+_PRE_RELEASE_DEGREES = {
+    "dp_replicate": (("training", "data_parallel_replicate_degree"),),
+    "dp_shard": (("training", "data_parallel_shard_degree"), ("training", "data_parallel_degree")),
+    "tp": (("training", "tensor_parallel_degree"),),
+    "pp": (("experimental", "pipeline_parallel_degree"), ("training", "pipeline_parallel_degree")),
+    "cp": (("experimental", "context_parallel_degree"),),
+}
+
+
+def _pre_release_degrees(doc: Document, parallelism: Mapping) -> dict:
+    """The degrees written in the layouts before [parallelism], where [parallelism] does not set them."""
+    found = {}
+    for short, places in _PRE_RELEASE_DEGREES.items():
+        if _DEGREES[short] in parallelism.items:
+            continue
+        for section, key in places:
+            node = doc.get(section, key)
+            if node is not None:
+                found[short] = number(node, f"[{section}] {key}")
+                break
+    return found
+
+
+def _before_first_release(path: str) -> bool:
+    """Whether the project runs main before 0.1.0 (version.txt said 0.0.2 all that time; releases.py)."""
+    from .. import versions
+
+    found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases)
+    return found is not None and found.version is not None and version_key(found.version) == version_key("0.0.2")
 
 
 def _seq_len_multiple(support: ModelSupport, parallel: dict):

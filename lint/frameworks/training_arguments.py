@@ -47,17 +47,21 @@ def plan_from(
     precision_off: tuple = ("fp16",),
     max_grad_norm_default: Optional[float] = 1.0,
     logging_steps_default: Optional[int] = None,
+    bf16_default: Optional[Fact] = None,
 ) -> TrainingPlan:
     """The plan of a TrainingArguments config. `grad_accum_default(micro, world)`
     gives the framework's default accumulation (None: 1); `precision_off` the
     precisions ("fp16", "bf16") that are off unless written (transformers: fp16;
     TRL turns bf16 on unless fp16 is); `max_grad_norm_default` None when the
     framework's own default is not assumed; `logging_steps_default` None where
-    it is not assumed."""
+    it is not assumed; `bf16_default` the bf16 fact when bf16 is not written, where the program's
+    default is known (TRL's GRPOConfig by release)."""
     root = doc.root
     world = outside.world_size
     own_deepspeed = deepspeed_link(doc)
     fp16, bf16 = (_precision(root, key, precision_off) for key in ("fp16", "bf16"))
+    if bf16_default is not None and "bf16" not in root.items:
+        bf16 = bf16_default
     logging_steps = _step_interval(root, "logging_steps", logging_steps_default)
     micro = number(root.get("per_device_train_batch_size"), "per_device_train_batch_size", default=micro_default)
     sp = number(root.get("sequence_parallel_size"), "sequence_parallel_size", default=1)
@@ -201,7 +205,9 @@ def _deepspeed_precision(root: Mapping, precision: str, main: Optional[Fact]) ->
         # fp16_backend "apex" (1437, default "auto"; 4.x copies it to half_precision_backend, 1729-1735).
         return None
     full_eval = _flag_or_default(root, f"{precision}_full_eval", False)  # default False (1097, 1106)
-    on = next((f for f in (main, full_eval) if f is not None and f.value is True and f.span is not None), None)
+    # (main may be on by the program's default: TRL's GRPOConfig, plan_from's bf16_default)
+    on = next((f for f in (main, full_eval) if f is not None and f.value is True and (f.span is not None or f is main)),
+              None)
     if on is not None:
         return on
     if main is not None and main.value is False and full_eval is not None and full_eval.value is False:

@@ -106,6 +106,10 @@ def _flattened_keys(name: str, text: str) -> Optional[frozenset]:
     return frozenset(dotted_keys(root)) if isinstance(root, Mapping) and "defaults" not in root.items else frozenset()
 
 ACTOR = "actor_rollout_ref.actor"
+ROLLOUT_TP = "actor_rollout_ref.rollout.tensor_model_parallel_size"
+# The rollout's other degrees (0.6.0 on, rollout/rollout.yaml:53,59 default 1): the mesh is tp x dp x pp.
+_ROLLOUT_OTHER_DEGREES = ("actor_rollout_ref.rollout.data_parallel_size",
+                          "actor_rollout_ref.rollout.pipeline_model_parallel_size")
 # Defaults of the keys the rules read (verl/trainer/config @ b178a3c).
 DEFAULTS = {
     "data.train_batch_size": 1024,  # data/legacy_data.yaml
@@ -121,6 +125,10 @@ DEFAULTS = {
     f"{ACTOR}.megatron.tensor_model_parallel_size": 1,  # engine/megatron.yaml
     f"{ACTOR}.megatron.pipeline_model_parallel_size": 1,
     f"{ACTOR}.megatron.context_parallel_size": 1,
+    # The rollout's tensor parallel degree: 2 in every release (ppo_trainer.yaml:63 @ v0.1, :116 @ v0.4.0;
+    # rollout/rollout.yaml:41 @ v0.5.0, :50 @ v0.7.0 and b178a3c), so a one-GPU run must write 1.
+    ROLLOUT_TP: 2,
+    f"{ACTOR}.ppo_epochs": 1,  # actor/actor.yaml
 }
 FSDP = ("fsdp", "fsdp2")
 
@@ -181,6 +189,11 @@ class PPO:
     # train_batch_size x rollout.n divisible by the minimal batch; without the check an FSDP job still fails,
     # at its first step, splitting the prompts over the W ranks (protocol.py DataProto.chunk asserts it).
     checks_train_batch_divisible: bool = True
+    # The rollout's tensor parallel degree, which must divide W (BL261); None where another rollout degree
+    # (0.6.0's data_parallel_size, pipeline_model_parallel_size) is written other than 1: not judged.
+    rollout_tp: Optional[Fact] = None
+    # The prompts of one step are split over the W ranks before rollout.n repeats them (BL182).
+    generates_unrepeated: bool = False
 
 
 def plan(doc: Document, outside: Outside):
@@ -226,12 +239,34 @@ def _read_ppo(root: Mapping) -> PPO:
     )
 
 
+def _in_verl_configs(span) -> bool:
+    """A value read from verl's own trainer configs, also where the project holds a copy of them
+    (`hydra.searchpath: file://verl/trainer/config`): verl's default, not the project's choice."""
+    path = (getattr(span, "path", None) or "").replace("\\", "/")
+    return any(path.startswith(folder + "/") or f"/{folder}/" in path for folder in CONFIGS)
+
+
+def _rollout_tp(doc: Document) -> Optional[Fact]:
+    """actor_rollout_ref.rollout.tensor_model_parallel_size, its default 2 when unwritten (origin
+    "default", also when a composed config brings it from verl's own rollout config)."""
+    root = doc.root
+    for key in _ROLLOUT_OTHER_DEGREES:
+        other = _number(root, key, table={key: 1})
+        if other is None or other.value != 1:
+            return None
+    node = _node(root, ROLLOUT_TP)
+    if isinstance(node, Scalar) and (framework_default(doc, node.span) or _in_verl_configs(node.span)):
+        return Fact(node.value, ROLLOUT_TP, None, Origin.DEFAULT)
+    return _number(root, ROLLOUT_TP)
+
+
 def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     world = outside.world_size or _file_world_size(doc)
     settings = replace(_read_ppo(doc.root), checks_mini_within_train=refuses(doc.path, "mini_within_train"),
                        checks_micro_set_once=refuses(doc.path, "micro_set_once"),
                        checks_sp_remove_padding=refuses(doc.path, "sp_remove_padding"),
-                       checks_train_batch_divisible=refuses(doc.path, "train_batch_divisible"))
+                       checks_train_batch_divisible=refuses(doc.path, "train_batch_divisible"),
+                       rollout_tp=_rollout_tp(doc), generates_unrepeated=_generates_unrepeated(doc.path))
     actor = settings.actor
     plan = TrainingPlan(
         framework=NAME,
@@ -262,6 +297,7 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     plan.seq_len = sequence_length(doc.root)
     plan.rl = _rl(settings)
     plan.rl.accumulation = _role_accumulation(settings, plan.grad_accum, world)
+    plan.rl.optimizer_steps = remainder_steps(settings, _number(doc.root, f"{ACTOR}.ppo_epochs"))
     plan.settings = settings
     return plan
 
@@ -272,8 +308,11 @@ def _micro_from_deprecated(settings: PPO, dp: Optional[Fact], times_n: bool = Fa
     `times_n`: a copy of verl whose workers then multiply it by rollout.n (a micro batch of prompts,
     as the forks vendoring an early verl count it: TinyZero's verl/workers/fsdp_workers.py:98-101)."""
     written = settings.micro_batch_keys[0].deprecated if settings.micro_batch_keys else None
-    if written is None or not written.positive or dp is None or not dp.positive or written.value < dp.value:
+    if written is None or not written.positive or dp is None or not dp.positive:
         return None
+    if written.value < dp.value:  # floors to 0 per GPU (BL181): shown as the workers compute it
+        return Fact(0, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
+                    detail=f"{written.key} {written.value} // dp {dp.value}")
     n = settings.actor.rollout_n
     if times_n:
         if n is None or not n.positive:
@@ -336,9 +375,27 @@ _CHECKS = {
                       re.compile(rb"ppo_mini_batch_size\s*>\s*0\s*,\s*\(?\s*f?[\"'][^\"']*should be larger than 0")),
     "mini_micro_multiple": (("verl/workers/fsdp_workers.py",),
                             re.compile(rb"if self\.config\.actor\.ppo_micro_batch_size_per_gpu is not None:")),
+    # The trainer calls generate_sequences on the prompts before any `gen_batch = gen_batch.repeat(`
+    # (0.1-0.4.1; 0.5.0 repeats first): the W ranks split train_batch_size prompts, not x n sequences.
+    "generates_unrepeated": (("verl/trainer/ppo/ray_trainer.py",),
+                             re.compile(rb"\A(?:(?!gen_batch\s*=\s*gen_batch\.repeat\().)*?"
+                                        rb"generate_sequences\(gen_batch\)", re.S)),
+    # No start-up check that the deprecated micro batch holds one sequence per rank: ray_trainer.py
+    # `ppo_micro_batch_size * sp_size >= n_gpus` (0.2-0.5), workers/config/actor.py (0.7.0 on).
+    "micro_at_least_dp": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py"),
+                          re.compile(rb"ppo_micro_batch_size \* sp_size (?:>=|<) n_gpus")),
     "critic_mini_times_n": (("verl/workers/fsdp_workers.py",),
                             re.compile(rb"self\.config\.ppo_mini_batch_size \*= self\.config\.rollout_n")),
 }
+
+
+def _generates_unrepeated(path: str) -> bool:
+    """Whether the trainer hands the prompts to the rollout before repeating them rollout.n times (so the
+    W ranks split train_batch_size itself): verl 0.1-0.4.1 (ray_trainer.py:436 @ v0.1, :817 and :838 @
+    v0.3.0.post1; v0.5.0 :1163 repeats first; 0.4.0 adds auto-padding to the dispatch, decorator.py:93, so
+    BL182 judges to 0.3.0.post1). The releases: the rule's premise says which; a copy in the project: its
+    own trainer's source."""
+    return refuses(path, "generates_unrepeated")
 
 
 def refuses(path: str, check: str) -> bool:
@@ -448,6 +505,25 @@ def _rl(settings: PPO) -> RL:
               generation_batch=product([prompts, samples], "generation batch"),
               mini_batch=settings.actor.mini,
               micro_batch={role.name: role.micro for role in roles if role.micro is not None})
+
+
+def remainder_steps(settings: PPO, epochs: Optional[Fact]) -> Optional[Fact]:
+    """The actor's optimizer steps per PPO step when train_batch_size is no multiple of ppo_mini_batch_size:
+    each rank splits its share into mini-batches and the remainder is one more, smaller update whose
+    loss keeps the full mini-batch's scale (dp_actor.py `update_policy`: `data.split(ppo_mini_batch_size)`,
+    `loss / gradient_accumulation`, :216 @ v0.2; `loss_scale_factor = 1 / gradient_accumulation` or
+    `rows / ppo_mini_batch_size`, :418-420 @ v0.6.0, :465-467 @ v0.7.0, :576-578 @ b178a3c). v0.1
+    refuses instead (protocol.py:351 `make_iterator` asserts the split is even), and so does the Megatron
+    actor in every release (megatron_actor.py `make_iterator`): FSDP actors only. None when it divides."""
+    train, mini = settings.train_batch, settings.actor.mini
+    if not settings.actor.fsdp or not (train is not None and mini is not None and train.positive and mini.positive) \
+            or train.value % mini.value == 0 or train.value < mini.value:
+        return None
+    full, rest = divmod(train.value, mini.value)
+    times = epochs.value if epochs is not None and epochs.positive else 1
+    how = (f"{full} full mini-batch{'es' if full > 1 else ''} + 1 of {rest} prompts (weighted {rest}/{mini.value})"
+           + (f" x ppo_epochs {times}" if times > 1 else ""))
+    return Fact((full + 1) * times, "optimizer steps per PPO step", None, Origin.DERIVED, detail=how)
 
 
 def _layout(degrees) -> tuple:

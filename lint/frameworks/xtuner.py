@@ -30,7 +30,7 @@ from ..document import (
 )
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, TrainingPlan
-from ..sources.inheritance import Inherited, inherit, read_config, text_at
+from ..sources.inheritance import Inherited, Refusal, inherit, read_config, text_at
 from .facts import Outside, divide, find_key, flag, number
 from .releases import XTUNER as DISTRIBUTION
 from .spec import Count, Framework, Launcher
@@ -85,6 +85,8 @@ def plan(doc: Document, outside: Outside):
     doc = inherit(doc)  # as mmengine builds it with its bases, each value where its file wrote it
     if is_v1(doc):
         return None
+    if isinstance(doc, Inherited) and doc.refused is not None:
+        return _refused(doc, doc.refused, outside)
     loader = doc.get("train_dataloader")
     optim = doc.get("optim_wrapper")
     if not isinstance(loader, Mapping) and not isinstance(optim, Mapping):
@@ -192,8 +194,27 @@ class Arguments:
     varlen: tuple  # (where, Fact) of every written use_varlen_attn: see varlen_flags
     sampler: Optional[Sampler]  # None: no sampler dict, or a class batchlint does not know
     unused_sampler: Optional[SamplerVariable]
-    accumulation: Accumulation
+    accumulation: Optional[Accumulation]  # None only for a chain mmengine refuses (`refused`)
     hf_datasets: tuple  # HFDataset of every process_hf_dataset dict
+    # A `_base_` chain mmengine refuses to load: nothing else of the config is judged.
+    refused: Optional[Refusal] = None
+
+
+# An import of XTuner in a file of the chain: the chain is an XTuner config's, loaded by the
+# mmengine XTuner requires (>= 0.8.4 from v0.1.0 to 0.10.6 @ v0.2.0, requirements/runtime.txt), which
+# has pure-Python configs and refuses to mix them (mmengine 0.8.0 on; Refusal). Another program's
+# mmengine-style config may be loaded by mmcv's Config, which has no such configs.
+_IMPORTS_XTUNER = re.compile(r"^\s*(?:from|import)\s+xtuner\b", re.M)
+
+
+def _refused(doc: Inherited, refusal: Refusal, outside: Outside) -> Optional[TrainingPlan]:
+    """The plan of a chain mmengine refuses: the refusal alone, when the chain is XTuner's."""
+    if not any(_IMPORTS_XTUNER.search(text) for text in (doc.text, *doc.texts.values())):
+        return None
+    settings = Arguments(varlen=(), sampler=None, unused_sampler=None, accumulation=None, hf_datasets=(),
+                         refused=refusal)
+    return TrainingPlan(framework=NAME, document=doc, world_size=outside.world_size,
+                        target_global_batch=outside.target_global_batch, settings=settings)
 
 
 def _sampler(doc: Document) -> Optional[Sampler]:

@@ -14,7 +14,7 @@ standard library (`mmengine.config` aside): the second.
   (`_merge_a_into_b`): a dict into a dict key by key, unless it says `_delete_=True`;
   anything else, a list too, replaces. Every base must itself be of this way: a base that
   imports an installed package is refused ("the configuration file type in the
-  inheritance chain must match").
+  inheritance chain must match"; `Refusal`).
 - `with read_base(): from .base import *` (`Config._parse_lazy_import`): each base module is
   built on its own, and the names imported from it (each a copy) are bound before any
   statement of the file runs; the file's statements then change or replace them as Python
@@ -28,7 +28,7 @@ Every value keeps where it was written: a base's spans carry its path (`Span.pat
 are read only inside the project (lint/project.py), at most MAX_BASE_FILES reads and
 MAX_BASE_DEPTH levels deep. A cycle, a base outside the project, missing, unreadable or
 past a bound, or a chain mmengine would refuse to load, leaves the config as it reads
-alone, with a notice.
+alone, with a notice; a chain refused for mixing the two ways also says where (`Refusal`).
 """
 
 from __future__ import annotations
@@ -46,13 +46,27 @@ from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scala
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
 from . import format_of, read
-from .python import Scope, _bound_sizes, parse_python, read_python
+from .python import Scope, _bound_sizes, _Evaluator, parse_python, read_python
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
 DEPRECATION_KEY = "_deprecation_"  # popped from each file's names before merging
 # mmengine's own pattern (Config._pre_substitute_base_vars).
 _PLACEHOLDER = re.compile(r"\{\{\s*" + BASE_KEY + r"\.([\w\.]+)\s*\}\}")
+
+
+@lean_dataclass(frozen=True)
+class Refusal:
+    """A chain whose files are not all read the same way, which mmengine refuses to load: a
+    `_base_` file that mmengine reads as a pure-Python config (RuntimeError in `_file2dict`), or
+    `_base_ =` in a file read as one (ConfigParsingError in `_get_base_modules`), both "The
+    configuration file type in the inheritance chain must match the current configuration file
+    type" (mmengine/config/config.py:780, 519 @ v0.8.0, the first release with pure-Python
+    configs; 846, 579 @ v0.10.7, the newest)."""
+
+    span: Span  # the `_base_` value (a base's path in it) that is refused; `path` set in a base
+    why: str
+    related: tuple = ()  # (message, span): what makes mmengine read a file the other way
 
 
 @lean_dataclass
@@ -65,6 +79,7 @@ class Inherited(Document):
     texts: dict = field(default_factory=dict)  # display path -> text, of each base
     # display path -> each base's names as it built them on its own (its own sp, say)
     base_names: dict = field(default_factory=dict)
+    refused: Optional[Refusal] = None  # a chain mmengine refuses: the document is the file alone
 
 
 def inherit(doc: Document) -> Document:
@@ -90,6 +105,12 @@ def read_config(path: str, text: str, pinned: Optional[dict] = None, plain: Opti
     chain = _Chain(pinned)
     try:
         built = chain.build(os.path.abspath(path), path, text, tree)
+    except _Refused as exc:
+        reads.notice(f"{path}: {exc.why}; the config is checked alone")
+        own = alone()
+        refusal = Refusal(exc.span or Span.point(1), exc.why, exc.related)
+        return Inherited(path=path, format="python", root=own.root, text=text, namespace=own.namespace,
+                         unused=own.unused, bases=tuple(chain.texts), texts=chain.texts, refused=refusal)
     except _NotFollowed as exc:
         reads.notice(f"{path}: {exc.why}; the config is checked alone")
         return alone()
@@ -114,6 +135,20 @@ class _NotFollowed(Exception):
     def __init__(self, why: str):
         super().__init__(why)
         self.why = why
+
+
+class _Refused(_NotFollowed):
+    """A chain mmengine refuses for mixing its two ways (Refusal). Spans are of the file being
+    built until the loader of that file marks them with its path (`marked`)."""
+
+    def __init__(self, why: str, span: Optional[Span] = None, related: tuple = ()):
+        super().__init__(why)
+        self.span = span
+        self.related = related
+
+    def marked(self, path: str) -> _Refused:
+        related = tuple((message, span.elsewhere(path)) for message, span in self.related)
+        return _Refused(self.why, self.span.elsewhere(path) if self.span else None, related)
 
 
 @lean_dataclass
@@ -166,7 +201,7 @@ class _Chain:
     # -- `_base_ = [...]` -----------------------------------------------------------------------
     def merged(self, path: str, shown: str, text: str, tree: ast.Module, depth: int) -> _Built:
         """Config._file2dict: the bases' names, then this file's merged into them."""
-        names, spans, unused = self.bases(path, _base_files(tree), depth)
+        names, spans, unused = self.bases(path, _base_files(tree), depth, _base_spans(text, tree))
         bases = Mapping(items=names, key_spans=spans)
         text, placeholders = _placeholders(text)
         own = read_python(shown, text, self.pinned, Scope({BASE_KEY: bases}, {}, _is_base_assignment),
@@ -181,15 +216,21 @@ class _Chain:
         kept = {name for name in unused if name not in values} | (own.unused - {BASE_KEY})
         return _Built(items, key_spans, kept, lazy=False)
 
-    def bases(self, path: str, files: list, depth: int) -> tuple:
-        """The names of the `_base_` files of the file at `path`, built each on its own: (names, spans, unused)."""
+    def bases(self, path: str, files: list, depth: int, where: list) -> tuple:
+        """The names of the `_base_` files of the file at `path` (`where`: the span each is written
+        at), built each on its own: (names, spans, unused)."""
         names: dict = {}
         spans: dict = {}
         unused: set = set()
-        for written in files:
+        for written, at in zip(files, where):
             if "::" in written:
                 raise _NotFollowed(f"base `{written}` is an installed package's config; not read")
-            base = self.load(os.path.join(os.path.dirname(path), written), written, depth, lazy=False)
+            try:
+                base = self.load(os.path.join(os.path.dirname(path), written), written, depth, lazy=False)
+            except _Refused as exc:
+                if exc.span is None:  # the base itself is refused: at the place this file names it
+                    exc.span = at
+                raise
             shared = names.keys() & base.names.keys()
             if shared:
                 raise _NotFollowed(f"its bases both set `{min(shared)}`, which mmengine refuses")
@@ -207,7 +248,7 @@ class _Chain:
         files = [written] if isinstance(written, Scalar) else written.items if isinstance(written, Sequence) else []
         if written is not None and not all(isinstance(f, Scalar) and isinstance(f.value, str) for f in files):
             raise _NotFollowed(f"`{BASE_KEY}` of base `{shown}` is not a path or a list of paths")
-        names, spans, _ = self.bases(path, [f.value for f in files], depth)
+        names, spans, _ = self.bases(path, [f.value for f in files], depth, [f.span for f in files])
         values = {key: value for key, value in root.items.items() if key not in (BASE_KEY, DEPRECATION_KEY)}
         items, key_spans = _merge(values, root.key_spans, names, spans, 0)
         return _Built(items, key_spans, set(), lazy=False)
@@ -215,7 +256,7 @@ class _Chain:
     # -- `with read_base(): from .base import *` --------------------------------------------------
     def lazy(self, path: str, shown: str, text: str, tree: ast.Module, depth: int) -> _Built:
         """Config._parse_lazy_import: the names imported from the bases, then this file's statements."""
-        imports = _base_modules(tree)
+        imports = _base_modules(tree, text)
         modules = {"." * stmt.level + (stmt.module or "") for stmt in imports}
         # An import from a base module anywhere at the top level binds the base's names too.
         imports += [stmt for stmt in tree.body if isinstance(stmt, ast.ImportFrom) and stmt not in imports
@@ -232,7 +273,12 @@ class _Chain:
             if base is None:
                 where = os.path.join(os.path.dirname(path), *([".."] * (stmt.level - 1)),
                                      stmt.module.replace(".", "/") + ".py")
-                base = loaded[module] = self.load(where, module, depth, lazy=True)
+                try:
+                    base = loaded[module] = self.load(where, module, depth, lazy=True)
+                except _Refused as exc:
+                    exc.related += (("imported here with `with read_base()`: mmengine reads the base as "
+                                     "a pure-Python config too", _node_span(text, stmt)),)
+                    raise
             for alias in stmt.names:
                 if alias.name == "*":
                     seeds.update(base.names)
@@ -287,18 +333,23 @@ class _Chain:
                 self.names[shown] = built.names
                 return _exported(built, shown)
             tree = parse_python(shown, text)
+            marker = None if lazy else _is_lazy(tree)
             if lazy:  # _parse_lazy_import reads a base whatever its form
                 self.stack.append(os.path.realpath(path))
                 try:
                     built = self.lazy(path, shown, text, tree, depth + 1)
                 finally:
                     self.stack.pop()
-            elif _is_lazy(tree):
-                raise _NotFollowed(f"base `{written}` is a pure-Python config (it imports installed packages or "
-                                   "uses `with read_base()`), which mmengine refuses under `_base_`: "
-                                   "the configuration file type in the inheritance chain must match")
+            elif marker:
+                raise _Refused(f"base `{written}` is a pure-Python config ({_lazy_reason(marker)}), which mmengine "
+                               f"refuses under `{BASE_KEY}`: the configuration file type in the inheritance chain "
+                               "must match", None,
+                               ((f"{_lazy_reason(marker)}: mmengine reads {shown} as a pure-Python config",
+                                 _node_span(text, marker).elsewhere(shown)),))
             else:
                 built = self.build(path, shown, text, tree, depth + 1)
+        except _Refused as exc:  # a place in this base's text: marked as in it
+            raise exc.marked(shown) if exc.span is not None else exc from None
         except (ParseError, LimitExceeded) as exc:
             raise _NotFollowed(f"base `{written}` is not read: line {exc.line}: {exc.message}") from None
         self.names[shown] = built.names
@@ -314,25 +365,42 @@ def _is_builtin(module: str) -> bool:
     return module.startswith("mmengine.config") or module.split(".", 1)[0] in sys.stdlib_module_names
 
 
-def _is_lazy(tree: ast.Module) -> bool:
-    """Config._is_lazy_import: whether mmengine reads the file as a pure-Python config."""
+def _is_lazy(tree: ast.Module) -> Optional[ast.stmt]:
+    """Config._is_lazy_import: whether mmengine reads the file as a pure-Python config; the
+    statement that decides it when it does, else None."""
     for node in ast.walk(tree):  # breadth first, as mmengine walks it
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == BASE_KEY:
-            return False
+            return None
         if isinstance(node, ast.With):
             if not _read_base_block(node):
                 raise _NotFollowed("mmengine loads no config with a `with` block other than `with read_base():`")
-            return True
+            return node
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                return True
+                return node
             if node.module == "mmengine" and len(node.names) == 1 and node.names[0].name == "Config":
                 continue
             if node.module is not None and not _is_builtin(node.module):
-                return True
+                return node
         if isinstance(node, ast.Import) and any(not _is_builtin(alias.name) for alias in node.names):
-            return True
-    return False
+            return node
+    return None
+
+
+def _lazy_reason(node: ast.stmt) -> str:
+    """What the statement _is_lazy found does, as a message says it."""
+    if isinstance(node, ast.With):
+        return f"line {node.lineno} uses `with read_base()`"
+    if isinstance(node, ast.ImportFrom):
+        module = "." * node.level + (node.module or "")
+        return f"line {node.lineno} imports from `{module}`" + ("" if node.level else ", an installed package")
+    name = next(alias.name for alias in node.names if not _is_builtin(alias.name))  # type: ignore[attr-defined]
+    return f"line {node.lineno} imports `{name}`, an installed package"
+
+
+def _node_span(text: str, node: ast.AST) -> Span:
+    """Where `node` is in `text`, columns in characters (as the Python reader gives them)."""
+    return _Evaluator(text).span(node)  # type: ignore[arg-type]
 
 
 def _base_files(tree: ast.Module) -> list:
@@ -352,13 +420,28 @@ def _base_files(tree: ast.Module) -> list:
     return files
 
 
-def _base_modules(tree: ast.Module) -> list:
+def _base_spans(text: str, tree: ast.Module) -> list:
+    """Where each file of the first top-level `_base_ = ...` is written (_base_files' order): each
+    string of a list, else the whole value."""
+    found = next((stmt for stmt in tree.body if _is_base_assignment(stmt)), None)
+    if found is None:
+        return []
+    value = found.value
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return [_node_span(text, element) for element in value.elts]
+    return [_node_span(text, value)]
+
+
+def _base_modules(tree: ast.Module, text: str) -> list:
     """Config._get_base_modules: the imports of the first top-level `with read_base():`."""
     for node in tree.body:
         if _is_base_assignment(node):
-            raise _NotFollowed(f"mmengine reads it as a pure-Python config (line {node.lineno}'s `{BASE_KEY} =` "
-                               "comes after an import of an installed package or a `with read_base()`), "
-                               f"where `{BASE_KEY}` is refused")
+            marker = _is_lazy(tree)
+            related = ((f"{_lazy_reason(marker)}: mmengine reads this file as a pure-Python config",
+                        _node_span(text, marker)),) if marker is not None else ()
+            raise _Refused(f"mmengine reads this file as a pure-Python config, where line {node.lineno}'s "
+                           f"`{BASE_KEY} =` is refused: the configuration file type in the inheritance chain "
+                           "must match", _node_span(text, node), related)
         if not isinstance(node, ast.With):
             continue
         if not _read_base_block(node) or len(node.items) > 1:

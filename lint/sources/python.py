@@ -3,7 +3,8 @@
 The file is parsed with `ast` and never executed: only literals, names,
 arithmetic, comparisons, conditional expressions, `dict(...)`/`{...}`,
 lists/tuples, a few pure builtins and imports (resolved to qualified names)
-are understood. Anything else - a call, a loop, a function - makes the values
+are understood, and so are `cfg["k"] = v`, `cfg.k = v` and `cfg.update(...)` on a
+known dict. Anything else - a call, a loop, a function - makes the values
 it touches `Unknown`. Each value records the top-level names it was computed
 from, so `accumulative_counts *= sequence_parallel_size` leaves a trace.
 
@@ -515,8 +516,36 @@ class _Evaluator:
         return found
 
     def expression_statement(self, stmt: ast.Expr) -> None:
-        """`hooks.append(x)` or `cfg.update(...)` changes a value in ways not followed."""
-        self.forget_called(stmt.value, stmt)
+        """`cfg.update(...)` on a known mapping is followed; `hooks.append(x)` and the like change
+        a value in ways not followed."""
+        call = stmt.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"
+                and self.update_mapping(call.func, call)):
+            return
+        self.forget_called(call, stmt)
+
+    def update_mapping(self, method: ast.Attribute, call: ast.Call) -> bool:
+        """`cfg.update(key=v)`, `cfg.update({"key": v})`, `cfg.update(dict(key=v))` on a known mapping,
+        in place; False (nothing changed) when the target or an argument is not known, or the call
+        runs under a condition that cannot be evaluated."""
+        keywords = call.keywords
+        if self.condition is not None or len(call.args) > 1 or any(k.arg is None for k in keywords) or any(
+                isinstance(arg, ast.Starred) for arg in call.args):
+            return False
+        target = self.expr(method.value)
+        if type(target) is not Mapping:
+            return False
+        pairs = []
+        if call.args:
+            other = self.expr(call.args[0])
+            if type(other) is not Mapping:
+                return False
+            pairs = [(key, value, other.key_spans.get(key, other.span)) for key, value in other.items.items()]
+        pairs += [(keyword.arg, self.expr(keyword.value), self.span(keyword)) for keyword in keywords]
+        self.charge(len(pairs))
+        _update(target, pairs, 0)
+        self.changed()
+        return True
 
     def forget_called(self, call: ast.AST, stmt: ast.stmt) -> None:
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
@@ -855,6 +884,21 @@ _EXPRESSIONS = {
     for name, method in vars(_Evaluator).items()
     if name.startswith("expr_") and hasattr(ast, name[5:])
 }
+
+
+def _update(target: Mapping, pairs: list, depth: int) -> None:
+    """dict.update of (key, value, span of the key) pairs. A mapping a base config wrote (its span
+    names that file) is an mmengine ConfigDict, whose update merges a dict into a dict key by key
+    rather than replacing it (ConfigDict.update: mmengine/config/config.py:167-185 @ v0.8.0,
+    186-204 @ v0.10.7); `with read_base()` hands a config its bases' values as ConfigDicts."""
+    merges = target.span.path is not None and depth < MAX_DEPTH
+    for key, value, span in pairs:
+        before = target.items.get(key)
+        if merges and type(before) is Mapping and type(value) is Mapping:
+            _update(before, [(k, v, value.key_spans.get(k, value.span)) for k, v in value.items.items()], depth + 1)
+            continue
+        target.items[key] = value
+        target.key_spans[key] = span
 
 
 class _Missing:

@@ -5,7 +5,8 @@ A small reader for the part of bash that launch scripts use: variables
 arrays (`args=(a b)`, `"${args[@]}"`), quotes, line continuations and
 comments (`#` starts one only at the start of a word). Nothing is executed:
 `$(...)`, backquotes, brace expansion, globbing and unknown variables leave a
-word unknown. An if/elif/else or case whose test known values decide runs
+word unknown, except substitutions whose text says their value (the script's own
+folder, `$(pwd)` as the `cd`s before it leave it, `$(cat <<EOF ... EOF)`). An if/elif/else or case whose test known values decide runs
 only the branch taken (shellflow.py reads the tests); an undecided one runs
 each branch apart and keeps what all of them leave alike (a variable they set
 differently is unknown afterwards, as is one set inside a loop or function).
@@ -67,6 +68,7 @@ _OPENERS = {"if", "for", "while", "until", "case", "select"}
 _CLOSERS = {"fi", "done", "esac"}
 _KEYWORDS = {"then", "else", "elif", "do", "!", "{", "}", "time", "nohup", "exec", "command", "eval"}
 _LEADING_WORDS = _KEYWORDS | _OPENERS | _CLOSERS
+_PASSING = frozenset({"nohup", "exec", "command"})  # run the next word with the environment they are given
 _DECLARATIONS = ("export", "declare", "local", "readonly", "typeset")
 _DECLARE_FLAGS = re.compile(r"[-+][A-Za-z]+")
 
@@ -121,6 +123,12 @@ class Word:
     written: Optional[str] = None
     # Its value is a `$(( ... ))` whose division dropped a remainder, or a variable holding one, unchanged.
     truncation: Optional[Truncation] = None
+    # The script's own default of a variable its argument loop sets from the caller's arguments, kept as
+    # the loop does not run without them: a test of whether it is empty decides nothing certain.
+    defaulted: bool = False
+    # A path from the folder the shell is in, as `$(pwd)/conf` names it (`./conf`; not from the folder of a
+    # program, as Hydra reads a relative `--config-path`): (that folder, as Command.directory holds it).
+    working: Optional[tuple] = None
 
     @property
     def known(self) -> bool:
@@ -223,6 +231,20 @@ def _without_redirections(words: list) -> list:
     return kept
 
 
+def _appended(before: Word, added: Word, placed: Optional[tuple]) -> Optional[tuple]:
+    """The words of `CMD+=" --tp 4"`, each at its place: those `CMD` held, then those added (a single
+    word is at its own place); None when a word straddles the two or either cannot be placed."""
+    if not (str(before.value)[-1:].isspace() or str(added.value)[:1].isspace()):
+        return None
+    head = before.pieces or ((before,) if len(str(before.value).split()) == 1 else None)
+    tail = placed or ((added,) if len(str(added.value).split()) == 1 else None)
+    if head is None or tail is None:
+        return None
+    words = tuple(replace(w, value=w.value.strip()) if isinstance(w.value, str) else w for w in (*head, *tail))
+    split = (str(before.value) + str(added.value)).split()
+    return words if [w.value for w in words] == split else None
+
+
 def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
     """$@, $1..$9 and $# of a script run (or a file sourced) with `arguments`."""
     variables["@"] = list(arguments)
@@ -236,6 +258,7 @@ def _set_arguments(variables: dict, arguments: list, span: Span) -> None:
 class _RawWord:
     parts: list  # ("lit", text) | ("var", name, default, op, quoted) | ("array", name) | ("arith", expr)
     #               | ("folder", "0" or "BASH_SOURCE"): the script's own folder | ("dirname", name) | ("unknown",)
+    #               | ("pwd",): the folder the command runs in (`$(pwd)`, `` `pwd` ``, `$PWD`)
     span: Span
     raw: str
     assignment_array: Optional[list] = None  # NAME=( ... ): the element words
@@ -561,6 +584,9 @@ class _Lexer:
             # `$(expr 16 / $N)`: expr's integer arithmetic, as $(( )) computes it; any other command is never run.
             if expr:
                 return ("arith", expr.group(1).replace("\\*", "*").replace("'*'", "*"))
+            cat = _CAT_HEREDOC.match(body or "")
+            if cat:  # `$(cat <<EOF ... EOF)`: the body's text, expanded (an unquoted delimiter)
+                return _cat_heredoc(body, cat, at + 2)
             return _own_folder(body)
         if text.startswith("{", self.i):
             body = self._balanced(_BRACE, "{")
@@ -620,6 +646,26 @@ _OWN_FOLDER = re.compile(
     rf"""|cd\s+(?:-P\s+)?(?:--\s+)?{_IN_DIRNAME}\s*(?:(?:&>|>|2>|1>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&|;)\s*pwd(?:\s+-[PL])?)\s*""")
 
 
+# `$(cat <<EOF`, `$(cat << 'EOF'`, `$(cat <<-EOF`: a heredoc read back, to the end of the line.
+_CAT_HEREDOC = re.compile(r"""\s*cat\s+<<(-?)[ \t]*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\2[ \t]*\n""")
+
+
+def _cat_heredoc(body: str, cat: re.Match, offset: int) -> tuple:
+    """("heredoc", start, end) of the text of `$(cat <<EOF ...)` (offsets in the script: `offset` is the
+    body's), or unknown for a quoted delimiter (the text is not expanded, then parsed as an `eval` does) or
+    anything after the delimiter's line."""
+    if cat.group(2):
+        return ("unknown",)
+    lines = body[cat.end():].split("\n")
+    for number, line in enumerate(lines):
+        if (line.lstrip("\t") if cat.group(1) else line) == cat.group(3):
+            if any(rest.strip() for rest in lines[number + 1:]):
+                return ("unknown",)
+            start = offset + cat.end()
+            return ("heredoc", start, start + sum(len(text) + 1 for text in lines[:number]))
+    return ("unknown",)
+
+
 # `$(dirname $EXAMPLE_PATH)`: the folder above a path a variable holds (a string operation, nothing run).
 _DIRNAME_OF = re.compile(r"""\s*dirname\s+(?:--\s+)?(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1\s*""")
 
@@ -629,12 +675,20 @@ _NODE_COUNT = re.compile(
     r"""\s*scontrol\s+show\s+hostnames?\s+(["']?)\$\{?(?:SLURM_JOB_NODELIST|SLURM_NODELIST)\}?\1\s*\|\s*wc\s+-l\s*""")
 
 
+# `$(pwd)`, `$(pwd -P)`: the folder the shell is in, which the script's `cd`s decide (nothing is run);
+# _PWD_TEXT: where such a part is written in a string.
+_PWD = re.compile(r"\s*pwd(?:\s+-[PL])?\s*")
+_PWD_TEXT = re.compile(r"`\s*pwd[^`]*`|\$\(\s*pwd[^)]*\)")
+
+
 def _own_folder(body: Optional[str]) -> tuple:
     """("folder", which) for a command substitution that names the script's own folder, ("dirname",
-    variable) for the folder of a variable's path, SLURM_NNODES for the job's nodes counted (never run:
-    each is what the text says), else unknown."""
+    variable) for the folder of a variable's path, ("pwd",) for the folder the shell is in, SLURM_NNODES
+    for the job's nodes counted (never run: each is what the text says), else unknown."""
     if body is None or len(body) > 400:
         return ("unknown",)
+    if _PWD.fullmatch(body):
+        return ("pwd",)
     if _NODE_COUNT.fullmatch(body):
         return ("var", "SLURM_NNODES", None, None, False)
     if _OWN_FOLDER.fullmatch(body):
@@ -794,7 +848,8 @@ class _Interpreter:
                 status = False if ran is False else None
             else:
                 status = True if ran is True else None
-            assumed = False
+            # a status that rests on a decision taken only as the caller leaving a value empty stays assumed
+            assumed = assumed and status is not None
         return status, assumed
 
     def _node(self, node) -> tuple:
@@ -1021,7 +1076,8 @@ class _Interpreter:
         (`[ -z "$X" ]`, `[ "$X" == "" ]`) as the caller leaving it empty."""
         arguments = self._arguments(words)
         if arguments is not None:
-            return test_result(arguments), False
+            # `[ -z "$OUT" ]` of a default the caller's arguments replace: not certain (a usage check).
+            return test_result(arguments), _asks_empty(arguments) and self._reads_defaulted(words)
         self.outside_empty = True
         try:
             arguments = self._arguments(words)
@@ -1031,6 +1087,12 @@ class _Interpreter:
                                      or _only_argument_count(words)):
             return None, False
         return test_result(arguments), True
+
+    def _reads_defaulted(self, words: list) -> bool:
+        """Whether the words read a variable that holds the script's default in place of the caller's
+        argument (Word.defaulted)."""
+        return any(part[0] == "var" and getattr(self.variables.get(part[1]), "defaulted", False)
+                   for word in words for part in word.parts)
 
     def _arguments(self, words: list) -> Optional[list]:
         values = [word for raw in words for word in self.expand(raw)]
@@ -1254,6 +1316,15 @@ class _Interpreter:
         except ParseError:
             return []
 
+    def _heredoc_text(self, part: tuple, word: _RawWord) -> Word:
+        """The text of `$(cat <<EOF ... EOF)`, its words each where the heredoc writes it (as `read` gives it)."""
+        pieces = [piece for raw in self._lex(part[1], part[2], word.span) for raw_word in raw.words
+                  for piece in self.expand(raw_word)]
+        text = " ".join(str(w.value) for w in pieces if w.known)
+        if pieces and all(w.known for w in pieces) and len(text) <= MAX_LENGTH:
+            return Word(text, pieces[0].span, word.raw, pieces=tuple(pieces))
+        return Word(UNKNOWN, word.span, word.raw)
+
     def _read_heredoc(self, raw_words: list, heredoc: tuple) -> None:
         """`read -r -d '' NAME <<EOF ... EOF`: NAME holds the body's words (read reads up to a NUL, so
         the whole body), each where it is written. Any other `read` leaves the variable unknown."""
@@ -1305,6 +1376,9 @@ class _Interpreter:
             else:
                 break
             index += 1
+        if env:  # `NPROC_PER_NODE=8 nohup swift sft ...`: the environment passes through the command it runs
+            while index < len(raw_words) and raw_words[index].raw in _PASSING:
+                index += 1
         words = raw_words[index:]
         if not words:
             self._set_all(env)  # a plain assignment
@@ -1443,10 +1517,13 @@ class _Interpreter:
             if isinstance(before, Word) and before.known and expanded.known \
                     and len(before.value) + len(expanded.value) <= MAX_LENGTH:
                 self._produce(len(before.value) + len(expanded.value), 1, value_span)
-                expanded = Word(before.value + expanded.value, value_span, word.raw)
+                added = self._placed(value_word.parts, expanded.value, word.offset + prefix,
+                                     word.offset + len(word.raw), value_span)
+                expanded = Word(before.value + expanded.value, value_span, word.raw,
+                                pieces=_appended(before, expanded, added))
             else:
                 expanded = Word(UNKNOWN, value_span, word.raw)
-        else:  # a value not known still has the words it was written with (`ARGS="--mbs 4 --data $1"`)
+        elif expanded.pieces is None:  # a value not known still has the words it was written with (`ARGS="--mbs 4 --data $1"`)
             expanded.pieces = self._placed(value_word.parts, expanded.value if expanded.known else None,
                                            word.offset + prefix, word.offset + len(word.raw), value_span)
         return expanded
@@ -1531,6 +1608,12 @@ class _Interpreter:
                 chunks.append(piece)
                 reference = _REFERENCE.search(self.text, position, end)  # `${MBZ}` / `$MBZ`: past it
                 position = reference.end() if reference else position
+            elif part[0] == "pwd":  # `$(pwd)/train.py` in a command string: the folder, where it is written
+                piece = self._pwd()
+                chunks.append(piece)
+                found = _PWD_TEXT.search(self.text, position, end)
+                sources.extend([found.start() if found else fallback] * len(piece))
+                position = found.end() if found else position
             elif whole:  # `$(...)`, `$((...))`, `$*`: its value, or one word not known, at its `$`
                 [expanded] = self.expand(_RawWord([part], fallback, ""), join=True)
                 piece = expanded.value if expanded.known else _NOT_KNOWN
@@ -1583,6 +1666,8 @@ class _Interpreter:
                 self._produce(sum(len(w.value) for w in value if w.known), len(value), word.span)
                 return list(value)
             return [Word(UNKNOWN, word.span, word.raw)]
+        if len(word.parts) == 1 and word.parts[0][0] == "heredoc":
+            return [self._heredoc_text(word.parts[0], word)]
         if len(word.parts) == 1 and word.parts[0][0] == "var" and not word.parts[0][-1] and not join:
             # An unquoted $VAR is split into words, as bash does: GPT_ARGS="--a 1 --b 2".
             read = self.variables.get(word.parts[0][1])
@@ -1605,8 +1690,11 @@ class _Interpreter:
                 piece = part[1]
             elif kind == "var":
                 piece, where = self._variable(part, word.span)
-                if piece is None:
-                    return [Word(UNKNOWN, word.span, word.raw)]
+                if piece is None and part[1] == "PWD" and "PWD" not in self.variables:
+                    piece, where = self._pwd(), None
+                held = getattr(self.variables.get(part[1]), "working", None)
+                if piece is None or held is not None and held != (self.directory,):
+                    return [Word(UNKNOWN, word.span, word.raw)]  # `D=$(pwd); cd x; cmd $D`: from a folder left
                 if len(word.parts) == 1:
                     origin = where
                 tail = where
@@ -1617,6 +1705,8 @@ class _Interpreter:
                 piece = (os.path.dirname(script) or ".") if script else None
                 if piece is None:
                     return [Word(UNKNOWN, word.span, word.raw)]
+            elif kind == "pwd":
+                piece = self._pwd()
             elif kind == "dirname":
                 value = self.variables.get(part[1])
                 if not (isinstance(value, Word) and value.known and isinstance(value.value, str) and value.value):
@@ -1641,10 +1731,29 @@ class _Interpreter:
         first: tuple = word.parts[0] if word.parts else ("lit",)
         anchored = first[0] in ("folder", "dirname") or first[0] == "var" and getattr(
             self.variables.get(first[1]), "anchored", False)
+        # The path (or the value of `--key=PATH`) starts with the folder the shell is in.
+        at = next((i for i, part in enumerate(word.parts) if self._working(part)), None)
+        working = (self.directory,) if at is not None and not pieces[at].startswith("/") and (
+            not at or "".join(pieces[:at]).endswith("=")) else None
         # The value, or for `key=$VAR` the text after `=`, is exactly what the division computed.
         whole = len(word.parts) == 1 or trailing is not None and text.endswith("=" + pieces[-1])
         return [_checked(Word(text, origin or word.span, word.raw, value_span=trailing, anchored=anchored,
-                              truncation=cut if whole else None))]
+                              truncation=cut if whole else None, working=working))]
+
+    def _working(self, part: tuple) -> bool:
+        """Whether a part expands to the folder the shell is in, or a path from it."""
+        if part[0] == "pwd":
+            return True
+        if part[0] != "var":
+            return False
+        value = self.variables.get(part[1])
+        return getattr(value, "working", None) is not None or part[1] == "PWD" and value is None
+
+    def _pwd(self) -> str:
+        """The folder the shell is in (`$(pwd)`, `$PWD`): the one an absolute `cd` moved to, else `.`, a
+        path relative to where the command runs, which a `cd` before it moves as any other."""
+        directory = self.directory
+        return directory if isinstance(directory, str) and directory.startswith("/") else "."
 
     def _carried(self, part: tuple, piece: str) -> Optional[Truncation]:
         """The truncation of the variable `part` reads, when its value is the text read (not a default)."""
@@ -2078,7 +2187,9 @@ def _defaulted(values: list, chosen: int, merged):
     if merged is value or not (isinstance(value, Word) and value.known):
         return merged
     others = values[:chosen] + values[chosen + 1:]
-    return value if all(_callers(v, value) or _same(v, value) for v in others) else merged
+    if not all(_callers(v, value) or _same(v, value) for v in others):
+        return merged
+    return value if all(_same(v, value) for v in others) else replace(value, defaulted=True)
 
 
 def _callers(value, default: Word) -> bool:
@@ -2097,7 +2208,7 @@ def _only_argument_count(words: list) -> bool:
     """Whether `$#` is the only variable a test reads (`[ "$#" -lt 2 ]`, `[[ $# -gt 0 ]]`)."""
     names = [part[1] for word in words for part in word.parts if part[0] in ("var", "array")]
     return bool(names) and all(name == "#" for name in names) and not any(
-        part[0] in ("unknown", "folder", "dirname") for word in words for part in word.parts)
+        part[0] in ("unknown", "folder", "dirname", "pwd") for word in words for part in word.parts)
 
 
 def _asks_empty(arguments: list) -> bool:
@@ -2200,6 +2311,8 @@ class _DoubleBracket:
             if not word.known:
                 return None
             self.assumed = True
+        elif self.state._reads_defaulted([raw]):
+            self.assumed = True  # the script's default in place of the caller's argument
         return str(word.value)
 
     def _binary(self, left: _RawWord, op: str, right: _RawWord) -> Optional[bool]:

@@ -1,0 +1,153 @@
+"""
+## What it does
+Checks that Megatron-LM's `--num-layers` splits evenly over the pipeline
+stages, `--pipeline-model-parallel-size` (with one more layer counted for each
+of `--account-for-embedding-in-pipeline-split` and
+`--account-for-loss-in-pipeline-split`), and, with the interleaved schedule,
+that each stage's layers split into `--num-layers-per-virtual-pipeline-stage`. A line that splits the layers
+otherwise (`--decoder-first-pipeline-num-layers`,
+`--decoder-last-pipeline-num-layers`, `--pipeline-model-parallel-layout`,
+`--num-virtual-stages-per-pipeline-rank`, T5's encoder/decoder layers, a
+standalone embedding stage) is not judged.
+
+## Why is this bad?
+From megatron-core 0.10.0 `validate_args` asserts "Number of layers should be
+divisible by the pipeline-model-parallel size" before anything is built.
+(0.4.0 with the interleaved schedule, which also asserts "number of layers
+per pipeline stage must be divisible number of layers per virtual pipeline
+stage"). Before it, models built with megatron-core gave each stage
+`num_layers // pp` layers and trained a smaller model than asked for, without a
+word (30 layers on 4 stages: 28).
+
+## Example
+```bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --num-layers 30 ...
+```
+
+## Use instead
+```bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --num-layers 32 ...
+```
+or give the first or last stage its own count (`--decoder-first-pipeline-num-layers`).
+
+## Source
+core_v0.9.0 megatron/training/arguments.py:279-280 (the check only with
+`--num-layers-per-virtual-pipeline-stage`); core_v0.10.0 arguments.py:328-333
+(first: always, unless an uneven first/last stage is given); core_v0.16.1
+arguments.py:528-544 and :558-571 (still; `account_for_*` count from
+core_v0.11.0). The floor before it: core_v0.9.0
+megatron/core/transformer/transformer_block.py `get_num_layers_to_build` :84.
+"""
+
+from collections.abc import Iterator
+
+from batchlint.frameworks.releases import MEGATRON
+from batchlint.plan import TrainingPlan
+from batchlint.premise import Premise
+from batchlint.rule import Example, Finding, Related, Rule
+
+ASSERTED = Premise(
+    MEGATRON, name="Megatron-LM", since="0.10.0",
+    source="core_v0.9.0 megatron/training/arguments.py:279-280 (only under interleaving); core_v0.10.0 "
+           "megatron/training/arguments.py:328-333 (first); core_v0.16.1 arguments.py:528-544, 558-571 (still)")
+# With --num-layers-per-virtual-pipeline-stage both divisions are asserted from e7a862a254 (2023-09-20) on.
+INTERLEAVED = Premise(
+    MEGATRON, name="interleaved", since="0.4.0",
+    source="0.1.0 (tag 23.04) megatron/arguments.py checks only num_layers % layers-per-virtual-stage; core_v0.4.0 "
+           "megatron/arguments.py:155-159 (first tag with both, from e7a862a254); core_v0.16.1 megatron/training/"
+           "arguments.py:543-548 (still)")
+
+
+def check(plan: TrainingPlan) -> Iterator[Finding]:
+    settings, pp = plan.settings, plan.parallel.get("pp")
+    layers = getattr(settings, "num_layers", None)
+    if layers is None or not layers.positive or pp is None or not pp.known or pp.value <= 1:
+        return
+    if settings.uneven_split is not None:
+        return  # the stages are sized otherwise, or validate_args does not divide
+    extra = settings.pipeline_split_extra
+    counted = layers.value + extra
+    virtual = settings.layers_per_virtual_stage
+    premise = "interleaved" if virtual is not None else "Megatron-LM"
+    if counted % pp.value == 0:
+        if virtual is not None and virtual.positive and (counted // pp.value) % virtual.value:
+            yield _virtual(layers, pp, virtual, counted // pp.value)
+        return
+    per_stage = counted // pp.value
+    shown = f"{layers.describe()}" + (f" + {extra} (embedding/loss counted in the split)" if extra else "")
+    lower, upper = per_stage * pp.value - extra, (per_stage + 1) * pp.value - extra
+    yield Finding(
+        premise=premise,
+        span=layers.span,
+        message=(f"{shown} does not split over {pp.describe()} pipeline stages: Megatron-LM asserts \"Number of "
+                 f"layers should be divisible by the pipeline-model-parallel size\" at start-up (before 0.10.0 a "
+                 f"megatron-core model got {per_stage} layers per stage, {per_stage * pp.value - extra} in all)"),
+        fix=f"set {layers.key} to a multiple of {pp.value}" + (f" minus {extra}" if extra else "")
+            + f" ({' or '.join(str(v) for v in (lower, upper) if v > 0)}), or size the first or last stage with "
+            f"--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers",
+        related=(Related(f"{pp.key} = {pp.value}", pp.span),) if pp.span else (),
+    )
+
+
+def _virtual(layers, pp, virtual, per_stage: int) -> Finding:
+    """The layers of a stage do not split into virtual stages of the size asked: releases before the check
+    built per_stage // size chunks of that size, dropping the rest."""
+    chunks = per_stage // virtual.value
+    return Finding(
+        premise="interleaved",
+        span=virtual.span,
+        message=(f"{layers.describe()} / {pp.describe()} = {per_stage} layers per pipeline stage do not split into "
+                 f"virtual stages of {virtual.describe()}: Megatron-LM asserts \"number of layers per pipeline stage "
+                 f"must be divisible number of layers per virtual pipeline stage\" at start-up (before the check, "
+                 f"{chunks} chunks of {virtual.value} were built per stage, {chunks * virtual.value * pp.value} layers "
+                 f"in all)"),
+        fix=f"set {virtual.key} to a divisor of {per_stage}, or {layers.key} to a multiple of "
+            f"{pp.value * virtual.value}",
+        related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (layers, pp) if f.span),
+    )
+
+
+_LINE = """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers {layers}{extra}
+"""
+
+
+def _pinned(release: str) -> tuple:
+    return (("requirements.txt", f"megatron-core=={release}\n"),)
+
+
+RULE = Rule(
+    code="BL191",
+    name="megatron-layers-pipeline-indivisible",
+    severity="error",
+    summary="Megatron-LM: a layer count the pipeline stages cannot share evenly",
+    check=check,
+    frameworks=("megatron",),
+    needs=("parallel.pp", "settings.num_layers"),
+    premises=(ASSERTED, INTERLEAVED),
+    doc=__doc__,
+    examples=(
+        Example("layers_30.sh", _LINE.format(layers=30, extra=""), flagged=(3,), files=_pinned("0.12.0"),
+                severity="error"),
+        Example("layers_32.sh", _LINE.format(layers=32, extra=""), files=_pinned("0.12.0")),
+        # Unpinned: 0.9.0 and before ran it with 28 layers.
+        Example("layers_30_unpinned.sh", _LINE.format(layers=30, extra=""), flagged=(3,), severity="info"),
+        # 30 + embedding + loss = 32 splits over 4.
+        Example("layers_30_accounted.sh", _LINE.format(
+            layers=30, extra=" --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"),
+            files=_pinned("0.12.0")),
+        # 80 / 16 = 5 layers per stage, in virtual stages of 2: 64 layers built before the check.
+        Example("virtual_2.sh", _LINE.format(layers=80, extra=" --num-layers-per-virtual-pipeline-stage 2")
+                .replace("size 4", "size 16").replace("per_node 8", "per_node 16"), flagged=(3,),
+                files=_pinned("0.12.0"), severity="error"),
+        Example("virtual_5.sh", _LINE.format(layers=80, extra=" --num-layers-per-virtual-pipeline-stage 5")
+                .replace("size 4", "size 16").replace("per_node 8", "per_node 16"), files=_pinned("0.12.0")),
+        Example("layers_30_uneven.sh", _LINE.format(layers=30, extra=" --decoder-last-pipeline-num-layers 6"),
+                files=_pinned("0.12.0")),
+        # MindSpeed-LLM (a Megatron fork) splits by its list, whose length it checks instead.
+        Example("layers_30_mindspeed_list.sh", _LINE.format(layers=30, extra=" --num-layer-list 8,8,7,7"),
+                files=_pinned("0.12.0")),
+    ),
+)

@@ -1,0 +1,166 @@
+"""
+## What it does
+Checks Megatron-LM's batch-size ramp-up, `--rampup-batch-size START INCREMENT
+SAMPLES`: the ramp from START to `--global-batch-size` must be a whole number
+of INCREMENTs, and every batch on the way (START, START + INCREMENT, ...) must
+be a multiple of `--micro-batch-size` x dp, dp = W / (tp x pp x cp). Where the
+world size is unknown it reports only what fails for every world size (a START
+or an INCREMENT the micro batch does not divide).
+
+## Why is this bad?
+Megatron asserts "expected global batch size interval (N) to be divisible by
+global batch size increment (M)" while it initialises, and "current global
+batch size (N) is not divisible by micro-batch-size (M) times data parallel
+size (D)" at the first step of the ramp whose batch does not split: a START
+fails at the first iteration, an INCREMENT when the batch first ramps up, after
+SAMPLES / ((global - START) / INCREMENT) samples, hours into the run.
+
+## Example
+```bash
+# W = 8, tp 2: dp 4, micro 4 x dp 4 = 16
+torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 \\
+    --micro-batch-size 4 --global-batch-size 512 --rampup-batch-size 24 8 300000
+```
+
+## Use instead
+```bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 \\
+    --micro-batch-size 4 --global-batch-size 512 --rampup-batch-size 32 32 300000
+```
+or `--decrease-batch-size-if-needed` (Megatron core 0.9.0 on), which rounds each
+batch of the ramp down to a multiple of micro x dp instead.
+
+## Source
+megatron-core 0.1.0 (tag 23.04): megatron/microbatches.py:113 (the interval),
+:136-141 (each batch of the ramp, checked by `update_num_microbatches`, whose
+`consistency_check` defaults to True: megatron/global_vars.py:42, called at
+every iteration by megatron/training.py:696). core_v0.16.1:
+megatron/core/num_microbatches_calculator.py:429-433 and :474-482 (skipped with
+`--decrease-batch-size-if-needed`, from core_v0.9.0), called with
+`consistency_check=True` at every iteration by megatron/training/training.py:2736.
+The flag is gone from core_v0.18.0 (`--step-batch-size-schedule` replaces it).
+"""
+
+from collections.abc import Iterator
+from typing import Optional
+
+from batchlint.frameworks.releases import MEGATRON
+from batchlint.plan import Fact, TrainingPlan
+from batchlint.premise import Premise
+from batchlint.rule import Example, Finding, Related, Rule
+
+RAMPUP = Premise(
+    MEGATRON, name="Megatron-LM",
+    source="0.1.0 (tag 23.04) megatron/microbatches.py:113, :136-141, megatron/global_vars.py:42, "
+           "megatron/training.py:696 (first); core_v0.16.1 megatron/core/num_microbatches_calculator.py:429-433, "
+           ":474-482, megatron/training/training.py:2736 (still; core_v0.17.1 too, core_v0.18.0 removed the flag)")
+
+
+def check(plan: TrainingPlan) -> Iterator[Finding]:
+    settings = plan.settings
+    rampup = getattr(settings, "rampup", None)
+    decrease = getattr(settings, "decrease_if_needed", None)
+    micro, declared = plan.micro_batch, plan.declared_global_batch
+    if rampup is None or not all(f.positive for f in rampup) or micro is None or not micro.positive:
+        return
+    start, increment, samples = rampup
+    if declared is not None and declared.positive:
+        interval = declared.value - start.value
+        if interval > 0 and interval % increment.value:
+            yield Finding(
+                span=increment.span,
+                message=(f"the ramp from {start.describe()} to {declared.describe()} is {interval} sequences, not a "
+                         f"whole number of {increment.describe()}: Megatron-LM asserts \"expected global batch "
+                         f"size interval ({interval}) to be divisible by global batch size increment "
+                         f"({increment.value})\" while it initialises"),
+                fix=f"set the increment to a divisor of {interval}, or {declared.key} to "
+                    f"{start.value + (interval // increment.value + 1) * increment.value}",
+                related=_related(declared),
+            )
+            return
+    if decrease is not None and decrease.value is True:
+        return  # each batch of the ramp is rounded down to a multiple of micro x dp
+    multiple, parts, every_w = _multiple(plan, micro)
+    if start.value % multiple:
+        yield Finding(
+            span=start.span,
+            message=(f"{start.describe()} is not a multiple of {parts} = {multiple}{every_w}: Megatron-LM asserts "
+                     f"\"current global batch size ({start.value}) is not divisible by micro-batch-size "
+                     f"({micro.value}) times data parallel size\" at the first iteration"),
+            fix=f"start the ramp at a multiple of {multiple} ({_near(start.value, multiple)}), with an increment "
+                f"that is one too",
+            related=_related(micro),
+        )
+        return
+    if declared is None or not declared.positive or increment.value % multiple == 0:
+        return
+    steps = (declared.value - start.value) // increment.value
+    # Each iteration consumes at most the global batch; when an increment's share of SAMPLES is at least that,
+    # the ramp takes every step, the first (START + INCREMENT) included. Otherwise it may skip steps: not judged.
+    if steps < 2 or samples.value < steps * declared.value:
+        return
+    first = start.value + increment.value
+    yield Finding(
+        span=increment.span,
+        message=(f"{increment.describe()} is not a multiple of {parts} = {multiple}{every_w}: the first ramp step, "
+                 f"{start.value} + {increment.value} = {first}, does not split and Megatron-LM asserts \"current "
+                 f"global batch size ({first}) is not divisible by micro-batch-size ({micro.value}) times data "
+                 f"parallel size\" after about {samples.value // steps} samples"),
+        fix=f"set the increment to a multiple of {multiple} ({_near(increment.value, multiple)}) that divides "
+            f"{declared.value - start.value}",
+        related=_related(micro),
+    )
+
+
+def _multiple(plan: TrainingPlan, micro: Fact) -> tuple:
+    """(micro x dp, how it reads, "" or " for any world size") as global_batch_indivisible says it."""
+    dp = plan.data_parallel
+    if dp is not None and dp.positive:
+        return micro.value * dp.value, f"{micro.describe()} x dp ({dp.value})", ""
+    return micro.value, micro.describe(), " for any world size"
+
+
+def _near(value: int, multiple: int) -> str:
+    lower = value // multiple * multiple
+    return " or ".join(str(v) for v in (lower, lower + multiple) if v > 0)
+
+
+def _related(fact: Optional[Fact]) -> tuple:
+    return (Related(f"{fact.key} = {fact.value}", fact.span),) if fact is not None and fact.span else ()
+
+
+_LINE = """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 4 \\
+    --global-batch-size {global_} --rampup-batch-size {rampup} --train-samples 5000000{extra}
+"""
+
+RULE = Rule(
+    code="BL190",
+    name="megatron-rampup-batch-indivisible",
+    severity="error",
+    summary="Megatron-LM: a batch-size ramp-up whose steps micro batch x dp cannot split",
+    check=check,
+    frameworks=("megatron",),
+    needs=("micro_batch", "settings.rampup"),
+    premises=(RAMPUP,),
+    doc=__doc__,
+    examples=(
+        # dp = 8 / 2 = 4, micro 4 x 4 = 16: 24 is not a multiple.
+        Example("start_24.sh", _LINE.format(global_=512, rampup="24 8 300000", extra=""), flagged=(3,),
+                severity="error"),
+        Example("start_32.sh", _LINE.format(global_=512, rampup="32 32 300000", extra="")),
+        # 16 x 30 steps x 512 = 245760 <= 300000 samples: every step is taken, 16 + 8 = 24 first.
+        Example("increment_8.sh", _LINE.format(global_=256, rampup="16 8 300000", extra=""), flagged=(3,),
+                severity="error"),
+        Example("increment_16.sh", _LINE.format(global_=256, rampup="16 16 300000", extra="")),
+        # The interval 512 - 32 = 480 is not a whole number of 100s.
+        Example("interval.sh", _LINE.format(global_=512, rampup="32 100 300000", extra=""), flagged=(3,),
+                severity="error"),
+        # Rounded down instead of asserted.
+        Example("decrease.sh", _LINE.format(global_=512, rampup="24 8 300000",
+                                            extra=" --decrease-batch-size-if-needed")),
+        # The values through a variable: not read.
+        Example("variable.sh", _LINE.format(global_=512, rampup="$RAMPUP 24 300000", extra="")),
+    ),
+)

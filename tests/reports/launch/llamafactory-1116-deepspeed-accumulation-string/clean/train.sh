@@ -1,0 +1,22 @@
+accelerate launch --config_file ./accelerate_config.yaml train_bash.py \
+    --stage sft \
+    --model_name_or_path '/Baichuan2-13B-base' \
+    --do_train \
+    --dataset sft \
+    --template baichuan2 \
+    --finetuning_type lora \
+    --lora_target W_pack \
+    --output_dir '/baichuan13B_sft/' \
+    --overwrite_cache \
+    --per_device_train_batch_size 4 \
+    --gradient_accumulation_steps 8 \
+    --lr_scheduler_type cosine \
+    --logging_steps 10 \
+    --save_steps 1000 \
+    --learning_rate 5e-5 \
+    --num_train_epochs 1.0 \
+    --plot_loss \
+    --fp16 \
+    --streaming \
+    --max_steps 50000 \
+    --overwrite_output_dir

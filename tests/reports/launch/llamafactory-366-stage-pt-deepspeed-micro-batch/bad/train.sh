@@ -1,0 +1,18 @@
+deepspeed src/train_bash.py \
+    --stage pt \
+    --deepspeed deepspeed.json \
+    --model_name_or_path Qwen-7B-Chat \
+    --do_train \
+    --dataset wiki_demo \
+    --template chatml \
+    --finetuning_type lora \
+    --output_dir mode_sf_120steps \
+    --overwrite_cache \
+    --lora_target c_attn \
+    --lr_scheduler_type cosine \
+    --logging_steps 10 \
+    --save_steps 1000 \
+    --learning_rate 5e-5 \
+    --num_train_epochs 3.0 \
+    --plot_loss \
+    --fp16

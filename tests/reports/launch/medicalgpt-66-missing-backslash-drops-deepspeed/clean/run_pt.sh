@@ -1,0 +1,22 @@
+CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 pretraining.py \
+    --model_type bloom \
+    --model_name_or_path bigscience/bloomz-560m \
+    --train_file_dir ./data/pretrain \
+    --validation_file_dir ./data/pretrain \
+    --per_device_train_batch_size 4 \
+    --per_device_eval_batch_size 4 \
+    --do_train \
+    --do_eval \
+    --use_peft True \
+    --fp16 \
+    --num_train_epochs 0.5 \
+    --learning_rate 2e-4 \
+    --gradient_accumulation_steps 1 \
+    --block_size 1024 \
+    --output_dir outputs-pt-v1 \
+    --overwrite_output_dir \
+    --torch_dtype float16 \
+    --report_to tensorboard \
+    --ddp_find_unused_parameters False \
+    --gradient_checkpointing True \
+    --deepspeed deepspeed_config.json

@@ -1,0 +1,20 @@
+swift rlhf \
+    --train_type lora \
+    --seed 42 \
+    --rlhf_type dpo \
+    --model /data/home/models/sft-llama-3.1-8b \
+    --model_type llama3 \
+    --template llama3 \
+    --dataset data/swift_dfs_preference.json \
+    --split_dataset_ratio 0.01 \
+    --dataloader_num_workers 4 \
+    --dataset_num_proc 4 \
+    --max_length 8192 \
+    --truncation_strategy left \
+    --tools_prompt toolbench \
+    --sequence_parallel_size 2 \
+    --output_dir ckpt/dpo \
+    --deepspeed zero3 \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --learning_rate 1e-4

@@ -1,0 +1,14 @@
+CUDA_VISIBLE_DEVICES="0" python src/finetune.py \
+    --do_train --do_eval \
+    --model_name_or_path 'models/baichuan-7b' \
+    --train_file 'data/train.json' \
+    --valid_file 'data/valid.json' \
+    --output_dir 'lora/baichuan-7b' \
+    --per_device_train_batch_size 2 \
+    --gradient_accumulation_steps 4 \
+    --evaluation_strategy "no" \
+    --save_strategy "epoch" \
+    --load_best_model_at_end True \
+    --num_train_epochs 10 \
+    --learning_rate 5e-5 \
+    --bf16

@@ -1,0 +1,15 @@
+import transformers
+from transformers import HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+from args import DataArguments, ModelArguments
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, DataArguments, Seq2SeqTrainingArguments))
+    model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+    trainer = Seq2SeqTrainer(model=None, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    main()

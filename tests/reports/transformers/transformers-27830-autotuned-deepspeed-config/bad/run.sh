@@ -1,0 +1,12 @@
+deepspeed --autotuning run ./script/run_classification.py \
+    --model_name_or_path ckip-joint/bloom-1b1-zh \
+    --do_train --do_eval \
+    --output_dir ./bloom \
+    --train_file ./data/train.csv \
+    --validation_file ./data/test.csv \
+    --text_column_names sentence \
+    --label_column_name label \
+    --overwrite_output_dir \
+    --fp16 \
+    --torch_compile \
+    --deepspeed ds_config.json

@@ -1,0 +1,252 @@
+"""TRL's defaults and releases as they reach the checks: num_generations unwritten where the program
+certainly reads GRPOConfig (BL170), the per-device batch TRL 0.15-0.16 checked without the accumulation,
+a Trainer program's flags without a batch key beside `--deepspeed` (BL120), flags read as argparse reads
+them (BL522), and packing with skip_prepare_dataset (BL561)."""
+
+import itertools
+import json
+
+import pytest
+
+from batchlint.cli import main
+
+from conftest import cli_runner, write
+
+GRPO_PROGRAM = """\
+from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser
+
+if __name__ == "__main__":
+    script_args, training_args, model_args = TrlParser((GRPOConfig, ModelConfig)).parse_args_and_config()
+    GRPOTrainer(model=model_args.model_name_or_path, args=training_args).train()
+"""
+SFT_AND_GRPO_PROGRAM = GRPO_PROGRAM.replace("GRPOConfig, GRPOTrainer,", "GRPOConfig, GRPOTrainer, SFTTrainer,")
+GRPO_RECIPE = """\
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+dataset_name: AI-MO/NuminaMath-TIR
+max_prompt_length: 512
+per_device_train_batch_size: {micro}
+gradient_accumulation_steps: 16
+eval_strategy: "no"
+"""
+LAUNCH = ("accelerate launch --num_processes={w} src/grpo.py --config recipes/grpo.yaml\n")
+TRAINER_PROGRAM = """\
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+Trainer(model=None, args=args).train()
+"""
+
+
+def check(folder, monkeypatch):
+    monkeypatch.chdir(folder)
+    (folder / ".git").mkdir(exist_ok=True)
+    result = cli_runner().invoke(main, ["check", "--output-format", "json", "--exit-zero", "."])
+    assert result.exit_code == 0, result.output
+    return [(f["path"], f["line"], f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout or "[]")]
+
+
+def grpo_project(folder, micro=2, w=7, program=GRPO_PROGRAM, pin=None):
+    write(folder, "src/grpo.py", program)
+    write(folder, "recipes/grpo.yaml", GRPO_RECIPE.format(micro=micro))
+    write(folder, "train.sh", LAUNCH.format(w=w))
+    if pin:
+        write(folder, "requirements.txt", f"trl=={pin}\n")
+
+
+# -- num_generations unwritten: GRPOConfig's default 8, where the program is GRPO's ----------------------------
+
+def test_the_default_group_of_8_splits_under_an_older_release(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=2, w=7, pin="0.16.1")
+    [(path, line, code, severity, message)] = check(tmp_path, monkeypatch)
+    assert (path, line, code, severity) == ("recipes/grpo.yaml", 4, "BL170", "error")
+    assert "per_device_train_batch_size (2) x W (7) x accumulation (1, not counted before TRL 0.17.0) = 14" in message
+    assert "num_generations (default 8)" in message
+    assert "TRL 0.16.1, pinned in requirements.txt:1" in message
+
+
+def test_the_accumulation_counts_from_0_17(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=2, w=7, pin="0.17.0")  # 2 x 7 x 16 = 224: whole groups of 8
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_no_pin_judges_by_the_releases_that_count_the_accumulation(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=2, w=7)
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_the_default_fails_in_every_release_when_the_accumulation_does_not_help(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=1, w=7, pin="1.16.0")
+    write(tmp_path, "recipes/grpo.yaml", GRPO_RECIPE.format(micro=1).replace("16", "1"))
+    [(path, line, code, severity, message)] = check(tmp_path, monkeypatch)
+    assert (path, line, code, severity) == ("recipes/grpo.yaml", 4, "BL170", "error")
+    assert "x W (7) x gradient_accumulation_steps (1) = 7" in message
+
+
+def test_no_default_where_the_program_may_read_another_config(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=2, w=7, pin="0.16.1", program=SFT_AND_GRPO_PROGRAM)
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_no_default_for_a_config_linted_alone(tmp_path, monkeypatch):
+    write(tmp_path, "recipes/grpo.yaml", GRPO_RECIPE.format(micro=2))
+    write(tmp_path, "requirements.txt", "trl==0.16.1\n")
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_the_written_group_size_is_judged_as_before(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=2, w=7, pin="0.16.1")
+    write(tmp_path, "recipes/grpo.yaml", GRPO_RECIPE.format(micro=2) + "num_generations: 7\n")
+    assert check(tmp_path, monkeypatch) == []
+
+
+# -- a Trainer program's flags beside --deepspeed, without a batch flag -----------------------------------------
+
+DS = '{\n  "train_micro_batch_size_per_gpu": %s,\n  "gradient_accumulation_steps": "auto",\n  "bf16": {"enabled": %s}\n}\n'
+
+
+def test_the_trainer_defaults_meet_the_deepspeed_config(tmp_path, monkeypatch):
+    write(tmp_path, "train.py", TRAINER_PROGRAM)
+    write(tmp_path, "ds.json", DS % (4, "true"))
+    write(tmp_path, "train.sh", "deepspeed --num_gpus 8 train.py --deepspeed ds.json --output_dir out\n")
+    found = check(tmp_path, monkeypatch)
+    assert [(p, line, c) for p, line, c, _, _ in found] == [("train.sh", 1, "BL120"), ("train.sh", 1, "BL120")]
+    messages = " ".join(m for *_, m in found)
+    assert "per_device_train_batch_size (default 8)" in messages and "bf16 (default false)" in messages
+
+
+def test_the_same_config_filled_by_the_trainer_passes(tmp_path, monkeypatch):
+    write(tmp_path, "train.py", TRAINER_PROGRAM)
+    write(tmp_path, "ds.json", DS % ('"auto"', '"auto"'))
+    write(tmp_path, "train.sh", "deepspeed --num_gpus 8 train.py --deepspeed ds.json --output_dir out\n")
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_a_program_of_its_own_defaults_is_not_assumed(tmp_path, monkeypatch):
+    own = TRAINER_PROGRAM.replace("args, =", "class Args(TrainingArguments):\n    per_device_train_batch_size: int = 4\n\n\nargs, =")
+    write(tmp_path, "train.py", own)
+    write(tmp_path, "ds.json", DS % (4, "false"))
+    write(tmp_path, "train.sh", "deepspeed --num_gpus 8 train.py --deepspeed ds.json --output_dir out\n")
+    assert check(tmp_path, monkeypatch) == []
+
+
+# -- flags and files alike --------------------------------------------------------------------------------------
+
+def test_launch_line_flags_reach_the_checkpoint_check(tmp_path, monkeypatch):
+    write(tmp_path, "train.py", TRAINER_PROGRAM)
+    write(tmp_path, "train.sh", "torchrun --nproc_per_node 4 train.py --load_best_model_at_end True "
+                                "--eval_strategy no --save_strategy epoch --per_device_train_batch_size 2\n")
+    [(path, line, code, _, message)] = check(tmp_path, monkeypatch)
+    assert (path, line, code) == ("train.sh", 1, "BL522") and 'eval_strategy "no"' in message
+
+
+def test_matching_strategies_on_the_line_pass(tmp_path, monkeypatch):
+    write(tmp_path, "train.py", TRAINER_PROGRAM)
+    write(tmp_path, "train.sh", "torchrun --nproc_per_node 4 train.py --load_best_model_at_end True "
+                                "--eval_strategy epoch --save_strategy epoch --per_device_train_batch_size 2\n")
+    assert check(tmp_path, monkeypatch) == []
+
+
+# -- packing with skip_prepare_dataset ---------------------------------------------------------------------------
+
+SFT = """\
+model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct
+per_device_train_batch_size: 2
+packing: {packing}
+dataset_kwargs:
+  skip_prepare_dataset: {skip}
+"""
+
+
+def test_packing_with_the_preparation_skipped(tmp_path, monkeypatch):
+    write(tmp_path, "sft.yaml", SFT.format(packing="true", skip="true"))
+    write(tmp_path, "requirements.txt", "trl==1.16.0\n")
+    [(path, line, code, severity, _)] = check(tmp_path, monkeypatch)
+    assert (path, line, code, severity) == ("sft.yaml", 3, "BL561", "warning")
+
+
+def test_packing_with_the_preparation_kept(tmp_path, monkeypatch):
+    write(tmp_path, "sft.yaml", SFT.format(packing="true", skip="false"))
+    write(tmp_path, "requirements.txt", "trl==1.16.0\n")
+    assert check(tmp_path, monkeypatch) == []
+
+
+# -- GRPOConfig's bf16 by release, against the DeepSpeed JSON -------------------------------------------------
+
+def grpo_with_deepspeed(folder, ds_bf16, pin):
+    write(folder, "src/grpo.py", GRPO_PROGRAM)
+    write(folder, "grpo.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nnum_generations: 4\n"
+                               "per_device_train_batch_size: 4\ndeepspeed: ds.json\n")
+    write(folder, "ds.json", '{"bf16": {"enabled": %s}, "train_micro_batch_size_per_gpu": "auto"}\n' % ds_bf16)
+    write(folder, "run.sh", "accelerate launch --num_processes 4 src/grpo.py --config grpo.yaml\n")
+    if pin:
+        write(folder, "requirements.txt", f"trl{pin}\n")
+
+
+def test_grpo_turns_bf16_on_from_0_19(tmp_path, monkeypatch):
+    grpo_with_deepspeed(tmp_path, "false", "==0.19.0")
+    [(path, line, code, severity, message)] = check(tmp_path, monkeypatch)
+    assert (path, line, code, severity) == ("grpo.yaml", 4, "BL120", "error")
+    assert "differs from bf16 (default true)" in message
+
+
+def test_grpo_leaves_bf16_off_before_0_19(tmp_path, monkeypatch):
+    grpo_with_deepspeed(tmp_path, "true", ">=0.15,<0.19")
+    [(_, _, code, _, message)] = check(tmp_path, monkeypatch)
+    assert code == "BL120" and "differs from bf16 (default false)" in message
+    grpo_with_deepspeed(tmp_path, "false", ">=0.15,<0.19")
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_grpo_bf16_is_not_assumed_across_the_boundary(tmp_path, monkeypatch):
+    for ds_bf16 in ("true", "false"):
+        grpo_with_deepspeed(tmp_path, ds_bf16, ">=0.18")
+        assert check(tmp_path, monkeypatch) == []
+        grpo_with_deepspeed(tmp_path, ds_bf16, None)
+        (tmp_path / "requirements.txt").unlink(missing_ok=True)
+        assert check(tmp_path, monkeypatch) == []
+
+
+def test_a_range_of_older_releases_leaves_the_accumulation_out(tmp_path, monkeypatch):
+    grpo_project(tmp_path, micro=2, w=7)
+    write(tmp_path, "requirements.txt", "trl>=0.15,<0.17\n")
+    [(_, line, code, severity, _)] = check(tmp_path, monkeypatch)
+    assert (line, code, severity) == (4, "BL170", "error")
+    write(tmp_path, "requirements.txt", "trl>=0.16\n")  # 0.17 and later count it: 2 x 7 x 16 is whole groups
+    assert check(tmp_path, monkeypatch) == []
+
+
+def test_a_program_that_sets_the_group_size_itself_gets_no_default(tmp_path, monkeypatch):
+    program = GRPO_PROGRAM.replace("    GRPOTrainer(", "    training_args.num_generations = 7\n    GRPOTrainer(")
+    grpo_project(tmp_path, micro=2, w=7, pin="0.16.1", program=program)
+    assert check(tmp_path, monkeypatch) == []
+
+
+# -- differential: the installed TRL judges the default group size --------------------------------------------
+
+@pytest.mark.differential
+def test_the_default_group_size_agrees_with_grpo_config(tmp_path, monkeypatch):
+    """BL170 for a GRPO program's recipe without num_generations <=> GRPOConfig (its default 8) refuses
+    the batch at that W, with the installed TRL pinned."""
+    trl = pytest.importorskip("trl")
+    from unittest import mock
+
+    from transformers import TrainingArguments
+
+    cases = itertools.product((1, 2, 4, 8), (1, 2, 4), (1, 3, 4, 8), (None, 2, 4))
+    for n, (micro, accumulation, world, eval_micro) in enumerate(cases):
+        values = {"per_device_train_batch_size": micro, "gradient_accumulation_steps": accumulation}
+        if eval_micro:
+            values.update(eval_strategy="steps", per_device_eval_batch_size=eval_micro)
+        with mock.patch.object(TrainingArguments, "world_size", new_callable=mock.PropertyMock, return_value=world):
+            try:
+                trl.GRPOConfig(output_dir=str(tmp_path / "out"), bf16=False, use_cpu=True, **values)
+                refused = False
+            except ValueError as exc:
+                refused = "generation" in str(exc) or "eval batch" in str(exc)
+        folder = tmp_path / f"c{n}"
+        write(folder, "src/grpo.py", GRPO_PROGRAM)
+        write(folder, "recipes/grpo.yaml", "model_name_or_path: m\n" + "".join(f"{k}: {v}\n" for k, v in values.items()))
+        write(folder, "train.sh", LAUNCH.format(w=world))
+        write(folder, "requirements.txt", f"trl=={trl.__version__}\n")
+        found = any(code == "BL170" for _, _, code, _, _ in check(folder, monkeypatch))
+        assert found == refused, (values, world, refused, found)
