@@ -137,6 +137,9 @@ class _Printed(str):
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: one per core for large trees).")
 @click.option("--cache-dir", envvar="BATCHLINT_CACHE_DIR", type=click.Path(file_okay=False, path_type=str),
               help="Keep results here and reuse them while files are unchanged (opt-in; env BATCHLINT_CACHE_DIR).")
+@click.option("-n", "--no-cache", is_flag=True, help="Read no cache and write none, whatever --cache-dir or the env says.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix: exit 1 when a fix was made, even if nothing is left (ruff's).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour text output: auto is a terminal unless NO_COLOR is set (FORCE_COLOR forces it).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, notices or fix lines.")
@@ -145,9 +148,11 @@ class _Printed(str):
 def check(paths, world_size, global_batch, fmt, output, select, extend_select, ignore, exclude, extend_exclude,
           config_path, force_exclude, respect_gitignore, exit_zero, fail_on, since, statistics, show_source, show_files, show_settings,
           show_fixes, stdin_filename, baseline, write_baseline, apply_fixes, unsafe_fixes, show_diff, jobs, cache_dir,
-          color, quiet, silent, verbose):
+          no_cache, exit_non_zero_on_fix, color, quiet, silent, verbose):
     """Lint the training configs under PATHS (default: the current folder; `-`: standard input)."""
     from . import run as runs
+
+    cache_dir = None if no_cache else cache_dir
     from .config import ConfigError
     from .engine import Options
     from .report import Summary, render, statistics_report
@@ -244,7 +249,8 @@ def check(paths, world_size, global_batch, fmt, output, select, extend_select, i
         _write(report, output, colored)
     for also, path in getattr(fmt, "also", ()):  # pylint's `github,sarif:out.sarif`: one run, more reports
         _write(render(also, diagnostics, summary, source=lines if show_source else None), path)
-    sys.exit(runs.exit_code(run, diagnostics, exit_zero, runs.fail_on(settings, fail_on)))
+    code = runs.exit_code(run, diagnostics, exit_zero, runs.fail_on(settings, fail_on))
+    sys.exit(1 if code == 0 and fixed and exit_non_zero_on_fix else code)
 
 
 def _summarise_change(rev: str, paths: tuple, settings, world_size, global_batch) -> None:
@@ -479,6 +485,12 @@ def _explain_compare(rev: str, paths: tuple, world_sizes: tuple, global_batch, f
         click.echo(json.dumps(compare.as_json(changes), indent=2))
     else:
         click.echo(compare.as_markdown(changes, commit) if fmt == "markdown" else compare.as_text(changes), nl=False)
+
+
+@main.command()
+def version():
+    """Print batchlint's version (as `--version` does; ruff's `version` command)."""
+    click.echo(f"batchlint {__version__}")
 
 
 @main.command()

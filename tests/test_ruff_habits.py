@@ -104,3 +104,26 @@ def test_explain_takes_a_folder_and_explains_each_config_once(workdir):
     # ds.json once, as the launch line runs it (its script adds no second table); other.json on its own.
     assert sorted(titles) == ["configs/ds.json, as launched by deepspeed with W=8 at train.sh:1", "configs/other.json"]
     assert run("explain").exit_code == 0  # no path: the working folder
+
+
+def test_no_cache_writes_no_cache_whatever_the_environment_says(workdir):
+    write(workdir, "ds.json", DS_MISMATCH)
+    result = run("check", "-w", "8", "--no-cache", "ds.json", env={"BATCHLINT_CACHE_DIR": str(workdir / "cache")})
+    assert codes(result.stdout) == ["BL102"] and not (workdir / "cache").exists()
+    run("check", "-w", "8", "ds.json", env={"BATCHLINT_CACHE_DIR": str(workdir / "cache")})
+    assert (workdir / "cache").exists()
+
+
+def test_exit_non_zero_on_fix_fails_a_run_that_fixed_something(workdir):
+    write(workdir, "trl.yaml", TRL_PACKED_GROUPED)  # BL301, fixed by turning length grouping off
+    assert run("check", "--fix", "trl.yaml").exit_code == 0
+    write(workdir, "trl.yaml", TRL_PACKED_GROUPED)
+    result = run("check", "--fix", "--exit-non-zero-on-fix", "trl.yaml")
+    assert result.exit_code == 1 and "group_by_length: false" in (workdir / "trl.yaml").read_text()
+    assert run("check", "--fix", "--exit-non-zero-on-fix", "trl.yaml").exit_code == 0  # nothing left to fix
+
+
+def test_version_is_a_command_too():
+    from batchlint import __version__
+
+    assert run("version").stdout == f"batchlint {__version__}\n" == run("--version").stdout
