@@ -498,3 +498,22 @@ def test_load_best_is_judged_by_the_transformers_release(tmp_path, requirement, 
     text = LOAD_BEST.format(eval="eval_strategy: epoch\n" if written else "")
     found = [(d.code, d.severity) for d in lint_text(tmp_path, "train.yaml", text).diagnostics]
     assert found == ([("BL522", severity)] if severity else [])
+
+
+def test_a_program_with_its_own_train_batch_size_flag_is_not_the_trainer(tmp_path):
+    """diffusers' and accelerate's example scripts take `--train_batch_size` with argparse of their own; the
+    Trainer's HfArgumentParser would refuse it: not read as TrainingArguments, so no Trainer default (a micro
+    batch of 8) is claimed for them. The same line with the Trainer's own flag is read."""
+    line = ("accelerate launch --num_processes 8 train_dreambooth.py --train_batch_size=1 "
+            "--gradient_accumulation_steps 4 --mixed_precision bf16\n")
+    import json
+
+    from conftest import run
+
+    def frameworks(name, text):
+        path = write(tmp_path, name, text)
+        return [e["framework"] for e in json.loads(run("explain", "--output-format", "json", path).stdout or "[]")]
+
+    assert frameworks("diffusers.sh", line) == []
+    assert frameworks("trainer.sh", line.replace("--train_batch_size=1", "--per_device_train_batch_size 1")) == \
+        ["transformers"]

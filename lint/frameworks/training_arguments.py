@@ -26,8 +26,11 @@ MARKERS = (b"per_device_train_batch_size", b"gradient_accumulation_steps", b"gro
 
 _BATCH_KEYS = {"per_device_train_batch_size", "gradient_accumulation_steps"}
 _SAMPLING_KEYS = {"group_by_length", "train_sampling_strategy", "packing", "neat_packing"}
-# Keys that mark another framework's schema, read by its own adapter.
-_FOREIGN = {"micro_batch_size", "base_model", "train_micro_batch_size_per_gpu", "actor_rollout_ref", "trainer"}
+# Keys that mark another framework's schema, read by its own adapter; or a program's own argparse, not
+# TrainingArguments (`--train_batch_size`: the diffusers and accelerate example scripts, which HfArgumentParser
+# would refuse as an unknown argument).
+_FOREIGN = {"micro_batch_size", "base_model", "train_micro_batch_size_per_gpu", "actor_rollout_ref", "trainer",
+            "train_batch_size"}
 
 
 def is_training_arguments(root: Mapping) -> bool:
