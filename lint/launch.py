@@ -695,7 +695,8 @@ def _node_list(text: str) -> Optional[dict]:
 
 def _factor(count: Count, options: dict, env: dict, given: dict, args: list) -> Optional[tuple]:
     """(value or UNKNOWN, span, description) of one factor of W; None when not given and no default."""
-    found = _count(options, count.flags) or _count(env, count.env) or _keyed(count.key, given, args)
+    found = _count(options, count.flags) or _count(env, count.env) or _keyed(count.key, given, args) \
+        or _devices(env, count.devices)
     if found is None and any(option in options for option in count.unknown_with):
         return UNKNOWN, None, next(option for option in count.unknown_with if option in options)
     if found is None and count.flags and _OPAQUE in options:  # a variable among the launcher's options may set it
@@ -722,6 +723,21 @@ def _keyed(key: str, given: dict, args: list) -> Optional[tuple]:
     if value is None:
         return UNKNOWN, word.span, key  # an interpolation or a variable from the environment
     return value, word.span, f"{key}={word.value}"
+
+
+def _devices(env: dict, names: tuple) -> Optional[tuple]:
+    """(the number of devices, span, description) the first of `names` lists (`0,1,2,3`: 4); UNKNOWN for a
+    value not written out; None when none is given."""
+    for name in names:
+        word = env.get(name)
+        if word is None:
+            continue
+        text = word.value if isinstance(word, Word) and word.known and isinstance(word.value, (str, int)) else None
+        listed = str(text).split(",") if text is not None else []
+        if listed and all(d.strip().isascii() and d.strip().isdigit() for d in listed):
+            return len(listed), word.span, f"{name}={text} ({len(listed)} devices)"
+        return UNKNOWN, getattr(word, "span", None), name
+    return None
 
 
 def _count(source: dict, names: tuple) -> Optional[tuple]:

@@ -12,7 +12,7 @@ from batchlint.frameworks.facts import Outside
 from batchlint.plan import Fact
 from batchlint.sources import read as read_document
 
-from conftest import CORPUS
+from conftest import CORPUS, write
 
 
 def codes(result):
@@ -217,3 +217,27 @@ def test_a_stage_line_of_a_program_out_of_view_is_read_by_its_keys(tmp_path, lin
     # `--stage` alone is any program's flag: nothing is said.
     result = lint("run.sh", line.replace(" --finetuning_type lora", ""))
     assert result.bases == () and result.diagnostics == []
+
+
+_SFT = ("stage: sft\ndo_train: true\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\n"
+        "template: qwen\nfinetuning_type: lora\n")
+
+
+@pytest.mark.parametrize("script, world", [
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 llamafactory-cli train sft.yaml\n", 4),  # one process per visible device
+    ("export CUDA_VISIBLE_DEVICES=0,1\nllamafactory-cli train sft.yaml\n", 2),
+    ("CUDA_VISIBLE_DEVICES=0 llamafactory-cli train sft.yaml\n", 1),  # one device: one process, no torchrun
+    ("CUDA_VISIBLE_DEVICES=0,1,2,3 NPROC_PER_NODE=2 llamafactory-cli train sft.yaml\n", 2),  # NPROC_PER_NODE wins
+    ("CUDA_VISIBLE_DEVICES=$GPUS llamafactory-cli train sft.yaml\n", None),  # not written out: unknown
+    ("llamafactory-cli train sft.yaml\n", None),  # the machine's devices: unknown
+])
+def test_the_cli_starts_a_process_per_visible_device(tmp_path, script, world):
+    import json
+
+    from conftest import run
+
+    write(tmp_path, "sft.yaml", _SFT)
+    path = write(tmp_path, "train.sh", "#!/bin/bash\n" + script)
+    [explained] = json.loads(run("explain", "--output-format", "json", path).stdout)
+    rows = {r["name"]: r["values"][0] for r in explained["rows"]}
+    assert rows["world size W"] == (world if world is not None else "?")

@@ -39,8 +39,12 @@ MARKERS = _TA_MARKERS + (b"micro_batch_size", b"global_batch_size")  # v1 config
 # @ v0.9.3, v0.9.5: what llamafactory-cli runs under torchrun). `--stage` is the flag
 # that picks this entry point over transformers' (hf.py); whether the program is LLaMA-Factory's is
 # decided in `plan` by what it imports, and a program that is not is read as hf.py reads it.
+# Without NPROC_PER_NODE it starts one process per device the machine shows it (cli.py:87 @ v0.8.0,
+# launcher.py:66 @ v0.9.5: get_device_count(), torch.cuda/npu.device_count(), which CUDA_VISIBLE_DEVICES and
+# ASCEND_RT_VISIBLE_DEVICES limit); v0.7 ran one process. 1 device: one process, no torchrun.
 LAUNCHERS = (Launcher("llamafactory-cli", commands=("llamafactory-cli",), subcommands=("*",),
-                      markers=(b"llamafactory-cli",), nproc=Count(env=("NPROC_PER_NODE",)),
+                      markers=(b"llamafactory-cli",),
+                      nproc=Count(env=("NPROC_PER_NODE",), devices=("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")),
                       nnodes=Count(env=("NNODES",)), flags=ASSIGN, inline=True),
              Launcher("python", scripts=("*.py",), modules=("llamafactory.launcher",), markers=(b"--stage",),
                       flags=FLAGS, inline=True, config_flags=("config", "config_file", "cfg"),

@@ -64,10 +64,14 @@ class Count:
     default: assumed when none is given (quoted to the user as assumed); None: the
         count is unknown then (processes) or 1 (nodes, silently).
     source: where upstream writes that default, for the reader of the spec.
+    devices: variables listing the devices a launcher counts when neither flags nor env give
+        the count (`CUDA_VISIBLE_DEVICES=0,1,2,3 llamafactory-cli train`: 4, as its
+        torch.cuda.device_count() sees them).
     """
 
     flags: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
     key: str = ""
     unknown_with: tuple[str, ...] = ()
     file: tuple[str, ...] = ()
