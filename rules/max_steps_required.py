@@ -1,13 +1,16 @@
 """
 ## What it does
-Flags a LLaMA-Factory config whose data has no length but that sets no
-`max_steps`: `streaming: true` (v0 configs, where `max_steps` defaults to -1)
-or `batching_strategy: dynamic_batching` (v1 configs).
+Flags a config whose data has no length but that sets no `max_steps`:
+LLaMA-Factory's `streaming: true` (v0 configs, where `max_steps` defaults to -1)
+or `batching_strategy: dynamic_batching` (v1 configs), and ms-swift's
+`streaming: true`.
 
 ## Why is this bad?
 A streamed dataset and dynamically sized batches give no number of steps
-per epoch, so the schedule needs `max_steps`. LLaMA-Factory refuses to start
-without it ("Please specify `max_steps` in streaming mode.",
+per epoch, so the schedule needs `max_steps`. The transformers Trainer that
+ms-swift runs refuses a dataset without a length when `max_steps` is not positive
+("The train_dataset does not implement __len__, max_steps has to be specified"),
+and LLaMA-Factory refuses to start without it ("Please specify `max_steps` in streaming mode.",
 "`dynamic_batching` requires `max_steps` because it is step-driven."): the
 streaming check in every release, the v1 one from 0.9.5 (the first release
 with batching strategies).
@@ -31,12 +34,17 @@ src/llmtuner/hparams/parser.py:161-162); a max_steps of 0 then fails in
 transformers 4.57 trainer.py `set_initial_training_values` ("args.max_steps
 must be set to a positive value if dataloader does not have a length");
 v1: src/llamafactory/v1/config/training_args.py:124-126 @ v0.9.5, the first
-release with batching strategies (v1 of 0.9.4 has none).
+release with batching strategies (v1 of 0.9.4 has none). ms-swift: `streaming`
+loads the dataset with `streaming=True` (an IterableDataset; swift/llm/argument/
+base_args/data_args.py:39 @ v3.0.0, swift/arguments/base_args/data_args.py:86 @
+v4.5.2, whose docstring says `--max_steps` must be set); its trainer is the
+transformers Trainer, whose `__init__` raises ("train_dataset does not implement
+__len__, max_steps has to be specified") in every transformers 4 release.
 """
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.releases import LLAMAFACTORY
+from batchlint.frameworks.releases import LLAMAFACTORY, MS_SWIFT
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
@@ -52,6 +60,17 @@ DYNAMIC_BATCHING = Premise(
            "src/llamafactory/v1/config/training_args.py:124-126 (first)")
 
 
+SWIFT_STREAMING = Premise(
+    MS_SWIFT, since="3.0.0", runs_since="3.0.0", name="ms-swift streaming", frameworks=("swift",),
+    source="v3.0.0 swift/llm/argument/base_args/data_args.py:39 (streaming, an IterableDataset for the transformers "
+           "Trainer, which refuses it without max_steps); v4.5.2 and 4.6.0 (3602360) swift/arguments/base_args/"
+           "data_args.py:46, 86 (still; its docstring asks for --max_steps)")
+
+# Who refuses, by the plan's framework.
+_REFUSES = {"swift": 'the transformers Trainer under ms-swift refuses to start ("The train_dataset does not implement '
+                     '__len__, max_steps has to be specified")'}
+
+
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     trigger, steps = plan.unsized_data, plan.max_steps
     what = f"{trigger.key} is enabled" if trigger.value is True else f"{trigger.key} is {trigger.value}"
@@ -60,8 +79,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     shown = "is not set" if steps is None or steps.value is None else f"is {steps.value}"
     yield Finding(
         span=trigger.span,
-        message=f"{what}, so the data has no length, but max_steps {shown}: LLaMA-Factory refuses to start "
-                f"without a positive max_steps (1 or more)",
+        message=f"{what}, so the data has no length, but max_steps {shown}: "
+                + _REFUSES.get(plan.framework, "LLaMA-Factory refuses to start without a positive max_steps (1 or more)"),
         fix="set max_steps to the number of optimizer steps to train",
     )
 
@@ -87,15 +106,24 @@ micro_batch_size: 2
 batching_strategy: dynamic_batching
 {steps}"""
 
+_SWIFT = """\
+model: Qwen/Qwen2.5-7B-Instruct
+train_type: lora
+dataset: swift/chinese-c4
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+{steps}"""
+
 RULE = Rule(
     code="BL550",
-    name="llamafactory-max-steps-required",
+    name="max-steps-required",
     severity="error",
-    summary="LLaMA-Factory: streaming or dynamic batching without max_steps",
+    summary="streaming or dynamic batching without max_steps (LLaMA-Factory, ms-swift)",
     check=check,
     needs=("unsized_data",),
-    frameworks=("llamafactory", "llamafactory-v1"),
-    premises=(STREAMING, DYNAMIC_BATCHING),
+    frameworks=("llamafactory", "llamafactory-v1", "swift"),
+    premises=(STREAMING, DYNAMIC_BATCHING, SWIFT_STREAMING),
     doc=__doc__,
     examples=(
         Example("streaming_epochs.yaml", _V0.format(steps="num_train_epochs: 3.0\n"), flagged=(6,), severity="error"),
@@ -107,5 +135,9 @@ RULE = Rule(
         Example("v1_dynamic_old.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"),
                 files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
         Example("v1_dynamic_steps.yaml", _V1.format(steps="max_steps: 10\n")),
+        Example("swift_streaming.yaml", _SWIFT.format(steps="num_train_epochs: 1\n"), flagged=(4,), severity="error"),
+        Example("swift_streaming_steps.yaml", _SWIFT.format(steps="max_steps: 5000\n")),
+        Example("swift_streaming_2.yaml", _SWIFT.format(steps="num_train_epochs: 1\n"),
+                files=(("requirements.txt", "ms-swift==2.6.1\n"),)),  # before 3.0.0: not judged
     ),
 )
