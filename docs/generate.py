@@ -101,18 +101,21 @@ def rule_index() -> str:
         lines.append(f"    {module!r}: ({rule.code!r}, {frameworks!r}, {tuple(rule.needs)!r}, {size}),")
     lines.append("}")
     lines += ["", "# Module of lint/frameworks -> (its size in bytes, and its FRAMEWORK's name, formats, order,",
-              "# markers and whether it reads job files, or None): batchlint.frameworks imports an adapter only",
-              "# when a file may be its.",
+              "# markers, whether it reads job files, and each launcher's (commands, modules, scripts, markers),",
+              "# or None): batchlint.frameworks imports an adapter only when a file may be its, and a launcher's",
+              "# framework only when a command may be its.",
               "ADAPTERS = {"]
     folder = os.path.join(os.path.dirname(HERE), "lint", "frameworks")
     for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".py") and not n.startswith("_")):
         size = os.path.getsize(os.path.join(folder, name + ".py"))
         framework = getattr(importlib.import_module(f"batchlint.frameworks.{name}"), "FRAMEWORK", None)
         if framework is None:
-            lines.append(f"    {name!r}: ({size}, None, (), 0, (), False),")
+            lines.append(f"    {name!r}: ({size}, None, (), 0, (), False, ()),")
         else:
+            launchers = tuple((tuple(launcher.commands), tuple(launcher.modules), tuple(launcher.scripts),
+                               tuple(launcher.markers)) for launcher in framework.launchers)
             lines.append(f"    {name!r}: ({size}, {framework.name!r}, {tuple(framework.formats)!r}, {framework.order!r}, "
-                         f"{tuple(framework.markers)!r}, {framework.task is not None}),")
+                         f"{tuple(framework.markers)!r}, {framework.task is not None}, {launchers!r}),")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -30,17 +30,8 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 
 
 @functools.cache
-def _launchers() -> tuple:
-    """(Launcher, owning framework or None) of every registered launcher. Read on first use, as
-    framework modules may use this module's helpers while the registry imports them."""
-    from .frameworks import LAUNCHERS
-
-    return LAUNCHERS
-
-
-@functools.cache
 def _wrappers() -> tuple:
-    """The registered wrappers (read on first use, as `_launchers`)."""
+    """The registered wrappers (read on first use: framework modules use this module's helpers)."""
     from .frameworks.launchers import WRAPPERS
 
     return WRAPPERS
@@ -50,7 +41,9 @@ def _wrappers() -> tuple:
 def markers() -> tuple:
     """Byte strings one of which a launch script contains (the engine skips other scripts); `.sh`:
     a script that runs another, which may launch."""
-    return (b"python", b".sh") + tuple(dict.fromkeys(marker for launcher, _ in _launchers() for marker in launcher.markers))
+    from .frameworks import launcher_globs
+
+    return (b"python", b".sh") + tuple(dict.fromkeys(marker for *_, found in launcher_globs() for marker in found))
 
 
 @lean_dataclass
@@ -154,12 +147,16 @@ def _find(kind: str, name: str, args: tuple | list = (), under: str = "") -> Opt
     after every launcher's specific globs, whatever the order of registration. A launcher that
     `requires` flags matches only when `args` give one of them; one that names the launchers it
     runs `under`, only as the program of one of them."""
+    from .frameworks import launcher_at, launcher_globs
+
     given = None
+    place = ("commands", "modules", "scripts").index(kind) + 2  # its globs in a launcher_globs entry
     for fallback in (False, True):
-        for launcher, owner in _launchers():
-            if launcher.under and under not in launcher.under:
+        for entry in launcher_globs():
+            if not any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in entry[place]):
                 continue
-            if not any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in getattr(launcher, kind)):
+            launcher, owner = launcher_at(entry[0], entry[1])  # imported only now: its globs match
+            if launcher.under and under not in launcher.under:
                 continue
             if launcher.requires:
                 given = given if given is not None else {

@@ -46,8 +46,6 @@ import difflib
 from collections.abc import Iterator
 from typing import cast
 
-from batchlint.frameworks import verl
-from batchlint.frameworks.verl_keys import KEY_SETS as VERL_KEY_SETS
 from batchlint.keysets import in_force
 from batchlint.launch import launches
 from batchlint.own_trainer import hydra_keys
@@ -55,8 +53,16 @@ from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.sources.shell import ShellDocument
 
-# framework -> (how to find its release, its key sets by release, the reader of a copy's keys)
-KNOWN_KEYS = {"verl": (verl.DISTRIBUTION, VERL_KEY_SETS, verl.keys_from_source)}
+def _verl() -> tuple:
+    from batchlint.frameworks import verl
+    from batchlint.frameworks.verl_keys import KEY_SETS
+
+    return verl.DISTRIBUTION, KEY_SETS, verl.keys_from_source
+
+
+# framework -> what gives (how to find its release, its key sets by release, the reader of a copy's keys):
+# imported only for a script that launches it.
+KNOWN_KEYS = {"verl": _verl}
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
@@ -65,8 +71,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         if line.framework not in KNOWN_KEYS:
             continue
         if line.framework not in forces:
-            forces[line.framework] = in_force(*KNOWN_KEYS[line.framework][:2], plan.document.path,
-                                              KNOWN_KEYS[line.framework][2])
+            distribution, key_sets, from_source = KNOWN_KEYS[line.framework]()
+            forces[line.framework] = in_force(distribution, key_sets, plan.document.path, from_source)
         force = forces[line.framework]
         if force is None:
             continue  # a release batchlint has no key set for

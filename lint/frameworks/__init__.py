@@ -74,7 +74,7 @@ def _entries(fmt: Optional[str] = None) -> tuple:
     for module, size in sorted(_files().items()):
         entry = stored.get(module)
         if entry is not None and entry[0] == size:
-            _, name, formats, order, markers, task = entry
+            _, name, formats, order, markers, task = entry[:6]
             if name is not None and (fmt is None or fmt in formats):
                 found.append(((order, name), module, markers, task))
             continue
@@ -95,6 +95,40 @@ def _launchers() -> tuple:
 
     return tuple((launcher, None) for launcher in generic) + tuple(
         (launcher, framework.name) for framework in _discover() for launcher in framework.launchers)
+
+
+@functools.lru_cache(maxsize=1)
+def launcher_globs() -> tuple:
+    """(module or None for a generic launcher, its index there, commands, modules, scripts, markers) of
+    every launcher, in `_launchers`' order, from the index without importing the frameworks (a module the
+    index does not list at its size: from the module). A command's launcher is imported once one of its
+    globs matches (`launcher_at`): a one-file lint of a DeepSpeed script imports no RL framework."""
+    from .launchers import LAUNCHERS as generic
+
+    found = [(None, index, launcher.commands, launcher.modules, launcher.scripts, launcher.markers)
+             for index, launcher in enumerate(generic)]
+    stored, sizes = _stored(), _files()
+    for _, module, _, _ in _entries():
+        entry = stored.get(module)
+        if entry is not None and entry[0] == sizes[module] and len(entry) > 6:
+            launchers = entry[6]
+        else:
+            framework = _framework(module)
+            launchers = tuple((launcher.commands, launcher.modules, launcher.scripts, launcher.markers)
+                              for launcher in (framework.launchers if framework is not None else ()))
+        found += [(module, index, *globs) for index, globs in enumerate(launchers)]
+    return tuple(found)
+
+
+def launcher_at(module: Optional[str], index: int) -> tuple:
+    """(Launcher, the framework it belongs to or None) at `launcher_globs`' place."""
+    if module is None:
+        from .launchers import LAUNCHERS as generic
+
+        return generic[index], None
+    framework = _framework(module)
+    assert framework is not None  # listed by launcher_globs only when it declares one
+    return framework.launchers[index], framework.name
 
 
 def __getattr__(name: str):
