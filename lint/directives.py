@@ -133,8 +133,8 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
     return found
 
 
-# ruff's `# noqa: BL101, E501`: the codes of that line. Only batchlint's codes are batchlint's to read: a
-# bare `# noqa`, or one naming other tools' codes only, is left to them.
+# ruff's no-quality-assurance comment (`noqa` then a colon and codes, as BL101, E501): the codes of that line.
+# Only batchlint's codes are batchlint's to read: a bare one, or one naming other tools' codes only, is theirs.
 _NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 
 

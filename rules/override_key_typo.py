@@ -53,6 +53,7 @@ from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.sources.shell import ShellDocument
 
+
 def _verl() -> tuple:
     from batchlint.frameworks import verl
     from batchlint.frameworks.verl_keys import KEY_SETS

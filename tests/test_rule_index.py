@@ -87,8 +87,8 @@ def test_an_adapter_module_edited_since_the_index_is_imported(monkeypatch):
     from batchlint import frameworks
 
     stored = dict(frameworks._stored())
-    size, name, _, order, markers, task = stored["deepspeed"]
-    stored["deepspeed"] = (size + 1, name, ("toml",), order, markers, task)  # stale: it reads json
+    size, name, _, order, markers, task, launchers = stored["deepspeed"]
+    stored["deepspeed"] = (size + 1, name, ("toml",), order, markers, task, launchers)  # stale: it reads json
     monkeypatch.setattr(frameworks, "_stored", lambda: stored)
     frameworks._entries.cache_clear()
     frameworks._tasks.cache_clear()  # derived from _entries, cached apart (asked of every file)

@@ -86,7 +86,14 @@ TOOL = Launcher("mytool", modules=("mytool.cli.train_*",), markers=(b"mytool.cli
 
 @pytest.fixture
 def with_tool(monkeypatch):
-    monkeypatch.setattr(launch, "_launchers", lambda: LAUNCHERS + ((TOOL, "mytool"),))
+    """A framework module "mytool" with TOOL as its launcher, as the index would list it."""
+    from batchlint import frameworks
+
+    globs, at = frameworks.launcher_globs, frameworks.launcher_at
+    monkeypatch.setattr(frameworks, "launcher_globs",
+                        lambda: globs() + (("mytool", 0, TOOL.commands, TOOL.modules, TOOL.scripts, TOOL.markers),))
+    monkeypatch.setattr(frameworks, "launcher_at", lambda module, index: (TOOL, "mytool") if module == "mytool"
+                        else at(module, index))
 
 
 def _line(text):

@@ -46,7 +46,7 @@ INDEX = {
     'openrlhf_packing_requirements': ('BL360', None, ('settings.ring_needs_packing',), 7396),
     'openrlhf_ppo_train_batch_spans_rollouts': ('BL270', ('openrlhf',), ('rl.prompts_per_step',), 4948),
     'openrlhf_rollout_batch': ('BL160', None, ('settings.ppo', 'rl.prompts_per_step'), 7428),
-    'override_key_typo': ('BL602', ('launch',), (), 5908),
+    'override_key_typo': ('BL602', ('launch',), (), 5909),
     'packing_with_length_grouping': ('BL301', None, ('packing', 'length_grouping'), 7949),
     'rl_generation_batch': ('BL170', None, ('rl.generation_checks',), 24595),
     'seq_len_indivisible': ('BL401', None, ('seq_len', 'seq_len_multiple'), 5869),
