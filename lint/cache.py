@@ -37,7 +37,7 @@ from .rule import SEVERITIES, Edit, Related
 MAX_ENTRIES = 100_000
 # The index is read whole: past this it is not read, and a save keeps the newest entries under it.
 MAX_INDEX_BYTES = 64 << 20
-FORMAT = 1
+FORMAT = 2
 _MAX_INT = 1 << 31
 
 _KEY = re.compile(r"[0-9a-f]{64}\Z")
@@ -46,7 +46,7 @@ _CODE = re.compile(r"BL[0-9]{3}\Z")
 
 _SPAN_FIELDS = ("line", "column", "end_line", "end_column", "path")
 _DIAGNOSTIC_FIELDS = ("code", "name", "severity", "message", "path", "span", "framework", "fix", "related", "edits",
-                      "unsafe_fix")
+                      "unsafe_fix", "notes")
 _RELATED_FIELDS = ("message", "span", "path")
 _EDIT_FIELDS = ("span", "replacement", "path")
 
@@ -250,7 +250,7 @@ def diagnostic_to_dict(d: Diagnostic) -> dict:
         "code": d.code, "name": d.name, "severity": d.severity, "message": d.message, "path": d.path,
         "span": span_to_list(d.span), "framework": d.framework, "fix": d.fix,
         "related": [related_to_dict(r) for r in d.related], "edits": [edit_to_dict(e) for e in d.edits],
-        "unsafe_fix": d.unsafe_fix,
+        "unsafe_fix": d.unsafe_fix, "notes": list(d.notes),
     }
 
 
@@ -267,7 +267,7 @@ def diagnostic_from_dict(data) -> Diagnostic:
         _optional_str(data["framework"]), _optional_str(data["fix"]),
         tuple(related_from_dict(r) for r in _list(data["related"])),
         tuple(edit_from_dict(e) for e in _list(data["edits"])),
-        _bool(data["unsafe_fix"]),
+        _bool(data["unsafe_fix"]), tuple(_str(n) for n in _list(data["notes"])),
     )
 
 

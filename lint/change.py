@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 from . import reads
 from .lean_dataclass import lean_dataclass
+from .plan import Subject
 from .revision import Revision
 
 if TYPE_CHECKING:
@@ -24,13 +25,18 @@ if TYPE_CHECKING:
 
 
 @lean_dataclass(frozen=True)
-class Change:
-    """One job before and after the change, both planned at the same W where none was known."""
+class Change(Subject):
+    """One job before and after the change, both planned at the same W where none was known: the
+    subject of the rules about what a change did."""
 
     before: TrainingPlan
     after: TrainingPlan  # the plan judged, or the same job planned again at `world`
     world: Optional[int] = None  # the W both were planned at when neither side had one
     since: str = ""  # the commit, as a message names it
+
+    @classmethod
+    def of(cls, plan: TrainingPlan) -> Optional[Change]:
+        return plan.change
 
 
 class Since:

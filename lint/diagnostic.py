@@ -25,11 +25,17 @@ class Diagnostic:
     related: tuple = field(default=())  # Related, with path filled in
     edits: tuple = field(default=(), compare=False)  # Edit, with path filled in: what --fix applies
     unsafe_fix: bool = field(default=False, compare=False)  # the edits need --unsafe-fixes (Rule.unsafe_fix)
+    notes: tuple = ()  # str: the arithmetic, the sources of the numbers, the releases assumed (Finding.notes)
 
     @property
     def text(self) -> str:
-        """Message and fix as one line."""
+        """Message and fix as one line (formats of one line a finding)."""
         return f"{self.message}; fix: {self.fix}" if self.fix else self.message
+
+    @property
+    def detail(self) -> tuple:
+        """The lines below the message, as `full` output prints them: `note: ...` each, then `help: ...`."""
+        return tuple(f"note: {note}" for note in self.notes) + ((f"help: {self.fix}",) if self.fix else ())
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.line, self.span.column, self.code)

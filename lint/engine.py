@@ -255,7 +255,7 @@ class _Checker:
         self.project_jobs = options.jobs if options.jobs is not None else ProjectJobs()  # other files' jobs
 
     def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
-             unsafe_fix=False, suppressible=True):
+             unsafe_fix=False, suppressible=True, notes=()):
         where = span.path or path
         if not self.settings.enabled(code, self.settings.relative(where)):
             return
@@ -270,7 +270,7 @@ class _Checker:
                         for r in related)
         self.diagnostics.append(Diagnostic(code, name, severity, clean_text(message), where, span._replace(path=None),
                                            framework, clean_text(fix) if fix else fix, related, edits,
-                                           unsafe_fix and bool(edits)))
+                                           unsafe_fix and bool(edits), tuple(clean_text(n) for n in notes)))
 
     def unused_suppressions(self) -> None:
         """BL005 for each code of a `disable` that suppressed no finding, in a file whose rules ran
@@ -508,13 +508,14 @@ class _Checker:
                 continue
             if rule.judges_keys and _read_by_own_loader(plan):
                 continue
-            for finding in rule.check(plan):
-                severity, message = finding.severity or rule.severity, finding.message
+            for finding in rule.findings(plan):
+                severity, notes = finding.severity or rule.severity, finding.notes
                 if rule.premises:  # an info too: what no release in force does is not said at all
                     gated = _gate(rule, finding, plan)
                     if gated is None:
                         continue
-                    severity, message = ("info", gated[1]) if severity == "info" else gated
+                    severity = "info" if severity == "info" else gated[0]
+                    notes += gated[1:]
                 found = finding.related
                 if routes:  # values read through interpolations: a note at each, and what was assumed
                     spans = (finding.span,) + tuple(r.span for r in found) + (None,)
@@ -527,8 +528,8 @@ class _Checker:
                                 for r in found) + note
                 edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
                               for e in finding.edits)
-                self.emit(path, rule.code, rule.name, severity, message,
-                          finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix)
+                self.emit(path, rule.code, rule.name, severity, finding.message,
+                          finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix, notes=notes)
 
     def script(self, source: Source, base: Optional[str] = None) -> None:
         """A launch script: its own rules, then each launch line's config under that launch (`base`:
@@ -628,20 +629,20 @@ def _read_by_own_loader(plan) -> bool:
 
 
 def _gate(rule, finding, plan) -> Optional[tuple]:
-    """(severity, message) of an error or warning whose premise (lint/premise.py) holds for every
-    release the project may run, the releases it assumed said; an info where only the newer releases
+    """(severity,) of an error or warning whose premise (lint/premise.py) holds for every release the
+    project may run, with the note of the releases it assumed; an info where only the newer releases
     refuse; None where no release it may run does."""
     from .premise import HOLDS, NEVER, closes, judge, premise_of
 
     premise = premise_of(rule.premises, finding.premise, plan.framework)
     if premise is None:
-        return finding.severity or rule.severity, finding.message
+        return (finding.severity or rule.severity,)
     verdict = judge(premise, plan.document.path)
     if verdict.outcome == HOLDS:
-        return finding.severity or rule.severity, f"{finding.message} [{verdict.assumes}]"
+        return finding.severity or rule.severity, f"releases: {verdict.assumes}"
     if verdict.outcome == NEVER or closes(premise):
         return None
-    return "info", f"{finding.message} [{verdict.assumes}]"
+    return "info", f"releases: {verdict.assumes}"
 
 
 def _routes(plan) -> dict:

@@ -171,7 +171,7 @@ class _Columns:
             found: dict = {}
             for rule in for_plan(plan):
                 if rule.code in _ASKED:
-                    for finding in rule.check(plan):
+                    for finding in rule.findings(plan):
                         found.setdefault(rule.code, finding.message)
             self._findings[index] = found
         return self._findings[index]

@@ -10,7 +10,11 @@ from __future__ import annotations
 import enum
 import functools
 from dataclasses import field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, TypeVar
+
+if TYPE_CHECKING:
+    from .change import Change
+    from .frameworks.training_arguments import TrainerArguments
 
 from .document import Document, Node, Span
 from .lean_dataclass import lean_dataclass
@@ -75,6 +79,18 @@ class Fact:
         return self.known and self.value > 0
 
     @property
+    def number(self) -> Optional[int]:
+        """The value when known (an int, not a bool), else None: typed, for arithmetic."""
+        value = self.value
+        return value if type(value) is int else None
+
+    @property
+    def count(self) -> Optional[int]:
+        """The value when positive (a batch size, count or degree can take it), else None."""
+        value = self.value
+        return value if type(value) is int and value > 0 else None
+
+    @property
     def provenance(self) -> str:
         """Where the value came from, as a message says it."""
         template = _PROVENANCE.get(self.origin)
@@ -87,6 +103,25 @@ class Fact:
         if self.origin is Origin.DEFAULT and not self.detail:
             return f"{self.key} (default {self.value})"
         return f"{self.key} ({self.value}, {self.provenance})"
+
+
+S = TypeVar("S", bound="Subject")
+
+
+class Subject:
+    """What a rule judges, typed: a framework's settings (`TrainingPlan.settings`), or another part of a
+    plan that names its own `of`. A rule declares it (`Rule(subject=VerlSettings)`) and its check takes it
+    (`check(plan, verl)`); the engine runs the rule only on plans where `of` finds one.
+    `FRAMEWORKS` says whose plans hold it (None: any framework's): what `batchlint rule` shows as
+    "applies to"."""
+
+    __slots__ = ()
+    FRAMEWORKS: ClassVar[Optional[tuple[str, ...]]] = None
+
+    @classmethod
+    def of(cls: type[S], plan: TrainingPlan) -> Optional[S]:
+        settings = plan.settings
+        return settings if isinstance(settings, cls) else None
 
 
 @lean_dataclass(frozen=True)
@@ -119,10 +154,15 @@ class GenerationChecks:
 
 
 @lean_dataclass
-class RL:
+class RL(Subject):
     """The batch vocabulary of RL training (GRPO, RLOO, PPO), whatever the
     framework calls each number. Each Fact's key is the framework's own name
-    (or, derived, its formula in `detail`), so a finding quotes what the user wrote."""
+    (or, derived, its formula in `detail`), so a finding quotes what the user wrote.
+    The subject of the rules about RL batches, in any framework."""
+
+    @classmethod
+    def of(cls, plan: TrainingPlan) -> Optional[RL]:
+        return plan.rl
 
     algorithm: Optional[Fact] = None  # as written: "grpo", "dpo", "kto", ... (axolotl rl, ms-swift rlhf_type)
     samples_per_prompt: Optional[Fact] = None  # completions sampled per prompt: the group size
@@ -150,7 +190,7 @@ class TrainingPlan:
     grad_accum: Optional[Fact] = None
     world_size: Optional[Fact] = None
     # Parallel degrees by short name: sp, cp, tp, pp, ep, dp_replicate, dp_shard.
-    parallel: dict = field(default_factory=dict)
+    parallel: dict[str, Fact] = field(default_factory=dict)
     # dp as the framework computes it; the adapter knows the formula.
     data_parallel: Optional[Fact] = None
     # What dp is a multiple of whatever W is (TorchTitan's replicate degree
@@ -211,18 +251,18 @@ class TrainingPlan:
     sampler: Optional[Fact] = None
     # RL training only (None for supervised training).
     rl: Optional[RL] = None
-    # The adapter's own typed facts for rules about its framework's schema
-    # (ms-swift Megatron's GRPO keys, TRL's GRPO arguments): the type is the adapter's.
-    settings: Any = None
+    # The adapter's own typed settings, the subject of its framework's rules (ms-swift Megatron's
+    # GRPO keys, TRL's SFT arguments): each framework's class of Subject.
+    settings: Optional[Subject] = None
     # What the framework label rests on where it is decided by more than the file's own schema (a
     # launch line's program out of view read as TRL's by its name or keys): `--show-files` says it.
     basis: str = ""
     # The Hugging Face Trainer's own arguments (save/eval strategy, the linked
     # DeepSpeed config), typed by training_arguments.py for every adapter built on it.
-    trainer: Any = None
+    trainer: Optional[TrainerArguments] = None
     # The same job before the change under review (`check --since REV`: lint/change.py), where the
     # change touches a file it reads: the evidence of what the change did to its batch.
-    change: Any = None
+    change: Optional[Change] = None
 
     def fact(self, name: str) -> Any:
         """A fact by the name a rule's `needs` gives: a field ("micro_batch") or a

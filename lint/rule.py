@@ -15,7 +15,7 @@ from .document import Span
 from .lean_dataclass import lean_dataclass
 
 if TYPE_CHECKING:
-    from .plan import TrainingPlan
+    from .plan import Subject, TrainingPlan
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -46,15 +46,20 @@ class Edit:
 
 @lean_dataclass(frozen=True)
 class Finding:
-    """What a rule's check yields; the engine adds code, path and framework."""
+    """What a rule's check yields; the engine adds code, path and framework.
+
+    `message` is one clause of at most about 100 characters, the verdict with its decisive numbers
+    ("global batch 32, was 128 at sp = 1"); the arithmetic and where each number came from go in
+    `notes`, one short sentence each; `fix` is the `help:` line, the change that fixes it."""
 
     span: Optional[Span]  # None: no written value to point at (then line 1)
     message: str  # the verdict with the numbers that made it
     fix: str  # the change that fixes it
     severity: Optional[str] = None  # overrides the rule's default
-    related: tuple = ()
-    edits: tuple = ()  # Edit: the fix, mechanically
+    related: tuple[Related, ...] = ()  # notes at other places
+    edits: tuple[Edit, ...] = ()  # the fix, mechanically
     premise: str = ""  # the name of the rule's Premise this verdict rests on, when it has several
+    notes: tuple[str, ...] = ()  # the arithmetic and the sources of its numbers, without a place
 
     def __post_init__(self) -> None:
         # A finding about values no file writes (framework defaults, a W from the
@@ -70,11 +75,15 @@ class Finding:
 @lean_dataclass(frozen=True)
 class Example:
     """A config the suite lints: `flagged` lists the lines the rule must report
-    (empty for a clean twin)."""
+    (empty for a clean twin). A flagged example pins what its first finding says (`message`,
+    `fix`) and, where the rule offers edits, the file `--fix` makes of it (`fixed`)."""
 
     filename: str
     text: str
-    flagged: tuple = ()
+    flagged: tuple[int, ...] = ()
+    message: str = ""  # the first finding's message, exactly
+    fix: str = ""  # the first finding's help, exactly
+    fixed: Optional[str] = None  # the file after `--fix` (`--unsafe-fixes` for an unsafe rule)
     world_size: Optional[int] = None
     global_batch: Optional[int] = None
     # Files written beside it, ((name, text), ...): what it names (a launch script's launcher config),
@@ -92,7 +101,10 @@ class Rule:
     name: str
     severity: str
     summary: str
-    check: Callable[..., Iterable[Finding]]
+    check: Callable[..., Iterable[Finding]]  # check(plan), or check(plan, subject) with a subject
+    # The typed part of a plan the rule judges (a framework's settings: lint/plan.py Subject): the
+    # engine runs the rule only where `subject.of(plan)` finds it, and passes it to `check`.
+    subject: Optional[type[Subject]] = None
     # Kept only by rules whose subject is one framework's document; a rule about
     # facts says what it reads in `needs` instead.
     frameworks: Optional[tuple] = None
@@ -115,12 +127,26 @@ class Rule:
     # program of the project's own reads (lint/own_loader.py), whose names are that program's.
     judges_keys: bool = False
 
+    @property
+    def applies(self) -> Optional[tuple[str, ...]]:
+        """The frameworks whose plans the rule may judge (None: any whose plans hold its needs): its
+        subject's, else those it names."""
+        return self.subject.FRAMEWORKS if self.subject is not None else self.frameworks
+
     def applies_to(self, framework: str) -> bool:
-        return self.frameworks is None or framework in self.frameworks
+        applies = self.applies
+        return applies is None or framework in applies
 
     def runs_on(self, plan: TrainingPlan) -> bool:
-        """Whether the engine runs this rule on `plan`."""
+        """Whether the engine runs this rule on `plan` (its subject aside: `findings` asks for that)."""
         return self.applies_to(plan.framework) and all(plan.has(fact) for fact in self.needs)
+
+    def findings(self, plan: TrainingPlan) -> Iterable[Finding]:
+        """What the check finds in `plan`: nothing where the plan holds no subject of the rule."""
+        if self.subject is None:
+            return self.check(plan)
+        subject = self.subject.of(plan)
+        return () if subject is None else self.check(plan, subject)
 
     @property
     def documentation(self) -> str:

@@ -1,39 +1,28 @@
-"""The rule registry: every module in this package that defines `RULE`.
+"""The rules: rules/registry.py maps each code to its module (rules/<group>/<name>.py, which
+defines `RULE`); this module loads them, lazily, and picks those that run on a plan.
 
-Adding a rule is adding one module; `tests/test_registry.py` keeps codes and
-names unique and the documentation complete. Engine codes (BL001
-parse-error, BL002 invalid-directive, BL003 past-reading-limit, BL004 directive-overridden-by-launch,
-BL005 unused-suppression)
-live in the engine; `ENGINE_RULES`
-documents them alongside. A retired code is never reused: `RETIRED` (in
+Engine codes (BL001 parse-error, BL002 invalid-directive, BL003 past-reading-limit,
+BL004 directive-overridden-by-launch, BL005 unused-suppression) live in the engine;
+`ENGINE_RULES` documents them alongside. A retired code is never reused: `RETIRED` (in
 batchlint.codes, which imports no rule) redirects it to its successor.
 """
 
 import functools
 import importlib
-import os
-from typing import Optional
 
 from batchlint.codes import RETIRED, canonical  # noqa: F401 (re-exported: the redirect table)
 from batchlint.rule import Rule
 
-
-@functools.lru_cache(maxsize=1)
-def _files() -> dict:
-    """Every rule module's name -> its size in bytes (one directory scan: cheaper than
-    pkgutil, and it imports nothing)."""
-    with os.scandir(__path__[0]) as entries:
-        return {entry.name[:-3]: entry.stat().st_size for entry in entries
-                if entry.name.endswith(".py") and not entry.name.startswith("_")}
+from .registry import GROUPS, REGISTRY
 
 
-def _modules() -> tuple:
-    return tuple(sorted(_files()))
+def module_of(code: str) -> str:
+    """The module of the rule `code`, below batchlint.rules ("verl.verl_train_batch_indivisible")."""
+    return REGISTRY[code][0]
 
 
-def _load(names) -> tuple:
-    modules = (importlib.import_module(f"{__name__}.{name}") for name in names)
-    return tuple(sorted((m.RULE for m in modules), key=lambda rule: rule.code))
+def _load(codes) -> tuple:
+    return tuple(sorted((_rule(module_of(code)) for code in codes), key=lambda rule: rule.code))
 
 
 RULES: tuple  # every rule, by code: bound by __getattr__ on first use
@@ -43,37 +32,9 @@ def __getattr__(name: str):
     # RULES is built on first use: a one-file lint imports only the rules its framework can run.
     if name == "RULES":
         global RULES
-        RULES = _load(_modules())
+        RULES = _load(REGISTRY)
         return RULES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _stored_index() -> dict:
-    """lint/frameworks/_index.py, which `python docs/generate.py` writes: module -> (code, the
-    frameworks it names or None, the facts it needs: what `Rule.runs_on` reads; the
-    module's size, which tells an edit since)."""
-    try:
-        from batchlint.frameworks._index import INDEX
-    except ImportError:  # pragma: no cover - no generated file: every rule is imported
-        return {}
-    return INDEX
-
-
-@functools.cache
-def _candidates(framework: str) -> tuple:
-    """(module, needs) of each rule that may run on a plan of `framework`, in code order.
-    A module the index does not list, or lists at another size (the index is stale), is
-    always a candidate, its needs left for `Rule.runs_on` to check: a stale index costs
-    time, and never silently skips a rule."""
-    index = _stored_index()
-    found = []
-    for name, size in sorted(_files().items()):
-        code, frameworks, needs, indexed_size = index.get(name, ("", None, (), None))
-        if indexed_size != size:  # edited since the index was written: let runs_on decide
-            frameworks, needs = None, ()
-        if frameworks is None or framework in frameworks:
-            found.append((code, name, needs))
-    return tuple((name, needs) for _, name, needs in sorted(found))
 
 
 @functools.cache
@@ -82,60 +43,44 @@ def _rule(module: str) -> Rule:
 
 
 def for_plan(plan) -> tuple:
-    """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only them."""
+    """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only
+    those of its framework's groups whose needs the plan holds."""
     framework = plan.framework
     checks, needed, picks = _checks(framework)
     present = frozenset(plan.present(needed))  # each distinct fact asked once per plan
-    found = picks.get((framework, present))
+    found = picks.get(present)
     if found is None:
-        found = _pick(checks, framework, present)
-        if found is None:  # a rule whose needs are not the index's: runs_on decides, plan by plan
-            return _pick(checks, framework, present, plan) or ()
-        if len(picks) < _MAX_PICKS:
-            picks[(framework, present)] = found
+        found, exact = [], True
+        for module, needs in checks:
+            if needs <= present:
+                rule = _rule(module)
+                if frozenset(rule.needs) != needs:  # not the registry's needs: runs_on decides, plan by plan
+                    exact = False
+                    if rule.runs_on(plan):
+                        found.append(rule)
+                elif rule.applies_to(framework):
+                    found.append(rule)
+        found = tuple(found)
+        if exact and len(picks) < _MAX_PICKS:
+            picks[present] = found
     return found
 
 
 _MAX_PICKS = 1024  # sets of facts remembered per framework
 
 
-def _pick(checks: tuple, framework: str, present: frozenset, plan=None) -> Optional[tuple]:
-    """The rules of `checks` that run on a plan of `framework` holding the facts `present` (of
-    those any of them needs): the same for every such plan while each rule's needs are the
-    index's. A rule whose needs are not (a stale index) is asked `Rule.runs_on(plan)`; without
-    `plan`, the answer is None."""
-    found = []
-    for name, needs, indexed in checks:
-        if needs <= present:
-            rule = _rule(name)
-            if rule.needs == indexed:  # the needs just checked are the rule's own: only its frameworks are left
-                if rule.applies_to(framework):
-                    found.append(rule)
-            elif plan is None:
-                return None
-            elif rule.runs_on(plan):
-                found.append(rule)
-    return tuple(found)
-
-
 @functools.cache
 def _checks(framework: str) -> tuple:
-    """The candidates of `framework` as (module, needs as a set, needs as indexed: None when stale
-    and `Rule.runs_on` decides), the union of their needs, and for_plan's picks by (framework,
-    facts present). Cached by the framework's name: a key of every candidate would be hashed
-    again for every plan."""
-    index, files = _stored_index(), _files()
-    checks = tuple((name, frozenset(needs), needs if index.get(name, (None,) * 4)[3] == files[name] else None)
-                   for name, needs in _candidates(framework))
-    return checks, frozenset().union(*(needs for _, needs, _ in checks)), {}
+    """The rules of the groups that may judge a plan of `framework`, as (module, needs), in code
+    order; the union of their needs; and for_plan's picks by the facts present."""
+    checks = tuple((module, frozenset(needs)) for _, (module, needs) in sorted(REGISTRY.items())
+                   if _judges(module.partition(".")[0], framework))
+    return checks, frozenset().union(*(needs for _, needs in checks)), {}
 
 
-@functools.lru_cache(maxsize=1)
-def _codes() -> frozenset:
-    """Every rule's code, from the index; a module the index does not list is imported."""
-    index = _stored_index()
-    fresh = {name for name, size in _files().items() if name in index and index[name][3] == size}
-    return frozenset(index[name][0] for name in fresh) | {rule.code for rule in _load(set(_files()) - fresh)}
+def _judges(group: str, framework: str) -> bool:
+    frameworks = GROUPS[group]
+    return frameworks is None or framework in frameworks
 
 
 class Lazy:
@@ -144,7 +89,7 @@ class Lazy:
 
     @property
     def codes(self) -> frozenset:
-        return _codes()
+        return frozenset(REGISTRY)
 
     def for_plan(self, plan) -> tuple:
         return for_plan(plan)
@@ -359,7 +304,7 @@ def known_codes() -> set:
     """Every code `--select`, `--ignore` and directives may name: the rules'
     and the retired ones (which act on their successors). Read from the index:
     importing every rule would double the start-up of a one-file lint."""
-    return {rule.code for rule in ENGINE_RULES} | set(_codes()) | set(RETIRED)
+    return {rule.code for rule in ENGINE_RULES} | set(REGISTRY) | set(RETIRED)
 
 
 def find(code: str):

@@ -1,7 +1,9 @@
-"""The rule registry stays honest: unique codes and names, every module
-registered, every rule documented in the sections users rely on, and listed
-in docs/rules.md."""
+"""The registries stay honest: rules/registry.py lists every rule module, each named after its rule in
+its group's folder, with the rule's own needs; lint/frameworks/registry.py lists every adapter as its
+module declares it; codes and names are unique; every rule is documented in the sections users rely
+on, and listed in docs/rules.md."""
 
+import importlib
 import os
 import pkgutil
 import re
@@ -9,6 +11,7 @@ import re
 import batchlint.rules as rules_package
 from batchlint.rule import SEVERITIES
 from batchlint.rules import ENGINE_RULES, RULES, all_rules
+from batchlint.rules.registry import GROUPS, REGISTRY
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
@@ -25,10 +28,46 @@ def test_codes_and_names_are_unique_and_well_formed():
         assert rule.severity in SEVERITIES
 
 
-def test_every_rule_module_defines_one_rule_with_its_own_check():
-    modules = {m.name for m in pkgutil.iter_modules(rules_package.__path__)}
-    assert modules == {r.check.__module__.rsplit(".", 1)[-1] for r in RULES}
-    assert len(RULES) == len(modules)
+def _rule_modules() -> set:
+    """group.module of every module in a group folder of rules/."""
+    groups = [m.name for m in pkgutil.iter_modules(rules_package.__path__) if m.ispkg]
+    return {f"{group}.{m.name}" for group in groups
+            for m in pkgutil.iter_modules([os.path.join(rules_package.__path__[0], group)])}
+
+
+def test_the_registry_lists_every_rule_module_and_nothing_else():
+    assert set(GROUPS) == {module.partition(".")[0] for module in _rule_modules()}
+    assert sorted(module for module, _ in REGISTRY.values()) == sorted(_rule_modules())
+    assert not [m.name for m in pkgutil.iter_modules(rules_package.__path__) if not m.ispkg and m.name != "registry"]
+
+
+def test_each_row_is_its_rules_module_code_and_needs():
+    for code, (module, needs) in REGISTRY.items():
+        rule = importlib.import_module(f"batchlint.rules.{module}").RULE
+        assert rule.code == code, f"rules/{module.replace('.', '/')}.py defines {rule.code}, the registry says {code}"
+        assert rule.check.__module__ == f"batchlint.rules.{module}", f"{code}: its check is not its module's own"
+        assert module.partition(".")[2] == rule.name.replace("-", "_"), f"{code}: name the module after {rule.name}"
+        assert tuple(needs) == tuple(rule.needs), f"{code}: the registry's needs are not the rule's"
+        group = GROUPS[module.partition(".")[0]]
+        assert group is None or (rule.applies is not None and set(rule.applies) <= set(group)), \
+            f"{code} judges {rule.applies}, beyond its group's {group}"
+    assert len(RULES) == len(REGISTRY)
+
+
+def test_the_adapter_registry_is_what_each_module_declares():
+    from batchlint import frameworks
+    from batchlint.frameworks.registry import ADAPTERS
+
+    folder = os.path.dirname(frameworks.__file__)
+    declared = {}
+    for name in sorted(n[:-3] for n in os.listdir(folder) if n.endswith(".py") and not n.startswith("_")):
+        framework = getattr(importlib.import_module(f"batchlint.frameworks.{name}"), "FRAMEWORK", None)
+        if framework is not None:
+            launchers = tuple((tuple(launcher.commands), tuple(launcher.modules), tuple(launcher.scripts),
+                               tuple(launcher.markers)) for launcher in framework.launchers)
+            declared[name] = (framework.name, tuple(framework.formats), framework.order, tuple(framework.markers),
+                              framework.task is not None, launchers)
+    assert ADAPTERS == declared, "lint/frameworks/registry.py differs from the modules' FRAMEWORK"
 
 
 def test_every_rule_is_documented():

@@ -4,9 +4,9 @@
 Adding a framework is adding one module. Order matters only where two adapters
 read the same format: the first that recognises a file takes it (`Framework.order`).
 
-A lint imports only the adapters it tries: lint/frameworks/_index.py (`python
-docs/generate.py`) lists each module's framework, formats, order, markers and
-size; a module it does not list, or lists at another size, is imported.
+A lint imports only the adapters it tries: lint/frameworks/registry.py lists each
+module's framework, formats, order, markers and launchers (tests/test_registry.py
+checks the table against the modules).
 """
 
 from __future__ import annotations
@@ -14,27 +14,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import os
 from collections.abc import Callable, Iterator
 from typing import Optional
 
 from .spec import Framework, Launcher, TaskFile
-
-
-@functools.lru_cache(maxsize=1)
-def _files() -> dict:
-    """Module name -> size in bytes, of every module of this package."""
-    with os.scandir(__path__[0]) as entries:
-        return {entry.name[:-3]: entry.stat().st_size for entry in entries
-                if entry.name.endswith(".py") and not entry.name.startswith("_")}
-
-
-def _stored() -> dict:
-    try:
-        from ._index import ADAPTERS as stored
-    except ImportError:  # pragma: no cover - no generated file: every module is imported
-        return {}
-    return stored
 
 
 @functools.cache
@@ -68,20 +51,12 @@ def _resolving(framework: Framework, plan: Callable) -> Callable:
 @functools.cache
 def _entries(fmt: Optional[str] = None) -> tuple:
     """((order, name), module, markers, whether it reads job files) of each framework reading `fmt`
-    (None: all), in order; from the index without importing, or from the module when the index is stale."""
-    stored = _stored()
-    found = []
-    for module, size in sorted(_files().items()):
-        entry = stored.get(module)
-        if entry is not None and entry[0] == size:
-            _, name, formats, order, markers, task = entry[:6]
-            if name is not None and (fmt is None or fmt in formats):
-                found.append(((order, name), module, markers, task))
-            continue
-        framework = _framework(module)
-        if framework is not None and (fmt is None or fmt in framework.formats):
-            found.append(((framework.order, framework.name), module, framework.markers, framework.task is not None))
-    return tuple(sorted(found))
+    (None: all), in order, from the registry without importing."""
+    from .registry import ADAPTERS
+
+    return tuple(sorted(((order, name), module, markers, task)
+                        for module, (name, formats, order, markers, task, _) in ADAPTERS.items()
+                        if fmt is None or fmt in formats))
 
 
 def _discover() -> tuple:
@@ -100,23 +75,16 @@ def _launchers() -> tuple:
 @functools.lru_cache(maxsize=1)
 def launcher_globs() -> tuple:
     """(module or None for a generic launcher, its index there, commands, modules, scripts, markers) of
-    every launcher, in `_launchers`' order, from the index without importing the frameworks (a module the
-    index does not list at its size: from the module). A command's launcher is imported once one of its
-    globs matches (`launcher_at`): a one-file lint of a DeepSpeed script imports no RL framework."""
+    every launcher, in `_launchers`' order, from the registry without importing the frameworks. A command's
+    launcher is imported once one of its globs matches (`launcher_at`): a one-file lint of a DeepSpeed
+    script imports no RL framework."""
     from .launchers import LAUNCHERS as generic
+    from .registry import ADAPTERS
 
     found = [(None, index, launcher.commands, launcher.modules, launcher.scripts, launcher.markers)
              for index, launcher in enumerate(generic)]
-    stored, sizes = _stored(), _files()
     for _, module, _, _ in _entries():
-        entry = stored.get(module)
-        if entry is not None and entry[0] == sizes[module] and len(entry) > 6:
-            launchers = entry[6]
-        else:
-            framework = _framework(module)
-            launchers = tuple((launcher.commands, launcher.modules, launcher.scripts, launcher.markers)
-                              for launcher in (framework.launchers if framework is not None else ()))
-        found += [(module, index, *globs) for index, globs in enumerate(launchers)]
+        found += [(module, index, *globs) for index, globs in enumerate(ADAPTERS[module][5])]
     return tuple(found)
 
 

@@ -6,7 +6,7 @@ batch is micro x GA x dp with dp = W // context_parallel_size //
 tensor_parallel_size (utils/config/__init__.py:198-230). A `batch_size` does
 not set the accumulation: validation fills GA's default 1 before
 normalize_config reads batch_size (from 0.5.0, the first PyPI release; the
-git tags before it derived GA from batch_size: rules/axolotl_batch_size_accumulation.py).
+git tags before it derived GA from batch_size: rules/axolotl/axolotl_batch_size_accumulation.py).
 With the expert-parallel plugin the ep ranks come out of W first and dp is
 not modelled. The axolotl rules share the helpers at the end of this module.
 """

@@ -49,7 +49,7 @@ FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=90, launchers=LAUNCHERS, one
 # validate_args with tp = 1 (megatron/training/arguments.py, "disable sequence parallelism when tp=1"):
 # warnings.warn, warn_rank_0 in newer versions, then sequence_parallel = False.
 # Silently before core 0.10.0, with "Disabling sequence parallelism because tensor model parallelism is
-# disabled" after it (rules/sequence_parallel_without_tp.py gives the sources).
+# disabled" after it (rules/generic/sequence_parallel_without_tp.py gives the sources).
 SEQUENCE_PARALLEL_OFF = "Megatron-LM turns it off at start-up"
 
 

@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, number, product
 from .releases import NANOTRON as DISTRIBUTION
 from .spec import Framework, Launcher
@@ -55,8 +55,10 @@ _DEGREES = {
 
 
 @lean_dataclass(frozen=True)
-class NanotronSettings:
+class NanotronSettings(Subject):
     """What nanotron's start-up checks read besides the batch and the degrees."""
+
+    FRAMEWORKS = (NAME,)
 
     # parallelism.pp_engine as written ("1f1b" or "afab"; any other string fails to load,
     # config/utils_config.py:103-109), value None when it is not a string; default "afab":

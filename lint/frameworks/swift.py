@@ -75,7 +75,7 @@ def plan(doc: Document, outside: Outside):
         _grpo(root, plan, rl)
     # As written: unset, the model's own maximum applies (template_args.py:130 @ 3602360).
     plan.seq_len = number(root.get("max_length"), "max_length")
-    # A streamed dataset (an IterableDataset) has no length: the Trainer needs max_steps (rules/max_steps_required.py).
+    # A streamed dataset (an IterableDataset) has no length: the Trainer needs max_steps (rules/generic/max_steps_required.py).
     streaming = flag(root.get("streaming"), "streaming")
     if streaming is not None and streaming.value is True:
         plan.unsized_data = streaming

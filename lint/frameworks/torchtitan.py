@@ -94,7 +94,7 @@ FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=30, launchers=LAUNCHERS, dis
 # the fields at every commit that changed torchtitan/config_manager.py from b889f3d50 to v0.1.0
 # (argparse's `--section.key` until c1c2f55d1, 2025-04-18; JobConfig's dataclasses after it). A
 # config written for those layouts holds them (`[experimental] pipeline_parallel_degree`, `[training]
-# batch_size`): main read them; 0.1.0 drops them, 0.2.0 on refuse them (rules/torchtitan_unknown_key.py).
+# batch_size`): main read them; 0.1.0 drops them, 0.2.0 on refuse them (rules/torchtitan/torchtitan_unknown_key.py).
 PRE_RELEASE_KEYS = frozenset({
     "checkpoint.interval_type", "checkpoint.model_weights_only", "estimate.", "estimate.memory", "estimate.mode",
     "experimental.context_parallel_degree", "experimental.context_parallel_rotate_method",
@@ -226,7 +226,7 @@ def plan(doc: Document, outside: Outside):
 # (785c34c99~1 :396-398); [experimental] context_parallel_degree (1) from b19456a98 (2024-10-22, 785c34c99~1
 # :462-464). A -1 dp took W // (tp x pp) (torchtitan/parallelisms/__init__.py:29-30 @ c22d1a8d1), as the shard
 # degree did later (distributed/parallel_dims.py:44-45 @ 785c34c99~1): read as dp_shard. 0.1.0 drops every
-# one of them silently and 0.2.0 on refuse them (rules/torchtitan_unknown_key.py), so they are read only where
+# one of them silently and 0.2.0 on refuse them (rules/torchtitan/torchtitan_unknown_key.py), so they are read only where
 # the release in force is main before 0.1.0 ("0.0.2"); else the file is planned as those releases read it.
 _PRE_RELEASE_DEGREES = {
     "dp_replicate": (("training", "data_parallel_replicate_degree"),),
@@ -448,7 +448,7 @@ def _compile_model(doc: Document) -> Fact:
     old = doc.get("training", "compile")
     if old is not None:
         # The layout of 0.1.0 and main before it (config_manager.py:235 @ v0.1.0): what it compiles.
-        # 0.2.0 on refuse the key itself (rules/torchtitan_unknown_key.py), whatever [compile] says.
+        # 0.2.0 on refuse the key itself (rules/torchtitan/torchtitan_unknown_key.py), whatever [compile] says.
         value = old.value if isinstance(old, Scalar) and isinstance(old.value, bool) else None
         return Fact(value, "[training] compile", old.span, Origin.FILE, old)
     section = doc.get("compile")

@@ -15,7 +15,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .linked import DeepSpeedLink, deepspeed_link
 
@@ -140,8 +140,11 @@ class Checkpointing:
 
 
 @lean_dataclass(frozen=True)
-class TrainerArguments:
-    """The Hugging Face Trainer's own arguments, for every adapter built on plan_from."""
+class TrainerArguments(Subject):
+    """The Hugging Face Trainer's own arguments, for every adapter built on plan_from: the subject of
+    the rules about them."""
+
+    FRAMEWORKS = ("transformers", "trl", "llamafactory", "swift")
 
     # None where the framework rewrites the schedule from its own defaults (ms-swift).
     checkpointing: Optional[Checkpointing]
@@ -156,6 +159,10 @@ class TrainerArguments:
     # With a `deepspeed:` of its own: the settings its launcher's config writes that the launcher's
     # DeepSpeed plugin refuses beside it (linked.BuiltDeepSpeed.refused), facts of that config.
     deepspeed_refused: tuple = ()
+
+    @classmethod
+    def of(cls, plan: TrainingPlan) -> Optional[TrainerArguments]:
+        return plan.trainer
 
 
 # ms-swift sets eval_strategy from save_strategy and eval_steps from save_steps when

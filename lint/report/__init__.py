@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Optional
 
-# `concise` and `full` are ruff's names for text without and with each finding's source line; the
+# `concise` (one line a finding) and `full` (text with each finding's source line) are ruff's names; the
 # others are ruff's names for the formats CI tools read (docs/output-formats.md).
 FORMATS = ("text", "concise", "full", "grouped", "github", "gitlab", "azure", "junit", "pylint", "rdjson",
            "json", "json-lines", "sarif")
@@ -30,7 +30,7 @@ def render(fmt: str, diagnostics: list, summary: Summary, color: bool = False, s
     if fmt not in _RENDERERS:
         from .text import render as text
 
-        return text(diagnostics, summary, color=color, source=source)
+        return text(diagnostics, summary, color=color, source=source, concise=fmt == "concise")
     module, function = _RENDERERS[fmt]
     return getattr(importlib.import_module(f".{module}", __name__), function)(diagnostics, summary)
 

@@ -39,7 +39,7 @@ def annotation(d) -> str:
     else:
         props.append(f"endLine={span.end_line}")
     props.append(f"title={escape_property(f'{d.code} {d.name}')}")
-    message = f"{path}:{span.line}:{span.column} {d.code} {d.text}"
+    message = "\n".join((f"{path}:{span.line}:{span.column} {d.code} {d.message}",) + d.detail)
     return f"::{_LEVEL.get(d.severity, 'warning')} {','.join(props)}::{escape_data(message)}"
 
 

@@ -12,7 +12,7 @@ text output.
 from __future__ import annotations
 
 from . import fixable, printable
-from .text import _edits, _snippet, _summary, fix_summary
+from .text import _edits, _snippet, _summary, below, fix_summary
 
 
 def render(diagnostics: list, summary, source=None) -> str:
@@ -27,9 +27,9 @@ def render(diagnostics: list, summary, source=None) -> str:
         for d in found:
             where = f"{d.span.line:>{row_width}}:{d.span.column:<{column_width}}"
             mark = " [*]" if fixable(d, summary.unsafe_fixes) else ""
-            lines.append(f"  {where} {d.code}{mark} [{d.severity}] {printable(d.text)}")
+            lines.append(f"  {where} {d.code}{mark} [{d.severity}] {printable(d.message)}")
             under = (_snippet(d, source) if source is not None else []) + (_edits(d) if summary.show_fixes else [])
-            under += [printable(f"    {r.path}:{r.span.line}:{r.span.column}: note: {r.message}") for r in d.related]
+            under += below(d)
             lines.extend("  " + line for line in under)
         lines.append("")
     if not summary.quiet:

@@ -43,6 +43,7 @@ def as_dict(d) -> dict:
         "end_line": d.span.end_line,
         "end_column": d.span.end_column,
         "framework": d.framework,
+        "notes": list(d.notes),
         "related": [
             {"message": r.message, "path": r.path, "line": r.span.line, "column": r.span.column}
             for r in d.related

@@ -38,7 +38,8 @@ def _case(d) -> ET.Element:
                                    "file": _text(d.path), "line": str(d.span.line), "column": str(d.span.column)})
     failure = ET.SubElement(case, "failure", {"message": _text(d.message), "type": d.severity})
     notes = [f"{r.path}:{r.span.line}:{r.span.column}: note: {r.message}" for r in d.related]
-    failure.text = "\n".join([_text(f"line {d.span.line}, col {d.span.column}, {d.text}")] + [_text(n) for n in notes])
+    failure.text = "\n".join([_text(f"line {d.span.line}, col {d.span.column}, {d.message}")] + [_text(n) for n in notes]
+                              + [_text(line) for line in d.detail])
     return case
 
 

@@ -84,10 +84,12 @@ def _result(d, index: dict, line_hash: str) -> dict:
     result = {
         "ruleId": d.code,
         "level": _LEVEL.get(d.severity, "warning"),
-        "message": {"text": d.text},
+        "message": {"text": d.message},
         "locations": [_location(d.path, d.span)],
         "partialFingerprints": {"primaryLocationLineHash": line_hash},
     }
+    if d.notes or d.fix:  # the detail below the message, as fields (full text output prints them)
+        result["properties"] = {"notes": list(d.notes), "help": d.fix or ""}
     if d.code in index:
         result["ruleIndex"] = index[d.code]
     if d.edits:

@@ -1,5 +1,6 @@
 """`path:line:col: CODE [severity] message` (`CODE [*]` when `--fix` can fix it, as
-ruff marks it), then one summary line and how many findings `--fix` can fix."""
+ruff marks it), the notes and the `help:` line below it (`concise`: the first line
+alone), then one summary line and how many findings `--fix` can fix."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD, _RESET = "\033[1m", "\033[0m"
 
 
-def render(diagnostics: list, summary, color: bool = False, source=None) -> str:
+def render(diagnostics: list, summary, color: bool = False, source=None, concise: bool = False) -> str:
     lines = []
     for d in diagnostics:
         where = printable(f"{d.path}:{d.span.line}:{d.span.column}:")
@@ -20,17 +21,24 @@ def render(diagnostics: list, summary, color: bool = False, source=None) -> str:
             where = _BOLD + where + _RESET
             severity = _COLORS.get(d.severity, "") + severity + _RESET
         mark = " [*]" if fixable(d, summary.unsafe_fixes) else ""
-        lines.append(f"{where} {d.code}{mark} {severity} {printable(d.text)}")
+        lines.append(f"{where} {d.code}{mark} {severity} {printable(d.message)}")
+        if concise:
+            continue
         if source is not None:
             lines.extend(_snippet(d, source))
         if summary.show_fixes:
             lines.extend(_edits(d))
-        for related in d.related:
-            lines.append(printable(f"    {related.path}:{related.span.line}:{related.span.column}: note: {related.message}"))
+        lines.extend(below(d))
     if not summary.quiet:
         lines.append(_summary(diagnostics, summary))
         lines.extend(fix_summary(diagnostics, summary.unsafe_fixes))
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def below(d) -> list:
+    """The lines under a finding: a note at each related place, then its notes and its `help:` line."""
+    return ([printable(f"    {r.path}:{r.span.line}:{r.span.column}: note: {r.message}") for r in d.related]
+            + [printable(f"    {line}") for line in d.detail])
 
 
 def _edits(d) -> list:

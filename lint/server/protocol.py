@@ -87,12 +87,13 @@ class BatchlintServer(LanguageServer):
 
     def diagnostic(self, d) -> types.Diagnostic:
         url = rule_url(d.code)
+        here = types.Location(self.uri(d.path), self.range(d.path, d.span))
         related = [types.DiagnosticRelatedInformation(
             types.Location(self.uri(r.path or d.path), self.range(r.path or d.path, r.span)), r.message)
-            for r in d.related]
+            for r in d.related] + [types.DiagnosticRelatedInformation(here, line) for line in d.detail]
         return types.Diagnostic(
-            range=self.range(d.path, d.span),
-            message=d.text,
+            range=here.range,
+            message=d.message,
             severity=SEVERITY.get(d.severity, types.DiagnosticSeverity.Warning),
             code=d.code,
             code_description=types.CodeDescription(href=url) if url else None,

@@ -42,6 +42,7 @@ engine's microbatches are tokens.batch_accumulation_per_replica), config/utils_c
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nanotron import NanotronSettings
 from batchlint.frameworks.releases import NANOTRON
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -53,37 +54,23 @@ ASSERTED = Premise(
            "v0.4 (0.4) engine.py:236-238, trainer.py:220,325")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    pp, accumulation, engine = plan.parallel["pp"], plan.grad_accum, plan.settings.pp_engine
-    if engine.value != "1f1b" or not (pp.known and accumulation.known) or accumulation.value < 1:
+def check(plan: TrainingPlan, nanotron: NanotronSettings) -> Iterator[Finding]:
+    pp, accumulation, engine = plan.parallel["pp"], plan.grad_accum, nanotron.pp_engine
+    stages, steps = pp.count, accumulation.count if accumulation is not None else None
+    if engine.value != "1f1b" or stages is None or steps is None or accumulation is None or accumulation.span is None:
         return  # afab, or a value not known; an accumulation below 1 is BL104's finding
-    needed = pp.value - 1
-    if accumulation.value >= needed or accumulation.span is None:
+    needed = stages - 1
+    if steps >= needed:
         return
-    related = tuple(Related(f"{fact.key} = {fact.value}", fact.span) for fact in (pp, engine) if fact.span)
     yield Finding(
         span=accumulation.span,
-        message=f"{accumulation.describe()} gives {accumulation.value} microbatch{'es' if accumulation.value != 1 else ''}"
-        f" per step, but the 1F1B pipeline engine asserts at least {pp.key} - 1 = {needed}: the job dies at its"
-        " first training step",
+        message=f"{steps} microbatch{'es' if steps != 1 else ''} per step; 1F1B with pp = {stages} needs {needed}",
+        notes=(f"{accumulation.key} sets the microbatches of each step; the 1F1B engine asserts at least "
+               f"{pp.key} - 1 = {needed}, and the job dies at its first training step",),
         fix=f"set {accumulation.key} to {needed} or more (the global batch grows with it), or set {engine.key} to afab",
-        related=related,
+        related=tuple(Related(f"{fact.key} = {fact.value}", fact.span) for fact in (pp, engine) if fact.span),
     )
 
-
-_NANOTRON = """\
-general:
-  project: pipeline
-parallelism:
-  dp: 2
-  pp: {pp}
-  tp: 1
-{engine}tokens:
-  sequence_length: 2048
-  micro_batch_size: 4
-  batch_accumulation_per_replica: {accumulation}
-  train_steps: 100
-"""
 
 RULE = Rule(
     code="BL113",
@@ -91,17 +78,84 @@ RULE = Rule(
     severity="error",
     summary="nanotron: fewer than pp - 1 microbatches per step with the 1F1B pipeline engine",
     check=check,
-    needs=("parallel.pp", "grad_accum", "settings.pp_engine"),
+    subject=NanotronSettings,
+    needs=("parallel.pp", "grad_accum"),
     premises=(ASSERTED,),
     doc=__doc__,
     examples=(
-        Example("nanotron_1f1b_1_of_4.yaml", _NANOTRON.format(pp=4, engine="  pp_engine: 1f1b\n", accumulation=1),
-                flagged=(11,)),
-        Example("nanotron_1f1b_3_of_4.yaml", _NANOTRON.format(pp=4, engine="  pp_engine: 1f1b\n", accumulation=3)),
+        Example("nanotron_1f1b_1_of_4.yaml", """\
+general:
+  project: pipeline
+parallelism:
+  dp: 2
+  pp: 4
+  tp: 1
+  pp_engine: 1f1b
+tokens:
+  sequence_length: 2048
+  micro_batch_size: 4
+  batch_accumulation_per_replica: 1
+  train_steps: 100
+""", flagged=(11,),
+                message="1 microbatch per step; 1F1B with pp = 4 needs 3",
+                fix="set tokens.batch_accumulation_per_replica to 3 or more (the global batch grows with it), "
+                    "or set parallelism.pp_engine to afab"),
+        Example("nanotron_1f1b_3_of_4.yaml", """\
+general:
+  project: pipeline
+parallelism:
+  dp: 2
+  pp: 4
+  tp: 1
+  pp_engine: 1f1b
+tokens:
+  sequence_length: 2048
+  micro_batch_size: 4
+  batch_accumulation_per_replica: 3
+  train_steps: 100
+"""),
         # AllForwardAllBackward takes any count: the default engine too.
-        Example("nanotron_afab_1_of_4.yaml", _NANOTRON.format(pp=4, engine="  pp_engine: afab\n", accumulation=1)),
-        Example("nanotron_default_1_of_4.yaml", _NANOTRON.format(pp=4, engine="", accumulation=1)),
+        Example("nanotron_afab_1_of_4.yaml", """\
+general:
+  project: pipeline
+parallelism:
+  dp: 2
+  pp: 4
+  tp: 1
+  pp_engine: afab
+tokens:
+  sequence_length: 2048
+  micro_batch_size: 4
+  batch_accumulation_per_replica: 1
+  train_steps: 100
+"""),
+        Example("nanotron_default_1_of_4.yaml", """\
+general:
+  project: pipeline
+parallelism:
+  dp: 2
+  pp: 4
+  tp: 1
+tokens:
+  sequence_length: 2048
+  micro_batch_size: 4
+  batch_accumulation_per_replica: 1
+  train_steps: 100
+"""),
         # Two stages need one warm-up forward: any accumulation will do.
-        Example("nanotron_1f1b_1_of_2.yaml", _NANOTRON.format(pp=2, engine="  pp_engine: 1f1b\n", accumulation=1)),
+        Example("nanotron_1f1b_1_of_2.yaml", """\
+general:
+  project: pipeline
+parallelism:
+  dp: 2
+  pp: 2
+  tp: 1
+  pp_engine: 1f1b
+tokens:
+  sequence_length: 2048
+  micro_batch_size: 4
+  batch_accumulation_per_replica: 1
+  train_steps: 100
+"""),
     ),
 )

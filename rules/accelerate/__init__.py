@@ -1,0 +1,1 @@
+"""Rules about accelerate's launcher configs and the DeepSpeed plugin they build."""

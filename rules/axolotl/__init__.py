@@ -1,0 +1,1 @@
+"""Rules about axolotl's configs."""

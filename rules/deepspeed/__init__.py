@@ -1,0 +1,1 @@
+"""Rules about DeepSpeed's JSON configs."""

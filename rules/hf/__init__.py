@@ -1,0 +1,1 @@
+"""Rules about the Hugging Face Trainer's own arguments, for every framework built on it."""

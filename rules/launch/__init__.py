@@ -1,0 +1,1 @@
+"""Rules about launch scripts themselves (shell line continuations, variables, override keys)."""

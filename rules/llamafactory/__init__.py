@@ -1,0 +1,1 @@
+"""Rules about LLaMA-Factory's configs (v0 and v1)."""

@@ -1,0 +1,1 @@
+"""Rules about mmengine's config system as the frameworks built on it load configs."""

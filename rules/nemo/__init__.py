@@ -1,0 +1,1 @@
+"""Rules about NeMo's configs."""

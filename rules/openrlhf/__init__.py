@@ -1,0 +1,1 @@
+"""Rules about OpenRLHF's launch arguments."""

@@ -1,0 +1,1 @@
+"""Rules about ms-swift's arguments (its Trainer and its Megatron backend)."""

@@ -1,0 +1,1 @@
+"""Rules about TorchTitan's TOML configs and config registries."""

@@ -1,0 +1,1 @@
+"""Rules about torchtune's recipe configs."""

@@ -1,0 +1,1 @@
+"""Rules about TRL's trainer arguments."""

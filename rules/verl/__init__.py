@@ -1,0 +1,1 @@
+"""Rules about verl's PPO and SFT trainer configs."""

@@ -1,0 +1,1 @@
+"""Rules about XTuner's configs (mmengine Python configs and XTuner v1)."""
