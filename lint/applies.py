@@ -1,6 +1,7 @@
-"""Which frameworks a rule applies to, computed from what the adapters fill.
+"""Which frameworks a rule applies to: those its subject declares (`Subject.FRAMEWORKS`), or those
+it names, and of them the ones whose adapters fill the facts it needs.
 
-A rule names the facts it reads (`Rule.needs`); an adapter applies when some
+A rule names the plan facts it reads (`Rule.needs`); an adapter applies when some
 config of its framework yields a plan with all of them. Which facts each
 framework fills is observed, not declared: `observe()` lints every rule's
 examples and the files under examples/ and records the facts present in each
@@ -113,13 +114,14 @@ def render(observed: dict) -> str:
 
 
 def frameworks_for(rule: Rule, observed: Optional[dict] = None) -> Optional[tuple]:
-    """The frameworks the rule applies to, or None for every framework (a rule
-    that needs no fact and names no framework)."""
+    """The frameworks the rule applies to, or None for every framework (a rule that needs no fact
+    and names neither a framework nor a subject): those its subject declares (or it names), narrowed
+    to the ones whose plans fill the facts it needs."""
     needed = set(rule.needs) - ENGINE_FACTS
     if not needed:
-        return rule.frameworks
+        return rule.applies
     observed = stored() if observed is None else observed
-    candidates = rule.frameworks or tuple(observed)
+    candidates = rule.applies or tuple(observed)
     return tuple(fw for fw in candidates if any(needed <= set(facts) for facts in observed.get(fw, ())))
 
 

@@ -38,7 +38,9 @@ class Diagnostic:
         return tuple(f"note: {note}" for note in self.notes) + ((f"help: {self.fix}",) if self.fix else ())
 
     def sort_key(self) -> tuple:
-        return (self.path, self.span.line, self.span.column, self.code)
+        # The message last: two findings of one rule at one place come out in one order on every run
+        # (the engine sorts a set), so an example can pin the first.
+        return (self.path, self.span.line, self.span.column, self.code, self.message)
 
 
 _LONG_NUMBER = re.compile(r"\d{41,}")

@@ -525,8 +525,9 @@ class _Checker:
                 if plan.document.composed is not None:  # a value a config composed in wrote: where it was
                     found += tuple(Related(message, span) for message, span in _composed_note(plan.document, finding.span))
                 related = tuple(Related(r.message, r.span._replace(path=None), r.path or r.span.path or path)
-                                for r in found) + note
-                edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or finding.span.path or path)
+                                for r in found if r.span is not None) + note
+                at = finding.span.path if finding.span is not None else None
+                edits = tuple(Edit(e.span._replace(path=None), e.replacement, e.path or e.span.path or at or path)
                               for e in finding.edits)
                 self.emit(path, rule.code, rule.name, severity, finding.message,
                           finding.span, plan.framework, finding.fix, related, edits, rule.unsafe_fix, notes=notes)

@@ -110,8 +110,8 @@ S = TypeVar("S", bound="Subject")
 
 class Subject:
     """What a rule judges, typed: a framework's settings (`TrainingPlan.settings`), or another part of a
-    plan that names its own `of`. A rule declares it (`Rule(subject=VerlSettings)`) and its check takes it
-    (`check(plan, verl)`); the engine runs the rule only on plans where `of` finds one.
+    plan that names its own `of`. A rule declares it (`Rule(subject=TheSettings)`) and its check takes it
+    (`check(plan, settings)`); the engine runs the rule only on plans where `of` finds one.
     `FRAMEWORKS` says whose plans hold it (None: any framework's): what `batchlint rule` shows as
     "applies to"."""
 
@@ -137,13 +137,13 @@ class GenerationChecks:
     # Factors whose product the generation batch must be a whole number of (TRL: the
     # per-device batch and W; ms-swift: global_batch_size). An unknown factor (W) is
     # left out: what fails without it fails for every value it can take.
-    step_batch: tuple = ()
+    step_batch: tuple[Optional[Fact], ...] = ()
     # More batches it must be a whole number of, each a tuple of factors as step_batch (EasyR1: the
     # experience micro batch, and a critic's mini-batch).
-    multiples: tuple = ()
+    multiples: tuple[tuple[Optional[Fact], ...], ...] = ()
     # Two written keys the framework refuses together (TRL: generation_batch_size
     # and steps_per_generation), whatever their values.
-    exclusive: tuple = ()
+    exclusive: tuple[Fact, ...] = ()
     # The generation batch as the other keys give it, when the framework accepts both
     # ways only if they agree (ms-swift: global_batch_size x steps_per_generation).
     alternative: Optional[Fact] = None

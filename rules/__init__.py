@@ -9,11 +9,14 @@ batchlint.codes, which imports no rule) redirects it to its successor.
 
 import functools
 import importlib
+from collections.abc import Iterable, Iterator
+from typing import Optional
 
 from batchlint.codes import RETIRED, canonical  # noqa: F401 (re-exported: the redirect table)
-from batchlint.rule import Rule
+from batchlint.plan import TrainingPlan
+from batchlint.rule import Finding, Rule
 
-from .registry import GROUPS, REGISTRY
+from .registry import REGISTRY
 
 
 def module_of(code: str) -> str:
@@ -21,14 +24,14 @@ def module_of(code: str) -> str:
     return REGISTRY[code][0]
 
 
-def _load(codes) -> tuple:
+def _load(codes: Iterable[str]) -> tuple[Rule, ...]:
     return tuple(sorted((_rule(module_of(code)) for code in codes), key=lambda rule: rule.code))
 
 
-RULES: tuple  # every rule, by code: bound by __getattr__ on first use
+RULES: tuple[Rule, ...]  # every rule, by code: bound by __getattr__ on first use
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> tuple[Rule, ...]:
     # RULES is built on first use: a one-file lint imports only the rules its framework can run.
     if name == "RULES":
         global RULES
@@ -39,48 +42,47 @@ def __getattr__(name: str):
 
 @functools.cache
 def _rule(module: str) -> Rule:
-    return importlib.import_module(f"{__name__}.{module}").RULE
+    rule: Rule = importlib.import_module(f"{__name__}.{module}").RULE
+    return rule
 
 
-def for_plan(plan) -> tuple:
-    """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only
-    those of its framework's groups whose needs the plan holds."""
+def for_plan(plan: TrainingPlan) -> tuple[Rule, ...]:
+    """The rules that run on `plan` (exactly those whose `Rule.runs_on` holds), importing only those
+    the registry says judge its framework and whose needs the plan holds."""
     framework = plan.framework
     checks, needed, picks = _checks(framework)
     present = frozenset(plan.present(needed))  # each distinct fact asked once per plan
-    found = picks.get(present)
-    if found is None:
-        found, exact = [], True
-        for module, needs in checks:
-            if needs <= present:
-                rule = _rule(module)
-                if frozenset(rule.needs) != needs:  # not the registry's needs: runs_on decides, plan by plan
-                    exact = False
-                    if rule.runs_on(plan):
-                        found.append(rule)
-                elif rule.applies_to(framework):
+    cached = picks.get(present)
+    if cached is not None:
+        return cached
+    found, exact = [], True
+    for module, needs in checks:
+        if needs <= present:
+            rule = _rule(module)
+            if frozenset(rule.needs) != needs:  # a stale row (tests/test_registry.py): runs_on decides
+                exact = False
+                if rule.runs_on(plan):
                     found.append(rule)
-        found = tuple(found)
-        if exact and len(picks) < _MAX_PICKS:
-            picks[present] = found
-    return found
+            elif rule.applies_to(framework):
+                found.append(rule)
+    if exact and len(picks) < _MAX_PICKS:
+        picks[present] = tuple(found)
+    return tuple(found)
 
 
 _MAX_PICKS = 1024  # sets of facts remembered per framework
 
 
+_Checks = tuple[tuple[tuple[str, frozenset[str]], ...], frozenset[str], dict[frozenset[str], tuple[Rule, ...]]]
+
+
 @functools.cache
-def _checks(framework: str) -> tuple:
-    """The rules of the groups that may judge a plan of `framework`, as (module, needs), in code
+def _checks(framework: str) -> _Checks:
+    """The rules the registry says may judge a plan of `framework`, as (module, needs), in code
     order; the union of their needs; and for_plan's picks by the facts present."""
-    checks = tuple((module, frozenset(needs)) for _, (module, needs) in sorted(REGISTRY.items())
-                   if _judges(module.partition(".")[0], framework))
-    return checks, frozenset().union(*(needs for _, needs in checks)), {}
-
-
-def _judges(group: str, framework: str) -> bool:
-    frameworks = GROUPS[group]
-    return frameworks is None or framework in frameworks
+    checks = tuple((module, frozenset(needs)) for _, (module, frameworks, needs) in sorted(REGISTRY.items())
+                   if frameworks is None or framework in frameworks)
+    return checks, frozenset[str]().union(*(needs for _, needs in checks)), {}
 
 
 class Lazy:
@@ -88,16 +90,14 @@ class Lazy:
     without importing a rule, and the rules that run on a plan, imported when first needed."""
 
     @property
-    def codes(self) -> frozenset:
+    def codes(self) -> frozenset[str]:
         return frozenset(REGISTRY)
 
-    def for_plan(self, plan) -> tuple:
+    def for_plan(self, plan: TrainingPlan) -> tuple[Rule, ...]:
         return for_plan(plan)
 
-    def __iter__(self):
-        from batchlint import rules
-
-        return iter(rules.RULES)
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(_load(REGISTRY))
 
 
 LAZY = Lazy()
@@ -107,8 +107,8 @@ LAZY = Lazy()
 _ENGINE = "batchlint's own reading of the file, the same whatever release of a framework runs it"
 
 
-def _no_check(plan):
-    return ()
+def _no_check(plan: TrainingPlan) -> Iterator[Finding]:
+    return iter(())
 
 
 ENGINE_RULES = (
@@ -294,20 +294,18 @@ ENGINE_RULES = (
 )
 
 
-def all_rules() -> tuple:
-    from batchlint import rules
-
-    return ENGINE_RULES + rules.RULES
+def all_rules() -> tuple[Rule, ...]:
+    return ENGINE_RULES + _load(REGISTRY)
 
 
-def known_codes() -> set:
+def known_codes() -> set[str]:
     """Every code `--select`, `--ignore` and directives may name: the rules'
     and the retired ones (which act on their successors). Read from the index:
     importing every rule would double the start-up of a one-file lint."""
     return {rule.code for rule in ENGINE_RULES} | set(REGISTRY) | set(RETIRED)
 
 
-def find(code: str):
+def find(code: str) -> Optional[Rule]:
     """A rule by code or name; a retired code finds its successor."""
     code = canonical(code.upper())
     return next((rule for rule in all_rules() if rule.code == code or rule.name == code.lower()), None)

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from batchlint import __version__, reads
-from batchlint.cache import Cache, result_from_dict, result_to_dict
+from batchlint.cache import FORMAT, Cache, result_from_dict, result_to_dict
 from batchlint.config import Settings
 from batchlint.engine import Options
 from batchlint.parallel import lint_files
@@ -100,7 +100,7 @@ def test_the_index_is_json(workdir):
     assert name.endswith(".json")
     with open(workdir / "cache" / name, encoding="utf-8") as handle:
         data = json.load(handle)
-    assert data["batchlint_cache"] == 1 and len(data["entries"]) == 1
+    assert data["batchlint_cache"] == FORMAT and len(data["entries"]) == 1
 
 
 def test_a_planted_pickle_is_never_loaded(workdir):

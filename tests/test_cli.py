@@ -43,7 +43,7 @@ def test_finding_exits_1_and_names_file_line_and_code(workdir):
     assert (finding["path"], int(finding["line"]), finding["code"], finding["severity"]) == (
         "sft.py", XTUNER_SP_LINE, "BL101", "warning",
     )
-    assert "at sequence_parallel_size = 1 it would be 64" in finding["message"]
+    assert finding["message"] == "global batch 16 x W/4 at sp = 4, was 64 x W at sp = 1"
     assert result.stderr == ""
 
 

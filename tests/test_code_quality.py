@@ -121,11 +121,19 @@ def test_mypy_holds_the_public_surface_to_typed_signatures(tmp_path):
 
 
 def test_every_rule_check_is_typed():
-    """A rule's `check` is the surface the engine calls: `(plan: TrainingPlan) -> Iterator[Finding]`."""
+    """A rule's `check` is the surface the engine calls: `(plan: TrainingPlan) -> Iterator[Finding]`, with its
+    subject, typed, after the plan where it has one."""
     from batchlint.plan import TrainingPlan
     from batchlint.rule import Finding
     from batchlint.rules import RULES
 
-    untyped = [rule.code for rule in RULES
-               if typing.get_type_hints(rule.check) != {"plan": TrainingPlan, "return": Iterator[Finding]}]
+    def typed(rule) -> bool:
+        hints = typing.get_type_hints(rule.check)
+        subject = [name for name in hints if name not in ("plan", "return")]
+        expected = {"plan": TrainingPlan, "return": Iterator[Finding]}
+        if rule.subject is not None:
+            expected[subject[0] if subject else "subject"] = rule.subject
+        return hints == expected and list(hints)[:1] == ["plan"]
+
+    untyped = [rule.code for rule in RULES if not typed(rule)]
     assert len(RULES) > 70 and untyped == []

@@ -21,7 +21,7 @@ from conftest import (
     write,
 )
 
-_BATCH = re.compile(r"the global batch is (\d+) .*not the (\d+) stated \((.+?)\)")
+_BATCH = re.compile(r"the global batch is (\d+)\D.*not the (\d+) stated \((.+?)\)")
 
 
 def pyproject(folder, body, name="pyproject.toml", table="[tool.batchlint]\n"):

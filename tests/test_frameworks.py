@@ -105,7 +105,7 @@ def test_torchtitan_old_batch_size_key_is_the_local_batch(lint):
     text = "[training]\nbatch_size = 8\nglobal_batch_size = 20\n\n[parallelism]\ndata_parallel_shard_degree = 2\n"
     result = lint("old.toml", text)
     [finding] = [d for d in result.diagnostics if d.code == "BL103"]
-    assert "[training] batch_size (8) x dp (2) = 16" in finding.message
+    assert "[training] batch_size (8) x dp (2) = 16" in " ".join((finding.message,) + finding.notes)
     assert "BL510" in {d.code for d in result.diagnostics}  # v0.2.2 no longer knows the old name
 
 
@@ -129,7 +129,7 @@ def test_torchtitan_shard_minus_one_uses_the_leftover_ranks(lint):
     assert lint("a.toml", text, world_size=16).diagnostics == []
     # W=32 -> shard 4, dp 8, 2 x 8 = 16 does not divide 24.
     [finding] = lint("b.toml", text, world_size=32).diagnostics
-    assert "x dp (8) = 16" in finding.message
+    assert "x dp (8) = 16" in " ".join((finding.message,) + finding.notes)
     # W unknown -> dp is a multiple of the replicate degree: 2 x 2 = 4 divides 24, nothing to say.
     assert lint("c.toml", text).diagnostics == []
 
@@ -169,13 +169,13 @@ def test_swift_default_accumulation_depends_on_world_size(lint):
     text = "model_type: qwen2\nper_device_train_batch_size: 1\n"
     assert lint("s.yaml", text, world_size=4, global_batch=16).diagnostics == []
     [finding] = lint("s2.yaml", text, world_size=4, global_batch=32).diagnostics
-    assert "default for W=4" in finding.message
+    assert "default for W=4" in " ".join((finding.message,) + finding.notes)
 
 
 def test_transformers_default_micro_batch_is_8(lint):
     text = "output_dir: out\ngradient_accumulation_steps: 2\n"
     [finding] = lint("t.yaml", text, world_size=2, global_batch=16).diagnostics
-    assert "the global batch is 32" in finding.message and "default 8" in finding.message
+    assert "the global batch is 32" in finding.message and "default 8" in " ".join((finding.message,) + finding.notes)
 
 
 def test_yaml_strings_are_not_numbers(lint):

@@ -51,13 +51,18 @@ def test_trl_only_keys_make_it_trl(lint):
     assert lint("d.yaml", "per_device_train_batch_size: 2\nlearning_rate: 1.0e-5\n").framework == "transformers"
 
 
+def said(finding):
+    """A finding's message and its notes: the verdict and the arithmetic and sources behind it."""
+    return " ".join((finding.message,) + finding.notes)
+
+
 # -- BL120: where the DeepSpeed config is found -------------------------------------------------------
 
 def test_next_to_the_config(tmp_path):
     write(tmp_path, "configs/ds.json", DS_MICRO_4)
     [finding] = lint_path(write(tmp_path, "configs/sft.yaml", SFT.format(name="ds.json"))).diagnostics
     assert finding.code == "BL120" and finding.span.line == 2  # per_device_train_batch_size
-    assert "train_micro_batch_size_per_gpu (4)" in finding.message and "per_device_train_batch_size (2)" in finding.message
+    assert "train_micro_batch_size_per_gpu (4)" in said(finding) and "per_device_train_batch_size (2)" in said(finding)
     other, named = finding.related
     assert other.path.endswith("configs/ds.json") and other.span.line == 2
     assert named.path == finding.path and named.span.line == 4
@@ -150,9 +155,9 @@ def bl120(lint, text, **kwargs):
 def test_train_batch_size_needs_the_world_size_unless_no_world_size_fits(lint):
     assert bl120(lint, inline({"train_batch_size": 64})) == []  # 2 x 8 x W = 64 at W = 4
     [finding] = bl120(lint, inline({"train_batch_size": 64}), world_size=8)
-    assert "W (8) x per_device_train_batch_size (2) x gradient_accumulation_steps (8) = 128" in finding.message
+    assert "W (8) x per_device_train_batch_size (2) x gradient_accumulation_steps (8) = 128" in said(finding)
     [finding] = bl120(lint, inline({"train_batch_size": 100}))
-    assert "for any world size W" in finding.message and "multiple of 16" in finding.fix
+    assert "for any world size W" in said(finding) and "multiple of 16" in finding.fix
 
 
 @pytest.mark.parametrize("micro, ga", [(0, 8), (2, 0), (-2, 8), (0, 0)])
@@ -169,7 +174,7 @@ def test_auto_find_batch_size_leaves_the_batch_but_not_the_accumulation(lint):
     head = "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\nauto_find_batch_size: true\n"
     ds = {"train_micro_batch_size_per_gpu": 4, "train_batch_size": 100, "gradient_accumulation_steps": 4}
     [finding] = bl120(lint, inline(ds, head), world_size=8)
-    assert finding.message.startswith("gradient_accumulation_steps (4)")
+    assert finding.notes[0].startswith("gradient_accumulation_steps (4)")
 
 
 def test_defaults_are_used_where_every_reader_agrees(lint):
@@ -178,7 +183,7 @@ def test_defaults_are_used_where_every_reader_agrees(lint):
     text = "output_dir: out\ngradient_accumulation_steps: 2\ndeepspeed:\n" + "".join(
         f"  {k}: {json.dumps(v)}\n" for k, v in ds.items()
     )
-    found = [d.message.split(" (")[0] for d in bl120(lint, text)]
+    found = [d.notes[0].split(" (")[0] for d in bl120(lint, text)]
     assert found == ["train_micro_batch_size_per_gpu", "gradient_clipping", "fp16.enabled"]
 
 
@@ -191,7 +196,7 @@ def test_bf16_counts_only_where_written_except_for_llamafactory(lint):
 
 def test_full_eval_flags_count(lint):
     [finding] = bl120(lint, inline({"bf16": {"enabled": False}}, "per_device_train_batch_size: 2\nbf16_full_eval: true\n"))
-    assert "bf16_full_eval (true)" in finding.message
+    assert "bf16_full_eval (true)" in said(finding)
 
 
 def test_apex_leaves_fp16_alone(lint):
@@ -203,13 +208,13 @@ def test_swift_compares_only_what_is_written(lint):
     head = "model_type: qwen2\nper_device_train_batch_size: 1\n"
     ds = {"gradient_clipping": 0.5, "fp16": {"enabled": True}, "train_micro_batch_size_per_gpu": 2}
     [finding] = bl120(lint, inline(ds, head))
-    assert finding.message.startswith("train_micro_batch_size_per_gpu (2)")
+    assert finding.notes[0].startswith("train_micro_batch_size_per_gpu (2)")
 
 
 def test_a_value_written_as_a_string_never_matches(lint):
     """fill_match compares with `!=`: "4" is not 4, and "true" is not false (tests/differential agree)."""
     found = bl120(lint, inline({"train_micro_batch_size_per_gpu": "4", "fp16": {"enabled": "true"}}))
-    assert [d.message.split(" (")[0] for d in found] == ["train_micro_batch_size_per_gpu", "fp16.enabled"]
+    assert [d.notes[0].split(" (")[0] for d in found] == ["train_micro_batch_size_per_gpu", "fp16.enabled"]
     assert all("is a string" in d.message for d in found)
     assert bl120(lint, inline({"train_micro_batch_size_per_gpu": "auto", "fp16": {"enabled": "auto"}})) == []
 
@@ -223,7 +228,7 @@ def bl522(lint, body, name="t.yaml"):
 
 def test_load_best_with_default_strategies(lint):
     [finding] = bl522(lint, "")
-    assert 'eval_strategy "no" (default) differs from save_strategy "steps" (default)' in finding.message
+    assert 'eval_strategy "no" (default) but save_strategy "steps" (default)' in finding.message
     assert finding.span.line == 2
 
 
@@ -233,13 +238,13 @@ def test_the_pre_4_41_name_counts_in_the_releases_that_read_it(lint):
     assert "save_steps 500 (default) to be a multiple of eval_steps 300" in finding.message
     assert finding.severity == "info"  # no release pinned: 4.8 and older accept it
     [finding] = bl522(lint, "evaluation_strategy: epoch\neval_strategy: steps\nsave_strategy: steps\n")
-    assert 'evaluation_strategy "epoch" differs from save_strategy "steps"' in finding.message
+    assert 'evaluation_strategy "epoch" but save_strategy "steps"' in finding.message
     assert bl522(lint, "evaluation_strategy: 'yes'\n") == []  # not a strategy: transformers refuses it otherwise
 
 
 def test_eval_steps_falls_back_to_logging_steps(lint):
     [finding] = bl522(lint, "eval_strategy: steps\nlogging_steps: 30\nsave_steps: 100\n")
-    assert "logging_steps 30" in finding.message and "eval_steps is unset" in finding.message
+    assert "logging_steps 30" in finding.message and "eval_steps is unset" in said(finding)
     assert bl522(lint, "eval_strategy: steps\nsave_steps: 100\n") == []  # transformers 500 or TRL 10: unknown
     assert len(bl522(lint, "stage: sft\neval_strategy: steps\nsave_steps: 100\n", "lf.yaml")) == 1  # 100 % 500
 
@@ -248,7 +253,7 @@ def test_ratios(lint):
     assert bl522(lint, "eval_strategy: steps\neval_steps: 0.1\nsave_steps: 0.2\n") == []
     assert len(bl522(lint, "eval_strategy: steps\neval_steps: 0.1\nsave_steps: 0.25\n")) == 1
     [finding] = bl522(lint, "eval_strategy: steps\neval_steps: 0.1\nsave_steps: 500\n")
-    assert "ratio" in finding.message
+    assert "ratio" in said(finding)
 
 
 # -- TRL --------------------------------------------------------------------------------------------
@@ -276,9 +281,9 @@ def test_max_seq_length_in_a_handbook_recipe(lint):
 
 
 @pytest.mark.parametrize("pin, severity, says", [
-    ("trl>=0.29.0\n", "error", "[TRL 0.20.0 and later; >=0.29.0 in requirements.txt:1]"),
-    ("trl==0.21.0\n", "error", "[TRL 0.21.0, pinned in requirements.txt:1]"),
-    ("trl>=0.19.1\n", "info", "[from TRL 0.20.0 on; >=0.19.1 in requirements.txt:1]"),
+    ("trl>=0.29.0\n", "error", "releases: TRL 0.20.0 and later; >=0.29.0 in requirements.txt:1"),
+    ("trl==0.21.0\n", "error", "releases: TRL 0.21.0, pinned in requirements.txt:1"),
+    ("trl>=0.19.1\n", "info", "releases: from TRL 0.20.0 on; >=0.19.1 in requirements.txt:1"),
     ("trl>=0.8,<0.20\n", None, ""),  # every release it admits still has max_seq_length
 ])
 def test_max_seq_length_judged_by_the_range_the_project_admits(tmp_path, pin, severity, says):
@@ -286,12 +291,12 @@ def test_max_seq_length_judged_by_the_range_the_project_admits(tmp_path, pin, se
     (tmp_path / "requirements.txt").write_text(pin)
     found = lint_text(tmp_path, "recipes/sft.yaml", HANDBOOK_SFT).diagnostics
     assert [(f.code, f.severity) for f in found] == ([("BL420", severity)] if severity else [])
-    assert all(says in f.message for f in found)
+    assert all(says in f.notes for f in found)
 
 
 def test_max_seq_length_next_to_max_length(lint):
     [finding] = lint("c.yaml", HANDBOOK_SFT + "max_length: 4096\n").diagnostics
-    assert "delete max_seq_length" in finding.fix and "truncate at max_length (4096)" in finding.message
+    assert "delete max_seq_length" in finding.fix and "truncate at max_length (4096)" in said(finding)
 
 
 def test_padding_free_needs_an_sft_config(lint):
@@ -305,12 +310,13 @@ def test_grpo_given_generation_batch_and_the_world_size(lint):
     text = "per_device_train_batch_size: 4\nnum_generations: 8\ngeneration_batch_size: 24\n"
     assert lint("grpo.yaml", text).diagnostics == []  # 24 = 4 x W x 6/W at W = 1, 2, 3, 6
     [finding] = lint("grpo4.yaml", text, world_size=4).diagnostics
-    assert "per_device_train_batch_size (4) x W (4) = 16" in finding.message
+    assert "is not a multiple of 16" in finding.message
+    assert "per_device_train_batch_size (4) x W (4) = 16" in " ".join(finding.notes)
 
 
 def test_grpo_checks_that_hold_for_every_world_size(lint):
     [finding] = lint("a.yaml", "per_device_train_batch_size: 5\nnum_generations: 4\ngeneration_batch_size: 24\n").diagnostics
-    assert "so no world size makes it a multiple" in finding.message
+    assert "so no world size makes it a multiple" in " ".join(finding.notes)
     [finding] = lint("b.yaml", "per_device_train_batch_size: 4\nnum_generations: 1\n").diagnostics
     assert "at least 2" in finding.message
     both = "per_device_train_batch_size: 4\nnum_generations: 4\ngeneration_batch_size: 16\nsteps_per_generation: 2\n"
@@ -332,13 +338,14 @@ use_vllm: true
 def test_an_open_r1_recipe_fits_the_world_size_it_was_written_for(lint):
     assert lint("config_demo_code.yaml", OPEN_R1_GRPO, world_size=7).diagnostics == []
     [finding] = lint("config_demo_code.yaml", OPEN_R1_GRPO, world_size=8).diagnostics
-    assert finding.span.line == 3 and "= 512 is not a multiple of num_generations (14)" in finding.message
+    assert finding.span.line == 3 and "generation batch 512 is not a multiple of num_generations 14" in finding.message
 
 
 def test_grpo_evaluation_batch(lint):
     text = "per_device_train_batch_size: 4\nnum_generations: 8\neval_strategy: steps\nper_device_eval_batch_size: 3\n"
     [finding] = lint("g.yaml", text, world_size=4).diagnostics
-    assert "evaluation batch per_device_eval_batch_size (3) x W (4) = 12" in finding.message
+    assert "evaluation batch 12 is not a multiple" in finding.message
+    assert "the evaluation batch is per_device_eval_batch_size (3) x W (4) = 12" in finding.notes
 
 
 def test_distillation_configs_are_not_grpo(lint):
@@ -420,7 +427,7 @@ def test_hf_deepspeed_mismatch_agrees_with_the_trainer(tmp_path):
         text = "model_name_or_path: m\n" + _yaml(ta) + "deepspeed:\n" + "".join(
             f"  {k}: {json.dumps(v)}\n" for k, v in ds.items())
         result = lint_text(tmp_path, name, text, world_size=world)
-        found = {d.message.split(" (")[0] for d in result.diagnostics if d.code == "BL120"}
+        found = {d.notes[0].split(" (")[0] for d in result.diagnostics if d.code == "BL120"}
         assert found <= expected, (ta, ds, world, found, expected)
         unwritten_bf16 = "bf16" not in ta and "bf16_full_eval" not in ta
         assert expected - found <= ({"bf16.enabled"} if unwritten_bf16 else set()), (ta, ds, world, found, expected)

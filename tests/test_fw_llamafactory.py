@@ -49,7 +49,7 @@ def test_v1_global_batch_must_divide_by_dp_times_micro(lint):
     text = V1.format(extra="global_batch_size: 12\n")
     # W 4: dp 4 x micro 2 = 8 does not divide 12 (v1/core/utils/batching.py:186-195).
     [finding] = lint("v1.yaml", text, world_size=4).diagnostics
-    assert finding.code == "BL103" and finding.span.line == 7 and "= 8" in finding.message
+    assert finding.code == "BL103" and finding.span.line == 7 and "= 8" in " ".join((finding.message,) + finding.notes)
     assert lint("v1.yaml", text, world_size=3).diagnostics == []  # 3 x 2 = 6 divides 12
     # Without W only what fails for every W: micro 2 divides 12.
     assert lint("v1.yaml", text).diagnostics == []

@@ -173,7 +173,7 @@ def test_an_interpolation_that_cannot_be_followed_is_unknown():
 def test_a_global_batch_w_does_not_divide_is_refused(lint):
     result = lint("mpt-125m.yaml", train_yaml(global_=256, micro="8"), world_size=6)
     assert codes(result) == [("BL103", 18)]
-    assert "global_train_batch_size (256) is not divisible by world size (6" in result.diagnostics[0].message
+    assert "global_train_batch_size (256) is not divisible by world size (6" in " ".join(result.diagnostics[0].notes)
     assert "252 or 258" in result.diagnostics[0].fix
 
 
@@ -225,7 +225,7 @@ def test_composer_gives_w_and_applies_overrides(tmp_path):
                    "composer --world_size 16 --node_rank 0 --master_addr 10.0.0.1 --master_port 7501 "
                    "scripts/train/train.py scripts/train/yamls/pretrain/mpt-125m.yaml global_train_batch_size=48\n")
     out = run("check", "--format", "json", "--exit-zero", script)
-    found = [(f["code"], f["line"], f["message"]) for f in json.loads(out.stdout)]
+    found = [(f["code"], f["line"], " ".join([f["message"]] + f["notes"])) for f in json.loads(out.stdout)]
     assert [(code, line) for code, line, _ in found] == [("BL103", 18)]  # 256 % 6; 48 % 16 = 0
     assert "world size (6, from the launch line: -n 6)" in found[0][2]
     [first, second] = json.loads(run("explain", "--format", "json", script).stdout)

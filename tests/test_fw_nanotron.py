@@ -188,7 +188,7 @@ def test_a_torchrun_launch_on_another_w_is_refused(tmp_path):
     result = lint_text(tmp_path, "train.sh", LAUNCH.format(n=4, tail=""))
     [finding] = result.diagnostics
     assert finding.code == "BL202" and finding.span.line == DP_LINE
-    assert "= 8" in finding.message and "W = 4" in finding.message
+    assert "= 8" in " ".join((finding.message,) + finding.notes) and "W = 4" in finding.message
 
 
 def test_a_torchrun_launch_on_the_product_is_clean(tmp_path):
@@ -225,7 +225,7 @@ def test_1f1b_with_too_few_microbatches_fails_at_the_first_step(tmp_path):
     result = lint_text(tmp_path, "c.yaml", config(dp=1, pp=4, accumulation=2))  # W = 1 x 2 x 4 = 8
     assert codes(result) == [("BL113", ACCUMULATION_LINE)]
     [finding] = result.diagnostics
-    assert "at least parallelism.pp - 1 = 3" in finding.message
+    assert "at least parallelism.pp - 1 = 3" in " ".join(finding.notes)
     assert "batch_accumulation_per_replica to 3" in finding.fix and "afab" in finding.fix
 
 

@@ -125,7 +125,7 @@ def test_world_size_is_devices_times_nodes(lint):
     result = lint("gpt.yaml", gpt(devices=2, nodes=4, gbs=40, tp=2))
     [finding] = result.diagnostics
     assert found(result) == [("BL103", 8)]
-    assert "model.micro_batch_size (4) x dp (4) = 16" in finding.message
+    assert "model.micro_batch_size (4) x dp (4) = 16" in " ".join((finding.message,) + finding.notes)
 
 
 def test_devices_minus_one_is_unknown(lint):
@@ -196,7 +196,8 @@ def test_megatron_gpt_config_needs_a_larger_global_batch_on_4_gpus(tmp_path):
     assert lint_file(path, settings, Options(), RULES).diagnostics == []  # devices: 1 as written
     [finding] = lint_file(path, settings, Options(world_size=4), RULES).diagnostics
     assert (finding.code, finding.span.line) == ("BL103", 82)
-    assert "model.global_batch_size (8) is not divisible by model.micro_batch_size (4) x dp (4) = 16" in finding.message
+    assert "model.global_batch_size (8) is not divisible by model.micro_batch_size (4) x dp (4) = 16" in \
+        " ".join((finding.message,) + finding.notes)
 
 
 # -- NeMo-Aligner: the model config of a checkpoint, and serving configs ------------------------

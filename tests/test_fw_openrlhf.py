@@ -41,12 +41,13 @@ def plans(text, path="train.sh", world=None):
 
 
 def findings(text, path="train.sh", world=None):
-    """(code, line, column, message, fix) of every rule that runs on the plans, as the engine runs them."""
+    """(code, line, column, message and notes, fix) of every rule that runs on the plans, as the engine runs them."""
     out = []
     for plan in plans(text, path, world):
         for rule in RULES:
             if rule.runs_on(plan):
-                out += [(rule.code, f.span.line, f.span.column, f.message, f.fix) for f in rule.check(plan)]
+                out += [(rule.code, f.span.line, f.span.column, " ".join((f.message,) + f.notes), f.fix)
+                        for f in rule.findings(plan)]
     return sorted(out)
 
 
@@ -189,7 +190,7 @@ def test_ppo_ring_attention_forces_packing_instead():
 def test_ppo_example_and_its_fixed_twin():
     flagged = findings(example("train_ppo_ray.sh"))
     assert [(c, line) for c, line, *_ in flagged] == [("BL170", 21), ("BL260", 9)]
-    assert "= 6, but the actor has W = 8" in flagged[1][3] and flagged[1][4] == "set --vllm.num_engines to 4"
+    assert "= 6; the actor has W = 8" in flagged[1][3] and flagged[1][4] == "set --vllm.num_engines to 4"
     assert "group_norm" in flagged[0][3]
     assert findings(example("train_ppo_ray_fixed.sh")) == []
     [plan] = plans(example("train_ppo_ray_fixed.sh"))
@@ -224,7 +225,7 @@ def test_ppo_actor_world_comes_from_the_actor_flags():
 def test_ppo_too_few_sample_batches_for_the_actor_processes():
     # 1 x 64 // 16 = 4 batches < 8 actor processes (train_ppo_ray.py:711-717).
     [(code, line, _, message, fix)] = findings(PPO.format(nodes=1, engines=2, rollout=64, extra=""))
-    assert (code, line) == ("BL160", 7) and "= 4 sample batches, fewer than the 8 actor processes" in message
+    assert (code, line) == ("BL160", 7) and "4 sample batches for 8 actor processes" in message
     assert "at least 128" in fix
     assert findings(PPO.format(nodes=1, engines=2, rollout=128, extra="")) == []
 
@@ -268,7 +269,7 @@ def test_explain_shows_the_arithmetic_of_the_example():
     assert "256  --train.batch_size, line 9" in rows["declared global batch"]
     assert "7  dp: derived: W (7)" in rows["data parallel dp"]
     # 256 over micro 2 x dp 7: OpenRLHF refuses to start, so there is no global batch, and the row says why.
-    assert "?  fails: --train.batch_size (256) is not divisible by --train.micro_batch_size (2) x dp (7) = 14" in \
+    assert "?  fails: --train.batch_size 256 is not a multiple of 14 (micro 2 x dp 7)" in \
         rows["global batch (sequences/step)"]
     assert "?  = global batch x sequence length" in rows["tokens per optimizer step"]
     [fixed] = plans(example("train_sft_fixed.sh"))

@@ -51,7 +51,7 @@ def test_env_block_states_the_world_size(lint):
     # W = 4 x 2 = 8: ceil(16 / 3 / 8) = 1 -> 3 x 1 x 8 = 24.
     assert lint("env.yaml", text, global_batch=24).diagnostics == []
     [finding] = lint("env.yaml", text, global_batch=32).diagnostics
-    assert "the global batch is 24" in finding.message and "W=8" in finding.message
+    assert "the global batch is 24" in finding.message and "W=8" in " ".join((finding.message,) + finding.notes)
     # The environment (here --world-size) wins over the ENV block, as in swift/cli/main.py:53-59:
     # W = 2: ceil(16 / 3 / 2) = 3 -> 3 x 3 x 2 = 18.
     assert lint("env.yaml", text, world_size=2, global_batch=18).diagnostics == []
@@ -102,7 +102,7 @@ def test_megatron_global_batch_against_dp(lint):
     result = lint("m.yaml", text, world_size=8)
     assert result.framework == "swift-megatron" and result.diagnostics == []
     [finding] = lint("m.yaml", text.replace("global_batch_size: 16", "global_batch_size: 12"), world_size=8).diagnostics
-    assert finding.code == "BL103" and finding.span.line == 4 and "= 8" in finding.message
+    assert finding.code == "BL103" and finding.span.line == 4 and "= 8" in " ".join((finding.message,) + finding.notes)
     # tp 2 does not divide 3 GPUs.
     assert codes(lint("m.yaml", text, world_size=3)) == ["BL202"]
 
@@ -149,7 +149,7 @@ def test_ray_grpo_examples_fit_their_train_gpus(lint, name):
     assert lint(name, text).diagnostics == []
     # On 8 train GPUs the 16 x 4 / 8 = 8 prompts give each rank 1, less than micro_batch_size 2.
     [finding] = lint(name, text.replace("gpus: 4", "gpus: 8")).diagnostics
-    assert finding.code == "BL170" and "micro_batch_size (2)" in finding.message
+    assert finding.code == "BL170" and "not a multiple of micro_batch_size 2" in finding.message
 
 
 def test_sequence_parallel_size_must_divide_the_world(lint):
@@ -177,26 +177,27 @@ gradient_accumulation_steps: 2
 
 def _bl170(lint, extra, world_size=4):
     result = lint("grpo.yaml", GRPO.format(extra=extra), world_size=world_size)
-    return [(d.code, d.span.line, d.message) for d in result.diagnostics if d.code == "BL170"]
+    return [(d.code, d.span.line, " ".join((d.message,) + d.notes)) for d in result.diagnostics if d.code == "BL170"]
 
 
 @pytest.mark.parametrize("extra, flagged, words", [
     # 4 x W 4 x GA 2 = 32 completions per generation round.
     ("num_generations: 8\n", None, ""),
-    ("num_generations: 6\n", 5, "= 32 is not a multiple of num_generations (6)"),
+    ("num_generations: 6\n", 5, "generation batch 32 is not a multiple of num_generations 6"),
     ("", None, ""),  # num_generations defaults to 8: 32 holds 4 groups
-    ("num_generations: 1\n", 5, "num_generations (1): rlhf_type (grpo) compares"),
+    ("num_generations: 1\n", 5, "rlhf_type (grpo) compares"),
     ("num_generations: 1\nteacher_model: Qwen/Qwen2.5-72B-Instruct\n", None, ""),  # OPD-RL: one sample is accepted
     # generation_batch_size alone: a whole number of 4 x W 4 = 16.
     ("num_generations: 8\ngeneration_batch_size: 48\n", None, ""),
-    ("num_generations: 8\ngeneration_batch_size: 40\n", 6, "generation_batch_size (40) is not a multiple of "
-                                                           "per_device_train_batch_size (4) x W (4) = 16"),
+    ("num_generations: 8\ngeneration_batch_size: 40\n", 6, "generation_batch_size 40 is not a multiple of 16 "
+                                                           "(per_device_train_batch_size x W) it must be a whole number "
+                                                           "of per_device_train_batch_size (4) x W (4) = 16"),
     # Both keys: ms-swift accepts them when they agree (TRL refuses the pair whatever the values).
     ("num_generations: 8\ngeneration_batch_size: 48\nsteps_per_generation: 3\n", None, ""),
     ("num_generations: 8\ngeneration_batch_size: 64\nsteps_per_generation: 3\n", 6,
-     "generation_batch_size (64) is not per_device_train_batch_size (4) x W (4) x steps_per_generation (3) = 48"),
+     "generation_batch_size 64 is not per_device_train_batch_size (4) x W (4) x steps_per_generation (3) = 48"),
     ("num_generations: 8\nsteps_per_generation: 3\n", None, ""),  # 4 x 4 x 3 = 48
-    ("num_generations: 5\nsteps_per_generation: 3\n", 5, "= 48 is not a multiple of num_generations (5)"),
+    ("num_generations: 5\nsteps_per_generation: 3\n", 5, "generation batch 48 is not a multiple of num_generations 5"),
 ])
 def test_plain_grpo_generation_batch(lint, extra, flagged, words):
     found = _bl170(lint, extra)

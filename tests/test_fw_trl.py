@@ -42,7 +42,8 @@ def check(folder, monkeypatch):
     (folder / ".git").mkdir(exist_ok=True)
     result = cli_runner().invoke(main, ["check", "--output-format", "json", "--exit-zero", "."])
     assert result.exit_code == 0, result.output
-    return [(f["path"], f["line"], f["code"], f["severity"], f["message"]) for f in json.loads(result.stdout or "[]")]
+    return [(f["path"], f["line"], f["code"], f["severity"], " ".join([f["message"], *f["notes"]]))
+            for f in json.loads(result.stdout or "[]")]  # the message and its notes
 
 
 def grpo_project(folder, micro=2, w=7, program=GRPO_PROGRAM, pin=None):
@@ -111,7 +112,7 @@ def test_the_trainer_defaults_meet_the_deepspeed_config(tmp_path, monkeypatch):
     found = check(tmp_path, monkeypatch)
     assert [(p, line, c) for p, line, c, _, _ in found] == [("train.sh", 1, "BL120"), ("train.sh", 1, "BL120")]
     messages = " ".join(m for *_, m in found)
-    assert "per_device_train_batch_size (default 8)" in messages and "bf16 (default false)" in messages
+    assert "per_device_train_batch_size 8 (default)" in messages and "bf16 false (default)" in messages
 
 
 def test_the_same_config_filled_by_the_trainer_passes(tmp_path, monkeypatch):
@@ -186,13 +187,13 @@ def test_grpo_turns_bf16_on_from_0_19(tmp_path, monkeypatch):
     grpo_with_deepspeed(tmp_path, "false", "==0.19.0")
     [(path, line, code, severity, message)] = check(tmp_path, monkeypatch)
     assert (path, line, code, severity) == ("grpo.yaml", 4, "BL120", "error")
-    assert "differs from bf16 (default true)" in message
+    assert "differs from bf16 true (default)" in message
 
 
 def test_grpo_leaves_bf16_off_before_0_19(tmp_path, monkeypatch):
     grpo_with_deepspeed(tmp_path, "true", ">=0.15,<0.19")
     [(_, _, code, _, message)] = check(tmp_path, monkeypatch)
-    assert code == "BL120" and "differs from bf16 (default false)" in message
+    assert code == "BL120" and "differs from bf16 false (default)" in message
     grpo_with_deepspeed(tmp_path, "false", ">=0.15,<0.19")
     assert check(tmp_path, monkeypatch) == []
 

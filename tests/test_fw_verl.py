@@ -17,6 +17,11 @@ def lines(result, code):
     return sorted(d.span.line for d in result.diagnostics if d.code == code)
 
 
+def _said(finding):
+    """A finding's message and notes: where its arithmetic and releases are told."""
+    return " ".join((finding.message,) + finding.notes)
+
+
 # examples/rollout_correction/run_with_rollout_corr.sh @ b178a3c, its overrides over
 # ppo_trainer.yaml written out as a config: 32 x n 1 // 8 GPUs = 4 per GPU, micro 8.
 ROLLOUT_CORR = """\
@@ -87,7 +92,7 @@ def test_file_world_size_is_gpus_per_node_times_nodes(lint, tmp_path):
     pin(tmp_path)
     text = ROLLOUT_CORR + "trainer:\n  nnodes: 2\n  n_gpus_per_node: 4\n"
     [finding] = [d for d in lint("corr.yaml", text).diagnostics if d.code == "BL142"]
-    assert "// W (8) = 4" in finding.message
+    assert "// W (8) = 4" in _said(finding)
 
 
 def test_user_world_size_wins_over_the_files(lint, tmp_path):
@@ -110,7 +115,7 @@ def test_sft_world_size_never_comes_from_the_file(lint, tmp_path):
     assert codes(lint("sft.yaml", text)) == []  # 100 % 4 == 0: fine for some W
     result = lint("sft8.yaml", text, world_size=8)
     assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL103", 2)]
-    assert "data.micro_batch_size_per_gpu (4) x dp (8) = 32" in result.diagnostics[0].message
+    assert "data.micro_batch_size_per_gpu (4) x dp (8) = 32" in _said(result.diagnostics[0])
 
 
 # -- the real upstream mistake -----------------------------------------------------------
@@ -120,8 +125,9 @@ def test_rollout_correction_example_fails_on_its_8_gpus(lint, tmp_path):
     result = lint("run_with_rollout_corr.yaml", ROLLOUT_CORR, world_size=8)
     [finding] = result.diagnostics
     assert (finding.code, finding.severity, finding.span.line) == ("BL142", "error", 14)
-    assert "ppo_mini_batch_size (32) x actor_rollout_ref.rollout.n (default 1) // W (8) = 4" in finding.message
-    assert "ppo_micro_batch_size_per_gpu (8)" in finding.message
+    assert finding.message == "the actor's per-GPU mini-batch 4 is not a multiple of its micro batch 8"
+    assert "ppo_mini_batch_size (32) x actor_rollout_ref.rollout.n (default 1) // W (8) = 4" in _said(finding)
+    assert "ppo_micro_batch_size_per_gpu (8)" in _said(finding)
 
 
 def test_rollout_correction_is_silent_without_a_world_size(lint):
@@ -235,7 +241,7 @@ def test_a_huge_prime_per_gpu_batch_suggests_a_divisor_at_once(lint, tmp_path):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     [finding] = [d for d in result.diagnostics if d.code == "BL142"]
-    assert f"= {prime} is not divisible" in finding.message and "(e.g. 1)" in finding.fix
+    assert f"mini-batch {prime} is not a multiple" in finding.message and "(e.g. 1)" in finding.fix
 
 
 @pytest.mark.parametrize("data", ["data:\n  train_files: x.parquet\n", "data:\n  micro_batch_size_per_gpu: 2\n"])
@@ -321,7 +327,7 @@ def test_an_indivisible_micro_batch_says_which_division_fails(tmp_path):
     rows = _explained(tmp_path, GRPO_LINE.format(micro=48, dynamic="False"))
     value, source = rows["gradient accumulation"]
     assert value == "?" and rows["samples per prompt"][0] == 5
-    assert source.startswith("fails: ") and "= 160 is not divisible by actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu (48)" in source
+    assert source == "fails: the actor's per-GPU mini-batch 160 is not a multiple of its micro batch 48"
     assert rows["global batch (sequences/step)"][0] == "?" and "fails: " in rows["global batch (sequences/step)"][1]
 
 
@@ -360,7 +366,7 @@ def test_dynamic_batching_over_gpus_that_do_not_split_the_mini_batch(tmp_path):
     line = GRPO_LINE.format(micro="null", dynamic="True")
     rows = _explained(tmp_path, line.replace("n_gpus_per_node=8", "n_gpus_per_node=24"))
     value, source = rows["global batch (sequences/step)"]
-    assert value == "?" and source.startswith("fails: ") and "is not divisible by W (24)" in source
+    assert value == "?" and source.startswith("fails: ") and "sequences is floored to" in source and "over W 24" in source
     assert _explained(tmp_path, line.replace("n_gpus_per_node=8", "n_gpus_per_node=16"))[
         "global batch (sequences/step)"][0] == 1280
 
@@ -507,7 +513,7 @@ def test_a_copy_is_judged_by_its_own_workers(lint, tmp_path, version, workers, f
     _copy(tmp_path, version, workers)
     assert _diagnostics(lint, tmp_path, "corr.yaml", ROLLOUT_CORR, world_size=8) == found
     [finding] = lint("corr2.yaml", ROLLOUT_CORR, world_size=8).diagnostics if found else [None]
-    assert finding is None or f"verl {version}, the copy's version" in finding.message
+    assert finding is None or f"verl {version}, the copy's version" in _said(finding)
 
 
 def test_a_copy_of_main_between_releases_keeps_its_start_up_checks(lint, tmp_path):
@@ -551,7 +557,7 @@ def test_the_rollout_tensor_parallel_default_is_judged_on_one_gpu(lint, tmp_path
 def test_an_unwritten_rollout_tensor_parallel_degree_is_the_default(lint, tmp_path):
     pin(tmp_path, "0.4.1")
     [finding] = [d for d in lint("run.sh", ONE_GPU.format(rollout="")).diagnostics if d.code == "BL261"]
-    assert "tensor_model_parallel_size (default 2) does not divide W (1)" in finding.message
+    assert "tensor_model_parallel_size (default 2) does not divide W 1" in finding.message
 
 
 def test_explain_counts_the_remainder_update(tmp_path):

@@ -212,7 +212,7 @@ def test_v1_global_batch_must_divide_by_dp(lint):
     result = lint("gbs.py", v1(global_batch=66, tp=2, sp=2), world_size=16)
     [finding] = result.diagnostics
     assert (finding.code, finding.span.line) == ("BL103", GLOBAL_LINE)
-    assert "global_batch_size (66)" in finding.message and "dp (4)" in finding.message
+    assert "global_batch_size (66)" in " ".join((finding.message,) + finding.notes) and "dp (4)" in " ".join(finding.notes)
     assert found(lint("gbs.py", v1(global_batch=64, tp=2, sp=2), world_size=16)) == []
     assert found(lint("gbs.py", v1(global_batch=66, tp=2, sp=2))) == []  # W unknown: dp unknown
 
@@ -221,7 +221,7 @@ def test_v1_intra_layer_micro_batch_divides_the_per_rank_batch(lint):
     # 8 ranks take 40 / 8 = 5 packs per step, fed 2 at a time: not whole.
     extra = "intra_layer_micro_batch=2,"
     [finding] = lint("ilmb.py", v1(global_batch=40, extra=extra), world_size=8).diagnostics
-    assert finding.code == "BL103" and "intra_layer_micro_batch (2) x dp (8) = 16" in finding.message
+    assert finding.code == "BL103" and "intra_layer_micro_batch (2) x dp (8) = 16" in " ".join((finding.message,) + finding.notes)
     # 2 does not divide 39 for any W.
     [finding] = lint("ilmb_any.py", v1(global_batch=39, extra=extra)).diagnostics
     assert finding.code == "BL103" and "for any world size" in finding.message
@@ -355,7 +355,9 @@ def test_an_accumulation_that_keeps_the_global_batch_is_clean(lint, ga):
 def test_an_accumulation_derived_from_sp_that_changes_the_global_batch_is_bl101(lint, ga, at_sp1, ratio):
     [finding] = lint("sft.py", sp_acc(ga), world_size=16).diagnostics
     assert (finding.code, finding.severity, finding.span.line) == ("BL101", "warning", 7)
-    assert f"at sequence_parallel_size = 1 it would be {at_sp1}" in finding.message and ratio in finding.message
+    assert finding.message.endswith(f"was {at_sp1 * 16} at sp = 1")  # 1 x at_sp1 x W 16
+    said = " ".join((finding.message,) + finding.notes)
+    assert f", {at_sp1} at sp = 1" in said and ratio in said
     assert f"`accumulative_counts = {at_sp1} * sequence_parallel_size`" in finding.fix
     assert finding.edits == ()  # which batch was meant is the author's call
 
@@ -363,7 +365,8 @@ def test_an_accumulation_derived_from_sp_that_changes_the_global_batch_is_bl101(
 def test_a_micro_batch_derived_from_sp_counts_too(lint):
     # batch_size 4 // sp: 1 at sp 4, 4 at sp 1; accumulation 16 literal: 16 x W/4 against 64 x W.
     [finding] = lint("sft.py", sp_acc(16, micro="4 // sequence_parallel_size")).diagnostics
-    assert finding.code == "BL101" and "16x smaller" in finding.message
+    assert finding.code == "BL101" and finding.message == "global batch 16 x W/4 at sp = 4, was 64 x W at sp = 1"
+    assert any("16x smaller" in note for note in finding.notes)
     assert "make batch_size x accumulative_counts 256 at sequence_parallel_size = 4" in finding.fix
     assert sp_codes(lint, sp_acc("16 * sequence_parallel_size", micro="4 // sequence_parallel_size")) == [
         ("BL101", "warning", 7)]  # per rank 1 x 64 against 4 x 16 x 4
@@ -380,7 +383,9 @@ def test_a_literal_is_bl105_info_with_both_batches(lint, ga, sp):
     [finding] = lint("sft.py", sp_acc(ga, sp=sp), world_size=32).diagnostics
     assert (finding.code, finding.severity) == ("BL105", "info")
     now, then = int(ga) * 32 // sp, int(ga) * 32
-    assert f"the global batch is {now} sequences" in finding.message and f"would be {then} sequences" in finding.message
+    assert finding.message.startswith(f"global batch {now} at sp = {sp}, {then} at sp = 1")
+    said = " ".join(finding.notes)
+    assert f"{now} sequences (1 x {ga} x dp" in said and f"{then} sequences (1 x {ga} x W 32) at sp = 1" in said
     assert finding.edits == ()
     assert sp_codes(lint, sp_acc(ga, sp=1)) == []
 
@@ -408,7 +413,7 @@ def test_a_literal_its_comment_writes_for_this_sp_is_clean(lint, above, ga):
 def test_a_literal_its_comment_writes_for_another_sp_is_bl101(lint, above, ga, line):
     [finding] = lint("sft.py", sp_acc(ga, above=above)).diagnostics
     assert (finding.code, finding.severity, finding.span.line) == ("BL101", "warning", line)
-    assert "as its comment says" in finding.message
+    assert "as its comment says" in " ".join(finding.notes)
     assert bool(finding.edits) == ("sp=8" not in ga)  # `*= sp` only restores the batch of sp = 1
 
 

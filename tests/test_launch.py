@@ -41,14 +41,15 @@ def test_an_override_on_the_launch_line_is_what_is_reported(repo):
     script = "# batchlint: global-batch=64\nNPROC_PER_NODE=8 swift sft --config configs/sft.yaml \\\n    --gradient_accumulation_steps 16\n"
     [finding] = lint_script(repo, script).diagnostics
     assert (finding.path, finding.code, finding.span.line, finding.span.column) == ("train.sh", "BL102", 3, 35)
-    assert "gradient_accumulation_steps (16)" in finding.message and "the global batch is 256" in finding.message
+    assert "the global batch is 256" in finding.message
+    assert "gradient_accumulation_steps (16)" in " ".join((finding.message,) + finding.notes)
 
 
 def test_deepspeed_launcher_num_gpus_is_w_for_the_json(repo):
     write(repo, "ds.json", DS)
     result = lint_script(repo, "deepspeed --num_gpus 8 --num_nodes 1 train.py --deepspeed ds.json\n")
     assert found(result) == [("ds.json", "BL102", 2)]
-    assert "world size (8)" in result.diagnostics[0].message
+    assert "world size (8)" in " ".join(result.diagnostics[0].notes)
 
 
 @pytest.mark.parametrize("count", ["\u00b2", "9" * 5000, "0", "0:0", "-1", "4:8", "'$GPUS'"])
@@ -145,7 +146,7 @@ def test_torchtitan_layout_at_the_launch_world_size(repo):
     # W 8 < tp 8 x pp 4; 1 microbatch for 4 stages; 8190 not a multiple of tp 8 x 2
     assert found(result) == [("llama4.toml", "BL111", 5), ("llama4.toml", "BL202", 10), ("train.sh", "BL401", 4)]
     layout = next(d for d in result.diagnostics if d.code == "BL202")
-    assert "W (8)" in layout.message and "= 32" in layout.message
+    assert "W (8)" in layout.message and "= 32" in " ".join((layout.message,) + layout.notes)
 
 
 def test_megatron_arguments_in_arrays_are_checked_in_the_script(repo):
@@ -159,7 +160,7 @@ def test_megatron_arguments_in_arrays_are_checked_in_the_script(repo):
     )
     result = lint_script(repo, script)
     assert found(result) == [("train.sh", "BL202", 14)]
-    assert "W (8)" in result.diagnostics[0].message and "= 128" in result.diagnostics[0].message
+    assert "W (8)" in result.diagnostics[0].message and "= 128" in " ".join(result.diagnostics[0].notes)
 
 
 def test_missing_config_file_is_no_crash(repo):
@@ -233,7 +234,7 @@ def test_verl_overrides_on_top_of_verl_defaults(repo):
     result = lint_script(repo, script)
     assert found(result) == [("train.sh", "BL142", 8)]
     [finding] = result.diagnostics
-    assert "// W (8) = 4" in finding.message
+    assert "// W (8) = 4" in " ".join((finding.message,) + finding.notes)
     assert ("train.sh", 4) in [(r.path, r.span.line) for r in finding.related]  # where 32 was set
     # Told the real GPU count, the same script is fine: 32 x 1 // 4 = 8.
     assert lint_script(repo, script.replace("trainer.total_epochs=10", "trainer.n_gpus_per_node=4"), "four.sh").diagnostics == []
@@ -533,7 +534,7 @@ def test_a_finding_at_the_hostfile_w_points_at_the_hosts(repo):
     write(repo, "ds.json", DS)  # 4 x 4 x W 16 = 256, not 64
     result = lint_script(repo, "deepspeed --hostfile hostfile train.py --deepspeed ds.json\n")
     [finding] = result.diagnostics
-    assert (finding.path, finding.code) == ("ds.json", "BL102") and "world size (16)" in finding.message
+    assert (finding.path, finding.code) == ("ds.json", "BL102") and "world size (16)" in " ".join((finding.message,) + finding.notes)
     assert ("train.sh", "launched here by deepspeed with W=16") in [(r.path, r.message) for r in finding.related]
 
 
@@ -1349,7 +1350,7 @@ def test_a_program_named_through_a_folder_out_of_view_is_judged_by_its_name(repo
     bad = lint_script(repo, head + MEGATRON_LINE.format(program=program, pp=4))
     assert found(bad) == [("train.sh", "BL202", 3)]
     assert "W (8) is not divisible by --tensor-model-parallel-size (4) x --pipeline-model-parallel-size (4) = 16" \
-        in bad.diagnostics[0].message
+        in " ".join(bad.diagnostics[0].notes)
     assert found(lint_script(repo, head + MEGATRON_LINE.format(program=program, pp=2))) == []
 
 

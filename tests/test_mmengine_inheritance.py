@@ -145,8 +145,10 @@ def test_a_child_raising_sp_keeps_the_accumulation_and_sampler_its_base_computed
     base = "configs/_base_/internlm2_7b_qlora_sft.py"
     assert found(result) == [("BL101", base, SCALED_LINE), ("BL201", base, SAMPLER_LINE)]
     bl101 = next(d for d in result.diagnostics if d.code == "BL101")
-    assert "global batch is 128 sequences" in bl101.message and "512 sequences" in bl101.message
-    assert "4x smaller" in bl101.message
+    assert bl101.message == "global batch 128 at sp = 4, was 512 at sp = 1"
+    said = " ".join(bl101.notes)
+    assert "128 sequences" in said and "512 sequences" in said and "4x smaller" in said
+    assert "configs/_base_/internlm2_7b_qlora_sft.py, which computed it from its own" in said.replace(os.sep, "/")
     assert "optim_wrapper.accumulative_counts = 16 * sequence_parallel_size" in bl101.fix
     assert not bl101.edits  # never an edit in a base other configs are built on
     [note] = bl101.related
@@ -197,7 +199,8 @@ def test_a_literal_of_a_base_with_its_own_sp_is_written_for_that_sp(tmp_path):
     result = lint(root, "configs/sp4.py", world_size=32)
     bl101 = [d for d in result.diagnostics if d.code == "BL101"]
     assert [d.span.line for d in bl101] == [SCALED_LINE - 1]
-    assert "the sequence_parallel_size of" in bl101[0].message and "not the 512 sequences" in bl101[0].message
+    said = " ".join(bl101[0].notes)
+    assert "the sequence_parallel_size of" in said and "not the 512 sequences" in said
     # The same sp in the child as in the base: nothing to say.
     same = LAZY_CHILD.replace("= 4", "= 1")
     write(tmp_path, "configs/sp1.py", same)

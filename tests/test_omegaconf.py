@@ -162,7 +162,8 @@ def test_verl_batch_sizes_kept_in_one_block_are_checked(lint):
     result = lint("grpo.yaml", VERL.format(prompts=64))
     [finding] = result.diagnostics
     assert (finding.code, finding.span.line) == ("BL141", 6)  # batch.mini: 128, the value to edit
-    assert "batch.prompts (64) is smaller than the actor's batch.mini (128)" in finding.message
+    assert finding.message == "train_batch_size 64 is smaller than the actor's mini-batch 128"
+    assert "batch.prompts (64) prompts per step, batch.mini (128) for the actor." in finding.notes
     notes = [(r.message, r.span.line) for r in finding.related]
     assert ("`actor_rollout_ref.actor.ppo_mini_batch_size: ${batch.mini}` reads this value", 11) in notes
     assert ("`data.train_batch_size: ${batch.prompts}` reads this value", 8) in notes
@@ -195,7 +196,7 @@ model:
 def test_nemo_w_from_an_environment_default_is_said_to_be_assumed(lint):
     result = lint("megatron_gpt_config.yaml", NEMO.format(devices="${oc.env:NGPUS,8}", gbs=100))
     [finding] = result.diagnostics
-    assert finding.code == "BL103" and "dp (8)" in finding.message
+    assert finding.code == "BL103" and "dp 8" in finding.message
     assert any("assumed from the default of `${oc.env:NGPUS,8}`" in r.message and r.span.line == 3
                for r in finding.related)
     assert lint("megatron_gpt_config.yaml", NEMO.format(devices="${oc.env:NGPUS,8}", gbs=128)).diagnostics == []

@@ -270,8 +270,9 @@ def test_junit_is_what_ci_test_reports_read(examples):
         [failure] = case.findall("failure")
         assert failure.get("message") == finding["message"] and failure.get("type") == finding["severity"]
         first, *notes = failure.text.split("\n")
-        assert first == f"line {finding['line']}, col {finding['column']}, {text_of(finding)}"
-        assert notes == [f"{r['path']}:{r['line']}:{r['column']}: note: {r['message']}" for r in finding["related"]]
+        assert first == f"line {finding['line']}, col {finding['column']}, {finding['message']}"
+        assert notes == [f"{r['path']}:{r['line']}:{r['column']}: note: {r['message']}" for r in finding["related"]] \
+            + [f"note: {note}" for note in finding["notes"]] + [f"help: {finding['fix']['message']}"]
     assert len(names) == len(cases), "each test case is its own"
 
 
@@ -297,9 +298,9 @@ def test_pylint_lines(examples):
     paths = ["examples/deepspeed", "examples/axolotl"]
     lines = lint("pylint", *paths).splitlines()
     assert lines == [f"{f['path']}:{f['line']}: [{f['code']}] {text_of(f)}" for f in reference(*paths)]
-    assert lines[1].startswith("examples/deepspeed/ds_zero2.json:2: [BL102] train_batch_size (100) is not a "
-                               "multiple of train_micro_batch_size_per_gpu (4) x gradient_accumulation_steps (4) = 16")
-    assert lines[0].startswith("examples/axolotl/llama3_qlora.yaml:7: [BL301] group_by_length groups samples by length")
+    assert lines[1].startswith("examples/deepspeed/ds_zero2.json:2: [BL102] train_batch_size 100 is not a "
+                               "multiple of 16 (micro 4 x accumulation 4)")
+    assert lines[0].startswith("examples/axolotl/llama3_qlora.yaml:7: [BL301] group_by_length has nothing to group")
     assert lint("pylint", "examples/deepspeed/ds_zero2_fixed.json") == ""
 
 
@@ -310,7 +311,7 @@ def test_azure_lines(examples):
     assert lines == [f"##vso[task.logissue type={kind[f['severity']]};sourcepath={f['path']};linenumber={f['line']};"
                      f"columnnumber={f['column']};code={f['code']};]{text_of(f)}" for f in reference(*paths)]
     assert lines[1].startswith("##vso[task.logissue type=error;sourcepath=examples/deepspeed/ds_zero2.json;"
-                               "linenumber=2;columnnumber=23;code=BL102;]train_batch_size (100) is not a multiple")
+                               "linenumber=2;columnnumber=23;code=BL102;]train_batch_size 100 is not a multiple")
     assert lines[2].startswith("##vso[task.logissue type=warning;sourcepath=examples/verl/grpo_batches.yaml;"
                                "linenumber=6;columnnumber=9;code=BL141;]")  # an info
 
@@ -324,31 +325,31 @@ def test_azure_escapes_properties(workdir):
 def test_grouped_lines(examples):
     out = lint("grouped", "examples/nanotron/config_llama_pp.yaml", "examples/deepspeed/ds_zero2.json")
     found = reference("examples/nanotron/config_llama_pp.yaml", "examples/deepspeed/ds_zero2.json")
-    notes = [[f"      {r['path']}:{r['line']}:{r['column']}: note: {r['message']}" for r in f["related"]] for f in found]
+    notes = [[f"      {r['path']}:{r['line']}:{r['column']}: note: {r['message']}" for r in f["related"]]
+             + [f"      note: {note}" for note in f["notes"]] + [f"      help: {f['fix']['message']}"] for f in found]
     ds, bl202, bl113 = found
     assert out.splitlines() == [
         "examples/deepspeed/ds_zero2.json:",
-        f"  2:23 BL102 [error] {text_of(ds)}",
+        f"  2:23 BL102 [error] {ds['message']}",
         *notes[0],
         "",
         "examples/nanotron/config_llama_pp.yaml:",
-        f"  26:7  BL202 [error] {text_of(bl202)}",  # columns padded to line up in the file
+        f"  26:7  BL202 [error] {bl202['message']}",  # columns padded to line up in the file
         *notes[1],
-        f"  32:35 BL113 [error] {text_of(bl113)}",
+        f"  32:35 BL113 [error] {bl113['message']}",
         *notes[2],
         "",
         "Found 3 problems (3 errors) in 2 training configs in 2 files.",
     ]
-    assert notes[0] == ["      examples/deepspeed/ds_zero2.json:3:37: note: train_micro_batch_size_per_gpu = 4",
-                        "      examples/deepspeed/ds_zero2.json:4:34: note: gradient_accumulation_steps = 4"]
+    assert notes[0][:2] == ["      examples/deepspeed/ds_zero2.json:3:37: note: train_micro_batch_size_per_gpu = 4",
+                            "      examples/deepspeed/ds_zero2.json:4:34: note: gradient_accumulation_steps = 4"]
 
 
 def test_grouped_marks_fixes_and_quiet_drops_the_summary(examples):
     out = lint("grouped", "examples/axolotl").splitlines()
     assert out[:2] == ["examples/axolotl/llama3_qlora.yaml:",
-                       "  7:18 BL301 [*] [warning] group_by_length groups samples by length, but sample_packing (line 6) "
-                       "packs them into full-length sequences: there is nothing left to group; fix: remove "
-                       "group_by_length, or turn sample_packing off if you want length grouping"]
+                       "  7:18 BL301 [*] [warning] group_by_length has nothing to group: sample_packing (line 6) "
+                       "packs sequences to full length"]
     assert out[-1] == "[*] 1 fixable with `--fix`."
     assert lint("grouped", "-q", "examples/axolotl").splitlines()[-1] == ""
     assert lint("grouped", "examples/deepspeed/ds_zero2_fixed.json") == "All checks passed (1 training config in 1 file).\n"
@@ -367,6 +368,62 @@ def test_line_formats_keep_control_characters_out():
     assert render("pylint", found, summary) == "x.yaml:2: [BL102] key `a[31mb c\ufffe` (3); fix: set it to 4\n"
     assert render("azure", found, summary) == ("##vso[task.logissue type=error;sourcepath=x.yaml;linenumber=2;"
                                                "columnnumber=5;code=BL102;]key `a[31mb c\ufffe` (3); fix: set it to 4\n")
-    assert render("grouped", found, summary).splitlines()[1] == "  2:5 BL102 [error] key `a[31mb c\ufffe` (3); fix: set it to 4"
+    assert render("grouped", found, summary).splitlines()[1:3] == ["  2:5 BL102 [error] key `a[31mb c\ufffe` (3)",
+                                                                   "      help: set it to 4"]
     failure = ET.fromstring(render("junit", found, summary).encode("utf-8")).find("testsuite/testcase/failure")
     assert failure.get("message") == "key `a[31mb c\ufffd` (3)"
+
+
+# -- a finding's detail: one short message, its notes and its help below it ------------------------
+
+NANOTRON_1F1B = """\
+general:
+  project: pipeline
+parallelism:
+  dp: 2
+  pp: 4
+  tp: 1
+  pp_engine: 1f1b
+tokens:
+  sequence_length: 2048
+  micro_batch_size: 4
+  batch_accumulation_per_replica: 1
+  train_steps: 100
+"""
+
+
+@pytest.fixture
+def detailed(workdir):
+    write(workdir, "nanotron.yaml", NANOTRON_1F1B)
+    [finding] = json.loads(run("--output-format", "json", "--select", "BL113", "nanotron.yaml").stdout)
+    assert finding["notes"] and finding["fix"]["message"]
+    return finding
+
+
+def test_text_prints_the_message_then_the_places_the_notes_and_the_help(detailed):
+    lines = run("--select", "BL113", "nanotron.yaml").stdout.splitlines()
+    assert lines[0] == f"nanotron.yaml:11:35: BL113 [error] {detailed['message']}"
+    located = [f"    nanotron.yaml:{r['line']}:{r['column']}: note: {r['message']}" for r in detailed["related"]]
+    notes = [f"    note: {note}" for note in detailed["notes"]]
+    assert lines[1:-1] == located + notes + [f"    help: {detailed['fix']['message']}"]
+    assert lines[-1].startswith("Found 1 problem")
+
+
+def test_concise_is_one_line_a_finding(detailed):
+    lines = run("--output-format", "concise", "--select", "BL113", "nanotron.yaml").stdout.splitlines()
+    assert lines == [f"nanotron.yaml:11:35: BL113 [error] {detailed['message']}", lines[-1]]
+
+
+def test_sarif_carries_the_notes_and_the_help_as_fields(detailed):
+    [result] = json.loads(run("--output-format", "sarif", "--select", "BL113", "nanotron.yaml").stdout)["runs"][0][
+        "results"]
+    assert result["message"]["text"] == detailed["message"]
+    assert result["properties"] == {"notes": detailed["notes"], "help": detailed["fix"]["message"]}
+
+
+def test_github_annotations_carry_the_notes_and_the_help(detailed):
+    [line] = [line for line in run("--output-format", "github", "--select", "BL113", "nanotron.yaml").stdout.splitlines()
+              if line.startswith("::error")]
+    message = line.split("::", 2)[2]
+    assert message.split("%0A") == [f"nanotron.yaml:11:35 BL113 {detailed['message']}"] + \
+        [f"note: {note}" for note in detailed["notes"]] + [f"help: {detailed['fix']['message']}"]

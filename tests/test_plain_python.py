@@ -49,7 +49,7 @@ def test_the_reported_shape_is_refused_with_w_1(repo):
     result = lint_script(repo, LINE)
     assert found(result) == [("ds_config.json", "BL102", 2, 23)]
     [finding] = result.diagnostics
-    assert "x world size (1) = 2; DeepSpeed refuses to start" in finding.message
+    assert "x world size (1) = 2; DeepSpeed refuses to start" in " ".join((finding.message,) + finding.notes)
     notes = [(r.path, r.span.line, r.message) for r in finding.related]
     assert ("run.sh", 1, "launched here by python with W=1") in notes
     assert ("run.sh", 1, "W = 1: plain `python` starts one process (DeepSpeed's MPI discovery finds one rank outside "
@@ -137,7 +137,7 @@ def test_a_trainer_given_deepspeed_by_plain_python_is_refused(repo):
     result = lint_script(repo, HF_LINE, at="configs/ds_z2.json")
     assert ("configs/ds_z2.json", "BL102", 2, 23) in found(result)
     assert all(d.span.line == 2 for d in result.diagnostics)
-    assert "x world size (1) = 2" in next(d for d in result.diagnostics if d.code == "BL102").message
+    assert "x world size (1) = 2" in " ".join(next(d for d in result.diagnostics if d.code == "BL102").notes)
 
 
 def test_a_trainer_without_deepspeed_is_not_one_process(repo):
@@ -171,7 +171,7 @@ def test_the_line_s_one_process_beats_a_guessed_w_and_explain_s_what_if_beats_bo
     assert found(lint_text(repo, "run.sh", LINE, world_size=8)) == []  # planned at W = 1: right for it
     write(repo, "ds_config.json", FOR_FOUR)
     [finding] = lint_text(repo, "run.sh", LINE, world_size=8).diagnostics
-    assert "x world size (1) = 2" in finding.message
+    assert "x world size (1) = 2" in " ".join((finding.message,) + finding.notes)
     what_if = run("explain", "-w", "8", path).stdout
     assert "world size W                        8" in what_if
 
@@ -205,7 +205,7 @@ def test_megatron_arguments_to_a_plain_python_run_at_w_1(repo, prefix, program, 
     found_there = lint_text(repo, "run.sh", MEGATRON % ("15000", prefix))
     if world == 1:
         [finding] = found_there.diagnostics
-        assert finding.code == "BL103" and "x dp (1) = 10000" in finding.message
+        assert finding.code == "BL103" and "x dp (1) = 10000" in " ".join((finding.message,) + finding.notes)
         assert any(r.message.startswith("W = 1: plain `python` starts one process (Megatron reads WORLD_SIZE")
                    for r in finding.related)
     else:  # 15000 over micro batches of 10000 fails at every W: said, with no W = 1 in it

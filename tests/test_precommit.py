@@ -214,7 +214,7 @@ def test_a_commit_that_moves_the_layout_alone_is_blocked_with_the_batch_before_a
     code, output = commit("sp 4, accumulation left at 16")
     assert code != 0, output
     assert "configs/sft.py:4:26: BL106 [warning]" in output, output
-    assert "from 128 to 32 sequences per optimizer step" in output, output
+    assert "moves the global batch from 128 to 32 sequences" in output and "per optimizer step" in output, output
     git("reset", "-q", "--hard")
 
     stage(1, 16, 4)

@@ -11,7 +11,7 @@ import re
 import batchlint.rules as rules_package
 from batchlint.rule import SEVERITIES
 from batchlint.rules import ENGINE_RULES, RULES, all_rules
-from batchlint.rules.registry import GROUPS, REGISTRY
+from batchlint.rules.registry import REGISTRY
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
@@ -36,21 +36,22 @@ def _rule_modules() -> set:
 
 
 def test_the_registry_lists_every_rule_module_and_nothing_else():
-    assert set(GROUPS) == {module.partition(".")[0] for module in _rule_modules()}
-    assert sorted(module for module, _ in REGISTRY.values()) == sorted(_rule_modules())
+    assert sorted(module for module, _, _ in REGISTRY.values()) == sorted(_rule_modules())
+    assert list(REGISTRY) == sorted(REGISTRY), "rows in code order"
     assert not [m.name for m in pkgutil.iter_modules(rules_package.__path__) if not m.ispkg and m.name != "registry"]
 
 
-def test_each_row_is_its_rules_module_code_and_needs():
-    for code, (module, needs) in REGISTRY.items():
+def test_each_row_is_its_rules_module_code_frameworks_and_needs():
+    for code, (module, frameworks, needs) in REGISTRY.items():
         rule = importlib.import_module(f"batchlint.rules.{module}").RULE
         assert rule.code == code, f"rules/{module.replace('.', '/')}.py defines {rule.code}, the registry says {code}"
         assert rule.check.__module__ == f"batchlint.rules.{module}", f"{code}: its check is not its module's own"
         assert module.partition(".")[2] == rule.name.replace("-", "_"), f"{code}: name the module after {rule.name}"
         assert tuple(needs) == tuple(rule.needs), f"{code}: the registry's needs are not the rule's"
-        group = GROUPS[module.partition(".")[0]]
-        assert group is None or (rule.applies is not None and set(rule.applies) <= set(group)), \
-            f"{code} judges {rule.applies}, beyond its group's {group}"
+        assert frameworks == rule.applies, f"{code} judges {rule.applies}, the registry says {frameworks}"
+        group = module.partition(".")[0]
+        assert group in ("generic", "launch") or rule.subject is not None or rule.frameworks, \
+            f"{code}: a rule of {group}/ names its subject (or the frameworks it judges)"
     assert len(RULES) == len(REGISTRY)
 
 

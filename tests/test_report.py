@@ -74,12 +74,15 @@ def test_text_lines_and_summary(project):
         ("configs/d_titan.toml", TITAN_LINE, "BL103", "error"),
     ]
     assert all(int(f["column"]) >= 1 for f in parsed)
-    # Every other line is a note under a finding, then the summary and what --fix would fix.
+    # Every other line is below a finding: a note at a place, a note, its help; then the summary and
+    # what --fix would fix. Each finding ends with its help.
     for line in lines[:-2]:
-        assert FINDING.match(line) or re.match(r"^    configs/\S+:\d+:\d+: note: ", line), line
+        assert FINDING.match(line) or re.match(r"^    (configs/\S+:\d+:\d+: )?note: |^    help: ", line), line
+    starts = [i for i, line in enumerate(lines) if FINDING.match(line)]
+    assert all(lines[end - 1].startswith("    help: ") for end in starts[1:] + [len(lines) - 2])
     assert lines[-2:] == ["Found 4 problems (2 errors, 2 warnings) in 5 training configs in 5 files.",
                           "[*] 1 fixable with `--fix`."]
-    assert "fix: " in parsed[0]["message"], "message and fix on one line"
+    assert "fix: " not in parsed[0]["message"], "the message alone on the finding's line"
 
 
 def test_text_summary_singular_and_clean(workdir):
@@ -251,7 +254,7 @@ def test_annotation_escapes_the_message_and_fix():
     line = annotation(diag(message="100% of it\nsecond line", fix="set x: 1, y: 2\r"))
     assert "\n" not in line and "\r" not in line
     level, p, data = props(line)
-    assert data == "a.yaml:2:3 BL102 100%25 of it%0Asecond line; fix: set x: 1, y: 2%0D"
+    assert data == "a.yaml:2:3 BL102 100%25 of it%0Asecond line%0Ahelp: set x: 1, y: 2%0D"
 
 
 def test_annotation_of_a_multi_line_span_has_no_columns():

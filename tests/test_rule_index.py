@@ -9,7 +9,6 @@ from batchlint.engine import Options, check_file
 from batchlint.plan import TrainingPlan
 
 
-
 def _plans():
     """The plans of every file under examples/, and one of a framework no rule names."""
     root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
@@ -33,9 +32,9 @@ def test_known_codes_come_from_the_registry_without_importing_rules():
 
 def test_a_rule_whose_needs_are_not_the_registrys_is_still_run_where_it_should(monkeypatch):
     """A row whose needs went stale (fewer than the rule's) never runs the rule where runs_on says no."""
-    code = next(code for code, (_, needs) in rules.REGISTRY.items() if needs)
-    module, needs = rules.REGISTRY[code]
-    monkeypatch.setitem(rules.REGISTRY, code, (module, ()))
+    code = next(code for code, (_, _, needs) in rules.REGISTRY.items() if needs)
+    module, frameworks, needs = rules.REGISTRY[code]
+    monkeypatch.setitem(rules.REGISTRY, code, (module, frameworks, ()))
     rules._checks.cache_clear()
     try:
         for plan in _plans():

@@ -38,12 +38,14 @@ def test_the_divisor_set_further_down_stops_the_script(lint):
     [finding] = [d for d in lint("run_gspo.sh", verl()).diagnostics if d.code == "BL603"]
     assert (finding.span.line, finding.span.column, finding.span.end_column) == (5, 72, 79)
     assert finding.message.startswith("bash exits here: `sp_size` is not set yet (it is set on line 6)")
-    assert "`set -u` (line 2)" in finding.message and "sp_size: unbound variable" in finding.message
-    assert "the launch on line 7 never runs" in finding.message
+    said = " ".join(finding.notes)
+    assert "`set -u` (line 2)" in said and "sp_size: unbound variable" in said
+    assert "the launch on line 7 never runs" in said
     assert finding.fix == "move `sp_size=4` (line 6) above line 5"
     [finding] = [d for d in lint("run_gspo.sh", verl(options="set -x")).diagnostics if d.code == "BL603"]
-    assert "`$(((max_prompt_length + max_response_length) / sp_size))` divides by zero" in finding.message
-    assert "bash abandons the command and goes on: `actor_ppo_max_token_len` is left unset" in finding.message
+    said = " ".join(finding.notes)
+    assert "`$(((max_prompt_length + max_response_length) / sp_size))` divides by zero" in said
+    assert "bash abandons the command and goes on: `actor_ppo_max_token_len` is left unset" in said
 
 
 def test_after_a_stop_that_exits_no_other():
@@ -58,7 +60,7 @@ def test_a_launch_line_that_divides_is_skipped(lint):
     text = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py \\\n    --global-batch-size $((512 / TP))\nTP=8\n"
     [finding] = [d for d in lint("pretrain.sh", text).diagnostics if d.code == "BL603"]
     assert (finding.span.line, finding.span.column) == (3, 34)
-    assert "the launch on line 2 is skipped" in finding.message
+    assert "the launch on line 2 is skipped" in " ".join(finding.notes)
 
 
 @pytest.mark.parametrize("divisor, expected", [
@@ -212,9 +214,9 @@ def test_the_launch_named_is_the_first_after_the_stop(lint):
     text = "#!/bin/bash\nset -u\n" + launch + "echo $MODEL\nMODEL=7\n" + launch
     [finding] = [d for d in lint("train.sh", text).diagnostics if d.code == "BL603"]
     assert (finding.span.line, finding.span.column) == (4, 6)
-    assert "the launch on line 6 never runs" in finding.message
+    assert "the launch on line 6 never runs" in finding.notes
     [finding] = [d for d in lint("train.sh", text[:-len(launch)]).diagnostics if d.code == "BL603"]
-    assert "nothing after it runs" in finding.message
+    assert "nothing after it runs" in finding.notes
 
 
 def test_a_function_on_one_line_is_a_function():

@@ -29,7 +29,7 @@ def check(folder, monkeypatch, *args):
 
 
 def bl106(found):
-    return [(d["path"], d["line"], d["message"]) for d in found if d["code"] == "BL106"]
+    return [(d["path"], d["line"], " ".join([d["message"]] + d["notes"])) for d in found if d["code"] == "BL106"]
 
 
 @pytest.fixture

@@ -81,4 +81,4 @@ def test_an_srun_launch_is_checked_at_the_tasks_it_starts(repo):
     # 5 tasks a node: W 10, dp 5, and 96 is no multiple of 4 x 5
     result = lint_script(repo, script.format(n=5), name="pretrain.sbatch")
     [finding] = result.diagnostics
-    assert finding.code == "BL103" and "dp (5) = 20" in finding.message
+    assert finding.code == "BL103" and "dp (5) = 20" in " ".join((finding.message,) + finding.notes)

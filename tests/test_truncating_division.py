@@ -69,11 +69,11 @@ def found(lint, name, text):
 def test_accumulation_that_drops_a_remainder(lint):
     [finding] = found(lint, "finetune_full.sh", ACCUMULATION.format(gpus=24, use="${GRADIENT_ACC}"))
     assert (finding.span.line, finding.span.column) == (5, 14)  # the `$((...))` of the assignment
-    assert "`BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS` is 128 / 4 / 24 = 1" in finding.message
-    assert "the remainder of 32 / 24 (8)" in finding.message
+    assert "`BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS` is 128 / 4 / 24 = 1" in " ".join((finding.message,) + finding.notes)
+    assert "the remainder of 32 / 24 (8)" in " ".join((finding.message,) + finding.notes)
     assert "GRADIENT_ACC = 1, not 4/3 (1.33)" in finding.message
     assert "the global batch is 96 (per_device_train_batch_size (4) x gradient_accumulation_steps (1) x dp (24))" \
-        in finding.message
+        in " ".join((finding.message,) + finding.notes)
     assert finding.message.endswith("not BATCH_SIZE (128)")
     assert finding.fix.startswith("set BATCH_SIZE to a multiple of 96 (PER_DEVICE_BATCH_SIZE x GPUS = 4 x 24): 96 or 192")
 
@@ -91,7 +91,7 @@ def test_a_value_changed_on_the_way_or_not_used_is_not_the_division(lint, use):
 def test_per_gpu_batch_that_drops_a_remainder(lint):
     [finding] = found(lint, "run_glue.sh", PER_GPU.format(ngpu=8, batch=100))
     assert finding.span.line == 3
-    assert "100 / 8 = 12 in bash, which drops the remainder 4" in finding.message
+    assert "100 / 8 = 12 in bash, which drops the remainder 4" in " ".join((finding.message,) + finding.notes)
     assert "the global batch is 96" in finding.message and "not EFFECTIVE_BATCH_SIZE (100)" in finding.message
     assert "96 or 104" in finding.fix and "NGPU to a divisor of 100" in finding.fix
 
@@ -102,7 +102,7 @@ def test_exact_per_gpu_batch_is_clean(lint):
 
 def test_dollar_names_inside_the_arithmetic(lint):
     [finding] = found(lint, "finetune.sh", ACCELERATE.format(gpus=6))
-    assert "`$TOTAL_BATCH_SIZE/$NUM_GPUS/$BATCH_SIZE_PER_GPU` is 128 / 6 / 1 = 21" in finding.message
+    assert "`$TOTAL_BATCH_SIZE/$NUM_GPUS/$BATCH_SIZE_PER_GPU` is 128 / 6 / 1 = 21" in " ".join((finding.message,) + finding.notes)
     assert "global batch is 126" in finding.message and "not TOTAL_BATCH_SIZE (128)" in finding.message
     assert found(lint, "finetune.sh", ACCELERATE.format(gpus=8)) == []
 
@@ -130,7 +130,8 @@ def test_world_size_not_known_still_reports_the_truncation(lint):
               "torchrun --nproc_per_node=$1 train.py --per_device_train_batch_size 4 "
               "--gradient_accumulation_steps $GRADIENT_ACC\n")
     [finding] = found(lint, "run.sh", script)
-    assert "GRADIENT_ACC = 1, not 4/3 (1.33) (the global batch is not known here: dp is not)" in finding.message
+    assert "GRADIENT_ACC = 1, not 4/3 (1.33) (the global batch is not known here: dp is not)" \
+        in " ".join((finding.message,) + finding.notes)
 
 
 @pytest.mark.parametrize("passing", [
@@ -151,7 +152,7 @@ def test_inline_division_on_the_launch_line(lint):
     [finding] = found(lint, "run.sh", script)
     assert finding.span.line == 1 and finding.span.column > 90  # the `$((...))` on the line itself
     assert "gradient_accumulation_steps = 4, not 25/6 (4.17)" in finding.message
-    assert "global batch is 384 (" in finding.message and finding.message.endswith(", not 400")
+    assert "global batch is 384 (" in " ".join((finding.message,) + finding.notes) and finding.message.endswith(", not 400")
 
 
 def test_a_value_alike_on_every_path_keeps_no_remainder_of_one(lint):

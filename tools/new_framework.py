@@ -19,6 +19,10 @@ import re
 import sys
 from typing import Optional
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from registry_rows import add_row  # noqa: E402
+
 FORMATS = ("yaml", "json", "toml")
 
 ADAPTER = '''"""{name}: {fmt_upper} configs with `{marker}` (the key only its configs have).
@@ -152,6 +156,10 @@ def main(argv=None) -> int:
         with open(target, "x", encoding="utf-8") as f:
             f.write(text)
         print(f"wrote {path}")
+    module = module_name(args.name)
+    add_row(os.path.join(args.root, "lint", "frameworks", "registry.py"), "ADAPTERS", module,
+            f'    "{module}": ("{args.name}", ("{args.format}",), 500, (b"{args.marker}",), False, ()),')
+    print("wrote lint/frameworks/registry.py (its row)")
     print("then: python docs/generate.py (applies-to, docs), pytest tests/test_fw_" + module_name(args.name) + ".py")
     return 0
 

@@ -42,7 +42,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from . import deepspeed
 from .deepspeed import DeepSpeedSettings, TrainerValues
 from .facts import Outside, number
@@ -100,7 +100,7 @@ def _built_from_block(block: Mapping, path: str) -> LinkedConfig:
         gradient_clipping=_exported(block, "gradient_clipping", _clipping, path))
     return LinkedConfig(block, path, block, DeepSpeedSettings(None, values), built_by=BuiltBy(
         f"the DeepSpeed config accelerate builds from {path}", _VERSIONS,
-        f"set {{key}} to auto in {path} (accelerate >= 0.23; older releases need a number there)"))
+        "set {key} to auto (accelerate >= 0.23; older releases need a number there)"))
 
 
 def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
@@ -118,7 +118,7 @@ def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
             detail="utils/dataclasses.py:1274-1275")
     return replace(link, settings=replace(link.settings, trainer_values=TrainerValues(**moved)), built_by=BuiltBy(
         f"the DeepSpeed config accelerate takes from {link.path} ({path})", _VERSIONS,
-        f'set "{{key}}" to "auto" in {link.path}'))
+        'set "{key}" to "auto"'))
 
 
 # What a finding about the config accelerate hands the Trainer assumes.
@@ -176,7 +176,7 @@ class DeepSpeedFile:
     # Settings accelerate refuses beside the file: the deepspeed_config keys above, and a
     # `mixed_precision` written in the config (commands/launch.py:1395-1396 adds it when the
     # launch line passes no --mixed_precision).
-    ignored: tuple = ()
+    ignored: tuple[Fact, ...] = ()
     # The DeepSpeed JSON, read as linked.py reads a TrainingArguments' `deepspeed:` (None: not
     # found, outside the project, or not JSON); its `settings` are the DeepSpeed adapter's.
     linked: Optional[LinkedConfig] = None
@@ -188,7 +188,11 @@ class DeepSpeedFile:
 
 
 @lean_dataclass(frozen=True)
-class AccelerateSettings:
+class AccelerateSettings(Subject):
+    """What an accelerate config writes that its rules read."""
+
+    FRAMEWORKS = (NAME,)
+
     distributed_type: Fact
     compute_environment: Optional[Fact]
     num_processes: Optional[Fact]
@@ -205,7 +209,7 @@ class AccelerateSettings:
 
 def settings(plan: TrainingPlan) -> Optional[AccelerateSettings]:
     """The accelerate settings of a plan (None for other frameworks)."""
-    return plan.settings if plan.framework == NAME and isinstance(plan.settings, AccelerateSettings) else None
+    return AccelerateSettings.of(plan)
 
 
 def plan(doc: Document, outside: Outside):

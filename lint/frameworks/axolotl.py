@@ -17,7 +17,7 @@ from typing import Optional, TypeGuard
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
-from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from .facts import Outside, algorithm, divide, flag, number, per_group
 from .releases import AXOLOTL
 from .spec import Framework
@@ -67,16 +67,18 @@ def plan(doc: Document, outside: Outside):
     plan.rl = _rl(root, plan)
     impl, node = attention(root)
     plan.attention = Fact(impl, "attention", getattr(node, "span", None), node=node)
-    plan.settings = Arguments(batch_flattening=flag(root.get("batch_flattening"), "batch_flattening"),
-                              glm_dsa_kernels=written(root, "use_glm_dsa_kernels") is not None,
-                              batch_size=_batch_size(root))
+    plan.settings = AxolotlSettings(batch_flattening=flag(root.get("batch_flattening"), "batch_flattening"),
+                                    glm_dsa_kernels=written(root, "use_glm_dsa_kernels") is not None,
+                                    batch_size=_batch_size(root))
     plan.eval_packing = flag(root.get("eval_sample_packing"), "eval_sample_packing")
     return plan
 
 
 @lean_dataclass(frozen=True)
-class Arguments:
+class AxolotlSettings(Subject):
     """axolotl settings its own rules read."""
+
+    FRAMEWORKS = (NAME,)
 
     batch_flattening: Optional[Fact]  # as written (true, false or "auto")
     glm_dsa_kernels: bool  # the GLM DSA kernels bring their own context-parallel attention
@@ -199,7 +201,7 @@ LEGACY_ATTENTION = {
 FLASH_LIB = {"flash_attention_2", "flash_attention_3", "kernels-community/flash-attn2", "kernels-community/flash-attn3"}
 
 
-def attention(root: Mapping) -> tuple:
+def attention(root: Mapping) -> tuple[object, Optional[Node]]:
     """(implementation, node it was written at): attn_implementation, else the
     first legacy flag set; (None, None) when nothing chooses one. Unknown when
     both are written (axolotl rejects that) or a model option picks it

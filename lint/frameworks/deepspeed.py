@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, number
 from .releases import DEEPSPEED as DISTRIBUTION
 from .spec import LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, OneProcess
@@ -123,9 +123,11 @@ class TrainerValues:
 
 
 @lean_dataclass(frozen=True)
-class DeepSpeedSettings:
+class DeepSpeedSettings(Subject):
     """The DeepSpeed adapter's typed facts of one config: its own plan's
     `settings`, and what linked.py gives for a config a TrainingArguments file names."""
+
+    FRAMEWORKS = (NAME,)  # the DeepSpeed rules judge DeepSpeed's own plans only
 
     zero: Optional[ZeRO]  # None: no `zero_optimization` mapping
     trainer_values: TrainerValues

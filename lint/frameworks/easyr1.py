@@ -29,8 +29,9 @@ The arithmetic (all @ b44b311):
   prompt and its response); at the first step, the generation and update batches are split into W
   equal shares (single_controller/base/decorator.py:106-108, protocol.py:555-557 asserts it).
 
-The per-role settings are verl's `PPO` type, extended (`Settings`): verl's per-GPU mini-batch
-rule (BL142) reads them, as EasyR1's workers normalise the batch as verl's do.
+The per-role settings are verl's `PPOSettings`, extended (`EasyR1Settings`, the subject of the
+EasyR1 rules): the rules judging both frameworks (BL142, BL261) take `PPOSettings`, as EasyR1's
+workers normalise the batch as verl's do.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
 from .releases import EASYR1 as DISTRIBUTION
 from .spec import ASSIGN, Count, Framework, Launcher
-from .verl import PPO, Role, dynamic_step_batch, role_accumulation_steps, sequence_length
+from .verl import PPOSettings, Role, dynamic_step_batch, role_accumulation_steps, sequence_length
 
 NAME = "easyr1"
 FORMATS = ("yaml",)
@@ -104,15 +105,17 @@ class Worker:
 
 
 @lean_dataclass(frozen=True)
-class Settings(PPO):
-    """EasyR1's batch settings: verl's PPO type (train_batch is data.rollout_batch_size, each role's
+class EasyR1Settings(PPOSettings):
+    """EasyR1's batch settings: verl's PPOSettings (train_batch is data.rollout_batch_size, each role's
     mini batch its global_batch_size) and what its rollout and workers check."""
 
-    workers: tuple = ()  # Worker: the actor's, then the critic's when GAE trains one
+    FRAMEWORKS = (NAME,)
+
+    workers: tuple[Worker, ...] = ()  # Worker: the actor's, then the critic's when GAE trains one
     # The prompts of one generation call: data.mini_rollout_batch_size when set (online filtering
     # generates in such rounds until rollout_batch_size are kept), else data.rollout_batch_size.
     round_prompts: Optional[Fact] = None
-    # rollout_tp (verl's PPO field): worker.rollout.tensor_parallel_size
+    # rollout_tp (verl's PPOSettings field): worker.rollout.tensor_parallel_size
     token_budget: Optional[Fact] = None  # worker.rollout.max_num_batched_tokens
     prompt_length: Optional[Fact] = None
     response_length: Optional[Fact] = None
@@ -173,7 +176,7 @@ def _world(root: Mapping, given: Optional[Fact], launched: bool) -> Optional[Fac
                 detail=f"{gpus.describe()} x {nodes.describe()}")
 
 
-def _settings(root: Mapping, world: Optional[Fact]) -> Settings:
+def _settings(root: Mapping, world: Optional[Fact]) -> EasyR1Settings:
     n = _number(root, f"{ROLLOUT}.n")
     actor = _role(root, "actor", ACTOR, n)
     workers = [_worker(root, actor, ACTOR)]
@@ -181,7 +184,7 @@ def _settings(root: Mapping, world: Optional[Fact]) -> Settings:
     if _text(root, "algorithm.adv_estimator") == "gae":  # ray_trainer.py:203-206: only GAE trains a critic
         critic = _role(root, "critic", CRITIC, n)
         workers.append(_worker(root, critic, CRITIC))
-    return Settings(
+    return EasyR1Settings(
         train_batch=_number(root, "data.rollout_batch_size"),
         actor=actor,
         critic=critic,
@@ -225,7 +228,7 @@ def _token_budget(micro: Optional[Fact], seq_len: Optional[Fact]) -> Optional[Fa
                 detail=f"{micro.value} x the padded sequence length {seq_len.value}")
 
 
-def _rl(root: Mapping, settings: Settings, world: Optional[Fact], launched: bool) -> RL:
+def _rl(root: Mapping, settings: EasyR1Settings, world: Optional[Fact], launched: bool) -> RL:
     """Prompts, groups and mini batches as ray_trainer.py and dp_actor.py count them, and the
     start-up checks of ray_trainer.py:211-236 for the generic generation-batch rule (BL170)."""
     actor, prompts = settings.actor, settings.train_batch

@@ -17,7 +17,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..own_trainer import _program_holds, program_imports, program_trains
-from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from .facts import Outside, flag, number, per_group, product
 from .releases import TRANSFORMERS, TRL
 from .spec import FLAGS, Framework, Launcher
@@ -79,7 +79,7 @@ def plan(doc: Document, outside: Outside):
         plan.basis = basis or ""
         older = _counts_without_accumulation(doc.path)
         plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older)
-        plan.settings = TRLArguments(sft=_sft_arguments(doc.root), accumulation_left_out=older)
+        plan.settings = TRLSettings(sft=_sft_arguments(doc.root), accumulation_left_out=older)
         # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
         sft = plan.settings.sft
         plan.seq_len = sft.max_length if sft is not None and sft.max_length.value is not None else (
@@ -150,8 +150,10 @@ def _skip_prepare(kwargs) -> Optional[Fact]:
 
 
 @lean_dataclass(frozen=True)
-class TRLArguments:
+class TRLSettings(Subject):
     """TRL's own arguments its rules read: SFTConfig's padding-free settings."""
+
+    FRAMEWORKS = ("trl",)
 
     sft: Optional[SFTArguments]
     # The release in force checks GRPO's per-device batch x W without the accumulation (TRL 0.15-0.16).

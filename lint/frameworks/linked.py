@@ -41,7 +41,7 @@ class BuiltBy:
 
     name: str  # "the DeepSpeed config accelerate builds from acc.yaml"
     versions: str  # the releases a finding about it assumes
-    auto: str  # how to let the Trainer fill a value in (formatted with the DeepSpeed key)
+    auto: str  # how to let the Trainer fill a value in (formatted with the DeepSpeed key), at the value
 
 
 @lean_dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Optional
 from ..document import Document, LaunchDocument, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..own_trainer import program_imports
-from ..plan import Fact, Origin
+from ..plan import Fact, Origin, Subject
 from ..premise import HOLDS, Premise, judge
 from . import hf, llamafactory_v1
 from .facts import Outside, divide, flag, number
@@ -140,8 +140,10 @@ def _program(doc: Document):
 
 
 @lean_dataclass(frozen=True)
-class Arguments:
+class LlamaFactorySettings(Subject):
     """The LLaMA-Factory arguments its own rules read (hparams/finetuning_args.py, data_args.py)."""
+
+    FRAMEWORKS = (NAME,)
 
     stage: Fact  # value None when not a plain string; "sft" by default
     neat_packing: Optional[Fact]
@@ -149,10 +151,10 @@ class Arguments:
     gpt_oss: bool  # a gpt-oss model, which LLaMA-Factory runs with FlashAttention-3
 
 
-def _arguments(root: Mapping) -> Arguments:
+def _arguments(root: Mapping) -> LlamaFactorySettings:
     node, attn = root.get("stage"), root.get("flash_attn")
     model = str(getattr(root.get("model_name_or_path"), "value", "")).lower()
-    return Arguments(
+    return LlamaFactorySettings(
         stage=Fact(stage(root), "stage", node.span, node=node) if node is not None else Fact("sft", "stage", None, Origin.DEFAULT),
         neat_packing=flag(root.get("neat_packing"), "neat_packing"),
         flash_attn=Fact(getattr(attn, "value", None), "flash_attn", attn.span, node=attn) if attn is not None else None,

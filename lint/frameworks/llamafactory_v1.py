@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 
 NAME = "llamafactory-v1"
@@ -62,7 +62,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no global_batch_size")
     if not _single_gpu(world):
         plan.layout, plan.layout_exact = ((dp_size, cp), True) if dp_size is not None else ((cp,), False)
-    plan.settings = Arguments(
+    plan.settings = LlamaFactoryV1Settings(
         attn_implementation=_attention(root),
         batching_strategy=_written(root.get("batching_strategy"), "batching_strategy"),
         dist_engine=_written(root.get("dist_config", "name"), "dist_config.name"),
@@ -71,8 +71,10 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
 
 
 @lean_dataclass(frozen=True)
-class Arguments:
+class LlamaFactoryV1Settings(Subject):
     """v1's own arguments its rules read."""
+
+    FRAMEWORKS = (NAME,)
 
     # flash_attn, which v1 passes to from_pretrained as attn_implementation; value None
     # when written as something else than a plain value.

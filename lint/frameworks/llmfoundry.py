@@ -29,7 +29,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Node
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, number
 from .launchers import COMPOSER
 from .releases import LLMFOUNDRY as DISTRIBUTION
@@ -56,8 +56,10 @@ _AUTO = "device_train_microbatch_size (auto: Composer picks it at run time)"
 
 
 @lean_dataclass(frozen=True)
-class FoundrySettings:
+class FoundrySettings(Subject):
     """What llm-foundry derives from the batch keys at start-up (config_utils.py:425-493)."""
+
+    FRAMEWORKS = (NAME,)
 
     # global_train_batch_size / W, when W is known and divides it (None otherwise).
     device_train_batch_size: Optional[Fact]

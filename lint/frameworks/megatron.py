@@ -16,7 +16,7 @@ from typing import Optional
 
 from ..document import Document, Node, Scalar, Span
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .spec import FLAGS, LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, Launcher, OneProcess
 
@@ -54,12 +54,14 @@ SEQUENCE_PARALLEL_OFF = "Megatron-LM turns it off at start-up"
 
 
 @lean_dataclass(frozen=True)
-class MegatronSettings:
+class MegatronSettings(Subject):
     """What Megatron's batch-size ramp-up reads besides the batch and the degrees."""
+
+    FRAMEWORKS = (NAME,)
 
     # `--rampup-batch-size START INCREMENT SAMPLES` (nargs='*', then int() of each: megatron/microbatches.py
     # :24-26 @ 23.04, core/num_microbatches_calculator.py:238-240 @ core_v0.16.1), each a Fact; None: not written.
-    rampup: Optional[tuple] = None
+    rampup: Optional[tuple[Fact, ...]] = None
     # `--decrease-batch-size-if-needed` (core_v0.9.0 on): a batch micro x dp does not divide is rounded down
     # instead of asserted (num_microbatches_calculator.py:474, 488-491 @ core_v0.16.1).
     decrease_if_needed: Optional[Fact] = None
@@ -153,7 +155,7 @@ def _degree(node: Optional[Node], key: str) -> Fact:
 _NAMES = ("start", "increment", "samples")
 
 
-def _rampup(doc: Document, node: Optional[Node]) -> Optional[tuple]:
+def _rampup(doc: Document, node: Optional[Node]) -> Optional[tuple[Fact, ...]]:
     """The three values of `--rampup-batch-size`. The launch line keeps only the word after the flag; the
     other two are read from the text after it on the same line, when written there as plain numbers.
     A value given as one word (`"$RAMPUP"` = "32 32 1000") is split. Anything else: None (not judged)."""

@@ -25,7 +25,7 @@ from typing import Optional, overload
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .releases import NEMO as DISTRIBUTION
 from .spec import HYDRA_COMPOSED, Framework
@@ -139,9 +139,11 @@ def _dynamic(train: Mapping) -> Optional[str]:
 
 
 @lean_dataclass(frozen=True)
-class NemoSettings:
+class NemoSettings(Subject):
     """MegatronBaseModel's settings (`cfg.get(key, default)`) its own rules read; the
     lines are nemo/collections/nlp/models/language_modeling/megatron_base_model.py @ 8cfedd7."""
+
+    FRAMEWORKS = (NAME,)
 
     # Lightning's own accumulation, as written; only for a model that accumulates inside
     # training_step from model.global_batch_size (legacy RETRO accumulates with Lightning).

@@ -28,9 +28,10 @@ from __future__ import annotations
 import re
 from typing import Optional, overload
 
-from ..document import Document, Mapping, Scalar
+from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
+from ..premise import Premise
 from .facts import Outside, divide, flag, number
 from .releases import OPENRLHF as DISTRIBUTION
 from .spec import FLAGS, Framework, Launcher
@@ -60,7 +61,7 @@ _MODULE = re.compile(r"openrlhf\.cli\.(train_\w+)|(?:.*/)?(train_(?:sft|dpo|rm|p
 _DEFAULTS = {"train_sft": (8, 2048), "train_dpo": (8, 512), "train_rm": (1, 512), "train_ppo_ray": (1, 2048),
              "train_ppo": (4, None)}  # the non-Ray trainer (0.3.6-0.6.1.post1): train_ppo.py:319 @ v0.6.1.post1
 
-# The entry points that assert packing with ring attention (see OpenRLHFArguments).
+# The entry points that assert packing with ring attention (see OpenRLHFSettings).
 _RING_NEEDS_PACKING = ("train_sft", "train_dpo", "train_rm")
 
 # Current flag -> flat flag of earlier releases.
@@ -112,7 +113,7 @@ def flag_style(root: Mapping) -> str:
     return "dotted" if dotted and not flat else "flat" if flat and not dotted else ""
 
 
-def variants(premise) -> tuple:
+def variants(premise: Premise) -> tuple[Premise, ...]:
     """`premise` and its twins for a line in the dotted flags (weighed from 0.10.2 on) and for one in the
     flat flags (weighed to 0.10.1.post2): a rule declares all three, `premise_name` picks one."""
     from dataclasses import replace
@@ -132,7 +133,7 @@ def variants(premise) -> tuple:
                     source=f"{premise.source}; the flat flags to v{FLAT_UNTIL} ({spelled})"))
 
 
-def premise_name(plan: TrainingPlan, premise) -> str:
+def premise_name(plan: TrainingPlan, premise: Premise) -> str:
     """The name of `premise`, or of its twin (`variants`) for the spelling the plan's launch line writes."""
     style = flag_style(plan.document.root)
     return f"{premise.name} ({style} flags)".strip() if style else premise.name
@@ -171,12 +172,14 @@ class PPOArguments:
     # estimator (rloo, reinforce_baseline, group_norm, dr_grpo) or dynamic filtering; None: gae/reinforce.
     group_baseline: Optional[Fact]
     generate_batch: Optional[Fact]  # --rollout.vllm_generate_batch_size (default: the rollout batch, 690-692)
-    roles: dict  # "actor", "ref", "critic", "reward" -> Placement
+    roles: dict[str, Placement]  # "actor", "ref", "critic", "reward" -> Placement
 
 
 @lean_dataclass(frozen=True)
-class OpenRLHFArguments:
+class OpenRLHFSettings(Subject):
     """OpenRLHF's own launch settings its rules read."""
+
+    FRAMEWORKS = (NAME,)
 
     entry: str  # the train_* module the line runs
     # train_sft/dpo/rm assert packing with ring attention (train_sft.py:321-322, train_dpo.py:355-356,
@@ -220,7 +223,7 @@ def _group_baseline(root: Mapping) -> Optional[Fact]:
     return filtering if filtering.value else None
 
 
-def get(root: Mapping, key: str) -> tuple:
+def get(root: Mapping, key: str) -> tuple[Optional[Node], str]:
     """(node, `--flag` label) of a flag, in its current or its legacy spelling."""
     node = root.get(*key.split("."))
     if node is not None:
@@ -279,7 +282,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     elif declared is not None:  # the default 128 has no line to point at: left out, as for Megatron
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
     if name is not None:
-        plan.settings = OpenRLHFArguments(entry=name, ring_needs_packing=name in _RING_NEEDS_PACKING,
+        plan.settings = OpenRLHFSettings(entry=name, ring_needs_packing=name in _RING_NEEDS_PACKING,
                                           ppo=_ppo_arguments(root) if name == "train_ppo_ray" else None)
     plan.rl = rl(plan) if name != "train_ppo" else _non_ray_rl(plan)
     return plan
@@ -323,7 +326,8 @@ def rl(plan: TrainingPlan) -> Optional[RL]:
     per round, generated --rollout.vllm_generate_batch_size prompts at a time (default:
     the rollout batch, train_ppo_ray.py:690-692); one optimizer step consumes
     --train.batch_size samples (ppo_trainer.py:72-76)."""
-    if plan.framework != NAME or plan.settings is None or plan.settings.ppo is None:
+    settings = OpenRLHFSettings.of(plan)
+    if plan.framework != NAME or settings is None or settings.ppo is None:
         return None
     root = plan.document.root
     prompts = fact(root, "rollout.batch_size", default=1024)  # train_ppo_ray.py:373
@@ -334,7 +338,7 @@ def rl(plan: TrainingPlan) -> Optional[RL]:
         generation = Fact(per_round.value * samples.value, "generation batch", per_round.span or samples.span,
                           Origin.DERIVED, detail=f"{per_round.describe()} x {samples.describe()}")
     train_micro = plan.micro_batch
-    ppo = plan.settings.ppo
+    ppo = settings.ppo
     return RL(
         samples_per_prompt=samples,
         prompts_per_step=prompts,

@@ -85,8 +85,10 @@ def plan(doc: Document, outside: Outside):
 
 
 @lean_dataclass(frozen=True)
-class Arguments:
+class SwiftSettings(swift_megatron.Tokenized):
     """ms-swift's own arguments its rules read (not the Megatron schema's)."""
+
+    FRAMEWORKS = (NAME,)
 
     packing: Optional[Fact]  # None unless written true/false
     padding_free: Optional[Fact]  # None unless written true/false
@@ -95,13 +97,12 @@ class Arguments:
     attn_impl: Fact
     # load_args: true with attn_impl unset: the checkpoint's args.json fills it (base_args.py:236-268).
     attn_impl_from_checkpoint: bool
-    tokenizing: swift_megatron.Tokenizing  # lazy_tokenize and what it refuses: shared with the Megatron schema
 
 
-def _arguments(root: Mapping) -> Arguments:
+def _arguments(root: Mapping) -> SwiftSettings:
     attn = root.get("attn_impl")
     load_args = flag(root.get("load_args"), "load_args")
-    return Arguments(
+    return SwiftSettings(
         packing=flag(root.get("packing"), "packing"),
         padding_free=flag(root.get("padding_free"), "padding_free"),
         attn_impl=Fact(None, "attn_impl", None, Origin.DEFAULT) if attn is None

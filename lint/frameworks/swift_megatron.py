@@ -13,11 +13,11 @@ against ms-swift's releases (swift.MS_SWIFT).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import ClassVar, Optional
 
 from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
+from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number, per_group
 
 NAME = "swift-megatron"
@@ -55,9 +55,9 @@ def plan(doc: Document, outside: Outside, world: Optional[Fact]) -> Optional[Tra
     if declared is not None:  # the default 16 has no line to point at: left out
         plan.declared_global_batch, plan.derived_from_global = declared, "grad_accum"
     grpo_settings = grpo(doc.root) if getattr(lookup(doc.root, "rlhf_type"), "value", None) == "grpo" else None
-    plan.settings = MegatronArguments(grpo=grpo_settings, tokenizing=tokenizing(doc.root, lookup),
-                                      group_by_length=flag(lookup(doc.root, "group_by_length"), "group_by_length"),
-                                      padding_free=padding_free(doc.root))
+    plan.settings = SwiftMegatronSettings(grpo=grpo_settings, tokenizing=tokenizing(doc.root, lookup),
+                                          group_by_length=flag(lookup(doc.root, "group_by_length"), "group_by_length"),
+                                          padding_free=padding_free(doc.root))
     if grpo_settings is not None:
         plan.rl = _rl(grpo_settings)
     return plan
@@ -80,11 +80,21 @@ def tokenizing(root: Mapping, get=Mapping.get) -> Tokenizing:
 
 
 @lean_dataclass(frozen=True)
-class MegatronArguments:
+class Tokenized(Subject):
+    """What both ms-swift schemas hold: when they tokenize (rules/swift/swift_lazy_tokenize_conflict.py)."""
+
+    FRAMEWORKS: ClassVar[Optional[tuple[str, ...]]] = ("swift", NAME)
+
+    tokenizing: Tokenizing  # lazy_tokenize and what it refuses
+
+
+@lean_dataclass(frozen=True)
+class SwiftMegatronSettings(Tokenized):
     """ms-swift Megatron's own arguments its rules read."""
 
+    FRAMEWORKS = (NAME,)
+
     grpo: Optional[GRPO]  # rlhf_type: grpo only
-    tokenizing: Tokenizing
     group_by_length: Optional[Fact]  # None unless written true/false
     padding_free: Optional[Fact]  # as it runs: see padding_free()
 

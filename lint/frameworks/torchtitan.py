@@ -23,15 +23,19 @@ config (`reads_no_toml`).
 
 from __future__ import annotations
 
-from typing import Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional
 
 from ..document import Document, Mapping, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..versions import version_key
 from .facts import Outside, number
 from .releases import TORCHTITAN as DISTRIBUTION
 from .spec import Count, Framework, Launcher, Select
+
+if TYPE_CHECKING:
+    from ..premise import Premise
 
 NAME = "torchtitan"
 # TOML up to v0.2.2; Python config registries after it (torchtitan_registry.py).
@@ -139,7 +143,7 @@ _REGISTRIES_FROM: tuple = version_key("0.3.0.dev0")  # type: ignore[assignment] 
 KEY_SOURCES = ("torchtitan/config/job_config.py", "torchtitan/config_manager.py")
 
 
-def keys_from_source(read) -> Optional[frozenset]:
+def keys_from_source(read: Callable[[str], Optional[str]]) -> Optional[frozenset[str]]:
     """The sections and keys of JobConfig in a TorchTitan source tree, as dotted paths (a section
     ends with "."; keysets.nest rebuilds the table), read with `ast`, never imported."""
     from ..keysets import flatten, nested_fields
@@ -365,8 +369,8 @@ def model_window(support: ModelSupport, what: str = "") -> str:
     return what + ("every model" if support.since is None else f"models new in {support.since}")
 
 
-def model_premises(lines: dict, since: Optional[str] = None, before: str = "", what: str = "",
-                   keys_since: Optional[str] = None) -> tuple:
+def model_premises(lines: dict[str, str], since: Optional[str] = None, before: str = "", what: str = "",
+                   keys_since: Optional[str] = None) -> tuple[Premise, ...]:
     """The premises of a TOML check that holds from `since` (None: from main before 0.1.0), one for
     the models every release has and one for those new in 0.2.0 and in 0.2.1, which an older release
     cannot run at all (runs_since), nor one older than `keys_since` (the keys the check reads are new
@@ -393,9 +397,12 @@ def model_premises(lines: dict, since: Optional[str] = None, before: str = "", w
 
 
 @lean_dataclass(frozen=True)
-class TitanSettings:
+class TitanSettings(Subject):
     """What TorchTitan's start-up checks read besides the batch and the degrees:
-    each value as written (None when not a plain value) or TorchTitan's default."""
+    each value as written (None when not a plain value) or TorchTitan's default. A TOML
+    config's plan holds it; a config registry's holds RegistrySettings (torchtitan_registry.py)."""
+
+    FRAMEWORKS = (NAME,)
 
     model: Fact  # [model] name (None when not a string)
     model_support: ModelSupport  # MODELS[model]

@@ -44,7 +44,7 @@ from typing import Optional
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, Unknown
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_NODES
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..sources.python import Evaluator, read_python
 from .facts import Outside, number
 
@@ -439,8 +439,10 @@ def _copy(node: Node, seen: dict, budget: list, depth: int, shown: Optional[str]
 
 
 @lean_dataclass(frozen=True)
-class RegistrySettings:
+class RegistrySettings(Subject):
     """What a registry config is, beside its batch facts (no v0.2 TOML rule reads these)."""
+
+    FRAMEWORKS = ("torchtitan",)  # torchtitan.NAME: its plans are TorchTitan's
 
     config: str  # the function's name
     arithmetic: Optional[str]  # TOKENS, SEQUENCES, or None when it cannot be told

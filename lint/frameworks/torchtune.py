@@ -27,9 +27,9 @@ import os
 import re
 from typing import Optional
 
-from ..document import Document, Mapping, Scalar, Sequence
+from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
-from ..plan import RL, Fact, Origin, TrainingPlan
+from ..plan import RL, Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, flag, number
 from .releases import TORCHTUNE as DISTRIBUTION
 from .spec import ASSIGN, OMEGACONF, Framework, Launcher
@@ -112,10 +112,10 @@ class Precision:
     """`dtype` of a training recipe, written as a plain name (not an interpolation)."""
 
     dtype: Fact
-    accepted: tuple  # the names training.get_dtype takes (torchtune/training/precision.py:18-23)
+    accepted: tuple[str, ...]  # the names training.get_dtype takes (torchtune/training/precision.py:18-23)
     # The names the recipe refuses at start-up: fp16 (e.g. full_finetune_distributed.py:136-141),
     # except in the GRPO recipes.
-    refused: tuple
+    refused: tuple[str, ...]
 
 
 @lean_dataclass(frozen=True)
@@ -145,15 +145,17 @@ class PackedDataset:
 
 
 @lean_dataclass(frozen=True)
-class TorchtuneSettings:
+class TorchtuneSettings(Subject):
     """torchtune settings its own rules read."""
+
+    FRAMEWORKS = (NAME,)
 
     ppo_schedule: Optional[PPOSchedule]  # the PPO recipe only
     optimizer_in_bwd: Optional[OptimizerInBackward]  # the recipes that read it only
     precision: Optional[Precision]  # training recipes with a readable dtype only
     tensor_parallel: Optional[TensorParallel]  # the recipes that read tensor_parallel_dim only
     tokenizer: Optional[Tokenizer]  # None when its max_seq_len cannot be told
-    packed_datasets: tuple  # PackedDataset, in the order written
+    packed_datasets: tuple[PackedDataset, ...]  # PackedDataset, in the order written
 
 
 # Builders that raise on packed=True without tokenizer.max_seq_len: datasets/_alpaca.py:89-94,
@@ -291,7 +293,7 @@ def is_torchtune(root) -> bool:
     )
 
 
-def component(node) -> str:
+def component(node: Optional[Node]) -> str:
     """The `_component_` of a builder mapping ("" when there is none)."""
     target = node.get("_component_") if isinstance(node, Mapping) else None
     return target.value if isinstance(target, Scalar) and isinstance(target.value, str) else ""
@@ -308,13 +310,13 @@ def datasets(root: Mapping) -> list:
 _RECIPE_IN_HEADER = re.compile(r"\A\s*#[^\n]*\bin (?:recipes/)?([\w/]+)\.py")
 
 
-def traits(doc: Document) -> set:
+def traits(doc: Document) -> set[str]:
     """What the config says about the recipe it is for:
     training (it has an optimizer), lora, quantizer, kd, ppo, grpo, dpo,
     early_exit, single_device, and parallel_dims (the recipe reads the
     `*_parallel_dim` keys)."""
     root = doc.root
-    found = set()
+    found: set[str] = set()
     if isinstance(root.get("optimizer"), Mapping):
         found.add("training")
     if "lora" in component(root.get("model")).rsplit(".", 1)[-1].lower():

@@ -158,7 +158,7 @@ class TrainerArguments(Subject):
     deepspeed: Optional[DeepSpeedLink]
     # With a `deepspeed:` of its own: the settings its launcher's config writes that the launcher's
     # DeepSpeed plugin refuses beside it (linked.BuiltDeepSpeed.refused), facts of that config.
-    deepspeed_refused: tuple = ()
+    deepspeed_refused: tuple[Fact, ...] = ()
 
     @classmethod
     def of(cls, plan: TrainingPlan) -> Optional[TrainerArguments]:

@@ -21,8 +21,9 @@ that writes n_gpus_per_node gives its own W (a W from the user wins). The SFT
 trainer runs under torchrun and never reads those keys: its W only comes from
 the user.
 
-PPO rules read the per-role settings in `plan.settings` (a PPO; `ppo(plan)`
-gives it, None for SFT and other frameworks); the generic plan
+PPO rules read the per-role settings in `plan.settings` (a VerlSettings, the subject
+`VerlSettings.of(plan)` finds; SFT plans hold none; `PPOSettings` is what EasyR1's plans
+share with verl's); the generic plan
 carries the Ulysses (FSDP) or Megatron layout for BL202 and, for SFT, the
 global batch for BL103.
 """
@@ -32,15 +33,18 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import replace
-from typing import Optional
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
-from ..plan import RL, Fact, Origin, TrainingPlan
+from ..plan import RL, Fact, Origin, Subject, TrainingPlan
 from ..sources.hydra import framework_default
 from .facts import Outside, divide, number, product
 from .releases import VERL as DISTRIBUTION, VERL_RELEASES as RELEASES
 from .spec import HYDRA, HYDRA_COMPOSED, Count, Framework, Launcher
+
+if TYPE_CHECKING:
+    from ..premise import Premise
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -172,14 +176,19 @@ class MicroBatchKeys:
 
 
 @lean_dataclass(frozen=True)
-class PPO:
+class PPOSettings(Subject):
+    """The PPO batch settings verl's trainer and workers read, which EasyR1 (a fork) builds too: the
+    subject of the rules that judge both frameworks' plans."""
+
+    FRAMEWORKS: ClassVar[Optional[tuple[str, ...]]] = (NAME, "easyr1")
+
     train_batch: Optional[Fact]  # None where the file writes null
     actor: Role
     critic: Optional[Role]  # None: the critic is not trained (or not known to be)
     legacy_workers: bool  # verl/workers/fsdp_workers.py (trainer.use_legacy_worker_impl != disable)
-    megatron: dict  # tp, pp, cp of the Megatron actor
+    megatron: dict[str, Optional[Fact]]  # tp, pp, cp of the Megatron actor
     # The actor's, the rollout's (governed by the actor) and the trained critic's.
-    micro_batch_keys: tuple = ()
+    micro_batch_keys: tuple[MicroBatchKeys, ...] = ()
     # Who refuses, as a message names it (forks of verl build this type too: lint/frameworks/easyr1.py).
     label: str = "verl"
     # Start-up checks the verl the project runs makes (a copy in the project may predate them: `refuses`).
@@ -196,6 +205,14 @@ class PPO:
     generates_unrepeated: bool = False
 
 
+@lean_dataclass(frozen=True)
+class VerlSettings(PPOSettings):
+    """verl's own PPO trainer settings (`plan.settings` of a verl PPO plan; SFT plans hold none): the
+    subject of the rules about verl alone."""
+
+    FRAMEWORKS = (NAME,)
+
+
 def plan(doc: Document, outside: Outside):
     root = doc.root
     if isinstance(root.get("actor_rollout_ref"), Mapping):
@@ -207,22 +224,17 @@ def plan(doc: Document, outside: Outside):
 
 # -- PPO ---------------------------------------------------------------------------------
 
-def ppo(plan: TrainingPlan) -> Optional[PPO]:
-    """The PPO settings of a verl plan, or of a fork's that builds them (None for other frameworks and for SFT)."""
-    return plan.settings if isinstance(plan.settings, PPO) else None
-
-
 # (section, deprecated key) of each micro batch verl still reads the old way.
 _ACTOR_MICRO_KEYS = ((ACTOR, "ppo_micro_batch_size"), ("actor_rollout_ref.rollout", "log_prob_micro_batch_size"))
 _CRITIC_MICRO_KEYS = (("critic", "ppo_micro_batch_size"),)
 
 
-def _read_ppo(root: Mapping) -> PPO:
+def _read_ppo(root: Mapping) -> VerlSettings:
     default_strategy = "megatron" if _composes_megatron(root) else "fsdp"
     actor = _actor(root, default_strategy)
     critic = _critic(root, actor, default_strategy) if _critic_used(root) else None
     pairs = [(actor, keys) for keys in _ACTOR_MICRO_KEYS] + [(critic, keys) for keys in _CRITIC_MICRO_KEYS if critic]
-    return PPO(
+    return VerlSettings(
         train_batch=_number(root, "data.train_batch_size"),
         actor=actor,
         critic=critic,
@@ -302,7 +314,7 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     return plan
 
 
-def _micro_from_deprecated(settings: PPO, dp: Optional[Fact], times_n: bool = False) -> Optional[Fact]:
+def _micro_from_deprecated(settings: PPOSettings, dp: Optional[Fact], times_n: bool = False) -> Optional[Fact]:
     """The deprecated global actor.ppo_micro_batch_size, which the workers turn into the per-GPU
     one by floor division over dp (fsdp_workers.py:248-252, megatron_workers.py:356-359 @ b178a3c);
     `times_n`: a copy of verl whose workers then multiply it by rollout.n (a micro batch of prompts,
@@ -420,7 +432,7 @@ def runs_copy(path: str) -> bool:
     return found is not None and found.copy is not None
 
 
-def copy_premise(check: str, name: str = "copy"):
+def copy_premise(check: str, name: str = "copy") -> Premise:
     """The premise of a finding on a project that runs its own copy of verl, whose source `refuses` read:
     the copy refuses because its source holds `check` (named in `_CHECKS`), whatever its version file says
     (copies of main between releases say 0.1 or 0.2.0.dev over source that has the check). It holds in
@@ -458,7 +470,7 @@ def _token_budget(root: Mapping, role: Role, parallel: dict) -> Optional[Fact]:
     return budget
 
 
-def _role_accumulation(settings: PPO, actor_accumulation: Optional[Fact], world: Optional[Fact]) -> dict:
+def _role_accumulation(settings: PPOSettings, actor_accumulation: Optional[Fact], world: Optional[Fact]) -> dict:
     """Micro-steps per mini-batch of each trained model (the critic has its own micro batch and sp)."""
     found = {"actor": actor_accumulation} if actor_accumulation is not None else {}
     critic = settings.critic
@@ -496,7 +508,7 @@ def sequence_length(root: Mapping) -> Optional[Fact]:
                 detail=f"{prompt.describe()} + {response.describe()}")
 
 
-def _rl(settings: PPO) -> RL:
+def _rl(settings: PPOSettings) -> RL:
     """verl counts the train batch and the mini batch in prompts; each prompt is
     sampled rollout.n times (ray_trainer.py, dp_actor.py: mini x n sequences)."""
     prompts, samples = settings.train_batch, settings.actor.rollout_n
@@ -507,7 +519,7 @@ def _rl(settings: PPO) -> RL:
               micro_batch={role.name: role.micro for role in roles if role.micro is not None})
 
 
-def remainder_steps(settings: PPO, epochs: Optional[Fact]) -> Optional[Fact]:
+def remainder_steps(settings: PPOSettings, epochs: Optional[Fact]) -> Optional[Fact]:
     """The actor's optimizer steps per PPO step when train_batch_size is no multiple of ppo_mini_batch_size:
     each rank splits its share into mini-batches and the remainder is one more, smaller update whose
     loss keeps the full mini-batch's scale (dp_actor.py `update_policy`: `data.split(ppo_mini_batch_size)`,

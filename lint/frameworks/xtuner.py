@@ -6,7 +6,7 @@ sequence_parallel_size (xtuner/parallel/sequence/setup_distributed.py:23-27 @
 0.2.0). XTuner v1 configs (`from xtuner.v1 ...`) are another schema, read by
 xtuner_v1.py.
 
-The XTuner rules (rules/xtuner_*.py, BL101, BL201) read `Arguments`, the
+The XTuner rules (rules/xtuner/, rules/mmengine/) judge `XTunerSettings`, the
 settings this module fills from the config (the helpers at its end find them).
 """
 
@@ -29,7 +29,7 @@ from ..document import (
     split_lines,
 )
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..sources.inheritance import Inherited, Refusal, inherit, read_config, text_at
 from .facts import Outside, divide, find_key, flag, number
 from .releases import XTUNER as DISTRIBUTION
@@ -51,8 +51,8 @@ VARLEN = "use_varlen_attn"
 
 class SamplerSpec(NamedTuple):
     package: str  # where the class lives: a same-named class from elsewhere is not this one
-    accepts: tuple  # keyword arguments besides `dataset`, which mmengine passes with `seed`
-    requires: tuple
+    accepts: tuple[str, ...]  # keyword arguments besides `dataset`, which mmengine passes with `seed`
+    requires: tuple[str, ...]
     by_dp_rank: bool  # splits the data by data-parallel rank: safe under sequence parallelism
 
 
@@ -79,7 +79,7 @@ def is_v1(doc: Document) -> bool:
     return False
 
 
-def plan(doc: Document, outside: Outside):
+def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if doc.format != "python":
         return None
     doc = inherit(doc)  # as mmengine builds it with its bases, each value where its file wrote it
@@ -119,7 +119,7 @@ def plan(doc: Document, outside: Outside):
     attn = doc.get("model", "llm", "attn_implementation")
     if isinstance(attn, Scalar):
         plan.attention = Fact(attn.value, "attn_implementation", attn.span, node=attn)
-    plan.settings = Arguments(
+    plan.settings = XTunerSettings(
         varlen=tuple(varlen_flags(doc)),
         sampler=_sampler(doc),
         unused_sampler=_unused_sampler(doc, sp),
@@ -136,7 +136,7 @@ class Sampler:
     (mmengine/runner/runner.py:1387-1392 @ 0.10.6)."""
 
     spec: SamplerSpec
-    keywords: dict  # each keyword the dict passes (`type` and `dataset` too) -> its span, as written
+    keywords: dict[str, Span]  # each keyword the dict passes (`type` and `dataset` too) -> its span, as written
     span: Span  # the dict
     per_device_batch_size: Optional[Fact]  # LengthGroupedSampler's group unit
     mega_batch_mult: Optional[Fact]
@@ -161,7 +161,7 @@ class Accumulation:
     follows_sp: bool  # the accumulation or the micro batch is computed from sequence_parallel_size
     # (micro batch, accumulation) with the config evaluated at sequence_parallel_size = 1,
     # when they follow sp and both are known there; None otherwise.
-    at_sp1: Optional[tuple]
+    at_sp1: Optional[tuple[int, int]]
     # The sp a comment at the accumulation says its value is written for: the
     # number of a `sp=N` it writes, else the configured sp when it names sequence
     # parallelism (`# 1 x 8 acc / 8 sequence parallel`); else, for a literal a base
@@ -188,14 +188,16 @@ class HFDataset:
 
 
 @lean_dataclass(frozen=True)
-class Arguments:
+class XTunerSettings(Subject):
     """XTuner settings its own rules read."""
 
-    varlen: tuple  # (where, Fact) of every written use_varlen_attn: see varlen_flags
+    FRAMEWORKS = (NAME,)
+
+    varlen: tuple[tuple[str, Fact], ...]  # (where, Fact) of every written use_varlen_attn: see varlen_flags
     sampler: Optional[Sampler]  # None: no sampler dict, or a class batchlint does not know
     unused_sampler: Optional[SamplerVariable]
     accumulation: Optional[Accumulation]  # None only for a chain mmengine refuses (`refused`)
-    hf_datasets: tuple  # HFDataset of every process_hf_dataset dict
+    hf_datasets: tuple[HFDataset, ...]  # HFDataset of every process_hf_dataset dict
     # A `_base_` chain mmengine refuses to load: nothing else of the config is judged.
     refused: Optional[Refusal] = None
 
@@ -211,7 +213,7 @@ def _refused(doc: Inherited, refusal: Refusal, outside: Outside) -> Optional[Tra
     """The plan of a chain mmengine refuses: the refusal alone, when the chain is XTuner's."""
     if not any(_IMPORTS_XTUNER.search(text) for text in (doc.text, *doc.texts.values())):
         return None
-    settings = Arguments(varlen=(), sampler=None, unused_sampler=None, accumulation=None, hf_datasets=(),
+    settings = XTunerSettings(varlen=(), sampler=None, unused_sampler=None, accumulation=None, hf_datasets=(),
                          refused=refusal)
     return TrainingPlan(framework=NAME, document=doc, world_size=outside.world_size,
                         target_global_batch=outside.target_global_batch, settings=settings)
@@ -286,7 +288,7 @@ def _reset(doc: Document, ga: Fact) -> Optional[str]:
     return "optim_wrapper.accumulative_counts = {}" if doc.lazy else "optim_wrapper = dict(accumulative_counts={})"
 
 
-def _at_sp1(doc: Document, sp: Fact) -> Optional[tuple]:
+def _at_sp1(doc: Document, sp: Fact) -> Optional[tuple[int, int]]:
     """The micro batch and accumulation the config gives with every read of
     sequence_parallel_size at 1, in it and in its bases: whether a derivation keeps the
     global batch is a question of values, not of how it is written (`64 // sp` follows sp too)."""
@@ -294,8 +296,7 @@ def _at_sp1(doc: Document, sp: Fact) -> Optional[tuple]:
         micro, ga = _batch_facts(read_config(doc.path, doc.text, pinned={sp.key: 1}))
     except (ParseError, LimitExceeded):
         return None
-    known = micro.known and ga.known and type(micro.value) is int and type(ga.value) is int
-    return (micro.value, ga.value) if known else None
+    return (micro.number, ga.number) if micro.number is not None and ga.number is not None else None
 
 
 # A comment that names sequence parallelism, and one that says which sp a value is for.
@@ -307,7 +308,7 @@ _SP_VALUE = (re.compile(_SP_WORDS + r"\s*(?:=|==|:)?\s*(\d+)\b", re.I),
 _COMMENT_LINES = 12  # of the block right above: a section's header comment is not about one value
 
 
-def _written_for(lines: list, span: Span, sp: Fact) -> Optional[int]:
+def _written_for(lines: list[str], span: Span, sp: Fact) -> Optional[int]:
     """Which sp the comment on the value's line, or the comment lines right above
     it, says the value is written for (see Accumulation.written_for)."""
     if not sp.known or span.line > len(lines):
@@ -375,7 +376,14 @@ def global_batch_text(micro: int, accumulation: int, sp: int, world: Optional[in
     return f"{per_rank} x W/{sp} sequences" if sp > 1 else f"{per_rank} x W sequences"
 
 
-def inherited_note(sp: Fact, written: Optional[Span], what: str) -> Optional[tuple]:
+def global_batch_size(micro: int, accumulation: int, sp: int, world: Optional[int]) -> str:
+    """The global batch of global_batch_text as a size alone: "32" when W is known, else "16 x W/4"."""
+    if world is not None and world % sp == 0:
+        return f"{micro * accumulation * world // sp}"
+    return f"{micro * accumulation} x W/{sp}" if sp > 1 else f"{micro * accumulation} x W"
+
+
+def inherited_note(sp: Fact, written: Optional[Span], what: str) -> Optional[tuple[str, Span]]:
     """(message, span) of the note at the `sequence_parallel_size` this config sets, when the
     value at fault (`what`, at `written`) comes from a base: mmengine evaluated the base on
     its own, with the base's names, so the sp set here changed nothing in it. None otherwise."""
@@ -433,7 +441,7 @@ def datasets(doc: Document, limit: int = 500) -> Iterator[Mapping]:
             queue.extend(node.items)
 
 
-def varlen_flags(doc: Document) -> list:
+def varlen_flags(doc: Document) -> list[tuple[str, Fact]]:
     """Every written `use_varlen_attn` boolean, as (where, Fact): the
     top-level variable check_cfg reads, the model's, each dataset's, the
     collate_fn's. Values that are not plain booleans are left out."""
@@ -447,7 +455,7 @@ def varlen_flags(doc: Document) -> list:
         if VARLEN in d.items
     ]
     places.append(("the collate_fn", collate_fn(doc).get(VARLEN), f"train_dataloader.collate_fn.{VARLEN}"))
-    found = []
+    found: list[tuple[str, Fact]] = []
     for where, node, key in places:
         fact = flag(node, key)
         if fact is not None:

@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..lean_dataclass import lean_dataclass
-from ..plan import Fact, Origin, TrainingPlan
+from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .releases import XTUNER_V1 as DISTRIBUTION
 from .spec import Framework
@@ -37,7 +37,7 @@ MARKERS = (b"xtuner.v1",)
 
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=10, distribution=DISTRIBUTION)
 
-def plan(doc: Document, outside: Outside):
+def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if doc.format != "python" or "trainer" not in doc.namespace or not is_v1(doc):
         return None
     plan = TrainingPlan(
@@ -52,7 +52,7 @@ def plan(doc: Document, outside: Outside):
     plan.seq_len = next((number(c.get("pack_max_length"), "pack_max_length") for c in loaders
                          if c.get("pack_max_length") is not None), None)
     rollout = fill_rl(plan, rl_trainer, outside) if rl_trainer is not None else None
-    plan.settings = Arguments(dataloader_configs=tuple(_dataloader(c) for c in loaders), rollout=rollout)
+    plan.settings = XTunerV1Settings(dataloader_configs=tuple(_dataloader(c) for c in loaders), rollout=rollout)
     return plan
 
 
@@ -67,10 +67,12 @@ class Dataloader:
 
 
 @lean_dataclass(frozen=True)
-class Arguments:
+class XTunerV1Settings(Subject):
     """XTuner v1 settings its own rules read."""
 
-    dataloader_configs: tuple  # Dataloader of every DataloaderConfig call
+    FRAMEWORKS = (NAME,)
+
+    dataloader_configs: tuple[Dataloader, ...]  # Dataloader of every DataloaderConfig call
     rollout: Optional[Rollout] = None  # an RL trainer's rollout engines
 
 

@@ -9,10 +9,20 @@ from . import rule_page, rule_url
 
 
 def page(rule, scope: str) -> str:
-    """The rule's page in Markdown: its title, severity, scope and documentation."""
+    """The rule's page in Markdown: its title, severity, scope, module and documentation."""
     fix = " Its fix is unsafe: `--fix` makes it only with `--unsafe-fixes`." if rule.unsafe_fix else ""
-    return (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}. Applies to: {scope}.{fix}\n\n{rule.documentation}\n"
-            f"\n## When it holds\n{releases(rule)}")
+    where = f" Defined in `{source_file(rule.code)}`." if source_file(rule.code) else ""
+    return (f"# {rule.code} {rule.name}\n\nSeverity: {rule.severity}. Applies to: {scope}.{fix}{where}\n\n"
+            f"{rule.documentation}\n\n## When it holds\n{releases(rule)}")
+
+
+def source_file(code: str) -> str:
+    """The rule's module as the repository names it (rules/<group>/<rule_name>.py), from
+    the registry; "" for the engine's codes."""
+    from batchlint.rules.registry import REGISTRY
+
+    entry = REGISTRY.get(code)
+    return f"rules/{entry[0].replace('.', '/')}.py" if entry else ""
 
 
 def releases(rule) -> str:
@@ -36,6 +46,7 @@ def as_dict(rule, scope: str) -> dict:
         "applies_to": scope,
         "unsafe_fix": rule.unsafe_fix,
         "page": rule_page(rule.code),
+        "source": source_file(rule.code),
         "url": rule_url(rule.code),
         "explanation": rule.documentation,
     }

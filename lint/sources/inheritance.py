@@ -66,7 +66,7 @@ class Refusal:
 
     span: Span  # the `_base_` value (a base's path in it) that is refused; `path` set in a base
     why: str
-    related: tuple = ()  # (message, span): what makes mmengine read a file the other way
+    related: tuple[tuple[str, Span], ...] = ()  # (message, span): what makes mmengine read a file the other way
 
 
 @lean_dataclass

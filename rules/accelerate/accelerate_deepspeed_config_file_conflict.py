@@ -53,7 +53,7 @@ taken from the config file, are what it checks).
 
 from collections.abc import Iterator
 
-from batchlint.frameworks import accelerate
+from batchlint.frameworks.accelerate import AccelerateSettings
 from batchlint.frameworks.releases import ACCELERATE
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -74,9 +74,8 @@ NO_ZERO = Premise(
            "v1.15.0 utils/dataclasses.py:1276-1277 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    typed = accelerate.settings(plan)
-    file = typed.deepspeed_file if typed is not None else None
+def check(plan: TrainingPlan, typed: AccelerateSettings) -> Iterator[Finding]:
+    file = typed.deepspeed_file
     if file is None:
         return
     reference = file.reference
@@ -85,35 +84,25 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         names = ", ".join(f.key for f in file.ignored)
         yield Finding(
             span=first.span,
-            message=(f"{names} {'is' if not rest else 'are'} written beside {reference.key} ({reference.value}): "
-                     f"accelerate's DeepSpeedPlugin refuses to start, since with a DeepSpeed config file "
-                     f"{'it is' if not rest else 'they are'} ignored"),
+            message=f"{names} beside a DeepSpeed config file ({reference.value})",
+            notes=(f"{reference.key} names {reference.value}; with a DeepSpeed config file "
+                   f"{'it is' if not rest else 'they are'} ignored: accelerate's DeepSpeedPlugin refuses to start",),
             fix=f"move {'it' if not rest else 'them'} into {reference.value} and remove {names} from this config"
                 + (" (or pass --mixed_precision on the launch line)" if any(f.key == "mixed_precision" for f in file.ignored) else ""),
             related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in rest)
             + (Related(f"{reference.key} = {reference.value}", reference.span),),
             premise=(NVME if all(f.key.endswith("_nvme_path") for f in file.ignored) else IGNORED).name,
         )
-    if not file.has_zero:
+    if not file.has_zero and file.linked is not None:
         yield Finding(
             span=reference.span,
-            message=(f"{file.linked.path}, the DeepSpeed config this names, has no zero_optimization section: "
-                     f"accelerate's DeepSpeedPlugin refuses to start (\"Please specify the ZeRO optimization config\")"),
-            fix=f'add "zero_optimization": {{"stage": N}} to {file.linked.path}',
+            message=f"{reference.value}, the DeepSpeed config this names, has no zero_optimization section",
+            notes=(f"{reference.key} names {file.linked.path}, read without a zero_optimization section",
+                   "accelerate's DeepSpeedPlugin refuses to start (\"Please specify the ZeRO optimization config\")"),
+            fix=f'add "zero_optimization": {{"stage": N}} to {reference.value}',
             premise=NO_ZERO.name,
         )
 
-
-_CONFIG = """\
-compute_environment: LOCAL_MACHINE
-distributed_type: DEEPSPEED
-deepspeed_config:
-  deepspeed_config_file: configs/ds_zero3.json
-  deepspeed_multinode_launcher: standard
-  zero3_init_flag: true
-{extra}num_machines: 1
-num_processes: 8
-"""
 
 RULE = Rule(
     code="BL122",
@@ -121,33 +110,142 @@ RULE = Rule(
     severity="error",
     summary="accelerate: DeepSpeed settings beside a deepspeed_config_file, or a file without zero_optimization",
     check=check,
-    needs=("settings.deepspeed_file",),
-    frameworks=("accelerate-config",),
+    subject=AccelerateSettings,
     premises=(IGNORED, NVME, NO_ZERO),
     doc=__doc__,
     examples=(
         # No accelerate release pinned: before 0.16 the keys are ignored without a word.
-        Example("zero3_file_and_stage.yaml", _CONFIG.format(extra="  zero_stage: 3\n"), flagged=(7,), severity="info"),
-        Example("zero3_file_and_stage_pinned.yaml", _CONFIG.format(extra="  zero_stage: 3\n"), flagged=(7,),
-                files=(("requirements.txt", "accelerate==0.16.0\n"),), severity="error"),
-        Example("zero3_file_and_stage_pinned_old.yaml", _CONFIG.format(extra="  zero_stage: 3\n"),
-                files=(("requirements.txt", "accelerate==0.15.0\n"),)),
-        Example("zero3_file_and_nvme_pinned.yaml", _CONFIG.format(extra="  offload_param_nvme_path: /nvme\n"),
-                flagged=(7,), files=(("requirements.txt", "accelerate==0.20.0\n"),), severity="error"),
-        Example("zero3_file_and_nvme_pinned_old.yaml", _CONFIG.format(extra="  offload_param_nvme_path: /nvme\n"),
-                files=(("requirements.txt", "accelerate==0.19.0\n"),)),
-        Example("zero3_file_and_precision.yaml", _CONFIG.format(extra="mixed_precision: bf16\n"), flagged=(7,),
-                severity="info"),
+        Example("zero3_file_and_stage.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+  zero_stage: 3
+num_machines: 1
+num_processes: 8
+""", flagged=(7,), severity="info",
+                message="deepspeed_config.zero_stage beside a DeepSpeed config file (configs/ds_zero3.json)",
+                fix="move it into configs/ds_zero3.json and remove deepspeed_config.zero_stage from this config"),
+        Example("zero3_file_and_stage_pinned.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+  zero_stage: 3
+num_machines: 1
+num_processes: 8
+""", flagged=(7,), files=(("requirements.txt", "accelerate==0.16.0\n"),), severity="error",
+                message="deepspeed_config.zero_stage beside a DeepSpeed config file (configs/ds_zero3.json)",
+                fix="move it into configs/ds_zero3.json and remove deepspeed_config.zero_stage from this config"),
+        Example("zero3_file_and_stage_pinned_old.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+  zero_stage: 3
+num_machines: 1
+num_processes: 8
+""", files=(("requirements.txt", "accelerate==0.15.0\n"),)),
+        Example("zero3_file_and_nvme_pinned.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+  offload_param_nvme_path: /nvme
+num_machines: 1
+num_processes: 8
+""", flagged=(7,), files=(("requirements.txt", "accelerate==0.20.0\n"),), severity="error",
+                message="deepspeed_config.offload_param_nvme_path beside a DeepSpeed config file (configs/ds_zero3.json)",
+                fix="move it into configs/ds_zero3.json and remove deepspeed_config.offload_param_nvme_path from this "
+                    "config"),
+        Example("zero3_file_and_nvme_pinned_old.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+  offload_param_nvme_path: /nvme
+num_machines: 1
+num_processes: 8
+""", files=(("requirements.txt", "accelerate==0.19.0\n"),)),
+        Example("zero3_file_and_precision.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+mixed_precision: bf16
+num_machines: 1
+num_processes: 8
+""", flagged=(7,), severity="info",
+                message="mixed_precision beside a DeepSpeed config file (configs/ds_zero3.json)",
+                fix="move it into configs/ds_zero3.json and remove mixed_precision from this config (or pass "
+                    "--mixed_precision on the launch line)"),
         # The JSON it names has no zero_optimization: refused from 0.10 on.
-        Example("zero_missing_pinned.yaml", _CONFIG.format(extra=""), flagged=(4,), severity="error", files=(
-            ("configs/ds_zero3.json", '{"train_micro_batch_size_per_gpu": "auto"}\n'),
-            ("requirements.txt", "accelerate==0.10.0\n"))),
-        Example("zero_missing_pinned_old.yaml", _CONFIG.format(extra=""), files=(
-            ("configs/ds_zero3.json", '{"train_micro_batch_size_per_gpu": "auto"}\n'),
-            ("requirements.txt", "accelerate==0.9.0\n"))),
-        Example("zero3_file_only.yaml", _CONFIG.format(extra="")),
-        Example("zero3_file_precision_null.yaml", _CONFIG.format(extra="mixed_precision: null\n")),
-        Example("zero3_no_file.yaml", _CONFIG.format(extra="  zero_stage: 3\n").replace(
-            "  deepspeed_config_file: configs/ds_zero3.json\n", "")),
+        Example("zero_missing_pinned.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+num_machines: 1
+num_processes: 8
+""", flagged=(4,),
+                files=(("configs/ds_zero3.json", '{"train_micro_batch_size_per_gpu": "auto"}\n'),
+                       ("requirements.txt", "accelerate==0.10.0\n")), severity="error",
+                message="configs/ds_zero3.json, the DeepSpeed config this names, has no zero_optimization section",
+                fix='add "zero_optimization": {"stage": N} to configs/ds_zero3.json'),
+        Example("zero_missing_pinned_old.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+num_machines: 1
+num_processes: 8
+""", files=(("configs/ds_zero3.json", '{"train_micro_batch_size_per_gpu": "auto"}\n'), ("requirements.txt", "accelerate==0.9.0\n"))),
+        Example("zero3_file_only.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+num_machines: 1
+num_processes: 8
+"""),
+        Example("zero3_file_precision_null.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_config_file: configs/ds_zero3.json
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+mixed_precision: null
+num_machines: 1
+num_processes: 8
+"""),
+        Example("zero3_no_file.yaml", """\
+compute_environment: LOCAL_MACHINE
+distributed_type: DEEPSPEED
+deepspeed_config:
+  deepspeed_multinode_launcher: standard
+  zero3_init_flag: true
+  zero_stage: 3
+num_machines: 1
+num_processes: 8
+"""),
     ),
 )

@@ -58,7 +58,9 @@ from its config, since 4.30.0).
 
 from collections.abc import Iterator
 
+from batchlint.document import Scalar
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
+from batchlint.frameworks.training_arguments import TrainerArguments
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -76,22 +78,22 @@ TRL_BUILT = Premise(
            "(transformers>=4.31.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    refused = plan.trainer.deepspeed_refused
-    if not refused:
+def check(plan: TrainingPlan, trainer: TrainerArguments) -> Iterator[Finding]:
+    refused, link = trainer.deepspeed_refused, trainer.deepspeed
+    if not refused or link is None:
         return
     first, rest = refused[0], refused[1:]
     names = ", ".join(f.key for f in refused)
-    own = plan.trainer.deepspeed.reference
-    shown = own.value if hasattr(own, "value") and isinstance(own.value, str) else "an inline mapping"
+    own = link.reference
+    shown = own.value if isinstance(own, Scalar) and isinstance(own.value, str) else "an inline mapping"
     where = f"{own.span.path or plan.document.path}:{own.span.line}"
     precision = any(f.key == "mixed_precision" for f in refused)
     yield Finding(
         span=first.span,
-        message=(f"{names} {'is' if not rest else 'are'} written in the accelerate config while the program it "
-                 f"launches names its own DeepSpeed config (deepspeed {shown}, {where}): accelerate's DeepSpeedPlugin "
-                 f"refuses to start, as with a DeepSpeed config file {'it is' if not rest else 'they are'} ignored "
-                 f"(transformers >= 4.30)"),
+        message=f"{first.key}{f' and {len(rest)} more' if rest else ''} beside the program's own {shown}",
+        notes=(f"the accelerate config writes {names}; the program it launches writes deepspeed {shown} ({where})",
+               f"with a DeepSpeed config file {'it is' if not rest else 'they are'} ignored: accelerate's "
+               f"DeepSpeedPlugin refuses to start (transformers >= 4.30)"),
         fix=f"remove {names} from the accelerate config and set {'it' if not rest else 'them'} in {shown}"
             + (" (or pass --mixed_precision on the launch line)" if precision else ""),
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in rest)
@@ -99,16 +101,6 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         premise={"transformers": BUILT.name, "trl": TRL_BUILT.name}.get(plan.framework, ""),
     )
 
-
-_ACCELERATE = """\
-compute_environment: LOCAL_MACHINE
-deepspeed_config:
-{block}  deepspeed_multinode_launcher: standard
-distributed_type: DEEPSPEED
-machine_rank: 0
-num_machines: 1
-num_processes: 8
-"""
 
 _TRAIN = """\
 #!/bin/bash
@@ -119,29 +111,96 @@ accelerate launch --config_file configs/accelerate_config.yaml train.py \\
     --gradient_accumulation_steps 4
 """
 
-_REFUSED = _ACCELERATE.format(block="  gradient_accumulation_steps: 4\n  zero_stage: 2\n")
-
 RULE = Rule(
     code="BL123",
     name="accelerate-deepspeed-settings-beside-program-config",
     severity="error",
     summary="accelerate: DeepSpeed settings in the accelerate config of a program that names its own DeepSpeed config",
     check=check,
+    subject=TrainerArguments,
     needs=("trainer.deepspeed_refused",),
     premises=(BUILT, TRL_BUILT),
     doc=__doc__,
     # The lines are the accelerate config's (configs/accelerate_config.yaml), where the finding is.
     examples=(
         # No transformers release pinned: before 4.30 the program's DeepSpeed config never reaches accelerate.
-        Example("train.sh", _TRAIN, flagged=(3,), files=(("configs/accelerate_config.yaml", _REFUSED),), severity="info"),
-        Example("train_pinned.sh", _TRAIN, flagged=(3,), severity="error", files=(
-            ("configs/accelerate_config.yaml", _REFUSED), ("requirements.txt", "transformers==4.30.0\n"))),
-        Example("train_pinned_old.sh", _TRAIN, files=(
-            ("configs/accelerate_config.yaml", _REFUSED), ("requirements.txt", "transformers==4.29.2\n"))),
-        Example("train_precision.sh", _TRAIN, flagged=(8,), severity="info", files=(
-            ("configs/accelerate_config.yaml", _ACCELERATE.format(block="") + "mixed_precision: bf16\n"),)),
-        Example("train_clean.sh", _TRAIN, files=(("configs/accelerate_config.yaml", _ACCELERATE.format(block="")),)),
-        Example("train_launcher_precision.sh", _TRAIN.replace("--config_file", "--mixed_precision bf16 --config_file"),
-                files=(("configs/accelerate_config.yaml", _ACCELERATE.format(block="") + "mixed_precision: bf16\n"),)),
+        Example("train.sh", _TRAIN, flagged=(3,), files=(("configs/accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 4
+  zero_stage: 2
+  deepspeed_multinode_launcher: standard
+distributed_type: DEEPSPEED
+machine_rank: 0
+num_machines: 1
+num_processes: 8
+"""),), severity="info",
+                message="deepspeed_config.gradient_accumulation_steps and 1 more beside the program's own configs/ds_z2.json",
+                fix="remove deepspeed_config.gradient_accumulation_steps, deepspeed_config.zero_stage from the "
+                    "accelerate config and set them in configs/ds_z2.json"),
+        Example("train_pinned.sh", _TRAIN, flagged=(3,), files=(("configs/accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 4
+  zero_stage: 2
+  deepspeed_multinode_launcher: standard
+distributed_type: DEEPSPEED
+machine_rank: 0
+num_machines: 1
+num_processes: 8
+"""), ("requirements.txt", "transformers==4.30.0\n")), severity="error",
+                message="deepspeed_config.gradient_accumulation_steps and 1 more beside the program's own configs/ds_z2.json",
+                fix="remove deepspeed_config.gradient_accumulation_steps, deepspeed_config.zero_stage from the "
+                    "accelerate config and set them in configs/ds_z2.json"),
+        Example("train_pinned_old.sh", _TRAIN, files=(("configs/accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 4
+  zero_stage: 2
+  deepspeed_multinode_launcher: standard
+distributed_type: DEEPSPEED
+machine_rank: 0
+num_machines: 1
+num_processes: 8
+"""), ("requirements.txt", "transformers==4.29.2\n"))),
+        Example("train_precision.sh", _TRAIN, flagged=(8,), files=(("configs/accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  deepspeed_multinode_launcher: standard
+distributed_type: DEEPSPEED
+machine_rank: 0
+num_machines: 1
+num_processes: 8
+mixed_precision: bf16
+"""),), severity="info",
+                message="mixed_precision beside the program's own configs/ds_z2.json",
+                fix="remove mixed_precision from the accelerate config and set it in configs/ds_z2.json (or pass "
+                    "--mixed_precision on the launch line)"),
+        Example("train_clean.sh", _TRAIN, files=(("configs/accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  deepspeed_multinode_launcher: standard
+distributed_type: DEEPSPEED
+machine_rank: 0
+num_machines: 1
+num_processes: 8
+"""),)),
+        Example("train_launcher_precision.sh", """\
+#!/bin/bash
+accelerate launch --mixed_precision bf16 --config_file configs/accelerate_config.yaml train.py \\
+    --model_name_or_path Qwen/Qwen2.5-0.5B \\
+    --deepspeed configs/ds_z2.json \\
+    --per_device_train_batch_size 4 \\
+    --gradient_accumulation_steps 4
+""", files=(("configs/accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  deepspeed_multinode_launcher: standard
+distributed_type: DEEPSPEED
+machine_rank: 0
+num_machines: 1
+num_processes: 8
+mixed_precision: bf16
+"""),)),
     ),
 )

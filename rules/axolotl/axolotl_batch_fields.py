@@ -45,7 +45,7 @@ and 46-53 (normalize_config).
 from collections.abc import Iterator
 
 from batchlint.document import Span
-from batchlint.frameworks.axolotl import BATCH_FIELDS, written
+from batchlint.frameworks.axolotl import BATCH_FIELDS, AxolotlSettings, written
 from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -69,19 +69,19 @@ BOTH = Premise(
            "275-282 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, axolotl: AxolotlSettings) -> Iterator[Finding]:
     root = plan.document.root
     nodes = {key: written(root, key) for key in BATCH_FIELDS}
     present = [key for key in BATCH_FIELDS if nodes[key] is not None]
     if len(present) < 2:
-        shown = f"only {present[0]} ({getattr(nodes[present[0]], 'value', '...')}) is" if present else "none of them is"
-        at = nodes[present[0]].span if present else Span.point(1)
-        fix = _MISSING_FIX.get(tuple(present), "set micro_batch_size and gradient_accumulation_steps")
+        first = nodes[present[0]] if present else None
+        shown = f"only {present[0]} ({getattr(first, 'value', '...')}) is set" if present else "no batch key is set"
         yield Finding(
-            span=at,
-            message=f"axolotl needs at least two of micro_batch_size, gradient_accumulation_steps and batch_size "
-                    f"(a 0 counts as unset), but {shown} set: the config fails validation",
-            fix=fix,
+            span=first.span if first is not None else Span.point(1),
+            message=f"{shown}; axolotl needs two batch keys",
+            notes=("axolotl needs at least two of micro_batch_size, gradient_accumulation_steps and batch_size "
+                   "(a 0 counts as unset); the config fails validation before anything loads",),
+            fix=_MISSING_FIX.get(tuple(present), "set micro_batch_size and gradient_accumulation_steps"),
             premise="batch_size alone" if present == ["batch_size"] else "fewer than two",
         )
     ga, batch = nodes["gradient_accumulation_steps"], nodes["batch_size"]
@@ -89,8 +89,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         yield Finding(
             span=batch.span,
             message=f"batch_size ({getattr(batch, 'value', '...')}) and gradient_accumulation_steps "
-                    f"({getattr(ga, 'value', '...')}) are both set; "
-                    f"axolotl accepts only one of them and the config fails validation",
+                    f"({getattr(ga, 'value', '...')}) are both set",
+            notes=("axolotl accepts only one of them and the config fails validation",),
             fix="remove batch_size (gradient_accumulation_steps already sets the accumulation)",
             related=(Related("gradient_accumulation_steps set here", ga.span),),
             premise="both",
@@ -103,29 +103,70 @@ _MISSING_FIX: dict[tuple[str, ...], str] = {
     ("batch_size",): "replace batch_size with micro_batch_size and gradient_accumulation_steps",
 }
 
-_CONFIG = "base_model: NousResearch/Llama-3.2-1B\nsequence_len: 4096\n{batch}num_epochs: 1\n"
-
 RULE = Rule(
     code="BL150",
     name="axolotl-batch-fields",
     severity="error",
     summary="axolotl: fewer than two batch keys, or accumulation together with batch_size",
     check=check,
-    frameworks=("axolotl",),
+    subject=AxolotlSettings,
     premises=(FEWER, BATCH_SIZE_ALONE, BOTH),
     doc=__doc__,
     examples=(
-        Example("both.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\nbatch_size: 32\n"),
-                flagged=(5,)),
-        Example("ga.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 4\n")),
-        Example("batch_size_only.yaml", _CONFIG.format(batch="batch_size: 32\n"), flagged=(3,), severity="error"),
+        Example("both.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+batch_size: 32
+num_epochs: 1
+""", flagged=(5,),
+                message="batch_size (32) and gradient_accumulation_steps (4) are both set",
+                fix="remove batch_size (gradient_accumulation_steps already sets the accumulation)"),
+        Example("ga.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+num_epochs: 1
+"""),
+        Example("batch_size_only.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+batch_size: 32
+num_epochs: 1
+""", flagged=(3,), severity="error",
+                message="only batch_size (32) is set; axolotl needs two batch keys",
+                fix="replace batch_size with micro_batch_size and gradient_accumulation_steps"),
         # One key alone is refused up to 0.18.0 and taken from 0.19.0 on: with no release pinned, nothing.
-        Example("micro_only.yaml", _CONFIG.format(batch="micro_batch_size: 2\n")),
-        Example("micro_only_pinned_old.yaml", _CONFIG.format(batch="micro_batch_size: 2\n"), flagged=(3,),
-                files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
-        Example("micro_only_pinned_new.yaml", _CONFIG.format(batch="micro_batch_size: 2\n"),
-                files=(("requirements.txt", "axolotl==0.19.0\n"),)),
-        Example("zero_ga.yaml", _CONFIG.format(batch="micro_batch_size: 2\ngradient_accumulation_steps: 0\n"),
-                flagged=(3,), files=(("requirements.txt", "axolotl>=0.12,<0.19\n"),), severity="error"),
+        Example("micro_only.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+micro_batch_size: 2
+num_epochs: 1
+"""),
+        Example("micro_only_pinned_old.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+micro_batch_size: 2
+num_epochs: 1
+""", flagged=(3,), files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error",
+                message="only micro_batch_size (2) is set; axolotl needs two batch keys",
+                fix="set gradient_accumulation_steps (1 for no accumulation)"),
+        Example("micro_only_pinned_new.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+micro_batch_size: 2
+num_epochs: 1
+""", files=(("requirements.txt", "axolotl==0.19.0\n"),)),
+        Example("zero_ga.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 4096
+micro_batch_size: 2
+gradient_accumulation_steps: 0
+num_epochs: 1
+""", flagged=(3,), files=(("requirements.txt", "axolotl>=0.12,<0.19\n"),), severity="error",
+                message="only micro_batch_size (2) is set; axolotl needs two batch keys",
+                fix="set gradient_accumulation_steps (1 for no accumulation)"),
     ),
 )

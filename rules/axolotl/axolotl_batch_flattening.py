@@ -40,6 +40,7 @@ v0.7.0 src/axolotl/utils/config/models/input/v0_4_1/__init__.py:1057-1063.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AxolotlSettings
 from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -57,28 +58,29 @@ PACKING = Premise(AXOLOTL, since="0.7.0", runs_since="0.7.0", name="sample_packi
                   source=f"{_FIRST} (first); {_NEWEST}")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    flattening, chosen = plan.settings.batch_flattening, plan.attention
-    if flattening is None or flattening.value is not True:
-        return
+def check(plan: TrainingPlan, axolotl: AxolotlSettings) -> Iterator[Finding]:
+    flattening, chosen = axolotl.batch_flattening, plan.attention
+    if flattening is None or flattening.value is not True or flattening.span is None or chosen is None:
+        return  # attention is present (needs): that guard is for the type checker
     impl = chosen.value
     if impl != "unknown" and impl not in VARLEN:
         base = impl.split(":", 1)[0].split("@", 1)[0].strip() if isinstance(impl, str) else impl
         shown = f"attention is {impl} (line {chosen.span.line})" if chosen.span is not None else "no attention backend is chosen"
         yield Finding(
             span=flattening.span,
-            message=f"batch_flattening is true, but {shown}: flattened rows need a varlen-capable kernel and the "
-                    f"config fails validation",
+            message=f"batch_flattening is true, but {shown}",
+            notes=("flattened rows need a varlen-capable kernel (flash_attention_2/3, flex_attention, xformers, "
+                   "sage); the config fails validation",),
             fix="set attn_implementation: flash_attention_2 (or flex_attention), or batch_flattening: auto",
             premise="varlen from 0.19.0" if base in VARLEN_0_19 else "attention",
         )
         return  # validation stops at the first error
     packing = plan.packing
-    if packing is not None and packing.value is True:
+    if packing is not None and packing.value is True and packing.span is not None:
         yield Finding(
             span=flattening.span,
-            message=f"batch_flattening is true together with sample_packing (line {packing.span.line}): packed rows "
-                    f"cannot be flattened again and the config fails validation",
+            message=f"batch_flattening is true together with sample_packing (line {packing.span.line})",
+            notes=("packed rows cannot be flattened again; the config fails validation",),
             fix="remove batch_flattening (or set it to auto), or turn sample_packing off",
             related=(Related("sample_packing enabled here", packing.span),),
             premise="sample_packing",
@@ -91,42 +93,91 @@ VARLEN = {"flash_attention_2", "flash_attention_3", "flex_attention", "xformers"
           "kernels-community/flash-attn2", "kernels-community/flash-attn3", "kernels-community/sage-attention"}
 VARLEN_0_19 = VARLEN | {"flash_attention_4", "flash_attention_torch"}
 
-_CONFIG = """\
-base_model: NousResearch/Llama-3.2-1B
-attn_implementation: flash_attention_2
-sample_packing: true
-batch_flattening: {flattening}
-micro_batch_size: 4
-gradient_accumulation_steps: 1
-"""
-
 RULE = Rule(
     code="BL352",
     name="axolotl-batch-flattening",
     severity="error",
     summary="axolotl: batch_flattening with sample_packing or without a varlen attention backend",
     check=check,
-    needs=("settings", "attention"),
-    frameworks=("axolotl",),
+    subject=AxolotlSettings,
+    needs=("attention",),
     premises=(ATTENTION, VARLEN_FROM_0_19, PACKING),
     doc=__doc__,
     examples=(
         # No release pinned: every release that knows batch_flattening (0.7.0 on) refuses it.
-        Example("flatten_packed.yaml", _CONFIG.format(flattening="true"), flagged=(4,), severity="error"),
-        Example("flatten_packed_pinned.yaml", _CONFIG.format(flattening="true"), flagged=(4,),
-                files=(("requirements.txt", "axolotl==0.7.0\n"),), severity="error"),
-        Example("flatten_packed_old.yaml", _CONFIG.format(flattening="true"),
-                files=(("requirements.txt", "axolotl==0.6.0\n"),)),
-        Example("flatten_auto.yaml", _CONFIG.format(flattening="auto")),
-        Example("flatten_sdpa.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "sdpa")
-                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,), severity="error"),
-        Example("flatten_unpacked.yaml", _CONFIG.format(flattening="true").replace("sample_packing: true",
-                                                                                 "sample_packing: false")),
-        Example("flatten_fa4_pinned_old.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "flash_attention_4")
-                .replace("sample_packing: true", "sample_packing: false"), flagged=(4,),
-                files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
-        Example("flatten_fa4_pinned_new.yaml", _CONFIG.format(flattening="true").replace("flash_attention_2", "flash_attention_4")
-                .replace("sample_packing: true", "sample_packing: false"),
-                files=(("requirements.txt", "axolotl==0.19.0\n"),)),
+        Example("flatten_packed.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_2
+sample_packing: true
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+""", flagged=(4,), severity="error",
+                message="batch_flattening is true together with sample_packing (line 3)",
+                fix="remove batch_flattening (or set it to auto), or turn sample_packing off"),
+        Example("flatten_packed_pinned.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_2
+sample_packing: true
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+""", flagged=(4,), files=(("requirements.txt", "axolotl==0.7.0\n"),), severity="error",
+                message="batch_flattening is true together with sample_packing (line 3)",
+                fix="remove batch_flattening (or set it to auto), or turn sample_packing off"),
+        Example("flatten_packed_old.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_2
+sample_packing: true
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+""", files=(("requirements.txt", "axolotl==0.6.0\n"),)),
+        Example("flatten_auto.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_2
+sample_packing: true
+batch_flattening: auto
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+"""),
+        Example("flatten_sdpa.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: sdpa
+sample_packing: false
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+""", flagged=(4,), severity="error",
+                message="batch_flattening is true, but attention is sdpa (line 2)",
+                fix="set attn_implementation: flash_attention_2 (or flex_attention), or batch_flattening: "
+                    "auto"),
+        Example("flatten_unpacked.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_2
+sample_packing: false
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+"""),
+        Example("flatten_fa4_pinned_old.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_4
+sample_packing: false
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+""", flagged=(4,), files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error",
+                message="batch_flattening is true, but attention is flash_attention_4 (line 2)",
+                fix="set attn_implementation: flash_attention_2 (or flex_attention), or batch_flattening: "
+                    "auto"),
+        Example("flatten_fa4_pinned_new.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+attn_implementation: flash_attention_4
+sample_packing: false
+batch_flattening: true
+micro_batch_size: 4
+gradient_accumulation_steps: 1
+""", files=(("requirements.txt", "axolotl==0.19.0\n"),)),
     ),
 )

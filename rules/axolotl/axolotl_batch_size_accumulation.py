@@ -47,6 +47,7 @@ src/axolotl/utils/config.py:46-50 (no schema: derived from batch_size).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AxolotlSettings
 from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -65,22 +66,25 @@ FLOOR = Premise(
            "batch_size // micro_batch_size`, unchanged)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    given = plan.settings.batch_size
+def check(plan: TrainingPlan, axolotl: AxolotlSettings) -> Iterator[Finding]:
+    given = axolotl.batch_size
     if given is None:
         return
     micro, batch = given.micro, given.batch
-    mb, bs = micro.value, batch.value
+    mb, bs = micro.count, batch.count
+    if mb is None or bs is None or batch.span is None:
+        return  # BatchSize holds positive whole numbers written in the file
     related = (Related(f"{micro.key} = {mb}", micro.span),)
     if not given.derived:
         if bs == mb:
             return  # accumulation 1 is what batch_size means
         yield Finding(
             span=batch.span,
-            message=f"batch_size ({bs}) does not set the accumulation: validation fills gradient_accumulation_steps "
-                    f"with its default 1 first, so each step takes micro_batch_size ({mb}) x dp sequences, not {bs} x dp, "
-                    f"and the step count (computed from batch_size) ends the run after {mb}/{bs} of the planned epochs "
-                    f"unless max_steps is set",
+            message=f"batch_size {bs} does not set the accumulation: each step takes {mb} x dp sequences, not {bs} x dp",
+            notes=(f"validation fills gradient_accumulation_steps with its default 1 first, so each step takes "
+                   f"micro_batch_size ({mb}) x dp sequences",
+                   f"the step count (computed from batch_size) ends the run after {mb}/{bs} of the planned epochs "
+                   f"unless max_steps is set"),
             fix=_fix(mb, bs),
             related=related,
             premise="default accumulation",
@@ -90,8 +94,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if ga == 0:
         yield Finding(
             span=batch.span,
-            message=f"batch_size ({bs}) // micro_batch_size ({mb}) = 0: the accumulation is derived as 0 and "
-                    f"training fails when the trainer divides by it",
+            message=f"batch_size {bs} is below micro_batch_size {mb}: the accumulation is derived as 0",
+            notes=(f"batch_size ({bs}) // micro_batch_size ({mb}) = 0; training fails when the trainer divides by it",),
             fix=f"set batch_size to a multiple of {mb}, or write gradient_accumulation_steps instead",
             severity="error",
             related=related,
@@ -100,15 +104,16 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     elif bs % mb:
         yield Finding(
             span=batch.span,
-            message=f"batch_size ({bs}) is not a multiple of micro_batch_size ({mb}): the accumulation is derived by "
-                    f"floor division as {ga}, so each step takes {ga * mb} x dp sequences, not {bs} x dp",
+            message=f"batch_size {bs} is not a multiple of micro_batch_size {mb}: each step takes {ga * mb} x dp, not {bs} x dp",
+            notes=(f"the accumulation is derived by floor division, {bs} // {mb} = {ga}, so each step takes "
+                   f"{ga} x {mb} = {ga * mb} x dp sequences, not {bs} x dp",),
             fix=_fix(mb, bs),
             related=related,
             premise="floor division",
         )
 
 
-def _fix(mb, bs):
+def _fix(mb: int, bs: int) -> str:
     if bs % mb == 0:
         return f"replace batch_size: {bs} with gradient_accumulation_steps: {bs // mb}"
     lower = max(bs // mb, 1)
@@ -116,29 +121,77 @@ def _fix(mb, bs):
             f"or {lower + 1} ({(lower + 1) * mb} per device)")
 
 
-_CONFIG = "base_model: NousResearch/Llama-3.2-1B\nsequence_len: 2048\nmicro_batch_size: {micro}\n{accumulation}num_epochs: 4\n"
-
 RULE = Rule(
     code="BL151",
     name="axolotl-batch-size-accumulation",
     severity="warning",
     summary="axolotl: a batch_size that does not give the accumulation it implies",
     check=check,
-    needs=("settings.batch_size",),
+    subject=AxolotlSettings,
     premises=(DEFAULT_FIRST, FLOOR),
     doc=__doc__,
     examples=(
         # No release pinned: the git tags before 0.5.0 derived the accumulation from batch_size.
-        Example("batch_size.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,),
-                severity="info"),
-        Example("batch_size_pinned.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"), flagged=(4,),
-                files=(("requirements.txt", "axolotl==0.12.2\n"),), severity="warning"),
-        Example("batch_size_git_tag.yaml", _CONFIG.format(micro=1, accumulation="batch_size: 4\n"),
-                files=(("requirements.txt", "axolotl @ git+https://github.com/axolotl-ai-cloud/axolotl@v0.4.0\n"),)),
-        Example("accumulation.yaml", _CONFIG.format(micro=1, accumulation="gradient_accumulation_steps: 4\n")),
-        Example("batch_equals_micro.yaml", _CONFIG.format(micro=4, accumulation="batch_size: 4\n")),
-        Example("null_floor.yaml", _CONFIG.format(micro=3, accumulation="gradient_accumulation_steps:\nbatch_size: 8\n"),
-                flagged=(5,)),
-        Example("null_exact.yaml", _CONFIG.format(micro=2, accumulation="gradient_accumulation_steps:\nbatch_size: 8\n")),
+        Example("batch_size.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 1
+batch_size: 4
+num_epochs: 4
+""", flagged=(4,), severity="info",
+                message="batch_size 4 does not set the accumulation: each step takes 1 x dp sequences, not 4 "
+                        "x dp",
+                fix="replace batch_size: 4 with gradient_accumulation_steps: 4"),
+        Example("batch_size_pinned.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 1
+batch_size: 4
+num_epochs: 4
+""", flagged=(4,), files=(("requirements.txt", "axolotl==0.12.2\n"),), severity="warning",
+                message="batch_size 4 does not set the accumulation: each step takes 1 x dp sequences, not 4 "
+                        "x dp",
+                fix="replace batch_size: 4 with gradient_accumulation_steps: 4"),
+        Example("batch_size_git_tag.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 1
+batch_size: 4
+num_epochs: 4
+""", files=(("requirements.txt", "axolotl @ git+https://github.com/axolotl-ai-cloud/axolotl@v0.4.0\n"),)),
+        Example("accumulation.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+num_epochs: 4
+"""),
+        Example("batch_equals_micro.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 4
+batch_size: 4
+num_epochs: 4
+"""),
+        Example("null_floor.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 3
+gradient_accumulation_steps:
+batch_size: 8
+num_epochs: 4
+""", flagged=(5,),
+                message="batch_size 8 is not a multiple of micro_batch_size 3: each step takes 6 x dp, not 8 "
+                        "x dp",
+                fix="replace batch_size with gradient_accumulation_steps: 2 (6 per device) or 3 (9 per "
+                    "device)"),
+        Example("null_exact.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sequence_len: 2048
+micro_batch_size: 2
+gradient_accumulation_steps:
+batch_size: 8
+num_epochs: 4
+"""),
     ),
 )

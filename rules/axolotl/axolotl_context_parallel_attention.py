@@ -41,7 +41,7 @@ GLM DSA kernels (`use_glm_dsa_kernels`) bring their own attention and are exempt
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.axolotl import FLASH_LIB
+from batchlint.frameworks.axolotl import FLASH_LIB, AxolotlSettings
 from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -65,19 +65,20 @@ FA2_ONLY = Premise(
            "(only flash_attention_2, suffix stripped by enums.py:171-175)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    cp = plan.parallel.get("cp")
-    if cp is None or not cp.known or cp.value <= 1 or cp.span is None or plan.settings.glm_dsa_kernels:
-        return
-    impl, at = plan.attention.value, plan.attention.span
+def check(plan: TrainingPlan, axolotl: AxolotlSettings) -> Iterator[Finding]:
+    cp, attention = plan.parallel["cp"], plan.attention
+    degree = cp.count
+    if degree is None or degree <= 1 or cp.span is None or axolotl.glm_dsa_kernels or attention is None:
+        return  # attention is present (needs): that guard is for the type checker
+    impl, at = attention.value, attention.span
     if impl == "unknown" or _base(impl) == "flash_attention_2":
         return
     related = (Related(f"attention chosen here ({impl})", at),) if at is not None else ()
     if impl in FLASH_LIB:
         yield Finding(
             span=cp.span,
-            message=f"{cp.key} is {cp.value}, but attention is {impl}: from 0.19.0 axolotl runs ring attention on "
-                    f"flash_attention_2 only and refuses the config",
+            message=f"{cp.key} is {degree} with {impl}; ring attention runs on flash_attention_2 only",
+            notes=("from 0.19.0 axolotl runs ring attention on flash_attention_2 only and refuses the config",),
             fix="set attn_implementation: flash_attention_2",
             related=related,
             premise="flash_attention_2 only",
@@ -86,24 +87,17 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     chosen = f"attention is {impl}" if impl else "no attention backend is chosen"
     yield Finding(
         span=cp.span,
-        message=f"{cp.key} is {cp.value}, but {chosen}: context parallelism needs a flash-attn backend and "
-                f"axolotl refuses the config",
+        message=f"{cp.key} is {degree}, but {chosen}; context parallelism needs flash-attn",
+        notes=("context parallelism (ring attention) needs a flash-attn backend; axolotl refuses the config",),
         fix="set attn_implementation: flash_attention_2 (or flash_attention_3)",
         related=related,
         premise=cp.key,
     )
 
 
-def _base(impl):
+def _base(impl: object) -> object:
     """attn_implementation without a hub kernel's `@revision` or `:name` (0.19.0 enums.py:171-175)."""
     return impl.split(":", 1)[0].split("@", 1)[0].strip() if isinstance(impl, str) else impl
-
-_CONFIG = """\
-base_model: NousResearch/Llama-3.2-1B
-micro_batch_size: 1
-gradient_accumulation_steps: 4
-context_parallel_size: 2
-{attention}"""
 
 RULE = Rule(
     code="BL250",
@@ -111,28 +105,98 @@ RULE = Rule(
     severity="error",
     summary="axolotl: context parallelism without a flash-attn backend",
     check=check,
-    needs=("settings", "attention", "parallel.cp"),
-    frameworks=("axolotl",),
+    subject=AxolotlSettings,
+    needs=("attention", "parallel.cp"),
     premises=(DEGREE, CONTEXT, FA2_ONLY),
     doc=__doc__,
     examples=(
         # No release pinned: every release that reads context_parallel_size (0.12.0 on) refuses it.
-        Example("cp_sdpa.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,), severity="error"),
-        Example("cp_sdpa_pinned.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"), flagged=(4,),
-                files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error"),
-        Example("cp_sdpa_before_the_key.yaml", _CONFIG.format(attention="attn_implementation: sdpa\n"),
-                files=(("requirements.txt", "axolotl==0.11.0\n"),)),
-        Example("cp_fa2.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_2\n")),
-        Example("cp_legacy_flash.yaml", _CONFIG.format(attention="flash_attention: true\n")),
-        Example("cp_none.yaml", _CONFIG.format(attention=""), flagged=(4,), severity="error"),
+        Example("cp_sdpa.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: sdpa
+""", flagged=(4,), severity="error",
+                message="context_parallel_size is 2, but attention is sdpa; context parallelism needs "
+                        "flash-attn",
+                fix="set attn_implementation: flash_attention_2 (or flash_attention_3)"),
+        Example("cp_sdpa_pinned.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: sdpa
+""", flagged=(4,), files=(("requirements.txt", "axolotl==0.18.0\n"),), severity="error",
+                message="context_parallel_size is 2, but attention is sdpa; context parallelism needs "
+                        "flash-attn",
+                fix="set attn_implementation: flash_attention_2 (or flash_attention_3)"),
+        Example("cp_sdpa_before_the_key.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: sdpa
+""", files=(("requirements.txt", "axolotl==0.11.0\n"),)),
+        Example("cp_fa2.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+"""),
+        Example("cp_legacy_flash.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+flash_attention: true
+"""),
+        Example("cp_none.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+""", flagged=(4,), severity="error",
+                message="context_parallel_size is 2, but no attention backend is chosen; context parallelism "
+                        "needs flash-attn",
+                fix="set attn_implementation: flash_attention_2 (or flash_attention_3)"),
         # flash_attention_3 runs ring attention in 0.17.0-0.18.0: with no release pinned, an info.
-        Example("cp_fa3.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"), flagged=(4,),
-                severity="info"),
-        Example("sp_degree_pinned.yaml", _CONFIG.format(attention="").replace("context_parallel_size", "sequence_parallel_degree"),
-                flagged=(4,), files=(("requirements.txt", "axolotl==0.8.0\n"),), severity="error"),
-        Example("cp_fa3_pinned_new.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"),
-                flagged=(4,), files=(("requirements.txt", "axolotl==0.19.0\n"),), severity="error"),
-        Example("cp_fa3_pinned_old.yaml", _CONFIG.format(attention="attn_implementation: flash_attention_3\n"),
-                files=(("requirements.txt", "axolotl==0.18.0\n"),)),
+        Example("cp_fa3.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: flash_attention_3
+""", flagged=(4,), severity="info",
+                message="context_parallel_size is 2 with flash_attention_3; ring attention runs on "
+                        "flash_attention_2 only",
+                fix="set attn_implementation: flash_attention_2"),
+        Example("sp_degree_pinned.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+sequence_parallel_degree: 2
+""", flagged=(4,), files=(("requirements.txt", "axolotl==0.8.0\n"),), severity="error",
+                message="sequence_parallel_degree is 2, but no attention backend is chosen; context "
+                        "parallelism needs flash-attn",
+                fix="set attn_implementation: flash_attention_2 (or flash_attention_3)"),
+        Example("cp_fa3_pinned_new.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: flash_attention_3
+""", flagged=(4,), files=(("requirements.txt", "axolotl==0.19.0\n"),), severity="error",
+                message="context_parallel_size is 2 with flash_attention_3; ring attention runs on "
+                        "flash_attention_2 only",
+                fix="set attn_implementation: flash_attention_2"),
+        Example("cp_fa3_pinned_old.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+context_parallel_size: 2
+attn_implementation: flash_attention_3
+""", files=(("requirements.txt", "axolotl==0.18.0\n"),)),
     ),
 )

@@ -38,6 +38,7 @@ utils/schemas/validation.py:1246-1250 for `context_parallel_size`.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AxolotlSettings
 from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -55,33 +56,26 @@ CONTEXT = Premise(
            f"v0.12.0 src/axolotl/utils/schemas/validation.py:1246-1250 (first); {_NEWEST}")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    cp, packing, micro = plan.parallel.get("cp"), plan.packing, plan.micro_batch
-    if cp is None or not cp.known or cp.value <= 1 or packing is None or packing.value is not True:
+def check(plan: TrainingPlan, axolotl: AxolotlSettings) -> Iterator[Finding]:
+    cp, packing, micro = plan.parallel["cp"], plan.packing, plan.micro_batch
+    degree, rows = cp.count, micro.count if micro is not None else None
+    if degree is None or degree <= 1 or packing is None or packing.value is not True:
         return
-    if micro is None or not micro.known or micro.value <= 1 or micro.span is None:
+    if micro is None or rows is None or rows <= 1 or micro.span is None:
         return
-    if plan.settings.glm_dsa_kernels:
+    if axolotl.glm_dsa_kernels:
         return  # the GLM DSA kernels bring their own context-parallel attention
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (packing, cp) if f.span)
     yield Finding(
         span=micro.span,
-        message=f"micro_batch_size is {micro.value}, but sample_packing with {cp.key} {cp.value} runs ring-flash-attn's "
-                f"varlen kernel, which needs micro_batch_size 1: axolotl refuses the config",
-        fix=f"set micro_batch_size: 1 and multiply gradient_accumulation_steps by {micro.value} to keep the batch",
+        message=f"micro_batch_size is {rows}; sample_packing with {cp.key} {degree} needs micro_batch_size 1",
+        notes=("packed rows under context parallelism run ring-flash-attn's varlen kernel, which takes one row per "
+               "micro batch; axolotl refuses the config",),
+        fix=f"set micro_batch_size: 1 and multiply gradient_accumulation_steps by {rows} to keep the batch",
         related=related,
         premise=cp.key,
     )
 
-
-_CONFIG = """\
-base_model: NousResearch/Llama-3.2-1B
-sample_packing: {packing}
-context_parallel_size: 2
-attn_implementation: flash_attention_2
-micro_batch_size: {micro}
-gradient_accumulation_steps: 4
-"""
 
 RULE = Rule(
     code="BL350",
@@ -89,22 +83,69 @@ RULE = Rule(
     severity="error",
     summary="axolotl: packing under context parallelism with a micro batch above 1",
     check=check,
-    needs=("settings", "parallel.cp"),
-    frameworks=("axolotl",),
+    subject=AxolotlSettings,
+    needs=("parallel.cp",),
     premises=(DEGREE, CONTEXT),
     doc=__doc__,
     examples=(
         # No release pinned: every release that reads context_parallel_size (0.12.0 on) refuses it.
-        Example("cp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,), severity="error"),
+        Example("cp_packed_mb2.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+""", flagged=(5,), severity="error",
+                message="micro_batch_size is 2; sample_packing with context_parallel_size 2 needs "
+                        "micro_batch_size 1",
+                fix="set micro_batch_size: 1 and multiply gradient_accumulation_steps by 2 to keep the batch"),
         # sequence_parallel_degree: 0.8.0 reads the key but takes any micro batch.
-        Example("sp_packed_mb2.yaml", _CONFIG.format(packing="true", micro=2).replace("context_parallel_size",
-                                                                                  "sequence_parallel_degree"),
-                flagged=(5,), severity="info"),
-        Example("cp_packed_mb2_pinned.yaml", _CONFIG.format(packing="true", micro=2), flagged=(5,),
-                files=(("requirements.txt", "axolotl>=0.12.0\n"),), severity="error"),
-        Example("cp_packed_mb2_old.yaml", _CONFIG.format(packing="true", micro=2),
-                files=(("requirements.txt", "axolotl==0.10.0\n"),)),
-        Example("cp_packed_mb1.yaml", _CONFIG.format(packing="true", micro=1)),
-        Example("cp_unpacked_mb2.yaml", _CONFIG.format(packing="false", micro=2)),
+        Example("sp_packed_mb2.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+sequence_parallel_degree: 2
+attn_implementation: flash_attention_2
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+""", flagged=(5,), severity="info",
+                message="micro_batch_size is 2; sample_packing with sequence_parallel_degree 2 needs "
+                        "micro_batch_size 1",
+                fix="set micro_batch_size: 1 and multiply gradient_accumulation_steps by 2 to keep the batch"),
+        Example("cp_packed_mb2_pinned.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+""", flagged=(5,), files=(("requirements.txt", "axolotl>=0.12.0\n"),), severity="error",
+                message="micro_batch_size is 2; sample_packing with context_parallel_size 2 needs "
+                        "micro_batch_size 1",
+                fix="set micro_batch_size: 1 and multiply gradient_accumulation_steps by 2 to keep the batch"),
+        Example("cp_packed_mb2_old.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+""", files=(("requirements.txt", "axolotl==0.10.0\n"),)),
+        Example("cp_packed_mb1.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+micro_batch_size: 1
+gradient_accumulation_steps: 4
+"""),
+        Example("cp_unpacked_mb2.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: false
+context_parallel_size: 2
+attn_implementation: flash_attention_2
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+"""),
     ),
 )

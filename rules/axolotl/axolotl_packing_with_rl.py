@@ -34,6 +34,7 @@ has no such check).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.axolotl import AxolotlSettings
 from batchlint.frameworks.releases import AXOLOTL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -50,25 +51,24 @@ KTO_EVAL = Premise(
            "same file:1480-1483 (first); 0.19.0 (PyPI wheel) axolotl/utils/schemas/validation.py:711-720 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    rl = plan.rl.algorithm
+def check(plan: TrainingPlan, axolotl: AxolotlSettings) -> Iterator[Finding]:
+    rl = plan.rl.algorithm if plan.rl is not None else None
     packing = plan.packing
+    if rl is None or rl.span is None:
+        return  # present (needs rl.algorithm): the guard is for the type checker
     if (packing is None or not packing.value) and rl.value == "kto":
         packing = plan.eval_packing  # kto refuses it too
-    if packing is None or not packing.value:
+    if packing is None or not packing.value or packing.span is None:
         return
     yield Finding(
         span=packing.span,
-        message=f"{packing.key} is enabled with rl: {rl.value} (line {rl.span.line}); axolotl's RL trainers "
-                f"cannot take packed rows and the config fails validation",
+        message=f"{packing.key} is enabled with rl: {rl.value} (line {rl.span.line})",
+        notes=("axolotl's RL trainers cannot take packed rows; the config fails validation",),
         fix=f"set {packing.key}: false",
         related=(Related(f"rl = {rl.value}", rl.span),),
         premise=packing.key,
     )
 
-
-_CONFIG = ("base_model: Qwen/Qwen2.5-0.5B-Instruct\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
-           "sample_packing: {packing}\n")
 
 RULE = Rule(
     code="BL351",
@@ -76,22 +76,63 @@ RULE = Rule(
     severity="error",
     summary="axolotl: sample packing with an RL trainer",
     check=check,
+    subject=AxolotlSettings,
     needs=("rl.algorithm",),
-    frameworks=("axolotl",),
     premises=(PACKING, KTO_EVAL),
     doc=__doc__,
     examples=(
-        Example("dpo_packed.yaml", _CONFIG.format(packing="true"), flagged=(5,)),
-        Example("dpo_unpacked.yaml", _CONFIG.format(packing="false")),
+        Example("dpo_packed.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: dpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sample_packing: true
+""", flagged=(5,),
+                message="sample_packing is enabled with rl: dpo (line 2)",
+                fix="set sample_packing: false"),
+        Example("dpo_unpacked.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: dpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sample_packing: false
+"""),
         # No release pinned: 0.5.x does not refuse eval_sample_packing with kto.
-        Example("kto_eval_packed.yaml", _CONFIG.format(packing="false").replace("dpo", "kto") + "eval_sample_packing: true\n",
-                flagged=(6,), severity="info"),
-        Example("kto_eval_packed_pinned.yaml",
-                _CONFIG.format(packing="false").replace("dpo", "kto") + "eval_sample_packing: true\n",
-                flagged=(6,), files=(("requirements.txt", "axolotl==0.6.0\n"),), severity="error"),
-        Example("kto_eval_packed_old.yaml",
-                _CONFIG.format(packing="false").replace("dpo", "kto") + "eval_sample_packing: true\n",
-                files=(("requirements.txt", "axolotl==0.5.2\n"),)),
-        Example("dpo_eval_packed.yaml", _CONFIG.format(packing="false") + "eval_sample_packing: true\n"),
+        Example("kto_eval_packed.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: kto
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sample_packing: false
+eval_sample_packing: true
+""", flagged=(6,), severity="info",
+                message="eval_sample_packing is enabled with rl: kto (line 2)",
+                fix="set eval_sample_packing: false"),
+        Example("kto_eval_packed_pinned.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: kto
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sample_packing: false
+eval_sample_packing: true
+""", flagged=(6,), files=(("requirements.txt", "axolotl==0.6.0\n"),), severity="error",
+                message="eval_sample_packing is enabled with rl: kto (line 2)",
+                fix="set eval_sample_packing: false"),
+        Example("kto_eval_packed_old.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: kto
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sample_packing: false
+eval_sample_packing: true
+""", files=(("requirements.txt", "axolotl==0.5.2\n"),)),
+        Example("dpo_eval_packed.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: dpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+sample_packing: false
+eval_sample_packing: true
+"""),
     ),
 )

@@ -38,7 +38,7 @@ runtime/config_utils.py:205-212 @ 0.19.8, the same hook since 0.3.0
 
 from collections.abc import Iterator
 
-from batchlint.document import Mapping, Sequence
+from batchlint.document import Mapping, Node, Sequence
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
@@ -48,16 +48,14 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         for key, span in mapping.duplicates:
             yield Finding(
                 span=span,
-                message=(
-                    f'"{key}" is given more than once in the object that starts on line {mapping.span.line}: '
-                    f"DeepSpeed's own reader refuses the file, while the Hugging Face Trainer and Accelerate "
-                    f"keep the last value silently"
-                ),
+                message=f'"{key}" is given more than once in the object that starts on line {mapping.span.line}',
+                notes=("DeepSpeed's own reader refuses the file (\"Duplicate keys in DeepSpeed config\"), while "
+                       "the Hugging Face Trainer and Accelerate keep the last value silently",),
                 fix=f'keep one "{key}" with the value you mean and delete the other',
             )
 
 
-def _mappings(node):
+def _mappings(node: Node) -> Iterator[Mapping]:
     """Every object in the tree, depth first in file order."""
     stack = [node]
     while stack:
@@ -82,25 +80,38 @@ RULE = Rule(
         "keys in DeepSpeed config\") in every tag from v0.3.0 (config.py:478, 493 @ 0.3.1) to 0.19.8 (config.py:444)"),
     doc=__doc__,
     examples=(
-        Example(
-            "ds_twice.json",
-            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8,\n'
-            '  "gradient_accumulation_steps": 4\n}\n',
-            flagged=(4,),
-        ),
-        Example(
-            "ds_once.json",
-            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n',
-        ),
-        Example(
-            "ds_nested_twice.json",
-            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {\n    "stage": 2,\n'
-            '    "stage": 3\n  }\n}\n',
-            flagged=(5,),
-        ),
-        Example(
-            "ds_same_key_in_two_objects.json",
-            '{\n  "train_micro_batch_size_per_gpu": 4,\n  "fp16": {"enabled": false},\n  "bf16": {"enabled": true}\n}\n',
-        ),
+        Example("ds_twice.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 8,
+  "gradient_accumulation_steps": 4
+}
+""", flagged=(4,),
+                message='"gradient_accumulation_steps" is given more than once in the object that starts on line 1',
+                fix='keep one "gradient_accumulation_steps" with the value you mean and delete the other'),
+        Example("ds_once.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+"""),
+        Example("ds_nested_twice.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 2,
+    "stage": 3
+  }
+}
+""", flagged=(5,),
+                message='"stage" is given more than once in the object that starts on line 3',
+                fix='keep one "stage" with the value you mean and delete the other'),
+        Example("ds_same_key_in_two_objects.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "fp16": {"enabled": false},
+  "bf16": {"enabled": true}
+}
+"""),
     ),
 )

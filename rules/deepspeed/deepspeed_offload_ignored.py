@@ -57,53 +57,41 @@ them.
 
 from collections.abc import Iterator
 
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.deepspeed import DeepSpeedSettings
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    zero = plan.settings.zero
-    stage = zero.stage
-    if stage is None:
+def check(plan: TrainingPlan, deepspeed: DeepSpeedSettings) -> Iterator[Finding]:
+    zero = deepspeed.zero
+    stage = zero.stage if zero is not None else None
+    if zero is None or stage is None:
         return
     related = (Related(f"{stage.key} = {stage.value}", stage.span),)
     if stage.value < 3 and (offload := zero.offload_param):
         yield Finding(
             span=offload.span,
-            message=(
-                f"{_shown(offload)} has no effect at ZeRO stage {stage.value}: only stage 3 partitions, "
-                f"and so offloads, the parameters; DeepSpeed ignores it silently and they stay on the GPU"
-            ),
+            message=f"{_shown(offload)} has no effect at ZeRO stage {stage.value}",
+            notes=("only stage 3 partitions, and so offloads, the parameters; DeepSpeed ignores the parameter "
+                   "offload silently and they stay on the GPU",),
             fix="set zero_optimization.stage to 3 to offload the parameters, or remove the parameter offload",
             related=related,
         )
     if stage.value == 0 and (offload := zero.offload_optimizer):
         yield Finding(
             span=offload.span,
-            message=(
-                f"{_shown(offload)} needs ZeRO stage 1, 2 or 3, but the stage is 0: no ZeRO optimizer "
-                f"moves the optimizer state off the GPU, and the CPU optimizer DeepSpeed picks for the offload "
-                f"fails on GPU parameters"
-            ),
+            message=f"{_shown(offload)} needs ZeRO stage 1, 2 or 3, but the stage is 0",
+            notes=("stage 0 builds no ZeRO optimizer, so nothing moves the optimizer state off the GPU",
+                   "the CPU optimizer DeepSpeed picks for the offload fails on GPU parameters"),
             fix="set zero_optimization.stage to 1 or more, or remove the optimizer offload",
             related=related,
         )
 
 
-def _shown(offload):
+def _shown(offload: Fact) -> str:
     """`offload_param.device ("cpu")`, or the deprecated flag: `cpu_offload_param (true)`."""
     return f"{offload.key} (true)" if offload.value is True else f'{offload.key} ("{offload.value}")'
 
-
-_DS = """\
-{{
-  "train_micro_batch_size_per_gpu": 4,
-  "zero_optimization": {{
-    "stage": {stage},
-    "{key}": {{"device": "{device}"}}
-  }}
-}}
-"""
 
 RULE = Rule(
     code="BL521",
@@ -111,7 +99,7 @@ RULE = Rule(
     severity="warning",
     summary="DeepSpeed ZeRO offload settings the chosen stage does not use",
     check=check,
-    needs=("settings.zero",),
+    subject=DeepSpeedSettings,
     every_release=(
         "no release offloads what the rule flags: from v0.3.1 to 0.19.8 only stage 3 takes offload_param "
         "(engine.py _configure_zero_optimizer @ 0.19.8:2655-2773; cpu_offload_param from v0.3.12, offload_param "
@@ -120,15 +108,75 @@ RULE = Rule(
         "parameters: refused from v0.5.10, a crash before)"),
     doc=__doc__,
     examples=(
-        Example("ds_z2_param_offload.json", _DS.format(stage=2, key="offload_param", device="cpu"), flagged=(5,)),
-        Example("ds_z3_param_offload.json", _DS.format(stage=3, key="offload_param", device="cpu")),
-        Example("ds_z2_no_param_offload.json", _DS.format(stage=2, key="offload_param", device="none")),
-        Example("ds_z0_optimizer_offload.json", _DS.format(stage=0, key="offload_optimizer", device="nvme"), flagged=(5,)),
-        Example("ds_z1_optimizer_offload.json", _DS.format(stage=1, key="offload_optimizer", device="nvme")),
-        Example(
-            "ds_z2_deprecated.json",
-            '{\n  "train_batch_size": 8,\n  "zero_optimization": {\n    "stage": 2,\n    "cpu_offload_param": true\n  }\n}\n',
-            flagged=(5,),
-        ),
+        Example("ds_z2_param_offload.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 2,
+    "offload_param": {"device": "cpu"}
+  }
+}
+""", flagged=(5,),
+                message='zero_optimization.offload_param.device ("cpu") has no effect at ZeRO stage 2',
+                fix="set zero_optimization.stage to 3 to offload the parameters, or remove the parameter offload"),
+        Example("ds_z3_param_offload.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 3,
+    "offload_param": {"device": "cpu"}
+  }
+}
+"""),
+        Example("ds_z2_no_param_offload.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 2,
+    "offload_param": {"device": "none"}
+  }
+}
+"""),
+        Example("ds_z0_optimizer_offload.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 0,
+    "offload_optimizer": {"device": "nvme"}
+  }
+}
+""", flagged=(5,),
+                message='zero_optimization.offload_optimizer.device ("nvme") needs ZeRO stage 1, 2 or 3, '
+                        'but the stage is 0',
+                fix="set zero_optimization.stage to 1 or more, or remove the optimizer offload"),
+        Example("ds_z1_optimizer_offload.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {
+    "stage": 1,
+    "offload_optimizer": {"device": "nvme"}
+  }
+}
+"""),
+        Example("ds_z2_deprecated.json", """\
+{
+  "train_batch_size": 8,
+  "zero_optimization": {
+    "stage": 2,
+    "cpu_offload_param": true
+  }
+}
+""", flagged=(5,),
+                message="zero_optimization.cpu_offload_param (true) has no effect at ZeRO stage 2",
+                fix="set zero_optimization.stage to 3 to offload the parameters, or remove the parameter offload"),
+        Example("ds_z3_deprecated.json", """\
+{
+  "train_batch_size": 8,
+  "zero_optimization": {
+    "stage": 3,
+    "cpu_offload_param": true
+  }
+}
+"""),
     ),
 )

@@ -43,6 +43,7 @@ verl/single_controller/base/decorator.py:48-59, 106-108; verl/protocol.py:555-55
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.easyr1 import EasyR1Settings
 from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -58,52 +59,42 @@ ROUNDS = Premise(
     source="v0.3.0 verl/trainer/config.py:41-43 (no mini_rollout_batch_size); v0.3.1 verl/trainer/config.py:45, "
            "verl/trainer/data_loader.py:50-51 (first); v0.3.2 verl/trainer/config.py:47, data_loader.py:53-54 (still)")
 
+_EQUAL_SHARES = "EasyR1 gives each worker an equal share and asserts it at the first step: the job dies there."
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings, world = plan.settings, plan.world_size
+
+def check(plan: TrainingPlan, settings: EasyR1Settings) -> Iterator[Finding]:
+    world = plan.world_size
     prompts, n = settings.round_prompts, settings.actor.rollout_n
-    if not world.positive or prompts is None or not prompts.positive:
+    gpus = world.count if world is not None else None
+    if world is None or gpus is None or prompts is None or prompts.count is None:
         return
-    where = (Related(f"W = {world.value} ({world.key})", world.span),) if world.span else ()
-    if prompts.value % world.value:
+    where = (Related(f"W = {gpus} ({world.key})", world.span),) if world.span else ()
+    if prompts.count % gpus:
         rounds = prompts.key == "data.mini_rollout_batch_size"  # online filtering's rounds (new in v0.3.1)
-        lower = prompts.value // world.value * world.value
-        options = " or ".join(str(v) for v in (lower, lower + world.value) if v > 0)
+        lower = prompts.count // gpus * gpus
+        options = " or ".join(str(v) for v in (lower, lower + gpus) if v > 0)
         yield Finding(
             span=prompts.span or world.span,
-            message=(f"{prompts.describe()} prompts per generation call do not split evenly over W ({world.value}): "
-                     f"EasyR1 gives each worker an equal share, asserts it at the first step and the job dies there"),
-            fix=f"set {prompts.key} to a multiple of {world.value} ({options}), or run on a GPU count that divides it",
+            message=f"{prompts.describe()} prompts per generation call do not split evenly over W {gpus}",
+            notes=(_EQUAL_SHARES,),
+            fix=f"set {prompts.key} to a multiple of {gpus} ({options}), or run on a GPU count that divides it",
             related=where,
             premise=(ROUNDS if rounds else SPLIT).name,
         )
         return
     batch = settings.train_batch
-    if batch is None or n is None or not (batch.positive and n.positive) or batch.value * n.value % world.value == 0:
+    if batch is None or n is None or batch.count is None or n.count is None or batch.count * n.count % gpus == 0:
         return
     yield Finding(
         span=batch.span or n.span or world.span,
-        message=(f"{batch.describe()} x {n.describe()} = {batch.value * n.value} sequences per update do not split "
-                 f"evenly over W ({world.value}): EasyR1 gives each worker an equal share, asserts it at the first "
-                 f"step and the job dies there"),
-        fix=f"make {batch.key} x {n.key} a multiple of {world.value}",
+        message=f"{batch.count * n.count} sequences per update do not split evenly over W {gpus}",
+        notes=(f"The sequences of an update are {batch.describe()} x {n.describe()} = {batch.count * n.count}.",
+               _EQUAL_SHARES),
+        fix=f"make {batch.key} x {n.key} a multiple of {gpus}",
         related=where,
         premise=SPLIT.name,
     )
 
-
-_CONFIG = """\
-data:
-  rollout_batch_size: {prompts}
-  mini_rollout_batch_size: {mini}
-worker:
-  actor:
-    global_batch_size: 32
-  rollout:
-    n: {n}
-trainer:
-  n_gpus_per_node: {gpus}
-"""
 
 RULE = Rule(
     code="BL161",
@@ -111,20 +102,112 @@ RULE = Rule(
     severity="error",
     summary="EasyR1: a generation or update batch that does not split evenly over the GPUs",
     check=check,
-    needs=("settings.round_prompts", "world_size"),
+    subject=EasyR1Settings,
+    needs=("world_size",),
     premises=(SPLIT, ROUNDS),
     doc=__doc__,
     examples=(
-        Example("512_on_6.yaml", _CONFIG.format(prompts=512, mini="null", n=5, gpus=6), flagged=(2,)),
-        Example("480_on_6.yaml", _CONFIG.format(prompts=480, mini="null", n=5, gpus=6)),
+        Example("512_on_6.yaml", """\
+data:
+  rollout_batch_size: 512
+  mini_rollout_batch_size: null
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 6
+""", flagged=(2,),
+                message="data.rollout_batch_size (512) prompts per generation call do not split evenly over W "
+                        "6",
+                fix="set data.rollout_batch_size to a multiple of 6 (510 or 516), or run on a GPU count that "
+                    "divides it"),
+        Example("480_on_6.yaml", """\
+data:
+  rollout_batch_size: 480
+  mini_rollout_batch_size: null
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 6
+"""),
         # Online filtering generates 100 prompts a call: not a multiple of 8.
-        Example("mini_100_on_8.yaml", _CONFIG.format(prompts=512, mini=100, n=5, gpus=8), flagged=(3,), severity="error"),
+        Example("mini_100_on_8.yaml", """\
+data:
+  rollout_batch_size: 512
+  mini_rollout_batch_size: 100
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(3,), severity="error",
+                message="data.mini_rollout_batch_size (100) prompts per generation call do not split evenly "
+                        "over W 8",
+                fix="set data.mini_rollout_batch_size to a multiple of 8 (96 or 104), or run on a GPU count "
+                    "that divides it"),
         # v0.3.0 has no mini_rollout_batch_size: a config that sets it is not one it runs.
-        Example("mini_100_on_8_v0_3_0.yaml", _CONFIG.format(prompts=512, mini=100, n=5, gpus=8),
+        Example("mini_100_on_8_v0_3_0.yaml", """\
+data:
+  rollout_batch_size: 512
+  mini_rollout_batch_size: 100
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""",
                 files=(("verl/__init__.py", '__version__ = "0.3.0"\n'),)),
-        Example("mini_128_on_8.yaml", _CONFIG.format(prompts=512, mini=128, n=5, gpus=8)),
+        Example("mini_128_on_8.yaml", """\
+data:
+  rollout_batch_size: 512
+  mini_rollout_batch_size: 128
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+"""),
         # Calls of 96 prompts split over 6, but the 64 x 5 = 320 sequences kept do not.
-        Example("kept_320_on_6.yaml", _CONFIG.format(prompts=64, mini=96, n=5, gpus=6), flagged=(2,)),
-        Example("w7.yaml", _CONFIG.format(prompts=512, mini="null", n=5, gpus=8), flagged=(2,), world_size=7),
+        Example("kept_320_on_6.yaml", """\
+data:
+  rollout_batch_size: 64
+  mini_rollout_batch_size: 96
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 6
+""", flagged=(2,),
+                message="320 sequences per update do not split evenly over W 6",
+                fix="make data.rollout_batch_size x worker.rollout.n a multiple of 6"),
+        Example("w7.yaml", """\
+data:
+  rollout_batch_size: 512
+  mini_rollout_batch_size: null
+worker:
+  actor:
+    global_batch_size: 32
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(2,), world_size=7,
+                message="data.rollout_batch_size (512) prompts per generation call do not split evenly over W "
+                        "7",
+                fix="set data.rollout_batch_size to a multiple of 7 (511 or 518), or run on a GPU count that "
+                    "divides it"),
     ),
 )

@@ -48,6 +48,7 @@ run for the actor and the critic); verl/workers/actor/config.py:60 (default off)
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.easyr1 import EasyR1Settings
 from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -64,45 +65,37 @@ ULYSSES = Premise(
            "v0.3.2 verl/workers/fsdp_workers.py:136 (// (W // ulysses_size), still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, settings: EasyR1Settings) -> Iterator[Finding]:
     world = plan.world_size
-    if not world.positive:
+    gpus = world.count if world is not None else None
+    if gpus is None:
         return
-    for worker in plan.settings.workers:
+    for worker in settings.workers:
         role, offload = worker.role, worker.cpu_offload
         if offload is None or offload.value is not True:
             continue
         mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
-        if not all(f is not None and f.positive for f in (mini, n, sp, micro)) or world.value % sp.value:
+        if mini is None or n is None or sp is None or micro is None:
             continue
-        dp = world.value // sp.value
-        per_gpu = mini.value * n.value // dp
-        if per_gpu == 0 or per_gpu % micro.value or per_gpu == micro.value:
+        minis, samples, split, size = mini.count, n.count, sp.count, micro.count
+        if minis is None or samples is None or split is None or size is None or gpus % split:
+            continue
+        dp = gpus // split
+        per_gpu = minis * samples // dp
+        if per_gpu == 0 or per_gpu % size or per_gpu == size:
             continue  # 0 or not a multiple: BL142 reports it first
         yield Finding(
             span=offload.span or micro.span or mini.span,
-            message=(f"{offload.key} is true, but the {role.name}'s per-GPU mini-batch {mini.describe()} x "
-                     f"{n.describe()} // dp {dp} = {per_gpu} is {per_gpu // micro.value} micro batches of "
-                     f"{micro.describe()}: FSDP CPU offload cannot accumulate gradients, and EasyR1 refuses to start"),
+            message=f"FSDP CPU offload with {per_gpu // size} micro batches per mini-batch ({role.name})",
+            notes=(f"{offload.key} is true, and the {role.name}'s per-GPU mini-batch {mini.describe()} x "
+                   f"{n.describe()} // dp {dp} = {per_gpu} is {per_gpu // size} micro batches of {micro.describe()}.",
+                   "FSDP CPU offload cannot accumulate gradients: EasyR1 refuses to start."),
             fix=(f"turn {offload.key} off (offload.offload_params / offload.offload_optimizer offload between steps), "
                  f"or set {micro.key} to {per_gpu}"),
             related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (mini, micro) if f.span),
-            premise=(ULYSSES if sp.value > 1 else CHECKED).name,
+            premise=(ULYSSES if split > 1 else CHECKED).name,
         )
 
-
-_CONFIG = """\
-worker:
-  actor:
-    global_batch_size: 128
-    micro_batch_size_per_device_for_update: {micro}
-    fsdp:
-      enable_cpu_offload: {offload}
-  rollout:
-    n: 5
-trainer:
-  n_gpus_per_node: 8
-"""
 
 RULE = Rule(
     code="BL541",
@@ -110,18 +103,82 @@ RULE = Rule(
     severity="error",
     summary="EasyR1: FSDP CPU offload with more than one micro batch per mini-batch",
     check=check,
-    needs=("settings.workers", "world_size"),
+    subject=EasyR1Settings,
+    needs=("world_size",),
     premises=(CHECKED, ULYSSES),
     doc=__doc__,
     examples=(
         # No EasyR1 copy in the project: a fork from before v0.3.0 may predate the check.
-        Example("offload_accumulating.yaml", _CONFIG.format(micro=1, offload="true"), flagged=(6,), severity="info"),
-        Example("offload_accumulating_v0_3_0.yaml", _CONFIG.format(micro=1, offload="true"), flagged=(6,),
-                files=(("verl/__init__.py", '__version__ = "0.3.0"\n'),), severity="error"),
-        Example("offload_accumulating_early.yaml", _CONFIG.format(micro=1, offload="true"),
+        Example("offload_accumulating.yaml", """\
+worker:
+  actor:
+    global_batch_size: 128
+    micro_batch_size_per_device_for_update: 1
+    fsdp:
+      enable_cpu_offload: true
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(6,), severity="info",
+                message="FSDP CPU offload with 80 micro batches per mini-batch (actor)",
+                fix="turn worker.actor.fsdp.enable_cpu_offload off (offload.offload_params / "
+                    "offload.offload_optimizer offload between steps), or set "
+                    "worker.actor.micro_batch_size_per_device_for_update to 80"),
+        Example("offload_accumulating_v0_3_0.yaml", """\
+worker:
+  actor:
+    global_batch_size: 128
+    micro_batch_size_per_device_for_update: 1
+    fsdp:
+      enable_cpu_offload: true
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(6,),
+                files=(("verl/__init__.py", '__version__ = "0.3.0"\n'),), severity="error",
+                message="FSDP CPU offload with 80 micro batches per mini-batch (actor)",
+                fix="turn worker.actor.fsdp.enable_cpu_offload off (offload.offload_params / "
+                    "offload.offload_optimizer offload between steps), or set "
+                    "worker.actor.micro_batch_size_per_device_for_update to 80"),
+        Example("offload_accumulating_early.yaml", """\
+worker:
+  actor:
+    global_batch_size: 128
+    micro_batch_size_per_device_for_update: 1
+    fsdp:
+      enable_cpu_offload: true
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""",
                 files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
-        Example("no_offload.yaml", _CONFIG.format(micro=1, offload="false")),
+        Example("no_offload.yaml", """\
+worker:
+  actor:
+    global_batch_size: 128
+    micro_batch_size_per_device_for_update: 1
+    fsdp:
+      enable_cpu_offload: false
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+"""),
         # 128 x 5 / 8 = 80 sequences per GPU in one micro batch: no accumulation.
-        Example("offload_one_micro.yaml", _CONFIG.format(micro=80, offload="true")),
+        Example("offload_one_micro.yaml", """\
+worker:
+  actor:
+    global_batch_size: 128
+    micro_batch_size_per_device_for_update: 80
+    fsdp:
+      enable_cpu_offload: true
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+"""),
     ),
 )

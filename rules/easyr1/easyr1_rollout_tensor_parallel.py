@@ -45,9 +45,11 @@ verl/trainer/config/ppo_trainer.yaml:63 @ v0.1, rollout/rollout.yaml:50 @ v0.7.0
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import EASYR1
+from batchlint.frameworks.verl import PPOSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
@@ -67,61 +69,35 @@ VERL_MEGATRON = Premise(
            "(first); v0.7.0 :506; 0.7.1 = b178a3c megatron_workers.py:520 (last)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings, world = plan.settings, plan.world_size
-    tp = settings.rollout_tp
-    if not (tp.positive and world.positive) or world.value % tp.value == 0:
+def check(plan: TrainingPlan, settings: PPOSettings) -> Iterator[Finding]:
+    world, tp = plan.world_size, settings.rollout_tp
+    if world is None or tp is None or world.count is None or tp.count is None or world.count % tp.count == 0:
         return
     premise = _premise(plan, settings)
     if premise is None:
         return
-    fits = largest_divisor(world.value, tp.value)
+    fits = largest_divisor(world.count, tp.count)
     span = tp.span or world.span
     yield Finding(
         span=span,
-        message=(f"{tp.describe()} does not divide W ({world.value}): the rollout's (W / tp, tp) device mesh "
-                 f"cannot be built, and {settings.label} refuses to start"),
-        fix=f"set {tp.key} to a divisor of {world.value} (e.g. {fits}), or run on a multiple of {tp.value} GPUs",
-        related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span and world.span != span else (),
+        message=f"{tp.describe()} does not divide W {world.count}",
+        notes=(f"The rollout's (W / tp, tp) device mesh cannot be built: {settings.label} refuses to start.",),
+        fix=f"set {tp.key} to a divisor of {world.count} (e.g. {fits}), or run on a multiple of {tp.count} GPUs",
+        related=(Related(f"W = {world.count} ({world.key})", world.span),) if world.span and world.span != span else (),
         premise=premise.name,
     )
 
 
-def _premise(plan: TrainingPlan, settings) -> "Premise | None":
+def _premise(plan: TrainingPlan, settings: PPOSettings) -> Optional[Premise]:
     """EasyR1's check, or verl's legacy workers' (FSDP, or Megatron from 0.4.0); None where verl's
     actor runs otherwise (engine workers, an unknown strategy)."""
     if plan.framework == "easyr1":
         return EASYR1_MESH
-    if verl.ppo(plan) is None or not settings.legacy_workers:
+    if not settings.legacy_workers:
         return None
     strategy = settings.actor.strategy
     return VERL_FSDP if strategy in verl.FSDP else VERL_MEGATRON if strategy == "megatron" else None
 
-
-_CONFIG = """\
-data:
-  rollout_batch_size: 64
-worker:
-  actor:
-    global_batch_size: 16
-  rollout:
-    n: 4
-    tensor_parallel_size: {tp}
-trainer:
-  n_gpus_per_node: {gpus}
-"""
-
-_VERL = """\
-data:
-  train_batch_size: 48
-actor_rollout_ref:
-  actor:
-    ppo_mini_batch_size: 48
-  rollout:
-    n: 1
-{tp}trainer:
-  n_gpus_per_node: {gpus}
-"""
 
 RULE = Rule(
     code="BL261",
@@ -129,26 +105,151 @@ RULE = Rule(
     severity="error",
     summary="EasyR1, verl: a rollout tensor parallel degree that does not divide the GPUs",
     check=check,
-    needs=("settings.rollout_tp", "world_size"),
+    subject=PPOSettings,
+    needs=("world_size",),
     premises=(EASYR1_MESH, VERL_FSDP, VERL_MEGATRON),
     doc=__doc__,
     examples=(
-        Example("tp2_on_1.yaml", _CONFIG.format(tp=2, gpus=1), flagged=(8,)),
-        Example("tp1_on_1.yaml", _CONFIG.format(tp=1, gpus=1)),
-        Example("tp4_on_6.yaml", _CONFIG.format(tp=4, gpus=6), flagged=(8,)),
-        Example("tp2_on_6.yaml", _CONFIG.format(tp=2, gpus=6)),
+        Example("tp2_on_1.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    tensor_parallel_size: 2
+trainer:
+  n_gpus_per_node: 1
+""", flagged=(8,),
+                message="worker.rollout.tensor_parallel_size (2) does not divide W 1",
+                fix="set worker.rollout.tensor_parallel_size to a divisor of 1 (e.g. 1), or run on a multiple "
+                    "of 2 GPUs"),
+        Example("tp1_on_1.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    tensor_parallel_size: 1
+trainer:
+  n_gpus_per_node: 1
+"""),
+        Example("tp4_on_6.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    tensor_parallel_size: 4
+trainer:
+  n_gpus_per_node: 6
+""", flagged=(8,),
+                message="worker.rollout.tensor_parallel_size (4) does not divide W 6",
+                fix="set worker.rollout.tensor_parallel_size to a divisor of 6 (e.g. 3), or run on a multiple "
+                    "of 4 GPUs"),
+        Example("tp2_on_6.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    tensor_parallel_size: 2
+trainer:
+  n_gpus_per_node: 6
+"""),
         # The W you give wins over the file's.
-        Example("tp2_w7.yaml", _CONFIG.format(tp=2, gpus=8), flagged=(8,), world_size=7),
+        Example("tp2_w7.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    tensor_parallel_size: 2
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(8,), world_size=7,
+                message="worker.rollout.tensor_parallel_size (2) does not divide W 7",
+                fix="set worker.rollout.tensor_parallel_size to a divisor of 7 (e.g. 1), or run on a multiple "
+                    "of 2 GPUs"),
         # verl: the default 2 on one GPU (the finding stands at the GPU count); pinned, an error.
-        Example("verl_default_on_1.yaml", _VERL.format(tp="", gpus=1), flagged=(9,),
-                files=(("requirements.txt", "verl==0.4.1\n"),), severity="error"),
-        Example("verl_tp1_on_1.yaml", _VERL.format(tp="    tensor_model_parallel_size: 1\n", gpus=1),
+        Example("verl_default_on_1.yaml", """\
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 48
+  rollout:
+    n: 1
+trainer:
+  n_gpus_per_node: 1
+""", flagged=(9,),
+                files=(("requirements.txt", "verl==0.4.1\n"),), severity="error",
+                message="actor_rollout_ref.rollout.tensor_model_parallel_size (default 2) does not divide W 1",
+                fix="set actor_rollout_ref.rollout.tensor_model_parallel_size to a divisor of 1 (e.g. 1), or "
+                    "run on a multiple of 2 GPUs"),
+        Example("verl_tp1_on_1.yaml", """\
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 48
+  rollout:
+    n: 1
+    tensor_model_parallel_size: 1
+trainer:
+  n_gpus_per_node: 1
+""",
                 files=(("requirements.txt", "verl==0.4.1\n"),)),
-        Example("verl_tp4_on_6.yaml", _VERL.format(tp="    tensor_model_parallel_size: 4\n", gpus=6), flagged=(8,),
-                files=(("requirements.txt", "verl==0.7.0\n"),), severity="error"),
+        Example("verl_tp4_on_6.yaml", """\
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 48
+  rollout:
+    n: 1
+    tensor_model_parallel_size: 4
+trainer:
+  n_gpus_per_node: 6
+""", flagged=(8,),
+                files=(("requirements.txt", "verl==0.7.0\n"),), severity="error",
+                message="actor_rollout_ref.rollout.tensor_model_parallel_size (4) does not divide W 6",
+                fix="set actor_rollout_ref.rollout.tensor_model_parallel_size to a divisor of 6 (e.g. 3), or "
+                    "run on a multiple of 4 GPUs"),
         # No release pinned: 0.8.0 on has no legacy workers, so nothing is said.
-        Example("verl_tp4_on_6_unpinned.yaml", _VERL.format(tp="    tensor_model_parallel_size: 4\n", gpus=6)),
-        Example("verl_0_1.yaml", _VERL.format(tp="    tensor_model_parallel_size: 4\n", gpus=6),
+        Example("verl_tp4_on_6_unpinned.yaml", """\
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 48
+  rollout:
+    n: 1
+    tensor_model_parallel_size: 4
+trainer:
+  n_gpus_per_node: 6
+"""),
+        Example("verl_0_1.yaml", """\
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 48
+  rollout:
+    n: 1
+    tensor_model_parallel_size: 4
+trainer:
+  n_gpus_per_node: 6
+""",
                 files=(("requirements.txt", "verl==0.1\n"),)),
     ),
 )

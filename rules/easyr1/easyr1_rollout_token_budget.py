@@ -38,6 +38,7 @@ verl/workers/rollout/config.py:38 (default 8192); verl/trainer/config.py:170-171
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.easyr1 import EasyR1Settings
 from batchlint.frameworks.releases import EASYR1
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -51,34 +52,26 @@ CHECKED = Premise(
            "v0.3.2 verl/workers/rollout/vllm_rollout_spmd.py:97-98 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = plan.settings
+def check(plan: TrainingPlan, settings: EasyR1Settings) -> Iterator[Finding]:
     budget, prompt, response = settings.token_budget, settings.prompt_length, settings.response_length
-    if not all(f is not None and f.positive for f in (budget, prompt, response)):
+    if budget is None or prompt is None or response is None:
         return
-    needed = prompt.value + response.value
-    if budget.value >= needed:
+    tokens, prompts, responses = budget.count, prompt.count, response.count
+    if tokens is None or prompts is None or responses is None:
+        return
+    needed = prompts + responses
+    if tokens >= needed:
         return
     span = budget.span or response.span or prompt.span
     yield Finding(
         span=span,
-        message=(f"{budget.describe()} is less than {prompt.describe()} + {response.describe()} = {needed}: "
-                 f"the vLLM rollout cannot schedule one whole sequence, and EasyR1 refuses to start"),
+        message=f"{budget.describe()} is less than one sequence of {needed} tokens",
+        notes=(f"A sequence is {prompt.describe()} + {response.describe()} = {needed} tokens.",
+               "The vLLM rollout cannot schedule one whole sequence: EasyR1 refuses to start."),
         fix=f"set {budget.key} to at least {needed}, or shorten {response.key}",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (prompt, response) if f.span and f.span != span),
     )
 
-
-_CONFIG = """\
-data:
-  max_prompt_length: 1024
-  max_response_length: {response}
-worker:
-  actor:
-    global_batch_size: 16
-  rollout:
-    n: 4
-"""
 
 RULE = Rule(
     code="BL402",
@@ -86,14 +79,60 @@ RULE = Rule(
     severity="error",
     summary="EasyR1: a rollout max_num_batched_tokens shorter than prompt + response",
     check=check,
-    needs=("settings.token_budget", "settings.prompt_length", "settings.response_length"),
+    subject=EasyR1Settings,
     premises=(CHECKED,),
     doc=__doc__,
     examples=(
         # The default budget of 8192 is reported at the response length that outgrew it.
-        Example("long_response.yaml", _CONFIG.format(response=8192), flagged=(3,)),
-        Example("short_response.yaml", _CONFIG.format(response=7168)),
-        Example("budget_raised.yaml", _CONFIG.format(response=8192) + "    max_num_batched_tokens: 9216\n"),
-        Example("budget_short.yaml", _CONFIG.format(response=8192) + "    max_num_batched_tokens: 9000\n", flagged=(9,)),
+        Example("long_response.yaml", """\
+data:
+  max_prompt_length: 1024
+  max_response_length: 8192
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+""", flagged=(3,),
+                message="worker.rollout.max_num_batched_tokens (default 8192) is less than one sequence of "
+                        "9216 tokens",
+                fix="set worker.rollout.max_num_batched_tokens to at least 9216, or shorten "
+                    "data.max_response_length"),
+        Example("short_response.yaml", """\
+data:
+  max_prompt_length: 1024
+  max_response_length: 7168
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+"""),
+        Example("budget_raised.yaml", """\
+data:
+  max_prompt_length: 1024
+  max_response_length: 8192
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    max_num_batched_tokens: 9216
+"""),
+        Example("budget_short.yaml", """\
+data:
+  max_prompt_length: 1024
+  max_response_length: 8192
+worker:
+  actor:
+    global_batch_size: 16
+  rollout:
+    n: 4
+    max_num_batched_tokens: 9000
+""", flagged=(9,),
+                message="worker.rollout.max_num_batched_tokens (9000) is less than one sequence of 9216 "
+                        "tokens",
+                fix="set worker.rollout.max_num_batched_tokens to at least 9216, or shorten "
+                    "data.max_response_length"),
     ),
 )

@@ -76,7 +76,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         premise = {"transformers": HF.name, "trl": TRL_CONFIGS.name}.get(plan.framework, "")
     yield Finding(
         span=bf16.span,
-        message=f"{fp16.key} and {bf16.key} are both enabled; only one mixed precision can be: the job refuses to start",
+        message=f"{fp16.key} and {bf16.key} are both enabled",
+        notes=("only one mixed precision can be in force, and the job refuses to start with both",),
         fix=f"keep {bf16.key} (on GPUs that support it) and turn {fp16.key} off, or the reverse",
         related=related,
         premise=premise,
@@ -84,29 +85,6 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
 
 
 _HF = "output_dir: out\nper_device_train_batch_size: 2\nfp16: true\nbf16: true\n"
-_DS = '{{\n  "train_micro_batch_size_per_gpu": 2,\n  "fp16": {{"enabled": true}},\n  "{bf16}": {{"enabled": true}}\n}}\n'
-
-_MEGATRON = """\
-#!/bin/bash
-torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --global-batch-size 64 {flags}
-"""
-
-_TRL = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B
-per_device_train_batch_size: 4
-num_generations: 8
-bf16: true
-fp16: {fp16}
-"""
-
-_LLAMAFACTORY = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B
-stage: sft
-finetuning_type: lora
-per_device_train_batch_size: 2
-bf16: true
-fp16: {fp16}
-"""
 
 RULE = Rule(
     code="BL501",
@@ -119,29 +97,118 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         # Every transformers release that has bf16 (4.13 on) refuses it beside fp16; older ones refuse the key.
-        Example("hf_both.yaml", _HF, flagged=(4,)),
-        Example("hf_both_pinned.yaml", _HF, flagged=(4,), files=(("requirements.txt", "transformers==4.13.0\n"),),
-                severity="error"),
+        Example("hf_both.yaml", _HF, flagged=(4,),
+                message="fp16 and bf16 are both enabled",
+                fix="keep bf16 (on GPUs that support it) and turn fp16 off, or the reverse"),
+        Example("hf_both_pinned.yaml", _HF, flagged=(4,),
+                files=(("requirements.txt", "transformers==4.13.0\n"),),
+                severity="error",
+                message="fp16 and bf16 are both enabled",
+                fix="keep bf16 (on GPUs that support it) and turn fp16 off, or the reverse"),
         Example("hf_both_pinned_old.yaml", _HF, files=(("requirements.txt", "transformers==4.12.5\n"),)),
-        Example("hf_bf16.yaml", "output_dir: out\nper_device_train_batch_size: 2\nfp16: false\nbf16: true\n"),
+        Example("hf_bf16.yaml", """\
+output_dir: out
+per_device_train_batch_size: 2
+fp16: false
+bf16: true
+"""),
         # No DeepSpeed release pinned: before 0.6.0 a "bf16" section is not read.
-        Example("ds_both.json", _DS.format(bf16="bf16"), flagged=(4,), severity="info"),
-        Example("ds_both_pinned.json", _DS.format(bf16="bf16"), flagged=(4,),
-                files=(("requirements.txt", "deepspeed==0.6.0\n"),), severity="error"),
-        Example("ds_both_pinned_old.json", _DS.format(bf16="bf16"), files=(("requirements.txt", "deepspeed==0.5.10\n"),)),
-        Example("ds_bfloat16_pinned.json", _DS.format(bf16="bfloat16"), flagged=(4,),
-                files=(("requirements.txt", "deepspeed==0.5.5\n"),), severity="error"),
-        Example("ds_bfloat16_pinned_old.json", _DS.format(bf16="bfloat16"),
-                files=(("requirements.txt", "deepspeed==0.5.4\n"),)),
-        Example(
-            "ds_auto.json",
-            '{\n  "train_micro_batch_size_per_gpu": 2,\n  "fp16": {"enabled": "auto"},\n  "bf16": {"enabled": true}\n}\n',
-        ),
-        Example("megatron_both.sh", _MEGATRON.format(flags="--fp16 --bf16"), flagged=(2,)),
-        Example("megatron_bf16.sh", _MEGATRON.format(flags="--bf16")),
-        Example("trl_both.yaml", _TRL.format(fp16="true"), flagged=(4,)),
-        Example("trl_bf16.yaml", _TRL.format(fp16="false")),
-        Example("llamafactory_both.yaml", _LLAMAFACTORY.format(fp16="true"), flagged=(5,)),
-        Example("llamafactory_bf16.yaml", _LLAMAFACTORY.format(fp16="false")),
+        Example("ds_both.json", """\
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "fp16": {"enabled": true},
+  "bf16": {"enabled": true}
+}
+""", flagged=(4,),
+                severity="info",
+                message="fp16.enabled and bf16.enabled are both enabled",
+                fix="keep bf16.enabled (on GPUs that support it) and turn fp16.enabled off, or the reverse"),
+        Example("ds_both_pinned.json", """\
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "fp16": {"enabled": true},
+  "bf16": {"enabled": true}
+}
+""", flagged=(4,),
+                files=(("requirements.txt", "deepspeed==0.6.0\n"),),
+                severity="error",
+                message="fp16.enabled and bf16.enabled are both enabled",
+                fix="keep bf16.enabled (on GPUs that support it) and turn fp16.enabled off, or the reverse"),
+        Example("ds_both_pinned_old.json", """\
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "fp16": {"enabled": true},
+  "bf16": {"enabled": true}
+}
+""", files=(("requirements.txt", "deepspeed==0.5.10\n"),)),
+        Example("ds_bfloat16_pinned.json", """\
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "fp16": {"enabled": true},
+  "bfloat16": {"enabled": true}
+}
+""", flagged=(4,),
+                files=(("requirements.txt", "deepspeed==0.5.5\n"),),
+                severity="error",
+                message="fp16.enabled and bfloat16.enabled are both enabled",
+                fix="keep bfloat16.enabled (on GPUs that support it) and turn fp16.enabled off, or the reverse"),
+        Example("ds_bfloat16_pinned_old.json", """\
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "fp16": {"enabled": true},
+  "bfloat16": {"enabled": true}
+}
+""", files=(("requirements.txt", "deepspeed==0.5.4\n"),)),
+        Example("ds_auto.json", """\
+{
+  "train_micro_batch_size_per_gpu": 2,
+  "fp16": {"enabled": "auto"},
+  "bf16": {"enabled": true}
+}
+"""),
+        Example("megatron_both.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --global-batch-size 64 --fp16 --bf16
+""", flagged=(2,),
+                message="--fp16 and --bf16 are both enabled",
+                fix="keep --bf16 (on GPUs that support it) and turn --fp16 off, or the reverse"),
+        Example("megatron_bf16.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1 --global-batch-size 64 --bf16
+"""),
+        Example("trl_both.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+num_generations: 8
+bf16: true
+fp16: true
+""", flagged=(4,),
+                message="fp16 and bf16 are both enabled",
+                fix="keep bf16 (on GPUs that support it) and turn fp16 off, or the reverse"),
+        Example("trl_bf16.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+num_generations: 8
+bf16: true
+fp16: false
+"""),
+        Example("llamafactory_both.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+stage: sft
+finetuning_type: lora
+per_device_train_batch_size: 2
+bf16: true
+fp16: true
+""", flagged=(5,),
+                message="fp16 and bf16 are both enabled",
+                fix="keep bf16 (on GPUs that support it) and turn fp16 off, or the reverse"),
+        Example("llamafactory_bf16.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+stage: sft
+finetuning_type: lora
+per_device_train_batch_size: 2
+bf16: true
+fp16: false
+"""),
     ),
 )

@@ -47,7 +47,7 @@ Megatron schema all but 4.0.0-4.0.1 (which floor it silently); the others always
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import MS_SWIFT, NEMO, TORCHTITAN, VERL
-from batchlint.plan import Origin, TrainingPlan
+from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -85,112 +85,64 @@ SWIFT_MEGATRON = Premise(
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     declared, derived = plan.declared_global_batch, plan.derived_from_global
-    if declared is None or derived is None or not declared.known or declared.value <= 0:
-        return
+    total = declared.count if declared is not None else None
+    if declared is None or total is None:
+        return  # a global batch below 1 is BL104's
     if derived == "device_batch":
-        yield from _per_device(plan, declared)
+        yield from _per_device(plan, declared, total)
         return
     other = plan.micro_batch if derived == "grad_accum" else plan.grad_accum
-    if other is None or not other.known or other.value <= 0:
+    each = other.count if other is not None else None
+    if other is None or each is None:
         return
     derived_name = "gradient accumulation" if derived == "grad_accum" else "the micro batch"
-    dp = plan.data_parallel
-    if dp is not None and dp.positive:
-        divisor, parts = other.value * dp.value, f"{other.describe()} x dp ({dp.value})"
+    word = "micro" if derived == "grad_accum" else "accumulation"
+    dp = plan.data_parallel.count if plan.data_parallel is not None else None
+    if dp is not None:
+        divisor, parts, short = each * dp, f"{other.describe()} x dp ({dp})", f"{word} {each} x dp {dp}"
         every_w = ""
     else:
         factor = plan.data_parallel_factor
-        multiple = factor.value if factor is not None and factor.known and factor.value > 0 else 1
-        divisor = other.value * multiple
-        parts = other.describe() + (f" x {factor.describe()}" if multiple > 1 else "")
+        multiple = factor.count if factor is not None and factor.count is not None else 1
+        divisor = each * multiple
+        parts = other.describe() + (f" x {factor.describe()}" if factor is not None and multiple > 1 else "")
+        short = f"{word} {each}" + (f" x {factor.key} {multiple}" if factor is not None and multiple > 1 else "")
         every_w = " for any world size"
-    if declared.value % divisor == 0:
+    if total % divisor == 0:
         return
-    lower = declared.value // divisor * divisor
+    lower = total // divisor * divisor
     upper = lower + divisor
-    message = (
-        f"{declared.key} ({declared.value}) is not divisible by {parts} = {divisor}{every_w}: "
-        f"{derived_name} is derived from it by floor division and the job refuses to start"
-    )
     suggestions = " or ".join(str(v) for v in (lower, upper) if v > 0)
-    fix = f"set {declared.key} to a multiple of {divisor} ({suggestions})"
     related = (Related(f"{other.key} = {other.value}", other.span),) if other.span else ()
-    yield Finding(span=declared.span, message=message, fix=fix, related=related)
+    yield Finding(
+        span=declared.span,
+        message=f"{declared.key} {total} is not a multiple of {divisor} ({short}){every_w}",
+        notes=(f"{declared.key} ({total}) is not divisible by {parts} = {divisor}{every_w}: {derived_name} is "
+               f"derived from it by floor division and the job refuses to start",),
+        fix=f"set {declared.key} to a multiple of {divisor} ({suggestions})",
+        related=related,
+    )
 
 
-def _per_device(plan, declared):
+def _per_device(plan: TrainingPlan, declared: Fact, total: int) -> Iterator[Finding]:
     """The per-device batch is global / W; with W unknown any global batch fits W = 1."""
     world = plan.world_size
-    if world is None or not world.positive or declared.value % world.value == 0:
+    size = world.count if world is not None else None
+    if world is None or size is None or total % size == 0:
         return
-    lower = declared.value // world.value * world.value
-    message = (f"{declared.key} ({declared.value}) is not divisible by {world.describe()}: the "
-               f"per-device batch is derived from it by division and the job refuses to start")
-    suggestions = " or ".join(str(v) for v in (lower, lower + world.value) if v > 0)
+    lower = total // size * size
+    suggestions = " or ".join(str(v) for v in (lower, lower + size) if v > 0)
     # A W written in a file (a job's GPU count) is pointed at; a launch line's is noted by the engine.
-    related = (Related(f"W = {world.value}", world.span, world.span.path),) \
+    related = (Related(f"W = {size}", world.span, world.span.path),) \
         if world.span and world.origin is Origin.FILE else ()
-    yield Finding(span=declared.span, message=message, fix=f"set {declared.key} to a multiple of {world.value} "
-                  f"({suggestions})", related=related)
-
-
-_TITAN = """\
-[job]
-description = "llama3 8b"
-
-[training]
-local_batch_size = {local}
-global_batch_size = {global_}
-seq_len = 8192
-
-[parallelism]
-data_parallel_replicate_degree = 1
-data_parallel_shard_degree = -1
-tensor_parallel_degree = 2
-"""
-
-# An LLM Foundry train YAML: the per-device batch is global_train_batch_size / W.
-_FOUNDRY = """\
-max_seq_len: 2048
-model:
-  name: mpt_causal_lm
-train_loader:
-  name: text
-global_train_batch_size: {global_}
-device_train_microbatch_size: 8
-"""
-
-# A NeMo 1 Megatron YAML: dp = W / tp = 4, micro x dp = 16.
-_NEMO = """\
-trainer:
-  devices: 8
-  num_nodes: 1
-model:
-  micro_batch_size: 4
-  global_batch_size: {global_}
-  tensor_model_parallel_size: 2
-"""
-
-# verl's SFT trainer (fsdp_sft_trainer.py): dp = W, micro_batch_size_per_gpu x dp = 32 at W = 8.
-_VERL_SFT = """\
-data:
-  train_batch_size: {global_}
-  micro_batch_size_per_gpu: 4
-model:
-  partial_pretrain: Qwen/Qwen2.5-0.5B
-"""
-
-# ms-swift's Megatron schema: micro 2 x dp 8 = 16 at W = 8.
-_SWIFT_MEGATRON = """\
-model: Qwen/Qwen3-8B
-tuner_type: lora
-micro_batch_size: 2
-global_batch_size: {global_}
-"""
-
-
-def _pinned(requirement: str) -> tuple:
-    return (("requirements.txt", requirement + "\n"),)
+    yield Finding(
+        span=declared.span,
+        message=f"{declared.key} {total} is not a multiple of the world size {size}",
+        notes=(f"{declared.key} ({total}) is not divisible by {world.describe()}: the per-device batch is derived "
+               f"from it by division and the job refuses to start",),
+        fix=f"set {declared.key} to a multiple of {size} ({suggestions})",
+        related=related,
+    )
 
 
 RULE = Rule(
@@ -204,54 +156,294 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         # W=8, tp=2 -> dp_shard = 4; 8 x 4 = 32 does not divide 100.
-        Example("titan_indivisible.toml", _TITAN.format(local=8, global_=100), flagged=(6,), world_size=8),
-        Example("titan_divisible.toml", _TITAN.format(local=8, global_=96), world_size=8),
+        Example("titan_indivisible.toml", """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 100
+seq_len = 8192
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+""", flagged=(6,), world_size=8,
+                message="[training] global_batch_size 100 is not a multiple of 32 (micro 8 x dp 4)",
+                fix="set [training] global_batch_size to a multiple of 32 (96 or 128)"),
+        Example("titan_divisible.toml", """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 96
+seq_len = 8192
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+""", world_size=8),
         # Without W only what fails for every W: 8 does not divide 100.
-        Example("titan_any_w.toml", _TITAN.format(local=8, global_=100), flagged=(6,)),
-        Example("titan_unknown_w.toml", _TITAN.format(local=8, global_=104)),
-        Example(
-            "ds_floor.json",
-            '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2}\n}\n',
-            flagged=(2,),
-            world_size=8,
-        ),
-        Example(
-            "ds_exact.json",
-            '{\n  "train_batch_size": 96,\n  "train_micro_batch_size_per_gpu": 4,\n  "zero_optimization": {"stage": 2}\n}\n',
-            world_size=8,
-        ),
-        Example("ds_alone.json", '{\n  "train_batch_size": 12,\n  "steps_per_print": 10\n}\n', flagged=(2,), world_size=8),
+        Example("titan_any_w.toml", """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 100
+seq_len = 8192
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+""", flagged=(6,),
+                message="[training] global_batch_size 100 is not a multiple of 8 (micro 8) for any world size",
+                fix="set [training] global_batch_size to a multiple of 8 (96 or 104)"),
+        Example("titan_unknown_w.toml", """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 104
+seq_len = 8192
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+"""),
+        Example("ds_floor.json", """\
+{
+  "train_batch_size": 100,
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {"stage": 2}
+}
+""", flagged=(2,), world_size=8,
+                message="train_batch_size 100 is not a multiple of 32 (micro 4 x dp 8)",
+                fix="set train_batch_size to a multiple of 32 (96 or 128)"),
+        Example("ds_exact.json", """\
+{
+  "train_batch_size": 96,
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {"stage": 2}
+}
+""", world_size=8),
+        Example("ds_alone.json", """\
+{
+  "train_batch_size": 12,
+  "steps_per_print": 10
+}
+""", flagged=(2,), world_size=8,
+                message="train_batch_size 12 is not a multiple of 8 (accumulation 1 x dp 8)",
+                fix="set train_batch_size to a multiple of 8 (8 or 16)"),
         # 6 does not divide 256; 8 does (micro 8 x 8 = 64 need not divide it: micro batches split the device batch).
-        Example("foundry_indivisible.yaml", _FOUNDRY.format(global_=256), flagged=(6,), world_size=6),
-        Example("foundry_divisible.yaml", _FOUNDRY.format(global_=40), world_size=8),
-        Example("foundry_unknown_w.yaml", _FOUNDRY.format(global_=100)),
+        Example("foundry_indivisible.yaml", """\
+max_seq_len: 2048
+model:
+  name: mpt_causal_lm
+train_loader:
+  name: text
+global_train_batch_size: 256
+device_train_microbatch_size: 8
+""", flagged=(6,), world_size=6,
+                message="global_train_batch_size 256 is not a multiple of the world size 6",
+                fix="set global_train_batch_size to a multiple of 6 (252 or 258)"),
+        Example("foundry_divisible.yaml", """\
+max_seq_len: 2048
+model:
+  name: mpt_causal_lm
+train_loader:
+  name: text
+global_train_batch_size: 40
+device_train_microbatch_size: 8
+""", world_size=8),
+        Example("foundry_unknown_w.yaml", """\
+max_seq_len: 2048
+model:
+  name: mpt_causal_lm
+train_loader:
+  name: text
+global_train_batch_size: 100
+device_train_microbatch_size: 8
+"""),
         # TorchTitan: global_batch_size and its check came in 0.1.0 (0.0.2 has neither).
-        Example("titan_pinned_0_2_2.toml", _TITAN.format(local=8, global_=100), flagged=(6,), world_size=8,
-                files=_pinned("torchtitan==0.2.2"), severity="error"),
-        Example("titan_pinned_0_0_2.toml", _TITAN.format(local=8, global_=100), world_size=8,
-                files=_pinned("torchtitan==0.0.2")),
+        Example("titan_pinned_0_2_2.toml", """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 100
+seq_len = 8192
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+""", flagged=(6,), world_size=8, severity="error", files=(("requirements.txt", """\
+torchtitan==0.2.2
+"""),),
+                message="[training] global_batch_size 100 is not a multiple of 32 (micro 8 x dp 4)",
+                fix="set [training] global_batch_size to a multiple of 32 (96 or 128)"),
+        Example("titan_pinned_0_0_2.toml", """\
+[job]
+description = "llama3 8b"
+
+[training]
+local_batch_size = 8
+global_batch_size = 100
+seq_len = 8192
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+""", world_size=8, files=(("requirements.txt", """\
+torchtitan==0.0.2
+"""),)),
         # NeMo's Megatron YAML: checked from 1.7.0 (1.6.2 has no global_batch_size) to 2.5.0 (gone in 2.5.1).
-        Example("nemo_pinned_2_4_0.yaml", _NEMO.format(global_=100), flagged=(6,), files=_pinned("nemo-toolkit==2.4.0"),
-                severity="error"),
-        Example("nemo_pinned_1_6_2.yaml", _NEMO.format(global_=100), files=_pinned("nemo-toolkit==1.6.2")),
-        Example("nemo_pinned_2_5_1.yaml", _NEMO.format(global_=100), files=_pinned("nemo-toolkit==2.5.1")),
-        Example("nemo_unpinned.yaml", _NEMO.format(global_=100), flagged=(6,), severity="error"),  # 2.5.1 on cannot run it
-        Example("nemo_divisible.yaml", _NEMO.format(global_=96), files=_pinned("nemo-toolkit==2.4.0")),
+        Example("nemo_pinned_2_4_0.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: 100
+  tensor_model_parallel_size: 2
+""", flagged=(6,), severity="error", files=(("requirements.txt", """\
+nemo-toolkit==2.4.0
+"""),),
+                message="model.global_batch_size 100 is not a multiple of 16 (micro 4 x dp 4)",
+                fix="set model.global_batch_size to a multiple of 16 (96 or 112)"),
+        Example("nemo_pinned_1_6_2.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: 100
+  tensor_model_parallel_size: 2
+""", files=(("requirements.txt", """\
+nemo-toolkit==1.6.2
+"""),)),
+        Example("nemo_pinned_2_5_1.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: 100
+  tensor_model_parallel_size: 2
+""", files=(("requirements.txt", """\
+nemo-toolkit==2.5.1
+"""),)),
+        Example("nemo_unpinned.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: 100
+  tensor_model_parallel_size: 2
+""", flagged=(6,), severity="error",
+                message="model.global_batch_size 100 is not a multiple of 16 (micro 4 x dp 4)",
+                fix="set model.global_batch_size to a multiple of 16 (96 or 112)"),
+        Example("nemo_divisible.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: 96
+  tensor_model_parallel_size: 2
+""", files=(("requirements.txt", """\
+nemo-toolkit==2.4.0
+"""),)),
         # verl's fsdp_sft_trainer: 0.2 to 0.7.0 (0.1 has no micro_batch_size_per_gpu; 0.7.1 no such trainer).
-        Example("verl_sft_pinned_0_4_0.yaml", _VERL_SFT.format(global_=100), flagged=(2,), world_size=8,
-                files=_pinned("verl==0.4.0"), severity="error"),
-        Example("verl_sft_pinned_0_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.1")),
-        Example("verl_sft_pinned_0_9_1.yaml", _VERL_SFT.format(global_=100), world_size=8, files=_pinned("verl==0.9.1")),
+        Example("verl_sft_pinned_0_4_0.yaml", """\
+data:
+  train_batch_size: 100
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B
+""", flagged=(2,), world_size=8, severity="error", files=(("requirements.txt", """\
+verl==0.4.0
+"""),),
+                message="data.train_batch_size 100 is not a multiple of 32 (micro 4 x dp 8)",
+                fix="set data.train_batch_size to a multiple of 32 (96 or 128)"),
+        Example("verl_sft_pinned_0_1.yaml", """\
+data:
+  train_batch_size: 100
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B
+""", world_size=8, files=(("requirements.txt", """\
+verl==0.1
+"""),)),
+        Example("verl_sft_pinned_0_9_1.yaml", """\
+data:
+  train_batch_size: 100
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B
+""", world_size=8, files=(("requirements.txt", """\
+verl==0.9.1
+"""),)),
         # No release pinned: 0.1 runs such a config too, without this check.
-        Example("verl_sft_unpinned.yaml", _VERL_SFT.format(global_=100), flagged=(2,), world_size=8, severity="info"),
+        Example("verl_sft_unpinned.yaml", """\
+data:
+  train_batch_size: 100
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B
+""", flagged=(2,), world_size=8, severity="info",
+                message="data.train_batch_size 100 is not a multiple of 32 (micro 4 x dp 8)",
+                fix="set data.train_batch_size to a multiple of 32 (96 or 128)"),
         # ms-swift's Megatron schema: from 3.2.2, but 4.0.0 and 4.0.1 floor the accumulation without a word.
-        Example("swift_megatron.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8, severity="info"),
-        Example("swift_megatron_pinned_4_6_0.yaml", _SWIFT_MEGATRON.format(global_=100), flagged=(4,), world_size=8,
-                files=_pinned("ms-swift==4.6.0"), severity="error"),
-        Example("swift_megatron_pinned_4_0_1.yaml", _SWIFT_MEGATRON.format(global_=100), world_size=8,
-                files=_pinned("ms-swift==4.0.1")),
-        Example("swift_megatron_pinned_3_2_1.yaml", _SWIFT_MEGATRON.format(global_=100), world_size=8,
-                files=_pinned("ms-swift==3.2.1")),
-        Example("swift_megatron_divisible.yaml", _SWIFT_MEGATRON.format(global_=96), world_size=8),
+        Example("swift_megatron.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 2
+global_batch_size: 100
+""", flagged=(4,), world_size=8, severity="info",
+                message="global_batch_size 100 is not a multiple of 16 (micro 2 x dp 8)",
+                fix="set global_batch_size to a multiple of 16 (96 or 112)"),
+        Example("swift_megatron_pinned_4_6_0.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 2
+global_batch_size: 100
+""", flagged=(4,), world_size=8, severity="error", files=(("requirements.txt", """\
+ms-swift==4.6.0
+"""),),
+                message="global_batch_size 100 is not a multiple of 16 (micro 2 x dp 8)",
+                fix="set global_batch_size to a multiple of 16 (96 or 112)"),
+        Example("swift_megatron_pinned_4_0_1.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 2
+global_batch_size: 100
+""", world_size=8, files=(("requirements.txt", """\
+ms-swift==4.0.1
+"""),)),
+        Example("swift_megatron_pinned_3_2_1.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 2
+global_batch_size: 100
+""", world_size=8, files=(("requirements.txt", """\
+ms-swift==3.2.1
+"""),)),
+        Example("swift_megatron_divisible.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 2
+global_batch_size: 96
+""", world_size=8),
     ),
 )

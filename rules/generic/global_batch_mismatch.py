@@ -32,9 +32,10 @@ to micro_batch_per_gpu * gradient_acc_step * world_size).
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
 from batchlint.document import Span
-from batchlint.plan import TrainingPlan
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
@@ -43,52 +44,53 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     yield from _target(plan)
 
 
-def _declared_vs_product(plan):
+def _declared_vs_product(plan: TrainingPlan) -> Iterator[Finding]:
     declared, micro, ga, dp = plan.declared_global_batch, plan.micro_batch, plan.grad_accum, plan.data_parallel
-    if declared is None or plan.derived_from_global is not None:
+    if declared is None or plan.derived_from_global is not None or micro is None or ga is None:
         return
-    if not all(f is not None and f.known and f.value > 0 for f in (declared, micro, ga)):
+    total, m, g = declared.count, micro.count, ga.count
+    if total is None or m is None or g is None:
         return
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (micro, ga) if f.span)
-    per_rank = micro.value * ga.value
-    if dp is not None and dp.positive:
-        product = per_rank * dp.value
-        if product == declared.value:
+    per_rank = m * g
+    world = dp.count if dp is not None else None
+    if world is not None:
+        product = per_rank * world
+        if product == total:
             return
-        message = (
-            f"{declared.key} ({declared.value}) is not {micro.key} ({micro.value}) x {ga.key} ({ga.value}) "
-            f"x world size ({dp.value}) = {product}; DeepSpeed refuses to start"
-        )
-        if declared.value % (micro.value * dp.value) == 0:
-            fix = f"set {declared.key} to {product}, or {ga.key} to {declared.value // (micro.value * dp.value)}"
+        message = f"{declared.key} {total} is not {product} (micro {m} x accumulation {g} x world size {world})"
+        notes = (f"{declared.key} ({total}) is not {micro.key} ({m}) x {ga.key} ({g}) x world size ({world}) = "
+                 f"{product}; DeepSpeed refuses to start",)
+        if total % (m * world) == 0:
+            fix = f"set {declared.key} to {product}, or {ga.key} to {total // (m * world)}"
         else:
             fix = f"set {declared.key} to {product}, or drop one of the three keys so DeepSpeed derives it"
-    elif declared.value % per_rank:
-        message = (
-            f"{declared.key} ({declared.value}) is not a multiple of {micro.key} ({micro.value}) x {ga.key} "
-            f"({ga.value}) = {per_rank}, so it equals {per_rank} x W for no world size W; DeepSpeed refuses to start"
-        )
+    elif total % per_rank:
+        message = f"{declared.key} {total} is not a multiple of {per_rank} (micro {m} x accumulation {g})"
+        notes = (f"{declared.key} ({total}) is not a multiple of {micro.key} ({m}) x {ga.key} ({g}) = {per_rank}, "
+                 f"so it equals {per_rank} x W for no world size W; DeepSpeed refuses to start",)
         fix = f"set {declared.key} to {per_rank} x the number of GPUs, or drop it and let DeepSpeed derive it"
     else:
         return
-    yield Finding(span=declared.span, message=message, fix=fix, severity="error", related=related)
+    yield Finding(span=declared.span, message=message, notes=notes, fix=fix, severity="error", related=related)
 
 
-def _target(plan):
+def _target(plan: TrainingPlan) -> Iterator[Finding]:
     target = plan.target_global_batch
     effective = plan.effective_global_batch()
     if target is None or effective is None or effective[0] == target.value:
         return
     value, formula = effective
     at_fault = _editable(plan)
-    message = f"the global batch is {value} ({formula}), not the {target.value} stated ({target.provenance})"
+    message = f"the global batch is {value}, not the {target.value} stated ({target.provenance})"
+    notes = (f"the global batch is {value} ({formula}), not the {target.value} stated ({target.provenance})",)
     fix = _fix(plan, target.value, at_fault)
     related = (Related(f"global batch {target.value} stated here", target.span),) if target.span else ()
     span = at_fault.span if at_fault is not None else Span.point(1)
-    yield Finding(span=span, message=message, fix=fix, related=related)
+    yield Finding(span=span, message=message, notes=notes, fix=fix, related=related)
 
 
-def _editable(plan):
+def _editable(plan: TrainingPlan) -> Optional[Fact]:
     """The written value a user would change: the declared global batch, else
     accumulation, else the micro batch, else wherever the world size was set."""
     if plan.declared_global_batch is not None and plan.derived_from_global and plan.declared_global_batch.span:
@@ -99,18 +101,19 @@ def _editable(plan):
     return None
 
 
-def _fix(plan, target, at_fault):
+def _fix(plan: TrainingPlan, target: int, at_fault: Optional[Fact]) -> str:
     declared = plan.declared_global_batch
     if declared is not None and plan.derived_from_global:
         # The framework derives the rest from the global batch (written, or its default): set that.
         return f"set {declared.key} to {target}"
-    micro, dp = plan.micro_batch, plan.data_parallel
-    if micro is not None and micro.positive and dp is not None and dp.positive:
-        per_step = micro.value * dp.value
+    micro = plan.micro_batch.count if plan.micro_batch is not None else None
+    dp = plan.data_parallel.count if plan.data_parallel is not None else None
+    if micro is not None and dp is not None:
+        per_step = micro * dp
         accumulation = plan.grad_accum.key if plan.grad_accum is not None else "the gradient accumulation"
         if target % per_step == 0:
-            return f"set {accumulation} to {target // per_step} ({micro.value} x dp {dp.value} per micro-step)"
-        return (f"no whole accumulation gives {target} with {micro.value} x dp {dp.value} sequences per micro-step;"
+            return f"set {accumulation} to {target // per_step} ({micro} x dp {dp} per micro-step)"
+        return (f"no whole accumulation gives {target} with {micro} x dp {dp} sequences per micro-step;"
                 " change the micro batch or the target")
     return f"change the batch settings to give {target}"
 
@@ -127,52 +130,65 @@ RULE = Rule(
                    " config); no start-up check is involved"),
     doc=__doc__,
     examples=(
-        Example(
-            "ds_mismatch.json",
-            '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n',
-            flagged=(2,),
-            world_size=8,
-        ),
-        Example(
-            "ds_match.json",
-            '{\n  "train_batch_size": 128,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n',
-            world_size=8,
-        ),
-        Example(
-            "ds_no_world_size.json",
-            '{\n  "train_batch_size": 100,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n',
-            flagged=(2,),
-        ),
-        Example(
-            "ds_auto.json",
-            '{\n  "train_batch_size": "auto",\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n',
-            world_size=8,
-        ),
-        Example(
-            "swift_target.yaml",
-            "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\nmodel_type: qwen2\n",
-            flagged=(2,),
-            world_size=8,
-            global_batch=64,
-        ),
-        Example(
-            "swift_target_met.yaml",
-            "per_device_train_batch_size: 2\ngradient_accumulation_steps: 4\nmodel_type: qwen2\n",
-            world_size=8,
-            global_batch=64,
-        ),
-        Example(
-            "xtuner_directive.py",
-            "# batchlint: world-size=8 global-batch=256\nbatch_size = 1\naccumulative_counts = 16\n"
-            "train_dataloader = dict(batch_size=batch_size)\n"
-            "optim_wrapper = dict(accumulative_counts=accumulative_counts)\n",
-            flagged=(3,),
-        ),
-        Example(
-            "xtuner_directive_met.py",
-            "# batchlint: world-size=16 global-batch=256\nbatch_size = 1\naccumulative_counts = 16\n"
-            "train_dataloader = dict(batch_size=batch_size)\n"
-            "optim_wrapper = dict(accumulative_counts=accumulative_counts)\n",
-        ),
+        Example("ds_mismatch.json", """\
+{
+  "train_batch_size": 64,
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+""", flagged=(2,), world_size=8,
+                message="train_batch_size 64 is not 128 (micro 4 x accumulation 4 x world size 8)",
+                fix="set train_batch_size to 128, or gradient_accumulation_steps to 2"),
+        Example("ds_match.json", """\
+{
+  "train_batch_size": 128,
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+""", world_size=8),
+        Example("ds_no_world_size.json", """\
+{
+  "train_batch_size": 100,
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+""", flagged=(2,),
+                message="train_batch_size 100 is not a multiple of 16 (micro 4 x accumulation 4)",
+                fix="set train_batch_size to 16 x the number of GPUs, or drop it and let DeepSpeed derive it"),
+        Example("ds_auto.json", """\
+{
+  "train_batch_size": "auto",
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 4
+}
+""", world_size=8),
+        Example("swift_target.yaml", """\
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+model_type: qwen2
+""", flagged=(2,), world_size=8, global_batch=64,
+                message="the global batch is 128, not the 64 stated (from --global-batch)",
+                fix="set gradient_accumulation_steps to 4 (2 x dp 8 per micro-step)"),
+        Example("swift_target_met.yaml", """\
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 4
+model_type: qwen2
+""", world_size=8, global_batch=64),
+        Example("xtuner_directive.py", """\
+# batchlint: world-size=8 global-batch=256
+batch_size = 1
+accumulative_counts = 16
+train_dataloader = dict(batch_size=batch_size)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""", flagged=(3,),
+                message="the global batch is 128, not the 256 stated (from the batchlint directive)",
+                fix="set accumulative_counts to 32 (1 x dp 8 per micro-step)"),
+        Example("xtuner_directive_met.py", """\
+# batchlint: world-size=16 global-batch=256
+batch_size = 1
+accumulative_counts = 16
+train_dataloader = dict(batch_size=batch_size)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
     ),
 )

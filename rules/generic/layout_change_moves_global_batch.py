@@ -65,6 +65,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Optional
 
+from batchlint.change import Change
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -72,8 +73,7 @@ from batchlint.rule import Example, Finding, Related, Rule
 _BATCH = ("micro_batch", "grad_accum", "declared_global_batch", "step_batch", "micro_tokens")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    change = plan.change
+def check(plan: TrainingPlan, change: Change) -> Iterator[Finding]:
     before, after = change.before, change.after
     if after.target_global_batch is not None:
         return  # a stated target is BL102's to judge
@@ -88,17 +88,25 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     ratio = Fraction(new[0], old[0])
     factor = f"{_times(1 / ratio)} fewer" if ratio < 1 else f"{_times(ratio)} more"
     at = f" at W = {change.world} ({factor} at every W)" if change.world else f" ({factor})"
-    message = (f"{what} moves the global batch from {old[0]} to {new[0]} {unit} per optimizer step{at}; "
-               f"the micro batch and the accumulation did not change [since {change.since}]")
     span = next((fact.span for _, _, _, fact in moved if fact is not None and fact.span is not None), None)
     others = tuple(Related(f"{key} {a} -> {b}", fact.span) for key, a, b, fact in moved
                    if fact is not None and fact.span is not None and fact.span != span)
-    yield Finding(span=span, message=message, fix=_fix(after, old[0], new[0]), related=others)
+    yield Finding(
+        span=span,
+        message=f"{what} moves the global batch from {old[0]} to {new[0]} {unit}",
+        notes=(f"{old[0]} -> {new[0]} {unit} per optimizer step{at}: the micro batch and the accumulation did not "
+               f"change since {change.since}",),
+        fix=_fix(after, old[0], new[0]),
+        related=others,
+    )
 
 
-def _moved(before: TrainingPlan, after: TrainingPlan, plan: TrainingPlan) -> list:
+_Moved = tuple[str, object, object, Optional[Fact]]
+
+
+def _moved(before: TrainingPlan, after: TrainingPlan, plan: TrainingPlan) -> list[_Moved]:
     """(key, old, new, the fact as the plan judged holds it) of each layout fact whose value changed."""
-    found: list = []
+    found: list[_Moved] = []
     if _value(before.world_size) != _value(after.world_size):
         world = plan.world_size
         how = f" ({world.detail})" if world is not None and world.detail else ""
@@ -116,12 +124,13 @@ def _fix(after: TrainingPlan, old: int, new: int) -> str:
     keep = f"or, if {new} is the batch meant now, state it: `# batchlint: global-batch={new}`"
     ratio = Fraction(old, new)
     for fact in (after.grad_accum, after.micro_batch):
-        if fact is not None and fact.known and fact.value > 0 and (fact.value * ratio).denominator == 1:
-            return f"set {fact.key} to {int(fact.value * ratio)} ({fact.value} x {_times(ratio)[:-1]}) to keep {old}; {keep}"
+        count = fact.count if fact is not None else None
+        if fact is not None and count is not None and (count * ratio).denominator == 1:
+            return f"set {fact.key} to {int(count * ratio)} ({count} x {_times(ratio)[:-1]}) to keep {old}; {keep}"
     return f"scale the accumulation or the micro batch by {_times(ratio)} to keep {old}; {keep}"
 
 
-def _value(fact: Optional[Fact]):
+def _value(fact: Optional[Fact]) -> object:
     return None if fact is None else fact.value
 
 
@@ -136,24 +145,182 @@ def _times(ratio: Fraction) -> str:
     return f"{ratio.numerator}x" if ratio.denominator == 1 else f"{float(ratio):.3g}x"
 
 
-_XTUNER = """\
+RULE = Rule(
+    code="BL106",
+    name="layout-change-moves-global-batch",
+    severity="warning",
+    summary="a change to the parallel layout alone moves the global batch",
+    check=check,
+    subject=Change,
+    needs=("change",),  # filled under `check --since` only: the rule is not imported otherwise
+    every_release="arithmetic on the plans of one job before and after a change (micro x accumulation x dp); "
+                  "no start-up check is involved",
+    doc=__doc__,
+    examples=(
+        Example("sft.py", """\
 from mmengine.dataset import DefaultSampler
 from xtuner.parallel.sequence import SequenceParallelSampler
 
-sequence_parallel_size = {sp}
+sequence_parallel_size = 4
 batch_size = 1
-accumulative_counts = {acc}
+accumulative_counts = 16
 sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
 train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
-_LAUNCH = "#!/bin/bash\ntorchrun --nproc_per_node {n} train.py --deepspeed ds.json\n"
-_DS = '{\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 8\n}\n'
+""", flagged=(4,), severity="warning", before=(("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
 
-_AXOLOTL_LAUNCH = "#!/bin/bash\naccelerate launch --num_processes {n} -m axolotl.cli.train dpo.yaml\n"
-_AXOLOTL_DPO = ("base_model: meta-llama/Llama-3.1-8B\nrl: dpo\nmicro_batch_size: 2\ngradient_accumulation_steps: 4\n"
-                "datasets:\n  - path: argilla/ultrafeedback-binarized-preferences\n    type: chatml.argilla\n")
-_VERL = """\
+sequence_parallel_size = 1
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),),
+                message="sequence_parallel_size 1 -> 4 moves the global batch from 64 to 16 sequences",
+                fix="set accumulative_counts to 64 (16 x 4) to keep 64; or, if 16 is the batch meant now, state it: `# "
+                    "batchlint: global-batch=16`"),
+        Example("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16 * sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""", before=(("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 1
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),)),
+        Example("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""", flagged=(4,), world_size=8, before=(("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 1
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),),
+                message="sequence_parallel_size 1 -> 4 moves the global batch from 128 to 32 sequences",
+                fix="set accumulative_counts to 64 (16 x 4) to keep 128; or, if 32 is the batch meant now, state it: `# "
+                    "batchlint: global-batch=32`"),
+        Example("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""", before=(("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),)),
+        Example("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+# batchlint: global-batch=4
+""", before=(("sft.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 1
+batch_size = 1
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),)),
+        Example("run.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 4 train.py --deepspeed ds.json
+""", flagged=(2,), files=(("ds.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 8
+}
+"""), ("train.py", """\
+import transformers
+"""),), before=(("run.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 train.py --deepspeed ds.json
+"""),),
+                message="W 8 -> 4 (--nproc_per_node 4) moves the global batch from 256 to 128 sequences",
+                fix="set gradient_accumulation_steps to 16 (8 x 2) to keep 256; or, if 128 is the batch meant now, state "
+                    "it: `# batchlint: global-batch=128`"),
+        Example("run.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 train.py --deepspeed ds.json
+""", files=(("ds.json", """\
+{
+  "train_micro_batch_size_per_gpu": 4,
+  "gradient_accumulation_steps": 8
+}
+"""), ("train.py", """\
+import transformers
+"""),), before=(("run.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 train.py --deepspeed ds.json
+"""),)),
+        # A Trainer-based RL step (TRL's DPO through axolotl) is micro x accumulation x dp too.
+        Example("train.sh", """\
+#!/bin/bash
+accelerate launch --num_processes 4 -m axolotl.cli.train dpo.yaml
+""", flagged=(2,), files=(("dpo.yaml", """\
+base_model: meta-llama/Llama-3.1-8B
+rl: dpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+datasets:
+  - path: argilla/ultrafeedback-binarized-preferences
+    type: chatml.argilla
+"""),), before=(("train.sh", """\
+#!/bin/bash
+accelerate launch --num_processes 8 -m axolotl.cli.train dpo.yaml
+"""),),
+                message="W 8 -> 4 (--num_processes 4) moves the global batch from 64 to 32 sequences",
+                fix="set gradient_accumulation_steps to 8 (4 x 2) to keep 64; or, if 32 is the batch meant now, state it: "
+                    "`# batchlint: global-batch=32`"),
+        # verl's optimizer step is the global mini-batch x n, whatever the GPUs: fewer GPUs move nothing.
+        Example("ppo.yaml", """\
 data:
   train_batch_size: 256
 actor_rollout_ref:
@@ -163,39 +330,20 @@ actor_rollout_ref:
   rollout:
     n: 4
 trainer:
-  n_gpus_per_node: {gpus}
+  n_gpus_per_node: 4
   nnodes: 1
-"""
-
-RULE = Rule(
-    code="BL106",
-    name="layout-change-moves-global-batch",
-    severity="warning",
-    summary="a change to the parallel layout alone moves the global batch",
-    check=check,
-    needs=("change",),
-    every_release="arithmetic on the plans of one job before and after a change (micro x accumulation x dp); "
-                  "no start-up check is involved",
-    doc=__doc__,
-    examples=(
-        Example("sft.py", _XTUNER.format(sp=4, acc=16), flagged=(4,), severity="warning",
-                before=(("sft.py", _XTUNER.format(sp=1, acc=16)),)),
-        Example("sft.py", _XTUNER.format(sp=4, acc="16 * sequence_parallel_size"),
-                before=(("sft.py", _XTUNER.format(sp=1, acc=16)),)),
-        Example("sft.py", _XTUNER.format(sp=4, acc=16), world_size=8, flagged=(4,),
-                before=(("sft.py", _XTUNER.format(sp=1, acc=16)),)),
-        Example("sft.py", _XTUNER.format(sp=4, acc=16).replace("max_length", "lr = 1e-5\nmax_length"),
-                before=(("sft.py", _XTUNER.format(sp=4, acc=16)),)),
-        Example("sft.py", _XTUNER.format(sp=4, acc=16) + "# batchlint: global-batch=4\n",
-                before=(("sft.py", _XTUNER.format(sp=1, acc=16)),)),
-        Example("run.sh", _LAUNCH.format(n=4), flagged=(2,), files=(("ds.json", _DS), ("train.py", "import transformers\n")),
-                before=(("run.sh", _LAUNCH.format(n=8)),)),
-        Example("run.sh", _LAUNCH.format(n=8), files=(("ds.json", _DS), ("train.py", "import transformers\n")),
-                before=(("run.sh", _LAUNCH.format(n=8)),)),
-        # A Trainer-based RL step (TRL's DPO through axolotl) is micro x accumulation x dp too.
-        Example("train.sh", _AXOLOTL_LAUNCH.format(n=4), flagged=(2,), files=(("dpo.yaml", _AXOLOTL_DPO),),
-                before=(("train.sh", _AXOLOTL_LAUNCH.format(n=8)),)),
-        # verl's optimizer step is the global mini-batch x n, whatever the GPUs: fewer GPUs move nothing.
-        Example("ppo.yaml", _VERL.format(gpus=4), before=(("ppo.yaml", _VERL.format(gpus=8)),)),
+""", before=(("ppo.yaml", """\
+data:
+  train_batch_size: 256
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 128
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+  nnodes: 1
+"""),)),
     ),
 )

@@ -172,7 +172,8 @@ def _premise(plan: TrainingPlan) -> Optional[str]:
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     world, layout = plan.world_size, plan.layout
-    if world is None or not world.known or not layout or not all(f.known for f in layout):
+    w = world.number if world is not None else None
+    if world is None or w is None or not all(f.known for f in layout):
         return
     premise = _premise(plan)
     if premise is None:
@@ -186,20 +187,22 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         product *= f.value
     shown = " x ".join(f.describe() for f in rest if f.value != 1) or "1"
     if wildcard:
-        if world.value % product == 0:
+        if w % product == 0:
             return
-        fills = world.value // product
-        message = (
-            f"{wildcard[0].key} = -1 takes the ranks left over, but W ({world.value}) is not a multiple of "
-            f"{shown} = {product}" + (f" (it would be {fills}, leaving {world.value - fills * product} GPUs idle)" if fills else "")
-            + ": the job refuses to start"
-        )
-        fix = f"run on a multiple of {product} GPUs, or change the degrees so their product divides {world.value}"
-    elif plan.layout_exact and product != world.value:
-        message = f"the parallel degrees multiply to {shown} = {product}, but the job has W = {world.value} GPUs: the job refuses to start"
-        fix = f"launch on {product} GPUs, or set the degrees so their product is {world.value}"
-    elif not plan.layout_exact and world.value % product:
-        message = f"W ({world.value}) is not divisible by {shown} = {product}: the job refuses to start"
+        fills = w // product
+        message = f"{wildcard[0].key} = -1 takes the ranks left over, but W ({w}) is not a multiple of {product}"
+        notes = (f"{wildcard[0].key} = -1 takes the ranks left over, but W ({w}) is not a multiple of "
+                 f"{shown} = {product}" + (f" (it would be {fills}, leaving {w - fills * product} GPUs idle)"
+                                           if fills else "") + ": the job refuses to start",)
+        fix = f"run on a multiple of {product} GPUs, or change the degrees so their product divides {w}"
+    elif plan.layout_exact and product != w:
+        message = f"the parallel degrees multiply to {product}, but the job has W = {w} GPUs"
+        notes = (f"the parallel degrees multiply to {shown} = {product}, but the job has W = {w} GPUs: "
+                 "the job refuses to start",)
+        fix = f"launch on {product} GPUs, or set the degrees so their product is {w}"
+    elif not plan.layout_exact and w % product:
+        message = f"W ({w}) is not divisible by {product}, the product of the parallel degrees"
+        notes = (f"W ({w}) is not divisible by {shown} = {product}: the job refuses to start",)
         fix = f"launch on a multiple of {product} GPUs, or lower the degrees"
     else:
         return
@@ -209,31 +212,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in layout if f.span and f is not at_fault and f.value != 1)
     if world.span is not None:
-        related += (Related(f"world size {world.value} set here", world.span),)
-    yield Finding(span=span, message=message, fix=fix, related=related, premise=premise)
+        related += (Related(f"world size {w} set here", world.span),)
+    yield Finding(span=span, message=message, notes=notes, fix=fix, related=related, premise=premise)
 
-
-_TITAN = """\
-[training]
-local_batch_size = 1
-
-[parallelism]
-data_parallel_shard_degree = {shard}
-tensor_parallel_degree = 8
-pipeline_parallel_degree = {pp}
-"""
-
-_SWIFT = "model: Qwen/Qwen2.5-0.5B\ntrain_type: lora\nper_device_train_batch_size: 1\nsequence_parallel_size: {sp}\n"
-
-_NEMO = """\
-trainer:
-  devices: 8
-  num_nodes: 1
-model:
-  micro_batch_size: 1
-  global_batch_size: 64
-  tensor_model_parallel_size: {tp}
-"""
 
 RULE = Rule(
     code="BL202",
@@ -247,19 +228,108 @@ RULE = Rule(
               XTUNER_SP),
     doc=__doc__,
     examples=(
-        Example("titan_32_on_8.toml", _TITAN.format(shard=-1, pp=4), flagged=(6,), world_size=8),
-        Example("titan_32_on_32.toml", _TITAN.format(shard=-1, pp=4), world_size=32),
-        Example("titan_exact_wrong.toml", _TITAN.format(shard=2, pp=1), flagged=(6,), world_size=8),
-        Example("titan_exact_right.toml", _TITAN.format(shard=2, pp=1), world_size=16),
-        Example("titan_unknown_w.toml", _TITAN.format(shard=-1, pp=4)),
+        Example("titan_32_on_8.toml", """\
+[training]
+local_batch_size = 1
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+""", flagged=(6,), world_size=8,
+                message="[parallelism] data_parallel_shard_degree = -1 takes the ranks left over, but W (8) is not a multiple "
+                    "of 32",
+                fix="run on a multiple of 32 GPUs, or change the degrees so their product divides 8"),
+        Example("titan_32_on_32.toml", """\
+[training]
+local_batch_size = 1
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+""", world_size=32),
+        Example("titan_exact_wrong.toml", """\
+[training]
+local_batch_size = 1
+
+[parallelism]
+data_parallel_shard_degree = 2
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 1
+""", flagged=(6,), world_size=8,
+                message="the parallel degrees multiply to 16, but the job has W = 8 GPUs",
+                fix="launch on 16 GPUs, or set the degrees so their product is 8"),
+        Example("titan_exact_right.toml", """\
+[training]
+local_batch_size = 1
+
+[parallelism]
+data_parallel_shard_degree = 2
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 1
+""", world_size=16),
+        Example("titan_unknown_w.toml", """\
+[training]
+local_batch_size = 1
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+"""),
         # ms-swift's sequence parallelism came in 2.0.5 (more windows: tests/test_premises_generic.py).
-        Example("swift_sp3_on_8.yaml", _SWIFT.format(sp=3), flagged=(4,), world_size=8, severity="error"),
-        Example("swift_sp3_on_8_2_0_4.yaml", _SWIFT.format(sp=3), world_size=8,
-                files=(("requirements.txt", "ms-swift==2.0.4\n"),)),
+        Example("swift_sp3_on_8.yaml", """\
+model: Qwen/Qwen2.5-0.5B
+train_type: lora
+per_device_train_batch_size: 1
+sequence_parallel_size: 3
+""", flagged=(4,), world_size=8, severity="error",
+                message="W (8) is not divisible by 3, the product of the parallel degrees",
+                fix="launch on a multiple of 3 GPUs, or lower the degrees"),
+        Example("swift_sp3_on_8_2_0_4.yaml", """\
+model: Qwen/Qwen2.5-0.5B
+train_type: lora
+per_device_train_batch_size: 1
+sequence_parallel_size: 3
+""", world_size=8, files=(("requirements.txt", """\
+ms-swift==2.0.4
+"""),)),
         # NeMo's Megatron YAML is read by 1.5.0 to 2.5.0 (2.5.1 on cannot run it).
-        Example("nemo_tp3_on_8_2_4_0.yaml", _NEMO.format(tp=3), flagged=(7,), severity="error",
-                files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),)),
-        Example("nemo_tp3_on_8.yaml", _NEMO.format(tp=3), flagged=(7,), severity="error"),
-        Example("nemo_tp3_on_8_1_4_0.yaml", _NEMO.format(tp=3), files=(("requirements.txt", "nemo-toolkit==1.4.0\n"),)),
+        Example("nemo_tp3_on_8_2_4_0.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 3
+""", flagged=(7,), severity="error", files=(("requirements.txt", """\
+nemo-toolkit==2.4.0
+"""),),
+                message="W (8) is not divisible by 3, the product of the parallel degrees",
+                fix="launch on a multiple of 3 GPUs, or lower the degrees"),
+        Example("nemo_tp3_on_8.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 3
+""", flagged=(7,), severity="error",
+                message="W (8) is not divisible by 3, the product of the parallel degrees",
+                fix="launch on a multiple of 3 GPUs, or lower the degrees"),
+        Example("nemo_tp3_on_8_1_4_0.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 3
+""", files=(("requirements.txt", """\
+nemo-toolkit==1.4.0
+"""),)),
     ),
 )

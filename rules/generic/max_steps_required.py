@@ -73,47 +73,20 @@ _REFUSES = {"swift": 'the transformers Trainer under ms-swift refuses to start (
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     trigger, steps = plan.unsized_data, plan.max_steps
+    if trigger is None:
+        return
     what = f"{trigger.key} is enabled" if trigger.value is True else f"{trigger.key} is {trigger.value}"
-    if steps is not None and (not steps.known or steps.value > 0):
+    if steps is not None and (not steps.known or steps.positive):
         return
     shown = "is not set" if steps is None or steps.value is None else f"is {steps.value}"
     yield Finding(
         span=trigger.span,
-        message=f"{what}, so the data has no length, but max_steps {shown}: "
-                + _REFUSES.get(plan.framework, "LLaMA-Factory refuses to start without a positive max_steps (1 or more)"),
+        message=f"{what}, but max_steps {shown}",
+        notes=(f"with {trigger.key} the data has no length: only max_steps says when training ends",
+               _REFUSES.get(plan.framework, "LLaMA-Factory refuses to start without a positive max_steps (1 or more)")),
         fix="set max_steps to the number of optimizer steps to train",
     )
 
-
-_V0 = """\
-model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
-stage: pt
-do_train: true
-finetuning_type: lora
-dataset: c4_demo
-streaming: true
-per_device_train_batch_size: 1
-gradient_accumulation_steps: 8
-{steps}"""
-
-_V1 = """\
-model: Qwen/Qwen3-0.6B
-model_class: llm
-dist_config:
-  name: fsdp2
-train_dataset: data/v1_sft_demo.yaml
-micro_batch_size: 2
-batching_strategy: dynamic_batching
-{steps}"""
-
-_SWIFT = """\
-model: Qwen/Qwen2.5-7B-Instruct
-train_type: lora
-dataset: swift/chinese-c4
-streaming: true
-per_device_train_batch_size: 1
-gradient_accumulation_steps: 16
-{steps}"""
 
 RULE = Rule(
     code="BL550",
@@ -126,18 +99,108 @@ RULE = Rule(
     premises=(STREAMING, DYNAMIC_BATCHING, SWIFT_STREAMING),
     doc=__doc__,
     examples=(
-        Example("streaming_epochs.yaml", _V0.format(steps="num_train_epochs: 3.0\n"), flagged=(6,), severity="error"),
-        Example("streaming_steps.yaml", _V0.format(steps="max_steps: 10000\n")),
+        Example("streaming_epochs.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: pt
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+num_train_epochs: 3.0
+""", flagged=(6,),
+                severity="error",
+                message="streaming is enabled, but max_steps is not set",
+                fix="set max_steps to the number of optimizer steps to train"),
+        Example("streaming_steps.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: pt
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+max_steps: 10000
+"""),
         # No release pinned: batching_strategy is new in 0.9.5, which refuses it.
-        Example("v1_dynamic.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,), severity="error"),
-        Example("v1_dynamic_pinned.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"), flagged=(7,),
-                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
-        Example("v1_dynamic_old.yaml", _V1.format(steps="learning_rate: 1.0e-4\n"),
-                files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
-        Example("v1_dynamic_steps.yaml", _V1.format(steps="max_steps: 10\n")),
-        Example("swift_streaming.yaml", _SWIFT.format(steps="num_train_epochs: 1\n"), flagged=(4,), severity="error"),
-        Example("swift_streaming_steps.yaml", _SWIFT.format(steps="max_steps: 5000\n")),
-        Example("swift_streaming_2.yaml", _SWIFT.format(steps="num_train_epochs: 1\n"),
-                files=(("requirements.txt", "ms-swift==2.6.1\n"),)),  # before 3.0.0: not judged
+        Example("v1_dynamic.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 2
+batching_strategy: dynamic_batching
+learning_rate: 1.0e-4
+""", flagged=(7,),
+                severity="error",
+                message="batching_strategy is dynamic_batching, but max_steps is not set",
+                fix="set max_steps to the number of optimizer steps to train"),
+        Example("v1_dynamic_pinned.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 2
+batching_strategy: dynamic_batching
+learning_rate: 1.0e-4
+""", flagged=(7,),
+                files=(("requirements.txt", "llamafactory==0.9.5\n"),),
+                severity="error",
+                message="batching_strategy is dynamic_batching, but max_steps is not set",
+                fix="set max_steps to the number of optimizer steps to train"),
+        Example("v1_dynamic_old.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 2
+batching_strategy: dynamic_batching
+learning_rate: 1.0e-4
+""", files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
+        Example("v1_dynamic_steps.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 2
+batching_strategy: dynamic_batching
+max_steps: 10
+"""),
+        Example("swift_streaming.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+train_type: lora
+dataset: swift/chinese-c4
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+num_train_epochs: 1
+""", flagged=(4,),
+                severity="error",
+                message="streaming is enabled, but max_steps is not set",
+                fix="set max_steps to the number of optimizer steps to train"),
+        Example("swift_streaming_steps.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+train_type: lora
+dataset: swift/chinese-c4
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+max_steps: 5000
+"""),
+        Example("swift_streaming_2.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+train_type: lora
+dataset: swift/chinese-c4
+streaming: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+num_train_epochs: 1
+""", files=(("requirements.txt", "ms-swift==2.6.1\n"),)),  # before 3.0.0: not judged
     ),
 )

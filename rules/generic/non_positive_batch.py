@@ -31,10 +31,13 @@ from batchlint.rule import Example, Finding, Rule
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     for fact in (plan.micro_batch, plan.grad_accum, plan.declared_global_batch):
-        if fact is not None and fact.known and fact.value <= 0 and fact.span is not None:
+        value = fact.number if fact is not None else None
+        if fact is not None and value is not None and value <= 0 and fact.span is not None:
             yield Finding(
                 span=fact.span,
-                message=f"{fact.key} is {fact.value}; a batch size must be a positive whole number",
+                message=f"{fact.key} is {value}, not a positive whole number",
+                notes=("a batch size or accumulation must be a positive whole number: the framework refuses it "
+                       "at start-up or trains nothing",),
                 fix=f"set {fact.key} to 1 or more",
             )
 
@@ -51,9 +54,34 @@ RULE = Rule(
                    "batch -1, is not read as one"),
     doc=__doc__,
     examples=(
-        Example("ds_zero.json", '{\n  "train_micro_batch_size_per_gpu": 0,\n  "gradient_accumulation_steps": 4\n}\n', flagged=(2,)),
-        Example("ds_one.json", '{\n  "train_micro_batch_size_per_gpu": 1,\n  "gradient_accumulation_steps": 4\n}\n'),
-        Example("hf_negative.yaml", "per_device_train_batch_size: 4\ngradient_accumulation_steps: -2\n", flagged=(2,)),
-        Example("titan_default_global.toml", "[training]\nlocal_batch_size = 8\nglobal_batch_size = -1\n"),
+        Example("ds_zero.json", """\
+{
+  "train_micro_batch_size_per_gpu": 0,
+  "gradient_accumulation_steps": 4
+}
+""", flagged=(2,),
+                message="train_micro_batch_size_per_gpu is 0, not a positive whole number",
+                fix="set train_micro_batch_size_per_gpu to 1 or more"),
+        Example("ds_one.json", """\
+{
+  "train_micro_batch_size_per_gpu": 1,
+  "gradient_accumulation_steps": 4
+}
+"""),
+        Example("hf_negative.yaml", """\
+per_device_train_batch_size: 4
+gradient_accumulation_steps: -2
+""", flagged=(2,),
+                message="gradient_accumulation_steps is -2, not a positive whole number",
+                fix="set gradient_accumulation_steps to 1 or more"),
+        Example("hf_positive.yaml", """\
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 2
+"""),
+        Example("titan_default_global.toml", """\
+[training]
+local_batch_size = 8
+global_batch_size = -1
+"""),
     ),
 )

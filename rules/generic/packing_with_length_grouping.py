@@ -37,7 +37,7 @@ transformers release it runs (ms-swift and axolotl read group_by_length themselv
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import TRANSFORMERS
-from batchlint.plan import TrainingPlan
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
@@ -57,7 +57,7 @@ SAMPLING_STRATEGY = Premise(
            "(first); v5.24.0 training_args.py:1380 (still)")
 
 
-def _premise(plan: TrainingPlan, grouping) -> str:
+def _premise(plan: TrainingPlan, grouping: Fact) -> str:
     if grouping.key == "train_sampling_strategy":
         return SAMPLING_STRATEGY.name
     return GROUP_BY_LENGTH.name if grouping.key == "group_by_length" and plan.framework in ("trl", "llamafactory") else ""
@@ -71,55 +71,25 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if packing.span is not None:  # the file too when it is not the grouping's (a base's, a launch script's)
         elsewhere = packing.span.path if grouping.span is None or packing.span.path != grouping.span.path else None
         where = f" ({elsewhere}:{packing.span.line})" if elsewhere else f" (line {packing.span.line})"
-    message = (
-        f"{grouping.key} groups samples by length, but {packing.key}{where} packs them into "
-        f"full-length sequences: there is nothing left to group"
-    )
+    message = f"{grouping.key} has nothing to group: {packing.key}{where} packs sequences to full length"
+    notes = (f"{grouping.key} batches samples of similar length together; packing joins samples into sequences "
+             "of the full length, so every sequence it groups has the same length",)
     if plan.sampler is not None and grouping.node is plan.sampler.node:  # grouping is the sampler class itself
         fix = f"use the default sampler, or set {packing.key} = False if you want length grouping"
     else:
         fix = f"remove {grouping.key}, or turn {packing.key} off if you want length grouping"
     related = (Related(f"{packing.key} enabled here", packing.span),) if packing.span else ()
-    yield Finding(span=grouping.span, message=message, fix=fix, related=related, edits=_turn_off(plan, grouping),
-                  premise=_premise(plan, grouping))
+    yield Finding(span=grouping.span, message=message, notes=notes, fix=fix, related=related,
+                  edits=_turn_off(plan, grouping), premise=_premise(plan, grouping))
 
 
-def _turn_off(plan, grouping) -> tuple:
+def _turn_off(plan: TrainingPlan, grouping: Fact) -> tuple[Edit, ...]:
     """The adapter's one-value edit, unless the grouping is written in another file."""
     off = plan.length_grouping_off
     if off is None or grouping.span is None or grouping.span.path:
         return ()
     return (Edit(grouping.span, off),)
 
-
-_XTUNER = """\
-from mmengine.dataset import DefaultSampler
-from xtuner.dataset import process_hf_dataset
-from xtuner.dataset.samplers import LengthGroupedSampler
-
-pack_to_max_length = {pack}
-batch_size = 1
-accumulative_counts = 16
-train_dataset = dict(type=process_hf_dataset, max_length=2048, pack_to_max_length=pack_to_max_length)
-train_dataloader = dict(
-    batch_size=batch_size,
-    dataset=train_dataset,
-    sampler=dict(
-        type={sampler},
-        length_property="length",
-        per_device_batch_size=batch_size * accumulative_counts,
-    ),
-)
-"""
-
-_SWIFT = """\
-model: Qwen/Qwen2.5-0.5B
-train_type: lora
-attn_impl: flash_attn
-per_device_train_batch_size: 2
-packing: true
-group_by_length: {grouping}
-"""
 
 RULE = Rule(
     code="BL301",
@@ -131,28 +101,175 @@ RULE = Rule(
     premises=(GROUP_BY_LENGTH, SAMPLING_STRATEGY),
     doc=__doc__,
     examples=(
-        Example("xtuner_packed_grouped.py", _XTUNER.format(pack=True, sampler="LengthGroupedSampler"), flagged=(13,)),
-        Example("xtuner_grouped.py", _XTUNER.format(pack=False, sampler="LengthGroupedSampler")),
-        Example("xtuner_packed.py", _XTUNER.format(pack=True, sampler="DefaultSampler")),
+        Example("xtuner_packed_grouped.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+pack_to_max_length = True
+batch_size = 1
+accumulative_counts = 16
+train_dataset = dict(type=process_hf_dataset, max_length=2048, pack_to_max_length=pack_to_max_length)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        length_property="length",
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+""", flagged=(13,),
+                message="LengthGroupedSampler has nothing to group: pack_to_max_length (line 5) packs "
+                        "sequences to full length",
+                fix="use the default sampler, or set pack_to_max_length = False if you want length grouping"),
+        Example("xtuner_grouped.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+pack_to_max_length = False
+batch_size = 1
+accumulative_counts = 16
+train_dataset = dict(type=process_hf_dataset, max_length=2048, pack_to_max_length=pack_to_max_length)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        length_property="length",
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+"""),
+        Example("xtuner_packed.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+pack_to_max_length = True
+batch_size = 1
+accumulative_counts = 16
+train_dataset = dict(type=process_hf_dataset, max_length=2048, pack_to_max_length=pack_to_max_length)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(
+        type=DefaultSampler,
+        length_property="length",
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+"""),
         # transformers 4.3.0 to 5.1.0 read group_by_length (5.2.0 on refuses it).
-        Example("trl_packed_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
-                "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,), severity="warning"),
-        Example("trl_packed_grouped_4_57.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
-                "per_device_train_batch_size: 2\ngroup_by_length: true\n", flagged=(4,),
-                files=(("requirements.txt", "transformers==4.57.1\n"),), severity="warning"),
-        Example("trl_packed_grouped_5_2.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: true\n"
-                "per_device_train_batch_size: 2\ngroup_by_length: true\n", files=(("requirements.txt", "transformers==5.2.0\n"),)),
-        Example("trl_grouped.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\npacking: false\n"
-                "per_device_train_batch_size: 2\ngroup_by_length: true\n"),
-        Example("lf_neat_strategy.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n", flagged=(3,),
-                severity="warning"),
-        Example("lf_neat_strategy_5_1.yaml", "stage: sft\nneat_packing: true\ntrain_sampling_strategy: group_by_length\n",
-                files=(("requirements.txt", "transformers==5.1.0\n"),)),
-        Example("axolotl_packed_grouped.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\n"
-                "group_by_length: true\nmicro_batch_size: 2\n", flagged=(3,)),
-        Example("swift_packed_grouped.yaml", _SWIFT.format(grouping="true"), flagged=(6,)),
-        Example("swift_packed.yaml", _SWIFT.format(grouping="false")),
-        Example("axolotl_packed.yaml", "base_model: NousResearch/Llama-3.2-1B\nsample_packing: true\n"
-                "group_by_length: false\nmicro_batch_size: 2\n"),
+        Example("trl_packed_grouped.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 2
+group_by_length: true
+""", flagged=(4,),
+                severity="warning",
+                message="group_by_length has nothing to group: packing (line 2) packs sequences to full length",
+                fix="remove group_by_length, or turn packing off if you want length grouping",
+                fixed="""\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 2
+group_by_length: false
+"""),
+        Example("trl_packed_grouped_4_57.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 2
+group_by_length: true
+""", flagged=(4,),
+                files=(("requirements.txt", "transformers==4.57.1\n"),),
+                severity="warning",
+                message="group_by_length has nothing to group: packing (line 2) packs sequences to full length",
+                fix="remove group_by_length, or turn packing off if you want length grouping",
+                fixed="""\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 2
+group_by_length: false
+"""),
+        Example("trl_packed_grouped_5_2.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 2
+group_by_length: true
+""", files=(("requirements.txt", "transformers==5.2.0\n"),)),
+        Example("trl_grouped.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: false
+per_device_train_batch_size: 2
+group_by_length: true
+"""),
+        Example("lf_neat_strategy.yaml", """\
+stage: sft
+neat_packing: true
+train_sampling_strategy: group_by_length
+""", flagged=(3,),
+                severity="warning",
+                message="train_sampling_strategy has nothing to group: neat_packing (line 2) packs sequences "
+                        "to full length",
+                fix="remove train_sampling_strategy, or turn neat_packing off if you want length grouping",
+                fixed="""\
+stage: sft
+neat_packing: true
+train_sampling_strategy: "random"
+"""),
+        Example("lf_neat_strategy_5_1.yaml", """\
+stage: sft
+neat_packing: true
+train_sampling_strategy: group_by_length
+""", files=(("requirements.txt", "transformers==5.1.0\n"),)),
+        Example("axolotl_packed_grouped.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+group_by_length: true
+micro_batch_size: 2
+""", flagged=(3,),
+                message="group_by_length has nothing to group: sample_packing (line 2) packs sequences to full "
+                        "length",
+                fix="remove group_by_length, or turn sample_packing off if you want length grouping",
+                fixed="""\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+group_by_length: false
+micro_batch_size: 2
+"""),
+        Example("swift_packed_grouped.yaml", """\
+model: Qwen/Qwen2.5-0.5B
+train_type: lora
+attn_impl: flash_attn
+per_device_train_batch_size: 2
+packing: true
+group_by_length: true
+""", flagged=(6,),
+                message="group_by_length has nothing to group: packing (line 5) packs sequences to full length",
+                fix="remove group_by_length, or turn packing off if you want length grouping",
+                fixed="""\
+model: Qwen/Qwen2.5-0.5B
+train_type: lora
+attn_impl: flash_attn
+per_device_train_batch_size: 2
+packing: true
+group_by_length: false
+"""),
+        Example("swift_packed.yaml", """\
+model: Qwen/Qwen2.5-0.5B
+train_type: lora
+attn_impl: flash_attn
+per_device_train_batch_size: 2
+packing: true
+group_by_length: false
+"""),
+        Example("axolotl_packed.yaml", """\
+base_model: NousResearch/Llama-3.2-1B
+sample_packing: true
+group_by_length: false
+micro_batch_size: 2
+"""),
     ),
 )

@@ -81,16 +81,18 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if tune and traits(plan.document) & {"lora", "quantizer"}:
         return  # the released LoRA and QAT recipes read no *_parallel_dim
     for short, fact in plan.parallel.items():
-        if fact is None or not fact.known or fact.span is None or (tune and short != "tp"):
+        value = fact.number
+        if value is None or fact.span is None or (tune and short != "tp"):
             continue
-        if short == "dp_shard" and (fact.value == -1 or fact.value >= 1):
+        if short == "dp_shard" and (value == -1 or value >= 1):
             continue
-        if short != "dp_shard" and fact.value >= 1:
+        if short != "dp_shard" and value >= 1:
             continue
         allowed = "-1 (the ranks left over) or 1 or more" if short == "dp_shard" else "1 or more"
         yield Finding(
             span=fact.span,
-            message=f"{fact.key} is {fact.value}; it must be {allowed}: the job refuses to start for any number of GPUs",
+            message=f"{fact.key} is {value}; it must be {allowed}",
+            notes=(f"{fact.key} is {value}; it must be {allowed}: the job refuses to start for any number of GPUs",),
             fix=f"set {fact.key} to {'-1' if short == 'dp_shard' else '1'}",
             premise=_premise(plan, short),
         )
@@ -106,25 +108,6 @@ def _premise(plan: TrainingPlan, short: str) -> str:
     return EXPERT_DEGREES.name if short in ("ep", "etp") else DEGREES.name
 
 
-_TUNE = """\
-model:
-  _component_: torchtune.models.llama3_1.llama3_1_8b
-optimizer:
-  _component_: torch.optim.AdamW
-batch_size: 2
-{key}: {value}
-"""
-
-_NANOTRON = """\
-parallelism:
-  dp: {dp}
-  pp: 1
-  tp: 2
-tokens:
-  micro_batch_size: 2
-  batch_accumulation_per_replica: 4
-"""
-
 RULE = Rule(
     code="BL211",
     name="parallel-degree-out-of-range",
@@ -135,23 +118,116 @@ RULE = Rule(
     premises=(DEGREES, EXPERT_DEGREES, REGISTRY, TUNE_TP, NANOTRON_DEGREES),
     doc=__doc__,
     examples=(
-        Example("titan_tp0.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ntensor_parallel_degree = 0\n", flagged=(5,),
-                severity="error"),
-        Example("titan_shard_minus_2.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -2\n",
-                flagged=(5,)),
-        Example("titan_shard_minus_1.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\ndata_parallel_shard_degree = -1\n"),
-        Example("titan_ep0.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\nexpert_parallel_degree = 0\n",
-                flagged=(5,), severity="error"),
-        Example("titan_ep0_010.toml", "[training]\nlocal_batch_size = 8\n\n[parallelism]\nexpert_parallel_degree = 0\n",
-                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
-        Example("tune_tp0.yaml", _TUNE.format(key="tensor_parallel_dim", value=0), flagged=(6,), severity="error"),
-        Example("tune_tp1.yaml", _TUNE.format(key="tensor_parallel_dim", value=1)),
-        Example("tune_tp0_050.yaml", _TUNE.format(key="tensor_parallel_dim", value=0),
-                files=(("requirements.txt", "torchtune==0.5.0\n"),)),
+        Example("titan_tp0.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+tensor_parallel_degree = 0
+""", flagged=(5,), severity="error",
+                message="[parallelism] tensor_parallel_degree is 0; it must be 1 or more",
+                fix="set [parallelism] tensor_parallel_degree to 1"),
+        Example("titan_shard_minus_2.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+data_parallel_shard_degree = -2
+""", flagged=(5,),
+                message="[parallelism] data_parallel_shard_degree is -2; it must be -1 (the ranks left over) or 1 or more",
+                fix="set [parallelism] data_parallel_shard_degree to -1"),
+        Example("titan_shard_minus_1.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+data_parallel_shard_degree = -1
+"""),
+        Example("titan_ep0.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+expert_parallel_degree = 0
+""", flagged=(5,), severity="error",
+                message="[parallelism] expert_parallel_degree is 0; it must be 1 or more",
+                fix="set [parallelism] expert_parallel_degree to 1"),
+        Example("titan_ep0_010.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+expert_parallel_degree = 0
+""", files=(("requirements.txt", """\
+torchtitan==0.1.0
+"""),)),
+        Example("tune_tp0.yaml", """\
+model:
+  _component_: torchtune.models.llama3_1.llama3_1_8b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 2
+tensor_parallel_dim: 0
+""", flagged=(6,), severity="error",
+                message="tensor_parallel_dim is 0; it must be 1 or more",
+                fix="set tensor_parallel_dim to 1"),
+        Example("tune_tp1.yaml", """\
+model:
+  _component_: torchtune.models.llama3_1.llama3_1_8b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 2
+tensor_parallel_dim: 1
+"""),
+        Example("tune_tp0_050.yaml", """\
+model:
+  _component_: torchtune.models.llama3_1.llama3_1_8b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 2
+tensor_parallel_dim: 0
+""", files=(("requirements.txt", """\
+torchtune==0.5.0
+"""),)),
         # context_parallel_dim is read on main only (ParallelDims); no release reads it.
-        Example("tune_cp0.yaml", _TUNE.format(key="context_parallel_dim", value=0)),
-        Example("nanotron_dp0.yaml", _NANOTRON.format(dp=0), flagged=(2,), severity="error"),
-        Example("nanotron_dp_minus_1.yaml", _NANOTRON.format(dp=-1), flagged=(2,)),
-        Example("nanotron_dp1.yaml", _NANOTRON.format(dp=1)),
+        Example("tune_cp0.yaml", """\
+model:
+  _component_: torchtune.models.llama3_1.llama3_1_8b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 2
+context_parallel_dim: 0
+"""),
+        Example("nanotron_dp0.yaml", """\
+parallelism:
+  dp: 0
+  pp: 1
+  tp: 2
+tokens:
+  micro_batch_size: 2
+  batch_accumulation_per_replica: 4
+""", flagged=(2,), severity="error",
+                message="parallelism.dp is 0; it must be 1 or more",
+                fix="set parallelism.dp to 1"),
+        Example("nanotron_dp_minus_1.yaml", """\
+parallelism:
+  dp: -1
+  pp: 1
+  tp: 2
+tokens:
+  micro_batch_size: 2
+  batch_accumulation_per_replica: 4
+""", flagged=(2,),
+                message="parallelism.dp is -1; it must be 1 or more",
+                fix="set parallelism.dp to 1"),
+        Example("nanotron_dp1.yaml", """\
+parallelism:
+  dp: 1
+  pp: 1
+  tp: 2
+tokens:
+  micro_batch_size: 2
+  batch_accumulation_per_replica: 4
+"""),
     ),
 )

@@ -66,10 +66,12 @@ BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
 from batchlint.frameworks import openrlhf
+from batchlint.frameworks.hf import TRLSettings
 from batchlint.frameworks.releases import AXOLOTL, EASYR1, TRL
-from batchlint.plan import Origin, TrainingPlan
+from batchlint.plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -134,7 +136,7 @@ EASYR1_CHECKS = Premise(
            "verl/trainer/ray_trainer.py:229-254 (first tag); v0.3.2 verl/trainer/ray_trainer.py:211-236 (still)")
 
 
-def _premise(plan, kind: str) -> str:
+def _premise(plan: TrainingPlan, checks: GenerationChecks, kind: str) -> str:
     """The name of the premise a finding of `kind` rests on, for the plan's framework ("" where none is
     declared: ms-swift)."""
     framework, root = plan.framework, plan.document.root
@@ -145,97 +147,108 @@ def _premise(plan, kind: str) -> str:
             return TRL_KEYS.name
         if kind == "eval" and "num_generations_eval" in root.items:
             return TRL_EVAL.name
-        if kind == "multiple" and getattr(plan.settings, "accumulation_left_out", False):
+        trl = TRLSettings.of(plan)
+        if kind == "multiple" and trl is not None and trl.accumulation_left_out:
             return TRL_PER_DEVICE.name
         return TRL_GROUPS.name
     if framework == "openrlhf":
-        baseline = plan.rl.generation_checks.group_baseline
-        premise = _ESTIMATORS.get(str(getattr(baseline, "value", "")), OPENRLHF_FILTERING)
+        baseline = checks.group_baseline
+        premise = _ESTIMATORS.get(str(baseline.value if baseline is not None else ""), OPENRLHF_FILTERING)
         return openrlhf.premise_name(plan, premise)
     return {"easyr1": EASYR1_CHECKS.name, "axolotl": AXOLOTL_CHECKS.name}.get(framework, "")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    rl = plan.rl
+def check(plan: TrainingPlan, rl: RL) -> Iterator[Finding]:
     checks, n = rl.generation_checks, rl.samples_per_prompt
-    if n is None or not n.known:
+    if checks is None or n is None or not n.known:
         return
     if checks.group_baseline is not None and n.value < 2:
         baseline = checks.group_baseline
+        shown = baseline.describe() if baseline.span else str(baseline.value)
         yield Finding(
             span=n.span or baseline.span,
-            message=(f"{n.describe()}: {baseline.describe() if baseline.span else baseline.value} compares each "
-                     f"prompt's samples with each other (its advantages or its filter), which needs at least 2 per "
-                     f"prompt; {checks.refusal}"),
+            message=f"{_short(n)}: {baseline.value} needs at least 2 samples per prompt",
+            notes=(*_origins(n),
+                   f"{shown} compares each prompt's samples with each other (its advantages or its filter)",
+                   checks.refusal),
             fix=f"set {n.key} to 2 or more",
             related=_related(baseline) if baseline.span != n.span else (),
-            premise=_premise(plan, "group"),
+            premise=_premise(plan, checks, "group"),
         )
         return
     if checks.exclusive:
         first, second = checks.exclusive
         yield Finding(
             span=second.span,
-            message=f"{first.describe()} and {second.describe()} are both set: {checks.refusal}",
+            message=f"{first.key} and {second.key} are both set",
+            notes=(f"{first.describe()} and {second.describe()}: the framework takes one or the other",
+                   checks.refusal),
             fix="remove one of them",
             related=(Related(f"{first.key} set here", first.span),),
-            premise=_premise(plan, "exclusive"),
+            premise=_premise(plan, checks, "exclusive"),
         )
         return
     if not n.positive:
         return  # BL104 reports a batch size of 0 or less
-    yield from _generation(plan, rl.generation_batch, n, checks)
+    yield from _generation(plan, rl, n, checks)
     yield from _evaluation(plan, rl.eval_generation_batch, rl.eval_samples_per_prompt, checks)
 
 
-def _generation(plan, batch, n, checks):
+def _generation(plan: TrainingPlan, rl: RL, n: Fact, checks: GenerationChecks) -> Iterator[Finding]:
+    batch = rl.generation_batch
     if batch is None or not batch.positive:
         return
     alternative = checks.alternative
     if alternative is not None and alternative.known and alternative.value != batch.value:
         yield Finding(
             span=batch.span,
-            message=f"{batch.describe()} is not {alternative.detail} = {alternative.value}: {checks.refusal}",
+            message=f"{_short(batch)} is not {alternative.detail} = {alternative.value}",
+            notes=(*_origins(batch), "the framework accepts both ways of setting the generation batch only if they agree",
+                   checks.refusal),
             fix=f"remove {batch.key}, or set it to {alternative.value}",
             related=_related(alternative),
-            premise=_premise(plan, "alternative"),
+            premise=_premise(plan, checks, "alternative"),
         )
         return
     given = batch.origin is not Origin.DERIVED
     how = batch.describe() if given else f"the generation batch {batch.detail} = {batch.value}"
+    short = _short(batch) if given else f"generation batch {batch.value}"
+    whence = _origins(batch) if given else (f"the generation batch is {batch.detail} = {batch.value}",)
     if batch.value % n.value:
         fix = (f"set {batch.key} to a multiple of {n.value}, or {n.key} to a divisor of {batch.value}" if given else
                f"set {n.key} to a divisor of {batch.value}, or change {batch.detail} so that it holds whole groups "
                f"of {n.value}")
         yield Finding(
             span=batch.span or n.span,
-            message=(f"{how} is not a multiple of {n.describe()}: a group of completions would be split, and "
-                     f"{checks.refusal}"),
+            message=f"{short} is not a multiple of {_short(n)}",
+            notes=(*whence, *_origins(n), "a group of completions would be split", checks.refusal),
             fix=fix,
             related=_related(n) if batch.span else (),
-            premise=_premise(plan, "multiple"),
+            premise=_premise(plan, checks, "multiple"),
         )
     for factors in (checks.step_batch, *checks.multiples):
-        yield from _step_batch(plan, batch, how, factors, checks.refusal)
+        yield from _step_batch(plan, checks, batch, short, whence, factors)
     if batch.value % n.value:
         return  # the splits below count whole groups
     if checks.split_over_dp:
-        yield from _split_over_dp(plan, batch, how, n, checks)
+        yield from _split_over_dp(plan, batch, how, n, rl.micro_batch.get("actor"), checks)
     world = plan.world_size
     if checks.group_per_rank and world is not None and world.positive and batch.value < n.value * world.value:
         yield Finding(
             span=batch.span or n.span,
-            message=(f"{how} is less than {n.describe()} x W ({world.value}) = {n.value * world.value}: each rank "
-                     f"needs a whole group, and {checks.refusal}"),
+            message=f"{short} is less than {n.value * world.value}, one group of {n.value} for each of {world.value} GPUs",
+            notes=(*whence, f"{n.describe()} x W ({world.value}) = {n.value * world.value}: each rank needs a whole group",
+                   checks.refusal),
             fix=f"raise the generation batch to at least {n.value * world.value}",
             related=_related(n),
-            premise=_premise(plan, "rank"),
+            premise=_premise(plan, checks, "rank"),
         )
 
 
-def _step_batch(plan, batch, how, factors, refusal):
-    """The generation batch must be a whole number of what one step consumes (the product of `factors`)."""
-    factors = [f for f in factors if f is not None]
+def _step_batch(plan: TrainingPlan, checks: GenerationChecks, batch: Fact, short: str, whence: tuple[str, ...],
+                written: tuple[Optional[Fact], ...]) -> Iterator[Finding]:
+    """The generation batch must be a whole number of what one step consumes (the product of the factors)."""
+    factors = [f for f in written if f is not None]
     if not factors or any(f.known and not f.positive for f in factors):
         return
     known = [f for f in factors if f.positive]
@@ -250,20 +263,22 @@ def _step_batch(plan, batch, how, factors, refusal):
     shown = " x ".join(f"W ({f.value})" if f is plan.world_size else f.describe() for f in known)
     if len(known) > 1:
         shown += f" = {size}"
-    every = "".join(f", so no {f.key} makes it a multiple" for f in missing)
+    every = tuple(f"the factors known do not divide it, so no {f.key} makes it a multiple" for f in missing)
     yield Finding(
         span=batch.span,
-        message=f"{how} is not a multiple of {shown}{every}: {refusal}",
+        message=f"{short} is not a multiple of {size} ({' x '.join('W' if f is plan.world_size else f.key for f in known)})",
+        notes=(*whence, f"it must be a whole number of {shown}", *every, checks.refusal),
         fix=f"set {batch.key} to a multiple of {size}" if batch.origin is not Origin.DERIVED else
             f"make {batch.detail} a multiple of {size}",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in known if f.span and f is not plan.world_size),
-        premise=_premise(plan, "step"),
+        premise=_premise(plan, checks, "step"),
     )
 
 
-def _split_over_dp(plan, batch, how, n, checks):
+def _split_over_dp(plan: TrainingPlan, batch: Fact, how: str, n: Fact, micro: Optional[Fact],
+                   checks: GenerationChecks) -> Iterator[Finding]:
     """The prompts are shared by the dp ranks, each rank's share in micro batches."""
-    dp, micro, world = plan.data_parallel, plan.rl.micro_batch.get("actor"), plan.world_size
+    dp, world = plan.data_parallel, plan.world_size
     if dp is None or not dp.positive or micro is None or not micro.positive:
         return
     prompts = batch.value // n.value
@@ -272,48 +287,56 @@ def _split_over_dp(plan, batch, how, n, checks):
     if prompts % dp.value:
         yield Finding(
             span=batch.span or n.span,
-            message=f"the {prompts} prompts per generation ({shown}) do not split over dp {dp.value}: {checks.refusal}",
+            message=f"the {prompts} prompts per generation do not split over dp {dp.value}",
+            notes=(f"{shown} = {prompts} prompts", checks.refusal),
             fix=f"make the generation batch a multiple of {n.key} x dp = {n.value * dp.value}",
-            premise=_premise(plan, "split"),
+            premise=_premise(plan, checks, "split"),
         )
     elif per_rank == 0 or per_rank % micro.value:
         yield Finding(
             span=batch.span or n.span,
-            message=(f"each of dp {dp.value} ranks gets {per_rank} prompts ({shown} / dp {dp.value}), not a "
-                     f"multiple of {micro.describe()}: {checks.refusal}"),
+            message=(f"each of dp {dp.value} ranks gets {per_rank} prompt{'s' if per_rank != 1 else ''}, not a multiple "
+                     f"of {_short(micro)}"),
+            notes=(f"{shown} / dp {dp.value} = {per_rank} prompts per rank", *_origins(micro), checks.refusal),
             fix=f"make the generation batch a multiple of {n.key} x dp x micro = {n.value * dp.value * micro.value}",
-            premise=_premise(plan, "split"),
+            premise=_premise(plan, checks, "split"),
         )
     elif world is not None and world.positive and batch.value < world.value:
         yield Finding(
             span=batch.span or n.span,
-            message=f"{how} gives each of W {world.value} GPUs less than one completion: {checks.refusal}",
+            message=f"generation batch {batch.value} gives each of W {world.value} GPUs less than one completion",
+            notes=(f"the generation batch is {how}", checks.refusal),
             fix=f"raise the generation batch to at least {world.value}",
-            premise=_premise(plan, "split"),
+            premise=_premise(plan, checks, "split"),
         )
 
 
-def _evaluation(plan, batch, n, checks):
+def _evaluation(plan: TrainingPlan, batch: Optional[Fact], n: Optional[Fact],
+                checks: GenerationChecks) -> Iterator[Finding]:
     if batch is None or n is None or not (batch.positive and n.positive) or batch.value % n.value == 0:
         return
     yield Finding(
         span=n.span or batch.span,
-        message=f"the evaluation batch {batch.detail} = {batch.value} is not a multiple of {n.describe()}: {checks.refusal}",
+        message=f"evaluation batch {batch.value} is not a multiple of {_short(n)}",
+        notes=(f"the evaluation batch is {batch.detail} = {batch.value}", *_origins(n), checks.refusal),
         fix=f"change {batch.detail} so that it is a multiple of {n.value}, or set a number of evaluation generations that divides it",
-        premise=_premise(plan, "eval"),
+        premise=_premise(plan, checks, "eval"),
     )
 
 
-def _related(fact):
+def _short(fact: Fact) -> str:
+    """`key value`: a message's form of a number (where it came from, when not written, is a note)."""
+    return f"{fact.key} {fact.value}"
+
+
+def _origins(fact: Fact) -> tuple[str, ...]:
+    """Where a value not written as is in the file came from (a default, a launch line, a formula)."""
+    return () if fact.origin is Origin.FILE and not fact.detail else (fact.describe(),)
+
+
+def _related(fact: Fact) -> tuple[Related, ...]:
     return (Related(f"{fact.key} = {fact.value}", fact.span),) if fact.span else ()
 
-
-_TRL = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B
-per_device_train_batch_size: 4
-gradient_accumulation_steps: 1
-num_generations: {generations}
-"""
 
 _TRL_ACCUMULATED = """\
 model_name_or_path: Qwen/Qwen2.5-0.5B
@@ -322,59 +345,13 @@ gradient_accumulation_steps: 4
 num_generations: 8
 """
 
-_AXOLOTL = """\
-base_model: Qwen/Qwen2.5-0.5B-Instruct
-rl: grpo
-micro_batch_size: 2
-gradient_accumulation_steps: {ga}
-trl:
-  num_generations: {n}
-"""
-
-_OPENRLHF = """\
-python3 -m openrlhf.cli.train_ppo_ray \\
-   --actor.num_gpus_per_node 8 \\
-   --rollout.batch_size 128 \\
-   --rollout.n_samples_per_prompt {n} \\
-   --algo.advantage.estimator {estimator}
-"""
-
-_OPENRLHF_FLAT = """\
-python3 -m openrlhf.cli.train_ppo_ray \\
-   --rollout_batch_size 128 \\
-   --n_samples_per_prompt 1 \\
-   --advantage_estimator {estimator}
-"""
-
-_SWIFT = """\
-rlhf_type: grpo
-model: Qwen/Qwen2.5-VL-3B-Instruct
-micro_batch_size: 2
-global_batch_size: {global_}
-num_generations: 8
-steps_per_generation: {steps}
-use_vllm: true
-"""
-
-_EASYR1 = """\
-data:
-  rollout_batch_size: {prompts}
-algorithm:
-  adv_estimator: {estimator}
-worker:
-  actor:
-    global_batch_size: 64
-    micro_batch_size_per_device_for_experience: {experience}
-  rollout:
-    n: {n}
-"""
-
 RULE = Rule(
     code="BL170",
     name="rl-generation-batch",
     severity="error",
     summary="RL: a generation batch the framework refuses (split groups, a group of one, ranks without a share)",
     check=check,
+    subject=RL,
     needs=("rl.generation_checks",),
     premises=(TRL_GROUPS, TRL_PER_DEVICE, TRL_KEYS, TRL_STEP, TRL_EVAL,
               *(p for premise in (OPENRLHF_RLOO, OPENRLHF_GROUP, OPENRLHF_DR_GRPO, OPENRLHF_FILTERING)
@@ -383,66 +360,381 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         # No TRL release pinned: 0.14.0 runs GRPO without the check.
-        Example("grpo_6_on_4.yaml", _TRL.format(generations=6), flagged=(4,), world_size=4, severity="info"),
-        Example("grpo_6_on_4_pinned.yaml", _TRL.format(generations=6), flagged=(4,), world_size=4,
-                files=(("requirements.txt", "trl==0.15.0\n"),), severity="error"),
-        Example("grpo_6_on_4_0_14.yaml", _TRL.format(generations=6), world_size=4,
+        Example("grpo_6_on_4.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 6
+""", flagged=(4,),
+                world_size=4,
+                severity="info",
+                message="generation batch 16 is not a multiple of num_generations 6",
+                fix="set num_generations to a divisor of 16, or change per_device_train_batch_size (4) x W (4) "
+                    "x gradient_accumulation_steps (1) so that it holds whole groups of 6"),
+        Example("grpo_6_on_4_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 6
+""", flagged=(4,),
+                world_size=4,
+                files=(("requirements.txt", "trl==0.15.0\n"),),
+                severity="error",
+                message="generation batch 16 is not a multiple of num_generations 6",
+                fix="set num_generations to a divisor of 16, or change per_device_train_batch_size (4) x W (4) "
+                    "x accumulation (1, not counted before TRL 0.17.0) so that it holds whole groups of 6"),
+        Example("grpo_6_on_4_0_14.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 6
+""", world_size=4,
                 files=(("requirements.txt", "trl==0.14.0\n"),)),
-        Example("grpo_8_on_4.yaml", _TRL.format(generations=8), world_size=4),
+        Example("grpo_8_on_4.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 8
+""", world_size=4),
         # 2 x W 2 x 4 = 16 holds two groups of 8; TRL 0.15-0.16 count 2 x 2 = 4 only, and refuse it.
         Example("grpo_accumulated.yaml", _TRL_ACCUMULATED, world_size=2),
-        Example("grpo_accumulated_0_16.yaml", _TRL_ACCUMULATED, flagged=(4,), world_size=2,
-                files=(("requirements.txt", "trl==0.16.1\n"),), severity="error"),
+        Example("grpo_accumulated_0_16.yaml", _TRL_ACCUMULATED, flagged=(4,),
+                world_size=2,
+                files=(("requirements.txt", "trl==0.16.1\n"),),
+                severity="error",
+                message="generation batch 4 is not a multiple of num_generations 8",
+                fix="set num_generations to a divisor of 4, or change per_device_train_batch_size (2) x W (2) "
+                    "x accumulation (1, not counted before TRL 0.17.0) so that it holds whole groups of 8"),
         Example("grpo_accumulated_0_17.yaml", _TRL_ACCUMULATED, world_size=2,
                 files=(("requirements.txt", "trl==0.17.0\n"),)),
-        Example("grpo_6_unknown_w.yaml", _TRL.format(generations=6)),
+        Example("grpo_6_unknown_w.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 6
+"""),
         # 30 is no whole groups of 8 (from 0.18.0, which has the key), nor a multiple of the per-device 4 (asserted
         # as the global batch from 0.19.1: info without a pin).
-        Example("grpo_given_size.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5, 5)),
-        Example("grpo_given_size_0_18.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5,),
-                files=(("requirements.txt", "trl==0.18.0\n"),), severity="error"),
-        Example("grpo_given_size_1_16.yaml", _TRL.format(generations=8) + "generation_batch_size: 30\n", flagged=(5, 5),
-                files=(("requirements.txt", "trl==1.16.0\n"),), severity="error"),
-        Example("grpo_given_size_ok.yaml", _TRL.format(generations=8) + "generation_batch_size: 32\n"),
-        Example("axolotl_grpo_6_of_4.yaml", _AXOLOTL.format(ga=3, n=4), flagged=(4,), severity="info"),
-        Example("axolotl_grpo_6_of_4_pinned.yaml", _AXOLOTL.format(ga=3, n=4), flagged=(4,),
-                files=(("requirements.txt", "axolotl==0.17.0\n"),), severity="error"),
-        Example("axolotl_grpo_6_of_4_0_16.yaml", _AXOLOTL.format(ga=3, n=4),
-                files=(("requirements.txt", "axolotl==0.16.1\n"),)),
-        Example("axolotl_grpo_8_of_4.yaml", _AXOLOTL.format(ga=4, n=4)),
-        Example("axolotl_grpo_one_generation.yaml", _AXOLOTL.format(ga=4, n=1), flagged=(6,)),
-        Example("axolotl_grpo_8_on_4_gpus.yaml", _AXOLOTL.format(ga=4, n=4), flagged=(4,), world_size=4),
-        Example("axolotl_grpo_16_on_4_gpus.yaml", _AXOLOTL.format(ga=8, n=4), world_size=4),
-        Example("swift_grpo_12x1.yaml", _SWIFT.format(global_=12, steps=1), flagged=(6,)),
-        Example("swift_grpo_16x1.yaml", _SWIFT.format(global_=16, steps=1)),
+        Example("grpo_given_size.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 8
+generation_batch_size: 30
+""", flagged=(5, 5),
+                message="generation_batch_size 30 is not a multiple of 4 (per_device_train_batch_size)",
+                fix="set generation_batch_size to a multiple of 4"),
+        Example("grpo_given_size_0_18.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 8
+generation_batch_size: 30
+""", flagged=(5,),
+                files=(("requirements.txt", "trl==0.18.0\n"),),
+                severity="error",
+                message="generation_batch_size 30 is not a multiple of num_generations 8",
+                fix="set generation_batch_size to a multiple of 8, or num_generations to a divisor of 30"),
+        Example("grpo_given_size_1_16.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 8
+generation_batch_size: 30
+""", flagged=(5, 5),
+                files=(("requirements.txt", "trl==1.16.0\n"),),
+                severity="error",
+                message="generation_batch_size 30 is not a multiple of 4 (per_device_train_batch_size)",
+                fix="set generation_batch_size to a multiple of 4"),
+        Example("grpo_given_size_ok.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+num_generations: 8
+generation_batch_size: 32
+"""),
+        Example("axolotl_grpo_6_of_4.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 3
+trl:
+  num_generations: 4
+""", flagged=(4,),
+                severity="info",
+                message="generation batch 6 is not a multiple of trl.num_generations 4",
+                fix="set trl.num_generations to a divisor of 6, or change micro_batch_size (2) x "
+                    "gradient_accumulation_steps (3) so that it holds whole groups of 4"),
+        Example("axolotl_grpo_6_of_4_pinned.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 3
+trl:
+  num_generations: 4
+""", flagged=(4,),
+                files=(("requirements.txt", "axolotl==0.17.0\n"),),
+                severity="error",
+                message="generation batch 6 is not a multiple of trl.num_generations 4",
+                fix="set trl.num_generations to a divisor of 6, or change micro_batch_size (2) x "
+                    "gradient_accumulation_steps (3) so that it holds whole groups of 4"),
+        Example("axolotl_grpo_6_of_4_0_16.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 3
+trl:
+  num_generations: 4
+""", files=(("requirements.txt", "axolotl==0.16.1\n"),)),
+        Example("axolotl_grpo_8_of_4.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+trl:
+  num_generations: 4
+"""),
+        Example("axolotl_grpo_one_generation.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+trl:
+  num_generations: 1
+""", flagged=(6,),
+                message="trl.num_generations 1: grpo needs at least 2 samples per prompt",
+                fix="set trl.num_generations to 2 or more"),
+        Example("axolotl_grpo_8_on_4_gpus.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 4
+trl:
+  num_generations: 4
+""", flagged=(4,),
+                world_size=4,
+                message="generation batch 8 is less than 16, one group of 4 for each of 4 GPUs",
+                fix="raise the generation batch to at least 16"),
+        Example("axolotl_grpo_16_on_4_gpus.yaml", """\
+base_model: Qwen/Qwen2.5-0.5B-Instruct
+rl: grpo
+micro_batch_size: 2
+gradient_accumulation_steps: 8
+trl:
+  num_generations: 4
+""", world_size=4),
+        Example("swift_grpo_12x1.yaml", """\
+rlhf_type: grpo
+model: Qwen/Qwen2.5-VL-3B-Instruct
+micro_batch_size: 2
+global_batch_size: 12
+num_generations: 8
+steps_per_generation: 1
+use_vllm: true
+""", flagged=(6,),
+                message="generation batch 12 is not a multiple of num_generations 8",
+                fix="set num_generations to a divisor of 12, or change global_batch_size (12) x "
+                    "steps_per_generation (1) so that it holds whole groups of 8"),
+        Example("swift_grpo_16x1.yaml", """\
+rlhf_type: grpo
+model: Qwen/Qwen2.5-VL-3B-Instruct
+micro_batch_size: 2
+global_batch_size: 16
+num_generations: 8
+steps_per_generation: 1
+use_vllm: true
+"""),
         # 16 x 4 = 64 completions = 8 prompts; over dp 4 that is 2 per rank, one micro batch of 2.
-        Example("swift_grpo_64_on_4.yaml", _SWIFT.format(global_=16, steps=4), world_size=4),
+        Example("swift_grpo_64_on_4.yaml", """\
+rlhf_type: grpo
+model: Qwen/Qwen2.5-VL-3B-Instruct
+micro_batch_size: 2
+global_batch_size: 16
+num_generations: 8
+steps_per_generation: 4
+use_vllm: true
+""", world_size=4),
         # over dp 8 that is 1 prompt per rank, not a multiple of micro_batch_size 2.
-        Example("swift_grpo_64_on_8.yaml", _SWIFT.format(global_=16, steps=4), flagged=(6,), world_size=8),
-        Example("openrlhf_group_norm_n1.sh", _OPENRLHF.format(n=1, estimator="group_norm"), flagged=(4,), severity="error"),
-        Example("openrlhf_group_norm_n8.sh", _OPENRLHF.format(n=8, estimator="group_norm")),
-        Example("openrlhf_gae_n1.sh", _OPENRLHF.format(n=1, estimator="gae")),  # one sample is valid for gae
+        Example("swift_grpo_64_on_8.yaml", """\
+rlhf_type: grpo
+model: Qwen/Qwen2.5-VL-3B-Instruct
+micro_batch_size: 2
+global_batch_size: 16
+num_generations: 8
+steps_per_generation: 4
+use_vllm: true
+""", flagged=(6,),
+                world_size=8,
+                message="each of dp 8 ranks gets 1 prompt, not a multiple of micro_batch_size 2",
+                fix="make the generation batch a multiple of num_generations x dp x micro = 128"),
+        Example("openrlhf_group_norm_n1.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --rollout.batch_size 128 \\
+   --rollout.n_samples_per_prompt 1 \\
+   --algo.advantage.estimator group_norm
+""", flagged=(4,),
+                severity="error",
+                message="--rollout.n_samples_per_prompt 1: group_norm needs at least 2 samples per prompt",
+                fix="set --rollout.n_samples_per_prompt to 2 or more"),
+        Example("openrlhf_group_norm_n8.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --rollout.batch_size 128 \\
+   --rollout.n_samples_per_prompt 8 \\
+   --algo.advantage.estimator group_norm
+"""),
+        Example("openrlhf_gae_n1.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --rollout.batch_size 128 \\
+   --rollout.n_samples_per_prompt 1 \\
+   --algo.advantage.estimator gae
+"""),  # one sample is valid for gae
         # dr_grpo is asserted from 0.11.0 only (a choice since 0.8.0, the dotted flags since 0.10.2).
-        Example("openrlhf_dr_grpo_n1.sh", _OPENRLHF.format(n=1, estimator="dr_grpo"), flagged=(4,), severity="info"),
-        Example("openrlhf_dr_grpo_n1_0_11.sh", _OPENRLHF.format(n=1, estimator="dr_grpo"), flagged=(4,),
-                files=(("requirements.txt", "openrlhf==0.11.0\n"),), severity="error"),
-        Example("openrlhf_dr_grpo_n1_0_10.sh", _OPENRLHF.format(n=1, estimator="dr_grpo"),
-                files=(("requirements.txt", "openrlhf==0.10.4\n"),)),
+        Example("openrlhf_dr_grpo_n1.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --rollout.batch_size 128 \\
+   --rollout.n_samples_per_prompt 1 \\
+   --algo.advantage.estimator dr_grpo
+""", flagged=(4,),
+                severity="info",
+                message="--rollout.n_samples_per_prompt 1: dr_grpo needs at least 2 samples per prompt",
+                fix="set --rollout.n_samples_per_prompt to 2 or more"),
+        Example("openrlhf_dr_grpo_n1_0_11.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --rollout.batch_size 128 \\
+   --rollout.n_samples_per_prompt 1 \\
+   --algo.advantage.estimator dr_grpo
+""", flagged=(4,),
+                files=(("requirements.txt", "openrlhf==0.11.0\n"),),
+                severity="error",
+                message="--rollout.n_samples_per_prompt 1: dr_grpo needs at least 2 samples per prompt",
+                fix="set --rollout.n_samples_per_prompt to 2 or more"),
+        Example("openrlhf_dr_grpo_n1_0_10.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --rollout.batch_size 128 \\
+   --rollout.n_samples_per_prompt 1 \\
+   --algo.advantage.estimator dr_grpo
+""", files=(("requirements.txt", "openrlhf==0.10.4\n"),)),
         # The flat flags of the releases before 0.10.2: rloo is a choice, and asserted, from 0.5.3.
-        Example("openrlhf_rloo_n1_flat.sh", _OPENRLHF_FLAT.format(estimator="rloo"), flagged=(3,), severity="error"),
+        Example("openrlhf_rloo_n1_flat.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --rollout_batch_size 128 \\
+   --n_samples_per_prompt 1 \\
+   --advantage_estimator rloo
+""", flagged=(3,),
+                severity="error",
+                message="--n_samples_per_prompt 1: rloo needs at least 2 samples per prompt",
+                fix="set --n_samples_per_prompt to 2 or more"),
         # No release that takes the flat flags asserts it for dr_grpo.
-        Example("openrlhf_dr_grpo_n1_flat.sh", _OPENRLHF_FLAT.format(estimator="dr_grpo")),
+        Example("openrlhf_dr_grpo_n1_flat.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --rollout_batch_size 128 \\
+   --n_samples_per_prompt 1 \\
+   --advantage_estimator dr_grpo
+"""),
         # EasyR1: rollout_batch_size must be whole mini-batches (global_batch_size), x n whole experience micro batches.
         # No EasyR1 copy in the project: a fork from before v0.3.0 may predate the checks.
-        Example("easyr1_grpo_n1.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1), flagged=(10,),
-                severity="info"),
-        Example("easyr1_grpo_n1_v0_3_2.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1),
-                flagged=(10,), files=(("verl/__init__.py", '__version__ = "0.3.2"\n'),), severity="error"),
-        Example("easyr1_grpo_n1_early.yaml", _EASYR1.format(prompts=512, estimator="grpo", experience=16, n=1),
-                files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
-        Example("easyr1_remax_n1.yaml", _EASYR1.format(prompts=512, estimator="remax", experience=16, n=1)),
-        Example("easyr1_rollout_100.yaml", _EASYR1.format(prompts=100, estimator="grpo", experience=4, n=5), flagged=(2,)),
-        Example("easyr1_rollout_128.yaml", _EASYR1.format(prompts=128, estimator="grpo", experience=4, n=5)),
-        Example("easyr1_experience_3.yaml", _EASYR1.format(prompts=128, estimator="grpo", experience=3, n=5), flagged=(2,)),
+        Example("easyr1_grpo_n1.yaml", """\
+data:
+  rollout_batch_size: 512
+algorithm:
+  adv_estimator: grpo
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 16
+  rollout:
+    n: 1
+""", flagged=(10,),
+                severity="info",
+                message="worker.rollout.n 1: grpo needs at least 2 samples per prompt",
+                fix="set worker.rollout.n to 2 or more"),
+        Example("easyr1_grpo_n1_v0_3_2.yaml", """\
+data:
+  rollout_batch_size: 512
+algorithm:
+  adv_estimator: grpo
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 16
+  rollout:
+    n: 1
+""", flagged=(10,),
+                files=(("verl/__init__.py", '__version__ = "0.3.2"\n'),),
+                severity="error",
+                message="worker.rollout.n 1: grpo needs at least 2 samples per prompt",
+                fix="set worker.rollout.n to 2 or more"),
+        Example("easyr1_grpo_n1_early.yaml", """\
+data:
+  rollout_batch_size: 512
+algorithm:
+  adv_estimator: grpo
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 16
+  rollout:
+    n: 1
+""", files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
+        Example("easyr1_remax_n1.yaml", """\
+data:
+  rollout_batch_size: 512
+algorithm:
+  adv_estimator: remax
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 16
+  rollout:
+    n: 1
+"""),
+        Example("easyr1_rollout_100.yaml", """\
+data:
+  rollout_batch_size: 100
+algorithm:
+  adv_estimator: grpo
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 4
+  rollout:
+    n: 5
+""", flagged=(2,),
+                message="generation batch 500 is not a multiple of 320 (worker.actor.global_batch_size x "
+                        "worker.rollout.n)",
+                fix="make data.rollout_batch_size (100) x worker.rollout.n (5) a multiple of 320"),
+        Example("easyr1_rollout_128.yaml", """\
+data:
+  rollout_batch_size: 128
+algorithm:
+  adv_estimator: grpo
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 4
+  rollout:
+    n: 5
+"""),
+        Example("easyr1_experience_3.yaml", """\
+data:
+  rollout_batch_size: 128
+algorithm:
+  adv_estimator: grpo
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_experience: 3
+  rollout:
+    n: 5
+""", flagged=(2,),
+                message="generation batch 640 is not a multiple of 3 "
+                        "(worker.actor.micro_batch_size_per_device_for_experience)",
+                fix="make data.rollout_batch_size (128) x worker.rollout.n (5) a multiple of 3"),
     ),
 )

@@ -66,43 +66,27 @@ XTUNER_SP = Premise(
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     seq, multiple = plan.seq_len, plan.seq_len_multiple
-    if seq is None or multiple is None or not seq.known or not multiple.known or multiple.value <= 1:
+    if seq is None or multiple is None:
+        return
+    length, divisor = seq.number, multiple.number
+    if length is None or divisor is None or divisor <= 1 or length <= 0 or length % divisor == 0:
         return
     premise = ""
     if plan.framework == "torchtitan":
         premise = TITAN_REGISTRY.name if plan.document.format == "python" else TITAN_TOML.name
-    if seq.value <= 0 or seq.value % multiple.value == 0:
-        return
-    lower = seq.value // multiple.value * multiple.value
-    options = " or ".join(str(v) for v in (lower, lower + multiple.value) if v > 0)
+    lower = length // divisor * divisor
+    options = " or ".join(str(v) for v in (lower, lower + divisor) if v > 0)
     # A seq_len left at its default is reported where the divisor is written.
     related = (Related(multiple.detail or multiple.provenance, multiple.span),) if multiple.span and seq.span else ()
     yield Finding(
         span=seq.span or multiple.span,
-        message=f"{seq.key} ({seq.value}) is not a multiple of {multiple.value}"
-                f" ({multiple.detail or multiple.provenance}): the job refuses to start",
-        fix=f"set {seq.key} to a multiple of {multiple.value} ({options})",
+        message=f"{seq.key} {length} is not a multiple of {divisor}",
+        notes=(f"{divisor} is {multiple.detail or multiple.provenance}", "the job refuses to start"),
+        fix=f"set {seq.key} to a multiple of {divisor} ({options})",
         related=related,
         premise=premise,
     )
 
-
-_TITAN = """\
-[model]
-name = "llama3"
-
-[training]
-seq_len = {seq}
-
-[parallelism]
-tensor_parallel_degree = 4
-context_parallel_degree = 2
-"""
-
-_MEGATRON = """\
-#!/bin/bash
-torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2 --micro-batch-size 1 --seq-length {seq}
-"""
 
 RULE = Rule(
     code="BL401",
@@ -115,14 +99,72 @@ RULE = Rule(
     doc=__doc__,
     examples=(
         # No release pinned: 0.1.0 and before check no seq_len, so only an info.
-        Example("titan_8100.toml", _TITAN.format(seq=8100), flagged=(5,), severity="info"),
-        Example("titan_8100_0_2_2.toml", _TITAN.format(seq=8100), flagged=(5,),
-                files=(("requirements.txt", "torchtitan==0.2.2\n"),), severity="error"),
-        Example("titan_8100_0_1_0.toml", _TITAN.format(seq=8100), files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
-        Example("titan_8192.toml", _TITAN.format(seq=8192)),
-        Example("megatron_4095.sh", _MEGATRON.format(seq=4095), flagged=(2,), severity="error"),
+        Example("titan_8100.toml", """\
+[model]
+name = "llama3"
+
+[training]
+seq_len = 8100
+
+[parallelism]
+tensor_parallel_degree = 4
+context_parallel_degree = 2
+""", flagged=(5,),
+                severity="info",
+                message="[training] seq_len 8100 is not a multiple of 16",
+                fix="set [training] seq_len to a multiple of 16 (8096 or 8112)"),
+        Example("titan_8100_0_2_2.toml", """\
+[model]
+name = "llama3"
+
+[training]
+seq_len = 8100
+
+[parallelism]
+tensor_parallel_degree = 4
+context_parallel_degree = 2
+""", flagged=(5,),
+                files=(("requirements.txt", "torchtitan==0.2.2\n"),),
+                severity="error",
+                message="[training] seq_len 8100 is not a multiple of 16",
+                fix="set [training] seq_len to a multiple of 16 (8096 or 8112)"),
+        Example("titan_8100_0_1_0.toml", """\
+[model]
+name = "llama3"
+
+[training]
+seq_len = 8100
+
+[parallelism]
+tensor_parallel_degree = 4
+context_parallel_degree = 2
+""", files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        Example("titan_8192.toml", """\
+[model]
+name = "llama3"
+
+[training]
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 4
+context_parallel_degree = 2
+"""),
+        Example("megatron_4095.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2 --micro-batch-size 1 --seq-length 4095
+""", flagged=(2,),
+                severity="error",
+                message="--seq-length 4095 is not a multiple of 4",
+                fix="set --seq-length to a multiple of 4 (4092 or 4096)"),
         # 0.3.0 has no context parallelism (the flag came in core 0.4.0).
-        Example("megatron_4095_0_3_0.sh", _MEGATRON.format(seq=4095), files=(("requirements.txt", "megatron-core==0.3.0\n"),)),
-        Example("megatron_4096.sh", _MEGATRON.format(seq=4096)),
+        Example("megatron_4095_0_3_0.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2 --micro-batch-size 1 --seq-length 4095
+""", files=(("requirements.txt", "megatron-core==0.3.0\n"),)),
+        Example("megatron_4096.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --context-parallel-size 2 --micro-batch-size 1 --seq-length 4096
+"""),
     ),
 )

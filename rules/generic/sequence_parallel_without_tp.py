@@ -57,48 +57,20 @@ SWIFT_MEGATRON_OFF = Premise(
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
-    flag, tp = plan.sequence_parallel, plan.parallel.get("tp")
-    if flag is None or flag.value is not True or tp is None or not tp.known or tp.value != 1:
+    flag, tp = plan.sequence_parallel, plan.parallel["tp"]
+    if flag is None or flag.value is not True or tp.number != 1:
         return
     related = (Related(f"{tp.key} = 1", tp.span),) if tp.span else ()
     yield Finding(
         span=flag.span,
-        message=f"{flag.key} does nothing at {tp.key} = 1{' (its default)' if tp.origin is Origin.DEFAULT else ''}: "
-                f"sequence parallelism splits activations across the tensor-parallel group, and "
-                f"{plan.sequence_parallel_off or 'it is turned off at start-up'}",
+        message=f"{flag.key} does nothing at {tp.key} = 1{' (its default)' if tp.origin is Origin.DEFAULT else ''}",
+        notes=("sequence parallelism splits activations across the tensor-parallel group, which has one GPU here",
+               f"{plan.sequence_parallel_off or 'it is turned off at start-up'}"),
         fix=f"drop {flag.key}, or raise {tp.key} above 1 if the layout was meant to be tensor-parallel",
         severity="info",
         related=related,
     )
 
-
-_SCRIPT = """\
-#!/bin/bash
-torchrun --nproc_per_node 8 pretrain_gpt.py \\
-    --tensor-model-parallel-size {tp} \\
-    --micro-batch-size 1 \\
-    --global-batch-size 64 \\
-    --sequence-parallel
-"""
-
-_NEMO = """\
-trainer:
-  devices: 8
-  num_nodes: 1
-model:
-  micro_batch_size: 1
-  global_batch_size: 64
-  tensor_model_parallel_size: {tp}
-  sequence_parallel: {sp}
-"""
-
-_SWIFT = """\
-model: Qwen/Qwen3-8B
-tuner_type: lora
-micro_batch_size: 1
-global_batch_size: 16
-{tp}sequence_parallel: true
-"""
 
 RULE = Rule(
     code="BL203",
@@ -110,21 +82,130 @@ RULE = Rule(
     premises=(NEMO_OFF, SWIFT_MEGATRON_OFF),
     doc=__doc__,
     examples=(
-        Example("megatron_sp_tp1.sh", _SCRIPT.format(tp=1), flagged=(6,)),
-        Example("megatron_sp_tp2.sh", _SCRIPT.format(tp=2)),
+        Example("megatron_sp_tp1.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+    --tensor-model-parallel-size 1 \\
+    --micro-batch-size 1 \\
+    --global-batch-size 64 \\
+    --sequence-parallel
+""", flagged=(6,),
+                message="--sequence-parallel does nothing at --tensor-model-parallel-size = 1",
+                fix="drop --sequence-parallel, or raise --tensor-model-parallel-size above 1 if the layout was "
+                    "meant to be tensor-parallel"),
+        Example("megatron_sp_tp2.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py \\
+    --tensor-model-parallel-size 2 \\
+    --micro-batch-size 1 \\
+    --global-batch-size 64 \\
+    --sequence-parallel
+"""),
         # NeMo 1's Megatron YAML: 1.11.0 (model.sequence_parallel) to 2.5.0, the last that runs it.
-        Example("nemo_sp_tp1.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,), severity="info"),
-        Example("nemo_sp_tp1_2_4_0.yaml", _NEMO.format(tp=1, sp="true"), flagged=(8,),
-                files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),), severity="info"),
-        Example("nemo_sp_tp1_1_10_0.yaml", _NEMO.format(tp=1, sp="true"),
-                files=(("requirements.txt", "nemo-toolkit==1.10.0\n"),)),
-        Example("nemo_sp_tp2.yaml", _NEMO.format(tp=2, sp="true")),
-        Example("nemo_no_sp_tp1.yaml", _NEMO.format(tp=1, sp="false")),
-        Example("nemo_sp_tp_interpolated.yaml", _NEMO.format(tp="${oc.env:TP}", sp="true")),  # unknown: silent
-        Example("swift_megatron_sp_default_tp.yaml", _SWIFT.format(tp=""), flagged=(5,), severity="info"),
-        Example("swift_megatron_sp_default_tp_3_2_1.yaml", _SWIFT.format(tp=""),
-                files=(("requirements.txt", "ms-swift==3.2.1\n"),)),
-        Example("swift_megatron_sp_tp2.yaml", _SWIFT.format(tp="tensor_model_parallel_size: 2\n")),
-        Example("swift_ray_sp_train_tp2.yaml", _SWIFT.format(tp="") + "train:\n  gpus: 4\n  tensor_model_parallel_size: 2\n"),
+        Example("nemo_sp_tp1.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 1
+  sequence_parallel: true
+""", flagged=(8,),
+                severity="info",
+                message="model.sequence_parallel does nothing at model.tensor_model_parallel_size = 1",
+                fix="drop model.sequence_parallel, or raise model.tensor_model_parallel_size above 1 if the "
+                    "layout was meant to be tensor-parallel"),
+        Example("nemo_sp_tp1_2_4_0.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 1
+  sequence_parallel: true
+""", flagged=(8,),
+                files=(("requirements.txt", "nemo-toolkit==2.4.0\n"),),
+                severity="info",
+                message="model.sequence_parallel does nothing at model.tensor_model_parallel_size = 1",
+                fix="drop model.sequence_parallel, or raise model.tensor_model_parallel_size above 1 if the "
+                    "layout was meant to be tensor-parallel"),
+        Example("nemo_sp_tp1_1_10_0.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 1
+  sequence_parallel: true
+""", files=(("requirements.txt", "nemo-toolkit==1.10.0\n"),)),
+        Example("nemo_sp_tp2.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 2
+  sequence_parallel: true
+"""),
+        Example("nemo_no_sp_tp1.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 1
+  sequence_parallel: false
+"""),
+        Example("nemo_sp_tp_interpolated.yaml", """\
+trainer:
+  devices: 8
+  num_nodes: 1
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: ${oc.env:TP}
+  sequence_parallel: true
+"""),  # unknown: silent
+        Example("swift_megatron_sp_default_tp.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 1
+global_batch_size: 16
+sequence_parallel: true
+""", flagged=(5,),
+                severity="info",
+                message="sequence_parallel does nothing at tensor_model_parallel_size = 1 (its default)",
+                fix="drop sequence_parallel, or raise tensor_model_parallel_size above 1 if the layout was "
+                    "meant to be tensor-parallel"),
+        Example("swift_megatron_sp_default_tp_3_2_1.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 1
+global_batch_size: 16
+sequence_parallel: true
+""", files=(("requirements.txt", "ms-swift==3.2.1\n"),)),
+        Example("swift_megatron_sp_tp2.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 1
+global_batch_size: 16
+tensor_model_parallel_size: 2
+sequence_parallel: true
+"""),
+        Example("swift_ray_sp_train_tp2.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 1
+global_batch_size: 16
+sequence_parallel: true
+train:
+  gpus: 4
+  tensor_model_parallel_size: 2
+"""),
     ),
 )

@@ -53,7 +53,7 @@ InternVL internvl_chat/shell/internvl2.0/2nd_finetune/*.sh
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Rule
@@ -63,11 +63,11 @@ if TYPE_CHECKING:  # a config linted alone never imports the shell reader
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
-    seen: set = set()
+    seen: set[int] = set()
     scaling = _scaling(plan)
     for fact in scaling:
         # A value a launch line gives is a launch.Computed node when bash's division dropped a remainder.
-        cut = getattr(fact.node, "truncation", None) if fact is not None else None
+        cut: Optional[Truncation] = getattr(fact.node, "truncation", None)
         if cut is None or id(fact.node) in seen or not fact.positive or fact.value != cut.value:
             continue  # the value a setting has is not the division's (changed on the way, or read elsewhere)
         seen.add(id(fact.node))
@@ -78,15 +78,17 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             dropped = f"the remainder {cut.steps[0][3]}"
         else:
             dropped = "the remainder of " + ", then of ".join(f"{a} / {b} ({r})" for a, b, _, r in cut.steps)
+        said, full = _global(plan, fact, cut, scaling)
         yield Finding(
             span=fact.span,
-            message=(f"`{cut.written}` is {cut.shown} = {cut.value} in bash, which drops {dropped}: "
-                     f"{name} = {cut.value}, not {exact}{_global(plan, fact, cut, scaling)}"),
+            message=f"{name} = {cut.value}, not {exact}{said}",
+            notes=(f"`{cut.written}` is {cut.shown} = {cut.value} in bash, which drops {dropped}: "
+                   f"{name} = {cut.value}, not {exact}{full}",),
             fix=_fix(cut, name),
         )
 
 
-def _scaling(plan: TrainingPlan) -> tuple:
+def _scaling(plan: TrainingPlan) -> tuple[Fact, ...]:
     """The settings the global batch is proportional to, as the framework computes it: the declared
     global batch where the framework derives the rest from it, else the micro batch and the accumulation
     when neither is derived from the other (written, or a constant default: verl derives accumulation
@@ -94,28 +96,29 @@ def _scaling(plan: TrainingPlan) -> tuple:
     declared, micro, accumulation = plan.declared_global_batch, plan.micro_batch, plan.grad_accum
     if declared is not None and declared.known and plan.derived_from_global:
         return (declared,)
-    if all(f is not None and (f.origin is Origin.FILE or f.origin is Origin.DEFAULT and not f.detail)
-           for f in (micro, accumulation)):
+    if micro is not None and accumulation is not None and all(
+            f.origin is Origin.FILE or f.origin is Origin.DEFAULT and not f.detail for f in (micro, accumulation)):
         return micro, accumulation
     return ()
 
 
-def _global(plan: TrainingPlan, fact: Fact, cut: Truncation, scaling: tuple) -> str:
-    """The global batch with the framework's own formula, and what it would be without the truncation."""
+def _global(plan: TrainingPlan, fact: Fact, cut: Truncation, scaling: tuple[Fact, ...]) -> tuple[str, str]:
+    """The global batch with the framework's own formula, and what it would be without the truncation:
+    (as the message says it, as the note says it with the formula)."""
     effective = plan.effective_global_batch()
     if effective is None:
-        return " (the global batch is not known here: dp is not)" if not (
-            plan.data_parallel is not None and plan.data_parallel.known) else ""
+        unknown = plan.data_parallel is None or not plan.data_parallel.known
+        return "", " (the global batch is not known here: dp is not)" if unknown else ""
     value, formula = effective
-    said = f", so the global batch is {value} ({formula})"
+    said, full = f", so the global batch is {value}", f", so the global batch is {value} ({formula})"
     numerator, denominator = cut.exact
     meant, rest = divmod(value * numerator, denominator * fact.value)
     if rest or not any(fact is factor for factor in scaling):
-        return said
+        return said, full
     dividend = cut.chain[0] if cut.chain else None
-    if dividend is not None and dividend[1] == meant and not dividend[0].isdigit():
-        return f"{said}, not {dividend[0]} ({meant})"
-    return f"{said}, not {meant}"
+    meant_text = f", not {dividend[0]} ({meant})" if dividend is not None and dividend[1] == meant \
+        and not dividend[0].isdigit() else f", not {meant}"
+    return said + meant_text, full + meant_text
 
 
 def _fix(cut: Truncation, name: str) -> str:
@@ -138,23 +141,6 @@ def _fix(cut: Truncation, name: str) -> str:
     return f"set {target} to a multiple of {product}{of}: {multiples}; or change {other}"
 
 
-_SCRIPT = """\
-GPUS=${{GPUS:-{gpus}}}
-BATCH_SIZE=${{BATCH_SIZE:-128}}
-PER_DEVICE_BATCH_SIZE=${{PER_DEVICE_BATCH_SIZE:-4}}
-GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))
-torchrun --nnodes=1 --nproc_per_node=${{GPUS}} internvl/train/finetune.py \\
-  --per_device_train_batch_size ${{PER_DEVICE_BATCH_SIZE}} \\
-  --gradient_accumulation_steps ${{GRADIENT_ACC}}
-"""
-
-_PER_GPU = """\
-NGPU=8
-EFFECTIVE_BATCH_SIZE={batch}
-PER_GPU_BATCH_SIZE=$((EFFECTIVE_BATCH_SIZE/NGPU))
-deepspeed --num_gpus ${{NGPU}} train.py --per_device_train_batch_size ${{PER_GPU_BATCH_SIZE}}
-"""
-
 RULE = Rule(
     code="BL604",
     name="truncating-division",
@@ -164,12 +150,47 @@ RULE = Rule(
     every_release=("the arithmetic of bash's $(( )) and of Python's //, which truncate in every release of each"),
     doc=__doc__,
     examples=(
-        Example("run_ga_24.sh", _SCRIPT.format(gpus=24), flagged=(4,)),
-        Example("run_ga_8.sh", _SCRIPT.format(gpus=8)),
-        Example("run_per_gpu_100.sh", _PER_GPU.format(batch=100), flagged=(3,)),
-        Example("run_per_gpu_96.sh", _PER_GPU.format(batch=96)),
+        Example("run_ga_24.sh", """\
+GPUS=${GPUS:-24}
+BATCH_SIZE=${BATCH_SIZE:-128}
+PER_DEVICE_BATCH_SIZE=${PER_DEVICE_BATCH_SIZE:-4}
+GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))
+torchrun --nnodes=1 --nproc_per_node=${GPUS} internvl/train/finetune.py \\
+  --per_device_train_batch_size ${PER_DEVICE_BATCH_SIZE} \\
+  --gradient_accumulation_steps ${GRADIENT_ACC}
+""", flagged=(4,),
+                message="GRADIENT_ACC = 1, not 4/3 (1.33), so the global batch is 96, not BATCH_SIZE (128)",
+                fix="set BATCH_SIZE to a multiple of 96 (PER_DEVICE_BATCH_SIZE x GPUS = 4 x 24): 96 or 192; or change "
+                    "PER_DEVICE_BATCH_SIZE and GPUS so that their product divides 128"),
+        Example("run_ga_8.sh", """\
+GPUS=${GPUS:-8}
+BATCH_SIZE=${BATCH_SIZE:-128}
+PER_DEVICE_BATCH_SIZE=${PER_DEVICE_BATCH_SIZE:-4}
+GRADIENT_ACC=$((BATCH_SIZE / PER_DEVICE_BATCH_SIZE / GPUS))
+torchrun --nnodes=1 --nproc_per_node=${GPUS} internvl/train/finetune.py \\
+  --per_device_train_batch_size ${PER_DEVICE_BATCH_SIZE} \\
+  --gradient_accumulation_steps ${GRADIENT_ACC}
+"""),
+        Example("run_per_gpu_100.sh", """\
+NGPU=8
+EFFECTIVE_BATCH_SIZE=100
+PER_GPU_BATCH_SIZE=$((EFFECTIVE_BATCH_SIZE/NGPU))
+deepspeed --num_gpus ${NGPU} train.py --per_device_train_batch_size ${PER_GPU_BATCH_SIZE}
+""", flagged=(3,),
+                message="PER_GPU_BATCH_SIZE = 12, not 25/2 (12.5), so the global batch is 96, not EFFECTIVE_BATCH_SIZE (100)",
+                fix="set EFFECTIVE_BATCH_SIZE to a multiple of 8 (NGPU): 96 or 104; or change NGPU to a divisor of 100"),
+        Example("run_per_gpu_96.sh", """\
+NGPU=8
+EFFECTIVE_BATCH_SIZE=96
+PER_GPU_BATCH_SIZE=$((EFFECTIVE_BATCH_SIZE/NGPU))
+deepspeed --num_gpus ${NGPU} train.py --per_device_train_batch_size ${PER_GPU_BATCH_SIZE}
+"""),
         # A node count is no batch: its remainder is another matter.
-        Example("run_nodes.sh", "GPUS=24\nGPUS_PER_NODE=16\nNNODES=$((GPUS / GPUS_PER_NODE))\n"
-                "torchrun --nnodes=${NNODES} --nproc_per_node=8 train.py --per_device_train_batch_size 4\n"),
+        Example("run_nodes.sh", """\
+GPUS=24
+GPUS_PER_NODE=16
+NNODES=$((GPUS / GPUS_PER_NODE))
+torchrun --nnodes=${NNODES} --nproc_per_node=8 train.py --per_device_train_batch_size 4
+"""),
     ),
 )

@@ -85,12 +85,17 @@ checks) @ 4.57.1. With `accelerate launch`: trainer.py:5537-5574
 1299-1320.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
 from typing import Any, NamedTuple, Optional
 
 from batchlint.document import Span
+from batchlint.frameworks.deepspeed import TrainerValues
+from batchlint.frameworks.linked import BuiltBy, LinkedConfig
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.training_arguments import TrainerArguments
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
@@ -125,8 +130,7 @@ TRL_LAUNCHED = Premise(
 _PREMISES = {"transformers": (VALUES, PRECISION, LAUNCHED), "trl": (TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED)}
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    trainer = plan.trainer
+def check(plan: TrainingPlan, trainer: TrainerArguments) -> Iterator[Finding]:
     linked = trainer.deepspeed.config() if trainer.deepspeed is not None else None
     if linked is None:
         return
@@ -138,57 +142,69 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         verdict = _verdict(ds_fact.value, expected)
         if verdict is None:
             continue
-        message, fix = verdict
-        ds_key = ds_fact.key
         premise = "" if windows is None else windows[2 if linked.built_by is not None else int(precision)].name
         if linked.built_by is not None:
-            yield _built(plan, linked, ds_fact, expected, message, fix, premise)
+            yield _built(plan, linked.built_by, ds_fact, expected, verdict, premise)
             continue
         yield Finding(
             span=_at_fault(linked, ds_fact, expected),
-            message=f"{ds_key} ({_shown(ds_fact.value)}) in {where} {message}: the Hugging Face Trainer refuses to "
-                    f'start ("DeepSpeed config values that mismatch TrainingArguments")',
-            fix=f'set "{ds_key}" to "auto" in {where} so the Trainer fills it in, or {fix}',
+            message=f"DeepSpeed {ds_fact.key} {_shown(ds_fact.value)} {verdict.short}",
+            notes=(f"{ds_fact.key} ({_shown(ds_fact.value)}) in {where} {verdict.full}", _REFUSED),
+            fix=f'set "{ds_fact.key}" to "auto" in {where} so the Trainer fills it in, or {verdict.fix}',
             related=_related(linked, ds_fact, expected),
             edits=_auto(linked, ds_fact) if filled else (),
             premise=premise,
         )
 
 
-def _built(plan, linked, ds_fact, expected, message, fix, premise) -> Finding:
+# How the Trainer refuses (integrations/deepspeed.py:269-274 @ 4.57.1).
+_REFUSED = ('the Hugging Face Trainer refuses to start ("Please correct the following DeepSpeed config values that '
+            'mismatch TrainingArguments values")')
+
+
+class _Verdict(NamedTuple):
+    """What is wrong: in the message (`short`), in full for the notes, and the other fix than "auto"."""
+
+    short: str
+    full: str
+    fix: str
+
+
+def _built(plan: TrainingPlan, built: BuiltBy, ds_fact: Fact, expected: _Expected, verdict: _Verdict,
+           premise: str) -> Finding:
     """A mismatch in the DeepSpeed config a launcher built from its own config: reported at the value
     that config (or the file it names) writes, which fixes every launch of it; the TrainingArguments
     value named with its place."""
-    built = linked.built_by
     where = f" ({expected.span.path or plan.document.path}:{expected.span.line})" if expected.span else ""
     return Finding(
         span=ds_fact.span or expected.span or plan.document.root.span,
-        message=f"{ds_fact.key} ({_shown(ds_fact.value)}) in {built.name} {message}{where}: the Hugging Face "
-                f'Trainer refuses to start ("DeepSpeed config values that mismatch TrainingArguments"; {built.versions})',
-        fix=f"{built.auto.format(key=ds_fact.key.split(' ')[0])} so the Trainer fills it in, or {fix}",
+        message=f"DeepSpeed {ds_fact.key.split(' ')[0]} {_shown(ds_fact.value)} {verdict.short}",
+        notes=(f"{ds_fact.key} ({_shown(ds_fact.value)}) in {built.name} {verdict.full}{where}",
+               f"{_REFUSED}; {built.versions}"),
+        fix=f"{built.auto.format(key=ds_fact.key.split(' ')[0])} so the Trainer fills it in, or {verdict.fix}",
         related=(Related(f"{expected.described} set here", expected.span),) if expected.span else (),
         premise=premise,
     )
 
 
-def _auto(linked, ds_fact) -> tuple:
+def _auto(linked: LinkedConfig, ds_fact: Fact) -> tuple[Edit, ...]:
     """"auto" where the Trainer fills the value in (the batch keys), in a DeepSpeed JSON file."""
-    if linked.path is None or not linked.path.endswith(".json"):
+    if linked.path is None or not linked.path.endswith(".json") or ds_fact.span is None:
         return ()
     return (Edit(ds_fact.span, '"auto"', path=linked.path),)
 
 
-def _at_fault(linked, ds_fact, expected):
+def _at_fault(linked: LinkedConfig, ds_fact: Fact, expected: _Expected) -> Optional[Span]:
     """The DeepSpeed value when it is in this file, else the TrainingArguments value,
     else the `deepspeed:` line that names the other file."""
     if linked.path is None:
         return ds_fact.span
-    if isinstance(ds_fact.value, str):  # the quotes are the fault, in the DeepSpeed file
+    if isinstance(ds_fact.value, str) and ds_fact.span is not None:  # the quotes are the fault, in the DeepSpeed file
         return ds_fact.span._replace(path=linked.path)
     return expected.span or linked.reference.span
 
 
-def _related(linked, ds_fact, expected):
+def _related(linked: LinkedConfig, ds_fact: Fact, expected: _Expected) -> tuple[Related, ...]:
     shown = _shown(ds_fact.value)
     if linked.path is not None and isinstance(ds_fact.value, str):
         return tuple(Related(text, span) for text, span in (
@@ -203,24 +219,27 @@ def _related(linked, ds_fact, expected):
 
 
 class _Expected(NamedTuple):
-    """A TrainingArguments value, how to name it, and where it is written (None: a default)."""
+    """A TrainingArguments value, how to name it (in full, and `short` for a message), and where it is
+    written (None: a default)."""
 
     value: Any
     described: str
     span: Optional[Span] = None
     per_world: Optional[int] = None  # train_batch_size without W: the per-GPU product W multiplies
+    short: str = ""
 
 
-def _expected_values(plan, trainer, ds):
+def _expected_values(plan: TrainingPlan, trainer: TrainerArguments,
+                     ds: TrainerValues) -> Iterator[tuple[Optional[Fact], _Expected, bool, bool]]:
     """(the DeepSpeed value, what TrainingArguments gives for it, whether the Trainer fills it in when "auto",
     whether transformers compares it only from 4.18: bf16, or a *_full_eval flag)."""
     micro, ga = plan.micro_batch, plan.grad_accum
     auto_find = trainer.auto_find_batch_size
     batch_checked = auto_find is not None and auto_find.value is False
     if batch_checked and micro is not None and micro.known:
-        yield ds.train_micro_batch_size_per_gpu, _Expected(micro.value, micro.describe(), micro.span), True, False
+        yield ds.train_micro_batch_size_per_gpu, _of(micro, micro.describe()), True, False
     if ga is not None and ga.known:
-        yield ds.gradient_accumulation_steps, _Expected(ga.value, ga.describe(), ga.span), True, False
+        yield ds.gradient_accumulation_steps, _of(ga, ga.describe()), True, False
     if batch_checked and micro is not None and micro.positive and ga is not None and ga.positive:
         # (a micro batch or accumulation of 0 or less is BL104's finding: no product to compare)
         yield ds.train_batch_size, _train_batch(plan.world_size, micro, ga), True, False
@@ -228,25 +247,33 @@ def _expected_values(plan, trainer, ds):
                           (ds.bf16_enabled, trainer.deepspeed_bf16)):
         if fact is not None:
             later = ds_fact is ds.bf16_enabled or fact.key.endswith("_full_eval")
-            yield ds_fact, _Expected(fact.value, _described(fact), fact.span), False, later
+            yield ds_fact, _of(fact, _described(fact)), False, later
 
 
-def _train_batch(world, micro, ga):
+def _of(fact: Fact, described: str) -> _Expected:
+    default = " (default)" if fact.span is None else ""
+    return _Expected(fact.value, described, fact.span, short=f"{fact.key} {_shown(fact.value)}{default}")
+
+
+def _train_batch(world: Optional[Fact], micro: Fact, ga: Fact) -> _Expected:
     span = ga.span or micro.span
+    factors = f"micro {micro.value} x accumulation {ga.value}"
     if world is not None and world.known:
         value = world.value * micro.value * ga.value
-        return _Expected(value, f"W ({world.value}) x {micro.describe()} x {ga.describe()} = {value}", span)
+        return _Expected(value, f"W ({world.value}) x {micro.describe()} x {ga.describe()} = {value}", span,
+                         short=f"{value} (W {world.value} x {factors})")
     per_world = micro.value * ga.value
-    return _Expected(None, f"W x {micro.describe()} x {ga.describe()} = W x {per_world}", span, per_world)
+    return _Expected(None, f"W x {micro.describe()} x {ga.describe()} = W x {per_world}", span, per_world,
+                     short=factors)
 
 
-def _described(fact):
+def _described(fact: Fact) -> str:
     """`max_grad_norm (1.0)`, `fp16 (default false)`: a value written, or a default."""
     default = "default " if fact.span is None else ""
     return f"{fact.key} ({default}{_shown(fact.value)})"
 
 
-def _comparable(ds_fact, expected):
+def _comparable(ds_fact: Fact, expected: _Expected) -> bool:
     value = ds_fact.value
     if value is None or value == "auto":
         return False
@@ -257,57 +284,34 @@ def _comparable(ds_fact, expected):
     return _is_number(value)
 
 
-def _verdict(ds_value, expected):
-    """(what is wrong, the other fix) or None when the two agree."""
+def _verdict(ds_value: Any, expected: _Expected) -> Optional[_Verdict]:
+    """What is wrong, or None when the two agree."""
     if isinstance(ds_value, str):  # fill_match compares with `!=`: "8" is never 8
         want = expected.value if expected.per_world is None else f"a multiple of {expected.per_world}"
-        return (f'is a string, which never equals {expected.described} (even when it reads the same)',
-                f"write it as a number: {_shown(want)}, without quotes")
+        return _Verdict(f"is a string, never equal to {expected.short}",
+                        f"is a string, which never equals {expected.described} (even when it reads the same)",
+                        f"write it as a number: {_shown(want)}, without quotes")
     if expected.per_world is not None:
         if ds_value > 0 and ds_value % expected.per_world == 0:
             return None
-        return (
-            f"is not {expected.described} for any world size W",
-            f"give it a multiple of {expected.per_world} (W x {expected.per_world})",
-        )
+        return _Verdict(f"is not a multiple of {expected.per_world} ({expected.short}) for any W",
+                        f"is not {expected.described} for any world size W",
+                        f"give it a multiple of {expected.per_world} (W x {expected.per_world})")
     if ds_value == expected.value:
         return None
-    return f"differs from {expected.described}", f"make it {_shown(expected.value)}"
+    return _Verdict(f"differs from {expected.short}", f"differs from {expected.described}",
+                    f"make it {_shown(expected.value)}")
 
 
-def _is_number(value):
+def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _shown(value):
+def _shown(value: Any) -> str:
     if isinstance(value, str):
         return f'"{value}"'
     return str(value).lower() if isinstance(value, bool) else str(value)
 
-
-_YAML = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B
-per_device_train_batch_size: 2
-gradient_accumulation_steps: 8
-bf16: true
-deepspeed:
-  train_micro_batch_size_per_gpu: {micro}
-  gradient_accumulation_steps: auto
-  bf16:
-    enabled: {bf16}
-  zero_optimization:
-    stage: 2
-"""
-
-_ACCELERATE = """\
-compute_environment: LOCAL_MACHINE
-deepspeed_config:
-  gradient_accumulation_steps: {ga}
-  zero_stage: 2
-distributed_type: DEEPSPEED
-num_machines: 1
-num_processes: 4
-"""
 
 _LAUNCH = """\
 accelerate launch --config_file accelerate_config.yaml src/train.py \\
@@ -326,46 +330,229 @@ RULE = Rule(
     severity="error",
     summary="a DeepSpeed config value that differs from the TrainingArguments that name it",
     check=check,
-    needs=("trainer",),
+    subject=TrainerArguments,
     premises=(VALUES, PRECISION, LAUNCHED, TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED),
     doc=__doc__,
     examples=(
         # No transformers release pinned: 4.6 and older compare nothing.
-        Example("sft_inline_mismatch.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,), severity="info"),
-        Example("sft_inline_mismatch_pinned.yaml", _YAML.format(micro=4, bf16="true"), flagged=(6,),
-                files=(("requirements.txt", "transformers==4.7.0\n"),), severity="error"),
-        Example("sft_inline_mismatch_pinned_old.yaml", _YAML.format(micro=4, bf16="true"),
-                files=(("requirements.txt", "transformers==4.6.1\n"),)),
-        Example("sft_inline_auto.yaml", _YAML.format(micro="auto", bf16="auto")),
-        Example("sft_inline_match.yaml", _YAML.format(micro=2, bf16="true")),
-        Example("sft_inline_bf16_off.yaml", _YAML.format(micro=2, bf16="false"), flagged=(9,), severity="info"),
-        Example("sft_inline_bf16_off_pinned.yaml", _YAML.format(micro=2, bf16="false"), flagged=(9,),
-                files=(("requirements.txt", "transformers==4.18.0\n"),), severity="error"),
-        Example("sft_inline_bf16_off_pinned_old.yaml", _YAML.format(micro=2, bf16="false"),
-                files=(("requirements.txt", "transformers==4.17.0\n"),)),
+        Example("sft_inline_mismatch.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 4
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: true
+  zero_optimization:
+    stage: 2
+""", flagged=(6,), severity="info",
+                message="DeepSpeed train_micro_batch_size_per_gpu 4 differs from per_device_train_batch_size 2",
+                fix='set "train_micro_batch_size_per_gpu" to "auto" in the inline deepspeed config so the Trainer fills '
+                    "it in, or make it 2"),
+        Example("sft_inline_mismatch_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 4
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: true
+  zero_optimization:
+    stage: 2
+""", flagged=(6,), files=(("requirements.txt", "transformers==4.7.0\n"),), severity="error",
+                message="DeepSpeed train_micro_batch_size_per_gpu 4 differs from per_device_train_batch_size 2",
+                fix='set "train_micro_batch_size_per_gpu" to "auto" in the inline deepspeed config so the Trainer fills '
+                    "it in, or make it 2"),
+        Example("sft_inline_mismatch_pinned_old.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 4
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: true
+  zero_optimization:
+    stage: 2
+""", files=(("requirements.txt", "transformers==4.6.1\n"),)),
+        Example("sft_inline_auto.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: auto
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: auto
+  zero_optimization:
+    stage: 2
+"""),
+        Example("sft_inline_match.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 2
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: true
+  zero_optimization:
+    stage: 2
+"""),
+        Example("sft_inline_bf16_off.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 2
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: false
+  zero_optimization:
+    stage: 2
+""", flagged=(9,), severity="info",
+                message="DeepSpeed bf16.enabled false differs from bf16 true",
+                fix='set "bf16.enabled" to "auto" in the inline deepspeed config so the Trainer fills it in, or make it '
+                    "true"),
+        Example("sft_inline_bf16_off_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 2
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: false
+  zero_optimization:
+    stage: 2
+""", flagged=(9,), files=(("requirements.txt", "transformers==4.18.0\n"),), severity="error",
+                message="DeepSpeed bf16.enabled false differs from bf16 true",
+                fix='set "bf16.enabled" to "auto" in the inline deepspeed config so the Trainer fills it in, or make it '
+                    "true"),
+        Example("sft_inline_bf16_off_pinned_old.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 2
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: false
+  zero_optimization:
+    stage: 2
+""", files=(("requirements.txt", "transformers==4.17.0\n"),)),
         # TRL's configs: every TRL release with such configs requires a transformers that compares them.
-        Example("trl_inline_bf16_off.yaml", "packing: true\n" + _YAML.format(micro=2, bf16="false"), flagged=(10,),
-                severity="error"),
-        Example(
-            "sft_train_batch.yaml",
-            "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 100\n",
-            flagged=(4,), severity="info",
-        ),
-        Example("sft_inline_string.yaml", _YAML.format(micro='"2"', bf16="true"), flagged=(6,), severity="info"),
+        Example("trl_inline_bf16_off.yaml", """\
+packing: true
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: 2
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: false
+  zero_optimization:
+    stage: 2
+""", flagged=(10,), severity="error",
+                message="DeepSpeed bf16.enabled false differs from bf16 true",
+                fix='set "bf16.enabled" to "auto" in the inline deepspeed config so the Trainer fills it in, or make it '
+                    "true"),
+        Example("sft_train_batch.yaml", """\
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+deepspeed:
+  train_batch_size: 100
+""", flagged=(4,), severity="info",
+                message="DeepSpeed train_batch_size 100 is not a multiple of 16 (micro 2 x accumulation 8) for any W",
+                fix='set "train_batch_size" to "auto" in the inline deepspeed config so the Trainer fills it in, or give '
+                    "it a multiple of 16 (W x 16)"),
+        Example("sft_inline_string.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+bf16: true
+deepspeed:
+  train_micro_batch_size_per_gpu: "2"
+  gradient_accumulation_steps: auto
+  bf16:
+    enabled: true
+  zero_optimization:
+    stage: 2
+""", flagged=(6,), severity="info",
+                message='DeepSpeed train_micro_batch_size_per_gpu "2" is a string, never equal to '
+                        "per_device_train_batch_size 2",
+                fix='set "train_micro_batch_size_per_gpu" to "auto" in the inline deepspeed config so the Trainer fills '
+                    "it in, or write it as a number: 2, without quotes"),
         # A program of the project's own under `accelerate launch`: checked from transformers 4.30 on.
-        Example("launch_own.sh", _LAUNCH_OWN, flagged=(3,), files=(
-            ("accelerate_config.yaml", _ACCELERATE.format(ga=1)), ("requirements.txt", "transformers==4.30.0\n")),
-            severity="error"),
-        Example("launch_own_old.sh", _LAUNCH_OWN, files=(
-            ("accelerate_config.yaml", _ACCELERATE.format(ga=1)), ("requirements.txt", "transformers==4.29.2\n"))),
+        Example("launch_own.sh", _LAUNCH_OWN, flagged=(3,), files=(("accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 1
+  zero_stage: 2
+distributed_type: DEEPSPEED
+num_machines: 1
+num_processes: 4
+"""), ("requirements.txt", "transformers==4.30.0\n")), severity="error",
+                message="DeepSpeed deepspeed_config.gradient_accumulation_steps 1 differs from gradient_accumulation_steps 4",
+                fix="set deepspeed_config.gradient_accumulation_steps to auto (accelerate >= 0.23; older releases need a "
+                    "number there) so the Trainer fills it in, or make it 4"),
+        Example("launch_own_old.sh", _LAUNCH_OWN, files=(("accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 1
+  zero_stage: 2
+distributed_type: DEEPSPEED
+num_machines: 1
+num_processes: 4
+"""), ("requirements.txt", "transformers==4.29.2\n"))),
         # One `accelerate launch --config_file` run (LLaMA-Factory issue 201): the accelerate config's line.
-        Example("launch.sh", _LAUNCH, flagged=(3,), files=(("accelerate_config.yaml", _ACCELERATE.format(ga=1)),)),
-        Example("launch_auto.sh", _LAUNCH, files=(("accelerate_config.yaml", _ACCELERATE.format(ga="auto")),)),
-        Example("launch_match.sh", _LAUNCH, files=(("accelerate_config.yaml", _ACCELERATE.format(ga=4)),)),
-        Example(
-            "sft_train_batch_w8.yaml",
-            "per_device_train_batch_size: 2\ngradient_accumulation_steps: 8\ndeepspeed:\n  train_batch_size: 128\n",
-            world_size=8,
-        ),
+        Example("launch.sh", _LAUNCH, flagged=(3,), files=(("accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 1
+  zero_stage: 2
+distributed_type: DEEPSPEED
+num_machines: 1
+num_processes: 4
+"""),),
+                message="DeepSpeed deepspeed_config.gradient_accumulation_steps 1 differs from gradient_accumulation_steps 4",
+                fix="set deepspeed_config.gradient_accumulation_steps to auto (accelerate >= 0.23; older releases need a "
+                    "number there) so the Trainer fills it in, or make it 4"),
+        Example("launch_auto.sh", _LAUNCH, files=(("accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: auto
+  zero_stage: 2
+distributed_type: DEEPSPEED
+num_machines: 1
+num_processes: 4
+"""),)),
+        Example("launch_match.sh", _LAUNCH, files=(("accelerate_config.yaml", """\
+compute_environment: LOCAL_MACHINE
+deepspeed_config:
+  gradient_accumulation_steps: 4
+  zero_stage: 2
+distributed_type: DEEPSPEED
+num_machines: 1
+num_processes: 4
+"""),)),
+        Example("sft_train_batch_w8.yaml", """\
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+deepspeed:
+  train_batch_size: 128
+""", world_size=8),
     ),
 )

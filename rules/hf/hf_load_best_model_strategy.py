@@ -49,9 +49,12 @@ training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
+from batchlint.document import Span
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
-from batchlint.plan import Origin, TrainingPlan
+from batchlint.frameworks.training_arguments import Checkpointing, TrainerArguments
+from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -84,10 +87,12 @@ TRL_CHECKED = Premise(
            "with transformers 4.41 or later")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    schedule = plan.trainer.checkpointing
+def check(plan: TrainingPlan, trainer: TrainerArguments) -> Iterator[Finding]:
+    schedule = trainer.checkpointing
+    if schedule is None:
+        return  # the framework rewrites the schedule from its own defaults (ms-swift)
     load_best = schedule.load_best_model_at_end
-    if load_best is None or not load_best.value:
+    if load_best is None or not load_best.value or load_best.span is None:
         return
     save, evaluation = schedule.save_strategy, schedule.eval_strategy
     premise = _premise(plan.framework, evaluation)
@@ -102,10 +107,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if evaluation.value != save.value:
         yield Finding(
             span=_first_written(evaluation, save, load_best),
-            message=(
-                f"load_best_model_at_end (line {load_best.span.line}) needs the evaluation and save strategies to match, but "
-                f"{_describe(evaluation)} differs from {_describe(save)}: transformers refuses to start"
-            ),
+            message=f"load_best_model_at_end with {_describe(evaluation)} but {_describe(save)}",
+            notes=(f"load_best_model_at_end (line {load_best.span.line}) needs the evaluation and save strategies "
+                   f"to match: transformers refuses to start",),
             fix=f'set {evaluation.key} to "{save.value}", or save_strategy to "best"',
             related=related,
             premise=premise,
@@ -114,23 +118,23 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         yield from _steps(schedule, load_best, related, premise)
 
 
-def _premise(framework, evaluation) -> str:
+def _premise(framework: str, evaluation: Optional[Fact]) -> str:
     """Which window the finding rests on: a config writing `eval_strategy` runs on transformers 4.41 on."""
-    written = evaluation.origin is not Origin.DEFAULT
+    written = evaluation is not None and evaluation.origin is not Origin.DEFAULT
     names = {"transformers": (CHECKED, EVAL_STRATEGY), "trl": (TRL_CHECKED, TRL_CHECKED)}.get(framework)
     return "" if names is None else names[written].name
 
 
-def _describe(fact):
+def _describe(fact: Fact) -> str:
     shown = f'"{fact.value}"' if isinstance(fact.value, str) else _shown(fact.value)
     return f"{fact.key} {shown}" + (" (default)" if fact.origin is Origin.DEFAULT else "")
 
 
-def _shown(number):
+def _shown(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else str(number)
 
 
-def _steps(schedule, load_best, related, premise):
+def _steps(schedule: Checkpointing, load_best: Fact, related: tuple[Related, ...], premise: str) -> Iterator[Finding]:
     save, evaluation = schedule.save_steps, schedule.eval_steps
     if save is None or evaluation is None or _multiple(save.value, evaluation.value):
         return
@@ -144,17 +148,15 @@ def _steps(schedule, load_best, related, premise):
         why += " (eval_steps is unset, so it is logging_steps)"
     yield Finding(
         span=_first_written(save, evaluation, load_best),
-        message=(
-            f"load_best_model_at_end needs {_describe(save)} to be a multiple of {_describe(evaluation)}: "
-            f"{why}; transformers refuses to start"
-        ),
+        message=f"load_best_model_at_end needs {_describe(save)} to be a multiple of {_describe(evaluation)}",
+        notes=(f"{why}; transformers refuses to start",),
         fix=fix,
         related=related + tuple(Related(f"{s.key} = {_shown(s.value)}", s.span) for s in (evaluation,) if s.span),
         premise=premise,
     )
 
 
-def _multiple(save, evaluation):
+def _multiple(save: float, evaluation: float) -> bool:
     """transformers' test: exact for step counts, scaled by 1e6 for two ratios."""
     if save % evaluation == 0:
         return True
@@ -163,7 +165,7 @@ def _multiple(save, evaluation):
     return False
 
 
-def _fix(save, evaluation):
+def _fix(save: Fact, evaluation: Fact) -> str:
     if save.value >= 1 and isinstance(save.value, int) and isinstance(evaluation.value, int):
         lower = save.value // evaluation.value * evaluation.value
         options = " or ".join(str(v) for v in (lower, lower + evaluation.value) if v > 0)
@@ -171,36 +173,11 @@ def _fix(save, evaluation):
     return "set save_steps to a multiple of eval_steps"
 
 
-def _first_written(*settings):
-    return next(s.span for s in settings if s.span is not None)
+def _first_written(*settings: Fact) -> Optional[Span]:
+    return next((s.span for s in settings if s.span is not None), None)
 
-
-_HF = """\
-output_dir: out
-per_device_train_batch_size: 4
-load_best_model_at_end: true
-eval_strategy: {eval}
-eval_steps: {eval_steps}
-save_steps: 500
-"""
 
 _NO_EVAL = "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\n"
-
-_LEGACY = """\
-output_dir: out
-per_device_train_batch_size: 4
-load_best_model_at_end: true
-evaluation_strategy: "{evaluation}"
-save_strategy: epoch
-"""
-
-_TRL = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B
-packing: true
-per_device_train_batch_size: 4
-load_best_model_at_end: true
-{eval}save_steps: 500
-"""
 
 RULE = Rule(
     code="BL522",
@@ -208,37 +185,124 @@ RULE = Rule(
     severity="error",
     summary="load_best_model_at_end with save and eval schedules that do not line up",
     check=check,
+    subject=TrainerArguments,
     needs=("trainer.checkpointing",),
     premises=(CHECKED, EVAL_STRATEGY, EVALUATION_STRATEGY, TRL_CHECKED),
     doc=__doc__,
     examples=(
         # Written eval_strategy: every release that reads it (4.41 on) checks it; the check is made from 4.9 on.
-        Example("hf_steps_not_multiple.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,)),
-        Example("hf_steps_not_multiple_pinned.yaml", _HF.format(eval="steps", eval_steps=300), flagged=(6,),
-                files=(("requirements.txt", "transformers==4.41.0\n"),), severity="error"),
-        Example("hf_steps_not_multiple_pinned_old.yaml", _HF.format(eval="steps", eval_steps=300),
-                files=(("requirements.txt", "transformers==4.40.2\n"),)),
-        Example("hf_steps_multiple.yaml", _HF.format(eval="steps", eval_steps=250)),
-        Example("hf_epoch_vs_steps.yaml", _HF.format(eval="epoch", eval_steps=250), flagged=(4,)),
+        Example("hf_steps_not_multiple.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+eval_strategy: steps
+eval_steps: 300
+save_steps: 500
+""", flagged=(6,),
+                message="load_best_model_at_end needs save_steps 500 to be a multiple of eval_steps 300",
+                fix="set save_steps to a multiple of 300 (300 or 600), or eval_steps to a divisor of 500"),
+        Example("hf_steps_not_multiple_pinned.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+eval_strategy: steps
+eval_steps: 300
+save_steps: 500
+""", flagged=(6,), files=(("requirements.txt", "transformers==4.41.0\n"),), severity="error",
+                message="load_best_model_at_end needs save_steps 500 to be a multiple of eval_steps 300",
+                fix="set save_steps to a multiple of 300 (300 or 600), or eval_steps to a divisor of 500"),
+        Example("hf_steps_not_multiple_pinned_old.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+eval_strategy: steps
+eval_steps: 300
+save_steps: 500
+""", files=(("requirements.txt", "transformers==4.40.2\n"),)),
+        Example("hf_steps_multiple.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+eval_strategy: steps
+eval_steps: 250
+save_steps: 500
+"""),
+        Example("hf_epoch_vs_steps.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+eval_strategy: epoch
+eval_steps: 250
+save_steps: 500
+""", flagged=(4,),
+                message='load_best_model_at_end with eval_strategy "epoch" but save_strategy "steps" (default)',
+                fix='set eval_strategy to "steps", or save_strategy to "best"'),
         # No eval_strategy written and no release pinned: 4.8 and older accept it.
-        Example("hf_no_eval.yaml", _NO_EVAL, flagged=(3,), severity="info"),
-        Example("hf_no_eval_pinned.yaml", _NO_EVAL, flagged=(3,), files=(("requirements.txt", "transformers==4.9.0\n"),),
-                severity="error"),
+        Example("hf_no_eval.yaml", _NO_EVAL, flagged=(3,), severity="info",
+                message='load_best_model_at_end with eval_strategy "no" (default) but save_strategy "steps" (default)',
+                fix='set eval_strategy to "steps", or save_strategy to "best"'),
+        Example("hf_no_eval_pinned.yaml", _NO_EVAL, flagged=(3,), files=(("requirements.txt", "transformers==4.9.0\n"),), severity="error",
+                message='load_best_model_at_end with eval_strategy "no" (default) but save_strategy "steps" (default)',
+                fix='set eval_strategy to "steps", or save_strategy to "best"'),
         Example("hf_no_eval_pinned_old.yaml", _NO_EVAL, files=(("requirements.txt", "transformers==4.8.2\n"),)),
         # TRL: every release with TrainingArguments configs requires a transformers that checks it.
-        Example("trl_no_eval.yaml", _TRL.format(eval=""), flagged=(4,), severity="error"),
-        Example("trl_epoch_vs_steps.yaml", _TRL.format(eval="eval_strategy: epoch\n"), flagged=(5,), severity="error"),
+        Example("trl_no_eval.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+save_steps: 500
+""", flagged=(4,), severity="error",
+                message='load_best_model_at_end with eval_strategy "no" (default) but save_strategy "steps" (default)',
+                fix='set eval_strategy to "steps", or save_strategy to "best"'),
+        Example("trl_epoch_vs_steps.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+packing: true
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+eval_strategy: epoch
+save_steps: 500
+""", flagged=(5,), severity="error",
+                message='load_best_model_at_end with eval_strategy "epoch" but save_strategy "steps" (default)',
+                fix='set eval_strategy to "steps", or save_strategy to "best"'),
         # The pre-4.41 name: checked from 4.9.0 to 4.50.3, the last release that reads it.
-        Example("hf_legacy_no_vs_epoch.yaml", _LEGACY.format(evaluation="no"), flagged=(4,), severity="info"),
-        Example("hf_legacy_no_vs_epoch_pinned.yaml", _LEGACY.format(evaluation="no"), flagged=(4,),
-                files=(("requirements.txt", "transformers==4.33.0\n"),), severity="error"),
-        Example("hf_legacy_no_vs_epoch_pinned_old.yaml", _LEGACY.format(evaluation="no"),
-                files=(("requirements.txt", "transformers==4.8.2\n"),)),
-        Example("hf_legacy_epoch.yaml", _LEGACY.format(evaluation="epoch"),
-                files=(("requirements.txt", "transformers==4.33.0\n"),)),
-        Example(
-            "hf_save_best.yaml",
-            "output_dir: out\nper_device_train_batch_size: 4\nload_best_model_at_end: true\nsave_strategy: best\n",
-        ),
+        Example("hf_legacy_no_vs_epoch.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+evaluation_strategy: "no"
+save_strategy: epoch
+""", flagged=(4,), severity="info",
+                message='load_best_model_at_end with evaluation_strategy "no" but save_strategy "epoch"',
+                fix='set evaluation_strategy to "epoch", or save_strategy to "best"'),
+        Example("hf_legacy_no_vs_epoch_pinned.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+evaluation_strategy: "no"
+save_strategy: epoch
+""", flagged=(4,), files=(("requirements.txt", "transformers==4.33.0\n"),), severity="error",
+                message='load_best_model_at_end with evaluation_strategy "no" but save_strategy "epoch"',
+                fix='set evaluation_strategy to "epoch", or save_strategy to "best"'),
+        Example("hf_legacy_no_vs_epoch_pinned_old.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+evaluation_strategy: "no"
+save_strategy: epoch
+""", files=(("requirements.txt", "transformers==4.8.2\n"),)),
+        Example("hf_legacy_epoch.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+evaluation_strategy: "epoch"
+save_strategy: epoch
+""", files=(("requirements.txt", "transformers==4.33.0\n"),)),
+        Example("hf_save_best.yaml", """\
+output_dir: out
+per_device_train_batch_size: 4
+load_best_model_at_end: true
+save_strategy: best
+"""),
     ),
 )

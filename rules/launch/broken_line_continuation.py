@@ -44,32 +44,23 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     for broken in getattr(plan.document, "broken_continuations", ()):
         lines = "line of arguments runs as a separate command" if broken.dropped == 1 else (
             f"{broken.dropped} lines of arguments run as separate commands")
+        notes = [f"the command ends here and the next {lines}, dropped from the launch (bash runs them after it "
+                 "ends; `key=value` lines are mere variable assignments, with no error)"]
         if broken.carriage_return:
-            after = "the carriage return of a CRLF line ending (bash reads it as part of the line)"
+            after = "a carriage return (CRLF line ending)"
+            notes.insert(0, "bash reads the carriage return of a CRLF line ending as part of the line")
             fix = "save the script with LF line endings (dos2unix, or `git config core.autocrlf input`)"
         else:
             after = "a comment" if broken.comment else "trailing spaces"
-            fix = "make `\\` the last character of the line (move the comment above the command)"
+            fix = "make `\\` the last character of the line" + (
+                " (move the comment above the command)" if broken.comment else "")
         yield Finding(
             span=broken.span,
-            message=(
-                f"this `\\` is followed by {after}, so it does not continue the command: the command ends here "
-                f"and the next {lines}, dropped from the launch (bash runs them after it ends; "
-                f"`key=value` lines are mere variable assignments, with no error)"
-            ),
+            message=f"this `\\` is followed by {after}, so it does not continue the command",
+            notes=tuple(notes),
             fix=fix,
         )
 
-
-_SCRIPT = """\
-#!/bin/bash
-set -x
-python3 -m verl.trainer.main_ppo \\
-    algorithm.adv_estimator=gae \\
-    algorithm.pf_ppo.reweight_method=pow \\{tail}
-    data.train_batch_size=1024 \\
-    trainer.n_gpus_per_node=8
-"""
 
 RULE = Rule(
     code="BL601",
@@ -82,10 +73,49 @@ RULE = Rule(
                    "newline, in every bash and POSIX sh"),
     doc=__doc__,
     examples=(
-        Example("run_comment.sh", _SCRIPT.format(tail='  # ["pow", "max_min"]'), flagged=(5,)),
-        Example("run_spaces.sh", _SCRIPT.format(tail="   "), flagged=(5,)),
-        Example("run_ok.sh", _SCRIPT.format(tail="")),
+        Example("run_comment.sh", """\
+#!/bin/bash
+set -x
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=gae \\
+    algorithm.pf_ppo.reweight_method=pow \\  # ["pow", "max_min"]
+    data.train_batch_size=1024 \\
+    trainer.n_gpus_per_node=8
+""", flagged=(5,),
+                message="this `\\` is followed by a comment, so it does not continue the command",
+                fix="make `\\` the last character of the line (move the comment above the command)"),
+        Example("run_spaces.sh", """\
+#!/bin/bash
+set -x
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=gae \\
+    algorithm.pf_ppo.reweight_method=pow \\\x20\x20\x20
+    data.train_batch_size=1024 \\
+    trainer.n_gpus_per_node=8
+""", flagged=(5,),
+                message="this `\\` is followed by trailing spaces, so it does not continue the command",
+                fix="make `\\` the last character of the line"),
+        Example("run_ok.sh", """\
+#!/bin/bash
+set -x
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=gae \\
+    algorithm.pf_ppo.reweight_method=pow \\
+    data.train_batch_size=1024 \\
+    trainer.n_gpus_per_node=8
+"""),
         # Saved with CRLF line endings: every `\` escapes a carriage return instead of the line end.
-        Example("run_crlf.sh", _SCRIPT.format(tail="").replace("\n", "\r\n"), flagged=(3, 4, 5, 6)),
+        Example("run_crlf.sh", """\
+#!/bin/bash\r
+set -x\r
+python3 -m verl.trainer.main_ppo \\\r
+    algorithm.adv_estimator=gae \\\r
+    algorithm.pf_ppo.reweight_method=pow \\\r
+    data.train_batch_size=1024 \\\r
+    trainer.n_gpus_per_node=8\r
+""", flagged=(3, 4, 5, 6),
+                message="this `\\` is followed by a carriage return (CRLF line ending), so it does not "
+                        "continue the command",
+                fix="save the script with LF line endings (dos2unix, or `git config core.autocrlf input`)"),
     ),
 )

@@ -42,6 +42,7 @@ from batchlint.document import Span
 from batchlint.launch import launch_of
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
+from batchlint.sources.shell import Command
 
 # A word bash would look up as a command but that is an option: `--deepspeed`, `-m` is left out
 # (`-` alone and numbers are not options of anything).
@@ -57,7 +58,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     index = 0
     while index < len(commands):
         command = commands[index]
-        dropped: list = []
+        dropped: list[Command] = []
         while index + 1 + len(dropped) < len(commands) and _options(commands[index + 1 + len(dropped)]) \
                 and commands[index + len(dropped)].span.end_line + 1 == commands[index + 1 + len(dropped)].span.line:
             dropped.append(commands[index + 1 + len(dropped)])
@@ -70,28 +71,18 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         shown = " ".join(w.raw for w in dropped[0].words[:2])
         yield Finding(
             span=where,
-            message=(f"line {command.span.end_line} does not end with `\\`, so the launch command ends here and the "
-                     f"next {lines} line{'s' if lines > 1 else ''} of its options (`{shown}` ...) run as a command "
-                     f"of their own (\"{dropped[0].words[0].raw.partition('=')[0]}: command not found\"): the "
-                     "program starts without them, with its defaults"),
+            message=f"line {command.span.end_line} does not end with `\\`, so the launch command ends here",
+            notes=(f"the next {lines} line{'s' if lines > 1 else ''} of its options (`{shown}` ...) run as a command "
+                   f"of their own (\"{dropped[0].words[0].raw.partition('=')[0]}: command not found\")",
+                   "the program starts without them, with its defaults"),
             fix=f"end line {command.span.end_line} with ` \\` so the option lines continue the command",
         )
 
 
-def _options(command) -> bool:
+def _options(command: Command) -> bool:
     first = command.words[0]
     return first.span.path is None and bool(_OPTION.fullmatch(first.raw))
 
-
-_SCRIPT = """\
-#!/bin/bash
-torchrun --nproc_per_node 8 train.py \\
-    --model_name_or_path Qwen/Qwen2.5-7B \\
-    --per_device_train_batch_size 2{tail}
-    --gradient_accumulation_steps 8 \\
-    --deepspeed ds_z2.json
-echo done
-"""
 
 RULE = Rule(
     code="BL610",
@@ -104,12 +95,39 @@ RULE = Rule(
                    "`--deepspeed` in command position is looked up as a program, in every bash and POSIX sh"),
     doc=__doc__,
     examples=(
-        Example("run_missing.sh", _SCRIPT.format(tail=""), flagged=(4,)),
-        Example("run_ok.sh", _SCRIPT.format(tail=" \\")),
+        Example("run_missing.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 train.py \\
+    --model_name_or_path Qwen/Qwen2.5-7B \\
+    --per_device_train_batch_size 2
+    --gradient_accumulation_steps 8 \\
+    --deepspeed ds_z2.json
+echo done
+""", flagged=(4,),
+                message="line 4 does not end with `\\`, so the launch command ends here",
+                fix="end line 4 with ` \\` so the option lines continue the command"),
+        Example("run_ok.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 train.py \\
+    --model_name_or_path Qwen/Qwen2.5-7B \\
+    --per_device_train_batch_size 2 \\
+    --gradient_accumulation_steps 8 \\
+    --deepspeed ds_z2.json
+echo done
+"""),
         # A quoted string may hold options on lines of their own: no command ends there.
-        Example("run_quoted.sh", 'ARGS="\n    --per_device_train_batch_size 2\n    --gradient_accumulation_steps 8\n"\n'
-                                 "torchrun --nproc_per_node 8 train.py $ARGS\n"),
+        Example("run_quoted.sh", """\
+ARGS="
+    --per_device_train_batch_size 2
+    --gradient_accumulation_steps 8
+"
+torchrun --nproc_per_node 8 train.py $ARGS
+"""),
         # Not after a launch line: nothing is dropped from a launch.
-        Example("run_echo.sh", "echo start\n    --verbose\ntorchrun --nproc_per_node 8 train.py --per_device_train_batch_size 2\n"),
+        Example("run_echo.sh", """\
+echo start
+    --verbose
+torchrun --nproc_per_node 8 train.py --per_device_train_batch_size 2
+"""),
     ),
 )

@@ -43,18 +43,23 @@ embedded set: a project pinning one is not judged).
 """
 
 import difflib
-from collections.abc import Iterator
-from typing import cast
+from collections.abc import Callable, Iterator
+from typing import Optional, cast
 
-from batchlint.keysets import in_force
+from batchlint.keysets import InForce, KeySets, in_force
 from batchlint.launch import launches
 from batchlint.own_trainer import hydra_keys
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.sources.shell import ShellDocument
+from batchlint.versions import Distribution
+
+# What a framework's keys come from: its distribution (to find the release), its key sets by release, and the
+# reader of a copy's keys.
+KeyReaders = tuple[Distribution, KeySets, Callable[..., Optional[frozenset[str]]]]
 
 
-def _verl() -> tuple:
+def _verl() -> KeyReaders:
     from batchlint.frameworks import verl
     from batchlint.frameworks.verl_keys import KEY_SETS
 
@@ -63,11 +68,11 @@ def _verl() -> tuple:
 
 # framework -> what gives (how to find its release, its key sets by release, the reader of a copy's keys):
 # imported only for a script that launches it.
-KNOWN_KEYS = {"verl": _verl}
+KNOWN_KEYS: dict[str, Callable[[], KeyReaders]] = {"verl": _verl}
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
-    forces: dict = {}
+    forces: dict[str, Optional[InForce]] = {}
     for line in launches(cast(ShellDocument, plan.document)):  # a launch plan's document: the script
         if line.framework not in KNOWN_KEYS:
             continue
@@ -92,12 +97,19 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             verdict = "is not a key of" if force.known else "is a key of"  # unknown: "of no release from ..."
             yield Finding(
                 span=key_word.span,
-                message=f"`{dotted}` {verdict} {force.named}; `{guess}` is: Hydra refuses the override at start-up",
+                message=f"unknown key `{dotted}`; did you mean `{_leaf(dotted, guess)}`?",
+                notes=(f"`{dotted}` {verdict} {force.named}; `{guess}` is", "Hydra refuses the override at start-up"),
                 fix=f"write `{guess}=...`",
             )
 
 
-def _closest(dotted: str, known: frozenset):
+def _leaf(dotted: str, guess: str) -> str:
+    """The guess as the message shows it: its last part alone where the parent is the one written."""
+    parent, _, leaf = guess.rpartition(".")
+    return leaf if parent and dotted.rpartition(".")[0] == parent else guess
+
+
+def _closest(dotted: str, known: frozenset[str]) -> Optional[str]:
     parent, _, leaf = dotted.rpartition(".")
     siblings = [k.rpartition(".")[2] for k in known if k.rpartition(".")[0] == parent]
     match = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.85)
@@ -106,14 +118,6 @@ def _closest(dotted: str, known: frozenset):
     match = difflib.get_close_matches(dotted, known, n=1, cutoff=0.92)
     return match[0] if match else None
 
-
-_SCRIPT = """\
-#!/bin/bash
-python3 -m verl.trainer.main_ppo \\
-    data.train_batch_size=1024 \\
-    actor_rollout_ref.actor.{key}=256 \\
-    trainer.n_gpus_per_node=8
-"""
 
 RULE = Rule(
     code="BL602",
@@ -127,9 +131,30 @@ RULE = Rule(
                    "trainers under Hydra, which refuses an override of a key its config lacks"),
     doc=__doc__,
     examples=(
-        Example("verl_typo.sh", _SCRIPT.format(key="ppo_mini_batchsize"), flagged=(4,)),
-        Example("verl_ok.sh", _SCRIPT.format(key="ppo_mini_batch_size")),
-        Example("verl_added.sh", _SCRIPT.format(key="ppo_mini_batch_size").replace(
-            "    trainer.n_gpus", "    +actor_rollout_ref.actor.ppo_mini_batchsize=1 \\\n    trainer.n_gpus")),
+        Example("verl_typo.sh", """\
+#!/bin/bash
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=1024 \\
+    actor_rollout_ref.actor.ppo_mini_batchsize=256 \\
+    trainer.n_gpus_per_node=8
+""", flagged=(4,),
+                message="unknown key `actor_rollout_ref.actor.ppo_mini_batchsize`; did you mean "
+                        "`ppo_mini_batch_size`?",
+                fix="write `actor_rollout_ref.actor.ppo_mini_batch_size=...`"),
+        Example("verl_ok.sh", """\
+#!/bin/bash
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=1024 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    trainer.n_gpus_per_node=8
+"""),
+        Example("verl_added.sh", """\
+#!/bin/bash
+python3 -m verl.trainer.main_ppo \\
+    data.train_batch_size=1024 \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=256 \\
+    +actor_rollout_ref.actor.ppo_mini_batchsize=1 \\
+    trainer.n_gpus_per_node=8
+"""),
     ),
 )

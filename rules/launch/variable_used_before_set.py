@@ -74,10 +74,10 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         if stop.exits and stop.nounset is not None:
             reading = f"`{expression}` reading it" if expression else "reading it"
             launch = next((span for span in lines if span.line > line), None)
-            message = (f"bash exits here: {name} is not set yet (it is set on line {stop.set_at.line}), and under "
-                       f"`set -u` (line {stop.nounset.line}) {reading} is an error (\"{stop.variable}: unbound "
-                       f"variable\"); " + (f"the launch on line {launch.line} never runs" if launch is not None
-                                           else "nothing after it runs"))
+            message = f"bash exits here: {name} is not set yet (it is set on line {stop.set_at.line})"
+            notes = (f"under `set -u` (line {stop.nounset.line}) {reading} is an error (\"{stop.variable}: unbound "
+                     "variable\")",
+                     f"the launch on line {launch.line} never runs" if launch is not None else "nothing after it runs")
             related.append(Related("`set -u` makes an unset variable an error", stop.nounset))
         else:
             if stop.why == "empty":
@@ -94,40 +94,18 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
                 skipped = f"{shown} {'is' if len(stop.assigns) == 1 else 'are'} left unset (read later as empty)"
             else:
                 skipped = "the command is skipped"
-            message = (f"bash cannot expand this: {name} is not set yet (it is set on line {stop.set_at.line}), so "
-                       f"{error}; bash abandons the command and goes on: {skipped} (sh and `bash --posix` exit "
-                       f"here)")
+            message = f"bash cannot expand this: {name} is not set yet (it is set on line {stop.set_at.line})"
+            notes = (error, f"bash abandons the command and goes on: {skipped} (sh and `bash --posix` exit here)")
         if launch is not None:
             related.append(Related("the launch that never runs" if stop.exits else "the launch skipped", launch))
         yield Finding(
             span=stop.span,
             message=message,
+            notes=notes,
             fix=f"move `{stop.assignment}` (line {stop.set_at.line}) above line {line}",
             related=tuple(related),
         )
 
-
-_VERL = """\
-#!/usr/bin/env bash
-set -xeuo pipefail
-max_prompt_length=$((1024 * 16))
-max_response_length=$((1024 * 16))
-{before}actor_ppo_max_token_len=$(((max_prompt_length + max_response_length) / sp_size))
-{after}python3 -m verl.trainer.main_ppo \\
-    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${{actor_ppo_max_token_len}} \\
-    trainer.n_gpus_per_node=8
-"""
-
-_MEGATRON = """\
-#!/bin/bash
-GPUS_PER_NODE=8
-NNODES=8
-DP=$((GPUS_PER_NODE * NNODES / {divisor}))
-TP=8
-GBS=$((DP * 4))
-torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\
-    --tensor-model-parallel-size $TP --global-batch-size $GBS --micro-batch-size 1
-"""
 
 RULE = Rule(
     code="BL603",
@@ -141,14 +119,76 @@ RULE = Rule(
                    "sh"),
     doc=__doc__,
     examples=(
-        Example("run_qwen3_32b_gspo.sh", _VERL.format(before="", after="sp_size=4\n"), flagged=(5,)),
-        Example("run_qwen3_32b_gspo_ok.sh", _VERL.format(before="sp_size=4\n", after="")),
+        Example("run_qwen3_32b_gspo.sh", """\
+#!/usr/bin/env bash
+set -xeuo pipefail
+max_prompt_length=$((1024 * 16))
+max_response_length=$((1024 * 16))
+actor_ppo_max_token_len=$(((max_prompt_length + max_response_length) / sp_size))
+sp_size=4
+python3 -m verl.trainer.main_ppo \\
+    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${actor_ppo_max_token_len} \\
+    trainer.n_gpus_per_node=8
+""", flagged=(5,),
+                message="bash exits here: `sp_size` is not set yet (it is set on line 6)",
+                fix="move `sp_size=4` (line 6) above line 5"),
+        Example("run_qwen3_32b_gspo_ok.sh", """\
+#!/usr/bin/env bash
+set -xeuo pipefail
+max_prompt_length=$((1024 * 16))
+max_response_length=$((1024 * 16))
+sp_size=4
+actor_ppo_max_token_len=$(((max_prompt_length + max_response_length) / sp_size))
+python3 -m verl.trainer.main_ppo \\
+    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${actor_ppo_max_token_len} \\
+    trainer.n_gpus_per_node=8
+"""),
         # Without `set -u`: the divisor reads as 0, bash skips the line and DP stays unset.
-        Example("pretrain_gpt.sh", _MEGATRON.format(divisor="TP"), flagged=(4,)),
+        Example("pretrain_gpt.sh", """\
+#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=8
+DP=$((GPUS_PER_NODE * NNODES / TP))
+TP=8
+GBS=$((DP * 4))
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\
+    --tensor-model-parallel-size $TP --global-batch-size $GBS --micro-batch-size 1
+""", flagged=(4,),
+                message="bash cannot expand this: `TP` is not set yet (it is set on line 5)",
+                fix="move `TP=8` (line 5) above line 4"),
         # `$TP` expands to nothing first: `64 / ` is a syntax error.
-        Example("pretrain_gpt_dollar.sh", _MEGATRON.format(divisor="$TP"), flagged=(4,)),
-        Example("pretrain_gpt_ok.sh", _MEGATRON.format(divisor="8")),
+        Example("pretrain_gpt_dollar.sh", """\
+#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=8
+DP=$((GPUS_PER_NODE * NNODES / $TP))
+TP=8
+GBS=$((DP * 4))
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\
+    --tensor-model-parallel-size $TP --global-batch-size $GBS --micro-batch-size 1
+""", flagged=(4,),
+                message="bash cannot expand this: `TP` is not set yet (it is set on line 5)",
+                fix="move `TP=8` (line 5) above line 4"),
+        Example("pretrain_gpt_ok.sh", """\
+#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=8
+DP=$((GPUS_PER_NODE * NNODES / 8))
+TP=8
+GBS=$((DP * 4))
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\
+    --tensor-model-parallel-size $TP --global-batch-size $GBS --micro-batch-size 1
+"""),
         # A default where it is read: the caller may give TP, else 8.
-        Example("pretrain_gpt_default.sh", _MEGATRON.format(divisor="${TP:-8}")),
+        Example("pretrain_gpt_default.sh", """\
+#!/bin/bash
+GPUS_PER_NODE=8
+NNODES=8
+DP=$((GPUS_PER_NODE * NNODES / ${TP:-8}))
+TP=8
+GBS=$((DP * 4))
+torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NNODES pretrain_gpt.py \\
+    --tensor-model-parallel-size $TP --global-batch-size $GBS --micro-batch-size 1
+"""),
     ),
 )

@@ -36,6 +36,7 @@ size (collator.py of v0.9.4 has no such assertion).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LlamaFactorySettings
 from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -47,35 +48,26 @@ ONE_ROW = Premise(
            "batch size); v0.9.5 src/llamafactory/data/collator.py:527-528 (first)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    args, micro = plan.settings, plan.micro_batch
-    neat, attn = args.neat_packing, args.flash_attn
-    if neat is None or neat.value is not True or attn is None or attn.value != "fa2" or args.stage.value != "sft":
+def check(plan: TrainingPlan, llamafactory: LlamaFactorySettings) -> Iterator[Finding]:
+    micro = plan.micro_batch
+    neat, attn = llamafactory.neat_packing, llamafactory.flash_attn
+    if neat is None or neat.value is not True or attn is None or attn.value != "fa2" or llamafactory.stage.value != "sft":
         return
     if micro is None or not micro.known or micro.value == 1 or "tp" in plan.parallel:
         return  # Megatron (MCA) runs use their own collator
-    if args.gpt_oss:
+    span = micro.span or neat.span
+    if llamafactory.gpt_oss or span is None:
         return  # LLaMA-Factory runs gpt-oss with FlashAttention-3, not the fa2 path
     related = (Related("neat_packing enabled here", neat.span), Related("flash_attn = fa2", attn.span))
     yield Finding(
-        span=micro.span or neat.span,
-        message=f"{micro.describe()} is not 1, but neat_packing with flash_attn fa2 collates one packed row per "
-                f"step and asserts 'bsz should be 1 for neat packing' on the first batch",
+        span=span,
+        message=f"{micro.describe()} is not 1; neat_packing with flash_attn fa2 needs 1",
+        notes=("neat_packing with flash_attn fa2 collates one packed row per step and asserts "
+               "'bsz should be 1 for neat packing' on the first batch",),
         fix=f"set per_device_train_batch_size: 1 and multiply gradient_accumulation_steps by {micro.value}",
         related=related,
     )
 
-
-_CONFIG = """\
-model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
-stage: sft
-do_train: true
-finetuning_type: lora
-flash_attn: fa2
-neat_packing: true
-per_device_train_batch_size: {micro}
-gradient_accumulation_steps: 4
-"""
 
 RULE = Rule(
     code="BL354",
@@ -83,18 +75,66 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory: neat_packing with FlashAttention-2 and a micro batch other than 1",
     check=check,
-    needs=("settings",),
-    frameworks=("llamafactory",),
+    subject=LlamaFactorySettings,
     premises=(ONE_ROW,),
     doc=__doc__,
     examples=(
         # No release pinned: up to 0.9.4 neat packing takes any batch size.
-        Example("neat_fa2_mb4.yaml", _CONFIG.format(micro=4), flagged=(7,), severity="info"),
-        Example("neat_fa2_mb4_pinned.yaml", _CONFIG.format(micro=4), flagged=(7,),
-                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
-        Example("neat_fa2_mb4_old.yaml", _CONFIG.format(micro=4), files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
-        Example("neat_fa2_mb1.yaml", _CONFIG.format(micro=1)),
-        Example("neat_fa2_default.yaml", _CONFIG.replace("per_device_train_batch_size: {micro}\n", ""), flagged=(6,),
-                severity="info"),
+        Example("neat_fa2_mb4.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+flash_attn: fa2
+neat_packing: true
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 4
+""", flagged=(7,), severity="info",
+                message="per_device_train_batch_size (4) is not 1; neat_packing with flash_attn fa2 needs 1",
+                fix="set per_device_train_batch_size: 1 and multiply gradient_accumulation_steps by 4"),
+        Example("neat_fa2_mb4_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+flash_attn: fa2
+neat_packing: true
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 4
+""", flagged=(7,), files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error",
+                message="per_device_train_batch_size (4) is not 1; neat_packing with flash_attn fa2 needs 1",
+                fix="set per_device_train_batch_size: 1 and multiply gradient_accumulation_steps by 4"),
+        Example("neat_fa2_mb4_old.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+flash_attn: fa2
+neat_packing: true
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 4
+""", files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
+        Example("neat_fa2_mb1.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+flash_attn: fa2
+neat_packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 4
+"""),
+        Example("neat_fa2_default.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+flash_attn: fa2
+neat_packing: true
+gradient_accumulation_steps: 4
+""", flagged=(6,), severity="info",
+                message="per_device_train_batch_size (default 8) is not 1; neat_packing with flash_attn fa2 "
+                        "needs 1",
+                fix="set per_device_train_batch_size: 1 and multiply gradient_accumulation_steps by 8"),
     ),
 )

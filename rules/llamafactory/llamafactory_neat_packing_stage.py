@@ -30,6 +30,7 @@ no such argument).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory import LlamaFactorySettings
 from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -41,30 +42,18 @@ SFT_ONLY = Premise(
            "src/llamafactory/hparams/parser.py:169-170 (first); v0.9.5 parser.py:316-321 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    neat, current = plan.settings.neat_packing, plan.settings.stage
-    if neat is None or neat.value is not True or current.value in ("sft", None):
-        return
+def check(plan: TrainingPlan, llamafactory: LlamaFactorySettings) -> Iterator[Finding]:
+    neat, current = llamafactory.neat_packing, llamafactory.stage
+    if neat is None or neat.value is not True or current.value in ("sft", None) or current.span is None:
+        return  # a stage other than sft is written: it has a line
     yield Finding(
         span=neat.span,
-        message=f"neat_packing is enabled with stage {current.value} (line {current.span.line}); LLaMA-Factory supports it "
-                f"for stage sft only and refuses to start",
+        message=f"neat_packing is enabled with stage {current.value} (line {current.span.line}); it is for sft only",
+        notes=("LLaMA-Factory supports neat_packing for stage sft only and refuses to start",),
         fix="remove neat_packing (use packing: true; stage pt packs by default)",
         related=(Related(f"stage = {current.value}", current.span),),
     )
 
-
-_CONFIG = """\
-model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
-stage: {stage}
-do_train: true
-finetuning_type: lora
-dataset: c4_demo
-cutoff_len: 2048
-neat_packing: true
-per_device_train_batch_size: 1
-gradient_accumulation_steps: 8
-"""
 
 RULE = Rule(
     code="BL353",
@@ -72,16 +61,58 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory: neat_packing outside stage sft",
     check=check,
-    needs=("settings",),
-    frameworks=("llamafactory",),
+    subject=LlamaFactorySettings,
     premises=(SFT_ONLY,),
     doc=__doc__,
     examples=(
         # No release pinned: every release with neat_packing (0.8.3 on) refuses it.
-        Example("pt_neat.yaml", _CONFIG.format(stage="pt"), flagged=(7,), severity="error"),
-        Example("pt_neat_pinned.yaml", _CONFIG.format(stage="pt"), flagged=(7,),
-                files=(("requirements.txt", "llamafactory>=0.9\n"),), severity="error"),
-        Example("pt_neat_old.yaml", _CONFIG.format(stage="pt"), files=(("requirements.txt", "llamafactory==0.8.2\n"),)),
-        Example("sft_neat.yaml", _CONFIG.format(stage="sft")),
+        Example("pt_neat.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: pt
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+cutoff_len: 2048
+neat_packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(7,), severity="error",
+                message="neat_packing is enabled with stage pt (line 2); it is for sft only",
+                fix="remove neat_packing (use packing: true; stage pt packs by default)"),
+        Example("pt_neat_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: pt
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+cutoff_len: 2048
+neat_packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(7,), files=(("requirements.txt", "llamafactory>=0.9\n"),), severity="error",
+                message="neat_packing is enabled with stage pt (line 2); it is for sft only",
+                fix="remove neat_packing (use packing: true; stage pt packs by default)"),
+        Example("pt_neat_old.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: pt
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+cutoff_len: 2048
+neat_packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", files=(("requirements.txt", "llamafactory==0.8.2\n"),)),
+        Example("sft_neat.yaml", """\
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+stage: sft
+do_train: true
+finetuning_type: lora
+dataset: c4_demo
+cutoff_len: 2048
+neat_packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+"""),
     ),
 )

@@ -40,6 +40,7 @@ top-level `cp_size`, base_trainer.py:100-102 (DeepSpeed) and 149-160.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.llamafactory_v1 import LlamaFactoryV1Settings
 from batchlint.frameworks.releases import LLAMAFACTORY
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -52,34 +53,23 @@ NEEDS_FA2 = Premise(
            "src/llamafactory/v1/core/base_trainer.py:141-152 (first), v1/config/model_args.py:36-41")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    cp, args = plan.parallel["cp"], plan.settings
-    if not cp.known or cp.value <= 1 or cp.span is None or cp.key != "dist_config.cp_size":
+def check(plan: TrainingPlan, v1: LlamaFactoryV1Settings) -> Iterator[Finding]:
+    cp = plan.parallel["cp"]
+    degree = cp.count
+    if degree is None or degree <= 1 or cp.span is None or cp.key != "dist_config.cp_size":
         return  # a top-level cp_size is read by no release (main after 0.9.5 only)
-    attn = args.attn_implementation
+    attn = v1.attn_implementation
     impl = attn.value
     if impl is not None and impl != "flash_attention_2":
         written = f"flash_attn is {impl}" if attn.span is not None else f"flash_attn is not set (default {impl})"
         yield Finding(
             span=cp.span,
-            message=f"dist_config.cp_size is {cp.value}, but {written}: v1 sequence parallelism needs "
-                    f"flash_attention_2 and the trainer refuses to start",
+            message=f"dist_config.cp_size is {degree}, but {written}; it needs flash_attention_2",
+            notes=("v1 sequence parallelism needs flash_attention_2; the trainer refuses to start",),
             fix="set flash_attn: flash_attention_2",
             related=(Related(f"flash_attn = {impl}", attn.span),) if attn.span is not None else (),
         )
 
-
-_CONFIG = """\
-model: Qwen/Qwen3-0.6B
-model_class: llm
-{attention}dist_config:
-  name: fsdp2
-  cp_mode: ulysses
-  cp_size: 2
-train_dataset: data/v1_sft_demo.yaml
-micro_batch_size: 1
-max_steps: 10
-"""
 
 RULE = Rule(
     code="BL251",
@@ -87,21 +77,73 @@ RULE = Rule(
     severity="error",
     summary="LLaMA-Factory v1: context parallelism without flash_attention_2",
     check=check,
-    needs=("parallel.cp", "settings.attn_implementation"),
+    subject=LlamaFactoryV1Settings,
+    needs=("parallel.cp",),
     premises=(NEEDS_FA2,),
     doc=__doc__,
     examples=(
         # No release pinned: v1 of 0.9.4 runs it (without context parallelism).
-        Example("v1_cp_sdpa.yaml", _CONFIG.format(attention=""), flagged=(6,), severity="info"),
-        Example("v1_cp_sdpa_pinned.yaml", _CONFIG.format(attention=""), flagged=(6,),
-                files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error"),
-        Example("v1_cp_sdpa_old.yaml", _CONFIG.format(attention=""),
-                files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
-        Example("v1_cp_fa2.yaml", _CONFIG.format(attention="flash_attn: flash_attention_2\n"),
-                files=(("requirements.txt", "llamafactory==0.9.5\n"),)),
+        Example("v1_cp_sdpa.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+  cp_mode: ulysses
+  cp_size: 2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 1
+max_steps: 10
+""", flagged=(6,), severity="info",
+                message="dist_config.cp_size is 2, but flash_attn is not set (default sdpa); it needs "
+                        "flash_attention_2",
+                fix="set flash_attn: flash_attention_2"),
+        Example("v1_cp_sdpa_pinned.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+  cp_mode: ulysses
+  cp_size: 2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 1
+max_steps: 10
+""", flagged=(6,), files=(("requirements.txt", "llamafactory==0.9.5\n"),), severity="error",
+                message="dist_config.cp_size is 2, but flash_attn is not set (default sdpa); it needs "
+                        "flash_attention_2",
+                fix="set flash_attn: flash_attention_2"),
+        Example("v1_cp_sdpa_old.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+  cp_mode: ulysses
+  cp_size: 2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 1
+max_steps: 10
+""", files=(("requirements.txt", "llamafactory==0.9.4\n"),)),
+        Example("v1_cp_fa2.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+flash_attn: flash_attention_2
+dist_config:
+  name: fsdp2
+  cp_mode: ulysses
+  cp_size: 2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 1
+max_steps: 10
+""", files=(("requirements.txt", "llamafactory==0.9.5\n"),)),
         # The main branch's layout: no release reads a top-level cp_size.
-        Example("v1_cp_top_level.yaml",
-                _CONFIG.format(attention="").replace("  cp_mode: ulysses\n  cp_size: 2\n", "cp_size: 2\n"),
-                files=(("requirements.txt", "llamafactory==0.9.5\n"),)),
+        Example("v1_cp_top_level.yaml", """\
+model: Qwen/Qwen3-0.6B
+model_class: llm
+dist_config:
+  name: fsdp2
+cp_size: 2
+train_dataset: data/v1_sft_demo.yaml
+micro_batch_size: 1
+max_steps: 10
+""", files=(("requirements.txt", "llamafactory==0.9.5\n"),)),
     ),
 )

@@ -41,8 +41,9 @@ megatron/core/transformer/transformer_block.py `get_num_layers_to_build` :84.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.megatron import MegatronSettings
 from batchlint.frameworks.releases import MEGATRON
-from batchlint.plan import TrainingPlan
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -58,64 +59,67 @@ INTERLEAVED = Premise(
            "arguments.py:543-548 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings, pp = plan.settings, plan.parallel.get("pp")
-    layers = getattr(settings, "num_layers", None)
-    if layers is None or not layers.positive or pp is None or not pp.known or pp.value <= 1:
+def check(plan: TrainingPlan, megatron: MegatronSettings) -> Iterator[Finding]:
+    layers, pp = megatron.num_layers, plan.parallel["pp"]
+    count, stages = layers.count if layers is not None else None, pp.number
+    if layers is None or count is None or stages is None or stages <= 1:
         return
-    if settings.uneven_split is not None:
+    if megatron.uneven_split is not None:
         return  # the stages are sized otherwise, or validate_args does not divide
-    extra = settings.pipeline_split_extra
-    counted = layers.value + extra
-    virtual = settings.layers_per_virtual_stage
+    extra = megatron.pipeline_split_extra
+    counted = count + extra
+    virtual = megatron.layers_per_virtual_stage
     premise = "interleaved" if virtual is not None else "Megatron-LM"
-    if counted % pp.value == 0:
-        if virtual is not None and virtual.positive and (counted // pp.value) % virtual.value:
-            yield _virtual(layers, pp, virtual, counted // pp.value)
+    if counted % stages == 0:
+        size = virtual.count if virtual is not None else None
+        if virtual is not None and size is not None and (counted // stages) % size:
+            yield _virtual(layers, pp, virtual, counted // stages)
         return
-    per_stage = counted // pp.value
+    per_stage = counted // stages
     shown = f"{layers.describe()}" + (f" + {extra} (embedding/loss counted in the split)" if extra else "")
-    lower, upper = per_stage * pp.value - extra, (per_stage + 1) * pp.value - extra
+    lower, upper = per_stage * stages - extra, (per_stage + 1) * stages - extra
     yield Finding(
         premise=premise,
         span=layers.span,
-        message=(f"{shown} does not split over {pp.describe()} pipeline stages: Megatron-LM asserts \"Number of "
-                 f"layers should be divisible by the pipeline-model-parallel size\" at start-up (before 0.10.0 a "
-                 f"megatron-core model got {per_stage} layers per stage, {per_stage * pp.value - extra} in all)"),
-        fix=f"set {layers.key} to a multiple of {pp.value}" + (f" minus {extra}" if extra else "")
+        message=f"{count} layers" + (f" + {extra} (embedding/loss)" if extra else "")
+                + f" do not split over {stages} pipeline stages",
+        notes=(f"{shown} over {pp.describe()} pipeline stages.",
+               "Megatron-LM asserts \"Number of layers should be divisible by the pipeline-model-parallel size\" "
+               "at start-up.",
+               f"Before 0.10.0 a megatron-core model got {per_stage} layers per stage, "
+               f"{per_stage * stages - extra} in all."),
+        fix=f"set {layers.key} to a multiple of {stages}" + (f" minus {extra}" if extra else "")
             + f" ({' or '.join(str(v) for v in (lower, upper) if v > 0)}), or size the first or last stage with "
             f"--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers",
         related=(Related(f"{pp.key} = {pp.value}", pp.span),) if pp.span else (),
     )
 
 
-def _virtual(layers, pp, virtual, per_stage: int) -> Finding:
+def _virtual(layers: Fact, pp: Fact, virtual: Fact, per_stage: int) -> Finding:
     """The layers of a stage do not split into virtual stages of the size asked: releases before the check
     built per_stage // size chunks of that size, dropping the rest."""
-    chunks = per_stage // virtual.value
+    size, stages = virtual.value, pp.value
+    chunks = per_stage // size
     return Finding(
         premise="interleaved",
         span=virtual.span,
-        message=(f"{layers.describe()} / {pp.describe()} = {per_stage} layers per pipeline stage do not split into "
-                 f"virtual stages of {virtual.describe()}: Megatron-LM asserts \"number of layers per pipeline stage "
-                 f"must be divisible number of layers per virtual pipeline stage\" at start-up (before the check, "
-                 f"{chunks} chunks of {virtual.value} were built per stage, {chunks * virtual.value * pp.value} layers "
-                 f"in all)"),
-        fix=f"set {virtual.key} to a divisor of {per_stage}, or {layers.key} to a multiple of "
-            f"{pp.value * virtual.value}",
+        message=f"{per_stage} layers per pipeline stage do not split into virtual stages of {size}",
+        notes=(f"{layers.describe()} / {pp.describe()} = {per_stage} layers per pipeline stage; "
+               f"{virtual.describe()}.",
+               "Megatron-LM asserts \"number of layers per pipeline stage must be divisible number of layers per "
+               "virtual pipeline stage\" at start-up.",
+               f"Before the check, {chunks} chunks of {size} were built per stage, {chunks * size * stages} layers "
+               "in all."),
+        fix=f"set {virtual.key} to a divisor of {per_stage}, or {layers.key} to a multiple of {stages * size}",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (layers, pp) if f.span),
     )
 
 
-_LINE = """\
+_LAYERS_30 = """\
 #!/bin/bash
 torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --micro-batch-size 1 \\
-    --global-batch-size 64 --num-layers {layers}{extra}
+    --global-batch-size 64 --num-layers 30
 """
-
-
-def _pinned(release: str) -> tuple:
-    return (("requirements.txt", f"megatron-core=={release}\n"),)
 
 
 RULE = Rule(
@@ -124,30 +128,56 @@ RULE = Rule(
     severity="error",
     summary="Megatron-LM: a layer count the pipeline stages cannot share evenly",
     check=check,
-    frameworks=("megatron",),
-    needs=("parallel.pp", "settings.num_layers"),
+    subject=MegatronSettings,
+    needs=("parallel.pp",),
     premises=(ASSERTED, INTERLEAVED),
     doc=__doc__,
     examples=(
-        Example("layers_30.sh", _LINE.format(layers=30, extra=""), flagged=(3,), files=_pinned("0.12.0"),
-                severity="error"),
-        Example("layers_32.sh", _LINE.format(layers=32, extra=""), files=_pinned("0.12.0")),
+        Example("layers_30.sh", _LAYERS_30, flagged=(3,),
+                files=(('requirements.txt', 'megatron-core==0.12.0\n'),), severity="error",
+                message="30 layers do not split over 4 pipeline stages",
+                fix="set --num-layers to a multiple of 4 (28 or 32), or size the first or last stage with "
+                    "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers"),
+        Example("layers_32.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers 32
+""", files=(('requirements.txt', 'megatron-core==0.12.0\n'),)),
         # Unpinned: 0.9.0 and before ran it with 28 layers.
-        Example("layers_30_unpinned.sh", _LINE.format(layers=30, extra=""), flagged=(3,), severity="info"),
+        Example("layers_30_unpinned.sh", _LAYERS_30, flagged=(3,), severity="info",
+                message="30 layers do not split over 4 pipeline stages",
+                fix="set --num-layers to a multiple of 4 (28 or 32), or size the first or last stage with "
+                    "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers"),
         # 30 + embedding + loss = 32 splits over 4.
-        Example("layers_30_accounted.sh", _LINE.format(
-            layers=30, extra=" --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"),
-            files=_pinned("0.12.0")),
+        Example("layers_30_accounted.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers 30 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split
+""", files=(('requirements.txt', 'megatron-core==0.12.0\n'),)),
         # 80 / 16 = 5 layers per stage, in virtual stages of 2: 64 layers built before the check.
-        Example("virtual_2.sh", _LINE.format(layers=80, extra=" --num-layers-per-virtual-pipeline-stage 2")
-                .replace("size 4", "size 16").replace("per_node 8", "per_node 16"), flagged=(3,),
-                files=_pinned("0.12.0"), severity="error"),
-        Example("virtual_5.sh", _LINE.format(layers=80, extra=" --num-layers-per-virtual-pipeline-stage 5")
-                .replace("size 4", "size 16").replace("per_node 8", "per_node 16"), files=_pinned("0.12.0")),
-        Example("layers_30_uneven.sh", _LINE.format(layers=30, extra=" --decoder-last-pipeline-num-layers 6"),
-                files=_pinned("0.12.0")),
+        Example("virtual_2.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 16 pretrain_gpt.py --pipeline-model-parallel-size 16 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers 80 --num-layers-per-virtual-pipeline-stage 2
+""", flagged=(3,), files=(('requirements.txt', 'megatron-core==0.12.0\n'),), severity="error",
+                message="5 layers per pipeline stage do not split into virtual stages of 2",
+                fix="set --num-layers-per-virtual-pipeline-stage to a divisor of 5, or --num-layers to a multiple of "
+                    "32"),
+        Example("virtual_5.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 16 pretrain_gpt.py --pipeline-model-parallel-size 16 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers 80 --num-layers-per-virtual-pipeline-stage 5
+""", files=(('requirements.txt', 'megatron-core==0.12.0\n'),)),
+        Example("layers_30_uneven.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers 30 --decoder-last-pipeline-num-layers 6
+""", files=(('requirements.txt', 'megatron-core==0.12.0\n'),)),
         # MindSpeed-LLM (a Megatron fork) splits by its list, whose length it checks instead.
-        Example("layers_30_mindspeed_list.sh", _LINE.format(layers=30, extra=" --num-layer-list 8,8,7,7"),
-                files=_pinned("0.12.0")),
+        Example("layers_30_mindspeed_list.sh", """\
+#!/bin/bash
+torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 --micro-batch-size 1 \\
+    --global-batch-size 64 --num-layers 30 --num-layer-list 8,8,7,7
+""", files=(('requirements.txt', 'megatron-core==0.12.0\n'),)),
     ),
 )

@@ -41,6 +41,7 @@ mmengine v0.8.0 (the first release with pure-Python configs): mmengine/config/co
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import XTUNER
+from batchlint.frameworks.xtuner import XTunerSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -52,11 +53,15 @@ MIXED_CHAIN = Premise(
            "mmengine v0.8.0 mmengine/config/config.py:519, 780 (first), v0.10.7 config.py:579, 846 (newest)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    refusal = plan.settings.refused
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
+    refusal = xtuner.refused
+    if refusal is None:
+        return
+    marker = refusal.related[0][1] if refusal.related else refusal.span  # what makes a file pure-Python
     yield Finding(
         span=refusal.span,
-        message=f"{refusal.why}, so mmengine does not load the config and the job cannot start",
+        message=f"pure-Python and `_base_` configs mixed in one chain (line {marker.line}): mmengine refuses it",
+        notes=(refusal.why, "mmengine does not load the config, so the job cannot start"),
         fix=("inherit a pure-Python base with `with read_base(): from .base import *`, or make every file of the "
              "chain a `_base_` config (no import of an installed package, no `with read_base()`)"),
         related=tuple(Related(message, span) for message, span in refusal.related),
@@ -87,21 +92,46 @@ RULE = Rule(
     severity="error",
     summary="an XTuner config's `_base_` chain mixes mmengine's two kinds of config, which it refuses to load",
     check=check,
-    needs=("settings.refused",),
+    subject=XTunerSettings,
     premises=(MIXED_CHAIN,),
     doc=__doc__,
     examples=(
         # `_base_` over a config that imports xtuner.
-        Example("sp4.py", "_base_ = ['./base.py']\nsequence_parallel_size = 4\n", flagged=(1,),
-                files=(("base.py", _BASE),)),
+        Example("sp4.py", """\
+_base_ = ['./base.py']
+sequence_parallel_size = 4
+""",
+                flagged=(1,),
+                files=(("base.py", _BASE),),
+                message="pure-Python and `_base_` configs mixed in one chain (line 1): mmengine refuses it",
+                fix="inherit a pure-Python base with `with read_base(): from .base import *`, or make every file of "
+                    "the chain a `_base_` config (no import of an installed package, no `with read_base()`)"),
         # The same base, inherited as mmengine reads it.
-        Example("sp4_lazy.py", "from mmengine.config import read_base\n\nwith read_base():\n"
-                "    from .base import *\n\nsequence_parallel_size = 4\n", files=(("base.py", _BASE),)),
+        Example("sp4_lazy.py", """\
+from mmengine.config import read_base
+
+with read_base():
+    from .base import *
+
+sequence_parallel_size = 4
+""",
+                files=(("base.py", _BASE),)),
         # `_base_ =` in a file that imports xtuner: mmengine reads it as pure-Python, where `_base_` is refused.
-        Example("late.py", "from xtuner.dataset.samplers import LengthGroupedSampler\n\n"
-                "_base_ = ['./text_base.py']\n", flagged=(3,), files=(("text_base.py", _TEXT_BASE),)),
+        Example("late.py", """\
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+_base_ = ['./text_base.py']
+""",
+                flagged=(3,),
+                files=(("text_base.py", _TEXT_BASE),),
+                message="pure-Python and `_base_` configs mixed in one chain (line 1): mmengine refuses it",
+                fix="inherit a pure-Python base with `with read_base(): from .base import *`, or make every file of "
+                    "the chain a `_base_` config (no import of an installed package, no `with read_base()`)"),
         # A `_base_` chain of text configs.
-        Example("text.py", "_base_ = ['./text_base.py']\nsequence_parallel_size = 4\n",
+        Example("text.py", """\
+_base_ = ['./text_base.py']
+sequence_parallel_size = 4
+""",
                 files=(("text_base.py", _TEXT_BASE),)),
     ),
 )

@@ -46,6 +46,7 @@ lets Lightning accumulate).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import NemoSettings
 from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -60,15 +61,15 @@ REFUSED = Premise(
            "megatron_lm_encoder_decoder_model.py:1775-1777 (last); 2.5.1 has no nemo/collections/nlp/models")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    node = plan.settings.accumulate_grad_batches
-    if node is None or not node.known or node.value <= 1:
+def check(plan: TrainingPlan, nemo: NemoSettings) -> Iterator[Finding]:
+    node = nemo.accumulate_grad_batches
+    value = node.number if node is not None else None
+    if node is None or value is None or value <= 1:
         return
-    value = node.value
     declared = plan.declared_global_batch
-    if declared is not None and declared.known:
+    if declared is not None and declared.number is not None:
         fix = (
-            f"set trainer.accumulate_grad_batches to 1 and {declared.key} to {declared.value * value} "
+            f"set trainer.accumulate_grad_batches to 1 and {declared.key} to {declared.number * value} "
             f"to keep {value}x the batch: NeMo derives the accumulation from it"
         )
         related = (Related(f"{declared.key} = {declared.value}", declared.span),) if declared.span else ()
@@ -77,27 +78,13 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         related = ()
     yield Finding(
         span=node.span,
-        message=(
-            f"trainer.accumulate_grad_batches is {value}: NeMo's Megatron models accumulate inside training_step "
-            f"from model.global_batch_size and refuse to start unless it is 1"
-        ),
+        message=f"trainer.accumulate_grad_batches is {value}; NeMo's Megatron models need 1",
+        notes=("NeMo's Megatron models accumulate inside training_step from model.global_batch_size and "
+               "refuse to start unless trainer.accumulate_grad_batches is 1",),
         fix=fix,
         related=related,
     )
 
-
-_CONFIG = """\
-name: megatron_gpt
-trainer:
-  devices: 8
-  num_nodes: 1
-  accumulate_grad_batches: {accumulate}
-model:
-  micro_batch_size: 4
-  global_batch_size: {global_}
-  tensor_model_parallel_size: 1
-  pipeline_model_parallel_size: 1
-"""
 
 RULE = Rule(
     code="BL144",
@@ -105,25 +92,88 @@ RULE = Rule(
     severity="error",
     summary="NeMo: trainer.accumulate_grad_batches > 1 with a Megatron model",
     check=check,
-    needs=("settings.accumulate_grad_batches",),
+    subject=NemoSettings,
     premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("gpt_accumulate.yaml", _CONFIG.format(accumulate=4, global_=32), flagged=(5,),
-                files=(("requirements.txt", "nemo_toolkit[nlp]==1.23.0\n"),), severity="error"),
+        Example("gpt_accumulate.yaml", """\
+name: megatron_gpt
+trainer:
+  devices: 8
+  num_nodes: 1
+  accumulate_grad_batches: 4
+model:
+  micro_batch_size: 4
+  global_batch_size: 32
+  tensor_model_parallel_size: 1
+  pipeline_model_parallel_size: 1
+""", flagged=(5,),
+                message="trainer.accumulate_grad_batches is 4; NeMo's Megatron models need 1",
+                fix="set trainer.accumulate_grad_batches to 1 and model.global_batch_size to 128 to keep 4x the "
+                    "batch: NeMo derives the accumulation from it",
+                files=(("requirements.txt", "nemo_toolkit[nlp]==1.23.0\n"),),
+                severity="error"),
         # No NeMo release pinned: 1.6 has no such check, and 2.5.1 removed NeMo 1's Megatron models.
-        Example("gpt_accumulate_unpinned.yaml", _CONFIG.format(accumulate=4, global_=32),
-                flagged=(5,), severity="info"),  # NeMo before the check can run it too
-        Example("gpt_accumulate_1_6.yaml", _CONFIG.format(accumulate=4, global_=32),
-                files=(("requirements.txt", "nemo_toolkit==1.6.2\n"),)),
-        Example("gpt_accumulate_2_5_1.yaml", _CONFIG.format(accumulate=4, global_=32),
-                files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
-        Example("gpt_global.yaml", _CONFIG.format(accumulate=1, global_=128)),
+        Example("gpt_accumulate_unpinned.yaml", """\
+name: megatron_gpt
+trainer:
+  devices: 8
+  num_nodes: 1
+  accumulate_grad_batches: 4
+model:
+  micro_batch_size: 4
+  global_batch_size: 32
+  tensor_model_parallel_size: 1
+  pipeline_model_parallel_size: 1
+""", flagged=(5,),
+                message="trainer.accumulate_grad_batches is 4; NeMo's Megatron models need 1",
+                fix="set trainer.accumulate_grad_batches to 1 and model.global_batch_size to 128 to keep 4x the "
+                    "batch: NeMo derives the accumulation from it",
+                severity="info"),  # NeMo before the check can run it too
+        Example("gpt_accumulate_1_6.yaml", """\
+name: megatron_gpt
+trainer:
+  devices: 8
+  num_nodes: 1
+  accumulate_grad_batches: 4
+model:
+  micro_batch_size: 4
+  global_batch_size: 32
+  tensor_model_parallel_size: 1
+  pipeline_model_parallel_size: 1
+""", files=(("requirements.txt", "nemo_toolkit==1.6.2\n"),)),
+        Example("gpt_accumulate_2_5_1.yaml", """\
+name: megatron_gpt
+trainer:
+  devices: 8
+  num_nodes: 1
+  accumulate_grad_batches: 4
+model:
+  micro_batch_size: 4
+  global_batch_size: 32
+  tensor_model_parallel_size: 1
+  pipeline_model_parallel_size: 1
+""", files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
+        Example("gpt_global.yaml", """\
+name: megatron_gpt
+trainer:
+  devices: 8
+  num_nodes: 1
+  accumulate_grad_batches: 1
+model:
+  micro_batch_size: 4
+  global_batch_size: 128
+  tensor_model_parallel_size: 1
+  pipeline_model_parallel_size: 1
+"""),
         # Legacy RETRO has no global batch and accumulates with Lightning.
-        Example(
-            "retro_legacy.yaml",
-            "trainer:\n  devices: 2\n  accumulate_grad_batches: 4\nmodel:\n  micro_batch_size: 4\n"
-            "  tensor_model_parallel_size: 1\n",
-        ),
+        Example("retro_legacy.yaml", """\
+trainer:
+  devices: 2
+  accumulate_grad_batches: 4
+model:
+  micro_batch_size: 4
+  tensor_model_parallel_size: 1
+"""),
     ),
 )

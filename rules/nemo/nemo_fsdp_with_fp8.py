@@ -36,6 +36,7 @@ v1.23.0 at 946-947.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import NemoSettings
 from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -49,27 +50,18 @@ REFUSED = Premise(
            "nemo/collections/nlp/models")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    fsdp, fp8 = plan.settings.fsdp, plan.settings.fp8
+def check(plan: TrainingPlan, nemo: NemoSettings) -> Iterator[Finding]:
+    fsdp, fp8 = nemo.fsdp, nemo.fp8
     if fsdp is None or fp8 is None or fsdp.value is not True or fp8.value is not True:
         return
     yield Finding(
         span=fp8.span,
-        message=f"{fp8.key} is true with {fsdp.key} true: NeMo's Torch FSDP does not support FP8 and refuses to start",
+        message=f"{fp8.key} is true with {fsdp.key} true",
+        notes=("NeMo's Torch FSDP does not support FP8, and NeMo refuses to start",),
         fix=f"turn {fsdp.key} off (tensor/pipeline parallelism with the distributed optimizer), or {fp8.key} off",
         related=(Related(f"{fsdp.key} enabled here", fsdp.span),),
     )
 
-
-_CONFIG = """\
-trainer:
-  devices: 8
-model:
-  micro_batch_size: 1
-  global_batch_size: 64
-  fsdp: {fsdp}
-  fp8: true
-"""
 
 RULE = Rule(
     code="BL540",
@@ -77,17 +69,64 @@ RULE = Rule(
     severity="error",
     summary="NeMo: Torch FSDP together with FP8",
     check=check,
-    needs=("settings.fsdp", "settings.fp8"),
+    subject=NemoSettings,
     premises=(REFUSED,),
     doc=__doc__,
     examples=(
-        Example("fsdp_fp8.yaml", _CONFIG.format(fsdp="true"), flagged=(7,),
-                files=(("requirements.txt", "nemo_toolkit==2.2.1\n"),), severity="error"),
+        Example("fsdp_fp8.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  fsdp: true
+  fp8: true
+""", flagged=(7,),
+                message="model.fp8 is true with model.fsdp true",
+                fix="turn model.fsdp off (tensor/pipeline parallelism with the distributed optimizer), or "
+                    "model.fp8 off",
+                files=(("requirements.txt", "nemo_toolkit==2.2.1\n"),),
+                severity="error"),
         # No NeMo release pinned: 1.22 has no FSDP, and 2.5.1 removed NeMo 1's Megatron models.
-        Example("fsdp_fp8_unpinned.yaml", _CONFIG.format(fsdp="true"),
-                flagged=(7,), severity="info"),  # NeMo before the check can run it too
-        Example("fsdp_fp8_1_22.yaml", _CONFIG.format(fsdp="true"), files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
-        Example("fsdp_fp8_2_5_1.yaml", _CONFIG.format(fsdp="true"), files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
-        Example("no_fsdp_fp8.yaml", _CONFIG.format(fsdp="false")),
+        Example("fsdp_fp8_unpinned.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  fsdp: true
+  fp8: true
+""", flagged=(7,),
+                message="model.fp8 is true with model.fsdp true",
+                fix="turn model.fsdp off (tensor/pipeline parallelism with the distributed optimizer), or "
+                    "model.fp8 off",
+                severity="info"),  # NeMo before the check can run it too
+        Example("fsdp_fp8_1_22.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  fsdp: true
+  fp8: true
+""", files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
+        Example("fsdp_fp8_2_5_1.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  fsdp: true
+  fp8: true
+""", files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
+        Example("no_fsdp_fp8.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  fsdp: false
+  fp8: true
+"""),
     ),
 )

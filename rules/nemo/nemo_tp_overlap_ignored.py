@@ -41,9 +41,11 @@ First: v1.19.0 megatron_base_model.py:564-570, v1.23.0 :938-944 (FSDP).
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
+from batchlint.frameworks.nemo import NemoSettings
 from batchlint.frameworks.releases import NEMO
-from batchlint.plan import TrainingPlan
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -61,52 +63,45 @@ WITH_FSDP = Premise(
            "nemo/collections/nlp/models")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    overlap = plan.settings.ub_tp_comm_overlap
+def check(plan: TrainingPlan, nemo: NemoSettings) -> Iterator[Finding]:
+    overlap = nemo.ub_tp_comm_overlap
     if overlap is None or overlap.value is not True:
         return
     tp = plan.parallel.get("tp")
-    reason = _why_off(plan.settings, tp)
+    reason = _why_off(nemo, tp)
     if reason is None:
         return
-    why, culprit, premise = reason
+    why, because, culprit, premise = reason
     yield Finding(
         span=overlap.span,
-        message=f"{overlap.key} is true{_with(tp)} but {why}: NeMo logs an info line"
-                " (\"Setting `ub_tp_comm_overlap` to False\") and turns it off",
+        message=f"{overlap.key} is true{_with(tp)} but {why}",
+        notes=(because,
+               "NeMo logs an info line (\"Setting `ub_tp_comm_overlap` to False\") and turns the overlap off"),
         fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop ub_tp_comm_overlap",
-        related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit and culprit.span else (),
+        related=(Related(f"{culprit.key} = {culprit.value}", culprit.span),) if culprit.span else (),
         premise=premise.name,
     )
 
 
-def _with(tp) -> str:
+def _with(tp: Optional[Fact]) -> str:
     return f" with {tp.describe()}" if tp is not None and tp.known and tp.value != 1 else ""
 
 
-def _why_off(settings, tp):
-    """(why, the fact behind it, the premise it rests on), or None when the overlap stays on or it
+def _why_off(nemo: NemoSettings, tp: Optional[Fact]) -> Optional[tuple[str, str, Fact, Premise]]:
+    """(why, the reason for it, the fact behind it, the premise it rests on), or None when the overlap stays on or it
     cannot be known."""
-    fsdp, sp = settings.fsdp, settings.sequence_parallel
+    fsdp, sp = nemo.fsdp, nemo.sequence_parallel
     if fsdp is not None and fsdp.value:
-        return f"{fsdp.key} is true (no userbuffer overlap under Torch FSDP)", fsdp, WITH_FSDP
+        return f"{fsdp.key} is true", "NeMo has no userbuffer overlap under Torch FSDP", fsdp, WITH_FSDP
     if sp is not None and sp.value is False:
-        return f"{sp.key} is not enabled (the overlap is for sequence-parallel communication)", sp, WITHOUT_SP
+        return (f"{sp.key} is not enabled", "the overlap is for sequence-parallel communication", sp,
+                WITHOUT_SP)
     if sp is not None and tp is not None and tp.known and tp.value == 1:
-        return f"sequence parallelism is turned off with {tp.describe()} of 1", tp, WITHOUT_SP
+        return (f"sequence parallelism is turned off with {tp.describe()} of 1",
+                "NeMo turns sequence parallelism off with tensor parallelism of 1, and the overlap is for "
+                "sequence-parallel communication", tp, WITHOUT_SP)
     return None
 
-
-_CONFIG = """\
-trainer:
-  devices: 8
-model:
-  micro_batch_size: 1
-  global_batch_size: 64
-  tensor_model_parallel_size: {tp}
-  sequence_parallel: {sp}
-  ub_tp_comm_overlap: true
-"""
 
 RULE = Rule(
     code="BL244",
@@ -114,25 +109,115 @@ RULE = Rule(
     severity="warning",
     summary="NeMo: ub_tp_comm_overlap without sequence parallelism (or with FSDP) is turned off",
     check=check,
-    needs=("settings.ub_tp_comm_overlap",),
+    subject=NemoSettings,
     premises=(WITHOUT_SP, WITH_FSDP),
     doc=__doc__,
     examples=(
-        Example("overlap_no_sp.yaml", _CONFIG.format(tp=4, sp="false"), flagged=(8,),
-                files=(("requirements.txt", "nemo_toolkit==1.19.0\n"),), severity="warning"),
-        Example("overlap_sp.yaml", _CONFIG.format(tp=4, sp="true")),
-        Example("overlap_sp_tp1.yaml", _CONFIG.format(tp=1, sp="true"), flagged=(8,),
-                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),), severity="warning"),
-        Example("overlap_fsdp.yaml", _CONFIG.format(tp=4, sp="true") + "  fsdp: true\n", flagged=(8,),
-                files=(("requirements.txt", "nemo_toolkit==1.23.0\n"),), severity="warning"),
+        Example("overlap_no_sp.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: false
+  ub_tp_comm_overlap: true
+""", flagged=(8,),
+                message="model.ub_tp_comm_overlap is true with model.tensor_model_parallel_size (4) but "
+                        "model.sequence_parallel is not enabled",
+                fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop "
+                    "ub_tp_comm_overlap",
+                files=(("requirements.txt", "nemo_toolkit==1.19.0\n"),),
+                severity="warning"),
+        Example("overlap_sp.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: true
+  ub_tp_comm_overlap: true
+"""),
+        Example("overlap_sp_tp1.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 1
+  sequence_parallel: true
+  ub_tp_comm_overlap: true
+""", flagged=(8,),
+                message="model.ub_tp_comm_overlap is true but sequence parallelism is turned off with "
+                        "model.tensor_model_parallel_size (1) of 1",
+                fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop "
+                    "ub_tp_comm_overlap",
+                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),),
+                severity="warning"),
+        Example("overlap_fsdp.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: true
+  ub_tp_comm_overlap: true
+  fsdp: true
+""", flagged=(8,),
+                message="model.ub_tp_comm_overlap is true with model.tensor_model_parallel_size (4) but model.fsdp "
+                        "is true",
+                fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop "
+                    "ub_tp_comm_overlap",
+                files=(("requirements.txt", "nemo_toolkit==1.23.0\n"),),
+                severity="warning"),
         # No NeMo release pinned: 1.18 has no overlap, 1.22 no FSDP, and 2.5.1 no NeMo 1 Megatron models.
-        Example("overlap_no_sp_unpinned.yaml", _CONFIG.format(tp=4, sp="false"),
-                flagged=(8,), severity="info"),  # NeMo before the check can run it too
-        Example("overlap_no_sp_1_18.yaml", _CONFIG.format(tp=4, sp="false"),
-                files=(("requirements.txt", "nemo_toolkit==1.18.1\n"),)),
-        Example("overlap_fsdp_1_22.yaml", _CONFIG.format(tp=4, sp="true") + "  fsdp: true\n",
-                files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
-        Example("overlap_no_sp_2_5_1.yaml", _CONFIG.format(tp=4, sp="false"),
-                files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
+        Example("overlap_no_sp_unpinned.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: false
+  ub_tp_comm_overlap: true
+""", flagged=(8,),
+                message="model.ub_tp_comm_overlap is true with model.tensor_model_parallel_size (4) but "
+                        "model.sequence_parallel is not enabled",
+                fix="enable model.sequence_parallel with tensor_model_parallel_size > 1 (and no FSDP), or drop "
+                    "ub_tp_comm_overlap",
+                severity="info"),  # NeMo before the check can run it too
+        Example("overlap_no_sp_1_18.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: false
+  ub_tp_comm_overlap: true
+""", files=(("requirements.txt", "nemo_toolkit==1.18.1\n"),)),
+        Example("overlap_fsdp_1_22.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: true
+  ub_tp_comm_overlap: true
+  fsdp: true
+""", files=(("requirements.txt", "nemo_toolkit==1.22.0\n"),)),
+        Example("overlap_no_sp_2_5_1.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  tensor_model_parallel_size: 4
+  sequence_parallel: false
+  ub_tp_comm_overlap: true
+""", files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
     ),
 )

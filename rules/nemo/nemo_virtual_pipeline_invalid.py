@@ -45,6 +45,7 @@ core_v0.8.0 :447-451 and core_v0.14.0 :656-660, pp > 1).
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.nemo import NemoSettings
 from batchlint.frameworks.releases import NEMO
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -60,55 +61,42 @@ INTERLEAVED = Premise(
            "core_v0.14.0 :656-660)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = plan.settings
-    vp = settings.virtual_pipeline_model_parallel_size
-    pp = plan.parallel.get("pp")
-    if not vp.known or vp.value <= 1 or pp is None or not pp.known or pp.value < 1:
+def check(plan: TrainingPlan, nemo: NemoSettings) -> Iterator[Finding]:
+    vp, pp = nemo.virtual_pipeline_model_parallel_size, plan.parallel["pp"]
+    chunks, stages = vp.number, pp.number
+    if chunks is None or chunks <= 1 or stages is None or stages < 1:
         return
-    if pp.value == 1:
+    if stages == 1:
         yield Finding(
             span=vp.span,
-            message=(
-                f"{vp.describe()} asks for an interleaved pipeline schedule, but {pp.describe()} is 1: "
-                f"megatron-core refuses to start"
-            ),
+            message=f"{vp.describe()} needs pipeline parallelism, but pp is 1",
+            notes=(f"{vp.key} asks for an interleaved pipeline schedule, and {pp.describe()} is 1: "
+                   "megatron-core refuses to start",),
             fix=f"set {vp.key} to null, or {pp.key} above 1",
             related=(Related(f"{pp.key} = 1", pp.span),) if pp.span else (),
         )
         return
-    layers = settings.num_layers
-    if layers is None or not layers.known or _split_accounted(settings):
+    layers = nemo.num_layers
+    count = layers.number if layers is not None else None
+    if layers is None or count is None or _split_accounted(nemo):
         return
-    per_stage = layers.value // pp.value
-    if per_stage % vp.value == 0:
+    per_stage = count // stages
+    if per_stage % chunks == 0:
         return
     yield Finding(
         span=vp.span,
-        message=(
-            f"{layers.describe()} // {pp.describe()} = {per_stage} layers per pipeline stage do not split into "
-            f"{vp.value} model chunks: NeMo asserts they do and refuses to start"
-        ),
-        fix=f"set {vp.key} to a divisor of {per_stage}, or {layers.key} to a multiple of {pp.value * vp.value}",
+        message=f"{per_stage} layers per pipeline stage do not split into {chunks} model chunks",
+        notes=(f"{layers.describe()} // {pp.describe()} = {per_stage} layers per pipeline stage",
+               "NeMo asserts they split evenly into the virtual pipeline's model chunks and refuses to start"),
+        fix=f"set {vp.key} to a divisor of {per_stage}, or {layers.key} to a multiple of {stages * chunks}",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (layers, pp) if f.span),
     )
 
 
-def _split_accounted(settings) -> bool:
-    flags = (settings.account_for_embedding_in_pipeline_split, settings.account_for_loss_in_pipeline_split)
+def _split_accounted(nemo: NemoSettings) -> bool:
+    flags = (nemo.account_for_embedding_in_pipeline_split, nemo.account_for_loss_in_pipeline_split)
     return all(f is not None and f.value is True for f in flags)
 
-
-_CONFIG = """\
-trainer:
-  devices: 8
-model:
-  micro_batch_size: 1
-  global_batch_size: 64
-  num_layers: {layers}
-  pipeline_model_parallel_size: {pp}
-  virtual_pipeline_model_parallel_size: {vp}
-"""
 
 RULE = Rule(
     code="BL242",
@@ -116,23 +104,105 @@ RULE = Rule(
     severity="error",
     summary="NeMo: an interleaved (virtual) pipeline that the layers or the pipeline size cannot give",
     check=check,
-    needs=("parallel.pp", "settings.virtual_pipeline_model_parallel_size"),
+    subject=NemoSettings,
+    needs=("parallel.pp",),
     premises=(INTERLEAVED,),
     doc=__doc__,
     examples=(
-        Example("vp_uneven.yaml", _CONFIG.format(layers=30, pp=4, vp=2), flagged=(8,),
-                files=(("requirements.txt", "nemo_toolkit==1.13.0\n"),), severity="error"),
-        Example("vp_even.yaml", _CONFIG.format(layers=32, pp=4, vp=2)),
-        Example("vp_without_pp.yaml", _CONFIG.format(layers=32, pp=1, vp=2), flagged=(8,),
-                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),), severity="error"),
+        Example("vp_uneven.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 30
+  pipeline_model_parallel_size: 4
+  virtual_pipeline_model_parallel_size: 2
+""", flagged=(8,),
+                message="7 layers per pipeline stage do not split into 2 model chunks",
+                fix="set model.virtual_pipeline_model_parallel_size to a divisor of 7, or model.num_layers to a "
+                    "multiple of 8",
+                files=(("requirements.txt", "nemo_toolkit==1.13.0\n"),),
+                severity="error"),
+        Example("vp_even.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 32
+  pipeline_model_parallel_size: 4
+  virtual_pipeline_model_parallel_size: 2
+"""),
+        Example("vp_without_pp.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 32
+  pipeline_model_parallel_size: 1
+  virtual_pipeline_model_parallel_size: 2
+""", flagged=(8,),
+                message="model.virtual_pipeline_model_parallel_size (2) needs pipeline parallelism, but pp is 1",
+                fix="set model.virtual_pipeline_model_parallel_size to null, or model.pipeline_model_parallel_size "
+                    "above 1",
+                files=(("requirements.txt", "nemo_toolkit==2.5.0\n"),),
+                severity="error"),
         # No NeMo release pinned: 1.12 ignores the key, and 2.5.1 removed NeMo 1's Megatron models.
-        Example("vp_uneven_unpinned.yaml", _CONFIG.format(layers=30, pp=4, vp=2),
-                flagged=(8,), severity="info"),  # NeMo before the check can run it too
-        Example("vp_uneven_1_12.yaml", _CONFIG.format(layers=30, pp=4, vp=2),
-                files=(("requirements.txt", "nemo_toolkit==1.12.0\n"),)),
-        Example("vp_without_pp_2_5_1.yaml", _CONFIG.format(layers=32, pp=1, vp=2),
-                files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
-        Example("vp_null.yaml", _CONFIG.format(layers=30, pp=1, vp="null")),
-        Example("vp_one.yaml", _CONFIG.format(layers=30, pp=1, vp=1)),
+        Example("vp_uneven_unpinned.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 30
+  pipeline_model_parallel_size: 4
+  virtual_pipeline_model_parallel_size: 2
+""", flagged=(8,),
+                message="7 layers per pipeline stage do not split into 2 model chunks",
+                fix="set model.virtual_pipeline_model_parallel_size to a divisor of 7, or model.num_layers to a "
+                    "multiple of 8",
+                severity="info"),  # NeMo before the check can run it too
+        Example("vp_uneven_1_12.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 30
+  pipeline_model_parallel_size: 4
+  virtual_pipeline_model_parallel_size: 2
+""", files=(("requirements.txt", "nemo_toolkit==1.12.0\n"),)),
+        Example("vp_without_pp_2_5_1.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 32
+  pipeline_model_parallel_size: 1
+  virtual_pipeline_model_parallel_size: 2
+""", files=(("requirements.txt", "nemo_toolkit==2.5.1\n"),)),
+        Example("vp_null.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 30
+  pipeline_model_parallel_size: 1
+  virtual_pipeline_model_parallel_size: null
+"""),
+        Example("vp_one.yaml", """\
+trainer:
+  devices: 8
+model:
+  micro_batch_size: 1
+  global_batch_size: 64
+  num_layers: 30
+  pipeline_model_parallel_size: 1
+  virtual_pipeline_model_parallel_size: 1
+"""),
     ),
 )

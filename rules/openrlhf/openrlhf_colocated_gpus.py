@@ -47,7 +47,8 @@ openrlhf/cli/train_ppo_ray.py:55-63 @ v0.11.0 (vLLM engines), 41-46 (actor and r
 from collections.abc import Iterator
 
 from batchlint.frameworks import openrlhf
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.openrlhf import OpenRLHFSettings, PPOArguments
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -67,31 +68,34 @@ ENGINES = Premise(
            "0.11.2 openrlhf/cli/train_ppo_ray.py:56-64 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    args, world = plan.settings.ppo, plan.world_size
+def check(plan: TrainingPlan, openrlhf_settings: OpenRLHFSettings) -> Iterator[Finding]:
+    args, world = openrlhf_settings.ppo, plan.world_size
+    if args is None:
+        return  # not train_ppo_ray: no Ray placement
     engines, vllm_tp, colocate = args.vllm_engines, args.vllm_tp, args.colocate_all
     yield from _same_group(plan, args, "actor", "ref", (args.colocate_actor_ref, args.colocate_all), args.uses_ref)
     yield from _same_group(plan, args, "critic", "reward", (args.colocate_critic_reward,), args.uses_critic)
-    if not (colocate.value and not args.async_enable.value and engines.positive and vllm_tp.positive
-            and world is not None and world.positive):
+    n_engines, tp, w = engines.count, vllm_tp.count, world.count if world is not None else None
+    if not colocate.value or args.async_enable.value or n_engines is None or tp is None or w is None:
         return
-    product = engines.value * vllm_tp.value
-    if product == world.value:
+    product = n_engines * tp
+    if product == w:
         return
-    fix = (f"set {engines.key} to {world.value // vllm_tp.value}" if world.value % vllm_tp.value == 0
-           else f"make {engines.key} x {vllm_tp.key} equal {world.value}")
+    fix = (f"set {engines.key} to {w // tp}" if w % tp == 0 else f"make {engines.key} x {vllm_tp.key} equal {w}")
     yield Finding(
         span=engines.span,
-        message=(f"with {colocate.key} the vLLM engines share the actor's GPUs: {engines.describe()} x "
-                 f"{vllm_tp.describe()} = {product}, but the actor has W = {world.value} ({world.provenance}); "
-                 f"train_ppo_ray asserts they are equal"),
+        message=f"{product} vLLM GPUs ({n_engines} engines x tp {tp}) for the actor's {w} GPUs, colocated",
+        notes=(f"{engines.describe()} x {vllm_tp.describe()} = {product}; the actor has W = {w} "
+               f"({world.provenance if world is not None else ''})",
+               f"with {colocate.key} the vLLM engines share the actor's GPUs: train_ppo_ray asserts they are equal"),
         fix=fix,
         related=(Related(f"{colocate.key} set here", colocate.span),) if colocate.span else (),
         premise=openrlhf.premise_name(plan, ENGINES),
     )
 
 
-def _same_group(plan, args, first, second, switches, applies):
+def _same_group(plan: TrainingPlan, args: PPOArguments, first: str, second: str, switches: tuple[Fact, ...],
+                applies: bool) -> Iterator[Finding]:
     """Colocated roles share one placement group: the same nodes and GPUs per node (train_ppo_ray.py:41-46, 109-113)."""
     on = next((s for s in switches if s.value), None)
     if on is None or not applies:
@@ -108,26 +112,16 @@ def _same_group(plan, args, first, second, switches, applies):
     at = next((f.span for f in (g2, n2, g1, n1) if f.span is not None), on.span)
     yield Finding(
         span=at,
-        message=(f"with {on.key} the {first} and {second} models share a placement group, but the {first} has "
-                 f"{n1.describe()} x {g1.describe()} and the {second} {n2.describe()} x {g2.describe()}: "
-                 f"train_ppo_ray asserts they are the same"),
+        message=(f"the {first} has {n1.value} x {g1.value} GPUs and the {second} {n2.value} x {g2.value}; "
+                 f"colocated, they must match"),
+        notes=(f"{first}: {n1.describe()} x {g1.describe()}; {second}: {n2.describe()} x {g2.describe()}",
+               f"with {on.key} the {first} and {second} models share a placement group: train_ppo_ray asserts "
+               f"they are the same"),
         fix=f"give --{second}.num_nodes and --{second}.num_gpus_per_node the {first}'s values ({n1.value} x {g1.value})",
         related=(Related(f"{on.key} set here", on.span),) if on.span else (),
         premise=openrlhf.premise_name(plan, COLOCATE_ALL if on is args.colocate_all else PLACEMENT),
     )
 
-
-_PPO = """\
-python3 -m openrlhf.cli.train_ppo_ray \\
-   --actor.num_nodes 1 \\
-   --actor.num_gpus_per_node 8 \\
-   --vllm.num_engines {engines} \\
-   --vllm.tensor_parallel_size 2 \\
-   --train.colocate_all \\
-   --train.batch_size 128 \\
-   --train.micro_batch_size 4 \\
-   --data.max_len 2048{extra}
-"""
 
 _FLAT = """\
 python3 -m openrlhf.cli.train_ppo_ray \\
@@ -146,18 +140,68 @@ RULE = Rule(
     severity="error",
     summary="OpenRLHF PPO: colocated roles on different GPUs (vLLM engines x tp vs the actor, actor vs ref, critic vs reward)",
     check=check,
-    needs=("settings.ppo",),
+    subject=OpenRLHFSettings,
     premises=tuple(p for premise in (PLACEMENT, COLOCATE_ALL, ENGINES) for p in openrlhf.variants(premise)),
     doc=__doc__,
     examples=(
-        Example("colocate_6_on_8.sh", _PPO.format(engines=3, extra=""), flagged=(4,), severity="error"),
+        Example("colocate_6_on_8.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 3 \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --data.max_len 2048
+""", flagged=(4,), severity="error",
+                message="6 vLLM GPUs (3 engines x tp 2) for the actor's 8 GPUs, colocated",
+                fix="set --vllm.num_engines to 4"),
         # The flat flags: 0.5.9 and 0.6.0 assert it only at a vLLM memory share of 0.9 or more.
-        Example("colocate_6_on_8_flat.sh", _FLAT, flagged=(4,), severity="info"),
+        Example("colocate_6_on_8_flat.sh", _FLAT, flagged=(4,), severity="info",
+                message="6 vLLM GPUs (3 engines x tp 2) for the actor's 8 GPUs, colocated",
+                fix="set --vllm_num_engines to 4"),
         Example("colocate_6_on_8_flat_0_6_0_post1.sh", _FLAT, flagged=(4,),
-                files=(("requirements.txt", "openrlhf==0.6.0.post1\n"),), severity="error"),
+                files=(("requirements.txt", "openrlhf==0.6.0.post1\n"),), severity="error",
+                message="6 vLLM GPUs (3 engines x tp 2) for the actor's 8 GPUs, colocated",
+                fix="set --vllm_num_engines to 4"),
         Example("colocate_6_on_8_flat_0_6_0.sh", _FLAT, files=(("requirements.txt", "openrlhf==0.6.0\n"),)),
-        Example("colocate_8_on_8.sh", _PPO.format(engines=4, extra="")),
-        Example("colocate_ref_4.sh", _PPO.format(engines=4, extra=" \\\n   --ref.num_gpus_per_node 4"), flagged=(10,)),
-        Example("colocate_ref_8.sh", _PPO.format(engines=4, extra=" \\\n   --ref.num_gpus_per_node 8")),
+        Example("colocate_8_on_8.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 4 \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --data.max_len 2048
+"""),
+        Example("colocate_ref_4.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 4 \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --data.max_len 2048 \\
+   --ref.num_gpus_per_node 4
+""", flagged=(10,),
+                message="the actor has 1 x 8 GPUs and the ref 1 x 4; colocated, they must match",
+                fix="give --ref.num_nodes and --ref.num_gpus_per_node the actor's values (1 x 8)"),
+        Example("colocate_ref_8.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 4 \\
+   --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --data.max_len 2048 \\
+   --ref.num_gpus_per_node 8
+"""),
     ),
 )

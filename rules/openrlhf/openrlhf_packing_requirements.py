@@ -45,6 +45,7 @@ on), 655-661 (packing needs vLLM), 232 (vllm.num_engines default None).
 from collections.abc import Iterator
 
 from batchlint.frameworks import openrlhf
+from batchlint.frameworks.openrlhf import OpenRLHFSettings
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
@@ -77,43 +78,32 @@ PPO_RING = Premise(
            "(ring attention turns packing on, first); 0.11.2 openrlhf/cli/train_ppo_ray.py:686-689, 705 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    args, ring, packing = plan.settings, plan.parallel.get("sp"), plan.packing
+def check(plan: TrainingPlan, args: OpenRLHFSettings) -> Iterator[Finding]:
+    ring, packing = plan.parallel.get("sp"), plan.packing
     if args.ring_needs_packing:
         if ring is not None and ring.known and ring.value > 1 and packing is not None and packing.value is False:
             yield Finding(
                 span=ring.span,
-                message=(f"{ring.describe()} but {packing.key} is not set: {args.entry} asserts \"packing_samples must "
-                         f"be enabled when using ring attention\" and refuses to start"),
+                message=f"{ring.describe()} without {packing.key}",
+                notes=(f"{args.entry} asserts \"packing_samples must be enabled when using ring attention\" and "
+                       f"refuses to start",),
                 fix=f"add {packing.key}, or drop {ring.key}",
                 premise=openrlhf.premise_name(plan, RING[args.entry]),
             )
     elif args.ppo is not None and packing is not None and packing.value is True:
         engines = args.ppo.vllm_engines
         if engines.value is None or (engines.known and engines.value <= 0):
-            shown = engines.describe() if engines.value is not None else f"{engines.key} (not set)"
+            shown = f"{engines.key} {engines.value}" if engines.value is not None else f"{engines.key} not set"
             yield Finding(
                 span=packing.span or (ring.span if ring is not None else None) or engines.span,
-                message=(f"{packing.describe()} but {shown}: train_ppo_ray asserts \"Only support "
-                         f"`--packing_samples` with vLLM\" and refuses to start"),
+                message=f"{packing.key} without vLLM engines ({shown})",
+                notes=(f"packing: {packing.describe()}; engines: "
+                       + (engines.describe() if engines.value is not None else f"{engines.key} (not set)"),
+                       "train_ppo_ray asserts \"Only support `--packing_samples` with vLLM\" and refuses to start"),
                 fix=f"set --vllm.num_engines to 1 or more, or drop {packing.key}",
                 premise=openrlhf.premise_name(plan, PPO_RING if packing.origin is Origin.DERIVED else PPO_VLLM),
             )
 
-
-_SFT = """\
-deepspeed --num_gpus 8 --module openrlhf.cli.train_sft \\
-   --train.batch_size 256 \\
-   --train.micro_batch_size 2 \\
-   --ds.ring_attn_size 2{extra}
-"""
-_PPO = """\
-python3 -m openrlhf.cli.train_ppo_ray \\
-   --actor.num_gpus_per_node 8 \\
-   --train.batch_size 128 \\
-   --train.micro_batch_size 4 \\
-   --ds.packing_samples{extra}
-"""
 
 _SFT_FLAT = """\
 deepspeed --num_gpus 8 --module openrlhf.cli.train_sft \\
@@ -135,21 +125,55 @@ RULE = Rule(
     severity="error",
     summary="OpenRLHF: ring attention without --ds.packing_samples (SFT/DPO/RM), packing without vLLM (PPO)",
     check=check,
-    needs=("settings.ring_needs_packing",),
+    subject=OpenRLHFSettings,
     premises=tuple(p for premise in (*RING.values(), PPO_VLLM, PPO_RING) for p in openrlhf.variants(premise)),
     doc=__doc__,
     examples=(
-        Example("sft_ring_no_packing.sh", _SFT.format(extra=""), flagged=(4,), severity="error"),
+        Example("sft_ring_no_packing.sh", """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_sft \\
+   --train.batch_size 256 \\
+   --train.micro_batch_size 2 \\
+   --ds.ring_attn_size 2
+""", flagged=(4,), severity="error",
+                message="--ds.ring_attn_size (2) without --ds.packing_samples",
+                fix="add --ds.packing_samples, or drop --ds.ring_attn_size"),
         # The flat flags: train_sft has --ring_attn_size, and asserts packing with it, from 0.5.4 on.
-        Example("sft_ring_no_packing_flat.sh", _SFT_FLAT, flagged=(4,), severity="error"),
+        Example("sft_ring_no_packing_flat.sh", _SFT_FLAT, flagged=(4,), severity="error",
+                message="--ring_attn_size (2) without --ds.packing_samples",
+                fix="add --ds.packing_samples, or drop --ring_attn_size"),
         Example("sft_ring_no_packing_flat_0_5_3.sh", _SFT_FLAT, files=(("requirements.txt", "openrlhf==0.5.3\n"),)),
         # PPO turns packing on for ring attention from 0.8.4 on (0.6.0-0.8.3 leave it off).
-        Example("ppo_ring_no_vllm_flat.sh", _PPO_RING_FLAT, flagged=(2,), severity="info"),
+        Example("ppo_ring_no_vllm_flat.sh", _PPO_RING_FLAT, flagged=(2,), severity="info",
+                message="--ds.packing_samples without vLLM engines (--vllm.num_engines not set)",
+                fix="set --vllm.num_engines to 1 or more, or drop --ds.packing_samples"),
         Example("ppo_ring_no_vllm_flat_0_8_4.sh", _PPO_RING_FLAT, flagged=(2,),
-                files=(("requirements.txt", "openrlhf==0.8.4\n"),), severity="error"),
+                files=(("requirements.txt", "openrlhf==0.8.4\n"),), severity="error",
+                message="--ds.packing_samples without vLLM engines (--vllm.num_engines not set)",
+                fix="set --vllm.num_engines to 1 or more, or drop --ds.packing_samples"),
         Example("ppo_ring_no_vllm_flat_0_8_3.sh", _PPO_RING_FLAT, files=(("requirements.txt", "openrlhf==0.8.3\n"),)),
-        Example("sft_ring_packing.sh", _SFT.format(extra=" \\\n   --ds.packing_samples")),
-        Example("ppo_packing_no_vllm.sh", _PPO.format(extra=""), flagged=(5,)),
-        Example("ppo_packing_vllm.sh", _PPO.format(extra=" \\\n   --vllm.num_engines 4")),
+        Example("sft_ring_packing.sh", """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_sft \\
+   --train.batch_size 256 \\
+   --train.micro_batch_size 2 \\
+   --ds.ring_attn_size 2 \\
+   --ds.packing_samples
+"""),
+        Example("ppo_packing_no_vllm.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --ds.packing_samples
+""", flagged=(5,),
+                message="--ds.packing_samples without vLLM engines (--vllm.num_engines not set)",
+                fix="set --vllm.num_engines to 1 or more, or drop --ds.packing_samples"),
+        Example("ppo_packing_vllm.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_gpus_per_node 8 \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --ds.packing_samples \\
+   --vllm.num_engines 4
+"""),
     ),
 )

@@ -46,6 +46,7 @@ max_epochs 1); openrlhf/utils/deepspeed/deepspeed.py:238-239 @ v0.6.1.post1
 from collections.abc import Iterator
 
 from batchlint.frameworks import openrlhf
+from batchlint.frameworks.openrlhf import OpenRLHFSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -56,27 +57,31 @@ NON_RAY = Premise(
            "v0.6.2 has no openrlhf/cli/train_ppo.py")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    if plan.settings is None or getattr(plan.settings, "entry", None) != "train_ppo" or plan.rl is None:
+def check(plan: TrainingPlan, args: OpenRLHFSettings) -> Iterator[Finding]:
+    if args.entry != "train_ppo" or plan.rl is None:
         return
     rl, root = plan.rl, plan.document.root
     prompts, samples, train = rl.prompts_per_step, rl.samples_per_prompt, rl.mini_batch
     epochs = openrlhf.number(root.get("max_epochs"), "--max_epochs", default=1)
-    if not all(f is not None and f.known and f.value > 0 for f in (prompts, samples, train, epochs)):
+    if prompts is None or samples is None or train is None:
         return
-    per_round = prompts.value * samples.value * epochs.value
-    if per_round >= train.value:
+    p, n, t, e = prompts.count, samples.count, train.count, epochs.count
+    if p is None or n is None or t is None or e is None:
+        return
+    per_round = p * n * e
+    if per_round >= t:
         return
     at_fault = next((f for f in (train, prompts) if f.span is not None), None)
     if at_fault is None:
         return
-    made = f"{prompts.describe()} x {samples.describe()}" + (f" x {epochs.describe()}" if epochs.value > 1 else "")
-    rounds = -(-train.value // per_round)
+    made = f"{prompts.describe()} x {samples.describe()}" + (f" x {epochs.describe()}" if e > 1 else "")
+    rounds = -(-t // per_round)
     yield Finding(
         span=at_fault.span,
-        message=(f"{train.describe()} is larger than one round's {made} = {per_round} samples: DeepSpeed steps the "
-                 f"optimizer every {train.value} samples across rounds, so each step accumulates about {rounds} "
-                 f"rollouts made by different policies (the replay buffer is cleared after each round)"),
+        message=f"train batch {t} spans about {rounds} rollouts of {per_round} samples each",
+        notes=(f"one round makes {made} = {per_round} samples, fewer than {train.describe()}",
+               f"DeepSpeed steps the optimizer every {t} samples across rounds, so each step accumulates about "
+               f"{rounds} rollouts made by different policies (the replay buffer is cleared after each round)"),
         fix=f"set {train.key} to at most {per_round} (a divisor of it), or raise {prompts.key} so that one round holds it",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (prompts, samples, train)
                       if f.span is not None and f is not at_fault),
@@ -84,32 +89,47 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     )
 
 
-_LINE = """\
-deepspeed --num_gpus 8 --module openrlhf.cli.train_ppo \\
-   --pretrain OpenRLHF/Llama-3-8b-sft-mixture \\
-   --micro_train_batch_size 2 \\
-   --train_batch_size {train} \\
-   --micro_rollout_batch_size 4 \\
-   --rollout_batch_size {rollout} \\
-   --max_epochs 1
-"""
-
 RULE = Rule(
     code="BL270",
     name="openrlhf-ppo-train-batch-spans-rollouts",
     severity="warning",
     summary="OpenRLHF train_ppo: a train batch larger than one rollout's samples (one step mixes rollouts)",
     check=check,
-    frameworks=("openrlhf",),
+    subject=OpenRLHFSettings,
     needs=("rl.prompts_per_step",),
     premises=(NON_RAY,),
     doc=__doc__,
     examples=(
-        Example("ppo_mixed.sh", _LINE.format(train=128, rollout=32), flagged=(4,),
-                files=(("requirements.txt", "openrlhf==0.5.9\n"),), severity="warning"),
-        Example("ppo_one_round.sh", _LINE.format(train=128, rollout=128),
-                files=(("requirements.txt", "openrlhf==0.5.9\n"),)),
+        Example("ppo_mixed.sh", """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_ppo \\
+   --pretrain OpenRLHF/Llama-3-8b-sft-mixture \\
+   --micro_train_batch_size 2 \\
+   --train_batch_size 128 \\
+   --micro_rollout_batch_size 4 \\
+   --rollout_batch_size 32 \\
+   --max_epochs 1
+""", flagged=(4,), files=(("requirements.txt", "openrlhf==0.5.9\n"),), severity="warning",
+                message="train batch 128 spans about 4 rollouts of 32 samples each",
+                fix="set --train_batch_size to at most 32 (a divisor of it), or raise --rollout_batch_size so that one "
+                    "round holds it"),
+        Example("ppo_one_round.sh", """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_ppo \\
+   --pretrain OpenRLHF/Llama-3-8b-sft-mixture \\
+   --micro_train_batch_size 2 \\
+   --train_batch_size 128 \\
+   --micro_rollout_batch_size 4 \\
+   --rollout_batch_size 128 \\
+   --max_epochs 1
+""", files=(("requirements.txt", "openrlhf==0.5.9\n"),)),
         # No release pinned: 0.6.2 on has no train_ppo, so nothing is said.
-        Example("ppo_mixed_unpinned.sh", _LINE.format(train=128, rollout=32)),
+        Example("ppo_mixed_unpinned.sh", """\
+deepspeed --num_gpus 8 --module openrlhf.cli.train_ppo \\
+   --pretrain OpenRLHF/Llama-3-8b-sft-mixture \\
+   --micro_train_batch_size 2 \\
+   --train_batch_size 128 \\
+   --micro_rollout_batch_size 4 \\
+   --rollout_batch_size 32 \\
+   --max_epochs 1
+"""),
     ),
 )

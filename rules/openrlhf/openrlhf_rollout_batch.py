@@ -46,6 +46,7 @@ the same at 757-763 and 736-745 @ 0.11.2.
 from collections.abc import Iterator
 
 from batchlint.frameworks import openrlhf
+from batchlint.frameworks.openrlhf import OpenRLHFSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -62,20 +63,25 @@ OVERSAMPLING = Premise(
            "0.11.2 openrlhf/cli/train_ppo_ray.py:740-745 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    rl, ppo = plan.rl, plan.settings.ppo
+def check(plan: TrainingPlan, args: OpenRLHFSettings) -> Iterator[Finding]:
+    rl, ppo = plan.rl, args.ppo
+    if rl is None or ppo is None:
+        return  # not train_ppo_ray
     prompts, n = rl.prompts_per_step, rl.samples_per_prompt
     rollout_micro = rl.micro_batch.get("rollout")
     ring, tp, world = plan.parallel["sp"], plan.parallel["tp"], plan.world_size
     if all(f is not None and f.positive for f in (prompts, n, rollout_micro, ring, tp, world)):
+        assert prompts is not None and n is not None and rollout_micro is not None and world is not None
         batches = n.value * prompts.value // rollout_micro.value
         actors = world.value // ring.value // tp.value
         if batches < actors:
             yield Finding(
                 span=next((f.span for f in (prompts, rollout_micro, n) if f.span is not None), None),
-                message=(f"{n.describe()} x {prompts.describe()} // {rollout_micro.describe()} = {batches} sample "
-                         f"batches, fewer than the {actors} actor processes (W {world.value} // {ring.key} "
-                         f"{ring.value} // {tp.key} {tp.value}): train_ppo_ray asserts it and refuses to start"),
+                message=f"{batches} sample batches for {actors} actor processes",
+                notes=(f"{n.describe()} x {prompts.describe()} // {rollout_micro.describe()} = {batches} sample "
+                       f"batches; W {world.value} // {ring.key} {ring.value} // {tp.key} {tp.value} = {actors} "
+                       f"actor processes",
+                       "train_ppo_ray asserts at least one batch per actor process and refuses to start"),
                 fix=(f"raise {prompts.key} to at least {-(-actors * rollout_micro.value // n.value)} "
                      f"or lower {rollout_micro.key}"),
                 related=(Related(f"W = {world.value}", world.span),) if world.span is not None else (),
@@ -87,36 +93,13 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         flag = "--async_train" if openrlhf.flag_style(plan.document.root) == "flat" else "--train.async_enable"
         yield Finding(
             span=generation.span,
-            message=(f"{generation.describe()} is larger than {prompts.describe()}: over-sampling needs the async "
-                     f"queue, and train_ppo_ray refuses to start without {flag}"),
+            message=f"{generation.key} {generation.value} is larger than {prompts.key} {prompts.value}",
+            notes=(f"{generation.describe()} > {prompts.describe()}: over-sampling needs the async queue, and "
+                   f"train_ppo_ray refuses to start without {flag}",),
             fix=f"add {flag}, or lower {generation.key} to at most {prompts.value}",
             premise=openrlhf.premise_name(plan, OVERSAMPLING),
         )
 
-
-_PPO = """\
-python3 -m openrlhf.cli.train_ppo_ray \\
-   --actor.num_nodes 1 \\
-   --actor.num_gpus_per_node 8 \\
-   --vllm.num_engines 2 \\
-   --train.batch_size 128 \\
-   --train.micro_batch_size 4 \\
-   --rollout.batch_size {rollout} \\
-   --rollout.micro_batch_size 16 \\
-   --rollout.n_samples_per_prompt {n}{extra}
-"""
-
-_FLAT = """\
-python3 -m openrlhf.cli.train_ppo_ray \\
-   --actor_num_nodes 1 \\
-   --actor_num_gpus_per_node 8 \\
-   --vllm_num_engines 2 \\
-   --train_batch_size 128 \\
-   --rollout_batch_size {rollout} \\
-   --micro_rollout_batch_size 16 \\
-   --n_samples_per_prompt 1 \\
-   --micro_train_batch_size 4{extra}
-"""
 
 RULE = Rule(
     code="BL160",
@@ -124,26 +107,126 @@ RULE = Rule(
     severity="error",
     summary="OpenRLHF PPO: a rollout batch train_ppo_ray refuses (too few sample batches, over-sampling without async)",
     check=check,
-    needs=("settings.ppo", "rl.prompts_per_step"),
+    subject=OpenRLHFSettings,
+    needs=("rl.prompts_per_step",),
     premises=(*openrlhf.variants(ACTORS), *openrlhf.variants(OVERSAMPLING)),
     doc=__doc__,
     examples=(
         # The dotted flags run on 0.10.2 and later only, all of which assert both.
-        Example("ppo_few_batches.sh", _PPO.format(rollout=64, n=1, extra=""), flagged=(7,), severity="error"),
+        Example("ppo_few_batches.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 2 \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --rollout.batch_size 64 \\
+   --rollout.micro_batch_size 16 \\
+   --rollout.n_samples_per_prompt 1
+""", flagged=(7,), severity="error",
+                message="4 sample batches for 8 actor processes",
+                fix="raise --rollout.batch_size to at least 128 or lower --rollout.micro_batch_size"),
         # The flat flags of earlier releases: 0.7.1 makes no such assertion.
-        Example("ppo_few_batches_flat.sh", _FLAT.format(rollout=64, extra=""), flagged=(6,), severity="info"),
-        Example("ppo_few_batches_flat_0_7_2.sh", _FLAT.format(rollout=64, extra=""), flagged=(6,),
-                files=(("requirements.txt", "openrlhf==0.7.2\n"),), severity="error"),
-        Example("ppo_few_batches_flat_0_7_1.sh", _FLAT.format(rollout=64, extra=""),
-                files=(("requirements.txt", "openrlhf==0.7.1\n"),)),
-        Example("ppo_enough_batches.sh", _PPO.format(rollout=128, n=1, extra="")),
-        Example("ppo_oversampling.sh", _PPO.format(rollout=128, n=4, extra=" \\\n   --rollout.vllm_generate_batch_size 256"),
-                flagged=(10,), severity="error"),
-        Example("ppo_oversampling_flat_0_9.sh", _FLAT.format(rollout=128, extra=" \\\n   --vllm_generate_batch_size 256"),
-                files=(("requirements.txt", "openrlhf==0.9.10\n"),)),
-        Example("ppo_oversampling_flat_0_10.sh", _FLAT.format(rollout=128, extra=" \\\n   --vllm_generate_batch_size 256"),
-                flagged=(10,), files=(("requirements.txt", "openrlhf==0.10.0\n"),), severity="error"),
-        Example("ppo_oversampling_async.sh", _PPO.format(
-            rollout=128, n=4, extra=" \\\n   --rollout.vllm_generate_batch_size 256 \\\n   --train.async_enable")),
+        Example("ppo_few_batches_flat.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 2 \\
+   --train_batch_size 128 \\
+   --rollout_batch_size 64 \\
+   --micro_rollout_batch_size 16 \\
+   --n_samples_per_prompt 1 \\
+   --micro_train_batch_size 4
+""", flagged=(6,), severity="info",
+                message="4 sample batches for 8 actor processes",
+                fix="raise --rollout_batch_size to at least 128 or lower --micro_rollout_batch_size"),
+        Example("ppo_few_batches_flat_0_7_2.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 2 \\
+   --train_batch_size 128 \\
+   --rollout_batch_size 64 \\
+   --micro_rollout_batch_size 16 \\
+   --n_samples_per_prompt 1 \\
+   --micro_train_batch_size 4
+""", flagged=(6,), files=(("requirements.txt", "openrlhf==0.7.2\n"),), severity="error",
+                message="4 sample batches for 8 actor processes",
+                fix="raise --rollout_batch_size to at least 128 or lower --micro_rollout_batch_size"),
+        Example("ppo_few_batches_flat_0_7_1.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 2 \\
+   --train_batch_size 128 \\
+   --rollout_batch_size 64 \\
+   --micro_rollout_batch_size 16 \\
+   --n_samples_per_prompt 1 \\
+   --micro_train_batch_size 4
+""", files=(("requirements.txt", "openrlhf==0.7.1\n"),)),
+        Example("ppo_enough_batches.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 2 \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --rollout.batch_size 128 \\
+   --rollout.micro_batch_size 16 \\
+   --rollout.n_samples_per_prompt 1
+"""),
+        Example("ppo_oversampling.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 2 \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --rollout.batch_size 128 \\
+   --rollout.micro_batch_size 16 \\
+   --rollout.n_samples_per_prompt 4 \\
+   --rollout.vllm_generate_batch_size 256
+""", flagged=(10,), severity="error",
+                message="--rollout.vllm_generate_batch_size 256 is larger than --rollout.batch_size 128",
+                fix="add --train.async_enable, or lower --rollout.vllm_generate_batch_size to at most 128"),
+        Example("ppo_oversampling_flat_0_9.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 2 \\
+   --train_batch_size 128 \\
+   --rollout_batch_size 128 \\
+   --micro_rollout_batch_size 16 \\
+   --n_samples_per_prompt 1 \\
+   --micro_train_batch_size 4 \\
+   --vllm_generate_batch_size 256
+""", files=(("requirements.txt", "openrlhf==0.9.10\n"),)),
+        Example("ppo_oversampling_flat_0_10.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor_num_nodes 1 \\
+   --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 2 \\
+   --train_batch_size 128 \\
+   --rollout_batch_size 128 \\
+   --micro_rollout_batch_size 16 \\
+   --n_samples_per_prompt 1 \\
+   --micro_train_batch_size 4 \\
+   --vllm_generate_batch_size 256
+""", flagged=(10,), files=(("requirements.txt", "openrlhf==0.10.0\n"),), severity="error",
+                message="--vllm_generate_batch_size 256 is larger than --rollout_batch_size 128",
+                fix="add --async_train, or lower --vllm_generate_batch_size to at most 128"),
+        Example("ppo_oversampling_async.sh", """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.num_nodes 1 \\
+   --actor.num_gpus_per_node 8 \\
+   --vllm.num_engines 2 \\
+   --train.batch_size 128 \\
+   --train.micro_batch_size 4 \\
+   --rollout.batch_size 128 \\
+   --rollout.micro_batch_size 16 \\
+   --rollout.n_samples_per_prompt 4 \\
+   --rollout.vllm_generate_batch_size 256 \\
+   --train.async_enable
+"""),
     ),
 )

@@ -34,6 +34,7 @@ streaming with a warning (train_args.py:137-144) and did not check packing.
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import MS_SWIFT
+from batchlint.frameworks.swift_megatron import Tokenized
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -45,32 +46,22 @@ REFUSED = Premise(
            "swift/arguments/base_args/base_args.py:164-168 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    tokenizing = plan.settings.tokenizing
+def check(plan: TrainingPlan, swift: Tokenized) -> Iterator[Finding]:
+    tokenizing = swift.tokenizing
     lazy = tokenizing.lazy_tokenize
-    if lazy is None or lazy.value is not True:
+    if lazy is None or lazy.value is not True or lazy.span is None:
         return
     for other in (tokenizing.packing, tokenizing.streaming):
-        if other is not None and other.value:
+        if other is not None and other.value and other.span is not None:
             yield Finding(
                 span=lazy.span,
-                message=f"{lazy.key} is true together with {other.key} (line {other.span.line}); ms-swift "
-                        f"refuses the combination and does not start",
+                message=f"{lazy.key} is true together with {other.key} (line {other.span.line})",
+                notes=("ms-swift refuses the combination and does not start",),
                 fix=f"remove {lazy.key} (ms-swift turns it off for packed and streamed data)",
                 related=(Related(f"{other.key} enabled here", other.span),),
             )
             return
 
-
-_CONFIG = """\
-model: Qwen/Qwen2.5-VL-7B-Instruct
-tuner_type: lora
-attn_impl: flash_attn
-packing: true
-lazy_tokenize: {lazy}
-per_device_train_batch_size: 1
-gradient_accumulation_steps: 16
-"""
 
 RULE = Rule(
     code="BL357",
@@ -78,21 +69,60 @@ RULE = Rule(
     severity="error",
     summary="ms-swift: lazy_tokenize together with packing or streaming",
     check=check,
-    needs=("settings.tokenizing",),
+    subject=Tokenized,
     premises=(REFUSED,),
     doc=__doc__,
     examples=(
         # No release pinned: 3.6.x and older take it.
-        Example("packing_lazy.yaml", _CONFIG.format(lazy="true"), flagged=(5,), severity="info"),
-        Example("packing_lazy_pinned.yaml", _CONFIG.format(lazy="true"), flagged=(5,),
-                files=(("requirements.txt", "ms-swift==3.7.0\n"),), severity="error"),
-        Example("packing_lazy_old.yaml", _CONFIG.format(lazy="true"), files=(("requirements.txt", "ms-swift==3.6.4\n"),)),
-        Example("packing_eager.yaml", _CONFIG.format(lazy="false")),
-        Example(
-            "megatron_streaming_lazy.yaml",
-            "model: Qwen/Qwen3-8B\ntuner_type: full\nstreaming: true\nlazy_tokenize: true\n"
-            "micro_batch_size: 1\nglobal_batch_size: 16\n",
-            flagged=(4,), files=(("requirements.txt", "ms-swift==4.6.0\n"),), severity="error",
-        ),
+        Example("packing_lazy.yaml", """\
+model: Qwen/Qwen2.5-VL-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+packing: true
+lazy_tokenize: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+""", flagged=(5,), severity="info",
+                message="lazy_tokenize is true together with packing (line 4)",
+                fix="remove lazy_tokenize (ms-swift turns it off for packed and streamed data)"),
+        Example("packing_lazy_pinned.yaml", """\
+model: Qwen/Qwen2.5-VL-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+packing: true
+lazy_tokenize: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+""", flagged=(5,), files=(("requirements.txt", "ms-swift==3.7.0\n"),), severity="error",
+                message="lazy_tokenize is true together with packing (line 4)",
+                fix="remove lazy_tokenize (ms-swift turns it off for packed and streamed data)"),
+        Example("packing_lazy_old.yaml", """\
+model: Qwen/Qwen2.5-VL-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+packing: true
+lazy_tokenize: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+""", files=(("requirements.txt", "ms-swift==3.6.4\n"),)),
+        Example("packing_eager.yaml", """\
+model: Qwen/Qwen2.5-VL-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+packing: true
+lazy_tokenize: false
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 16
+"""),
+        Example("megatron_streaming_lazy.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: full
+streaming: true
+lazy_tokenize: true
+micro_batch_size: 1
+global_batch_size: 16
+""", flagged=(4,), files=(("requirements.txt", "ms-swift==4.6.0\n"),), severity="error",
+                message="lazy_tokenize is true together with streaming (line 3)",
+                fix="remove lazy_tokenize (ms-swift turns it off for packed and streamed data)"),
     ),
 )

@@ -35,6 +35,7 @@ it on in swift/megatron/arguments/megatron_base_args.py:36-37. First in 4.0.1
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import MS_SWIFT
+from batchlint.frameworks.swift_megatron import SwiftMegatronSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -46,10 +47,12 @@ REFUSED = Premise(
            "(still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    grouping, free = plan.settings.group_by_length, plan.settings.padding_free
+def check(plan: TrainingPlan, megatron: SwiftMegatronSettings) -> Iterator[Finding]:
+    grouping, free, micro = megatron.group_by_length, megatron.padding_free, plan.micro_batch
     if grouping is None or grouping.value is not True or free is None or free.value is not True:
         return
+    if grouping.span is None or micro is None:
+        return  # written true: a line; the Megatron plan always has a micro batch (default 1)
     if free.span is None:
         why, fix = "padding_free is on by default", "set padding_free: false, or remove group_by_length"
     elif free.key == "packing":
@@ -59,20 +62,13 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     related = (Related(f"{free.key} enabled here", free.span),) if free.span else ()
     yield Finding(
         span=grouping.span,
-        message=f"group_by_length is true, but {why}: each micro batch ({plan.micro_batch.describe()}) is "
-                f"concatenated into one row with no padding to save, and ms-swift refuses the combination",
+        message=f"group_by_length is true, but {why}",
+        notes=(f"padding_free concatenates each micro batch ({micro.describe()}) into one row: there is no "
+               f"padding to save, and ms-swift refuses the combination",),
         fix=fix,
         related=related,
     )
 
-
-_CONFIG = """\
-model: Qwen/Qwen3-8B
-tuner_type: lora
-micro_batch_size: 4
-global_batch_size: 64
-group_by_length: true
-{padding}"""
 
 RULE = Rule(
     code="BL358",
@@ -80,18 +76,54 @@ RULE = Rule(
     severity="error",
     summary="ms-swift Megatron: group_by_length while padding_free is on (its default)",
     check=check,
-    needs=("settings.group_by_length",),
+    subject=SwiftMegatronSettings,
     premises=(REFUSED,),
     doc=__doc__,
     examples=(
         # No release pinned: 4.0.0 and older take it.
-        Example("megatron_grouped_default.yaml", _CONFIG.format(padding=""), flagged=(5,), severity="info"),
-        Example("megatron_grouped_default_pinned.yaml", _CONFIG.format(padding=""), flagged=(5,),
-                files=(("requirements.txt", "ms-swift>=4.1,<5\n"),), severity="error"),
-        Example("megatron_grouped_default_old.yaml", _CONFIG.format(padding=""),
-                files=(("requirements.txt", "ms-swift==4.0.0\n"),)),
-        Example("megatron_grouped_padded.yaml", _CONFIG.format(padding="padding_free: false\n")),
-        Example("megatron_grouped_packed.yaml", _CONFIG.format(padding="padding_free: false\npacking: true\n"),
-                flagged=(5,), severity="info"),
+        Example("megatron_grouped_default.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 4
+global_batch_size: 64
+group_by_length: true
+""", flagged=(5,), severity="info",
+                message="group_by_length is true, but padding_free is on by default",
+                fix="set padding_free: false, or remove group_by_length"),
+        Example("megatron_grouped_default_pinned.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 4
+global_batch_size: 64
+group_by_length: true
+""", flagged=(5,), files=(("requirements.txt", "ms-swift>=4.1,<5\n"),), severity="error",
+                message="group_by_length is true, but padding_free is on by default",
+                fix="set padding_free: false, or remove group_by_length"),
+        Example("megatron_grouped_default_old.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 4
+global_batch_size: 64
+group_by_length: true
+""", files=(("requirements.txt", "ms-swift==4.0.0\n"),)),
+        Example("megatron_grouped_padded.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 4
+global_batch_size: 64
+group_by_length: true
+padding_free: false
+"""),
+        Example("megatron_grouped_packed.yaml", """\
+model: Qwen/Qwen3-8B
+tuner_type: lora
+micro_batch_size: 4
+global_batch_size: 64
+group_by_length: true
+padding_free: false
+packing: true
+""", flagged=(5,), severity="info",
+                message="group_by_length is true, but packing (line 7) turns padding_free on",
+                fix="remove group_by_length"),
     ),
 )

@@ -40,6 +40,7 @@ turned padding_free off). Up to 3.6.4 only `flash_attn` counted; kto packs from 
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import MS_SWIFT
+from batchlint.frameworks.swift import SwiftSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -67,46 +68,35 @@ FLASH = ("flash_attn", "flash_attention_2", "flash_attention_3", "flash_attentio
 PACKING_RLHF = ("grpo", "dpo", "kto", "gkd")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    args = plan.settings
-    enabled = [f for f in (args.packing, args.padding_free) if f is not None and f.value]
+def check(plan: TrainingPlan, swift: SwiftSettings) -> Iterator[Finding]:
+    enabled = [f for f in (swift.packing, swift.padding_free) if f is not None and f.value and f.span is not None]
     if not enabled:
         return
-    feature, attn = enabled[0], args.attn_impl
+    feature, attn = enabled[0], swift.attn_impl
     impl = attn.value
-    if impl not in FLASH and not args.attn_impl_from_checkpoint:
+    if impl not in FLASH and not swift.attn_impl_from_checkpoint:
         shown = f"attn_impl is {impl} (line {attn.span.line})" if attn.span is not None else "attn_impl is not set"
         yield Finding(
             span=feature.span,
-            message=f"{feature.key} needs a flash-attention attn_impl ({', '.join(FLASH)}), but {shown}: "
-                    f"ms-swift refuses to start",
+            message=f"{feature.key} needs a flash-attention attn_impl, but {shown}",
+            notes=(f"the flash-attention values are {', '.join(FLASH)}; ms-swift refuses to start",),
             fix="set attn_impl: flash_attn (or flash_attention_2/3/4)",
             related=(Related(f"attn_impl = {impl}", attn.span),) if attn.span is not None else (),
-            premise="packing needs flash attention" if feature is args.packing else "padding_free needs flash attention",
+            premise="packing needs flash attention" if feature is swift.packing else "padding_free needs flash attention",
         )
     rlhf = plan.rl.algorithm if plan.rl is not None else None
     kind = rlhf.value if rlhf is not None else None
-    if rlhf is not None and kind not in PACKING_RLHF:
+    if rlhf is not None and rlhf.span is not None and kind not in PACKING_RLHF:
         yield Finding(
             span=feature.span,
-            message=f"{feature.key} is enabled with rlhf_type {kind} (line {rlhf.span.line}); ms-swift packs only for "
-                    f"{', '.join(PACKING_RLHF)} and refuses to start",
+            message=f"{feature.key} is enabled with rlhf_type {kind} (line {rlhf.span.line})",
+            notes=(f"ms-swift packs only for {', '.join(PACKING_RLHF)} and refuses to start",),
             fix=f"set {feature.key}: false",
             related=(Related(f"rlhf_type = {kind}", rlhf.span),),
             # Up to 3.7.x packing turned padding_free off before the RLHF check: refused from 3.8.0.
-            premise="rlhf packing" if feature is args.packing else "rlhf padding_free",
+            premise="rlhf packing" if feature is swift.packing else "rlhf padding_free",
         )
 
-
-_CONFIG = """\
-model: Qwen/Qwen2.5-7B-Instruct
-tuner_type: lora
-dataset: swift/self-cognition#1000
-max_length: 2048
-packing: true
-{attention}per_device_train_batch_size: 1
-gradient_accumulation_steps: 8
-"""
 
 RULE = Rule(
     code="BL356",
@@ -114,27 +104,124 @@ RULE = Rule(
     severity="error",
     summary="ms-swift: packing or padding_free without a flash attn_impl, or for an RLHF type that cannot pack",
     check=check,
-    needs=("settings.attn_impl",),
+    subject=SwiftSettings,
     premises=(ATTN_PACKING, ATTN_PADDING_FREE, RLHF_PADDING_FREE, RLHF_PACKING),
     doc=__doc__,
     examples=(
         # No release pinned: 3.4.0 and older take packing without flash attention.
-        Example("packing_no_attn.yaml", _CONFIG.format(attention=""), flagged=(5,), severity="info"),
-        Example("packing_no_attn_pinned.yaml", _CONFIG.format(attention=""), flagged=(5,),
-                files=(("requirements.txt", "ms-swift>=3.5\n"),), severity="error"),
-        Example("packing_no_attn_old.yaml", _CONFIG.format(attention=""),
-                files=(("requirements.txt", "ms-swift==3.4.0\n"),)),
-        Example("packing_flash.yaml", _CONFIG.format(attention="attn_impl: flash_attn\n")),
-        Example("packing_sdpa.yaml", _CONFIG.format(attention="attn_impl: sdpa\n"), flagged=(5,), severity="info"),
-        Example("packing_orpo.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"), flagged=(5,),
-                severity="info"),
-        Example("packing_orpo_pinned.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"),
-                flagged=(5,), files=(("requirements.txt", "ms-swift==3.8.0\n"),), severity="error"),
-        Example("packing_orpo_before.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n"),
-                files=(("requirements.txt", "ms-swift==3.7.3\n"),)),
-        Example("padding_free_orpo_3_6.yaml",
-                _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: orpo\n").replace("packing", "padding_free"),
-                flagged=(5,), files=(("requirements.txt", "ms-swift==3.6.0\n"),), severity="error"),
-        Example("packing_dpo.yaml", _CONFIG.format(attention="attn_impl: flash_attn\nrlhf_type: dpo\n")),
+        Example("packing_no_attn.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(5,), severity="info",
+                message="packing needs a flash-attention attn_impl, but attn_impl is not set",
+                fix="set attn_impl: flash_attn (or flash_attention_2/3/4)"),
+        Example("packing_no_attn_pinned.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(5,), files=(("requirements.txt", "ms-swift>=3.5\n"),), severity="error",
+                message="packing needs a flash-attention attn_impl, but attn_impl is not set",
+                fix="set attn_impl: flash_attn (or flash_attention_2/3/4)"),
+        Example("packing_no_attn_old.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", files=(("requirements.txt", "ms-swift==3.4.0\n"),)),
+        Example("packing_flash.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+attn_impl: flash_attn
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+"""),
+        Example("packing_sdpa.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+attn_impl: sdpa
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(5,), severity="info",
+                message="packing needs a flash-attention attn_impl, but attn_impl is sdpa (line 6)",
+                fix="set attn_impl: flash_attn (or flash_attention_2/3/4)"),
+        Example("packing_orpo.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+attn_impl: flash_attn
+rlhf_type: orpo
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(5,), severity="info",
+                message="packing is enabled with rlhf_type orpo (line 7)",
+                fix="set packing: false"),
+        Example("packing_orpo_pinned.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+attn_impl: flash_attn
+rlhf_type: orpo
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(5,), files=(("requirements.txt", "ms-swift==3.8.0\n"),), severity="error",
+                message="packing is enabled with rlhf_type orpo (line 7)",
+                fix="set packing: false"),
+        Example("packing_orpo_before.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+attn_impl: flash_attn
+rlhf_type: orpo
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", files=(("requirements.txt", "ms-swift==3.7.3\n"),)),
+        Example("padding_free_orpo_3_6.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+padding_free: true
+attn_impl: flash_attn
+rlhf_type: orpo
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(5,), files=(("requirements.txt", "ms-swift==3.6.0\n"),), severity="error",
+                message="padding_free is enabled with rlhf_type orpo (line 7)",
+                fix="set padding_free: false"),
+        Example("packing_dpo.yaml", """\
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+dataset: swift/self-cognition#1000
+max_length: 2048
+packing: true
+attn_impl: flash_attn
+rlhf_type: dpo
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+"""),
     ),
 )

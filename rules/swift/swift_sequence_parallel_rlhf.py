@@ -32,6 +32,7 @@ swift/llm/argument/rlhf_args.py:364-369 (`_check_padding_free_sp`, called at
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import MS_SWIFT
+from batchlint.frameworks.swift import SwiftSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -45,30 +46,21 @@ REFUSED = Premise(
 SUPPORTED = ("grpo", "dpo")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    sp, rlhf = plan.parallel.get("sp"), plan.rl.algorithm
-    kind = rlhf.value
-    if kind in SUPPORTED or sp is None or not sp.known or sp.value <= 1 or sp.span is None:
+def check(plan: TrainingPlan, swift: SwiftSettings) -> Iterator[Finding]:
+    sp, rlhf = plan.parallel["sp"], plan.rl.algorithm if plan.rl is not None else None
+    if rlhf is None or rlhf.span is None:
+        return  # present (needs rl.algorithm): the guard is for the type checker
+    kind, degree = rlhf.value, sp.count
+    if kind in SUPPORTED or degree is None or degree <= 1 or sp.span is None:
         return
     yield Finding(
         span=sp.span,
-        message=f"sequence_parallel_size is {sp.value}, but rlhf_type {kind} (line {rlhf.span.line}) has no "
-                f"sequence-parallel support (only {', '.join(SUPPORTED)}): ms-swift refuses to start",
+        message=f"sequence_parallel_size is {degree}, but rlhf_type {kind} (line {rlhf.span.line}) has no sequence parallelism",
+        notes=(f"ms-swift supports sequence parallelism for {', '.join(SUPPORTED)} only and refuses to start",),
         fix="set sequence_parallel_size: 1",
         related=(Related(f"rlhf_type = {kind}", rlhf.span),),
     )
 
-
-_CONFIG = """\
-rlhf_type: {kind}
-model: Qwen/Qwen2.5-7B-Instruct
-tuner_type: lora
-attn_impl: flash_attn
-padding_free: true
-sequence_parallel_size: 2
-per_device_train_batch_size: 1
-gradient_accumulation_steps: 8
-"""
 
 RULE = Rule(
     code="BL253",
@@ -76,16 +68,55 @@ RULE = Rule(
     severity="error",
     summary="ms-swift: sequence parallelism for an RLHF type without support for it",
     check=check,
+    subject=SwiftSettings,
     needs=("rl.algorithm", "parallel.sp"),
-    frameworks=("swift",),
     premises=(REFUSED,),
     doc=__doc__,
     examples=(
         # No release pinned: 3.6.x and older run it.
-        Example("kto_sp2.yaml", _CONFIG.format(kind="kto"), flagged=(6,), severity="info"),
-        Example("kto_sp2_pinned.yaml", _CONFIG.format(kind="kto"), flagged=(6,),
-                files=(("requirements.txt", "ms-swift==4.5.2\n"),), severity="error"),
-        Example("kto_sp2_old.yaml", _CONFIG.format(kind="kto"), files=(("requirements.txt", "ms-swift==3.6.4\n"),)),
-        Example("dpo_sp2.yaml", _CONFIG.format(kind="dpo")),
+        Example("kto_sp2.yaml", """\
+rlhf_type: kto
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+padding_free: true
+sequence_parallel_size: 2
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(6,), severity="info",
+                message="sequence_parallel_size is 2, but rlhf_type kto (line 1) has no sequence parallelism",
+                fix="set sequence_parallel_size: 1"),
+        Example("kto_sp2_pinned.yaml", """\
+rlhf_type: kto
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+padding_free: true
+sequence_parallel_size: 2
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", flagged=(6,), files=(("requirements.txt", "ms-swift==4.5.2\n"),), severity="error",
+                message="sequence_parallel_size is 2, but rlhf_type kto (line 1) has no sequence parallelism",
+                fix="set sequence_parallel_size: 1"),
+        Example("kto_sp2_old.yaml", """\
+rlhf_type: kto
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+padding_free: true
+sequence_parallel_size: 2
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+""", files=(("requirements.txt", "ms-swift==3.6.4\n"),)),
+        Example("dpo_sp2.yaml", """\
+rlhf_type: dpo
+model: Qwen/Qwen2.5-7B-Instruct
+tuner_type: lora
+attn_impl: flash_attn
+padding_free: true
+sequence_parallel_size: 2
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+"""),
     ),
 )

@@ -48,7 +48,7 @@ See "When it holds".
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtitan import model_premises, model_window
+from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -65,10 +65,10 @@ PREMISES = model_premises({
 })
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    titan, tp = plan.settings, plan.parallel["tp"]
-    enabled, compiled = titan.async_tp, titan.compile_model
-    if enabled.value is not True or not (tp.known and tp.value > 1) or not titan.model_support.async_tp:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
+    tp = plan.parallel["tp"]
+    enabled, compiled, degree = titan.async_tp, titan.compile_model, tp.number
+    if enabled.value is not True or degree is None or degree <= 1 or not titan.model_support.async_tp:
         return
     if compiled.value is not False:
         return
@@ -79,15 +79,27 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     yield Finding(
         premise=model_window(titan.model_support),
         span=enabled.span,
-        message=f"async tensor parallelism with {tp.describe()} needs torch.compile of the model,"
-                f" which {compiled.key} does not enable: the job refuses to start",
+        message=f"async tensor parallelism (tp = {degree}) needs the model compiled; {compiled.key} does not compile it",
+        notes=(f"tp comes from {tp.describe()}.",
+               "Async TP is a torch.compile pass: TorchTitan refuses to start while it parallelises the model."),
         fix=("set [training] compile = true (0.1.0's key; [compile] enable from 0.2.0)" if old else
              'set [compile] enable = true with "model" in components') + ", or enable_async_tensor_parallel = false",
         related=related,
     )
 
 
-_TITAN = """\
+RULE = Rule(
+    code="BL511",
+    name="torchtitan-async-tp-without-compile",
+    severity="error",
+    summary="TorchTitan: async tensor parallelism without torch.compile of the model",
+    check=check,
+    subject=TitanSettings,
+    needs=("parallel.tp",),
+    premises=PREMISES,
+    doc=__doc__,
+    examples=(
+        Example("titan_async_tp_eager.toml", """\
 [model]
 name = "llama3"
 flavor = "405B"
@@ -97,11 +109,26 @@ tensor_parallel_degree = 8  # 8-way TP
 enable_async_tensor_parallel = true
 
 [compile]
-enable={enable}
+enable=false
 components = ["model", "loss"]
-"""
+""", flagged=(7,), severity="error",
+                message="async tensor parallelism (tp = 8) needs the model compiled; [compile] does not compile it",
+                fix='set [compile] enable = true with "model" in components, or enable_async_tensor_parallel = false'),
+        Example("titan_async_tp_compiled.toml", """\
+[model]
+name = "llama3"
+flavor = "405B"
 
-_TITAN_010 = """\
+[parallelism]
+tensor_parallel_degree = 8  # 8-way TP
+enable_async_tensor_parallel = true
+
+[compile]
+enable=true
+components = ["model", "loss"]
+"""),
+        # 0.1.0's layout (its own llama3_405b.toml): [training] compile = true compiles the model there.
+        Example("titan_async_tp_010_compiled.toml", """\
 [model]
 name = "llama3"
 flavor = "405B"
@@ -111,23 +138,23 @@ tensor_parallel_degree = 8  # 8-way TP
 enable_async_tensor_parallel = true
 
 [training]
-compile = {compile}
-"""
+compile = true
+"""),
+        Example("titan_async_tp_010_eager.toml", """\
+[model]
+name = "llama3"
+flavor = "405B"
 
-RULE = Rule(
-    code="BL511",
-    name="torchtitan-async-tp-without-compile",
-    severity="error",
-    summary="TorchTitan: async tensor parallelism without torch.compile of the model",
-    check=check,
-    needs=("parallel.tp", "settings.model_support", "settings.async_tp", "settings.compile_model"),
-    premises=PREMISES,
-    doc=__doc__,
-    examples=(
-        Example("titan_async_tp_eager.toml", _TITAN.format(enable="false"), flagged=(7,), severity="error"),
-        Example("titan_async_tp_compiled.toml", _TITAN.format(enable="true")),
-        # 0.1.0's layout (its own llama3_405b.toml): [training] compile = true compiles the model there.
-        Example("titan_async_tp_010_compiled.toml", _TITAN_010.format(compile="true")),
-        Example("titan_async_tp_010_eager.toml", _TITAN_010.format(compile="false"), flagged=(7,), severity="error"),
+[parallelism]
+tensor_parallel_degree = 8  # 8-way TP
+enable_async_tensor_parallel = true
+
+[training]
+compile = false
+""", flagged=(7,), severity="error",
+                message="async tensor parallelism (tp = 8) needs the model compiled; [training] compile does not compile "
+                        "it",
+                fix="set [training] compile = true (0.1.0's key; [compile] enable from 0.2.0), or "
+                    "enable_async_tensor_parallel = false"),
     ),
 )

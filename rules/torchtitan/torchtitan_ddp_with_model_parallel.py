@@ -43,7 +43,7 @@ they are not flagged. See "When it holds".
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtitan import model_premises, model_window
+from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -59,46 +59,64 @@ PREMISES = model_premises({
 })
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    p, model = plan.parallel, plan.settings.model_support
-    if not model.refuses_ddp or not all(p[k].known for k in ("dp_replicate", "cp", "tp", "pp", "ep")):
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
+    p, model = plan.parallel, titan.model_support
+    replicate, shard, cp, tp, pp, ep = (p[k] for k in ("dp_replicate", "dp_shard", "cp", "tp", "pp", "ep"))
+    degrees = replicate.number, cp.number, tp.number, pp.number, ep.number
+    if not model.refuses_ddp:
         return
-    replicate, cp, tp, pp = p["dp_replicate"], p["cp"], p["tp"], p["pp"]
-    if replicate.value <= 1 or cp.value != 1 or tp.value * pp.value <= 1 or min(tp.value, pp.value) < 1:
+    r, c, t, s, e = degrees
+    if r is None or c is None or t is None or s is None or e is None:
         return
-    if model.sharded_with_ep and p["ep"].value > 1:
+    if r <= 1 or c != 1 or t * s <= 1 or min(t, s) < 1:
         return
-    if plan.settings.shard_degree.value != 1:
+    if model.sharded_with_ep and e > 1:
         return
-    world = plan.world_size
-    if world is not None and world.known and world.value != replicate.value * tp.value * pp.value:
+    if titan.shard_degree is None or titan.shard_degree.value != 1:
+        return
+    world = plan.world_size.number if plan.world_size is not None else None
+    if world is not None and world != r * t * s:
         return  # the layout does not fit W: BL202's finding, raised first
-    others = [f for f in (tp, pp) if f.value > 1]
-    shard = p["dp_shard"]
-    shown = shard.describe() + (f" = 1 with W ({plan.world_size.value})" if shard.value == -1 else "")
+    named = [(name, f) for name, f in (("tp", tp), ("pp", pp)) if f.count is not None and f.count > 1]
+    others = [f for _, f in named]
+    resolved = f" = 1 with W ({world})" if shard.value == -1 else ""
     yield Finding(
         premise=model_window(model),
         span=replicate.span or others[0].span,
-        message=(
-            f"{replicate.describe()} with {shown} is plain DDP, which TorchTitan cannot combine with "
-            f"{' and '.join(f.describe() for f in others)}: the model's parallelize raises at start-up"
-        ),
-        fix=f"shard instead: move the {replicate.value} into {shard.key} (HSDP/FSDP), or turn "
+        message=f"dp_replicate = {r} with dp_shard = 1 is plain DDP, which TorchTitan cannot combine with "
+                + " and ".join(f"{name} = {f.value}" for name, f in named),
+        notes=(f"The degrees: {replicate.describe()}, {shard.describe()}{resolved}, "
+               + ", ".join(f.describe() for f in others) + ".",
+               "Without sharding TorchTitan wraps the model in DDP, which it supports only alone: the model's "
+               "parallelize raises at start-up."),
+        fix=f"shard instead: move the {r} into {shard.key} (HSDP/FSDP), or turn "
         + " and ".join(f.key for f in others) + " off",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in [shard, *others] if f.span),
     )
 
 
-_TITAN = """\
+_SHARD_FROM_W = """\
 [model]
 name = "llama3"
 flavor = "8B"
 
 [parallelism]
 data_parallel_replicate_degree = 2
-data_parallel_shard_degree = {shard}
+data_parallel_shard_degree = -1
 tensor_parallel_degree = 4
 """
+
+_LLAMA3_FT_DDP_TP = """\
+[model]
+name = "llama3_ft"
+flavor = "8B"
+
+[parallelism]
+data_parallel_replicate_degree = 2
+data_parallel_shard_degree = 1
+tensor_parallel_degree = 4
+"""
+
 
 RULE = Rule(
     code="BL212",
@@ -106,23 +124,58 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: DDP (replicate degree > 1 without sharding) combined with tensor or pipeline parallelism",
     check=check,
-    needs=("parallel.dp_replicate", "parallel.dp_shard", "parallel.cp", "parallel.tp", "parallel.pp", "parallel.ep",
-           "settings.model_support", "settings.shard_degree"),
+    subject=TitanSettings,
+    needs=("parallel.dp_replicate", "parallel.dp_shard", "parallel.cp", "parallel.tp", "parallel.pp", "parallel.ep"),
     premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_ddp_tp.toml", _TITAN.format(shard=1), flagged=(6,), severity="error"),
-        Example("titan_hsdp_tp.toml", _TITAN.format(shard=2)),
+        Example("titan_ddp_tp.toml", """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[parallelism]
+data_parallel_replicate_degree = 2
+data_parallel_shard_degree = 1
+tensor_parallel_degree = 4
+""", flagged=(6,), severity="error",
+                message="dp_replicate = 2 with dp_shard = 1 is plain DDP, which TorchTitan cannot combine with tp = 4",
+                fix="shard instead: move the 2 into [parallelism] data_parallel_shard_degree (HSDP/FSDP), or turn "
+                    "[parallelism] tensor_parallel_degree off"),
+        Example("titan_hsdp_tp.toml", """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[parallelism]
+data_parallel_replicate_degree = 2
+data_parallel_shard_degree = 2
+tensor_parallel_degree = 4
+"""),
         # -1 resolves to 8 // (2 x 4) = 1: DDP again, known once W is.
-        Example("titan_ddp_tp_w8.toml", _TITAN.format(shard=-1), flagged=(6,), world_size=8),
-        Example("titan_hsdp_tp_w16.toml", _TITAN.format(shard=-1), world_size=16),
-        Example("titan_unknown_w.toml", _TITAN.format(shard=-1)),
+        Example("titan_ddp_tp_w8.toml", _SHARD_FROM_W, flagged=(6,), world_size=8,
+                message="dp_replicate = 2 with dp_shard = 1 is plain DDP, which TorchTitan cannot combine with tp = 4",
+                fix="shard instead: move the 2 into [parallelism] data_parallel_shard_degree (HSDP/FSDP), or turn "
+                    "[parallelism] tensor_parallel_degree off"),
+        Example("titan_hsdp_tp_w16.toml", _SHARD_FROM_W, world_size=16),
+        Example("titan_unknown_w.toml", _SHARD_FROM_W),
         # llama3_ft is new in 0.2.0: 0.1.0 refuses its name, not this layout.
-        Example("titan_ddp_tp_ft_010.toml", _TITAN.format(shard=1).replace('"llama3"', '"llama3_ft"'),
-                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
-        Example("titan_ddp_tp_ft.toml", _TITAN.format(shard=1).replace('"llama3"', '"llama3_ft"'), flagged=(6,),
-                severity="error"),
+        Example("titan_ddp_tp_ft_010.toml", _LLAMA3_FT_DDP_TP,
+                files=(('requirements.txt', 'torchtitan==0.1.0\n'),)),
+        Example("titan_ddp_tp_ft.toml", _LLAMA3_FT_DDP_TP, flagged=(6,), severity="error",
+                message="dp_replicate = 2 with dp_shard = 1 is plain DDP, which TorchTitan cannot combine with tp = 4",
+                fix="shard instead: move the 2 into [parallelism] data_parallel_shard_degree (HSDP/FSDP), or turn "
+                    "[parallelism] tensor_parallel_degree off"),
         # qwen3 from 0.2.1 tests its 1-D dp_replicate mesh: it never raises.
-        Example("titan_ddp_tp_qwen3.toml", _TITAN.format(shard=1).replace('"llama3"', '"qwen3"')),
+        Example("titan_ddp_tp_qwen3.toml", """\
+[model]
+name = "qwen3"
+flavor = "8B"
+
+[parallelism]
+data_parallel_replicate_degree = 2
+data_parallel_shard_degree = 1
+tensor_parallel_degree = 4
+"""),
     ),
 )

@@ -48,8 +48,8 @@ from 0.2.1 on only. See "When it holds".
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtitan import DISTRIBUTION, NO_TOML, model_premises, model_window
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.torchtitan import DISTRIBUTION, NO_TOML, TitanSettings, model_premises, model_window
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -77,81 +77,99 @@ DEEPEP = Premise(
            "(still); " + NO_TOML)
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
     p = plan.parallel
     ep, etp, tp = p["ep"], p["etp"], p["tp"]
-    if not all(f.known and f.value >= 1 for f in (ep, etp, tp)):
+    e, et, t = ep.count, etp.count, tp.count
+    if e is None or et is None or t is None:
         return  # degrees below 1 are BL211's finding
-    if ep.value > 1 and etp.value not in (1, tp.value):
+    if e > 1 and et not in (1, t):
         yield Finding(
             span=etp.span or ep.span,
-            message=f"{etp.describe()} must be 1 or equal {tp.describe()} when {ep.describe()} > 1: TorchTitan refuses the layout",
-            fix=f"set {etp.key} to 1 or {tp.value}",
+            message=f"etp = {et} must be 1 or equal tp = {t} when ep = {e} > 1",
+            notes=(f"The degrees: {etp.describe()}, {tp.describe()}, {ep.describe()}.",
+                   "TorchTitan refuses the layout at start-up (\"Currently we only support ETP=TP or ETP=1\")."),
+            fix=f"set {etp.key} to 1 or {t}",
             related=_related(ep, tp),
-            premise=model_window(plan.settings.model_support, "etp, "),
+            premise=model_window(titan.model_support, "etp, "),
         )
         return
-    yield from _mesh(plan, ep, etp, tp)
-    yield from _deepep(plan, ep, etp)
+    yield from _mesh(plan, titan, (ep, e), (etp, et), t)
+    yield from _deepep(titan, (ep, e), (etp, et))
 
 
-def _mesh(plan, ep, etp, tp):
-    resolved = plan.settings.shard_degree
-    shard = resolved.value if resolved is not None else None
-    cp, replicate, pp = (plan.parallel[k] for k in ("cp", "dp_replicate", "pp"))
-    if shard is None or not all(f.known and f.value >= 1 for f in (cp, replicate, pp)) or ep.value * etp.value == 1:
+def _mesh(plan: TrainingPlan, titan: TitanSettings, ep_degree: tuple[Fact, int], etp_degree: tuple[Fact, int],
+          t: int) -> Iterator[Finding]:
+    (ep, e), (etp, et) = ep_degree, etp_degree
+    shard = titan.shard_degree.value if titan.shard_degree is not None else None
+    c, r, s = (plan.parallel[k].count for k in ("cp", "dp_replicate", "pp"))
+    if shard is None or c is None or r is None or s is None or e * et == 1:
         return
-    ranks = shard * cp.value * tp.value
-    world = ranks * replicate.value * pp.value
-    if world <= 1 or ranks % (ep.value * etp.value) == 0:
+    ranks = shard * c * t
+    world = ranks * r * s
+    if world <= 1 or ranks % (e * et) == 0:
         return
-    if plan.world_size is not None and plan.world_size.known and plan.world_size.value != world:
+    w = plan.world_size.number if plan.world_size is not None else None
+    if w is not None and w != world:
         return  # the layout itself does not fit W: BL202's finding, raised first
-    at_fault = ep if ep.value > 1 else etp
+    at_fault = ep if e > 1 else etp
     yield Finding(
         span=at_fault.span or etp.span or ep.span,
-        message=(
-            f"the expert mesh is cut from dp_shard ({shard}) x cp ({cp.value}) x tp ({tp.value}) = {ranks} ranks, "
-            f"which {ep.describe()} x {etp.describe()} = {ep.value * etp.value} does not divide: "
-            f"the device mesh cannot be built and the job refuses to start"
-        ),
+        message=f"ep {e} x etp {et} = {e * et} does not divide the {ranks} ranks the expert mesh is cut from",
+        notes=(f"The expert mesh is cut from dp_shard ({shard}) x cp ({c}) x tp ({t}) = {ranks} ranks; "
+               f"{ep.describe()} x {etp.describe()} = {e * et}.",
+               "The device mesh cannot be built and the job refuses to start."),
         fix=f"choose {ep.key} x {etp.key} dividing {ranks}",
-        related=_related(etp if at_fault is ep else ep, tp),
-        premise=model_window(plan.settings.model_support, "mesh, " if ep.value > 1 else "mesh without ep, "),
+        related=_related(etp if at_fault is ep else ep, plan.parallel["tp"]),
+        premise=model_window(titan.model_support, "mesh, " if e > 1 else "mesh without ep, "),
     )
 
 
-def _deepep(plan, ep, etp):
-    backend = plan.settings.ep_comm_backend
-    if backend.value != "deepep" or not plan.settings.model_support.deepep:
+def _deepep(titan: TitanSettings, ep_degree: tuple[Fact, int], etp_degree: tuple[Fact, int]) -> Iterator[Finding]:
+    (ep, e), (etp, et) = ep_degree, etp_degree
+    backend = titan.ep_comm_backend
+    if backend.value != "deepep" or not titan.model_support.deepep:
         return
-    if ep.value == 1:
+    if e == 1:
         why, fix = f"DeepEP requires {ep.key} > 1", f"set {ep.key} > 1, or expert_parallel_comm_backend to \"standard\""
-    elif etp.value > 1:
+    elif et > 1:
         why, fix = f"DeepEP does not support {etp.describe()}", f"set {etp.key} to 1, or use the \"standard\" backend"
     else:
         return
-    yield Finding(span=backend.span, message=f"{why}: the model's parallelize function raises at start-up", fix=fix,
+    yield Finding(span=backend.span, message=why,
+                  notes=("The model's parallelize function raises at start-up.",), fix=fix,
                   related=_related(ep, etp), premise="deepep")
 
 
-def _related(*facts):
+def _related(*facts: Fact) -> tuple[Related, ...]:
     return tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span)
 
 
-_TITAN = """\
+_TITAN_DEEPEP_EP1 = """\
 [model]
 name = "deepseek_v3"
 flavor = "16B"
 
 [parallelism]
-data_parallel_shard_degree = {shard}
+data_parallel_shard_degree = -1
 tensor_parallel_degree = 2
-expert_parallel_degree = {ep}
-expert_tensor_parallel_degree = {etp}
+expert_parallel_degree = 1
+expert_tensor_parallel_degree = 1
+expert_parallel_comm_backend = "deepep"
 """
 
-_EP1 = _TITAN.format(shard=-1, ep=1, etp=2).replace("\ntensor_parallel_degree = 2", "\ntensor_parallel_degree = 1")
+_ETP_2_EP_1 = """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 1
+expert_parallel_degree = 1
+expert_tensor_parallel_degree = 2
+"""
+
 
 RULE = Rule(
     code="BL210",
@@ -159,33 +177,92 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: expert-parallel degrees the device mesh cannot hold (etp not 1 or tp, ep x etp not dividing the ranks)",
     check=check,
-    needs=("parallel.ep", "parallel.etp", "parallel.tp", "parallel.cp", "parallel.dp_replicate", "parallel.pp",
-           "settings.model_support", "settings.ep_comm_backend"),
+    subject=TitanSettings,
+    needs=("parallel.ep", "parallel.etp", "parallel.tp", "parallel.cp", "parallel.dp_replicate", "parallel.pp"),
     premises=ETP + MESH + MESH_EP1 + (DEEPEP,),
     doc=__doc__,
     examples=(
-        Example("titan_etp_4.toml", _TITAN.format(shard=-1, ep=4, etp=4), flagged=(9,), severity="error"),
-        Example("titan_etp_tp.toml", _TITAN.format(shard=-1, ep=4, etp=2)),
+        Example("titan_etp_4.toml", """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+expert_parallel_degree = 4
+expert_tensor_parallel_degree = 4
+""", flagged=(9,), severity="error",
+                message="etp = 4 must be 1 or equal tp = 2 when ep = 4 > 1",
+                fix="set [parallelism] expert_tensor_parallel_degree to 1 or 2"),
+        Example("titan_etp_tp.toml", """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+expert_parallel_degree = 4
+expert_tensor_parallel_degree = 2
+"""),
         # W=8, tp=2: dp_shard = 4; the expert mesh has 4 x 2 = 8 ranks; ep 3 does not divide them.
-        Example("titan_ep_3_w8.toml", _TITAN.format(shard=-1, ep=3, etp=1), flagged=(8,), world_size=8),
-        Example("titan_ep_8_w8.toml", _TITAN.format(shard=-1, ep=8, etp=1), world_size=8),
+        Example("titan_ep_3_w8.toml", """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+expert_parallel_degree = 3
+expert_tensor_parallel_degree = 1
+""", flagged=(8,), world_size=8,
+                message="ep 3 x etp 1 = 3 does not divide the 8 ranks the expert mesh is cut from",
+                fix="choose [parallelism] expert_parallel_degree x [parallelism] expert_tensor_parallel_degree "
+                    "dividing 8"),
+        Example("titan_ep_8_w8.toml", """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 2
+expert_parallel_degree = 8
+expert_tensor_parallel_degree = 1
+""", world_size=8),
         # A written shard degree needs no W: 2 x 2 = 4 ranks, ep 8 does not divide them.
-        Example("titan_ep_8_shard_2.toml", _TITAN.format(shard=2, ep=8, etp=1), flagged=(8,)),
-        Example(
-            "titan_deepep_ep1.toml",
-            _TITAN.format(shard=-1, ep=1, etp=1) + 'expert_parallel_comm_backend = "deepep"\n',
-            flagged=(10,), severity="error",
-        ),
+        Example("titan_ep_8_shard_2.toml", """\
+[model]
+name = "deepseek_v3"
+flavor = "16B"
+
+[parallelism]
+data_parallel_shard_degree = 2
+tensor_parallel_degree = 2
+expert_parallel_degree = 8
+expert_tensor_parallel_degree = 1
+""", flagged=(8,),
+                message="ep 8 x etp 1 = 8 does not divide the 4 ranks the expert mesh is cut from",
+                fix="choose [parallelism] expert_parallel_degree x [parallelism] expert_tensor_parallel_degree "
+                    "dividing 4"),
+        Example("titan_deepep_ep1.toml", _TITAN_DEEPEP_EP1, flagged=(10,), severity="error",
+                message="DeepEP requires [parallelism] expert_parallel_degree > 1",
+                fix='set [parallelism] expert_parallel_degree > 1, or expert_parallel_comm_backend to "standard"'),
         # 0.2.0 has no expert_parallel_comm_backend (it refuses the key: BL510's finding).
-        Example(
-            "titan_deepep_ep1_020.toml",
-            _TITAN.format(shard=-1, ep=1, etp=1) + 'expert_parallel_comm_backend = "deepep"\n',
-            files=(("requirements.txt", "torchtitan==0.2.0\n"),),
-        ),
+        Example("titan_deepep_ep1_020.toml", _TITAN_DEEPEP_EP1, files=(('requirements.txt', 'torchtitan==0.2.0\n'),)),
         # etp 2 with ep 1 on 3 ranks: 0.2.0 builds no expert mesh for ep 1, 0.2.1 on cannot unflatten it.
-        Example("titan_etp_2_ep_1_w3.toml", _EP1, flagged=(9,), world_size=3, severity="info"),
-        Example("titan_etp_2_ep_1_w3_021.toml", _EP1, flagged=(9,), world_size=3, severity="error",
-                files=(("requirements.txt", "torchtitan==0.2.1\n"),)),
-        Example("titan_etp_2_ep_1_w3_020.toml", _EP1, world_size=3, files=(("requirements.txt", "torchtitan==0.2.0\n"),)),
+        Example("titan_etp_2_ep_1_w3.toml", _ETP_2_EP_1, flagged=(9,), world_size=3, severity="info",
+                message="ep 1 x etp 2 = 2 does not divide the 3 ranks the expert mesh is cut from",
+                fix="choose [parallelism] expert_parallel_degree x [parallelism] expert_tensor_parallel_degree "
+                    "dividing 3"),
+        Example("titan_etp_2_ep_1_w3_021.toml", _ETP_2_EP_1, flagged=(9,), world_size=3,
+                files=(('requirements.txt', 'torchtitan==0.2.1\n'),), severity="error",
+                message="ep 1 x etp 2 = 2 does not divide the 3 ranks the expert mesh is cut from",
+                fix="choose [parallelism] expert_parallel_degree x [parallelism] expert_tensor_parallel_degree "
+                    "dividing 3"),
+        Example("titan_etp_2_ep_1_w3_020.toml", _ETP_2_EP_1, world_size=3,
+                files=(('requirements.txt', 'torchtitan==0.2.0\n'),)),
     ),
 )

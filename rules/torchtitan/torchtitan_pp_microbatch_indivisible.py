@@ -45,7 +45,7 @@ same check since the key itself (5e2033c75, main before 0.1.0) and in 0.1.0
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtitan import model_premises, model_window, old_batch_name
+from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window, old_batch_name
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
@@ -61,52 +61,56 @@ PREMISES = model_premises({
 })
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
-    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
+    pp, local = plan.parallel["pp"], plan.micro_batch
+    stages, batch = pp.number, local.count if local is not None else None
+    if local is None or stages is None or stages <= 1 or batch is None or not titan.model_support.pipelining:
         return
     written = titan.pp_microbatch_size
-    size, key = written.value, written.key
-    if written.span is None or not isinstance(size, int) or isinstance(size, bool) or old_batch_name(plan.document):
+    size, key = written.number, written.key
+    if written.span is None or size is None or old_batch_name(plan.document):
         return
     window = model_window(titan.model_support)
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (local, pp) if f.span)
     if size < 1:
         yield Finding(
             span=written.span,
-            message=f"{key} is {size}; with {pp.describe()} TorchTitan divides {local.describe()} by it and the job fails",
-            fix=f"set {key} to a divisor of {local.value} (1 gives {local.value} microbatches)",
+            message=f"pipeline_parallel_microbatch_size is {size}; with pp = {stages} TorchTitan divides the local "
+                    f"batch {batch} by it",
+            notes=(f"{key} is {size}; with {pp.describe()} TorchTitan divides {local.describe()} by it and the "
+                   "job fails.",),
+            fix=f"set {key} to a divisor of {batch} (1 gives {batch} microbatches)",
             related=related,
             premise=window,
         )
-    elif local.value % size:
-        nearest = largest_divisor(local.value, size - 1)
+    elif batch % size:
+        nearest = largest_divisor(batch, size - 1)
         yield Finding(
             span=written.span,
-            message=(
-                f"{local.describe()} is not divisible by {key} ({size}) = {local.value / size:g} microbatches; "
-                f"with {pp.describe()} TorchTitan refuses to build the pipeline schedule"
-            ),
-            fix=f"set {key} to a divisor of {local.value} (e.g. {nearest}), or {local.key} to a multiple of {size}",
+            message=f"local batch {batch} is not a multiple of the pipeline microbatch size {size} with pp = {stages}",
+            notes=(f"{local.describe()} / {key} ({size}) = {batch / size:g} microbatches.",
+                   f"With {pp.describe()} TorchTitan refuses to build the pipeline schedule."),
+            fix=f"set {key} to a divisor of {batch} (e.g. {nearest}), or {local.key} to a multiple of {size}",
             related=related,
             premise=window,
         )
 
 
-_TITAN = """\
+_DSV3_6_BY_4 = """\
 [model]
-name = "llama3"
+name = "deepseek_v3"
 flavor = "8B"
 
 [training]
-local_batch_size = {local}
+local_batch_size = 6
 seq_len = 8192
 
 [parallelism]
-pipeline_parallel_degree = {pp}
+pipeline_parallel_degree = 2
 pipeline_parallel_microbatch_size = 4
 pipeline_parallel_schedule = "GPipe"
 """
+
 
 RULE = Rule(
     code="BL110",
@@ -114,20 +118,78 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: local_batch_size not a multiple of pipeline_parallel_microbatch_size under pipeline parallelism",
     check=check,
-    needs=("parallel.pp", "micro_batch", "settings.model_support", "settings.pp_microbatch_size"),
+    subject=TitanSettings,
+    needs=("parallel.pp", "micro_batch"),
     premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_pp_6_by_4.toml", _TITAN.format(local=6, pp=2), flagged=(11,), severity="error"),
-        Example("titan_pp_8_by_4.toml", _TITAN.format(local=8, pp=2)),
+        Example("titan_pp_6_by_4.toml", """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = 6
+seq_len = 8192
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_microbatch_size = 4
+pipeline_parallel_schedule = "GPipe"
+""", flagged=(11,), severity="error",
+                message="local batch 6 is not a multiple of the pipeline microbatch size 4 with pp = 2",
+                fix="set [parallelism] pipeline_parallel_microbatch_size to a divisor of 6 (e.g. 3), or [training] "
+                    "local_batch_size to a multiple of 4"),
+        Example("titan_pp_8_by_4.toml", """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = 8
+seq_len = 8192
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_microbatch_size = 4
+pipeline_parallel_schedule = "GPipe"
+"""),
         # Without pipeline parallelism the microbatch size is never read.
-        Example("titan_no_pp.toml", _TITAN.format(local=6, pp=1)),
+        Example("titan_no_pp.toml", """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+local_batch_size = 6
+seq_len = 8192
+
+[parallelism]
+pipeline_parallel_degree = 1
+pipeline_parallel_microbatch_size = 4
+pipeline_parallel_schedule = "GPipe"
+"""),
         # The name before PR #1238: 0.1.0 drops it and divides its default 8, so the verdict differs by release.
-        Example("titan_pp_old_batch_name.toml", _TITAN.format(local=6, pp=2).replace("local_batch_size", "batch_size")),
+        Example("titan_pp_old_batch_name.toml", """\
+[model]
+name = "llama3"
+flavor = "8B"
+
+[training]
+batch_size = 6
+seq_len = 8192
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_microbatch_size = 4
+pipeline_parallel_schedule = "GPipe"
+"""),
         # A model new in 0.2.0 (deepseek_v3): 0.1.0 cannot run the config, so it is not weighed.
-        Example("titan_pp_dsv3_pinned_010.toml", _TITAN.format(local=6, pp=2).replace('"llama3"', '"deepseek_v3"'),
-                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
-        Example("titan_pp_dsv3.toml", _TITAN.format(local=6, pp=2).replace('"llama3"', '"deepseek_v3"'), flagged=(11,),
-                severity="error"),
+        Example("titan_pp_dsv3_pinned_010.toml", _DSV3_6_BY_4,
+                files=(('requirements.txt', 'torchtitan==0.1.0\n'),)),
+        Example("titan_pp_dsv3.toml", _DSV3_6_BY_4, flagged=(11,), severity="error",
+                message="local batch 6 is not a multiple of the pipeline microbatch size 4 with pp = 2",
+                fix="set [parallelism] pipeline_parallel_microbatch_size to a divisor of 6 (e.g. 3), or [training] "
+                    "local_batch_size to a multiple of 4"),
     ),
 )

@@ -53,8 +53,9 @@ ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
-from batchlint.frameworks.torchtitan import model_premises, model_window, old_batch_name
+from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window, old_batch_name
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -77,16 +78,17 @@ DEFAULTS = model_premises(
            "(torchtitan/distributed/pipeline.py:107-111 @ 785c34c99)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    pp, local, titan = plan.parallel["pp"], plan.micro_batch, plan.settings
-    if not (pp.known and pp.value > 1 and local.known and local.value > 0) or not titan.model_support.pipelining:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
+    pp, local = plan.parallel["pp"], plan.micro_batch
+    stages, batch = pp.number, local.count if local is not None else None
+    if local is None or stages is None or stages <= 1 or batch is None or not titan.model_support.pipelining:
         return
-    size, schedule = titan.pp_microbatch_size.value, titan.pp_schedule.value
-    if (titan.pp_schedule_csv.value != "" or not isinstance(schedule, str) or not isinstance(size, int) or size < 1
-            or local.value % size or old_batch_name(plan.document)):
+    size, schedule = titan.pp_microbatch_size.number, titan.pp_schedule.value
+    if (titan.pp_schedule_csv.value != "" or not isinstance(schedule, str) or size is None or size < 1
+            or batch % size or old_batch_name(plan.document)):
         return  # a CSV schedule is loaded at run time; a bad microbatch size is BL110's finding
-    count = local.value // size
-    problem = _refusal(schedule, count, pp.value)
+    count = batch // size
+    problem = _refusal(schedule, count, stages)
     if problem is None:
         return
     needed, why = problem
@@ -103,14 +105,16 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     yield Finding(
         premise=model_window(titan.model_support, "" if written else "defaults, "),
         span=span,
-        message=f"{counted} gives {count} microbatch{'es' if count != 1 else ''}, but {why}: the job refuses to start",
+        message=f"{count} microbatch{'es' if count != 1 else ''} per step, but {why}",
+        notes=(f"{counted} gives {count} microbatch{'es' if count != 1 else ''} with {pp.describe()}.",
+               "PyTorch's schedule refuses the count: the job refuses to start."),
         fix=f"set {local.key} to {needed * size}" + (" (or lower the microbatch size)" if size > 1 else "")
         + f", or lower {pp.key}",
         related=related,
     )
 
 
-def _refusal(schedule: str, count: int, pp: int):
+def _refusal(schedule: str, count: int, pp: int) -> Optional[tuple[int, str]]:
     """(a microbatch count the schedule accepts, why this one is refused), or None.
     PyTorch matches schedule names without regard to case."""
     name = schedule.lower()
@@ -126,21 +130,7 @@ def _refusal(schedule: str, count: int, pp: int):
     return None
 
 
-_TITAN = """\
-[model]
-name = "llama4"
-flavor = "17bx128e"
-
-[training]
-local_batch_size = {local}
-seq_len = 8192
-
-[parallelism]
-tensor_parallel_degree = 8
-pipeline_parallel_degree = 4
-{schedule}"""
-
-_DEFAULT = """\
+_DUALPIPEV_DEFAULTS = """\
 [model]
 name = "llama3"
 
@@ -149,30 +139,113 @@ pipeline_parallel_degree = 8
 pipeline_parallel_schedule = "DualPipeV"
 """
 
+
 RULE = Rule(
     code="BL111",
     name="torchtitan-pp-too-few-microbatches",
     severity="error",
     summary="TorchTitan: a microbatch count the pipeline schedule refuses (fewer than the stages for 1F1B)",
     check=check,
-    needs=("parallel.pp", "micro_batch", "settings.model_support", "settings.pp_microbatch_size",
-           "settings.pp_schedule", "settings.pp_schedule_csv"),
+    subject=TitanSettings,
+    needs=("parallel.pp", "micro_batch"),
     premises=COUNTED + DEFAULTS,
     doc=__doc__,
     examples=(
-        Example("titan_1f1b_1_of_4.toml", _TITAN.format(local=1, schedule=""), flagged=(6,), severity="error"),
-        Example("titan_1f1b_4_of_4.toml", _TITAN.format(local=4, schedule="")),
+        Example("titan_1f1b_1_of_4.toml", """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+local_batch_size = 1
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+""", flagged=(6,), severity="error",
+                message="1 microbatch per step, but the 1F1B schedule needs at least one per stage (4 stages)",
+                fix="set [training] local_batch_size to 4, or lower [parallelism] pipeline_parallel_degree"),
+        Example("titan_1f1b_4_of_4.toml", """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+local_batch_size = 4
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+"""),
         # GPipe runs with a bubble; it does not refuse.
-        Example("titan_gpipe_1_of_4.toml", _TITAN.format(local=1, schedule='pipeline_parallel_schedule = "GPipe"\n')),
+        Example("titan_gpipe_1_of_4.toml", """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+local_batch_size = 1
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+pipeline_parallel_schedule = "GPipe"
+"""),
         # Interleaved1F1B: 9 microbatches over 4 ranks = 2 rounds, and 9 is odd.
-        Example("titan_interleaved_9.toml", _TITAN.format(local=9, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n'),
-                flagged=(6,)),
-        Example("titan_interleaved_8.toml", _TITAN.format(local=8, schedule='pipeline_parallel_schedule = "Interleaved1F1B"\n')),
+        Example("titan_interleaved_9.toml", """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+local_batch_size = 9
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+pipeline_parallel_schedule = "Interleaved1F1B"
+""", flagged=(6,),
+                message="9 microbatches per step, but Interleaved1F1B needs a multiple of its 2 rounds (max(1, 9 // 4))",
+                fix="set [training] local_batch_size to 8, or lower [parallelism] pipeline_parallel_degree"),
+        Example("titan_interleaved_8.toml", """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+local_batch_size = 8
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+pipeline_parallel_schedule = "Interleaved1F1B"
+"""),
         # The default local batch (8) for DualPipeV's 2 x 8 stages: main before 5e2033c75 counted otherwise.
-        Example("titan_dualpipev_default.toml", _DEFAULT, flagged=(5,), severity="info"),
-        Example("titan_dualpipev_default_010.toml", _DEFAULT, flagged=(5,), severity="error",
-                files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        Example("titan_dualpipev_default.toml", _DUALPIPEV_DEFAULTS, flagged=(5,), severity="info",
+                message="8 microbatches per step, but DualPipeV needs at least one per stage (16 stages: 2 per rank x 8)",
+                fix="set [training] batch_size to 16, or lower [parallelism] pipeline_parallel_degree"),
+        Example("titan_dualpipev_default_010.toml", _DUALPIPEV_DEFAULTS, flagged=(5,),
+                files=(('requirements.txt', 'torchtitan==0.1.0\n'),), severity="error",
+                message="8 microbatches per step, but DualPipeV needs at least one per stage (16 stages: 2 per rank x 8)",
+                fix="set [training] batch_size to 16, or lower [parallelism] pipeline_parallel_degree"),
         # The name before PR #1238: 0.1.0 drops it (8 microbatches then).
-        Example("titan_1f1b_old_batch_name.toml", _TITAN.format(local=1, schedule="").replace("local_batch_size", "batch_size")),
+        Example("titan_1f1b_old_batch_name.toml", """\
+[model]
+name = "llama4"
+flavor = "17bx128e"
+
+[training]
+batch_size = 1
+seq_len = 8192
+
+[parallelism]
+tensor_parallel_degree = 8
+pipeline_parallel_degree = 4
+"""),
     ),
 )

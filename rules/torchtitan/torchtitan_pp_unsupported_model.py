@@ -38,7 +38,7 @@ holds" for the other releases.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtitan import model_premises, model_window
+from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -52,27 +52,31 @@ PREMISES = model_premises({
 })
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    pp, model = plan.parallel["pp"], plan.settings.model
-    if not (pp.known and pp.value > 1 and pp.span is not None) or plan.settings.model_support.pipelining:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
+    pp, model = plan.parallel["pp"], titan.model
+    stages = pp.number
+    if stages is None or stages <= 1 or pp.span is None or titan.model_support.pipelining:
         return
     yield Finding(
-        premise=model_window(plan.settings.model_support),
+        premise=model_window(titan.model_support),
         span=pp.span,
-        message=f"{pp.describe()}, but TorchTitan's {model.value} model has no pipelining support: the trainer refuses to start",
+        message=f"pp = {stages}, but TorchTitan's {model.value} model has no pipelining support",
+        notes=(f"pp comes from {pp.describe()}.",
+               f"{model.value} registers no pipelining function: the trainer refuses to start."),
         fix=f"set {pp.key} to 1 and use tensor or data parallelism instead",
         related=(Related(f"model {model.value}", model.span),) if model.span is not None else (),
     )
 
 
-_TITAN = """\
+_TITAN_QWEN3_PP = """\
 [model]
-name = "{model}"
+name = "qwen3"
 flavor = "32B"
 
 [parallelism]
 pipeline_parallel_degree = 2
 """
+
 
 RULE = Rule(
     code="BL213",
@@ -80,14 +84,33 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: pipeline parallelism for a model without pipelining support",
     check=check,
-    needs=("parallel.pp", "settings.model", "settings.model_support"),
+    subject=TitanSettings,
+    needs=("parallel.pp",),
     premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_qwen3_pp.toml", _TITAN.format(model="qwen3"), flagged=(6,), severity="error"),
-        Example("titan_llama3_pp.toml", _TITAN.format(model="llama3")),
-        Example("titan_flux_pp.toml", _TITAN.format(model="flux"), flagged=(6,), severity="error"),
+        Example("titan_qwen3_pp.toml", _TITAN_QWEN3_PP, flagged=(6,), severity="error",
+                message="pp = 2, but TorchTitan's qwen3 model has no pipelining support",
+                fix="set [parallelism] pipeline_parallel_degree to 1 and use tensor or data parallelism instead"),
+        Example("titan_llama3_pp.toml", """\
+[model]
+name = "llama3"
+flavor = "32B"
+
+[parallelism]
+pipeline_parallel_degree = 2
+"""),
+        Example("titan_flux_pp.toml", """\
+[model]
+name = "flux"
+flavor = "32B"
+
+[parallelism]
+pipeline_parallel_degree = 2
+""", flagged=(6,), severity="error",
+                message="pp = 2, but TorchTitan's flux model has no pipelining support",
+                fix="set [parallelism] pipeline_parallel_degree to 1 and use tensor or data parallelism instead"),
         # 0.1.0 has no qwen3 (it refuses the name): not this verdict.
-        Example("titan_qwen3_pp_010.toml", _TITAN.format(model="qwen3"), files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
+        Example("titan_qwen3_pp_010.toml", _TITAN_QWEN3_PP, files=(('requirements.txt', 'torchtitan==0.1.0\n'),)),
     ),
 )

@@ -57,18 +57,20 @@ modules: manager.py:86-116 @ v0.2.2, config_manager.py:734-762 @ v0.1.0.
 
 import difflib
 from collections.abc import Iterator
+from typing import Any, Optional
 
-from batchlint.document import Mapping
+from batchlint.document import Mapping, Span
 from batchlint.frameworks.torchtitan import (
     DISTRIBUTION,
     NO_TOML,
     PRE_RELEASE_KEYS,
+    TitanSettings,
     custom_config_module,
     keys_from_source,
 )
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
 from batchlint.frameworks.torchtitan_registry import copy_arithmetic
-from batchlint.keysets import in_force, nest
+from batchlint.keysets import InForce, in_force, nest
 from batchlint.plan import TrainingPlan
 from batchlint.premise import HOLDS, Premise, judge
 from batchlint.rule import Example, Finding, Rule
@@ -76,7 +78,7 @@ from batchlint.versions import version_key
 
 # The first release whose config manager refuses an unknown name; 0.1.0 drops it
 # (torchtitan/config_manager.py:805-818 @ v0.1.0 keeps only the dataclass's fields).
-_REFUSES_FROM: tuple = version_key("0.2.0")  # type: ignore[assignment]  # a version: never None
+_REFUSES_FROM: tuple[int, ...] = version_key("0.2.0")  # type: ignore[assignment]  # a version: never None
 
 REFUSED = Premise(
     DISTRIBUTION, since="0.2.0", name="refused",
@@ -100,7 +102,7 @@ _RENAMED = {
 }
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
     doc = plan.document
     if doc.format != "toml" or copy_arithmetic(doc.path) is not None:
         return  # a config registry, or a project whose TorchTitan reads no TOML (its registries' release)
@@ -112,10 +114,12 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     table = nest([k for k in KEY_SETS.table if k in force.keys] + sorted(force.keys - KEY_SETS.union))
     # Release unknown: a range whose every release is 0.2.0 or later still refuses.
     refused = not force.known and judge(REFUSED, doc.path).outcome == HOLDS
-    yield from _walk(doc.root, table, (), table, (force, refused))
+    if isinstance(doc.root, Mapping):
+        yield from _walk(doc.root, table, (), table, (force, refused))
 
 
-def _walk(mapping: Mapping, known: dict, path: tuple, table: dict, force):
+def _walk(mapping: Mapping, known: dict[str, Any], path: tuple[str, ...], table: dict[str, Any],
+          force: tuple[InForce, bool]) -> Iterator[Finding]:
     for key, node in mapping.items.items():
         span = mapping.key_spans.get(key) or node.span
         if key not in known:
@@ -128,7 +132,8 @@ def _walk(mapping: Mapping, known: dict, path: tuple, table: dict, force):
             yield from _walk(node, known[key], path + (key,), table, force)
 
 
-def _unknown(path: tuple, key: str, known: dict, span, table: dict, judged):
+def _unknown(path: tuple[str, ...], key: str, known: dict[str, Any], span: Optional[Span], table: dict[str, Any],
+             judged: tuple[InForce, bool]) -> Finding:
     force, refused = judged
     where = f"[{'.'.join(path)}]" if path else "the top level"
     what = "key" if path else "section"
@@ -142,43 +147,93 @@ def _unknown(path: tuple, key: str, known: dict, span, table: dict, judged):
         close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]}?" if close else f"remove it; {where} holds: {', '.join(sorted(known))}"
     release = version_key(force.release) if force.release else None
+    named = force.named[:1].upper() + force.named[1:]
     if not force.known:
+        checked = f"{named} has the {what} {key!r} in {where}"
         dotted = ".".join(path + (key,)) if path else key + "."
         if dotted in PRE_RELEASE_KEYS and not refused:
             # A config of main's layout before 0.1.0, which read it: only 0.2.0 on refuse it.
-            return Finding(span=span, fix=fix, premise="refused", message=(
-                f"{force.named} has the {what} {key!r} in {where}, which only main before 0.1.0 read: from "
-                f"0.2.0 on the config manager refuses the file at start-up (0.1.0 drops it silently)"))
+            return Finding(span=span, fix=fix, premise="refused",
+                           message=f"{what} {key!r} in {where} was read only by TorchTitan's main before 0.1.0",
+                           notes=(checked + ".", "From 0.2.0 on the config manager refuses the file at start-up "
+                                                 "(0.1.0 drops it silently)."))
         if refused:
-            return Finding(span=span, fix=fix, premise="refused", message=(
-                f"{force.named} has the {what} {key!r} in {where}: from 0.2.0 on its config manager refuses the "
-                f"file at start-up"))
-        return Finding(span=span, fix=fix, severity="warning", premise="unread", message=(
-            f"{force.named} has the {what} {key!r} in {where}, nor did main before 0.1.0: from 0.2.0 on the "
-            f"config manager refuses the file at start-up, and older releases drop it silently (no effect)"))
+            return Finding(span=span, fix=fix, premise="refused",
+                           message=f"unknown {what} {key!r} in {where}: TorchTitan 0.2.0 on refuses the file",
+                           notes=(checked + ".", "From 0.2.0 on its config manager refuses the file at start-up."))
+        return Finding(span=span, fix=fix, severity="warning", premise="unread",
+                       message=f"unknown {what} {key!r} in {where}: refused from TorchTitan 0.2.0, dropped before",
+                       notes=(checked + ", nor did main before 0.1.0.",
+                              "From 0.2.0 on the config manager refuses the file at start-up, and older releases "
+                              "drop it silently (no effect)."))
+    short = force.named.split(" (", 1)[0]
+    checked = f"Checked against {force.named}."
     if release is not None and release < _REFUSES_FROM:
-        return Finding(span=span, fix=fix, severity="warning", premise="unread", message=(
-            f"{what} {key!r} is not one {force.named} knows in {where}: its config manager drops it "
-            f"silently, so the setting has no effect"))
-    return Finding(span=span, fix=fix, premise="refused", message=(
-        f"{what} {key!r} is not one {force.named} knows in {where}: its config manager refuses the file "
-        f"at start-up"))
+        return Finding(span=span, fix=fix, severity="warning", premise="unread",
+                       message=f"{what} {key!r} in {where} is unknown to {short}, which drops it: no effect",
+                       notes=(checked, "Its config manager drops it silently, so the setting has no effect."))
+    return Finding(span=span, fix=fix, premise="refused",
+                   message=f"{what} {key!r} in {where} is unknown to {short}, which refuses the file",
+                   notes=(checked, "Its config manager refuses the file at start-up."))
 
 
-_TITAN = """\
+_TITAN_OLD_KEYS = """\
 [job]
 description = "Llama 3 8B training"
 
 [training]
-{batch} = 1
+batch_size = 1
 seq_len = 8192
 
 [parallelism]
 data_parallel_shard_degree = -1
-{microbatch} = 1
+pipeline_parallel_microbatches = 1
 """
 
-_EARLY_2025 = """\
+_TITAN_MOVED_KEY = """\
+[job]
+description = "Llama 3 8B training"
+
+[training]
+local_batch_size = 1
+seq_len = 8192
+
+[parallelism]
+data_parallel_shard_degree = -1
+seq_len = 1
+"""
+
+
+RULE = Rule(
+    judges_keys=True,
+    code="BL510",
+    name="torchtitan-unknown-key",
+    severity="error",
+    summary="TorchTitan: a section or key the release in force does not know (renamed, moved or misspelt), which fails the launch",
+    check=check,
+    subject=TitanSettings,
+    premises=(REFUSED, UNREAD),
+    doc=__doc__,
+    examples=(
+        # Keys main read before 0.1.0: only 0.2.0 on refuse them.
+        Example("titan_old_keys.toml", _TITAN_OLD_KEYS, flagged=(5, 10), severity="info",
+                message="key 'batch_size' in [training] was read only by TorchTitan's main before 0.1.0",
+                fix="use local_batch_size (renamed in PR #1238)"),
+        Example("titan_old_keys_022.toml", _TITAN_OLD_KEYS, flagged=(5, 10),
+                files=(('requirements.txt', 'torchtitan==0.2.2\n'),), severity="error",
+                message="key 'batch_size' in [training] is unknown to TorchTitan 0.2.2, which refuses the file",
+                fix="use local_batch_size (renamed in PR #1238)"),
+        Example("titan_old_keys_010.toml", _TITAN_OLD_KEYS, flagged=(5, 10),
+                files=(('requirements.txt', 'torchtitan==0.1.0\n'),), severity="warning",
+                message="key 'batch_size' in [training] is unknown to TorchTitan 0.1.0, which drops it: no effect",
+                fix="use local_batch_size (renamed in PR #1238)"),
+        Example("titan_old_keys_002.toml", _TITAN_OLD_KEYS, files=(('requirements.txt', 'torchtitan==0.0.2\n'),)),
+        Example("titan_old_keys_range.toml", _TITAN_OLD_KEYS, flagged=(5, 10),
+                files=(('requirements.txt', 'torchtitan>=0.2.0\n'),), severity="error",
+                message="unknown key 'batch_size' in [training]: TorchTitan 0.2.0 on refuses the file",
+                fix="use local_batch_size (renamed in PR #1238)"),
+        # The layout of early 2025 ([training] degrees, [experimental] pp/cp), read by main of that time.
+        Example("titan_2025_layout.toml", """\
 [model]
 name = "llama3"
 flavor = "8B"
@@ -190,47 +245,71 @@ tensor_parallel_degree = 1
 
 [experimental]
 pipeline_parallel_degree = 1
-"""
+""", flagged=(4, 7, 8, 11), severity="info",
+                message="key 'norm_type' in [model] was read only by TorchTitan's main before 0.1.0",
+                fix="remove it; [model] holds: converters, flavor, hf_assets_path, name, print_after_conversion, "
+                    "tokenizer_path"),
+        Example("titan_new_keys.toml", """\
+[job]
+description = "Llama 3 8B training"
 
-RULE = Rule(
-    judges_keys=True,
-    code="BL510",
-    name="torchtitan-unknown-key",
-    severity="error",
-    summary="TorchTitan: a section or key the release in force does not know (renamed, moved or misspelt), which fails the launch",
-    check=check,
-    frameworks=("torchtitan",),
-    premises=(REFUSED, UNREAD),
-    doc=__doc__,
-    examples=(
-        # Keys main read before 0.1.0: only 0.2.0 on refuse them.
-        Example("titan_old_keys.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
-                flagged=(5, 10), severity="info"),
-        Example("titan_old_keys_022.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
-                flagged=(5, 10), severity="error", files=(("requirements.txt", "torchtitan==0.2.2\n"),)),
-        Example("titan_old_keys_010.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
-                flagged=(5, 10), severity="warning", files=(("requirements.txt", "torchtitan==0.1.0\n"),)),
-        Example("titan_old_keys_002.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
-                files=(("requirements.txt", "torchtitan==0.0.2\n"),)),
-        Example("titan_old_keys_range.toml", _TITAN.format(batch="batch_size", microbatch="pipeline_parallel_microbatches"),
-                flagged=(5, 10), severity="error", files=(("requirements.txt", "torchtitan>=0.2.0\n"),)),
-        # The layout of early 2025 ([training] degrees, [experimental] pp/cp), read by main of that time.
-        Example("titan_2025_layout.toml", _EARLY_2025, flagged=(4, 7, 8, 11), severity="info"),
-        Example("titan_new_keys.toml", _TITAN.format(batch="local_batch_size", microbatch="pipeline_parallel_microbatch_size")),
+[training]
+local_batch_size = 1
+seq_len = 8192
+
+[parallelism]
+data_parallel_shard_degree = -1
+pipeline_parallel_microbatch_size = 1
+"""),
         # No release reads it: refused from 0.2.0, dropped before.
-        Example("titan_moved_key.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,),
-                severity="warning"),
-        Example("titan_moved_key_021.toml", _TITAN.format(batch="local_batch_size", microbatch="seq_len"), flagged=(10,),
-                severity="error", files=(("requirements.txt", "torchtitan==0.2.1\n"),)),
-        Example("titan_section_typo.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
-                .replace("[parallelism]", "[paralelism]"), flagged=(8,), severity="warning"),
-        Example("titan_new_section.toml", _TITAN.format(batch="local_batch_size", microbatch="tensor_parallel_degree")
-                + '\n[hf_transformers]\nmodel = "Qwen/Qwen3-4B-Instruct-2507"\n'),
-        Example(
-            "titan_custom_module.toml",
-            _TITAN.format(batch="batch_size", microbatch="seq_len").replace(
-                "[job]\n", '[job]\ncustom_config_module = "torchtitan.models.flux.job_config"\n'
-            ),
-        ),
+        Example("titan_moved_key.toml", _TITAN_MOVED_KEY, flagged=(10,), severity="warning",
+                message="unknown key 'seq_len' in [parallelism]: refused from TorchTitan 0.2.0, dropped before",
+                fix="move it to [training], where TorchTitan 0.1.0 on reads it"),
+        Example("titan_moved_key_021.toml", _TITAN_MOVED_KEY, flagged=(10,),
+                files=(('requirements.txt', 'torchtitan==0.2.1\n'),), severity="error",
+                message="key 'seq_len' in [parallelism] is unknown to TorchTitan 0.2.1, which refuses the file",
+                fix="move it to [training], where TorchTitan 0.2.1 (pinned in requirements.txt:1) reads it"),
+        Example("titan_section_typo.toml", """\
+[job]
+description = "Llama 3 8B training"
+
+[training]
+local_batch_size = 1
+seq_len = 8192
+
+[paralelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 1
+""", flagged=(8,), severity="warning",
+                message="unknown section 'paralelism' in the top level: refused from TorchTitan 0.2.0, dropped before",
+                fix="did you mean parallelism?"),
+        Example("titan_new_section.toml", """\
+[job]
+description = "Llama 3 8B training"
+
+[training]
+local_batch_size = 1
+seq_len = 8192
+
+[parallelism]
+data_parallel_shard_degree = -1
+tensor_parallel_degree = 1
+
+[hf_transformers]
+model = "Qwen/Qwen3-4B-Instruct-2507"
+"""),
+        Example("titan_custom_module.toml", """\
+[job]
+custom_config_module = "torchtitan.models.flux.job_config"
+description = "Llama 3 8B training"
+
+[training]
+batch_size = 1
+seq_len = 8192
+
+[parallelism]
+data_parallel_shard_degree = -1
+seq_len = 1
+"""),
     ),
 )

@@ -36,7 +36,7 @@ name up (see "When it holds"); an older PyPI torch may know fewer names
 import difflib
 from collections.abc import Iterator
 
-from batchlint.frameworks.torchtitan import model_premises, model_window
+from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
@@ -55,31 +55,23 @@ SCHEDULES = (
 )
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    pp, written = plan.parallel["pp"], plan.settings.pp_schedule
-    if not (pp.known and pp.value > 1) or not plan.settings.model_support.pipelining:
+def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
+    pp, written = plan.parallel["pp"], titan.pp_schedule
+    stages = pp.number
+    if stages is None or stages <= 1 or not titan.model_support.pipelining:
         return
     schedule = written.value
     if written.span is None or not isinstance(schedule, str) or schedule.lower() in {s.lower() for s in SCHEDULES}:
         return
     close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
     yield Finding(
-        premise=model_window(plan.settings.model_support),
+        premise=model_window(titan.model_support),
         span=written.span,
-        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows; with {pp.describe()}"
-                " the job fails when it builds the pipeline",
+        message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows (pp = {stages})",
+        notes=(f"With {pp.describe()} the job fails when it builds the pipeline.",),
         fix=f"use {close[0]!r}" if close else f"use one of {', '.join(SCHEDULES)}",
     )
 
-
-_TITAN = """\
-[training]
-local_batch_size = 8
-
-[parallelism]
-pipeline_parallel_degree = 2
-pipeline_parallel_schedule = "{schedule}"
-"""
 
 RULE = Rule(
     code="BL214",
@@ -87,11 +79,28 @@ RULE = Rule(
     severity="error",
     summary="TorchTitan: a pipeline_parallel_schedule PyTorch does not know",
     check=check,
-    needs=("parallel.pp", "settings.model_support", "settings.pp_schedule"),
+    subject=TitanSettings,
+    needs=("parallel.pp",),
     premises=PREMISES,
     doc=__doc__,
     examples=(
-        Example("titan_typo_schedule.toml", _TITAN.format(schedule="Interleaved-1F1B"), flagged=(6,), severity="error"),
-        Example("titan_schedule.toml", _TITAN.format(schedule="interleaved1f1b")),
+        Example("titan_typo_schedule.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved-1F1B"
+""", flagged=(6,), severity="error",
+                message="pipeline_parallel_schedule 'Interleaved-1F1B' is not a schedule PyTorch knows (pp = 2)",
+                fix="use 'Interleaved1F1B'"),
+        Example("titan_schedule.toml", """\
+[training]
+local_batch_size = 8
+
+[parallelism]
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "interleaved1f1b"
+"""),
     ),
 )

@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from typing import Optional
 
 from batchlint.frameworks.releases import TORCHTUNE
-from batchlint.frameworks.torchtune import traits
+from batchlint.frameworks.torchtune import TorchtuneSettings, traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -76,7 +76,7 @@ FULL_DPO = Premise(
            "v0.6.1 recipes/full_dpo_distributed.py:146-156 (still)")
 
 
-def _windows(found: set) -> tuple[Optional[Premise], Optional[Premise]]:
+def _windows(found: set[str]) -> tuple[Optional[Premise], Optional[Premise]]:
     """(the premise of the accumulation check, of the clipping check) of the recipe the config is
     for; None where no release of it refuses."""
     if "ppo" in found:
@@ -92,19 +92,21 @@ def _windows(found: set) -> tuple[Optional[Premise], Optional[Premise]]:
     return FULL, FULL
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = plan.settings.optimizer_in_bwd
-    in_bwd = settings.enabled
-    if in_bwd.value is not True:
+def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]:
+    settings = torchtune.optimizer_in_bwd
+    in_bwd = settings.enabled if settings is not None else None
+    if settings is None or in_bwd is None or in_bwd.value is not True or in_bwd.span is None:
         return
     accumulation, clipping = _windows(traits(plan.document))
     related = (Related("optimizer_in_bwd: True", in_bwd.span),)
     ga = plan.grad_accum
-    if accumulation is not None and ga is not None and ga.known and ga.value > 1 and ga.span is not None:
+    steps = ga.number if ga is not None else None
+    if accumulation is not None and ga is not None and steps is not None and steps > 1 and ga.span is not None:
         yield Finding(
             span=ga.span,
-            message=f"{ga.key} is {ga.value}, but optimizer_in_bwd (line {in_bwd.span.line}) steps the optimizer"
-                    " inside every backward pass: the recipe refuses to start",
+            message=f"{ga.key} is {steps}, but optimizer_in_bwd is True (line {in_bwd.span.line})",
+            notes=("optimizer_in_bwd steps the optimizer inside every backward pass, so no gradient can "
+                   "accumulate: the recipe refuses to start",),
             fix=f"set {ga.key}: 1 (raise batch_size instead), or optimizer_in_bwd: False",
             related=related,
             premise=accumulation.name,
@@ -115,27 +117,14 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         shown = "set" if clip.value is None else clip.value
         yield Finding(
             span=clip.span,
-            message=f"clip_grad_norm is {shown}, but optimizer_in_bwd (line {in_bwd.span.line}) updates each parameter"
-                    " before the total gradient norm is known: the recipe refuses to start",
+            message=f"clip_grad_norm is {shown}, but optimizer_in_bwd is True (line {in_bwd.span.line})",
+            notes=("optimizer_in_bwd updates each parameter before the total gradient norm is known: "
+                   "the recipe refuses to start",),
             fix="set clip_grad_norm: null, or optimizer_in_bwd: False",
             related=related,
             premise=clipping.name,
         )
 
-
-_TUNE = """\
-model:
-  _component_: torchtune.models.llama3_2.llama3_2_1b
-optimizer:
-  _component_: bitsandbytes.optim.PagedAdamW8bit
-  lr: 2e-5
-batch_size: 4
-clip_grad_norm: {clip}
-optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
-gradient_accumulation_steps: {ga}
-"""
-
-_SINGLE = "# Config for single device full finetuning in full_finetune_single_device.py\n" + _TUNE
 
 RULE = Rule(
     code="BL512",
@@ -143,30 +132,158 @@ RULE = Rule(
     severity="error",
     summary="torchtune: optimizer_in_bwd with gradient accumulation or gradient clipping",
     check=check,
-    needs=("settings.optimizer_in_bwd",),
+    subject=TorchtuneSettings,
     premises=(SINGLE_DEVICE, PPO, FULL, QAT_EARLY_EXIT, FULL_DPO),
     doc=__doc__,
     examples=(
         # No release pinned: full_finetune_distributed (this config's recipe) reads the flag from 0.4.0 on.
-        Example("tune_in_bwd_ga8.yaml", _TUNE.format(clip="null", ga=8), flagged=(9,), severity="info"),
-        Example("tune_in_bwd_ga8_pinned.yaml", _TUNE.format(clip="null", ga=8), flagged=(9,),
-                files=(("requirements.txt", "torchtune==0.4.0\n"),), severity="error"),
-        Example("tune_in_bwd_ga8_before.yaml", _TUNE.format(clip="null", ga=8),
-                files=(("requirements.txt", "torchtune==0.3.1\n"),)),
-        Example("tune_in_bwd_ga1.yaml", _TUNE.format(clip="null", ga=1)),
-        Example("tune_in_bwd_clip.yaml", _TUNE.format(clip=1.0, ga=1), flagged=(7,), severity="info"),
-        Example("tune_in_bwd_clip_pinned.yaml", _TUNE.format(clip=1.0, ga=1), flagged=(7,),
-                files=(("requirements.txt", "torchtune==0.6.1\n"),), severity="error"),
+        Example("tune_in_bwd_ga8.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 8
+""", flagged=(9,),
+                message="gradient_accumulation_steps is 8, but optimizer_in_bwd is True (line 8)",
+                fix="set gradient_accumulation_steps: 1 (raise batch_size instead), or optimizer_in_bwd: False",
+                severity="info"),
+        Example("tune_in_bwd_ga8_pinned.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 8
+""", flagged=(9,),
+                message="gradient_accumulation_steps is 8, but optimizer_in_bwd is True (line 8)",
+                fix="set gradient_accumulation_steps: 1 (raise batch_size instead), or optimizer_in_bwd: False",
+                files=(("requirements.txt", "torchtune==0.4.0\n"),),
+                severity="error"),
+        Example("tune_in_bwd_ga8_before.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 8
+""", files=(("requirements.txt", "torchtune==0.3.1\n"),)),
+        Example("tune_in_bwd_ga1.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 1
+"""),
+        Example("tune_in_bwd_clip.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: 1.0
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 1
+""", flagged=(7,),
+                message="clip_grad_norm is 1.0, but optimizer_in_bwd is True (line 8)",
+                fix="set clip_grad_norm: null, or optimizer_in_bwd: False",
+                severity="info"),
+        Example("tune_in_bwd_clip_pinned.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: 1.0
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 1
+""", flagged=(7,),
+                message="clip_grad_norm is 1.0, but optimizer_in_bwd is True (line 8)",
+                fix="set clip_grad_norm: null, or optimizer_in_bwd: False",
+                files=(("requirements.txt", "torchtune==0.6.1\n"),),
+                severity="error"),
         # The single-device recipe refuses accumulation from 0.1.0, clipping from 0.4.0.
-        Example("tune_single_device_ga8.yaml", _SINGLE.format(clip="null", ga=8), flagged=(10,),
-                files=(("requirements.txt", "torchtune==0.1.0\n"),), severity="error"),
-        Example("tune_single_device_clip_0_3.yaml", _SINGLE.format(clip=1.0, ga=1),
-                files=(("requirements.txt", "torchtune==0.3.1\n"),)),
+        Example("tune_single_device_ga8.yaml", """\
+# Config for single device full finetuning in full_finetune_single_device.py
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 8
+""", flagged=(10,),
+                message="gradient_accumulation_steps is 8, but optimizer_in_bwd is True (line 9)",
+                fix="set gradient_accumulation_steps: 1 (raise batch_size instead), or optimizer_in_bwd: False",
+                files=(("requirements.txt", "torchtune==0.1.0\n"),),
+                severity="error"),
+        Example("tune_single_device_clip_0_3.yaml", """\
+# Config for single device full finetuning in full_finetune_single_device.py
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: 1.0
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 1
+""", files=(("requirements.txt", "torchtune==0.3.1\n"),)),
         # A compiled optimizer step beside it is refused on torchtune's main branch only.
-        Example("tune_in_bwd_compile.yaml", _TUNE.format(clip="null", ga=1) + "compile: True\n",
-                files=(("requirements.txt", "torchtune==0.6.1\n"),)),
-        Example("tune_in_bwd_compile_model.yaml", _TUNE.format(clip="null", ga=1) + "compile:\n  model: True\n  optimizer_step: False\n"),
+        Example("tune_in_bwd_compile.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 1
+compile: True
+""", files=(("requirements.txt", "torchtune==0.6.1\n"),)),
+        Example("tune_in_bwd_compile_model.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 1
+compile:
+  model: True
+  optimizer_step: False
+"""),
         # LoRA recipes never read optimizer_in_bwd.
-        Example("tune_lora_in_bwd_ga8.yaml", _TUNE.format(clip="null", ga=8).replace("llama3_2_1b", "lora_llama3_2_1b")),
+        Example("tune_lora_in_bwd_ga8.yaml", """\
+model:
+  _component_: torchtune.models.llama3_2.lora_llama3_2_1b
+optimizer:
+  _component_: bitsandbytes.optim.PagedAdamW8bit
+  lr: 2e-5
+batch_size: 4
+clip_grad_norm: null
+optimizer_in_bwd: True  # True saves memory. Requires gradient_accumulation_steps=1
+gradient_accumulation_steps: 8
+"""),
     ),
 )

@@ -49,6 +49,7 @@ and v0.6.1 (passes `packed` on to text_completion_dataset).
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import TORCHTUNE
+from batchlint.frameworks.torchtune import TorchtuneSettings
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -65,44 +66,27 @@ WIKITEXT = Premise(
            "(first); v0.6.1 _wikitext.py:66, _text_completion.py:160-163 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    tokenizer = plan.settings.tokenizer
+def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]:
+    tokenizer = torchtune.tokenizer
+    if tokenizer is None or tokenizer.max_seq_len.value is not None:
+        return
     length = tokenizer.max_seq_len
     related: tuple[Related, ...]
-    if length.value is not None:
-        return
-    if length.origin is Origin.DEFAULT:
+    if length.origin is Origin.DEFAULT or length.span is None:
         why, related = f"{tokenizer.builder} has no max_seq_len (its default is None)", ()
     else:
         why, related = f"{length.key} is null (line {length.span.line})", (Related("max_seq_len: null", length.span),)
-    for dataset in plan.settings.packed_datasets:
+    for dataset in torchtune.packed_datasets:
         if dataset.requires_max_seq_len:
             yield Finding(
                 span=dataset.packed.span,
-                message=f"{dataset.builder} is packed, but {why}: packing needs a length to fill,"
-                        " and the dataset builder raises at start-up",
+                message=f"{dataset.builder} is packed, but {why}",
+                notes=("packing needs a length to fill, and the dataset builder raises at start-up",),
                 fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
                 related=related,
                 premise=(WIKITEXT if dataset.builder == "wikitext_dataset" else TOKENIZER_LENGTH).name,
             )
 
-
-_TUNE = """\
-tokenizer:
-  _component_: torchtune.models.llama3.llama3_tokenizer
-  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
-  max_seq_len: {max_seq_len}
-
-dataset:
-  _component_: torchtune.datasets.alpaca_cleaned_dataset
-  packed: {packed}  # True increases speed
-
-optimizer:
-  _component_: torch.optim.AdamW
-  lr: 2e-5
-batch_size: 2
-gradient_accumulation_steps: 1
-"""
 
 RULE = Rule(
     code="BL310",
@@ -110,28 +94,153 @@ RULE = Rule(
     severity="error",
     summary="torchtune: dataset.packed without tokenizer.max_seq_len",
     check=check,
-    needs=("settings.tokenizer", "settings.packed_datasets"),
+    subject=TorchtuneSettings,
     premises=(TOKENIZER_LENGTH, WIKITEXT),
     doc=__doc__,
     examples=(
         # No release pinned: torchtune 0.2 packs to the dataset builder's own max_seq_len.
-        Example("tune_packed_null.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,), severity="info"),
-        Example("tune_packed_null_pinned.yaml", _TUNE.format(max_seq_len="null", packed="True"), flagged=(8,),
-                files=(("requirements.txt", "torchtune==0.3.0\n"),), severity="error"),
-        Example("tune_packed_null_before.yaml", _TUNE.format(max_seq_len="null", packed="True"),
-                files=(("requirements.txt", "torchtune==0.2.1\n"),)),
-        Example("tune_wikitext_packed.yaml",
-                _TUNE.format(max_seq_len="null", packed="True").replace("alpaca_cleaned_dataset", "wikitext_dataset"),
-                flagged=(8,), files=(("requirements.txt", "torchtune==0.4.0\n"),), severity="error"),
-        Example("tune_wikitext_packed_0_3.yaml",
-                _TUNE.format(max_seq_len="null", packed="True").replace("alpaca_cleaned_dataset", "wikitext_dataset"),
-                files=(("requirements.txt", "torchtune==0.3.1\n"),)),
-        Example("tune_packed_4096.yaml", _TUNE.format(max_seq_len=4096, packed="True")),
-        Example("tune_unpacked_null.yaml", _TUNE.format(max_seq_len="null", packed="False")),
-        Example(
-            "tune_packed_absent.yaml",
-            _TUNE.format(max_seq_len="null", packed="True").replace("  max_seq_len: null\n", ""),
-            flagged=(7,), files=(("requirements.txt", "torchtune>=0.3.0\n"),), severity="error",
-        ),
+        Example("tune_packed_null.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+""", flagged=(8,),
+                message="alpaca_cleaned_dataset is packed, but tokenizer.max_seq_len is null (line 4)",
+                fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
+                severity="info"),
+        Example("tune_packed_null_pinned.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+""", flagged=(8,),
+                message="alpaca_cleaned_dataset is packed, but tokenizer.max_seq_len is null (line 4)",
+                fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
+                files=(("requirements.txt", "torchtune==0.3.0\n"),),
+                severity="error"),
+        Example("tune_packed_null_before.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+""", files=(("requirements.txt", "torchtune==0.2.1\n"),)),
+        Example("tune_wikitext_packed.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+
+dataset:
+  _component_: torchtune.datasets.wikitext_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+""", flagged=(8,),
+                message="wikitext_dataset is packed, but tokenizer.max_seq_len is null (line 4)",
+                fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
+                files=(("requirements.txt", "torchtune==0.4.0\n"),),
+                severity="error"),
+        Example("tune_wikitext_packed_0_3.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+
+dataset:
+  _component_: torchtune.datasets.wikitext_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+""", files=(("requirements.txt", "torchtune==0.3.1\n"),)),
+        Example("tune_packed_4096.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: 4096
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+"""),
+        Example("tune_unpacked_null.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+  max_seq_len: null
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: False  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+"""),
+        Example("tune_packed_absent.yaml", """\
+tokenizer:
+  _component_: torchtune.models.llama3.llama3_tokenizer
+  path: /tmp/Meta-Llama-3.1-8B-Instruct/original/tokenizer.model
+
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True  # True increases speed
+
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 2e-5
+batch_size: 2
+gradient_accumulation_steps: 1
+""", flagged=(7,),
+                message="alpaca_cleaned_dataset is packed, but llama3_tokenizer has no max_seq_len "
+                        "(its default is None)",
+                fix="set tokenizer.max_seq_len to the sequence length to pack to (e.g. 2048), or packed: False",
+                files=(("requirements.txt", "torchtune>=0.3.0\n"),),
+                severity="error"),
     ),
 )

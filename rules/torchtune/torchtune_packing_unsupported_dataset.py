@@ -39,6 +39,7 @@ v0.6.1; _multimodal.py:180 and _vqa.py:133 @ v0.5.0 and v0.6.1.
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import TORCHTUNE
+from batchlint.frameworks.torchtune import TorchtuneSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
@@ -64,27 +65,20 @@ def _premise(builder: str, kind: str) -> Premise:
     return MULTIMODAL if builder in ("the_cauldron_dataset", "llava_instruct_dataset") else MULTIMODAL_CHAT
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    for dataset in plan.settings.packed_datasets:
-        if dataset.unpackable is None:
+def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]:
+    for dataset in torchtune.packed_datasets:
+        packed = dataset.packed
+        if dataset.unpackable is None or packed.span is None:
             continue
         yield Finding(
-            span=dataset.packed.span,
-            message=f"packed: True (line {dataset.packed.span.line}) asks to pack {dataset.builder},"
-                    f" a {dataset.unpackable} dataset torchtune cannot pack: its builder raises at start-up",
+            span=packed.span,
+            message=f"packed: True (line {packed.span.line}) asks to pack {dataset.builder},"
+                    f" a {dataset.unpackable} dataset torchtune cannot pack",
+            notes=(f"{dataset.builder} raises at start-up when asked to pack",),
             fix="remove packed (or set packed: False)",
             premise=_premise(dataset.builder, dataset.unpackable).name,
         )
 
-
-_TUNE = """\
-model:
-  _component_: torchtune.models.llama2.lora_llama2_7b
-dataset:
-  _component_: torchtune.datasets.{builder}
-  packed: {packed}
-batch_size: 4
-"""
 
 RULE = Rule(
     code="BL311",
@@ -92,28 +86,112 @@ RULE = Rule(
     severity="error",
     summary="torchtune: packed: True on a preference or multimodal dataset",
     check=check,
-    needs=("settings.packed_datasets",),
+    subject=TorchtuneSettings,
     premises=(PREFERENCE, MULTIMODAL, MULTIMODAL_CHAT),
     doc=__doc__,
     examples=(
         # No release pinned: releases before 0.5.0 do not refuse packed preference datasets in torchtune.
-        Example("tune_dpo_packed.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"), flagged=(5,),
+        Example("tune_dpo_packed.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.stack_exchange_paired_dataset
+  packed: True
+batch_size: 4
+""", flagged=(5,),
+                message="packed: True (line 5) asks to pack stack_exchange_paired_dataset, a preference dataset "
+                        "torchtune cannot pack",
+                fix="remove packed (or set packed: False)",
                 severity="info"),
-        Example("tune_dpo_packed_pinned.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"),
-                flagged=(5,), files=(("requirements.txt", "torchtune==0.5.0\n"),), severity="error"),
-        Example("tune_dpo_packed_before.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="True"),
-                files=(("requirements.txt", "torchtune==0.4.0\n"),)),
-        Example("tune_dpo_unpacked.yaml", _TUNE.format(builder="stack_exchange_paired_dataset", packed="False")),
-        Example("tune_vision_packed.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"), flagged=(5,),
+        Example("tune_dpo_packed_pinned.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.stack_exchange_paired_dataset
+  packed: True
+batch_size: 4
+""", flagged=(5,),
+                message="packed: True (line 5) asks to pack stack_exchange_paired_dataset, a preference dataset "
+                        "torchtune cannot pack",
+                fix="remove packed (or set packed: False)",
+                files=(("requirements.txt", "torchtune==0.5.0\n"),),
+                severity="error"),
+        Example("tune_dpo_packed_before.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.stack_exchange_paired_dataset
+  packed: True
+batch_size: 4
+""", files=(("requirements.txt", "torchtune==0.4.0\n"),)),
+        Example("tune_dpo_unpacked.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.stack_exchange_paired_dataset
+  packed: False
+batch_size: 4
+"""),
+        Example("tune_vision_packed.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.multimodal.the_cauldron_dataset
+  packed: True
+batch_size: 4
+""", flagged=(5,),
+                message="packed: True (line 5) asks to pack the_cauldron_dataset, a multimodal dataset torchtune "
+                        "cannot pack",
+                fix="remove packed (or set packed: False)",
                 severity="info"),
-        Example("tune_vision_packed_pinned.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"),
-                flagged=(5,), files=(("requirements.txt", "torchtune==0.3.1\n"),), severity="error"),
-        Example("tune_vision_packed_0_3_0.yaml", _TUNE.format(builder="multimodal.the_cauldron_dataset", packed="True"),
-                files=(("requirements.txt", "torchtune==0.3.0\n"),)),
-        Example("tune_vqa_packed_pinned.yaml", _TUNE.format(builder="multimodal.vqa_dataset", packed="True"),
-                flagged=(5,), files=(("requirements.txt", "torchtune==0.6.1\n"),), severity="error"),
-        Example("tune_vqa_packed_0_4.yaml", _TUNE.format(builder="multimodal.vqa_dataset", packed="True"),
-                files=(("requirements.txt", "torchtune==0.4.0\n"),)),
-        Example("tune_sft_packed.yaml", _TUNE.format(builder="alpaca_cleaned_dataset", packed="True")),
+        Example("tune_vision_packed_pinned.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.multimodal.the_cauldron_dataset
+  packed: True
+batch_size: 4
+""", flagged=(5,),
+                message="packed: True (line 5) asks to pack the_cauldron_dataset, a multimodal dataset torchtune "
+                        "cannot pack",
+                fix="remove packed (or set packed: False)",
+                files=(("requirements.txt", "torchtune==0.3.1\n"),),
+                severity="error"),
+        Example("tune_vision_packed_0_3_0.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.multimodal.the_cauldron_dataset
+  packed: True
+batch_size: 4
+""", files=(("requirements.txt", "torchtune==0.3.0\n"),)),
+        Example("tune_vqa_packed_pinned.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.multimodal.vqa_dataset
+  packed: True
+batch_size: 4
+""", flagged=(5,),
+                message="packed: True (line 5) asks to pack vqa_dataset, a multimodal dataset torchtune cannot pack",
+                fix="remove packed (or set packed: False)",
+                files=(("requirements.txt", "torchtune==0.6.1\n"),),
+                severity="error"),
+        Example("tune_vqa_packed_0_4.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.multimodal.vqa_dataset
+  packed: True
+batch_size: 4
+""", files=(("requirements.txt", "torchtune==0.4.0\n"),)),
+        Example("tune_sft_packed.yaml", """\
+model:
+  _component_: torchtune.models.llama2.lora_llama2_7b
+dataset:
+  _component_: torchtune.datasets.alpaca_cleaned_dataset
+  packed: True
+batch_size: 4
+"""),
     ),
 )

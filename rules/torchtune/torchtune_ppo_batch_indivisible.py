@@ -41,7 +41,8 @@ first release with the recipe), :394-408 and 421-424 @ v0.6.1
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import TORCHTUNE
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.torchtune import TorchtuneSettings
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -52,42 +53,40 @@ RECIPE = Premise(
            "recipes/ppo_full_finetune_single_device.py:394-408, 421-424 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    batch, ga, ppo = plan.rl.prompts_per_step, plan.grad_accum, plan.rl.mini_batch
-    forward, steps = plan.rl.micro_batch.get("policy"), plan.settings.ppo_schedule.num_steps
+def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]:
+    rl, schedule = plan.rl, torchtune.ppo_schedule
+    if rl is None or schedule is None:
+        return
+    batch, ga, ppo = rl.prompts_per_step, plan.grad_accum, rl.mini_batch
+    forward, steps = rl.micro_batch.get("policy"), schedule.num_steps
     for whole, part in ((batch, forward), (batch, ppo), (ppo, ga)):
-        if _known(whole, part) and whole.value % part.value:
+        if whole is None or part is None or not _known(whole, part) or part.span is None:
+            continue
+        if whole.value % part.value:
             yield Finding(
                 span=part.span,
-                message=f"{whole.key} ({whole.value}) is not divisible by {part.key} ({part.value}): the PPO recipe refuses to start",
+                message=f"{whole.key} ({whole.value}) is not divisible by {part.key} ({part.value})",
+                notes=("the PPO recipe refuses to start",),
                 fix=f"set {part.key} to a divisor of {whole.value}, or {whole.key} to a multiple of {part.value}",
                 related=(Related(f"{whole.key} = {whole.value}", whole.span),) if whole.span else (),
             )
-    if _known(steps, batch) and steps.value < batch.value:
+    if steps is None or batch is None or not _known(steps, batch) or steps.span is None:
+        return
+    if steps.value < batch.value:
         yield Finding(
             span=steps.span,
-            message=f"{steps.key} ({steps.value}) // {batch.key} ({batch.value}) = 0 PPO steps: the recipe refuses to start",
+            message=f"{steps.key} ({steps.value}) is below {batch.key} ({batch.value}): no PPO step runs",
+            notes=(f"{steps.key} // {batch.key} = {steps.value} // {batch.value} = 0 PPO steps "
+                   f"({steps.key} counts trajectories, not steps): the recipe refuses to start",),
             fix=f"set {steps.key} to at least {batch.value} (it counts trajectories, not steps)",
             related=(Related(f"{batch.key} = {batch.value}", batch.span),) if batch.span else (),
         )
 
 
-def _known(*facts):
-    return all(f is not None and f.known and f.value > 0 and f.span is not None for f in facts)
+def _known(*facts: Fact) -> bool:
+    """Each a positive int written in the file."""
+    return all(f.count is not None and f.span is not None for f in facts)
 
-
-_TUNE = """\
-policy_model:
-  _component_: torchtune.models.llama2.llama2_1b
-optimizer:
-  _component_: torch.optim.AdamW
-batch_size: 64
-num_steps: {steps}
-ppo_epochs: 1
-ppo_batch_size: {ppo}
-gradient_accumulation_steps: 1
-forward_batch_size: 16
-"""
 
 RULE = Rule(
     code="BL112",
@@ -95,19 +94,97 @@ RULE = Rule(
     severity="error",
     summary="torchtune PPO: batch_size, forward_batch_size, ppo_batch_size and accumulation that do not divide",
     check=check,
-    needs=("rl", "settings.ppo_schedule"),
+    subject=TorchtuneSettings,
+    needs=("rl",),
     premises=(RECIPE,),
     doc=__doc__,
     examples=(
         # No release pinned: torchtune before 0.3.0 has no PPO recipe.
-        Example("tune_ppo_48.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,), severity="error"),
-        Example("tune_ppo_32.yaml", _TUNE.format(steps=10000, ppo=32)),
-        Example("tune_ppo_steps.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,), severity="error"),
-        Example("tune_ppo_48_pinned.yaml", _TUNE.format(steps=10000, ppo=48), flagged=(8,),
-                files=(("requirements.txt", "torchtune==0.3.0\n"),), severity="error"),
-        Example("tune_ppo_steps_pinned.yaml", _TUNE.format(steps=32, ppo=32), flagged=(6,),
-                files=(("requirements.txt", "torchtune==0.6.1\n"),), severity="error"),
-        Example("tune_ppo_48_before.yaml", _TUNE.format(steps=10000, ppo=48),
-                files=(("requirements.txt", "torchtune==0.2.1\n"),)),
+        Example("tune_ppo_48.yaml", """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: 10000
+ppo_epochs: 1
+ppo_batch_size: 48
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+""", flagged=(8,),
+                message="batch_size (64) is not divisible by ppo_batch_size (48)",
+                fix="set ppo_batch_size to a divisor of 64, or batch_size to a multiple of 48",
+                severity="error"),
+        Example("tune_ppo_32.yaml", """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: 10000
+ppo_epochs: 1
+ppo_batch_size: 32
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+"""),
+        Example("tune_ppo_steps.yaml", """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: 32
+ppo_epochs: 1
+ppo_batch_size: 32
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+""", flagged=(6,),
+                message="num_steps (32) is below batch_size (64): no PPO step runs",
+                fix="set num_steps to at least 64 (it counts trajectories, not steps)",
+                severity="error"),
+        Example("tune_ppo_48_pinned.yaml", """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: 10000
+ppo_epochs: 1
+ppo_batch_size: 48
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+""", flagged=(8,),
+                message="batch_size (64) is not divisible by ppo_batch_size (48)",
+                fix="set ppo_batch_size to a divisor of 64, or batch_size to a multiple of 48",
+                files=(("requirements.txt", "torchtune==0.3.0\n"),),
+                severity="error"),
+        Example("tune_ppo_steps_pinned.yaml", """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: 32
+ppo_epochs: 1
+ppo_batch_size: 32
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+""", flagged=(6,),
+                message="num_steps (32) is below batch_size (64): no PPO step runs",
+                fix="set num_steps to at least 64 (it counts trajectories, not steps)",
+                files=(("requirements.txt", "torchtune==0.6.1\n"),),
+                severity="error"),
+        Example("tune_ppo_48_before.yaml", """\
+policy_model:
+  _component_: torchtune.models.llama2.llama2_1b
+optimizer:
+  _component_: torch.optim.AdamW
+batch_size: 64
+num_steps: 10000
+ppo_epochs: 1
+ppo_batch_size: 48
+gradient_accumulation_steps: 1
+forward_batch_size: 16
+""", files=(("requirements.txt", "torchtune==0.2.1\n"),)),
     ),
 )

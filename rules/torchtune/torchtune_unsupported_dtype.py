@@ -35,7 +35,7 @@ GRPO: recipes/dev/grpo_full_finetune_distributed.py:93-96 @ v0.6.0 and v0.6.1.
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import TORCHTUNE
-from batchlint.frameworks.torchtune import traits
+from batchlint.frameworks.torchtune import TorchtuneSettings, traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
@@ -54,43 +54,93 @@ GRPO_FP16 = Premise(
            "v0.6.1 recipes/dev/grpo_full_finetune_distributed.py:93-96 (last: main removed the check)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    precision = plan.settings.precision
+def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]:
+    precision = torchtune.precision
+    if precision is None:
+        return
     dtype = precision.dtype
     if dtype.value not in precision.accepted:
         yield Finding(
             span=dtype.span,
-            message=f"dtype {dtype.value!r} is not one of {', '.join(precision.accepted)}: torchtune's get_dtype refuses it at start-up",
+            message=f"dtype {dtype.value!r} is not one of {', '.join(precision.accepted)}",
+            notes=("torchtune's get_dtype refuses it at start-up",),
             fix="use bf16 (or fp32)" + (" - torchtune spells bfloat16 bf16" if dtype.value == "bfloat16" else ""),
             premise=NAMES.name,
         )
     elif dtype.value in precision.refused:
         yield Finding(
             span=dtype.span,
-            message=f"dtype {dtype.value}: torchtune's training recipes refuse full {dtype.value} training at start-up",
+            message=f"dtype {dtype.value}: torchtune's training recipes refuse full {dtype.value} training",
+            notes=(f"the recipe refuses full {dtype.value} training at start-up",),
             fix="set dtype: bf16, or fp32 on GPUs without bf16",
             premise=FP16.name,
         )
     elif dtype.value == "fp16" and "grpo" in traits(plan.document):
         yield Finding(
             span=dtype.span,
-            message="dtype fp16: torchtune 0.6's GRPO recipe refuses full fp16 training at start-up",
+            message="dtype fp16: torchtune's GRPO recipe refuses full fp16 training",
+            notes=("torchtune 0.6's GRPO recipe refuses full fp16 training at start-up",),
             fix="set dtype: bf16, or fp32 on GPUs without bf16",
             premise=GRPO_FP16.name,
         )
 
 
-_TUNE = """\
+RULE = Rule(
+    code="BL513",
+    name="torchtune-unsupported-dtype",
+    severity="error",
+    summary="torchtune: dtype fp16 (refused by the training recipes) or an unknown dtype name",
+    check=check,
+    subject=TorchtuneSettings,
+    premises=(NAMES, FP16, GRPO_FP16),
+    doc=__doc__,
+    examples=(
+        Example("tune_fp16.yaml", """\
 model:
   _component_: torchtune.models.qwen2_5.lora_qwen2_5_7b_instruct
 optimizer:
   _component_: torch.optim.AdamW
   lr: 3e-4
 batch_size: 2
-dtype: {dtype}
-"""
-
-_GRPO = """\
+dtype: fp16
+""", flagged=(7,),
+                message="dtype fp16: torchtune's training recipes refuse full fp16 training",
+                fix="set dtype: bf16, or fp32 on GPUs without bf16"),
+        Example("tune_bf16.yaml", """\
+model:
+  _component_: torchtune.models.qwen2_5.lora_qwen2_5_7b_instruct
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 3e-4
+batch_size: 2
+dtype: bf16
+"""),
+        Example("tune_bfloat16.yaml", """\
+model:
+  _component_: torchtune.models.qwen2_5.lora_qwen2_5_7b_instruct
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 3e-4
+batch_size: 2
+dtype: bfloat16
+""", flagged=(7,),
+                message="dtype 'bfloat16' is not one of fp16, bf16, fp32, fp64",
+                fix="use bf16 (or fp32) - torchtune spells bfloat16 bf16"),
+        Example("tune_fp16_pinned.yaml", """\
+model:
+  _component_: torchtune.models.qwen2_5.lora_qwen2_5_7b_instruct
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 3e-4
+batch_size: 2
+dtype: fp16
+""", flagged=(7,),
+                message="dtype fp16: torchtune's training recipes refuse full fp16 training",
+                fix="set dtype: bf16, or fp32 on GPUs without bf16",
+                files=(("requirements.txt", "torchtune==0.1.0\n"),),
+                severity="error"),
+        # GRPO: refused by 0.6.0 and 0.6.1, not by main; silent where no release is pinned.
+        Example("tune_grpo_fp16.yaml", """\
 model:
   _component_: torchtune.models.qwen2_5.qwen2_5_3b
 optimizer:
@@ -99,28 +149,27 @@ optimizer:
 batch_size: 1
 grpo_samples: 16
 dtype: fp16
-"""
-
-RULE = Rule(
-    code="BL513",
-    name="torchtune-unsupported-dtype",
-    severity="error",
-    summary="torchtune: dtype fp16 (refused by the training recipes) or an unknown dtype name",
-    check=check,
-    needs=("settings.precision",),
-    premises=(NAMES, FP16, GRPO_FP16),
-    doc=__doc__,
-    examples=(
-        Example("tune_fp16.yaml", _TUNE.format(dtype="fp16"), flagged=(7,)),
-        Example("tune_bf16.yaml", _TUNE.format(dtype="bf16")),
-        Example("tune_bfloat16.yaml", _TUNE.format(dtype="bfloat16"), flagged=(7,)),
-        Example("tune_fp16_pinned.yaml", _TUNE.format(dtype="fp16"), flagged=(7,),
-                files=(("requirements.txt", "torchtune==0.1.0\n"),), severity="error"),
-        # GRPO: refused by 0.6.0 and 0.6.1, not by main; silent where no release is pinned.
-        Example("tune_grpo_fp16.yaml", _GRPO, flagged=(8,), files=(("requirements.txt", "torchtune==0.6.1\n"),),
+""", flagged=(8,),
+                message="dtype fp16: torchtune's GRPO recipe refuses full fp16 training",
+                fix="set dtype: bf16, or fp32 on GPUs without bf16",
+                files=(("requirements.txt", "torchtune==0.6.1\n"),),
                 severity="error"),
-        Example("tune_grpo_fp16_unpinned.yaml", _GRPO),
+        Example("tune_grpo_fp16_unpinned.yaml", """\
+model:
+  _component_: torchtune.models.qwen2_5.qwen2_5_3b
+optimizer:
+  _component_: torch.optim.AdamW
+  lr: 1e-5
+batch_size: 1
+grpo_samples: 16
+dtype: fp16
+"""),
         # Generation configs (no optimizer) may run in fp16.
-        Example("tune_generate_fp16.yaml", "model:\n  _component_: torchtune.models.llama2.llama2_7b\nprompt: hi\ndtype: fp16\n"),
+        Example("tune_generate_fp16.yaml", """\
+model:
+  _component_: torchtune.models.llama2.llama2_7b
+prompt: hi
+dtype: fp16
+"""),
     ),
 )

@@ -40,7 +40,7 @@ passes) @ 1.16.0.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.hf import SFT_KEYS
+from batchlint.frameworks.hf import SFT_KEYS, TRLSettings
 from batchlint.frameworks.releases import TRL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -56,7 +56,7 @@ REMOVED = Premise(
            "(no such field); v1.16.0 trl/trainer/sft_config.py (none)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, trl: TRLSettings) -> Iterator[Finding]:
     root = plan.document.root
     stale = root.get("max_seq_length")
     marker = next((k for k in TRL_KEYS if k in root.items), None)
@@ -70,13 +70,12 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         fix = "delete max_seq_length: max_length already sets the length"
     else:
         fix = f"rename it to max_length: {value}"
+    truncated = getattr(current, "value", None) if current is not None else "default 1024"
     yield Finding(
         span=root.key_spans["max_seq_length"],
-        message=(
-            f"max_seq_length ({value}) was removed in TRL 0.20: TrlParser and `trl sft` refuse the config, "
-            f"and TRL's example scripts drop it and truncate at max_length "
-            f"({getattr(current, 'value', None) if current is not None else 'default 1024'})"
-        ),
+        message=f"max_seq_length ({value}) was removed in TRL 0.20; the length is max_length ({truncated})",
+        notes=("TrlParser and `trl sft` refuse the config; TRL's example scripts drop max_seq_length and "
+               f"truncate at max_length ({truncated})",),
         fix=fix,
         related=related,
     )
@@ -88,33 +87,43 @@ RULE = Rule(
     severity="error",
     summary="TRL SFT config still using max_seq_length, removed in TRL 0.20",
     check=check,
-    frameworks=("trl",),
+    subject=TRLSettings,
     premises=(REMOVED,),
     doc=__doc__,
     examples=(
-        Example(
-            "sft_stale.yaml",
-            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_seq_length: 4096\n",
-            flagged=(4,), severity="info",  # no TRL release pinned: 0.19 still reads it
-        ),
-        Example(
-            "sft_current.yaml",
-            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_length: 4096\n",
-        ),
-        Example(
-            "sft_stale_pinned_new.yaml",
-            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_seq_length: 4096\n",
-            flagged=(4,), files=(("requirements.txt", "trl==0.21.0\n"),), severity="error",
-        ),
-        Example(
-            "sft_stale_pinned_old.yaml",
-            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: true\nmax_seq_length: 4096\n",
-            files=(("requirements.txt", "trl==0.19.1\n"),),
-        ),
-        Example(
-            "run_mlm_args.yaml",
-            "model_name_or_path: bert-base-uncased\nper_device_train_batch_size: 4\nmax_seq_length: 512\n"
-            "dataset_name: wikitext\n",
-        ),
+        Example("sft_stale.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: true
+max_seq_length: 4096
+""", flagged=(4,), severity="info",
+                message="max_seq_length (4096) was removed in TRL 0.20; the length is max_length (default 1024)",
+                fix="rename it to max_length: 4096"),
+        Example("sft_current.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: true
+max_length: 4096
+"""),
+        Example("sft_stale_pinned_new.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: true
+max_seq_length: 4096
+""", flagged=(4,), files=(("requirements.txt", "trl==0.21.0\n"),), severity="error",
+                message="max_seq_length (4096) was removed in TRL 0.20; the length is max_length (default 1024)",
+                fix="rename it to max_length: 4096"),
+        Example("sft_stale_pinned_old.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: true
+max_seq_length: 4096
+""", files=(("requirements.txt", "trl==0.19.1\n"),)),
+        Example("run_mlm_args.yaml", """\
+model_name_or_path: bert-base-uncased
+per_device_train_batch_size: 4
+max_seq_length: 512
+dataset_name: wikitext
+"""),
     ),
 )

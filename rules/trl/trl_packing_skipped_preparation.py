@@ -36,6 +36,7 @@ TRL v0.13.0 trl/trainer/sft_trainer.py:265-275 (`_prepare_dataset(..., **args.da
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.hf import TRLSettings
 from batchlint.frameworks.releases import TRL
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
@@ -47,27 +48,22 @@ IGNORED = Premise(
            "skip_prepare_dataset is set); v1.16.0 trl/trainer/sft_trainer.py:1007-1027, 1480 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    args = plan.settings.sft
+def check(plan: TrainingPlan, trl: TRLSettings) -> Iterator[Finding]:
+    args = trl.sft
+    if args is None:
+        return  # not an SFT config
     skip, packing = args.skip_prepare_dataset, args.packing
     if skip is None or packing is None or packing.value is not True:
         return
     yield Finding(
         span=packing.span,
-        message=("packing is on, but dataset_kwargs.skip_prepare_dataset is true: SFTTrainer packs while it "
-                 "prepares the dataset, which it then skips, so the data is not packed"),
+        message="packing is on, but dataset_kwargs.skip_prepare_dataset is true: the data is not packed",
+        notes=("SFTTrainer packs while it prepares the dataset, which skip_prepare_dataset skips: training runs "
+               "on the data as it is",),
         fix="set packing: false (the collator batches the data as it is), or remove skip_prepare_dataset",
         related=(Related("skip_prepare_dataset set here", skip.span),) if skip.span else (),
     )
 
-
-_SFT = """\
-model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct
-per_device_train_batch_size: 4
-packing: {packing}
-dataset_kwargs:
-  skip_prepare_dataset: {skip}
-"""
 
 RULE = Rule(
     code="BL561",
@@ -75,15 +71,41 @@ RULE = Rule(
     severity="warning",
     summary="TRL SFT: packing on while dataset_kwargs skips the dataset preparation that packs",
     check=check,
-    needs=("settings.sft",),
-    frameworks=("trl",),
+    subject=TRLSettings,
     premises=(IGNORED,),
     doc=__doc__,
     examples=(
-        Example("sft_packing_skipped.yaml", _SFT.format(packing="true", skip="true"), flagged=(3,), severity="info"),
-        Example("sft_packing_skipped_pinned.yaml", _SFT.format(packing="true", skip="true"), flagged=(3,),
-                files=(("requirements.txt", "trl==0.19.0\n"),), severity="warning"),
-        Example("sft_unpacked_skipped.yaml", _SFT.format(packing="false", skip="true")),
-        Example("sft_packing_prepared.yaml", _SFT.format(packing="true", skip="false")),
+        Example("sft_packing_skipped.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct
+per_device_train_batch_size: 4
+packing: true
+dataset_kwargs:
+  skip_prepare_dataset: true
+""", flagged=(3,), severity="info",
+                message="packing is on, but dataset_kwargs.skip_prepare_dataset is true: the data is not packed",
+                fix="set packing: false (the collator batches the data as it is), or remove skip_prepare_dataset"),
+        Example("sft_packing_skipped_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct
+per_device_train_batch_size: 4
+packing: true
+dataset_kwargs:
+  skip_prepare_dataset: true
+""", flagged=(3,), files=(("requirements.txt", "trl==0.19.0\n"),), severity="warning",
+                message="packing is on, but dataset_kwargs.skip_prepare_dataset is true: the data is not packed",
+                fix="set packing: false (the collator batches the data as it is), or remove skip_prepare_dataset"),
+        Example("sft_unpacked_skipped.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct
+per_device_train_batch_size: 4
+packing: false
+dataset_kwargs:
+  skip_prepare_dataset: true
+"""),
+        Example("sft_packing_prepared.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-VL-3B-Instruct
+per_device_train_batch_size: 4
+packing: true
+dataset_kwargs:
+  skip_prepare_dataset: false
+"""),
     ),
 )

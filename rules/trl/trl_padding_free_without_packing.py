@@ -38,6 +38,7 @@ runs there.
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.hf import TRLSettings
 from batchlint.frameworks.releases import TRL
 from batchlint.plan import Origin, TrainingPlan
 from batchlint.premise import Premise
@@ -49,8 +50,10 @@ REFUSED = Premise(
            "v1.0.0 trl/trainer/sft_trainer.py:924-929 (first); v1.16.0 trl/trainer/sft_trainer.py:999-1004 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    args = plan.settings.sft
+def check(plan: TrainingPlan, trl: TRLSettings) -> Iterator[Finding]:
+    args = trl.sft
+    if args is None:
+        return  # not an SFT config: DPO's padding_free means something else
     padding_free, packing, max_length = args.padding_free, args.packing, args.max_length
     if padding_free is None or not padding_free.value:
         return
@@ -65,22 +68,13 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     )
     yield Finding(
         span=padding_free.span,
-        message=(
-            f"padding_free is on while packing is {'off' if packing is not None else 'off (default)'}, so {length} "
-            f"cannot be enforced: TRL 1.0 and later refuse to start"
-        ),
+        message=f"padding_free without packing cannot enforce {length}",
+        notes=(f"packing is {'off' if packing is not None else 'off (default)'}: without it, padding-free batches "
+               f"are not truncated to {length}, and TRL 1.0 and later refuse to start",),
         fix="turn packing on (its default bfd strategy is padding-free), or set max_length: null and truncate the data yourself",
         related=related,
     )
 
-
-_SFT = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B
-per_device_train_batch_size: 4
-packing: {packing}
-padding_free: true
-max_length: {max_length}
-"""
 
 RULE = Rule(
     code="BL320",
@@ -88,26 +82,64 @@ RULE = Rule(
     severity="error",
     summary="TRL SFT: padding_free without packing while max_length is set",
     check=check,
-    needs=("settings.sft",),
-    frameworks=("trl",),
+    subject=TRLSettings,
     premises=(REFUSED,),
     doc=__doc__,
     examples=(
         # No TRL release pinned: before 1.0 SFTTrainer truncates the dataset to max_length instead.
-        Example("sft_padding_free.yaml", _SFT.format(packing="false", max_length=2048), flagged=(4,), severity="info"),
-        Example("sft_padding_free_pinned.yaml", _SFT.format(packing="false", max_length=2048), flagged=(4,),
-                files=(("requirements.txt", "trl==1.0.0\n"),), severity="error"),
-        Example("sft_padding_free_pinned_old.yaml", _SFT.format(packing="false", max_length=2048),
-                files=(("requirements.txt", "trl==0.29.1\n"),)),
-        Example("sft_padding_free_packed.yaml", _SFT.format(packing="true", max_length=2048)),
-        Example("sft_padding_free_no_limit.yaml", _SFT.format(packing="false", max_length="null")),
-        Example(
-            "swift_padding_free.yaml",
-            "model: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npacking: false\npadding_free: true\nmax_length: 2048\n",
-        ),
-        Example(
-            "dpo_padding_free.yaml",
-            "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 4\npadding_free: true\nbeta: 0.1\n",
-        ),
+        Example("sft_padding_free.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: false
+padding_free: true
+max_length: 2048
+""", flagged=(4,), severity="info",
+                message="padding_free without packing cannot enforce max_length (2048)",
+                fix="turn packing on (its default bfd strategy is padding-free), or set max_length: null and truncate "
+                    "the data yourself"),
+        Example("sft_padding_free_pinned.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: false
+padding_free: true
+max_length: 2048
+""", flagged=(4,), files=(("requirements.txt", "trl==1.0.0\n"),), severity="error",
+                message="padding_free without packing cannot enforce max_length (2048)",
+                fix="turn packing on (its default bfd strategy is padding-free), or set max_length: null and truncate "
+                    "the data yourself"),
+        Example("sft_padding_free_pinned_old.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: false
+padding_free: true
+max_length: 2048
+""", files=(("requirements.txt", "trl==0.29.1\n"),)),
+        Example("sft_padding_free_packed.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: true
+padding_free: true
+max_length: 2048
+"""),
+        Example("sft_padding_free_no_limit.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: false
+padding_free: true
+max_length: null
+"""),
+        Example("swift_padding_free.yaml", """\
+model: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+packing: false
+padding_free: true
+max_length: 2048
+"""),
+        Example("dpo_padding_free.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 4
+padding_free: true
+beta: 0.1
+"""),
     ),
 )

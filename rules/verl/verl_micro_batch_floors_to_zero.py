@@ -44,10 +44,12 @@ is judged by its own source (lint/frameworks/verl.py `refuses`).
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import VERL_RELEASES
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.verl import MicroBatchKeys, VerlSettings
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -63,10 +65,9 @@ COPY_FLOOR = Premise(
            f"(no start-up check in its source), for any release from {VERL_RELEASES[0]} to {VERL_RELEASES[-1]}")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = verl.ppo(plan)
+def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     world = plan.world_size
-    if settings is None or settings.label != "verl" or world is None or not world.known or world.value < 1:
+    if world is None or world.count is None:
         return
     copy = verl.runs_copy(plan.document.path)
     checked = verl.refuses(plan.document.path, "micro_at_least_dp")
@@ -76,26 +77,27 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             yield finding
 
 
-def _check_role(keys, world, checked: bool, copy: bool):
+def _check_role(keys: MicroBatchKeys, world: Fact, checked: bool, copy: bool) -> Optional[Finding]:
     """The actor's or the critic's deprecated ppo_micro_batch_size (not the rollout's log-prob one)."""
     role, micro = keys.role, keys.deprecated
     if micro is None or keys.per_gpu is not None or not micro.key.endswith(".ppo_micro_batch_size"):
         return None
-    if role.dynamic is not False or not role.fsdp or role.sp is None or not role.sp.known or role.sp.value < 1:
+    sp, ranks, value = role.sp.count if role.sp is not None else None, world.count, micro.number
+    if role.dynamic is not False or not role.fsdp or sp is None or ranks is None or value is None:
         return None
-    if world.value % role.sp.value or micro.value < 1:
+    if ranks % sp or value < 1:
         return None
-    dp = world.value // role.sp.value
-    if micro.value >= dp:
+    dp = ranks // sp
+    if value >= dp:
         return None
     how = (f"verl asserts ppo_micro_batch_size x sp >= the GPU count and refuses to start (0.1 and early copies "
-           f"fail when the {role.name} first divides by it: a modulo by zero)" if checked else
-           f"this copy of verl makes no start-up check, and the {role.name} divides by it: "
-           "'ZeroDivisionError: integer division or modulo by zero'")
+           f"fail when the {role.name} first divides by it: a modulo by zero)." if checked else
+           f"This copy of verl makes no start-up check, and the {role.name} divides by it: "
+           "'ZeroDivisionError: integer division or modulo by zero'.")
     return Finding(
         span=micro.span,
-        message=(f"{micro.describe()} is a global micro batch, floor-divided over dp ({dp}): "
-                 f"{micro.value} // {dp} = 0 sequences per GPU; {how}"),
+        message=f"{micro.describe()} over dp {dp} is 0 sequences per GPU",
+        notes=(f"{micro.key} is a global micro batch, floor-divided over dp ({dp}): {value} // {dp} = 0.", how),
         fix=(f"set {micro.key}_per_gpu to {micro.value} in its place (a per-GPU micro batch), or {micro.key} to a "
              f"multiple of {dp}"),
         related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span else (),
@@ -103,35 +105,74 @@ def _check_role(keys, world, checked: bool, copy: bool):
     )
 
 
-_CONFIG = """\
-data:
-  train_batch_size: 64
-actor_rollout_ref:
-  actor:
-    ppo_mini_batch_size: 64
-    ppo_micro_batch_size: {micro}
-  rollout:
-    n: 1
-trainer:
-  n_gpus_per_node: 8
-"""
-
 RULE = Rule(
     code="BL181",
     name="verl-micro-batch-floors-to-zero",
     severity="error",
     summary="verl: a deprecated global ppo_micro_batch_size smaller than dp (0 per GPU)",
     check=check,
-    frameworks=("verl",),
+    subject=VerlSettings,
     premises=(RELEASED, COPY, COPY_FLOOR),
     doc=__doc__,
     examples=(
-        Example("micro_4_on_8.yaml", _CONFIG.format(micro=4), flagged=(6,),
-                files=(("requirements.txt", "verl==0.2\n"),), severity="error"),
-        Example("micro_8_on_8.yaml", _CONFIG.format(micro=8), files=(("requirements.txt", "verl==0.2\n"),)),
-        Example("micro_4_on_4.yaml", _CONFIG.format(micro=4), world_size=4, files=(("requirements.txt", "verl==0.1\n"),)),
+        Example("micro_4_on_8.yaml", """\
+data:
+  train_batch_size: 64
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+    ppo_micro_batch_size: 4
+  rollout:
+    n: 1
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(6,),
+                files=(("requirements.txt", "verl==0.2\n"),), severity="error",
+                message="actor_rollout_ref.actor.ppo_micro_batch_size (4) over dp 8 is 0 sequences per GPU",
+                fix="set actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu to 4 in its place (a per-GPU "
+                    "micro batch), or actor_rollout_ref.actor.ppo_micro_batch_size to a multiple of 8"),
+        Example("micro_8_on_8.yaml", """\
+data:
+  train_batch_size: 64
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+    ppo_micro_batch_size: 8
+  rollout:
+    n: 1
+trainer:
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.2\n"),)),
+        Example("micro_4_on_4.yaml", """\
+data:
+  train_batch_size: 64
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+    ppo_micro_batch_size: 4
+  rollout:
+    n: 1
+trainer:
+  n_gpus_per_node: 8
+""", world_size=4, files=(("requirements.txt", "verl==0.1\n"),)),
         # The critic (trained: gae is the default estimator) has its own.
-        Example("critic_2_on_8.yaml", _CONFIG.format(micro=8) + "critic:\n  ppo_micro_batch_size: 2\n", flagged=(12,),
-                files=(("requirements.txt", "verl==0.2\n"),), severity="error"),
+        Example("critic_2_on_8.yaml", """\
+data:
+  train_batch_size: 64
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+    ppo_micro_batch_size: 8
+  rollout:
+    n: 1
+trainer:
+  n_gpus_per_node: 8
+critic:
+  ppo_micro_batch_size: 2
+""", flagged=(12,),
+                files=(("requirements.txt", "verl==0.2\n"),), severity="error",
+                message="critic.ppo_micro_batch_size (2) over dp 8 is 0 sequences per GPU",
+                fix="set critic.ppo_micro_batch_size_per_gpu to 2 in its place (a per-GPU micro batch), or "
+                    "critic.ppo_micro_batch_size to a multiple of 8"),
     ),
 )

@@ -40,6 +40,7 @@ verl/trainer/ppo/ray_trainer.py:395-425 @ v0.2 (`check_mutually_exclusive`, firs
 from collections.abc import Iterator
 
 from batchlint.frameworks import verl
+from batchlint.frameworks.verl import VerlSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -53,32 +54,24 @@ RELEASED = Premise(
 COPY = verl.copy_premise("micro_set_once")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    if not plan.settings.checks_micro_set_once:
+def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
+    if not settings.checks_micro_set_once:
         return  # a copy of verl in the project that predates the check takes the deprecated key
     premise = COPY if verl.runs_copy(plan.document.path) else RELEASED
-    for keys in plan.settings.micro_batch_keys:
+    for keys in settings.micro_batch_keys:
         old, new = keys.deprecated, keys.per_gpu
         if keys.role.dynamic is not False or old is None or new is None:
             continue
         yield Finding(
             span=old.span,
-            message=f"{old.key} ({old.value}, deprecated, global) and {new.key} ({new.value}) are both set: verl refuses to start",
+            message=f"{old.key.rpartition('.')[2]} ({old.value}) and {keys.per_gpu_name} ({new.value}) are both set",
+            notes=(f"{old.key} ({old.value}) is the deprecated, global form of {new.key} ({new.value}): verl refuses "
+                   "to start when both are set.",),
             fix=f"remove {old.key} (or set it to null) and keep {keys.per_gpu_name}",
             related=(Related(f"{keys.per_gpu_name} = {new.value}", new.span),),
             premise=premise.name,
         )
 
-
-_CONFIG = """\
-defaults:
-  - ppo_trainer
-  - _self_
-actor_rollout_ref:
-  actor:
-    ppo_micro_batch_size: {old}
-    ppo_micro_batch_size_per_gpu: 8
-"""
 
 RULE = Rule(
     code="BL143",
@@ -86,25 +79,76 @@ RULE = Rule(
     severity="error",
     summary="verl: a deprecated micro batch key set together with its _per_gpu replacement",
     check=check,
-    needs=("settings.micro_batch_keys",),
+    subject=VerlSettings,
     premises=(RELEASED, COPY),
     doc=__doc__,
     examples=(
-        Example("both.yaml", _CONFIG.format(old=64), flagged=(6,), severity="error"),
-        Example("both_pinned.yaml", _CONFIG.format(old=64), flagged=(6,),
-                files=(("requirements.txt", "verl==0.9.1\n"),), severity="error"),
+        Example("both.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: 64
+    ppo_micro_batch_size_per_gpu: 8
+""", flagged=(6,), severity="error",
+                message="ppo_micro_batch_size (64) and ppo_micro_batch_size_per_gpu (8) are both set",
+                fix="remove actor_rollout_ref.actor.ppo_micro_batch_size (or set it to null) and keep "
+                    "ppo_micro_batch_size_per_gpu"),
+        Example("both_pinned.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: 64
+    ppo_micro_batch_size_per_gpu: 8
+""", flagged=(6,),
+                files=(("requirements.txt", "verl==0.9.1\n"),), severity="error",
+                message="ppo_micro_batch_size (64) and ppo_micro_batch_size_per_gpu (8) are both set",
+                fix="remove actor_rollout_ref.actor.ppo_micro_batch_size (or set it to null) and keep "
+                    "ppo_micro_batch_size_per_gpu"),
         # verl 0.1 has no _per_gpu keys: a config that writes one is not one it runs.
-        Example("both_pinned_0_1.yaml", _CONFIG.format(old=64), files=(("requirements.txt", "verl==0.1\n"),)),
-        Example("new_only.yaml", _CONFIG.format(old="null")),
+        Example("both_pinned_0_1.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: 64
+    ppo_micro_batch_size_per_gpu: 8
+""", files=(("requirements.txt", "verl==0.1\n"),)),
+        Example("new_only.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: null
+    ppo_micro_batch_size_per_gpu: 8
+"""),
         Example(
             "rollout_both.yaml",
             "defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  rollout:\n"
             "    log_prob_micro_batch_size: 128\n    log_prob_micro_batch_size_per_gpu: 16\n",
             flagged=(5,),
+                message="log_prob_micro_batch_size (128) and log_prob_micro_batch_size_per_gpu (16) are both "
+                        "set",
+                fix="remove actor_rollout_ref.rollout.log_prob_micro_batch_size (or set it to null) and keep "
+                    "log_prob_micro_batch_size_per_gpu",
         ),
         Example(
             "dynamic_both.yaml",
-            _CONFIG.format(old=64) + "    use_dynamic_bsz: true\n",
+            """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  actor:
+    ppo_micro_batch_size: 64
+    ppo_micro_batch_size_per_gpu: 8
+    use_dynamic_bsz: true
+""",
         ),
     ),
 )

@@ -60,10 +60,12 @@ EasyR1 (a fork of verl) normalises its `worker.actor.global_batch_size` and
 
 from collections.abc import Iterator
 from math import gcd
+from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import EASYR1
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.verl import PPOSettings, Role
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
 
@@ -100,10 +102,9 @@ EASYR1_ULYSSES = Premise(
            "fsdp_workers.py:136-138; v0.3.2 verl/workers/fsdp_workers.py:136 (// (W // ulysses_size), still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = verl.ppo(plan)
+def check(plan: TrainingPlan, settings: PPOSettings) -> Iterator[Finding]:
     world = plan.world_size
-    if settings is None or not settings.legacy_workers or world is None or not world.known or world.value < 1:
+    if not settings.legacy_workers or world is None or world.count is None:
         return
     roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
     for role in roles:
@@ -112,65 +113,69 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             yield finding
 
 
-def _premise(framework, role, sp, severity, zero):
+def _premise(framework: str, role: Role, sp: int, severity: str, zero: bool) -> Premise:
     """The premise a finding rests on: EasyR1's (with Ulysses, from 0.3.1), or the verl check it reports."""
     if framework == "easyr1":
-        return EASYR1_ULYSSES if sp.value > 1 else EASYR1_CHECKS
+        return EASYR1_ULYSSES if sp > 1 else EASYR1_CHECKS
     if role.name == "critic":
         return CRITIC
     return FLOOR if severity == "warning" else ZERO if zero else MICRO
 
 
-def _check_role(role, world, label, framework, path):
+def _check_role(role: Role, world: Fact, label: str, framework: str, path: str) -> Optional[Finding]:
     mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
-    if not role.fsdp or not all(f is not None and f.known and f.value > 0 for f in (mini, n, sp)):
+    if not role.fsdp or mini is None or n is None or sp is None or world.count is None:
         return None
-    if world.value % sp.value:
+    minis, samples, split, gpus = mini.count, n.count, sp.count, world.count
+    if minis is None or samples is None or split is None:
+        return None
+    if gpus % split:
         return None  # the (W // sp, sp) mesh does not fit: BL202
-    dp = world.value // sp.value
-    sequences = mini.value * n.value
+    dp = gpus // split
+    sequences = minis * samples
     per_gpu = sequences // dp
-    micro = micro if micro is not None and micro.known and micro.value > 0 else None
-    ranks = f"dp {dp} (W {world.value} / sp {sp.value})" if sp.value > 1 else f"W ({world.value})"
+    micro = micro if micro is not None and micro.count is not None else None
+    ranks = f"dp {dp} (W {gpus} / sp {split})" if split > 1 else f"W ({gpus})"
+    short = f"dp {dp}" if split > 1 else f"W {gpus}"
     made = f"{mini.describe()} x {n.describe()} // {ranks}"
     facts = (mini, n, sp, world) + ((micro,) if micro else ())
     if per_gpu == 0:
         at_fault, severity = mini, "error"
-        message = (f"the {role.name}'s per-GPU mini-batch {made} is 0: {label} asserts it is larger than 0 and refuses "
-                   f"to start")
-        fix = f"set {mini.key} to at least {-(-dp // n.value)}, or run on fewer GPUs"
-    elif micro and per_gpu % micro.value:
+        message = f"the {role.name}'s per-GPU mini-batch is 0 ({sequences} sequences over {short})"
+        notes = (f"The per-GPU mini-batch is {made} = 0.", f"{label} asserts it is larger than 0 and refuses to start.")
+        fix = f"set {mini.key} to at least {-(-dp // samples)}, or run on fewer GPUs"
+    elif micro is not None and micro.count is not None and per_gpu % micro.count:
         at_fault, severity = micro, "error"
-        message = (
-            f"the {role.name}'s per-GPU mini-batch {made} = {per_gpu} is not divisible by {micro.describe()}: "
-            f"{label} asserts it is and refuses to start"
-        )
+        message = f"the {role.name}'s per-GPU mini-batch {per_gpu} is not a multiple of its micro batch {micro.count}"
+        notes = (f"The per-GPU mini-batch is {made} = {per_gpu}; the micro batch is {micro.describe()}.",
+                 f"{label} asserts it is a multiple of the micro batch and refuses to start.")
         fix = (
-            f"set {micro.key} to a divisor of {per_gpu} (e.g. {largest_divisor(per_gpu, micro.value)}), "
-            f"or {mini.key} to a multiple of {_multiple(micro.value * dp, n.value)}"
+            f"set {micro.key} to a divisor of {per_gpu} (e.g. {largest_divisor(per_gpu, micro.count)}), "
+            f"or {mini.key} to a multiple of {_multiple(micro.count * dp, samples)}"
         )
     elif sequences % dp:
         at_fault, severity = mini, "warning"
-        message = (
-            f"the {role.name}'s mini-batch {mini.describe()} x {n.describe()} = {sequences} sequences is not "
-            f"divisible by {ranks}: each GPU's share is floored to {per_gpu}, so every optimizer step sees "
-            f"{per_gpu * dp} sequences, not {sequences}"
-        )
-        step = _multiple(dp, n.value)
-        fix = f"set {mini.key} to a multiple of {step} ({mini.value // step * step or step} or {mini.value // step * step + step})"
+        message = f"the {role.name}'s mini-batch of {sequences} sequences is floored to {per_gpu * dp} over {short}"
+        notes = (f"The {role.name}'s mini-batch {mini.describe()} x {n.describe()} = {sequences} sequences is not "
+                 f"divisible by {ranks}.",
+                 f"Each GPU's share is floored to {per_gpu}, so every optimizer step sees {per_gpu * dp} sequences, "
+                 f"not {sequences}.")
+        step = _multiple(dp, samples)
+        fix = f"set {mini.key} to a multiple of {step} ({minis // step * step or step} or {minis // step * step + step})"
     else:
         return None
     if at_fault.span is None:
-        at_fault = next((f for f in facts if f.span is not None), None)
-        if at_fault is None:
+        located = next((f for f in facts if f.span is not None), None)
+        if located is None:
             return None
+        at_fault = located
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span and f is not at_fault)
-    premise = _premise(framework, role, sp, severity, per_gpu == 0)
+    premise = _premise(framework, role, split, severity, per_gpu == 0)
     if framework == "verl" and verl.runs_copy(path):
         if not verl.refuses(path, _COPY_CHECKS[premise.name]):
             return None  # a copy whose workers do not normalise (or assert) the mini-batch this way
         premise = COPIES[premise.name]
-    return Finding(span=at_fault.span, message=message, fix=fix, severity=severity, related=related,
+    return Finding(span=at_fault.span, message=message, notes=notes, fix=fix, severity=severity, related=related,
                    premise=premise.name)
 
 
@@ -178,39 +183,6 @@ def _multiple(sequences: int, n: int) -> int:
     """The smallest step of ppo_mini_batch_size for which mini x n is a multiple of `sequences`."""
     return sequences // gcd(sequences, n)
 
-
-_CONFIG = """\
-defaults:
-  - ppo_trainer
-  - _self_
-data:
-  train_batch_size: 288
-actor_rollout_ref:
-  actor:
-    ppo_mini_batch_size: {mini}
-    ppo_micro_batch_size_per_gpu: {micro}
-  rollout:
-    n: 1
-algorithm:
-  adv_estimator: grpo
-trainer:
-  nnodes: 1
-  n_gpus_per_node: 8
-"""
-
-# EasyR1's schema: 16 prompts x 5 samples = 80 sequences // 8 GPUs = 10 per GPU.
-_EASYR1 = """\
-data:
-  rollout_batch_size: 64
-worker:
-  actor:
-    global_batch_size: 16
-    micro_batch_size_per_device_for_update: {micro}
-  rollout:
-    n: 5
-trainer:
-  n_gpus_per_node: 8
-"""
 
 _VERL_0_7 = (("requirements.txt", "verl==0.7.1\n"),)
 # An EasyR1 checkout or fork: its verl/__init__.py says the release.
@@ -222,34 +194,277 @@ RULE = Rule(
     severity="error",
     summary="verl: a per-GPU PPO mini-batch that is 0, not a multiple of the micro batch, or floored",
     check=check,
-    frameworks=("verl", "easyr1"),
+    subject=PPOSettings,
     premises=(ZERO, MICRO, FLOOR, CRITIC, *COPIES.values(), EASYR1_CHECKS, EASYR1_ULYSSES),
     doc=__doc__,
     examples=(
         # The rollout-correction examples: 32 x 1 // 8 = 4, not a multiple of 8.
-        Example("rollout_corr.yaml", _CONFIG.format(mini=32, micro=8), flagged=(9,), files=_VERL_0_7, severity="error"),
-        Example("rollout_corr_fixed.yaml", _CONFIG.format(mini=32, micro=4), files=_VERL_0_7),
+        Example("rollout_corr.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", flagged=(9,), files=_VERL_0_7, severity="error",
+                message="the actor's per-GPU mini-batch 4 is not a multiple of its micro batch 8",
+                fix="set actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu to a divisor of 4 (e.g. 4), or "
+                    "actor_rollout_ref.actor.ppo_mini_batch_size to a multiple of 64"),
+        Example("rollout_corr_fixed.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 4
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", files=_VERL_0_7),
         # 0.3 asserts it only for a micro batch derived from the deprecated key; 0.8.0 has no such workers;
         # with no release pinned, neither is ruled out.
-        Example("rollout_corr_0_3.yaml", _CONFIG.format(mini=32, micro=8), files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
-        Example("rollout_corr_0_8.yaml", _CONFIG.format(mini=32, micro=8), files=(("requirements.txt", "verl==0.8.0\n"),)),
-        Example("rollout_corr_unpinned.yaml", _CONFIG.format(mini=32, micro=8)),
+        Example("rollout_corr_0_3.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
+        Example("rollout_corr_0_8.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.8.0\n"),)),
+        Example("rollout_corr_unpinned.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""),
         # 4 x 1 // 8 = 0.
-        Example("mini_4.yaml", _CONFIG.format(mini=4, micro=1), flagged=(8,), files=_VERL_0_7, severity="error"),
-        Example("mini_4_0_2.yaml", _CONFIG.format(mini=4, micro=1), files=(("requirements.txt", "verl==0.2.0.post2\n"),)),
+        Example("mini_4.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 4
+    ppo_micro_batch_size_per_gpu: 1
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", flagged=(8,), files=_VERL_0_7, severity="error",
+                message="the actor's per-GPU mini-batch is 0 (4 sequences over W 8)",
+                fix="set actor_rollout_ref.actor.ppo_mini_batch_size to at least 8, or run on fewer GPUs"),
+        Example("mini_4_0_2.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 4
+    ppo_micro_batch_size_per_gpu: 1
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.2.0.post2\n"),)),
         # 36 // 8 = 4 (a multiple of 2), but 4 sequences per step are silently dropped.
-        Example("mini_36.yaml", _CONFIG.format(mini=36, micro=2), flagged=(8,), files=_VERL_0_7, severity="warning"),
-        Example("mini_36_0_9.yaml", _CONFIG.format(mini=36, micro=2), files=(("requirements.txt", "verl==0.9.1\n"),)),
+        Example("mini_36.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 36
+    ppo_micro_batch_size_per_gpu: 2
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", flagged=(8,), files=_VERL_0_7, severity="warning",
+                message="the actor's mini-batch of 36 sequences is floored to 32 over W 8",
+                fix="set actor_rollout_ref.actor.ppo_mini_batch_size to a multiple of 8 (32 or 40)"),
+        Example("mini_36_0_9.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 36
+    ppo_micro_batch_size_per_gpu: 2
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.9.1\n"),)),
         # On 6 GPUs 36 // 6 = 6 exactly.
-        Example("mini_36_w6.yaml", _CONFIG.format(mini=36, micro=2), world_size=6, files=_VERL_0_7),
+        Example("mini_36_w6.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 36
+    ppo_micro_batch_size_per_gpu: 2
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", world_size=6, files=_VERL_0_7),
         # Unknown world size: nothing to say.
-        Example("mini_unknown_w.yaml", _CONFIG.format(mini=32, micro=8).replace("  n_gpus_per_node: 8\n", ""),
+        Example("mini_unknown_w.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 288
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+    ppo_micro_batch_size_per_gpu: 8
+  rollout:
+    n: 1
+algorithm:
+  adv_estimator: grpo
+trainer:
+  nnodes: 1
+""",
                 files=_VERL_0_7),
         # EasyR1: its checks are in every tag; a fork from before v0.3.0 may predate them.
-        Example("easyr1_micro_4.yaml", _EASYR1.format(micro=4), flagged=(6,), files=_EASYR1_0_3_2, severity="error"),
-        Example("easyr1_micro_4_unpinned.yaml", _EASYR1.format(micro=4), flagged=(6,), severity="info"),
-        Example("easyr1_micro_4_early.yaml", _EASYR1.format(micro=4),
+        Example("easyr1_micro_4.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+    micro_batch_size_per_device_for_update: 4
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(6,), files=_EASYR1_0_3_2, severity="error",
+                message="the actor's per-GPU mini-batch 10 is not a multiple of its micro batch 4",
+                fix="set worker.actor.micro_batch_size_per_device_for_update to a divisor of 10 (e.g. 2), or "
+                    "worker.actor.global_batch_size to a multiple of 32"),
+        Example("easyr1_micro_4_unpinned.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+    micro_batch_size_per_device_for_update: 4
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(6,), severity="info",
+                message="the actor's per-GPU mini-batch 10 is not a multiple of its micro batch 4",
+                fix="set worker.actor.micro_batch_size_per_device_for_update to a divisor of 10 (e.g. 2), or "
+                    "worker.actor.global_batch_size to a multiple of 32"),
+        Example("easyr1_micro_4_early.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+    micro_batch_size_per_device_for_update: 4
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""",
                 files=(("verl/__init__.py", '__version__ = "0.2.0.dev"\n'),)),
-        Example("easyr1_micro_2.yaml", _EASYR1.format(micro=2), files=_EASYR1_0_3_2),
+        Example("easyr1_micro_2.yaml", """\
+data:
+  rollout_batch_size: 64
+worker:
+  actor:
+    global_batch_size: 16
+    micro_batch_size_per_device_for_update: 2
+  rollout:
+    n: 5
+trainer:
+  n_gpus_per_node: 8
+""", files=_EASYR1_0_3_2),
     ),
 )

@@ -46,6 +46,7 @@ verl/protocol.py:464 @ v0.2, :827 @ v0.7.0 (`assert ... % mini_batch_size == 0`)
 from collections.abc import Iterator
 
 from batchlint.frameworks import verl
+from batchlint.frameworks.verl import VerlSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -61,53 +62,43 @@ MEGATRON = Premise(
            "protocol.py:827; 0.7.1 = b178a3c megatron_actor.py:385, protocol.py:827 (last)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = verl.ppo(plan)
-    if settings is None or settings.label != "verl" or not settings.legacy_workers:
+def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
+    if not settings.legacy_workers:
         return
     actor, train = settings.actor, settings.train_batch
     mini = actor.mini
-    if actor.strategy not in verl.FSDP + ("megatron",) or not all(f is not None and f.known and f.value > 0
-                                                                   for f in (train, mini)):
+    if actor.strategy not in verl.FSDP + ("megatron",) or train is None or mini is None \
+            or train.count is None or mini.count is None:
         return
-    if train.value < mini.value or train.value % mini.value == 0:
+    if train.count < mini.count or train.count % mini.count == 0:
         return  # a mini-batch larger than the step: BL141
     at_fault, other = (train, mini) if train.span is not None else (mini, train)
     if at_fault.span is None:
         return
-    full, rest = divmod(train.value, mini.value)
-    lower, upper = full * mini.value, (full + 1) * mini.value
-    fix = f"set {train.key} to a multiple of {mini.value} ({lower} or {upper}), or {mini.key} to a divisor of {train.value}"
+    full, rest = divmod(train.count, mini.count)
+    lower, upper = full * mini.count, (full + 1) * mini.count
+    fix = f"set {train.key} to a multiple of {mini.count} ({lower} or {upper}), or {mini.key} to a divisor of {train.count}"
     related = (Related(f"{other.key} = {other.value}", other.span),) if other.span else ()
     if actor.fsdp:
         steps = plan.rl.optimizer_steps if plan.rl is not None else None
         count = f"{steps.value if steps is not None else full + 1} optimizer steps"
         yield Finding(
             span=at_fault.span,
-            message=(f"{train.describe()} is no multiple of the actor's {mini.describe()}: each PPO step makes {count}, "
-                     f"{full} on {mini.value} prompts' sequences and one more on the remaining {rest}, whose loss keeps "
-                     f"a full mini-batch's scale, so it weighs {rest}/{mini.value}"),
+            message=f"train_batch_size {train.count} is no multiple of the actor's mini-batch {mini.count}",
+            notes=(f"{train.describe()} prompts per step, {mini.describe()} per mini-batch.",
+                   f"Each PPO step makes {count}: {full} on {mini.count} prompts' sequences and one more on the "
+                   f"remaining {rest}.",
+                   f"The last update's loss keeps a full mini-batch's scale, so it weighs {rest}/{mini.count}."),
             fix=fix, related=related, premise=FSDP.name)
     else:
         yield Finding(
             span=at_fault.span, severity="error",
-            message=(f"{train.describe()} is no multiple of the actor's {mini.describe()}: the Megatron actor asserts "
-                     f"an even split into mini-batches (make_iterator) and the job fails at its first update"),
+            message=f"train_batch_size {train.count} is no multiple of the actor's mini-batch {mini.count}",
+            notes=(f"{train.describe()} prompts per step, {mini.describe()} per mini-batch.",
+                   "The Megatron actor asserts an even split into mini-batches (make_iterator): the job fails at "
+                   "its first update.",),
             fix=fix, related=related, premise=MEGATRON.name)
 
-
-_CONFIG = """\
-data:
-  train_batch_size: {train}
-actor_rollout_ref:
-  actor:
-    strategy: {strategy}
-    ppo_mini_batch_size: 64
-  rollout:
-    n: 4
-trainer:
-  n_gpus_per_node: 8
-"""
 
 RULE = Rule(
     code="BL180",
@@ -115,18 +106,68 @@ RULE = Rule(
     severity="warning",
     summary="verl: train_batch_size no multiple of ppo_mini_batch_size (a smaller, down-weighted extra update)",
     check=check,
-    frameworks=("verl",),
+    subject=VerlSettings,
     premises=(FSDP, MEGATRON),
     doc=__doc__,
     examples=(
-        Example("train_96.yaml", _CONFIG.format(train=96, strategy="fsdp"), flagged=(2,),
-                files=(("requirements.txt", "verl==0.4.1\n"),), severity="warning"),
-        Example("train_128.yaml", _CONFIG.format(train=128, strategy="fsdp"),
+        Example("train_96.yaml", """\
+data:
+  train_batch_size: 96
+actor_rollout_ref:
+  actor:
+    strategy: fsdp
+    ppo_mini_batch_size: 64
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(2,),
+                files=(("requirements.txt", "verl==0.4.1\n"),), severity="warning",
+                message="train_batch_size 96 is no multiple of the actor's mini-batch 64",
+                fix="set data.train_batch_size to a multiple of 64 (64 or 128), or "
+                    "actor_rollout_ref.actor.ppo_mini_batch_size to a divisor of 96"),
+        Example("train_128.yaml", """\
+data:
+  train_batch_size: 128
+actor_rollout_ref:
+  actor:
+    strategy: fsdp
+    ppo_mini_batch_size: 64
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""",
                 files=(("requirements.txt", "verl==0.4.1\n"),)),
-        Example("train_96_megatron.yaml", _CONFIG.format(train=96, strategy="megatron"), flagged=(2,),
-                files=(("requirements.txt", "verl==0.6.0\n"),), severity="error"),
+        Example("train_96_megatron.yaml", """\
+data:
+  train_batch_size: 96
+actor_rollout_ref:
+  actor:
+    strategy: megatron
+    ppo_mini_batch_size: 64
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(2,),
+                files=(("requirements.txt", "verl==0.6.0\n"),), severity="error",
+                message="train_batch_size 96 is no multiple of the actor's mini-batch 64",
+                fix="set data.train_batch_size to a multiple of 64 (64 or 128), or "
+                    "actor_rollout_ref.actor.ppo_mini_batch_size to a divisor of 96"),
         # verl 0.1 refuses at the first update instead: outside this rule's window.
-        Example("train_96_0_1.yaml", _CONFIG.format(train=96, strategy="fsdp"),
+        Example("train_96_0_1.yaml", """\
+data:
+  train_batch_size: 96
+actor_rollout_ref:
+  actor:
+    strategy: fsdp
+    ppo_mini_batch_size: 64
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""",
                 files=(("requirements.txt", "verl==0.1\n"),)),
     ),
 )

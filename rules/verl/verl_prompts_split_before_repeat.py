@@ -45,6 +45,7 @@ verl/single_controller/base/decorator.py:45-57 and verl/protocol.py:500 @ v0.3.0
 from collections.abc import Iterator
 
 from batchlint.frameworks import verl
+from batchlint.frameworks.verl import VerlSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -57,42 +58,30 @@ RELEASED = Premise(
 COPY = verl.copy_premise("generates_unrepeated")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = verl.ppo(plan)
-    if settings is None or settings.label != "verl" or not settings.generates_unrepeated or not settings.actor.fsdp:
+def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
+    if not settings.generates_unrepeated or not settings.actor.fsdp:
         return
     world, batch, n = plan.world_size, settings.train_batch, settings.actor.rollout_n
-    if not all(f is not None and f.known and f.value > 0 for f in (world, batch, n)):
+    if world is None or batch is None or n is None or world.count is None or batch.count is None or n.count is None:
         return
-    if batch.value % world.value == 0 or (batch.value * n.value) % world.value:
+    if batch.count % world.count == 0 or (batch.count * n.count) % world.count:
         return  # even, or BL140's
     span = batch.span or world.span
     if span is None:
         return
-    lower = batch.value // world.value * world.value
-    options = " or ".join(str(v) for v in (lower, lower + world.value) if v > 0)
+    lower = batch.count // world.count * world.count
+    options = " or ".join(str(v) for v in (lower, lower + world.count) if v > 0)
     yield Finding(
         span=span,
-        message=(f"{batch.describe()} prompts do not split evenly over W ({world.value}): this verl hands the "
-                 f"prompts to the rollout before repeating them {n.value} times, and its first step fails "
-                 f"(DataProto.chunk: 'only support equal chunk'), although {batch.value * n.value} sequences would divide"),
+        message=f"{batch.describe()} prompts do not split evenly over W {world.count}",
+        notes=(f"This verl hands the prompts to the rollout before repeating them {n.count} times, although "
+               f"{batch.count * n.count} sequences would divide.",
+               "Its first step fails (DataProto.chunk: 'only support equal chunk')."),
         fix=f"set {batch.key} to a multiple of {world.value} ({options})",
         related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span and world.span != span else (),
         premise=COPY.name if verl.runs_copy(plan.document.path) else RELEASED.name,
     )
 
-
-_CONFIG = """\
-data:
-  train_batch_size: {batch}
-actor_rollout_ref:
-  actor:
-    ppo_mini_batch_size: {batch}
-  rollout:
-    n: 4
-trainer:
-  n_gpus_per_node: 8
-"""
 
 RULE = Rule(
     code="BL182",
@@ -100,14 +89,46 @@ RULE = Rule(
     severity="error",
     summary="verl up to 0.3: train_batch_size prompts not divisible by W (split before rollout.n repeats them)",
     check=check,
-    frameworks=("verl",),
+    subject=VerlSettings,
     premises=(RELEASED, COPY),
     doc=__doc__,
     examples=(
-        Example("prompts_60.yaml", _CONFIG.format(batch=60), flagged=(2,),
-                files=(("requirements.txt", "verl==0.3.0.post1\n"),), severity="error"),
-        Example("prompts_64.yaml", _CONFIG.format(batch=64), files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
+        Example("prompts_60.yaml", """\
+data:
+  train_batch_size: 60
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 60
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(2,),
+                files=(("requirements.txt", "verl==0.3.0.post1\n"),), severity="error",
+                message="data.train_batch_size (60) prompts do not split evenly over W 8",
+                fix="set data.train_batch_size to a multiple of 8 (56 or 64)"),
+        Example("prompts_64.yaml", """\
+data:
+  train_batch_size: 64
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
         # 0.5.0 repeats before generating: 240 sequences split evenly.
-        Example("prompts_60_0_5.yaml", _CONFIG.format(batch=60), files=(("requirements.txt", "verl==0.5.0\n"),)),
+        Example("prompts_60_0_5.yaml", """\
+data:
+  train_batch_size: 60
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 60
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.5.0\n"),)),
     ),
 )

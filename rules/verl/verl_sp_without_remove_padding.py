@@ -50,9 +50,11 @@ verl/trainer/ppo/ray_trainer.py:448-458 and fsdp_sft_trainer.py:198 @ v0.2 (firs
 """
 
 from collections.abc import Iterator
+from typing import Optional
 
 from batchlint.frameworks import verl
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.verl import VerlSettings
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -77,7 +79,8 @@ SFT_COPY = verl.copy_premise("sft_sp_remove_padding", name="sft copy")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = verl.ppo(plan)
+    # PPO plans hold VerlSettings; the SFT trainer's hold none (its keys are top-level): no one subject.
+    settings = VerlSettings.of(plan)
     if settings is not None:
         if not settings.checks_sp_remove_padding:  # an early copy of verl: it starts, and says nothing
             return
@@ -94,54 +97,23 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         yield from _check(plan.parallel.get("sp"), padding, "SFT trainer", premise)
 
 
-def _check(sp, padding, who, premise):
-    if sp is None or not sp.known or sp.value <= 1 or padding.value is not False:
+def _check(sp: Optional[Fact], padding: Fact, who: str, premise: Premise) -> Iterator[Finding]:
+    if sp is None or sp.count is None or sp.count <= 1 or padding.value is not False:
         return
     at_fault = padding if padding.span is not None else sp
     if at_fault.span is None:
         return
     yield Finding(
         span=at_fault.span,
-        message=(
-            f"the {who} uses Ulysses sequence parallelism ({sp.describe()}) with {padding.describe()}: "
-            f"verl slices only unpadded sequences across sp ranks and refuses to start"
-        ),
+        message=f"the {who} uses Ulysses sequence parallelism (sp = {sp.count}) without use_remove_padding",
+        notes=(f"{sp.describe()} with {padding.describe()}.",
+               "verl slices only unpadded sequences across sp ranks, and refuses to start without "
+               "use_remove_padding.",),
         fix=f"set {padding.key}: true, or {sp.key}: 1",
         related=tuple(Related(f"{f.key} = {f.value}", f.span) for f in (sp, padding) if f.span and f is not at_fault),
         premise=premise.name,
     )
 
-
-_PPO = """\
-defaults:
-  - ppo_trainer
-  - _self_
-actor_rollout_ref:
-  model:
-    use_remove_padding: {padding}
-  actor:
-    ulysses_sequence_parallel_size: 2
-"""
-
-_CRITIC = """\
-defaults:
-  - ppo_trainer
-actor_rollout_ref:
-  rollout:
-    n: 1
-critic:
-  ulysses_sequence_parallel_size: 2
-"""
-
-_SFT = """\
-data:
-  train_batch_size: 256
-  micro_batch_size_per_gpu: 4
-model:
-  partial_pretrain: Qwen/Qwen2.5-0.5B-Instruct
-ulysses_sequence_parallel_size: 2
-use_remove_padding: {padding}
-"""
 
 RULE = Rule(
     code="BL240",
@@ -153,22 +125,126 @@ RULE = Rule(
     premises=(ACTOR, CRITIC, SFT, COPY, SFT_COPY),
     doc=__doc__,
     examples=(
-        Example("actor_sp_padded.yaml", _PPO.format(padding="false"), flagged=(6,), severity="error"),
-        Example("actor_sp_unpadded.yaml", _PPO.format(padding="true")),
+        Example("actor_sp_padded.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  model:
+    use_remove_padding: false
+  actor:
+    ulysses_sequence_parallel_size: 2
+""", flagged=(6,), severity="error",
+                message="the actor uses Ulysses sequence parallelism (sp = 2) without use_remove_padding",
+                fix="set actor_rollout_ref.model.use_remove_padding: true, or "
+                    "actor_rollout_ref.actor.ulysses_sequence_parallel_size: 1"),
+        Example("actor_sp_unpadded.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  model:
+    use_remove_padding: true
+  actor:
+    ulysses_sequence_parallel_size: 2
+"""),
         # verl 0.1 has no Ulysses: a config that sets it is not one it runs.
-        Example("actor_sp_padded_0_1.yaml", _PPO.format(padding="false"), files=(("requirements.txt", "verl==0.1\n"),)),
+        Example("actor_sp_padded_0_1.yaml", """\
+defaults:
+  - ppo_trainer
+  - _self_
+actor_rollout_ref:
+  model:
+    use_remove_padding: false
+  actor:
+    ulysses_sequence_parallel_size: 2
+""", files=(("requirements.txt", "verl==0.1\n"),)),
         # The critic's remove-padding defaults to false (critic/dp_critic.yaml, to 0.7.1).
-        Example("critic_sp.yaml", _CRITIC, flagged=(7,), files=(("requirements.txt", "verl==0.7.1\n"),), severity="error"),
+        Example("critic_sp.yaml", """\
+defaults:
+  - ppo_trainer
+actor_rollout_ref:
+  rollout:
+    n: 1
+critic:
+  ulysses_sequence_parallel_size: 2
+""", flagged=(7,), files=(("requirements.txt", "verl==0.7.1\n"),), severity="error",
+                message="the critic uses Ulysses sequence parallelism (sp = 2) without use_remove_padding",
+                fix="set critic.model.use_remove_padding: true, or critic.ulysses_sequence_parallel_size: 1"),
         # 0.8.0 reads the critic's sp from critic.fsdp and pads nothing by default.
-        Example("critic_sp_0_8.yaml", _CRITIC, files=(("requirements.txt", "verl==0.8.0\n"),)),
-        Example("critic_sp_unpinned.yaml", _CRITIC),
-        Example("critic_sp_unpadded.yaml", _CRITIC + "  model:\n    use_remove_padding: true\n",
+        Example("critic_sp_0_8.yaml", """\
+defaults:
+  - ppo_trainer
+actor_rollout_ref:
+  rollout:
+    n: 1
+critic:
+  ulysses_sequence_parallel_size: 2
+""", files=(("requirements.txt", "verl==0.8.0\n"),)),
+        Example("critic_sp_unpinned.yaml", """\
+defaults:
+  - ppo_trainer
+actor_rollout_ref:
+  rollout:
+    n: 1
+critic:
+  ulysses_sequence_parallel_size: 2
+"""),
+        Example("critic_sp_unpadded.yaml", """\
+defaults:
+  - ppo_trainer
+actor_rollout_ref:
+  rollout:
+    n: 1
+critic:
+  ulysses_sequence_parallel_size: 2
+  model:
+    use_remove_padding: true
+""",
                 files=(("requirements.txt", "verl==0.7.1\n"),)),
-        Example("sft_sp_padded.yaml", _SFT.format(padding="False"), flagged=(7,), severity="error"),
-        Example("sft_sp_padded_0_7_0.yaml", _SFT.format(padding="False"), flagged=(7,),
-                files=(("requirements.txt", "verl==0.7.0\n"),), severity="error"),
+        Example("sft_sp_padded.yaml", """\
+data:
+  train_batch_size: 256
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B-Instruct
+ulysses_sequence_parallel_size: 2
+use_remove_padding: False
+""", flagged=(7,), severity="error",
+                message="the SFT trainer uses Ulysses sequence parallelism (sp = 2) without "
+                        "use_remove_padding",
+                fix="set use_remove_padding: true, or ulysses_sequence_parallel_size: 1"),
+        Example("sft_sp_padded_0_7_0.yaml", """\
+data:
+  train_batch_size: 256
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B-Instruct
+ulysses_sequence_parallel_size: 2
+use_remove_padding: False
+""", flagged=(7,),
+                files=(("requirements.txt", "verl==0.7.0\n"),), severity="error",
+                message="the SFT trainer uses Ulysses sequence parallelism (sp = 2) without "
+                        "use_remove_padding",
+                fix="set use_remove_padding: true, or ulysses_sequence_parallel_size: 1"),
         # 0.7.1 replaced fsdp_sft_trainer.py and its top-level keys.
-        Example("sft_sp_padded_0_7_1.yaml", _SFT.format(padding="False"), files=(("requirements.txt", "verl==0.7.1\n"),)),
-        Example("sft_sp_unpadded.yaml", _SFT.format(padding="True"), files=(("requirements.txt", "verl==0.7.0\n"),)),
+        Example("sft_sp_padded_0_7_1.yaml", """\
+data:
+  train_batch_size: 256
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B-Instruct
+ulysses_sequence_parallel_size: 2
+use_remove_padding: False
+""", files=(("requirements.txt", "verl==0.7.1\n"),)),
+        Example("sft_sp_unpadded.yaml", """\
+data:
+  train_batch_size: 256
+  micro_batch_size_per_gpu: 4
+model:
+  partial_pretrain: Qwen/Qwen2.5-0.5B-Instruct
+ulysses_sequence_parallel_size: 2
+use_remove_padding: True
+""", files=(("requirements.txt", "verl==0.7.0\n"),)),
     ),
 )

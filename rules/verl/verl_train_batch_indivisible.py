@@ -50,9 +50,11 @@ worker group's world size, and protocol.py `DataProto.chunk` asserts an even spl
 
 from collections.abc import Iterator
 from math import gcd
+from typing import Optional
 
 from batchlint.frameworks import verl
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.verl import VerlSettings
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -69,61 +71,76 @@ MEGATRON = Premise(
 COPY = verl.copy_premise("train_batch_divisible")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    settings = verl.ppo(plan)
-    if settings is None or settings.actor.dynamic is not False:
+def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
+    if settings.actor.dynamic is not False:
         return
     world, batch, n = plan.world_size, settings.train_batch, settings.actor.rollout_n
-    if not all(f is not None and f.known and f.value > 0 for f in (world, batch, n)):
+    if world is None or batch is None or n is None or world.count is None or batch.count is None or n.count is None:
         return
-    minimal = _minimal_batch(settings, world)
+    minimal = _minimal_batch(settings, world.count)
     if minimal is None or not (settings.checks_train_batch_divisible or settings.actor.fsdp):
         return  # an early copy of verl without the check: only the FSDP split below is known to fail
-    divisor, described, parts = minimal
-    sequences = batch.value * n.value
+    divisor, described, short, parts = minimal
+    sequences = batch.count * n.count
     if sequences % divisor == 0:
         return
-    step = divisor // gcd(divisor, n.value)  # train_batch_size must be a multiple of this
-    lower = batch.value // step * step
+    step = divisor // gcd(divisor, n.count)  # train_batch_size must be a multiple of this
+    lower = batch.count // step * step
     options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
     at_fault = next((f for f in (batch, n) if f.span is not None), None)
     span = at_fault.span if at_fault else world.span
     if span is None:
         return
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in (n, world, *parts) if f.span and f is not at_fault)
-    fails = ("verl's validate_config refuses to start" if settings.checks_train_batch_divisible else
-             f"this copy of verl makes no start-up check of it, and its first step fails when the "
-             f"{batch.value} prompts are split over the {world.value} ranks (DataProto.chunk: 'only support equal chunk')")
+    fails = ("verl's validate_config refuses to start." if settings.checks_train_batch_divisible else
+             f"This copy of verl makes no start-up check of it, and its first step fails when the "
+             f"{batch.count} prompts are split over the {world.count} ranks (DataProto.chunk: 'only support equal chunk').")
     premise = COPY if verl.runs_copy(plan.document.path) else FSDP if settings.actor.fsdp else MEGATRON
     yield Finding(
         span=span,
-        message=f"{batch.describe()} x {n.describe()} = {sequences} sequences per step is not divisible by {described}: {fails}",
+        message=f"{sequences} sequences per step ({batch.count} prompts x n {n.count}) is not a multiple of {short}",
+        notes=(f"{batch.describe()} x {n.describe()} = {sequences} sequences per step must divide by {described}.",
+               fails),
         fix=f"set {batch.key} to a multiple of {step} ({options}), or run on a GPU count that divides {sequences}",
         related=related,
         premise=premise.name,
     )
 
 
-def _minimal_batch(settings, world):
-    """(divisor, how it is made, the facts in it) as validate_config computes it."""
+def _minimal_batch(settings: VerlSettings, world: int) -> Optional[tuple[int, str, str, tuple[Fact, ...]]]:
+    """(divisor, how it is made, in short, the facts in it) as validate_config computes it."""
     actor = settings.actor
     if actor.fsdp:
-        return world.value, f"W ({world.value})", ()
+        return world, f"W ({world})", f"W {world}", ()
     if actor.strategy != "megatron":
         return None
-    degrees = [settings.megatron[k] for k in ("tp", "pp", "cp")]
+    tp, pp, cp = (settings.megatron.get(k) for k in ("tp", "pp", "cp"))
     micro = actor.micro
-    if micro is None or not micro.known or micro.value < 1 or not all(d is not None and d.known and d.value > 0 for d in degrees):
+    if micro is None or micro.count is None or tp is None or pp is None or cp is None:
         return None
-    model = degrees[0].value * degrees[1].value * degrees[2].value
-    if world.value % model:
+    if tp.count is None or pp.count is None or cp.count is None:
+        return None
+    model = tp.count * pp.count * cp.count
+    if world % model:
         return None  # the layout itself does not fit W: BL202
-    dp = world.value // model
-    divisor = dp * micro.value
-    return divisor, f"dp ({dp} = W {world.value} / {model}) x {micro.describe()} = {divisor}", (micro, *degrees)
+    dp = world // model
+    divisor = dp * micro.count
+    return (divisor, f"dp ({dp} = W {world} / {model}) x {micro.describe()} = {divisor}",
+            f"{divisor} (dp {dp} x micro {micro.count})", (micro, tp, pp, cp))
 
 
-_CONFIG = """\
+RULE = Rule(
+    code="BL140",
+    name="verl-train-batch-indivisible",
+    severity="error",
+    summary="verl: train_batch_size x rollout.n not divisible over the GPUs",
+    check=check,
+    subject=VerlSettings,
+    premises=(FSDP, MEGATRON, COPY),
+    doc=__doc__,
+    examples=(
+        # No release pinned: verl 0.1 makes no such check.
+        Example("grpo_100.yaml", """\
 hydra:
   searchpath:
     - file://verl/trainer/config
@@ -131,23 +148,126 @@ defaults:
   - ppo_trainer
   - _self_
 data:
-  train_batch_size: {batch}
+  train_batch_size: 100
 actor_rollout_ref:
   actor:
     ppo_mini_batch_size: 32
   rollout:
-    n: {n}
+    n: 1
 trainer:
   nnodes: 1
   n_gpus_per_node: 8
-"""
-
-_MEGATRON = """\
+""", flagged=(8,), severity="info",
+                message="100 sequences per step (100 prompts x n 1) is not a multiple of W 8",
+                fix="set data.train_batch_size to a multiple of 8 (96 or 104), or run on a GPU count that "
+                    "divides 100"),
+        Example("grpo_100_pinned.yaml", """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 100
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", flagged=(8,),
+                files=(("requirements.txt", "verl==0.2\n"),), severity="error",
+                message="100 sequences per step (100 prompts x n 1) is not a multiple of W 8",
+                fix="set data.train_batch_size to a multiple of 8 (96 or 104), or run on a GPU count that "
+                    "divides 100"),
+        Example("grpo_100_pinned_0_1.yaml", """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 100
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", files=(("requirements.txt", "verl==0.1\n"),)),
+        Example("grpo_96.yaml", """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 96
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""),
+        # 100 x 2 = 200 is a multiple of 8: the group size makes it fit.
+        Example("grpo_100_n2.yaml", """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 100
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+  rollout:
+    n: 2
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""),
+        # The user's W wins over the file's 8: 96 over 64 GPUs.
+        Example("grpo_96_w64.yaml", """\
+hydra:
+  searchpath:
+    - file://verl/trainer/config
+defaults:
+  - ppo_trainer
+  - _self_
+data:
+  train_batch_size: 96
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 32
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", flagged=(8,), world_size=64,
+                files=(("requirements.txt", "verl==0.9.1\n"),), severity="error",
+                message="96 sequences per step (96 prompts x n 1) is not a multiple of W 64",
+                fix="set data.train_batch_size to a multiple of 64 (64 or 128), or run on a GPU count that "
+                    "divides 96"),
+        # Megatron: dp = 8 / tp 2 = 4, x micro 4 = 16 does not divide 40 (from 0.4.0; 0.3 divides by W, 8).
+        Example("megatron_40.yaml", """\
 defaults:
   - ppo_megatron_trainer
   - _self_
 data:
-  train_batch_size: {batch}
+  train_batch_size: 40
 actor_rollout_ref:
   actor:
     ppo_mini_batch_size: 16
@@ -159,35 +279,68 @@ actor_rollout_ref:
 trainer:
   nnodes: 1
   n_gpus_per_node: 8
-"""
-
-RULE = Rule(
-    code="BL140",
-    name="verl-train-batch-indivisible",
-    severity="error",
-    summary="verl: train_batch_size x rollout.n not divisible over the GPUs",
-    check=check,
-    frameworks=("verl",),
-    premises=(FSDP, MEGATRON, COPY),
-    doc=__doc__,
-    examples=(
-        # No release pinned: verl 0.1 makes no such check.
-        Example("grpo_100.yaml", _CONFIG.format(batch=100, n=1), flagged=(8,), severity="info"),
-        Example("grpo_100_pinned.yaml", _CONFIG.format(batch=100, n=1), flagged=(8,),
-                files=(("requirements.txt", "verl==0.2\n"),), severity="error"),
-        Example("grpo_100_pinned_0_1.yaml", _CONFIG.format(batch=100, n=1), files=(("requirements.txt", "verl==0.1\n"),)),
-        Example("grpo_96.yaml", _CONFIG.format(batch=96, n=1)),
-        # 100 x 2 = 200 is a multiple of 8: the group size makes it fit.
-        Example("grpo_100_n2.yaml", _CONFIG.format(batch=100, n=2)),
-        # The user's W wins over the file's 8: 96 over 64 GPUs.
-        Example("grpo_96_w64.yaml", _CONFIG.format(batch=96, n=1), flagged=(8,), world_size=64,
-                files=(("requirements.txt", "verl==0.9.1\n"),), severity="error"),
-        # Megatron: dp = 8 / tp 2 = 4, x micro 4 = 16 does not divide 40 (from 0.4.0; 0.3 divides by W, 8).
-        Example("megatron_40.yaml", _MEGATRON.format(batch=40), flagged=(5,), severity="info"),
-        Example("megatron_40_pinned.yaml", _MEGATRON.format(batch=40), flagged=(5,),
-                files=(("requirements.txt", "verl==0.4.0\n"),), severity="error"),
-        Example("megatron_40_pinned_0_3.yaml", _MEGATRON.format(batch=40),
+""", flagged=(5,), severity="info",
+                message="40 sequences per step (40 prompts x n 1) is not a multiple of 16 (dp 4 x micro 4)",
+                fix="set data.train_batch_size to a multiple of 16 (32 or 48), or run on a GPU count that "
+                    "divides 40"),
+        Example("megatron_40_pinned.yaml", """\
+defaults:
+  - ppo_megatron_trainer
+  - _self_
+data:
+  train_batch_size: 40
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 16
+    ppo_micro_batch_size_per_gpu: 4
+    megatron:
+      tensor_model_parallel_size: 2
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""", flagged=(5,),
+                files=(("requirements.txt", "verl==0.4.0\n"),), severity="error",
+                message="40 sequences per step (40 prompts x n 1) is not a multiple of 16 (dp 4 x micro 4)",
+                fix="set data.train_batch_size to a multiple of 16 (32 or 48), or run on a GPU count that "
+                    "divides 40"),
+        Example("megatron_40_pinned_0_3.yaml", """\
+defaults:
+  - ppo_megatron_trainer
+  - _self_
+data:
+  train_batch_size: 40
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 16
+    ppo_micro_batch_size_per_gpu: 4
+    megatron:
+      tensor_model_parallel_size: 2
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+""",
                 files=(("requirements.txt", "verl==0.3.0.post1\n"),)),
-        Example("megatron_48.yaml", _MEGATRON.format(batch=48)),
+        Example("megatron_48.yaml", """\
+defaults:
+  - ppo_megatron_trainer
+  - _self_
+data:
+  train_batch_size: 48
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 16
+    ppo_micro_batch_size_per_gpu: 4
+    megatron:
+      tensor_model_parallel_size: 2
+  rollout:
+    n: 1
+trainer:
+  nnodes: 1
+  n_gpus_per_node: 8
+"""),
     ),
 )

@@ -41,60 +41,56 @@ configs/llama_speed_benchmark/ write the literal for its sp with a comment.
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.xtuner import global_batch_text, inherited_note
+from batchlint.frameworks.xtuner import XTunerSettings, global_batch_size, global_batch_text, inherited_note
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
     sp, ga, micro = plan.parallel["sp"], plan.grad_accum, plan.micro_batch
-    if not sp.known or type(sp.value) is not int or sp.value <= 1 or not ga.known or type(ga.value) is not int:
+    if ga is None or micro is None:
+        return  # a plan mmengine refuses has neither
+    degree, accumulation, written = sp.count, ga.number, xtuner.accumulation
+    if degree is None or degree <= 1 or accumulation is None or written is None:
         return
-    written = plan.settings.accumulation
-    if written.follows_sp or written.written_for is not None or ga.value < 1:
+    if written.follows_sp or written.written_for is not None or accumulation < 1:
         return  # derived (BL101 judges it), or a comment says which sp it is for
-    per_device = micro.value if micro.known and type(micro.value) is int and micro.value >= 1 else None
-    world = plan.world_size.value if plan.world_size is not None and plan.world_size.known else None
+    per_device = micro.count
+    world = plan.world_size.number if plan.world_size is not None else None
     if per_device is None:
-        batches = f"the global batch is {sp.value}x smaller than it is at sp = 1 with the same value"
+        message = f"{ga.key} {accumulation} is not derived from {sp.key}: global batch {degree}x smaller than at sp = 1"
+        arithmetic = f"the global batch is {degree}x smaller than it is at sp = 1 with the same value"
     else:
-        batches = (
-            f"the global batch is {global_batch_text(per_device, ga.value, sp.value, world)} here, and would be "
-            f"{global_batch_text(per_device, ga.value, 1, world)} at sp = 1"
-        )
-    if ga.value % sp.value == 0:
-        factor = ga.value // sp.value
+        message = (f"global batch {global_batch_size(per_device, accumulation, degree, world)} at sp = {degree}, "
+                   f"{global_batch_size(per_device, accumulation, 1, world)} at sp = 1: "
+                   f"{ga.key} {accumulation} is not derived from sp")
+        arithmetic = (f"global batch = {micro.key} x {ga.key} x W / {sp.key}: "
+                      f"{global_batch_text(per_device, accumulation, degree, world)} here, and "
+                      f"{global_batch_text(per_device, accumulation, 1, world)} at sp = 1")
+    if accumulation % degree == 0:
+        factor = accumulation // degree
         written_out = f"{factor} * {sp.key}" if factor > 1 else sp.key
-        fix = (f"if the factor is in it, write `{ga.key} = {written_out}` (or say so in a comment); "
-               f"if {ga.value} is the accumulation of sp = 1, add `{ga.key} *= {sp.key}` after it")
+        fix = (f"if {accumulation} already counts sp = {degree}, write `{ga.key} = {written_out}` (or say so in a "
+               f"comment); if {accumulation} is the accumulation of sp = 1, add `{ga.key} *= {sp.key}` after it")
     else:
-        fix = (f"if {ga.value} is the accumulation of sp = 1, add `{ga.key} *= {sp.key}` after it; "
-               f"else say in a comment that it is written for sp = {sp.value}")
+        fix = (f"if {accumulation} is the accumulation of sp = 1, add `{ga.key} *= {sp.key}` after it; "
+               f"else say in a comment that it is written for sp = {degree}")
     if written.reset is not None:  # written in a base: set again here, not there
-        fix = (f"if {ga.value} is the accumulation of sp = 1, set it again in {plan.document.path}: "
-               f"`{written.reset.format(f'{ga.value} * {sp.key}')}`; else say in a comment that it is written "
-               f"for sp = {sp.value}")
-    note = inherited_note(sp, ga.span, f"{ga.key} ({ga.value})")
+        fix = (f"if {accumulation} is the accumulation of sp = 1, set it again in {plan.document.path}: "
+               f"`{written.reset.format(f'{accumulation} * {sp.key}')}`; else say in a comment that it is written "
+               f"for sp = {degree}")
+    note = inherited_note(sp, ga.span, f"{ga.key} ({accumulation})")
     yield Finding(
         span=ga.span or sp.span,
-        message=f"{ga.key} ({ga.value}) is not derived from {sp.key} ({sp.value}): {batches}; "
-                f"it will not follow the next change of {sp.key}",
+        message=message,
+        notes=(f"{ga.key} ({accumulation}) is a value, not derived from {sp.key} ({degree}): it will not follow "
+               f"the next change of {sp.key}",
+               arithmetic,
+               "it may well be written for this sp: XTuner trains with it either way"),
         fix=fix,
         related=(Related(*note),) if note else (),
     )
 
-
-_CONFIG = """\
-from mmengine.dataset import DefaultSampler
-from xtuner.parallel.sequence import SequenceParallelSampler
-
-sequence_parallel_size = {sp}
-batch_size = 1  # per_device
-{comment}accumulative_counts = {ga}
-sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
-train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
-optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
 
 RULE = Rule(
     code="BL105",
@@ -102,17 +98,89 @@ RULE = Rule(
     severity="info",
     summary="XTuner accumulation under sequence parallelism that is not derived from sequence_parallel_size",
     check=check,
-    needs=("parallel.sp", "grad_accum", "micro_batch", "settings.accumulation"),
+    subject=XTunerSettings,
+    needs=("parallel.sp", "grad_accum", "micro_batch"),
     every_release=("arithmetic of the layout, as BL101: a literal accumulation under sp > 1 shrinks the global batch by "
                    "sp in every XTuner release with sequence parallelism; an info, never a refusal"),
     doc=__doc__,
     examples=(
-        Example("sp4_literal.py", _CONFIG.format(sp=4, ga=16, comment=""), flagged=(6,), world_size=8),
-        Example("sp4_literal_no_w.py", _CONFIG.format(sp=4, ga=6, comment=""), flagged=(6,)),
-        Example("sp8_commented.py", _CONFIG.format(
-            sp=8, ga=8, comment="# bs = 32 gpus * 1 batch_size_per_device * 8 acc / 8 sequence parallel\n")),
-        Example("sp4_trailing_comment.py", _CONFIG.format(sp=4, ga="16  # 4 x sp", comment="")),
-        Example("sp4_derived.py", _CONFIG.format(sp=4, ga="4 * sequence_parallel_size", comment="")),
-        Example("sp1_literal.py", _CONFIG.format(sp=1, ga=16, comment="")),
+        Example("sp4_literal.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
+                flagged=(6,),
+                world_size=8,
+                message="global batch 32 at sp = 4, 128 at sp = 1: accumulative_counts 16 is not derived from sp",
+                fix="if 16 already counts sp = 4, write `accumulative_counts = 4 * sequence_parallel_size` (or say "
+                    "so in a comment); if 16 is the accumulation of sp = 1, add `accumulative_counts *= "
+                    "sequence_parallel_size` after it"),
+        Example("sp4_literal_no_w.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 6
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
+                flagged=(6,),
+                message="global batch 6 x W/4 at sp = 4, 6 x W at sp = 1: accumulative_counts 6 is "
+                        "not derived from sp",
+                fix="if 6 is the accumulation of sp = 1, add `accumulative_counts *= sequence_parallel_size` after "
+                    "it; else say in a comment that it is written for sp = 4"),
+        Example("sp8_commented.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 8
+batch_size = 1  # per_device
+# bs = 32 gpus * 1 batch_size_per_device * 8 acc / 8 sequence parallel
+accumulative_counts = 8
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_trailing_comment.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 16  # 4 x sp
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_derived.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 4 * sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
+        Example("sp1_literal.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 1
+batch_size = 1  # per_device
+accumulative_counts = 16
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
     ),
 )

@@ -35,8 +35,9 @@ release that brought sequence parallelism (0.1.15 reads no sequence_parallel_siz
 
 from collections.abc import Iterator
 
+from batchlint.document import Symbol
 from batchlint.frameworks.releases import XTUNER
-from batchlint.frameworks.xtuner import inherited_note
+from batchlint.frameworks.xtuner import XTunerSettings, inherited_note
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
@@ -49,19 +50,20 @@ SEQUENCE_PARALLEL = Premise(
            "v0.2.0 sampler.py:19, intern_repo.py:26, length_grouped.py:81, tools/train.py:364 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    sp, sampler = plan.parallel["sp"], plan.sampler
-    if not sp.known or sp.value <= 1 or plan.settings.sampler.spec.by_dp_rank:
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
+    sp, sampler, spec = plan.parallel["sp"], plan.sampler, xtuner.sampler
+    degree = sp.count
+    if sampler is None or degree is None or degree <= 1 or spec is None or spec.spec.by_dp_rank:
+        return
+    if not isinstance(sampler.value, Symbol):
         return
     name = sampler.value.name
-    message = (
-        f"{name} splits the data over all W ranks, but with {sp.key} ({sp.value}) the {sp.value} ranks of a "
-        f"sequence-parallel group must read the same sample: the job hangs or trains on mixed sequences"
-    )
-    unused = plan.settings.unused_sampler
+    notes = [f"with {sp.key} = {degree}, the {degree} ranks of a sequence-parallel group must read the same sample; "
+             f"{name} splits the data over all W ranks: the job hangs or trains on mixed sequences"]
+    unused = xtuner.unused_sampler
     edits: tuple[Edit, ...] = ()
     if unused is not None:
-        message += f"; the `sampler` variable (line {unused.assigned.line}) is computed but not used"
+        notes.append(f"the `sampler` variable (line {unused.assigned.line}) is computed but not used")
         fix = "use `type=sampler`"
         if unused.follows_sp and sampler.span is not None:  # it follows sp: using it is the whole fix
             edits = (Edit(sampler.span, "sampler"),)
@@ -69,24 +71,12 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         fix = f"use `sampler = SequenceParallelSampler if {sp.key} > 1 else DefaultSampler` and `type=sampler`"
     note = inherited_note(sp, sampler.span, f"the sampler ({name})")
     if note is not None:  # chosen in a base, with the base's sp: choose again here, and edit nothing there
-        fix = (f"set the sampler's type again in {plan.document.path}, for {sp.key} = {sp.value}: "
+        fix = (f"set the sampler's type again in {plan.document.path}, for {sp.key} = {degree}: "
                "SequenceParallelSampler")
         edits = ()
-    yield Finding(span=sampler.span, message=message, fix=fix, edits=edits,
-                  related=(Related(*note),) if note else ())
+    yield Finding(span=sampler.span, message=f"{name} splits the data by global rank at sp = {degree}; an sp group's ranks need one sample",
+                  notes=tuple(notes), fix=fix, edits=edits, related=(Related(*note),) if note else ())
 
-
-_CONFIG = """\
-from mmengine.dataset import DefaultSampler
-from xtuner.parallel.sequence import SequenceParallelSampler
-
-sequence_parallel_size = {sp}
-batch_size = 1
-accumulative_counts = 16
-accumulative_counts *= sequence_parallel_size
-sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
-train_dataloader = dict(batch_size=batch_size, sampler=dict(type={sampler}, shuffle=True))
-"""
 
 RULE = Rule(
     code="BL201",
@@ -94,18 +84,110 @@ RULE = Rule(
     severity="error",
     summary="a sampler that splits by global rank under sequence parallelism",
     check=check,
-    needs=("parallel.sp", "sampler", "settings.sampler"),
+    subject=XTunerSettings,
+    needs=("parallel.sp", "sampler"),
     premises=(SEQUENCE_PARALLEL,),
     doc=__doc__,
     examples=(
-        Example("sp_default_sampler.py", _CONFIG.format(sp=4, sampler="DefaultSampler"), flagged=(9,)),
-        Example("sp_sampler_variable.py", _CONFIG.format(sp=4, sampler="sampler")),
-        Example("sp1_default_sampler.py", _CONFIG.format(sp=1, sampler="DefaultSampler")),
-        Example("sp_sp_sampler.py", _CONFIG.format(sp=2, sampler="SequenceParallelSampler")),
-        Example("sp_default_sampler_0_2_0.py", _CONFIG.format(sp=4, sampler="DefaultSampler"), flagged=(9,),
-                files=(("requirements.txt", "xtuner==0.2.0\n"),), severity="error"),
+        Example("sp_default_sampler.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=DefaultSampler, shuffle=True))
+""",
+                flagged=(9,),
+                message="DefaultSampler splits the data by global rank at sp = 4; an sp group's "
+                        "ranks need one sample",
+                fix="use `type=sampler`",
+                fixed="""\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+"""),
+        Example("sp_sampler_variable.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+"""),
+        Example("sp1_default_sampler.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 1
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=DefaultSampler, shuffle=True))
+"""),
+        Example("sp_sp_sampler.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 2
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=SequenceParallelSampler, shuffle=True))
+"""),
+        Example("sp_default_sampler_0_2_0.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=DefaultSampler, shuffle=True))
+""",
+                flagged=(9,),
+                files=(("requirements.txt", "xtuner==0.2.0\n"),),
+                severity='error',
+                message="DefaultSampler splits the data by global rank at sp = 4; an sp group's "
+                        "ranks need one sample",
+                fix="use `type=sampler`",
+                fixed="""\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+"""),
         # 0.1.15 has no sequence parallelism: every rank trains on its own samples.
-        Example("sp_default_sampler_0_1_15.py", _CONFIG.format(sp=4, sampler="DefaultSampler"),
+        Example("sp_default_sampler_0_1_15.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=DefaultSampler, shuffle=True))
+""",
                 files=(("requirements.txt", "xtuner==0.1.15\n"),)),
     ),
 )

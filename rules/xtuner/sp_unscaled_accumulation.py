@@ -56,92 +56,123 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 """
 
 from collections.abc import Iterator
+from typing import NamedTuple, Optional
 
-from batchlint.frameworks.xtuner import global_batch_text, inherited_note
-from batchlint.plan import TrainingPlan
+from batchlint.frameworks.xtuner import (
+    Accumulation,
+    XTunerSettings,
+    global_batch_size,
+    global_batch_text,
+    inherited_note,
+)
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
+# What the framework does with it: nothing refuses a global batch.
+_SILENT = "nothing refuses it: XTuner trains with this global batch and says nothing"
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    sp, ga, micro = plan.parallel["sp"], plan.grad_accum, plan.micro_batch
-    if not sp.known or type(sp.value) is not int or sp.value <= 1 or not ga.known or ga.value < 1:
+
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
+    sp, ga, micro, written = plan.parallel["sp"], plan.grad_accum, plan.micro_batch, xtuner.accumulation
+    if ga is None or micro is None or written is None:
+        return  # a plan mmengine refuses has no accumulation
+    degree, accumulation, per_device = sp.count, ga.count, micro.count
+    if degree is None or degree <= 1 or accumulation is None or per_device is None:
         return
-    if micro is None or not micro.known or type(micro.value) is not int or micro.value < 1:
-        return
-    written = plan.settings.accumulation
-    world = plan.world_size.value if plan.world_size is not None and plan.world_size.known else None
-    now = global_batch_text(micro.value, ga.value, sp.value, world)
+    world = plan.world_size.number if plan.world_size is not None else None
+    batch = _Batch(sp, ga, micro, degree, accumulation, per_device, world)
     if written.follows_sp:
-        yield from _derived(ga, sp, micro, written, now, world, plan.document.path)
-    elif written.written_for is not None and written.written_for != sp.value and written.written_for >= 1:
-        yield from _stated(plan, ga, sp, micro, written.written_for, now, world)
+        yield from _derived(plan, written, batch)
+    elif written.written_for is not None and written.written_for != degree and written.written_for >= 1:
+        yield from _stated(plan, written, written.written_for, batch)
 
 
-def _derived(ga, sp, micro, written, now, world, config):
+class _Batch(NamedTuple):
+    """The facts of the global batch and their values, all known."""
+
+    sp: Fact
+    ga: Fact
+    micro: Fact
+    degree: int
+    accumulation: int
+    per_device: int
+    world: Optional[int]
+
+
+def _derived(plan: TrainingPlan, written: Accumulation, batch: _Batch) -> Iterator[Finding]:
+    sp, ga, micro, degree, accumulation, per_device, world = batch
     at_sp1 = written.at_sp1
     if at_sp1 is None:
         return  # unknown at sp = 1: nothing to compare
     micro1, ga1 = at_sp1
-    per_rank, per_rank1 = micro.value * ga.value, micro1 * ga1
-    if per_rank == per_rank1 * sp.value or per_rank1 < 1:
+    per_rank, per_rank1 = per_device * accumulation, micro1 * ga1
+    if per_rank == per_rank1 * degree or per_rank1 < 1:
         return  # the same global batch at both
-    then = global_batch_text(micro1, ga1, 1, world)
-    ratio = per_rank1 * sp.value / per_rank
+    now, then = global_batch_text(per_device, accumulation, degree, world), global_batch_text(micro1, ga1, 1, world)
+    ratio = per_rank1 * degree / per_rank
     change = f"{_times(ratio)} smaller" if ratio > 1 else f"{_times(1 / ratio)} larger"
-    if written.reset is not None and per_rank == per_rank1:
+    config = plan.document.path
+    if written.reset is not None and per_rank == per_rank1 and ga.span is not None:
         # A base computed it from its own sp; this config raised sp and kept the value.
-        message = (
-            f"{ga.key} ({ga.value}) comes from {ga.span.path}, which computed it from its own {sp.key}; {config} "
-            f"sets {sp.key} = {sp.value} and keeps it: the global batch is {now}, not the {then} of sp = 1: "
-            f"{change} at this sp"
-        )
+        origin = (f"{ga.key} ({accumulation}) comes from {ga.span.path}, which computed it from its own {sp.key}; "
+                  f"{config} sets {sp.key} = {degree} and keeps it")
     else:
-        message = (
-            f"{ga.key} is computed from {sp.key} but does not keep the global batch: at {sp.key} = {sp.value} it is "
-            f"{ga.value} and the global batch is {now}; at {sp.key} = 1 it would be {ga1} and the global batch {then}: "
-            f"{change} at this sp"
-        )
-    if written.reset is not None and micro1 == micro.value:
+        origin = (f"{ga.key} is computed from {sp.key}: {accumulation} at sp = {degree}, {ga1} at sp = 1, "
+                  "which does not keep the global batch")
+    if written.reset is not None and micro1 == per_device:
         fix = (f"set it again in {config}: `{written.reset.format(f'{ga1} * {sp.key}')}` keeps the global batch "
-               f"of sp = 1 (or `{written.reset.format(ga.value)}`, if {now} is the batch meant)")
-    elif micro1 == micro.value:
+               f"of sp = 1 (or `{written.reset.format(accumulation)}`, if {now} is the batch meant)")
+    elif micro1 == per_device:
         fix = (f"write `{ga.key} = {ga1} * {sp.key}` to keep the global batch of sp = 1, "
-               f"or `{ga.key} = {ga.value}` if {now} is the batch meant")
+               f"or `{ga.key} = {accumulation}` if {now} is the batch meant")
     else:
-        fix = (f"make {micro.key} x {ga.key} {per_rank1 * sp.value} at {sp.key} = {sp.value} "
-               f"({sp.value} x the {per_rank1} of sp = 1)")
-    yield Finding(span=ga.span or sp.span, message=message, fix=fix, related=_inherited(sp, ga))
+        fix = (f"make {micro.key} x {ga.key} {per_rank1 * degree} at {sp.key} = {degree} "
+               f"({degree} x the {per_rank1} of sp = 1)")
+    yield Finding(
+        span=ga.span or sp.span,
+        message=(f"global batch {global_batch_size(per_device, accumulation, degree, world)} at sp = {degree}, "
+                 f"was {global_batch_size(micro1, ga1, 1, world)} at sp = 1"),
+        notes=(origin,
+               f"{micro.key} x {ga.key} x W / sp: {now} at sp = {degree}, {then} at sp = 1 ({change})",
+               _SILENT),
+        fix=fix,
+        related=_inherited(sp, ga),
+    )
 
 
-def _inherited(sp, ga) -> tuple:
+def _inherited(sp: Fact, ga: Fact) -> tuple[Related, ...]:
     """The note at the sp this config sets, when the accumulation comes from a base."""
     note = inherited_note(sp, ga.span, f"{ga.key} ({ga.value})")
     return (Related(*note),) if note else ()
 
 
-def _stated(plan, ga, sp, micro, meant_sp, now, world):
-    meant = global_batch_text(micro.value, ga.value, meant_sp, world)
-    add = f"`{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"`{ga.key} = {ga.value} * {sp.key}`"
-    fix = f"add {add}" if meant_sp == 1 else f"set {ga.key} for {sp.key} = {sp.value}, derived from {sp.key}"
-    reset = plan.settings.accumulation.reset
-    if reset is not None and ga.value % meant_sp == 0:  # written in a base: set again here, not there
-        again = reset.format(f"{ga.value // meant_sp} * {sp.key}")
+def _stated(plan: TrainingPlan, written: Accumulation, meant_sp: int, batch: _Batch) -> Iterator[Finding]:
+    sp, ga, micro, degree, accumulation, per_device, world = batch
+    now = global_batch_text(per_device, accumulation, degree, world)
+    meant = global_batch_text(per_device, accumulation, meant_sp, world)
+    add = f"`{ga.key} *= {sp.key}` after line {ga.span.line}" if ga.span else f"`{ga.key} = {accumulation} * {sp.key}`"
+    fix = f"add {add}" if meant_sp == 1 else f"set {ga.key} for {sp.key} = {degree}, derived from {sp.key}"
+    if written.reset is not None and accumulation % meant_sp == 0:  # written in a base: set again here, not there
+        again = written.reset.format(f"{accumulation // meant_sp} * {sp.key}")
         fix = f"set it again in {plan.document.path}: `{again}` keeps the global batch of sp = {meant_sp}"
-    elif reset is not None:
-        fix = f"set it again in {plan.document.path}, for {sp.key} = {sp.value}"
+    elif written.reset is not None:
+        fix = f"set it again in {plan.document.path}, for {sp.key} = {degree}"
     yield Finding(
         span=ga.span or sp.span,
-        message=(
-            f"{ga.key} ({ga.value}) is written for sp = {meant_sp}, {_why_meant(plan.settings.accumulation, sp)}, but "
-            f"{sp.key} is {sp.value}: the global batch is {now}, not the {meant} it gives at sp = {meant_sp}"
-        ),
+        message=(f"global batch {global_batch_size(per_device, accumulation, degree, world)} at sp = {degree}, "
+                 f"was {global_batch_size(per_device, accumulation, meant_sp, world)} at sp = {meant_sp}, "
+                 f"which {ga.key} is written for"),
+        notes=(f"{ga.key} ({accumulation}) is written for sp = {meant_sp}, {_why_meant(written, sp)}, but "
+               f"{sp.key} is {degree}",
+               f"{micro.key} x {ga.key} x W / sp: {now} at sp = {degree}, not the {meant} it gives at sp = {meant_sp}",
+               _SILENT),
         fix=fix,
         related=_inherited(sp, ga),
-        edits=_insert_scaling(plan, ga, sp) if meant_sp == 1 else (),
+        edits=_insert_scaling(written, ga, sp) if meant_sp == 1 else (),
     )
 
 
-def _why_meant(written, sp) -> str:
+def _why_meant(written: Accumulation, sp: Fact) -> str:
     if written.written_in is not None:
         return f"the {sp.key} of {written.written_in}, which sets it"
     return "as its comment says"
@@ -151,27 +182,12 @@ def _times(ratio: float) -> str:
     return f"{ratio:g}x"
 
 
-def _insert_scaling(plan, ga, sp) -> tuple:
+def _insert_scaling(written: Accumulation, ga: Fact, sp: Fact) -> tuple[Edit, ...]:
     """`name *= sequence_parallel_size` on the line after `name = <literal>`, same indentation."""
-    written = plan.settings.accumulation
     if written.line_end is None:
         return ()  # not a plain literal assignment: leave it to the author
     return (Edit(written.line_end, f"\n{written.indent}{ga.key} *= {sp.key}"),)
 
-
-_CONFIG = """\
-from mmengine.dataset import DefaultSampler
-from mmengine.optim import AmpOptimWrapper
-from xtuner.parallel.sequence import SequenceParallelSampler
-
-sequence_parallel_size = {sp}
-batch_size = 1  # per_device
-accumulative_counts = {ga}
-{scaling}
-sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
-train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
-optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
-"""
 
 RULE = Rule(
     code="BL101",
@@ -179,22 +195,157 @@ RULE = Rule(
     severity="warning",
     summary="XTuner accumulation that does not keep the global batch of sp=1 as sequence_parallel_size changes",
     check=check,
-    needs=("parallel.sp", "grad_accum", "micro_batch", "settings.accumulation"),
+    subject=XTunerSettings,
+    needs=("parallel.sp", "grad_accum", "micro_batch"),
     unsafe_fix=True,  # it multiplies the global batch of a config that runs, on the word of a comment
     every_release=("arithmetic of the layout: XTuner's data-parallel size is W / sp in every release that has sequence "
                    "parallelism (xtuner/parallel/sequence/setup_distributed.py @ v0.1.15-v0.2.0), and the global batch "
                    "is micro x accumulation x W / sp; no start-up check is involved"),
     doc=__doc__,
     examples=(
-        Example("sp8_shrunk.py", _CONFIG.format(sp=8, ga="64 // sequence_parallel_size", scaling=""),
-                flagged=(7,), world_size=16),
-        Example("sp8_shrunk_no_w.py", _CONFIG.format(sp=8, ga="64 // sequence_parallel_size", scaling=""), flagged=(7,)),
-        Example("sp4_tuned_at_sp1.py", _CONFIG.format(sp=4, ga="6  # tuned at sp=1", scaling=""), flagged=(7,)),
-        Example("sp4_scaled.py", _CONFIG.format(sp=4, ga=16, scaling="accumulative_counts *= sequence_parallel_size")),
-        Example("sp4_explicit.py", _CONFIG.format(sp=4, ga="2 * sequence_parallel_size", scaling="")),
-        Example("sp4_halved.py", _CONFIG.format(sp=4, ga="16 * sequence_parallel_size // 2", scaling="")),
-        Example("sp4_conditional.py", _CONFIG.format(sp=4, ga="8 if sequence_parallel_size == 1 else 32", scaling="")),
-        Example("sp4_literal.py", _CONFIG.format(sp=4, ga=16, scaling="")),  # BL105's, not this rule's
-        Example("sp1_shrunk.py", _CONFIG.format(sp=1, ga="64 // sequence_parallel_size", scaling="")),
+        Example("sp8_shrunk.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 8
+batch_size = 1  # per_device
+accumulative_counts = 64 // sequence_parallel_size
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+""",
+                flagged=(7,),
+                world_size=16,
+                message="global batch 16 at sp = 8, was 1024 at sp = 1",
+                fix="write `accumulative_counts = 64 * sequence_parallel_size` to keep the global batch of sp = 1, "
+                    "or `accumulative_counts = 8` if 16 sequences (1 x 8 x dp 2 = W 16 / sp 8) is the batch meant"),
+        Example("sp8_shrunk_no_w.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 8
+batch_size = 1  # per_device
+accumulative_counts = 64 // sequence_parallel_size
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+""",
+                flagged=(7,),
+                message="global batch 8 x W/8 at sp = 8, was 64 x W at sp = 1",
+                fix="write `accumulative_counts = 64 * sequence_parallel_size` to keep the global batch of sp = 1, "
+                    "or `accumulative_counts = 8` if 1 x 8 x W/8 sequences is the batch meant"),
+        Example("sp4_tuned_at_sp1.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 6  # tuned at sp=1
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+""",
+                flagged=(7,),
+                message="global batch 6 x W/4 at sp = 4, was 6 x W at sp = 1, which "
+                        "accumulative_counts is written for",
+                fix="add `accumulative_counts *= sequence_parallel_size` after line 7",
+                fixed="""\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 6  # tuned at sp=1
+accumulative_counts *= sequence_parallel_size
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_scaled.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 16
+accumulative_counts *= sequence_parallel_size
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_explicit.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 2 * sequence_parallel_size
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_halved.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 16 * sequence_parallel_size // 2
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_conditional.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 8 if sequence_parallel_size == 1 else 32
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
+        Example("sp4_literal.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 4
+batch_size = 1  # per_device
+accumulative_counts = 16
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
+        Example("sp1_shrunk.py", """\
+from mmengine.dataset import DefaultSampler
+from mmengine.optim import AmpOptimWrapper
+from xtuner.parallel.sequence import SequenceParallelSampler
+
+sequence_parallel_size = 1
+batch_size = 1  # per_device
+accumulative_counts = 64 // sequence_parallel_size
+
+sampler = SequenceParallelSampler if sequence_parallel_size > 1 else DefaultSampler
+train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffle=True))
+optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
+"""),
     ),
 )

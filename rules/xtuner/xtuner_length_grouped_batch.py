@@ -38,37 +38,50 @@ then dealt out by rank); docs/zh_cn/acceleration/length_grouped_sampler.rst
 
 from collections.abc import Iterator
 
+from batchlint.frameworks.xtuner import XTunerSettings
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    sampler = plan.settings.sampler
-    if not plan.length_grouping.value:
-        return
-    micro, ga = plan.micro_batch, plan.grad_accum
-    if not micro.known or not ga.known or micro.value < 1 or ga.value < 1:
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
+    sampler = xtuner.sampler
+    micro, ga, grouping = plan.micro_batch, plan.grad_accum, plan.length_grouping
+    if sampler is None or micro is None or ga is None or grouping is None or not grouping.value:
         return
     per_device = sampler.per_device_batch_size
-    if per_device is None or not per_device.known or per_device.value < 1:
+    batch, accumulation = micro.count, ga.count
+    group = per_device.count if per_device is not None else None
+    if batch is None or accumulation is None or per_device is None or group is None:
         return
-    step = micro.value * ga.value
-    mult = sampler.mega_batch_mult
-    group = per_device.value * (mult.value if mult is not None and mult.known else 1)
-    if per_device.value % step == 0 or (mult is not None and mult.known and group % step == 0):
+    step = batch * accumulation
+    mult = sampler.mega_batch_mult.number if sampler.mega_batch_mult is not None else None
+    if group % step == 0 or (mult is not None and group * mult % step == 0):
         return
+    span = sampler.keywords.get("per_device_batch_size", per_device.span)  # the argument, not the variable it may name
     yield Finding(
-        span=sampler.keywords.get("per_device_batch_size", per_device.span),  # the argument, not the variable it may name
-        message=(
-            f"per_device_batch_size ({per_device.value}) is not a multiple of {micro.key} ({micro.value}) x "
-            f"{ga.key} ({ga.value}) = {step}, the samples a rank takes per optimizer step: LengthGroupedSampler's "
-            f"length groups then need not hold whole steps, and a step can mix the lengths the grouping keeps apart"
-        ),
+        span=span,
+        message=f"per_device_batch_size {group} is not a multiple of {step}, the samples a rank takes per step",
+        notes=(f"a rank takes {micro.key} ({batch}) x {ga.key} ({accumulation}) = {step} samples per optimizer step",
+               "LengthGroupedSampler's length groups then need not hold whole steps, and a step can mix the "
+               "lengths the grouping keeps apart"),
         fix=f"pass per_device_batch_size={micro.key} * {ga.key}, as XTuner's docs and configs do",
     )
 
 
-_CONFIG = """\
+RULE = Rule(
+    code="BL333",
+    name="xtuner-length-grouped-batch",
+    severity="info",
+    summary="XTuner LengthGroupedSampler per_device_batch_size that is not batch_size x accumulative_counts",
+    check=check,
+    subject=XTunerSettings,
+    needs=("micro_batch", "grad_accum", "length_grouping"),
+    every_release=(
+        "LengthGroupedSampler groups mega_batch_mult x per_device_batch_size x W samples and deals them out by "
+        "rank in every release that has it (v0.1.11 to v0.2.0 xtuner/dataset/samplers/length_grouped.py)"),
+    doc=__doc__,
+    examples=(
+        Example("grouped_micro_only.py", """\
 from xtuner.dataset import LLaVADataset
 from xtuner.dataset.samplers import LengthGroupedSampler
 
@@ -82,26 +95,51 @@ train_dataloader = dict(
     sampler=dict(
         type=LengthGroupedSampler,
         length_property="modality_length",
-        per_device_batch_size={per_device},
+        per_device_batch_size=batch_size,
     ),
 )
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
+""",
+                flagged=(14,),
+                message="per_device_batch_size 4 is not a multiple of 16, the samples a rank takes per step",
+                fix="pass per_device_batch_size=batch_size * accumulative_counts, as XTuner's docs and configs do"),
+        Example("grouped_per_step.py", """\
+from xtuner.dataset import LLaVADataset
+from xtuner.dataset.samplers import LengthGroupedSampler
 
-RULE = Rule(
-    code="BL333",
-    name="xtuner-length-grouped-batch",
-    severity="info",
-    summary="XTuner LengthGroupedSampler per_device_batch_size that is not batch_size x accumulative_counts",
-    check=check,
-    needs=("micro_batch", "grad_accum", "length_grouping", "settings.sampler"),
-    every_release=(
-        "LengthGroupedSampler groups mega_batch_mult x per_device_batch_size x W samples and deals them out by "
-        "rank in every release that has it (v0.1.11 to v0.2.0 xtuner/dataset/samplers/length_grouped.py)"),
-    doc=__doc__,
-    examples=(
-        Example("grouped_micro_only.py", _CONFIG.format(per_device="batch_size"), flagged=(14,)),
-        Example("grouped_per_step.py", _CONFIG.format(per_device="batch_size * accumulative_counts")),
-        Example("grouped_two_steps.py", _CONFIG.format(per_device=32)),
+batch_size = 4  # per_device
+accumulative_counts = 4
+
+llava_dataset = dict(type=LLaVADataset, max_length=2048)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=llava_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        length_property="modality_length",
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
+        Example("grouped_two_steps.py", """\
+from xtuner.dataset import LLaVADataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+batch_size = 4  # per_device
+accumulative_counts = 4
+
+llava_dataset = dict(type=LLaVADataset, max_length=2048)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=llava_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        length_property="modality_length",
+        per_device_batch_size=32,
+    ),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
     ),
 )

@@ -32,12 +32,16 @@ xtuner/parallel/sequence/sampler.py:12-18.
 
 from collections.abc import Iterator
 
+from batchlint.document import Symbol
+from batchlint.frameworks.xtuner import XTunerSettings
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    sampler, args = plan.sampler, plan.settings.sampler
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
+    sampler, args = plan.sampler, xtuner.sampler
+    if sampler is None or args is None or not isinstance(sampler.value, Symbol) or sampler.span is None:
+        return
     spec, name = args.spec, sampler.value.name
     accepted = ", ".join(spec.accepts)
     for key, span in args.keywords.items():
@@ -46,25 +50,38 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         always = " (it always shuffles)" if key == "shuffle" else ""
         yield Finding(
             span=span,
-            message=(
-                f"{name} (line {sampler.span.line}) takes no `{key}` argument{always}: it accepts {accepted}; "
-                f"building the sampler fails with a TypeError before training starts"
-            ),
+            message=f"{name} (line {sampler.span.line}) takes no `{key}` argument{always}",
+            notes=(f"{name} accepts {accepted}", "building the sampler fails with a TypeError before training starts"),
             fix=f"remove `{key}`",
         )
     for key in spec.requires:
         if key not in args.keywords:
             yield Finding(
                 span=sampler.span,
-                message=(
-                    f"{name} needs `{key}`, which the sampler dict (lines {args.span.line}-{args.span.end_line}) "
-                    f"does not give: building the sampler fails with a TypeError"
-                ),
+                message=f"{name} needs `{key}`, which the sampler dict (lines {args.span.line}-{args.span.end_line}) "
+                        "does not give",
+                notes=("building the sampler fails with a TypeError before training starts",),
                 fix=f"add `{key}=batch_size * accumulative_counts`",
             )
 
 
-_CONFIG = """\
+RULE = Rule(
+    code="BL332",
+    name="xtuner-sampler-arguments",
+    severity="error",
+    summary="an XTuner train sampler given an argument its class does not take, or missing a required one",
+    check=check,
+    subject=XTunerSettings,
+    needs=("sampler",),
+    every_release=(
+        "each sampler's signature is the same in every XTuner release that has it (LengthGroupedSampler from "
+        "v0.1.11 length_grouped.py:73-79 to v0.2.0 :71-79, InternRepoSampler from v0.1.14, "
+        "SequenceParallelSampler from v0.1.16; a config naming one imports it, so runs a release that has it), "
+        "and DefaultSampler/InfiniteSampler's in every mmengine XTuner requires (>=0.8.4: v0.8.0 to v0.10.7 "
+        "mmengine/dataset/sampler.py:43-47, 121-124)"),
+    doc=__doc__,
+    examples=(
+        Example("grouped_shuffle.py", """\
 from xtuner.dataset import LLaVADataset
 from xtuner.dataset.samplers import LengthGroupedSampler
 
@@ -77,36 +94,55 @@ train_dataloader = dict(
     dataset=llava_dataset,
     sampler=dict(
         type=LengthGroupedSampler,
-        {argument},
+        shuffle=True,
         per_device_batch_size=batch_size * accumulative_counts,
     ),
 )
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
+""",
+                flagged=(13,),
+                message="LengthGroupedSampler (line 12) takes no `shuffle` argument (it always shuffles)",
+                fix="remove `shuffle`"),
+        Example("grouped_length_property.py", """\
+from xtuner.dataset import LLaVADataset
+from xtuner.dataset.samplers import LengthGroupedSampler
 
-RULE = Rule(
-    code="BL332",
-    name="xtuner-sampler-arguments",
-    severity="error",
-    summary="an XTuner train sampler given an argument its class does not take, or missing a required one",
-    check=check,
-    needs=("sampler", "settings.sampler"),
-    every_release=(
-        "each sampler's signature is the same in every XTuner release that has it (LengthGroupedSampler from "
-        "v0.1.11 length_grouped.py:73-79 to v0.2.0 :71-79, InternRepoSampler from v0.1.14, "
-        "SequenceParallelSampler from v0.1.16; a config naming one imports it, so runs a release that has it), "
-        "and DefaultSampler/InfiniteSampler's in every mmengine XTuner requires (>=0.8.4: v0.8.0 to v0.10.7 "
-        "mmengine/dataset/sampler.py:43-47, 121-124)"),
-    doc=__doc__,
-    examples=(
-        Example("grouped_shuffle.py", _CONFIG.format(argument="shuffle=True"), flagged=(13,)),
-        Example("grouped_length_property.py", _CONFIG.format(argument='length_property="modality_length"')),
-        Example(
-            "grouped_no_batch.py",
-            _CONFIG.format(argument='length_property="modality_length"').replace(
-                "        per_device_batch_size=batch_size * accumulative_counts,\n", ""
-            ),
-            flagged=(12,),
-        ),
+batch_size = 16  # per_device
+accumulative_counts = 1
+
+llava_dataset = dict(type=LLaVADataset, max_length=2048)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=llava_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        length_property="modality_length",
+        per_device_batch_size=batch_size * accumulative_counts,
+    ),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
+        Example("grouped_no_batch.py", """\
+from xtuner.dataset import LLaVADataset
+from xtuner.dataset.samplers import LengthGroupedSampler
+
+batch_size = 16  # per_device
+accumulative_counts = 1
+
+llava_dataset = dict(type=LLaVADataset, max_length=2048)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=llava_dataset,
+    sampler=dict(
+        type=LengthGroupedSampler,
+        length_property="modality_length",
+    ),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
+                flagged=(12,),
+                message="LengthGroupedSampler needs `per_device_batch_size`, which the sampler dict (lines 11-14) "
+                        "does not give",
+                fix="add `per_device_batch_size=batch_size * accumulative_counts`"),
     ),
 )

@@ -41,7 +41,7 @@ xtuner/tools/train.py:80-85.
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import XTUNER
-from batchlint.frameworks.xtuner import VARLEN
+from batchlint.frameworks.xtuner import VARLEN, XTunerSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -62,35 +62,46 @@ CONFIG = Premise(
            "v0.2.0 xtuner/tools/train.py:88-93 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
     micro = plan.micro_batch
-    if micro is None or not micro.known or micro.value <= 1 or micro.span is None:
+    batch = micro.number if micro is not None else None
+    if micro is None or batch is None or batch <= 1 or micro.span is None:
         return
-    on = next((fact for where, fact in plan.settings.varlen if where in _CHECKED and fact.value), None)
-    if on is None:
+    on = next((fact for where, fact in xtuner.varlen if where in _CHECKED and fact.value), None)
+    if on is None or on.span is None:
         return
     # A collate function in varlen mode asserts whatever the config's variable says.
-    collate = any(where == "the collate_fn" and fact.value for where, fact in plan.settings.varlen)
+    collate = any(where == "the collate_fn" and fact.value for where, fact in xtuner.varlen)
     yield Finding(
         span=micro.span,
-        message=(
-            f"{micro.key} ({micro.value}) must be 1 with {VARLEN} = True (line {on.span.line}): varlen attention "
-            f"takes one packed sequence per device, and xtuner train refuses a batch of {micro.value}"
-        ),
-        fix=f"set {micro.key} = 1 and make max_length {micro.value}x longer to keep the tokens per step",
+        message=f"{micro.key} {batch} with {VARLEN} = True (line {on.span.line}); varlen attention needs 1",
+        notes=(f"varlen attention takes one packed sequence per device, and xtuner train refuses a batch of {batch} "
+               "at start-up",),
+        fix=f"set {micro.key} = 1 and make max_length {batch}x longer to keep the tokens per step",
         related=(Related(f"{VARLEN} = True here", on.span),),
         premise=COLLATE.name if collate else CONFIG.name,
     )
 
 
-_CONFIG = """\
+RULE = Rule(
+    code="BL130",
+    name="xtuner-varlen-batch-size",
+    severity="error",
+    summary="XTuner variable-length attention with a per-device batch size above 1",
+    check=check,
+    subject=XTunerSettings,
+    premises=(COLLATE, CONFIG),
+    doc=__doc__,
+    examples=(
+        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
+        Example("varlen_batch2.py", """\
 from mmengine.dataset import DefaultSampler
 from xtuner.dataset import process_hf_dataset
 from xtuner.dataset.collate_fns import default_collate_fn
 
-use_varlen_attn = {varlen}
+use_varlen_attn = True
 max_length = 2048
-batch_size = {batch}  # per_device
+batch_size = 2  # per_device
 accumulative_counts = 16
 
 train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
@@ -101,32 +112,137 @@ train_dataloader = dict(
     collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn),
 )
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
+""",
+                flagged=(7,),
+                severity='info',
+                message="batch_size 2 with use_varlen_attn = True (line 5); varlen attention needs 1",
+                fix="set batch_size = 1 and make max_length 2x longer to keep the tokens per step"),
+        Example("varlen_batch2_pinned.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
 
-RULE = Rule(
-    code="BL130",
-    name="xtuner-varlen-batch-size",
-    severity="error",
-    summary="XTuner variable-length attention with a per-device batch size above 1",
-    check=check,
-    needs=("settings.varlen",),
-    premises=(COLLATE, CONFIG),
-    doc=__doc__,
-    examples=(
-        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
-        Example("varlen_batch2.py", _CONFIG.format(varlen=True, batch=2), flagged=(7,), severity="info"),
-        Example("varlen_batch2_pinned.py", _CONFIG.format(varlen=True, batch=2), flagged=(7,),
-                files=(("requirements.txt", "xtuner==0.1.16\n"),), severity="error"),
-        Example("varlen_batch2_pinned_old.py", _CONFIG.format(varlen=True, batch=2),
+use_varlen_attn = True
+max_length = 2048
+batch_size = 2  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=DefaultSampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
+                flagged=(7,),
+                files=(("requirements.txt", "xtuner==0.1.16\n"),),
+                severity='error',
+                message="batch_size 2 with use_varlen_attn = True (line 5); varlen attention needs 1",
+                fix="set batch_size = 1 and make max_length 2x longer to keep the tokens per step"),
+        Example("varlen_batch2_pinned_old.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+
+use_varlen_attn = True
+max_length = 2048
+batch_size = 2  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=DefaultSampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
                 files=(("requirements.txt", "xtuner==0.1.13\n"),)),
         # Only the config's variable: xtuner train checks it from 0.1.16 on.
-        Example("varlen_config_only_0115.py",
-                _CONFIG.format(varlen=True, batch=2).replace(", use_varlen_attn=use_varlen_attn),", "),"),
+        Example("varlen_config_only_0115.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+
+use_varlen_attn = True
+max_length = 2048
+batch_size = 2  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=DefaultSampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
                 files=(("requirements.txt", "xtuner==0.1.15\n"),)),
-        Example("varlen_config_only_020.py",
-                _CONFIG.format(varlen=True, batch=2).replace(", use_varlen_attn=use_varlen_attn),", "),"),
-                flagged=(7,), files=(("requirements.txt", "xtuner==0.2.0\n"),), severity="error"),
-        Example("varlen_batch1.py", _CONFIG.format(varlen=True, batch=1)),
-        Example("padded_batch2.py", _CONFIG.format(varlen=False, batch=2)),
+        Example("varlen_config_only_020.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+
+use_varlen_attn = True
+max_length = 2048
+batch_size = 2  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=DefaultSampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
+                flagged=(7,),
+                files=(("requirements.txt", "xtuner==0.2.0\n"),),
+                severity='error',
+                message="batch_size 2 with use_varlen_attn = True (line 5); varlen attention needs 1",
+                fix="set batch_size = 1 and make max_length 2x longer to keep the tokens per step"),
+        Example("varlen_batch1.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+
+use_varlen_attn = True
+max_length = 2048
+batch_size = 1  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=DefaultSampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
+        Example("padded_batch2.py", """\
+from mmengine.dataset import DefaultSampler
+from xtuner.dataset import process_hf_dataset
+from xtuner.dataset.collate_fns import default_collate_fn
+
+use_varlen_attn = False
+max_length = 2048
+batch_size = 2  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(type=process_hf_dataset, max_length=max_length, pack_to_max_length=True, use_varlen_attn=use_varlen_attn)
+train_dataloader = dict(
+    batch_size=batch_size,
+    dataset=train_dataset,
+    sampler=dict(type=DefaultSampler, shuffle=True),
+    collate_fn=dict(type=default_collate_fn, use_varlen_attn=use_varlen_attn),
+)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
     ),
 )

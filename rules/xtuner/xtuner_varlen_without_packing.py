@@ -37,6 +37,7 @@ xtuner/dataset/huggingface.py:158-161.
 from collections.abc import Iterator
 
 from batchlint.frameworks.releases import XTUNER
+from batchlint.frameworks.xtuner import XTunerSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -47,28 +48,39 @@ PACKING_ASSERTED = Premise(
            "(first); v0.2.0 xtuner/dataset/huggingface.py:182-186 (still)")
 
 
-def check(plan: TrainingPlan) -> Iterator[Finding]:
-    for dataset in plan.settings.hf_datasets:
+def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
+    for dataset in xtuner.hf_datasets:
         varlen, packing = dataset.use_varlen_attn, dataset.pack_to_max_length
         if varlen is None or packing is None or not varlen.value or packing.value:
             continue
+        if varlen.span is None or packing.span is None:
+            continue
         yield Finding(
             span=packing.span,
-            message=(
-                f"{packing.key} is False, but process_hf_dataset gets {varlen.key} = True (line {varlen.span.line}): "
-                f"variable-length attention needs packed samples, and the dataset refuses to build without them"
-            ),
+            message=f"{packing.key} is False, but process_hf_dataset gets {varlen.key} = True (line {varlen.span.line})",
+            notes=("variable-length attention needs packed samples, and the dataset refuses to build without them",),
             fix=f"set {packing.key} = True, or {varlen.key} = False",
             related=(Related(f"{varlen.key} = True here", varlen.span),),
         )
 
 
-_CONFIG = """\
+RULE = Rule(
+    code="BL330",
+    name="xtuner-varlen-without-packing",
+    severity="error",
+    summary="XTuner variable-length attention on a dataset that is not packed",
+    check=check,
+    subject=XTunerSettings,
+    premises=(PACKING_ASSERTED,),
+    doc=__doc__,
+    examples=(
+        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
+        Example("varlen_unpacked.py", """\
 from xtuner.dataset import process_hf_dataset
 
 use_varlen_attn = True
 max_length = 4096
-pack_to_max_length = {pack}
+pack_to_max_length = False
 batch_size = 1  # per_device
 accumulative_counts = 16
 
@@ -80,24 +92,70 @@ train_dataset = dict(
 )
 train_dataloader = dict(batch_size=batch_size, dataset=train_dataset)
 optim_wrapper = dict(accumulative_counts=accumulative_counts)
-"""
+""",
+                flagged=(5,),
+                severity='info',
+                message="pack_to_max_length is False, but process_hf_dataset gets use_varlen_attn = True (line 3)",
+                fix="set pack_to_max_length = True, or use_varlen_attn = False"),
+        Example("varlen_unpacked_pinned.py", """\
+from xtuner.dataset import process_hf_dataset
 
-RULE = Rule(
-    code="BL330",
-    name="xtuner-varlen-without-packing",
-    severity="error",
-    summary="XTuner variable-length attention on a dataset that is not packed",
-    check=check,
-    needs=("settings.hf_datasets",),
-    premises=(PACKING_ASSERTED,),
-    doc=__doc__,
-    examples=(
-        # No XTuner release pinned: those before 0.1.14 have no varlen attention.
-        Example("varlen_unpacked.py", _CONFIG.format(pack=False), flagged=(5,), severity="info"),
-        Example("varlen_unpacked_pinned.py", _CONFIG.format(pack=False), flagged=(5,),
-                files=(("requirements.txt", "xtuner==0.1.14\n"),), severity="error"),
-        Example("varlen_unpacked_pinned_old.py", _CONFIG.format(pack=False),
+use_varlen_attn = True
+max_length = 4096
+pack_to_max_length = False
+batch_size = 1  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(
+    type=process_hf_dataset,
+    max_length=max_length,
+    pack_to_max_length=pack_to_max_length,
+    use_varlen_attn=use_varlen_attn,
+)
+train_dataloader = dict(batch_size=batch_size, dataset=train_dataset)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
+                flagged=(5,),
+                files=(("requirements.txt", "xtuner==0.1.14\n"),),
+                severity='error',
+                message="pack_to_max_length is False, but process_hf_dataset gets use_varlen_attn = True (line 3)",
+                fix="set pack_to_max_length = True, or use_varlen_attn = False"),
+        Example("varlen_unpacked_pinned_old.py", """\
+from xtuner.dataset import process_hf_dataset
+
+use_varlen_attn = True
+max_length = 4096
+pack_to_max_length = False
+batch_size = 1  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(
+    type=process_hf_dataset,
+    max_length=max_length,
+    pack_to_max_length=pack_to_max_length,
+    use_varlen_attn=use_varlen_attn,
+)
+train_dataloader = dict(batch_size=batch_size, dataset=train_dataset)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+""",
                 files=(("requirements.txt", "xtuner==0.1.13\n"),)),
-        Example("varlen_packed.py", _CONFIG.format(pack=True)),
+        Example("varlen_packed.py", """\
+from xtuner.dataset import process_hf_dataset
+
+use_varlen_attn = True
+max_length = 4096
+pack_to_max_length = True
+batch_size = 1  # per_device
+accumulative_counts = 16
+
+train_dataset = dict(
+    type=process_hf_dataset,
+    max_length=max_length,
+    pack_to_max_length=pack_to_max_length,
+    use_varlen_attn=use_varlen_attn,
+)
+train_dataloader = dict(batch_size=batch_size, dataset=train_dataset)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""),
     ),
 )
