@@ -173,7 +173,9 @@ def test_an_interpolation_that_cannot_be_followed_is_unknown():
 def test_a_global_batch_w_does_not_divide_is_refused(lint):
     result = lint("mpt-125m.yaml", train_yaml(global_=256, micro="8"), world_size=6)
     assert codes(result) == [("BL103", 18)]
-    assert "global_train_batch_size (256) is not divisible by world size (6" in " ".join(result.diagnostics[0].notes)
+    finding = result.diagnostics[0]
+    assert "global_train_batch_size 256 is not a multiple of the world size 6" == finding.message
+    assert "W is world size (6" in " ".join(finding.notes)
     assert "252 or 258" in result.diagnostics[0].fix
 
 

@@ -196,8 +196,8 @@ def test_megatron_gpt_config_needs_a_larger_global_batch_on_4_gpus(tmp_path):
     assert lint_file(path, settings, Options(), RULES).diagnostics == []  # devices: 1 as written
     [finding] = lint_file(path, settings, Options(world_size=4), RULES).diagnostics
     assert (finding.code, finding.span.line) == ("BL103", 82)
-    assert "model.global_batch_size (8) is not divisible by model.micro_batch_size (4) x dp (4) = 16" in \
-        " ".join((finding.message,) + finding.notes)
+    assert finding.message == "model.global_batch_size 8 is not a multiple of 16 (micro 4 x dp 4)"
+    assert "model.micro_batch_size (4) x dp (4) = 16" in finding.notes
 
 
 # -- NeMo-Aligner: the model config of a checkpoint, and serving configs ------------------------

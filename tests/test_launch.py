@@ -1349,8 +1349,8 @@ def test_a_program_named_through_a_folder_out_of_view_is_judged_by_its_name(repo
     head = "cd /opt/Megatron-LM\nMEGATRON=/opt/Megatron-LM\n"
     bad = lint_script(repo, head + MEGATRON_LINE.format(program=program, pp=4))
     assert found(bad) == [("train.sh", "BL202", 3)]
-    assert "W (8) is not divisible by --tensor-model-parallel-size (4) x --pipeline-model-parallel-size (4) = 16" \
-        in " ".join(bad.diagnostics[0].notes)
+    assert bad.diagnostics[0].message == "W (8) is not divisible by 16, the product of the parallel degrees"
+    assert "--tensor-model-parallel-size (4) x --pipeline-model-parallel-size (4) = 16" in " ".join(bad.diagnostics[0].notes)
     assert found(lint_script(repo, head + MEGATRON_LINE.format(program=program, pp=2))) == []
 
 

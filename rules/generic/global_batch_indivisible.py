@@ -117,8 +117,9 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     yield Finding(
         span=declared.span,
         message=f"{declared.key} {total} is not a multiple of {divisor} ({short}){every_w}",
-        notes=(f"{declared.key} ({total}) is not divisible by {parts} = {divisor}{every_w}: {derived_name} is "
-               f"derived from it by floor division and the job refuses to start",),
+        notes=(f"{parts} = {divisor}",
+               f"{derived_name} is derived from {declared.key} by floor division, and the job refuses to start "
+               f"on a remainder"),
         fix=f"set {declared.key} to a multiple of {divisor} ({suggestions})",
         related=related,
     )
@@ -138,8 +139,8 @@ def _per_device(plan: TrainingPlan, declared: Fact, total: int) -> Iterator[Find
     yield Finding(
         span=declared.span,
         message=f"{declared.key} {total} is not a multiple of the world size {size}",
-        notes=(f"{declared.key} ({total}) is not divisible by {world.describe()}: the per-device batch is derived "
-               f"from it by division and the job refuses to start",),
+        notes=(f"W is {world.describe()}",
+               f"the per-device batch is {declared.key} / W, and the job refuses to start on a remainder"),
         fix=f"set {declared.key} to a multiple of {size} ({suggestions})",
         related=related,
     )

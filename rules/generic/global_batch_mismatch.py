@@ -59,16 +59,17 @@ def _declared_vs_product(plan: TrainingPlan) -> Iterator[Finding]:
         if product == total:
             return
         message = f"{declared.key} {total} is not {product} (micro {m} x accumulation {g} x world size {world})"
-        notes = (f"{declared.key} ({total}) is not {micro.key} ({m}) x {ga.key} ({g}) x world size ({world}) = "
-                 f"{product}; DeepSpeed refuses to start",)
+        notes = (f"{micro.key} ({m}) x {ga.key} ({g}) x world size ({world}) = {product}",
+                 f"DeepSpeed refuses to start unless {declared.key} is their product")
         if total % (m * world) == 0:
             fix = f"set {declared.key} to {product}, or {ga.key} to {total // (m * world)}"
         else:
             fix = f"set {declared.key} to {product}, or drop one of the three keys so DeepSpeed derives it"
     elif total % per_rank:
         message = f"{declared.key} {total} is not a multiple of {per_rank} (micro {m} x accumulation {g})"
-        notes = (f"{declared.key} ({total}) is not a multiple of {micro.key} ({m}) x {ga.key} ({g}) = {per_rank}, "
-                 f"so it equals {per_rank} x W for no world size W; DeepSpeed refuses to start",)
+        notes = (f"{micro.key} ({m}) x {ga.key} ({g}) = {per_rank}; {declared.key} must be {per_rank} x W, "
+                 f"and no world size W makes it {total}",
+                 f"DeepSpeed refuses to start unless {declared.key} is their product")
         fix = f"set {declared.key} to {per_rank} x the number of GPUs, or drop it and let DeepSpeed derive it"
     else:
         return
@@ -83,7 +84,7 @@ def _target(plan: TrainingPlan) -> Iterator[Finding]:
     value, formula = effective
     at_fault = _editable(plan)
     message = f"the global batch is {value}, not the {target.value} stated ({target.provenance})"
-    notes = (f"the global batch is {value} ({formula}), not the {target.value} stated ({target.provenance})",)
+    notes = (f"the global batch is {formula}",)
     fix = _fix(plan, target.value, at_fault)
     related = (Related(f"global batch {target.value} stated here", target.span),) if target.span else ()
     span = at_fault.span if at_fault is not None else Span.point(1)

@@ -191,18 +191,17 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             return
         fills = w // product
         message = f"{wildcard[0].key} = -1 takes the ranks left over, but W ({w}) is not a multiple of {product}"
-        notes = (f"{wildcard[0].key} = -1 takes the ranks left over, but W ({w}) is not a multiple of "
-                 f"{shown} = {product}" + (f" (it would be {fills}, leaving {w - fills * product} GPUs idle)"
-                                           if fills else "") + ": the job refuses to start",)
+        notes = (f"{shown} = {product}" + (f"; {wildcard[0].key} would be {fills}, leaving "
+                                            f"{w - fills * product} GPUs idle" if fills else ""),
+                 "the job refuses to start")
         fix = f"run on a multiple of {product} GPUs, or change the degrees so their product divides {w}"
     elif plan.layout_exact and product != w:
         message = f"the parallel degrees multiply to {product}, but the job has W = {w} GPUs"
-        notes = (f"the parallel degrees multiply to {shown} = {product}, but the job has W = {w} GPUs: "
-                 "the job refuses to start",)
+        notes = (f"{shown} = {product}; the product must be W", "the job refuses to start")
         fix = f"launch on {product} GPUs, or set the degrees so their product is {w}"
     elif not plan.layout_exact and w % product:
         message = f"W ({w}) is not divisible by {product}, the product of the parallel degrees"
-        notes = (f"W ({w}) is not divisible by {shown} = {product}: the job refuses to start",)
+        notes = (f"{shown} = {product}; W must be a multiple of it", "the job refuses to start")
         fix = f"launch on a multiple of {product} GPUs, or lower the degrees"
     else:
         return

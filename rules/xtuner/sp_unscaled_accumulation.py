@@ -159,9 +159,9 @@ def _stated(plan: TrainingPlan, written: Accumulation, meant_sp: int, batch: _Ba
         fix = f"set it again in {plan.document.path}, for {sp.key} = {degree}"
     yield Finding(
         span=ga.span or sp.span,
-        message=(f"global batch {global_batch_size(per_device, accumulation, degree, world)} at sp = {degree}, "
-                 f"was {global_batch_size(per_device, accumulation, meant_sp, world)} at sp = {meant_sp}, "
-                 f"which {ga.key} is written for"),
+        message=(f"global batch {global_batch_size(per_device, accumulation, degree, world)} at sp = {degree}: "
+                 f"{ga.key} {accumulation} is for sp = {meant_sp}, where it gives "
+                 f"{global_batch_size(per_device, accumulation, meant_sp, world)}"),
         notes=(f"{ga.key} ({accumulation}) is written for sp = {meant_sp}, {_why_meant(written, sp)}, but "
                f"{sp.key} is {degree}",
                f"{micro.key} x {ga.key} x W / sp: {now} at sp = {degree}, not the {meant} it gives at sp = {meant_sp}",
@@ -252,8 +252,8 @@ train_dataloader = dict(batch_size=batch_size, sampler=dict(type=sampler, shuffl
 optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts)
 """,
                 flagged=(7,),
-                message="global batch 6 x W/4 at sp = 4, was 6 x W at sp = 1, which "
-                        "accumulative_counts is written for",
+                message="global batch 6 x W/4 at sp = 4: accumulative_counts 6 is for sp = 1, where it gives "
+                        "6 x W",
                 fix="add `accumulative_counts *= sequence_parallel_size` after line 7",
                 fixed="""\
 from mmengine.dataset import DefaultSampler
