@@ -403,6 +403,8 @@ class _Checker:
         when the document is the file as written (no launch line's overrides applied); `alone`: W of
         a plain interpreter's line for a runtime that finds one process there (one_process.judge)."""
         plan = None
+        if outside.project is None:  # the project as this lint reads it, passed to the adapter
+            outside = replace(outside, project=project.ProjectView.now())
         owner = source.document.launched_by if isinstance(source.document, LaunchDocument) else None
         for adapter in adapters_for(source.document.format, held):  # each imported only when tried
             if owner is not None and adapter.name != owner:

@@ -329,7 +329,7 @@ class Resolver:
             source = self.linked_config(replace(module, value=relative), base, script_path, command)
             if source is None:
                 continue
-            document = selection.select.read(source.document, str(name.value))
+            document = selection.select.read(source.document, str(name.value), project.ProjectView.now())
             if document is None:
                 reads.notice(f"{where}: {source.path} has no config `{name.value}`")
                 return None
@@ -350,7 +350,7 @@ class Resolver:
             adapt = adapter.plan
             if adapter.hands is None or adapt is None:  # (the registry gives each framework its `plan`)
                 continue
-            plan = adapt(source.document, Outside())
+            plan = adapt(source.document, Outside(project=project.ProjectView.now()))
             if plan is not None:
                 return adapter.hands(plan, line.launcher_options)
         return {}

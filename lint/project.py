@@ -34,42 +34,18 @@ class TooLarge(OSError):
 
 
 def read_bytes(path: str, limit: Optional[int] = None) -> bytes:
-    """The content of the regular file at `path` (or its overlay: `--fix` re-lints
-    text it has not written); raises NotRegular, TooLarge or OSError. Every read is
-    recorded with its digest, for the cache and for `--fix`'s check that a file
-    did not change between linting and writing."""
-    overlay, view = _overlay.get(), _view.get()
-    real = os.path.realpath(path) if overlay or view else ""
-    data = overlay.get(real) if overlay else None
-    limit = limits.MAX_FILE_BYTES if limit is None else limit
-    if data is None and view is not None and view.covers(real):
-        data = view.read(real, limit)
-    elif data is None:
-        data = _read_regular(path, limit)
-    reads.record(path, data)
-    return data
+    """`ProjectView.read_bytes` of the view in force (`ProjectView.now`)."""
+    return ProjectView.now().read_bytes(path, limit)
 
 
 def is_file(path: str) -> bool:
-    """Whether a regular file is at `path`, as `read_bytes` sees files (through a view)."""
-    view = _view.get()
-    if view is not None:
-        real = os.path.realpath(path)
-        if view.covers(real):
-            return real in view.files
-    return os.path.isfile(path)
+    """`ProjectView.is_file` of the view in force."""
+    return ProjectView.now().is_file(path)
 
 
 def is_dir(path: str) -> bool:
-    """Whether a folder is at `path`, as `read_bytes` sees files (through a view)."""
-    view = _view.get()
-    if view is not None:
-        real = os.path.realpath(path)
-        if real in view.folders:
-            return True
-        if real in view.absent_folders:
-            return False
-    return os.path.isdir(path)
+    """`ProjectView.is_dir` of the view in force."""
+    return ProjectView.now().is_dir(path)
 
 
 def _read_regular(path: str, limit: int) -> bytes:
@@ -245,19 +221,78 @@ def current() -> Optional[Project]:
 
 
 def may_read(path: str) -> bool:
-    """Whether a reference to `path` may be followed: inside the current project (any path
-    when no project is set: a library caller that chose no boundary)."""
-    project = current()
-    return project is None or project.contains(path)
+    """`ProjectView.may_read` of the view in force."""
+    return ProjectView.now().may_read(path)
 
 
 def top_of(path: str) -> str:
-    """The top of the project the file at `path` belongs to: the innermost root of the current project
-    holding it, else its git checkout's top, else its own folder."""
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    boundary = current()
-    roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
-    return max(roots, key=len) if roots else (git_root(folder) or folder)
+    """`ProjectView.top_of` of the view in force."""
+    return ProjectView.now().top_of(path)
+
+
+@lean_dataclass(frozen=True, eq=False)
+class ProjectView:
+    """The project as one lint reads it: the boundary references may not leave, the texts `--fix` has
+    not written yet (real path -> bytes), and the files of a git revision (`check --since`). The engine
+    makes one per lint (`now`) and hands it to the adapters in `Outside.project`: an adapter, and the
+    readers it calls, read files through it alone."""
+
+    boundary: Optional[Project] = None  # None: any path (a library caller that chose no boundary)
+    overlay: Optional[Mapping[str, bytes]] = None
+    revision: Optional[View] = None
+
+    @classmethod
+    def now(cls) -> ProjectView:
+        """The view in force: what the run layer set for this lint (`using`, `overlaid`, `viewing`)."""
+        return cls(_current.get(), _overlay.get(), _view.get())
+
+    def read_bytes(self, path: str, limit: Optional[int] = None) -> bytes:
+        """The content of the regular file at `path` (or its overlay: `--fix` re-lints
+        text it has not written); raises NotRegular, TooLarge or OSError. Every read is
+        recorded with its digest, for the cache and for `--fix`'s check that a file
+        did not change between linting and writing."""
+        overlay, view = self.overlay, self.revision
+        real = os.path.realpath(path) if overlay or view else ""
+        data = overlay.get(real) if overlay else None
+        limit = limits.MAX_FILE_BYTES if limit is None else limit
+        if data is None and view is not None and view.covers(real):
+            data = view.read(real, limit)
+        elif data is None:
+            data = _read_regular(path, limit)
+        reads.record(path, data)
+        return data
+
+    def is_file(self, path: str) -> bool:
+        """Whether a regular file is at `path`, as `read_bytes` sees files (through a revision)."""
+        view = self.revision
+        if view is not None:
+            real = os.path.realpath(path)
+            if view.covers(real):
+                return real in view.files
+        return os.path.isfile(path)
+
+    def is_dir(self, path: str) -> bool:
+        """Whether a folder is at `path`, as `read_bytes` sees files (through a revision)."""
+        view = self.revision
+        if view is not None:
+            real = os.path.realpath(path)
+            if real in view.folders:
+                return True
+            if real in view.absent_folders:
+                return False
+        return os.path.isdir(path)
+
+    def may_read(self, path: str) -> bool:
+        """Whether a reference to `path` may be followed: inside the boundary."""
+        return self.boundary is None or self.boundary.contains(path)
+
+    def top_of(self, path: str) -> str:
+        """The top of the project the file at `path` belongs to: the innermost root of the boundary
+        holding it, else its git checkout's top, else its own folder."""
+        folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        boundary = self.boundary
+        roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
+        return max(roots, key=len) if roots else (git_root(folder) or folder)
 
 
 def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_bytes: int,

@@ -119,6 +119,7 @@ def test_a_linked_config_gives_the_adapters_facts_and_is_read_only_for_bl120(tmp
     from batchlint.config import Settings
     from batchlint.engine import Options, lint_file
     from batchlint.frameworks import linked
+    from batchlint.project import ProjectView
     from batchlint.rules import RULES
     from batchlint.sources import read
 
@@ -133,7 +134,7 @@ def test_a_linked_config_gives_the_adapters_facts_and_is_read_only_for_bl120(tmp
         lint_file(config, Settings(root=str(tmp_path)), Options(), RULES)
         assert reader.call_count == 1
     with open(config, encoding="utf-8") as handle:
-        values = linked.deepspeed_config(read(config, handle.read(), "yaml")).settings.trainer_values
+        values = linked.deepspeed_config(read(config, handle.read(), "yaml"), ProjectView()).settings.trainer_values
     assert (values.train_micro_batch_size_per_gpu.value, values.gradient_accumulation_steps.value) == (2, "auto")
     assert (values.fp16_enabled.key, values.fp16_enabled.value, values.bf16_enabled) == ("fp16.enabled", False, None)
 

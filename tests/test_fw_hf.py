@@ -16,7 +16,7 @@ import pytest
 from batchlint.config import Settings
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks.linked import deepspeed_config
-from batchlint.project import Project
+from batchlint.project import Project, ProjectView
 from batchlint.rules import RULES
 from batchlint.sources import read
 
@@ -134,7 +134,7 @@ def test_the_llamafactory_examples_resolve_and_agree(tmp_path):
             path = os.path.join(top, name)
             if name.endswith(".yaml"):
                 with open(path, encoding="utf-8") as handle:
-                    if deepspeed_config(read(path, handle.read(), "yaml")) is not None:
+                    if deepspeed_config(read(path, handle.read(), "yaml"), ProjectView()) is not None:
                         linked.append(name)
                 assert codes(lint_path(path, world_size=8), "BL120") == []
     assert len(linked) >= 7

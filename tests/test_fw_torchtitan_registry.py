@@ -7,6 +7,7 @@ import json
 from batchlint.frameworks.facts import Outside
 from batchlint.frameworks.torchtitan_registry import SEQUENCES, TOKENS, plans, read_configs
 from batchlint.plan import Fact, Origin
+from batchlint.project import ProjectView
 from batchlint.sources.python import read_python
 
 from conftest import cli_runner, lint_text, run, write
@@ -32,7 +33,7 @@ def base() -> Trainer.Config:
 
 
 def configs(text, path="configs.py"):
-    return {c.name: c.value for c in read_configs(read_python(path, text))}
+    return {c.name: c.value for c in read_configs(read_python(path, text), ProjectView())}
 
 
 def plan_of(text, name, world=None):
@@ -148,7 +149,7 @@ def cp2_tp2() -> Trainer.Config:
     return config
 """)
     with open(path, encoding="utf-8") as handle:
-        [config] = read_configs(read_python(path, handle.read()))
+        [config] = read_configs(read_python(path, handle.read()), ProjectView())
     tokens = config.value.get("training", "num_tokens_per_microbatch_per_dp_rank")
     assert tokens.value == 16384 and tokens.span.path.endswith("torchtitan/models/llama3/config_registry.py")
     assert config.value.get("parallelism", "context_parallel_degree").value == 2

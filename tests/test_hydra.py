@@ -10,7 +10,7 @@ from batchlint.config import Settings
 from batchlint.document import LaunchDocument, Span
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks import verl
-from batchlint.project import Project, using
+from batchlint.project import Project, ProjectView, using
 from batchlint.rules import RULES
 from batchlint.sources import read
 from batchlint.sources.hydra import compose
@@ -116,7 +116,7 @@ def composed(tmp_path, name: str):
     path = os.path.join(str(tmp_path), name)
     with using(Project((os.path.realpath(str(tmp_path)),))), reads.tracking() as touched:
         doc = read(path, open(path).read(), "yaml")
-        return compose(doc, verl.CONFIGS, verl.DISTRIBUTION), touched.notices
+        return compose(doc, ProjectView.now(), verl.CONFIGS, verl.DISTRIBUTION), touched.notices
 
 
 def lint(tmp_path, name: str, world_size=None):
@@ -288,7 +288,7 @@ def test_a_launch_line_composes_the_config_it_names_with_its_overrides_last(tmp_
                                      Word("actor@actor_rollout_ref.actor=megatron_actor", Span(5, 1, 5, 2),
                                           "actor@actor_rollout_ref.actor=megatron_actor"))])
     with using(Project((os.path.realpath(str(tmp_path)),))):
-        made = compose(doc, verl.CONFIGS, verl.DISTRIBUTION)
+        made = compose(doc, ProjectView.now(), verl.CONFIGS, verl.DISTRIBUTION)
     assert made.get("actor_rollout_ref", "actor", "strategy").value == "megatron"
     assert made.get("actor@actor_rollout_ref") is None
 

@@ -9,6 +9,7 @@ import os
 from batchlint.config import Settings
 from batchlint.document import Scalar, Sequence, Unknown
 from batchlint.engine import Options, lint_file
+from batchlint.project import ProjectView
 from batchlint.rules import RULES
 from batchlint.sources.inheritance import Inherited, read_config
 
@@ -133,7 +134,7 @@ def found(result):
 def built(root, name):
     path = os.path.join(root, name)
     with open(path, encoding="utf-8") as handle:
-        return read_config(path, handle.read())
+        return read_config(path, handle.read(), ProjectView())
 
 
 # -- `with read_base(): from .base import *` ------------------------------------------------------

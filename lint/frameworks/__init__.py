@@ -45,7 +45,7 @@ def _resolving(framework: Framework, plan: Callable) -> Callable:
     from ..sources.hydra import compose
 
     home, distribution, names = framework.configs, framework.distribution, framework.config_names
-    return lambda doc, outside: plan(resolve(compose(doc, home, distribution, names)), outside)
+    return lambda doc, outside: plan(resolve(compose(doc, outside.view, home, distribution, names)), outside)
 
 
 @functools.cache

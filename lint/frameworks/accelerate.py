@@ -43,6 +43,7 @@ from typing import Optional
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
+from ..project import ProjectView
 from . import deepspeed
 from .deepspeed import DeepSpeedSettings, TrainerValues
 from .facts import Outside, number
@@ -219,7 +220,7 @@ def plan(doc: Document, outside: Outside):
         return None
     if kind.value.upper() not in _DISTRIBUTED_TYPES:
         return None
-    typed = _read(doc, root, kind)
+    typed = _read(doc, root, kind, outside.view)
     world = outside.world_size or _file_world_size(typed)
     plan = TrainingPlan(framework=NAME, document=doc, world_size=world,
                         target_global_batch=outside.target_global_batch, settings=typed)
@@ -229,7 +230,7 @@ def plan(doc: Document, outside: Outside):
         # DDP, FSDP and ZeRO all replicate the data over every rank (a parallelism_config splits them).
         plan.data_parallel = Fact(world.value, "dp", None, Origin.DERIVED, detail=f"W ({world.value})")
     if typed.deepspeed_file is not None:
-        _take_deepspeed(plan, typed.deepspeed_file, world)
+        _take_deepspeed(plan, typed.deepspeed_file, world, outside.view)
     elif typed.distributed_type.value == "DEEPSPEED":
         block = root.get("deepspeed_config")
         plan.grad_accum = number(block.get("gradient_accumulation_steps"), "deepspeed_config.gradient_accumulation_steps") \
@@ -237,7 +238,7 @@ def plan(doc: Document, outside: Outside):
     return plan
 
 
-def _read(doc: Document, root: Mapping, kind: Scalar) -> AccelerateSettings:
+def _read(doc: Document, root: Mapping, kind: Scalar, view: ProjectView) -> AccelerateSettings:
     block = root.get("deepspeed_config")
     block = block if isinstance(block, Mapping) else Mapping()
     distributed = Fact(kind.value.upper(), "distributed_type", kind.span, node=kind)
@@ -246,7 +247,7 @@ def _read(doc: Document, root: Mapping, kind: Scalar) -> AccelerateSettings:
     file = None
     if distributed.value == "DEEPSPEED" and local and isinstance(reference, Scalar) \
             and isinstance(reference.value, str) and reference.value.strip() not in ("", "none"):
-        file = _deepspeed_file(doc, root, block, reference)
+        file = _deepspeed_file(doc, root, block, reference, view)
     fsdp = root.get("fsdp_config")
     return AccelerateSettings(
         distributed_type=distributed,
@@ -293,9 +294,10 @@ def _data_parallel(root: Mapping, kind: str) -> Optional[Fact]:
                 f"({replicate}) x dp_shard_size ({shard}); cp and tp ranks share a batch (accelerate >= 1.10)")
 
 
-def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar) -> DeepSpeedFile:
+def _deepspeed_file(doc: Document, root: Mapping, block: Mapping, reference: Scalar,
+                    view: ProjectView) -> DeepSpeedFile:
     written = Fact(reference.value, "deepspeed_config.deepspeed_config_file", reference.span, node=reference)
-    return DeepSpeedFile(written, _refused(root, block), DeepSpeedLink(reference, doc.path).config())
+    return DeepSpeedFile(written, _refused(root, block), DeepSpeedLink(reference, doc.path, view).config())
 
 
 def _refused(root: Mapping, block: Mapping) -> tuple:
@@ -308,14 +310,14 @@ def _refused(root: Mapping, block: Mapping) -> tuple:
     return tuple(ignored)
 
 
-def _take_deepspeed(plan: TrainingPlan, file: DeepSpeedFile, world: Optional[Fact]) -> None:
+def _take_deepspeed(plan: TrainingPlan, file: DeepSpeedFile, world: Optional[Fact], view: ProjectView) -> None:
     """The batch facts of the linked JSON as the DeepSpeed adapter reads it under W, each
     pointing into the JSON, so the generic batch rules check it and report it there."""
     link = file.linked
     if link is None or link.path is None:
         return
     linked_doc = Document(link.path, "json", link.root, "")
-    read = deepspeed.plan(linked_doc, Outside(world_size=world))
+    read = deepspeed.plan(linked_doc, Outside(world_size=world, project=view))
     if read is None:
         # Only ZeRO settings or nothing DeepSpeed checks: accelerate still sets accumulation 1 when absent.
         return

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Optional, overload
+from dataclasses import field
+from typing import TYPE_CHECKING, Optional, overload
 
 from ..document import Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_NUMBER_DIGITS
 from ..plan import RL, Fact, Origin
+
+if TYPE_CHECKING:
+    from ..project import ProjectView
 
 
 @lean_dataclass(frozen=True)
@@ -23,6 +27,18 @@ class Outside:
     # The ranks the data is split over, when the launcher's own config says (accelerate's
     # parallelism_config; value None when not known): it replaces W / the program's own divisors.
     data_parallel: Optional[Fact] = None
+    # The project as this lint reads it: an adapter reads every other file through it (`view`).
+    project: Optional[ProjectView] = field(default=None, compare=False)
+
+    @property
+    def view(self) -> ProjectView:
+        """The project view the engine passed in; a caller that passed none (a library user, a test) gets a
+        view with no boundary, no overlay and no revision: the disk as it is."""
+        if self.project is not None:
+            return self.project
+        from ..project import ProjectView
+
+        return ProjectView()
 
 
 @overload

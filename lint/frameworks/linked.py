@@ -2,8 +2,9 @@
 
 The name is resolved as a launch from the project would find it: next to the
 config, then from the project root (the nearest folder upward holding a
-pyproject.toml or .git), then from the working directory. It is read through
-batchlint's own JSON reader, once per file. Anything that is not a readable
+pyproject.toml or .git), then from the working directory, through the project view
+the adapter was handed (facts.Outside.project). It is read by batchlint's own JSON
+reader, once per file. Anything that is not a readable
 JSON file (ms-swift's built-in `zero2`, a missing or broken file) gives None:
 no cross-file finding, never a crash. A `deepspeed:` mapping written inline
 is the DeepSpeed config itself.
@@ -14,10 +15,11 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .. import project, reads
+from .. import reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
 from ..lean_dataclass import lean_dataclass
+from ..project import ProjectView
 from ..sources import format_of, read
 from .deepspeed import DeepSpeedSettings, read_settings
 
@@ -66,48 +68,49 @@ class DeepSpeedLink:
 
     reference: Mapping | Scalar  # a string names a file
     config_path: str  # the path of the TrainingArguments config, as linted
+    view: ProjectView  # the project as the lint that made the link reads it
 
     def config(self) -> Optional[LinkedConfig]:
         """The DeepSpeed config the reference names, or None."""
         reference = self.reference
         if isinstance(reference, Mapping):
             return LinkedConfig(reference, None, reference, read_settings(reference))
-        path = resolve(reference.value.strip(), os.path.abspath(self.config_path))
-        if path and not project.may_read(path):
+        path = resolve(reference.value.strip(), os.path.abspath(self.config_path), self.view)
+        if path and not self.view.may_read(path):
             reads.notice(f"{self.config_path}:{reference.span.line}: `deepspeed: {reference.value.strip()}` resolves "
                          "outside the project; not read (widen it with `reference-paths` in the project config)")
             return None
-        linked = _read(path) if path else None
+        linked = _read(path, self.view) if path else None
         if linked is None:
             return None
         return LinkedConfig(linked.root, linked.path, reference, read_settings(linked.root))
 
 
-def deepspeed_link(doc: Document) -> Optional[DeepSpeedLink]:
+def deepspeed_link(doc: Document, view: ProjectView) -> Optional[DeepSpeedLink]:
     """`doc`'s `deepspeed:` value when it can name a config (a mapping or a string), else None."""
     reference = doc.root.get("deepspeed")
     if isinstance(reference, Mapping) or (isinstance(reference, Scalar) and isinstance(reference.value, str)):
-        return DeepSpeedLink(reference, doc.path)
+        return DeepSpeedLink(reference, doc.path, view)
     return None
 
 
-def deepspeed_config(doc: Document) -> Optional[LinkedConfig]:
+def deepspeed_config(doc: Document, view: ProjectView) -> Optional[LinkedConfig]:
     """The DeepSpeed config `doc`'s `deepspeed:` key names, or None."""
-    link = deepspeed_link(doc)
+    link = deepspeed_link(doc, view)
     return None if link is None else link.config()
 
 
-def resolve(name: str, config_path: str) -> Optional[str]:
+def resolve(name: str, config_path: str, view: ProjectView) -> Optional[str]:
     """The JSON file `name` refers to, seen from the config at `config_path`."""
     if not name or format_of(name) != "json":
         return None
     if os.path.isabs(name):
-        return name if project.is_file(name) else None
+        return name if view.is_file(name) else None
     folder = os.path.dirname(config_path)
     for base in (folder, project_root(folder), os.getcwd()):
         if base:
             candidate = os.path.join(base, name)
-            if project.is_file(candidate):
+            if view.is_file(candidate):
                 return candidate
             reads.record(candidate)  # missing: creating it changes the result
     return None
@@ -127,10 +130,10 @@ def project_root(folder: str) -> Optional[str]:
 _cache: dict = {}
 
 
-def _read(path: str) -> Optional[Document]:
+def _read(path: str, view: ProjectView) -> Optional[Document]:
     """The file as a Document, memoised per content; None if unreadable."""
     try:
-        raw = project.read_bytes(path)
+        raw = view.read_bytes(path)
     except OSError:
         reads.record(path)
         return None

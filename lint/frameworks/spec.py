@@ -113,8 +113,9 @@ class Select:
     (`MODULE=llama3 CONFIG=llama3_8b ./run_train.sh`), else defaults (the script's own).
 
     files(module) -> the files that module may be, relative to the project root, in the order
-    the framework tries them; read(document, name) -> the document of that one config, or None
-    when the file holds none of that name (both the framework's)."""
+    the framework tries them; read(document, name, view) -> the document of that one config, or None
+    when the file holds none of that name, reading other files through the project view (both the
+    framework's)."""
 
     files: Callable
     read: Callable

@@ -63,10 +63,10 @@ SHIPPED_MODULES = frozenset({
 _SHIPPED_PREFIXES = ("torchtitan/models", "torchtitan/experiments", "torchtitan/experiments/rl/examples")
 
 
-def _select(document, name):
+def _select(document, name, view):
     from .torchtitan_registry import select
 
-    return select(document, name)
+    return select(document, name, view)
 
 
 # `--module X --config NAME` (config/manager.py:56-88 @ b5bcd76: the last of each wins), the rest

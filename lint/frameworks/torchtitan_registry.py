@@ -45,6 +45,7 @@ from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scala
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_NODES
 from ..plan import Fact, Origin, Subject, TrainingPlan
+from ..project import ProjectView
 from ..sources.python import Evaluator, read_python
 from .facts import Outside, number
 
@@ -82,16 +83,17 @@ def is_registry(text: str) -> bool:
     return "Trainer.Config" in text or "TrainingConfig(" in text
 
 
-def read_configs(doc: Document) -> list:
+def read_configs(doc: Document, view: ProjectView) -> list:
     """Every config function of a registry module (public, no required parameter, annotated
-    to return a config class), each evaluated; [] when the module is none."""
+    to return a config class), each evaluated, the modules it imports read through `view`; []
+    when the module is none."""
     if not is_registry(doc.text):
         return []
     try:
         tree = ast.parse(doc.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    registry = _Registry(doc, tree)
+    registry = _Registry(doc, tree, _Shared(doc.path, view))
     found = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and _is_config_function(node):
@@ -103,10 +105,10 @@ def read_configs(doc: Document) -> list:
     return found
 
 
-def select(doc: Document, name: str) -> Optional[Document]:
+def select(doc: Document, name: str, view: ProjectView) -> Optional[Document]:
     """The document of the config function `name` of a registry module (None when the module
     has no such function): its config as root, for a launch line's overrides to apply to."""
-    for config in read_configs(doc):
+    for config in read_configs(doc, view):
         if config.name == name:
             return config_document(doc, config)
     return None
@@ -138,8 +140,9 @@ class _Shared:
     """What the modules read for one file share: one step budget, the calls running, the
     modules of the project already read (dotted name -> _Registry, or None when not found)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, view: ProjectView):
         self.path = path
+        self.view = view  # the project as the lint reads it
         self.steps = MAX_EVAL_STEPS
         self.running: list = []
         self.modules: dict = {}
@@ -149,12 +152,12 @@ class _Registry:
     """The functions of one module, evaluated on demand. `shown`: the module's path when it is
     not the file linted (its values' positions are marked as in it)."""
 
-    def __init__(self, doc: Document, tree: ast.Module, shared: Optional[_Shared] = None, shown: Optional[str] = None):
+    def __init__(self, doc: Document, tree: ast.Module, shared: _Shared, shown: Optional[str] = None):
         self.text = doc.text
         self.functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
         self.namespace = doc.namespace if doc.namespace else read_python(doc.path, doc.text).namespace
         self.results: dict = {}  # name -> value of a call without arguments
-        self.shared = shared or _Shared(doc.path)
+        self.shared = shared
         self.shown = shown
 
     @property
@@ -212,16 +215,16 @@ class _Registry:
 def _module(module: str, folder: str, upwards: bool, shared: _Shared) -> Optional[_Registry]:
     """The project's file of a module: `module` (dotted, "" for the package itself) from `folder`,
     and from each folder above it when `upwards` (an absolute import, from wherever the root is)."""
-    from .. import project
     from ..discover import display_path
+    from ..project import upward
 
-    relative = module.replace(".", os.sep)
-    for above in project.upward(folder, MAX_LEVELS if upwards else 1):
+    relative, view = module.replace(".", os.sep), shared.view
+    for above in upward(folder, MAX_LEVELS if upwards else 1):
         base = os.path.join(above, relative) if relative else above
         for candidate in ((base + ".py",) if relative else ()) + (os.path.join(base, "__init__.py"),):
-            if project.is_file(candidate) and project.may_read(candidate):
+            if view.is_file(candidate) and view.may_read(candidate):
                 try:
-                    text = project.read_bytes(candidate).decode("utf-8-sig", "replace")
+                    text = view.read_bytes(candidate).decode("utf-8-sig", "replace")
                     if not is_registry(text):
                         return None
                     shown = display_path(candidate)
@@ -455,7 +458,7 @@ def plans(doc: Document, outside: Outside):
         if not isinstance(doc.root, Mapping) or not _is_trainer(doc.root):
             return None
         return plan_config(doc, outside, _arithmetic(doc, doc.root))
-    configs = read_configs(doc)
+    configs = read_configs(doc, outside.view)
     found = []
     for config in configs:
         if isinstance(config.value, Mapping) and _is_trainer(config.value):

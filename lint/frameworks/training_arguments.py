@@ -61,7 +61,7 @@ def plan_from(
     default is known (TRL's GRPOConfig by release)."""
     root = doc.root
     world = outside.world_size
-    own_deepspeed = deepspeed_link(doc)
+    own_deepspeed = deepspeed_link(doc, outside.view)
     fp16, bf16 = (_precision(root, key, precision_off) for key in ("fp16", "bf16"))
     if bf16_default is not None and "bf16" not in root.items:
         bf16 = bf16_default

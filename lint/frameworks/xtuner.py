@@ -30,6 +30,7 @@ from ..document import (
 )
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
+from ..project import ProjectView
 from ..sources.inheritance import Inherited, Refusal, inherit, read_config, text_at
 from .facts import Outside, divide, find_key, flag, number
 from .releases import XTUNER as DISTRIBUTION
@@ -82,7 +83,7 @@ def is_v1(doc: Document) -> bool:
 def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     if doc.format != "python":
         return None
-    doc = inherit(doc)  # as mmengine builds it with its bases, each value where its file wrote it
+    doc = inherit(doc, outside.view)  # as mmengine builds it with its bases, each value where its file wrote it
     if is_v1(doc):
         return None
     if isinstance(doc, Inherited) and doc.refused is not None:
@@ -123,7 +124,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
         varlen=tuple(varlen_flags(doc)),
         sampler=_sampler(doc),
         unused_sampler=_unused_sampler(doc, sp),
-        accumulation=_accumulation(doc, micro, accumulation, sp),
+        accumulation=_accumulation(doc, micro, accumulation, sp, outside.view),
         hf_datasets=tuple(_hf_datasets(doc)),
     )
     return plan
@@ -255,9 +256,9 @@ def _batch_facts(doc: Document) -> tuple[Fact, Fact]:
     )
 
 
-def _accumulation(doc: Document, micro: Fact, ga: Fact, sp: Fact) -> Accumulation:
+def _accumulation(doc: Document, micro: Fact, ga: Fact, sp: Fact, view: ProjectView) -> Accumulation:
     follows_sp = any(fact.node is not None and sp.key in fact.node.deps for fact in (micro, ga))
-    at_sp1 = _at_sp1(doc, sp) if follows_sp and sp.known and sp.value != 1 else None
+    at_sp1 = _at_sp1(doc, sp, view) if follows_sp and sp.known and sp.value != 1 else None
     text = text_at(doc, ga.span) if ga.span is not None else None
     lines = split_lines(text, doc.format) if text is not None else []
     written_for = _written_for(lines, ga.span, sp) if ga.span is not None and not follows_sp else None
@@ -288,12 +289,12 @@ def _reset(doc: Document, ga: Fact) -> Optional[str]:
     return "optim_wrapper.accumulative_counts = {}" if doc.lazy else "optim_wrapper = dict(accumulative_counts={})"
 
 
-def _at_sp1(doc: Document, sp: Fact) -> Optional[tuple[int, int]]:
+def _at_sp1(doc: Document, sp: Fact, view: ProjectView) -> Optional[tuple[int, int]]:
     """The micro batch and accumulation the config gives with every read of
     sequence_parallel_size at 1, in it and in its bases: whether a derivation keeps the
     global batch is a question of values, not of how it is written (`64 // sp` follows sp too)."""
     try:
-        micro, ga = _batch_facts(read_config(doc.path, doc.text, pinned={sp.key: 1}))
+        micro, ga = _batch_facts(read_config(doc.path, doc.text, view, pinned={sp.key: 1}))
     except (ParseError, LimitExceeded):
         return None
     return (micro.number, ga.number) if micro.number is not None and ga.number is not None else None

@@ -38,11 +38,12 @@ import re
 from dataclasses import replace
 from typing import Optional
 
-from .. import project, reads
+from .. import reads
 from ..discover import display_path
 from ..document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
+from ..project import ProjectView, upward
 
 _SELF = "_self_"
 _HEADER = re.compile(r"#\s*@(\S+)\s+(.*?)\s*$")
@@ -71,12 +72,13 @@ class _NotComposed(Exception):
         self.missing = missing
 
 
-def compose(doc: Document, home: tuple = (), distribution=None, own: tuple = ()) -> Document:
+def compose(doc: Document, view: ProjectView, home: tuple = (), distribution=None, own: tuple = ()) -> Document:
     """`doc` composed with the configs its `defaults:` list names (a launch line's settings: over
     the config it names, its overrides last); `doc` itself when it names none or they are not
     followed. `home`: the framework's own config folders, relative to the folder holding a copy
     of it (`distribution`: how lint/versions.py finds that copy); `own`: the names of the configs
-    those folders hold, out of view when the project has no copy (spec.Framework.config_names)."""
+    those folders hold, out of view when the project has no copy (spec.Framework.config_names). Every
+    config composed in is read through `view`, the project as the lint reads it."""
     if doc.format != "yaml" or doc.composed is not None:
         return doc
     launched = doc if isinstance(doc, LaunchDocument) else None
@@ -84,8 +86,8 @@ def compose(doc: Document, home: tuple = (), distribution=None, own: tuple = ())
         return doc
     try:
         if launched is not None:
-            return _launched(launched, home, distribution)
-        return _file(doc, home, distribution)
+            return _launched(launched, view, home, distribution)
+        return _file(doc, view, home, distribution)
     except _NotComposed as exc:
         if exc.missing is None or exc.missing not in own or _homes(doc.path, home, distribution):
             reads.notice(f"{doc.path}: {exc.why}; its `defaults:` list is not composed")
@@ -117,18 +119,18 @@ def note(doc: Document, span: Optional[Span]) -> tuple:
 # -- the primary config ------------------------------------------------------------------------
 
 
-def _file(doc: Document, home: tuple, distribution) -> Document:
+def _file(doc: Document, view: ProjectView, home: tuple, distribution) -> Document:
     """A config file with a `defaults:` list, read as the primary config: its folder first on the
     search path."""
     folder = os.path.dirname(os.path.abspath(doc.path))
-    search = _Search(folder, _homes(doc.path, home, distribution))
+    search = _Search(folder, _homes(doc.path, home, distribution), view)
     search.add_searchpath(doc.root, [folder])
     composer = _Composer(search, {})
     merged = composer.primary(doc.root, _header(doc.text), None)
     return _composed(doc, merged, composer, doc.root.key_spans.get("defaults"))
 
 
-def _launched(doc: LaunchDocument, home: tuple, distribution) -> Document:
+def _launched(doc: LaunchDocument, view: ProjectView, home: tuple, distribution) -> Document:
     """A launch line's settings: the config it names (`--config-name`, else the program's
     `@hydra.main`), found in its config folder, with the line's overrides applied last."""
     from ..own_trainer import hydra_main
@@ -153,7 +155,7 @@ def _launched(doc: LaunchDocument, home: tuple, distribution) -> Document:
     if not name:
         return doc
     name = name[:-5] if name.endswith(".yaml") else name
-    search = _Search(folder, _homes(doc.path, home, distribution))
+    search = _Search(folder, _homes(doc.path, home, distribution), view)
     choices, settings = _overrides(doc, search)
     composer = _Composer(search, choices)
     found = search.find(name)
@@ -161,7 +163,7 @@ def _launched(doc: LaunchDocument, home: tuple, distribution) -> Document:
         raise _NotComposed(f"the config `{name}` it names is not found in {display_path(folder)}")
     path, shown = found
     root, text = composer.load(path, shown, name)
-    search.add_searchpath(root, _upward(path))
+    search.add_searchpath(root, _upward(path, view))
     merged = composer.primary(root, _header(text), shown)
     from ..launch import apply_overrides  # the launch reader, only when a line composes
 
@@ -209,12 +211,12 @@ def _homes(path: str, home: tuple, distribution) -> list:
     return [os.path.join(found.copy, relative) for relative in home]
 
 
-def _upward(path: str) -> list:
+def _upward(path: str, view: ProjectView) -> list:
     """The folders a job reading the config at `path` may run in: its folder and those above it
     inside the project, nearest first."""
     found = []
-    for folder in project.upward(os.path.dirname(os.path.abspath(path)), _UPWARD):
-        if not project.may_read(folder):
+    for folder in upward(os.path.dirname(os.path.abspath(path)), _UPWARD):
+        if not view.may_read(folder):
             break
         found.append(folder)
     return found
@@ -223,7 +225,8 @@ def _upward(path: str) -> list:
 class _Search:
     """The config search path: folders, first match wins."""
 
-    def __init__(self, primary: str, homes: list):
+    def __init__(self, primary: str, homes: list, view: ProjectView):
+        self.view = view
         self.folders = [primary]
         self.homes = homes
         self.framework_folders = [os.path.realpath(h) for h in homes]
@@ -244,7 +247,7 @@ class _Search:
             else:
                 text = text[len("file://"):] if text.startswith("file://") else text
                 candidates = [text] if os.path.isabs(text) else [os.path.normpath(os.path.join(b, text)) for b in bases]
-            found = next((c for c in candidates if project.may_read(c) and project.is_dir(c)), None)
+            found = next((c for c in candidates if self.view.may_read(c) and self.view.is_dir(c)), None)
             if found is not None:
                 self.folders.append(found)
             # Not found here: a folder of the machine that runs the job; its configs are looked for
@@ -257,16 +260,17 @@ class _Search:
         """(real path, display path) of the config at `config_path` (`group/name`), first match."""
         for folder in self.all():
             candidate = os.path.normpath(os.path.join(folder, config_path + ".yaml"))
-            if not project.may_read(candidate):
+            if not self.view.may_read(candidate):
                 raise _NotComposed(f"config `{config_path}` resolves outside the project; not read "
                                    "(widen it with `reference-paths` in the project config)")
-            if project.is_file(candidate):
+            if self.view.is_file(candidate):
                 return candidate, display_path(candidate)
             reads.record(candidate)  # missing: creating it changes the result
         return None
 
     def group_exists(self, group: str) -> bool:
-        return bool(group) and any(project.is_dir(os.path.join(f, group)) and project.may_read(os.path.join(f, group))
+        view = self.view
+        return bool(group) and any(view.is_dir(os.path.join(f, group)) and view.may_read(os.path.join(f, group))
                                    for f in self.all())
 
     def is_framework(self, path: str) -> bool:
@@ -405,7 +409,7 @@ class _Composer:
             raise _NotComposed(f"it composes more than {MAX_COMPOSED_CONFIGS} configs")
         self.reads += 1
         try:
-            data = project.read_bytes(path)  # read (and recorded) each time; parsed once per content
+            data = self.search.view.read_bytes(path)  # read (and recorded) each time; parsed once per content
             text = data.decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise _NotComposed(f"config `{config_path}` cannot be read ({getattr(exc, 'strerror', None) or exc})") \

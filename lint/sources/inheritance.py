@@ -40,11 +40,12 @@ import sys
 from dataclasses import field
 from typing import Optional, TypeGuard, overload
 
-from .. import project, reads
+from .. import reads
 from ..discover import display_path
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
+from ..project import ProjectView
 from . import format_of, read
 from .python import Scope, _bound_sizes, _Evaluator, parse_python, read_python
 
@@ -82,17 +83,20 @@ class Inherited(Document):
     refused: Optional[Refusal] = None  # a chain mmengine refuses: the document is the file alone
 
 
-def inherit(doc: Document) -> Document:
-    """`doc` built with the bases it names; `doc` itself when it names none or they are not followed."""
+def inherit(doc: Document, view: ProjectView) -> Document:
+    """`doc` built with the bases it names, read through `view`; `doc` itself when it names none or
+    they are not followed."""
     if doc.format != "python" or not _mentions_bases(doc.text):
         return doc
-    return read_config(doc.path, doc.text, plain=doc)
+    return read_config(doc.path, doc.text, view, plain=doc)
 
 
-def read_config(path: str, text: str, pinned: Optional[dict] = None, plain: Optional[Document] = None) -> Document:
-    """The Python config at `path` (shown as it is) built with its bases (read_python's
-    `pinned` applies to every file of the chain); `plain`: the file as it reads alone, when
-    the caller has it. Raises ParseError or LimitExceeded for the file itself only."""
+def read_config(path: str, text: str, view: ProjectView, pinned: Optional[dict] = None,
+                plain: Optional[Document] = None) -> Document:
+    """The Python config at `path` (shown as it is) built with its bases, each read through `view`, the
+    project as the lint reads it (read_python's `pinned` applies to every file of the chain); `plain`:
+    the file as it reads alone, when the caller has it. Raises ParseError or LimitExceeded for the file
+    itself only."""
 
     def alone() -> Document:
         return plain if plain is not None else read_python(path, text, pinned)
@@ -102,7 +106,7 @@ def read_config(path: str, text: str, pinned: Optional[dict] = None, plain: Opti
     tree = parse_python(path, text)
     if not _names_bases(tree):
         return alone()
-    chain = _Chain(pinned)
+    chain = _Chain(pinned, view)
     try:
         built = chain.build(os.path.abspath(path), path, text, tree)
     except _Refused as exc:
@@ -182,8 +186,9 @@ def _read_base_block(stmt: ast.stmt) -> bool:
 class _Chain:
     """One config's chain of bases, read once each time one is named."""
 
-    def __init__(self, pinned: Optional[dict]):
+    def __init__(self, pinned: Optional[dict], view: ProjectView):
         self.pinned = pinned
+        self.view = view
         self.texts: dict = {}  # display path -> text of each base read
         self.names: dict = {}  # display path -> the base's names, as built
         self.count = 0  # base files read
@@ -311,15 +316,15 @@ class _Chain:
             raise _NotFollowed(f"it names more than {MAX_BASE_FILES} base files")
         if os.path.realpath(path) in self.stack:
             raise _NotFollowed(f"base `{written}` inherits from itself (a cycle)")
-        if not project.may_read(path):  # asked first: whether a file outside exists is not ours to say
+        if not self.view.may_read(path):  # asked first: whether a file outside exists is not ours to say
             raise _NotFollowed(f"base `{written}` resolves outside the project; not read "
                                "(widen it with `reference-paths` in the project config)")
-        if not project.is_file(path):
+        if not self.view.is_file(path):
             reads.record(path)  # missing: creating it changes the result
             raise _NotFollowed(f"base `{written}` is not found")
         self.count += 1
         try:
-            text = project.read_bytes(path).decode("utf-8-sig")
+            text = self.view.read_bytes(path).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise _NotFollowed(f"base `{written}` cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
         shown = display_path(path)

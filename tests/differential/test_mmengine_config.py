@@ -27,6 +27,7 @@ from mmengine.config.lazy import LazyAttr, LazyObject  # noqa: E402
 
 from batchlint import reads  # noqa: E402
 from batchlint.document import Mapping, Scalar, Sequence, Symbol  # noqa: E402
+from batchlint.project import ProjectView  # noqa: E402
 from batchlint.sources.inheritance import Inherited, read_config  # noqa: E402
 
 from conftest import write  # noqa: E402
@@ -119,7 +120,7 @@ def test_mmengine_builds_what_batchlint_builds(tmp_path, name):
     except Exception:  # noqa: BLE001 - any refusal of mmengine's
         mm = None
     with open(child, encoding="utf-8") as handle, reads.tracking() as touched:
-        doc = read_config(child, handle.read())
+        doc = read_config(child, handle.read(), ProjectView())
     if mm is None:
         # batchlint does not build the chain either, and says so: a notice, or the refusal (BL230's finding).
         refused = getattr(doc, "refused", None)

@@ -1,0 +1,104 @@
+"""Adapters read the project through the view they are handed (facts.Outside.project), never through
+ambient state: a linked DeepSpeed config, an mmengine base, a Hydra composition and a TorchTitan
+registry's modules are each read through it, and no module of the adapters or the readers they call
+asks the run layer's context for the project."""
+
+import ast
+import json
+import os
+
+from batchlint.frameworks import hf, torchtitan_registry, xtuner
+from batchlint.frameworks.facts import Outside
+from batchlint.project import Project, ProjectView
+from batchlint.sources import read
+
+from conftest import write
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What reads the project in the run layer's context (lint/project.py): adapters take the view instead.
+AMBIENT = {"read_bytes", "is_file", "is_dir", "may_read", "top_of", "contents", "current", "now"}
+
+
+def _ambient_calls(path: str) -> list:
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    return [f"{os.path.relpath(path, REPO)}:{node.lineno} {node.func.value.id}.{node.func.attr}"
+            for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in ("project", "ProjectView")
+            and node.func.attr in AMBIENT]
+
+
+def test_no_adapter_or_reader_asks_the_context_for_the_project():
+    folders = [os.path.join(REPO, "lint", "frameworks"), os.path.join(REPO, "lint", "sources")]
+    found = [call for folder in folders for name in sorted(os.listdir(folder)) if name.endswith(".py")
+             for call in _ambient_calls(os.path.join(folder, name))]
+    assert found == []
+
+
+def _view(tmp_path, overlay=None) -> ProjectView:
+    overlay = {os.path.realpath(str(tmp_path / name)): text.encode() for name, text in (overlay or {}).items()}
+    return ProjectView(Project((os.path.realpath(str(tmp_path)),)), overlay)
+
+
+def test_a_linked_deepspeed_config_is_read_through_the_view(tmp_path):
+    write(tmp_path, "ds.json", json.dumps({"train_micro_batch_size_per_gpu": 2}))
+    path = write(tmp_path, "sft.yaml", "per_device_train_batch_size: 4\ndeepspeed: ds.json\n")
+    doc = read(path, open(path).read(), "yaml")
+    on_disk = hf.plan(doc, Outside(project=_view(tmp_path)))
+    assert on_disk.trainer.deepspeed.config().root.get("train_micro_batch_size_per_gpu").value == 2
+    # The view holds text --fix has not written yet: the adapter reads that, not the disk.
+    overlaid = hf.plan(doc, Outside(project=_view(tmp_path, {"ds.json": '{"train_micro_batch_size_per_gpu": 8}'})))
+    assert overlaid.trainer.deepspeed.config().root.get("train_micro_batch_size_per_gpu").value == 8
+    # A view whose boundary leaves the folder out reads nothing of it.
+    outside = hf.plan(doc, Outside(project=ProjectView(Project((os.path.realpath(str(tmp_path / "elsewhere")),)))))
+    assert outside.trainer.deepspeed.config() is None
+
+
+BASE = """\
+batch_size = 2
+accumulative_counts = 4
+train_dataloader = dict(batch_size=batch_size)
+optim_wrapper = dict(accumulative_counts=accumulative_counts)
+"""
+CHILD = "_base_ = ['./base.py']\nsequence_parallel_size = 1\n"
+
+
+def test_an_mmengine_base_is_read_through_the_view(tmp_path):
+    write(tmp_path, "base.py", BASE)
+    path = write(tmp_path, "child.py", CHILD)
+    doc = read(path, CHILD, "python")
+    assert xtuner.plan(doc, Outside(project=_view(tmp_path))).grad_accum.value == 4
+    overlaid = xtuner.plan(doc, Outside(project=_view(tmp_path, {"base.py": BASE.replace("= 4", "= 16")})))
+    assert overlaid.grad_accum.value == 16
+
+
+MODULE = """\
+from torchtitan.trainer import Trainer
+from .shared import training
+
+
+def llama3_debug() -> Trainer.Config:
+    return Trainer.Config(training=training())
+"""
+SHARED = """\
+from torchtitan.config import TrainingConfig
+
+
+def training() -> TrainingConfig:
+    return TrainingConfig(local_batch_size=2, global_batch_size=16)
+"""
+
+
+def test_a_registry_module_it_imports_is_read_through_the_view(tmp_path):
+    write(tmp_path, "configs/__init__.py", "")
+    write(tmp_path, "configs/shared.py", SHARED)
+    path = write(tmp_path, "configs/my_configs.py", MODULE)
+    doc = read(path, MODULE, "python")
+
+    def training(view):
+        [config] = torchtitan_registry.read_configs(doc, view)
+        return config.value.get("training")
+
+    assert training(_view(tmp_path)).get("local_batch_size").value == 2
+    changed = {"configs/shared.py": SHARED.replace("local_batch_size=2", "local_batch_size=4")}
+    assert training(_view(tmp_path, changed)).get("local_batch_size").value == 4
