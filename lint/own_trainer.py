@@ -7,6 +7,9 @@ directory comes first on sys.path - and Hydra reads the copy's own `config/`
 next to it. Rules that judge a line against the core trainer's schema ask here
 for the keys the project's own trainer defines, so a key its copy added is not
 called a typo.
+
+Every file is read through a project view (lint/project.py): the one an adapter was handed
+(`Outside.project`), else, for the run layer and rules, the view in force.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import os
 import re
 from typing import Optional
 
-from . import per_run, project, reads
+from . import per_run, reads
 from .document import Mapping, ParseError
+from .project import ProjectView, upward
 
 _LEVELS = 12  # folders searched upward from the launch script: a project is not deeper
 _MAX_KEYS = 20_000
@@ -24,32 +28,32 @@ _HYDRA_MAIN = re.compile(r"""@hydra\.main\(([^)]{0,400})\)""")
 _ARGUMENT = r"""\b{}\s*=\s*["']([\w./-]{{1,200}})["']"""
 
 
-def own_copy(script: str, entry: Optional[str]) -> Optional[str]:
+def own_copy(script: str, entry: Optional[str], view: ProjectView) -> Optional[str]:
     """The project's own file of the module a line runs (`a.b.c` -> a/b/c.py), found
     in the launch script's folder or one above it inside the project; None when the
     line runs a script or the installed framework."""
     if not entry or "/" in entry or entry.endswith(".py") or not all(p.isidentifier() for p in entry.split(".")):
         return None
     relative = os.path.join(*entry.split(".")) + ".py"
-    return _upward_from(script, relative)
+    return _upward_from(script, relative, view)
 
 
-def own_script(script: str, entry: Optional[str]) -> Optional[str]:
+def own_script(script: str, entry: Optional[str], view: ProjectView) -> Optional[str]:
     """The project's own file of the script a line runs (`open_instruct/dpo.py`), found from the
     launch script's folder or one above it inside the project (where the job's working folder
     usually is); None for a module, or a script the project does not hold."""
     if not entry or not entry.endswith(".py") or os.path.isabs(entry):
         return None
-    return _upward_from(script, entry)
+    return _upward_from(script, entry, view)
 
 
-def _upward_from(script: str, relative: str) -> Optional[str]:
+def _upward_from(script: str, relative: str, view: ProjectView) -> Optional[str]:
     """`relative` from the launch script's folder or one above it, inside the project."""
-    for folder in project.upward(os.path.dirname(os.path.abspath(script)), _LEVELS):
+    for folder in upward(os.path.dirname(os.path.abspath(script)), _LEVELS):
         candidate = os.path.normpath(os.path.join(folder, relative))
-        if not project.may_read(candidate):
+        if not view.may_read(candidate):
             return None
-        if os.path.isfile(candidate):
+        if view.is_file(candidate):
             return candidate
         reads.record(candidate)  # missing: creating it changes the result
     return None
@@ -59,7 +63,8 @@ _MAX_PROGRAM_FILES = 2_000
 _MAX_PROGRAM_BYTES = 1 << 20  # per file
 
 
-def program_imports(script: str, entry: Optional[str], package: str | tuple, runtime: tuple = ()) -> Optional[bool]:
+def program_imports(script: str, entry: Optional[str], package: str | tuple, runtime: tuple = (),
+                    view: Optional[ProjectView] = None) -> Optional[bool]:
     """Whether the project's own program a line runs imports `package` (`trl`; a tuple: any of them)
     in the code it runs: its file and the project's modules it imports, import by import (a sibling
     script that imports trl is not run). None when the program is not the project's (an installed
@@ -69,7 +74,7 @@ def program_imports(script: str, entry: Optional[str], package: str | tuple, run
     packages = (package,) if isinstance(package, str) else package
     pattern = re.compile(rb"^[ \t]*(?:from[ \t]+|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*)"
                          + b"(?:" + b"|".join(re.escape(p.encode()) for p in packages) + rb")\b", re.M)
-    return _program_holds(script, entry, pattern, runtime)
+    return _program_holds(script, entry, pattern, runtime, view)
 
 
 # A call that trains: a trainer built (`Trainer(`, `SFTTrainer(`; not a class statement defining one),
@@ -78,11 +83,11 @@ _TRAINS = re.compile(rb"(?<!class )(?<![\w])\w*Trainer\s*\(|\.(?:train|backward|
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)|import[ \t]+([\w., \t]+))", re.M)
 
 
-def program_trains(script: str, entry: Optional[str]) -> Optional[bool]:
+def program_trains(script: str, entry: Optional[str], view: Optional[ProjectView] = None) -> Optional[bool]:
     """Whether the project's own program a line runs may train: a training call in the code it runs
     (Eagle's data_prepare.py parses the Trainer's flags to build datasets and imports nothing that
     trains). None as for program_imports."""
-    return _program_holds(script, entry, _TRAINS)
+    return _program_holds(script, entry, _TRAINS, view=view)
 
 
 # Keyed by the project too: one run may lint files of several projects, each reading only its own.
@@ -90,31 +95,32 @@ _held: dict = per_run.cache()  # (program, pattern, project roots) -> (verdict, 
 _entries: dict = per_run.cache()  # (folder, project roots) -> the names in it (empty when unreadable)
 
 
-def _project_roots() -> Optional[tuple]:
-    current = project.current()
-    return current.roots if current else None
+def _project_roots(view: ProjectView) -> Optional[tuple]:
+    return view.boundary.roots if view.boundary else None
 
 
-def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern, runtime: tuple = ()) -> Optional[bool]:
+def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern, runtime: tuple = (),
+                   view: Optional[ProjectView] = None) -> Optional[bool]:
     """Whether `pattern` is in the program's file or in a module of the project it imports, followed
     import by import; None when the program is not the project's or its code cannot all be read.
     Found once a run for each program: every launch line running it asks again."""
-    path = own_script(script, entry)
+    view = view or ProjectView.now()
+    path = own_script(script, entry, view)
     if path is None:
         return None
-    return reads.remembered(_held, (path, pattern.pattern, runtime, _project_roots()),
-                            lambda: _search(path, pattern, runtime))
+    return reads.remembered(_held, (path, pattern.pattern, runtime, _project_roots(view)),
+                            lambda: _search(path, pattern, runtime, view))
 
 
-def _search(path: str, pattern: re.Pattern, runtime: tuple = ()) -> Optional[bool]:
+def _search(path: str, pattern: re.Pattern, runtime: tuple, view: ProjectView) -> Optional[bool]:
     """`runtime`: packages whose own modules are not followed (a copy of the runtime the program hands
     its config to: what its code imports is the runtime's doing, not the program's)."""
-    roots = _roots(path)
+    roots = _roots(path, view)
     queue, seen = [path], {path}
     while queue:
         file = queue.pop(0)
         try:
-            code = project.read_bytes(file, limit=_MAX_PROGRAM_BYTES)
+            code = view.read_bytes(file, limit=_MAX_PROGRAM_BYTES)
         except OSError:
             return None  # unreadable or too large: it may
         if pattern.search(code):
@@ -122,7 +128,7 @@ def _search(path: str, pattern: re.Pattern, runtime: tuple = ()) -> Optional[boo
         for module in _imported(code, file):
             if module[0] is None and module[1][:1] and module[1][0] in runtime:
                 continue
-            for found in _module_files(module, roots):
+            for found in _module_files(module, roots, view):
                 if found not in seen:
                     if len(seen) >= _MAX_PROGRAM_FILES:
                         return None
@@ -131,13 +137,13 @@ def _search(path: str, pattern: re.Pattern, runtime: tuple = ()) -> Optional[boo
     return False
 
 
-def _roots(path: str) -> list:
+def _roots(path: str, view: ProjectView) -> list:
     """Where the program's absolute imports may be found in the project: its own folder (sys.path[0])
     and each folder above it inside the project (the working folder a launch runs in; the top of a
     project installed with `pip install -e .`, as LLaVA's train_mem.py imports `llava.train.train`)."""
     roots = []
-    for folder in project.upward(os.path.dirname(path), _LEVELS):
-        if not project.may_read(folder):
+    for folder in upward(os.path.dirname(path), _LEVELS):
+        if not view.may_read(folder):
             break
         roots.append(folder)
     return roots
@@ -166,7 +172,7 @@ def _imported(code: bytes, file: str) -> list:
     return names
 
 
-def _module_files(name: tuple, roots: list) -> list:
+def _module_files(name: tuple, roots: list, view: ProjectView) -> list:
     """The project's files an import runs: the module's file and the `__init__.py` of each package
     on its way (`a.b.c` runs a/__init__.py, a/b/__init__.py, a/b/c.py), and for `from m import x`
     also m/x.py when x is a submodule."""
@@ -176,43 +182,43 @@ def _module_files(name: tuple, roots: list) -> list:
         for path in (parts, parts + [member]) if member else (parts,):
             folder = top
             for part in path:
-                names = _names_in(folder)
+                names = _names_in(folder, view)
                 if part + ".py" in names:
-                    _add(files, os.path.join(folder, part + ".py"))
+                    _add(files, os.path.join(folder, part + ".py"), view)
                     break  # a module: nothing below it
                 if part not in names:
                     reads.record(os.path.join(folder, part + ".py"))  # missing: creating it changes the result
                     break
                 folder = os.path.join(folder, part)
-                if "__init__.py" in _names_in(folder):
-                    _add(files, os.path.join(folder, "__init__.py"))
+                if "__init__.py" in _names_in(folder, view):
+                    _add(files, os.path.join(folder, "__init__.py"), view)
     return files
 
 
-def _add(files: list, path: str) -> None:
-    if path not in files and project.may_read(path):
+def _add(files: list, path: str, view: ProjectView) -> None:
+    if path not in files and view.may_read(path):
         files.append(path)
 
 
-def _names_in(folder: str) -> frozenset:
+def _names_in(folder: str, view: ProjectView) -> frozenset:
     """The entries of `folder`, listed once a run (an import is looked for in several folders)."""
-    key = (folder, _project_roots())
+    key = (folder, _project_roots(view))
     found = _entries.get(key)
     if found is None:
         try:
-            found = frozenset(os.listdir(folder)) if project.may_read(folder) else frozenset()
+            found = frozenset(os.listdir(folder)) if view.may_read(folder) else frozenset()
         except OSError:
             found = frozenset()
         _entries[key] = found
     return found
 
 
-def config_keys(path: str) -> frozenset:
+def config_keys(path: str, view: ProjectView) -> frozenset:
     """Every dotted key of the YAML config at `path` (empty when it cannot be read)."""
     from .sources import read  # the YAML reader only when a project brings a trainer
 
     try:
-        raw = project.read_bytes(path)
+        raw = view.read_bytes(path)
         document = read(path, raw.decode("utf-8-sig"), "yaml", from_utf8=True)
     except (OSError, UnicodeDecodeError, ParseError):
         reads.record(path)
@@ -229,15 +235,16 @@ def config_keys(path: str) -> frozenset:
     return frozenset(keys)
 
 
-def hydra_main(script: str, entry: Optional[str]) -> Optional[tuple]:
+def hydra_main(script: str, entry: Optional[str], view: Optional[ProjectView] = None) -> Optional[tuple]:
     """(the program's file, its config folder, its config name or "") of the project's own copy of
     the module a line runs, from its `@hydra.main(config_path=..., config_name=...)`; None when the
     line runs no copy of the project's or it declares no config folder."""
-    copy = own_copy(script, entry)
+    view = view or ProjectView.now()
+    copy = own_copy(script, entry, view)
     if copy is None:
         return None
     try:
-        text = project.read_bytes(copy, limit=1 << 20).decode("utf-8", "replace")
+        text = view.read_bytes(copy, limit=1 << 20).decode("utf-8", "replace")
     except OSError:
         reads.record(copy)
         return None
@@ -251,15 +258,17 @@ def hydra_main(script: str, entry: Optional[str]) -> Optional[tuple]:
     return copy, os.path.normpath(os.path.join(os.path.dirname(copy), path.group(1))), name.group(1) if name else ""
 
 
-def hydra_keys(script: str, entry: Optional[str], config_name: Optional[str]) -> frozenset:
+def hydra_keys(script: str, entry: Optional[str], config_name: Optional[str],
+               view: Optional[ProjectView] = None) -> frozenset:
     """The keys of the Hydra config the project's own copy of `entry` reads
     (`@hydra.main(config_path="config", config_name="ppo_trainer")`, or the
     line's --config-name); empty when the line runs no copy of the project's."""
-    main = hydra_main(script, entry)
+    view = view or ProjectView.now()
+    main = hydra_main(script, entry, view)
     if main is None:
         return frozenset()
     _, folder, written = main
     name = config_name or written
     if not name:
         return frozenset()
-    return config_keys(os.path.join(folder, name if name.endswith(".yaml") else name + ".yaml"))
+    return config_keys(os.path.join(folder, name if name.endswith(".yaml") else name + ".yaml"), view)

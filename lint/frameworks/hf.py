@@ -18,6 +18,7 @@ from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..own_trainer import _program_holds, program_imports, program_trains
 from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
+from ..project import ProjectView
 from .facts import Outside, flag, number, per_group, product
 from .releases import TRANSFORMERS, TRL
 from .spec import FLAGS, Framework, Launcher
@@ -52,7 +53,7 @@ SFT_KEYS = ("packing", "packing_strategy", "dataset_text_field", "completion_onl
 
 
 def plan(doc: Document, outside: Outside):
-    program = _program(doc)
+    program = _program(doc, outside.view)
     if not is_training_arguments(doc.root) and not (
             program.kind == NAME and getattr(doc, "entry", None) is not None and "deepspeed" in doc.root.items):
         # A TrainingArguments program's flags without a batch key are planned only for the DeepSpeed JSON
@@ -61,9 +62,9 @@ def plan(doc: Document, outside: Outside):
         # GRPOConfig of TRL 0.14.0 has its own (1 and 8, grpo_config.py:159-170 @ v0.14.0).
         return None
     entry = getattr(doc, "entry", None)
-    if entry is not None and program_trains(doc.path, entry) is False:
+    if entry is not None and program_trains(doc.path, entry, outside.view) is False:
         return None  # the project's own program parses the flags but trains nothing with them
-    basis = _trl_basis(doc)
+    basis = _trl_basis(doc, outside.view)
     if program.kind in ("trl", "grpo"):
         basis = basis or program.why
     elif program.kind == NAME:
@@ -93,7 +94,7 @@ _COMMON = frozenset({"max_length", "dataset_name", "max_seq_length", "packing"})
 _TRL_ENTRY = re.compile(r"(?:^|[/.])trl(?:[/.]|$)")
 
 
-def _trl_basis(doc: Document) -> Optional[str]:
+def _trl_basis(doc: Document, view: ProjectView) -> Optional[str]:
     """Why the flags of a line are TRL's ("" for a config file, which its keys alone make TRL's), or None
     when they are not. The program in view decides: its code imports trl or not (open-instruct's dpo.py
     has its own `max_seq_length`, `packing`). A program out of view is TRL's only by its identity
@@ -104,7 +105,7 @@ def _trl_basis(doc: Document) -> Optional[str]:
     entry = getattr(doc, "entry", None)
     if entry is None:
         return ""
-    imports = program_imports(doc.path, entry, "trl")
+    imports = program_imports(doc.path, entry, "trl", view=view)
     if imports is not None:
         return f"{entry} imports trl" if imports else None
     if _TRL_ENTRY.search(entry):
@@ -181,7 +182,7 @@ _OWN_DEFAULTS = re.compile(rb"\b(?:per_device_train_batch_size|gradient_accumula
 _TRL_GRPO_SCRIPT = re.compile(r"(?:^|[/.])trl[/.]scripts[/.]grpo(?:\.py)?$")
 
 
-def _program(doc: Document) -> Program:
+def _program(doc: Document, view: ProjectView) -> Program:
     """The program that reads the document, where certain: a launch line's own flags (its `entry`), or
     a config a launch line names (Document.program). Its code in view decides: it parses its flags
     with HfArgumentParser/TrlParser and changes no default of its own; out of view, only TRL's own
@@ -194,15 +195,15 @@ def _program(doc: Document) -> Program:
         return Program()
     if _TRL_GRPO_SCRIPT.search(entry):
         return Program("grpo", f"{entry} is TRL's GRPO script")
-    if not (_program_holds(script, entry, _PARSES_TRAINING_ARGUMENTS)
-            and _program_holds(script, entry, _OWN_DEFAULTS) is False):
+    if not (_program_holds(script, entry, _PARSES_TRAINING_ARGUMENTS, view=view)
+            and _program_holds(script, entry, _OWN_DEFAULTS, view=view) is False):
         return Program()
-    trl = program_imports(script, entry, "trl")
-    if trl is False and program_imports(script, entry, "transformers"):
+    trl = program_imports(script, entry, "trl", view=view)
+    if trl is False and program_imports(script, entry, "transformers", view=view):
         return Program(NAME, f"{entry} parses TrainingArguments and imports no trl")
     if not trl:
         return Program()
-    if _program_holds(script, entry, _GRPO) and _program_holds(script, entry, _OTHER_TRL) is False:
+    if _program_holds(script, entry, _GRPO, view=view) and _program_holds(script, entry, _OTHER_TRL, view=view) is False:
         return Program("grpo", f"{entry} runs TRL's GRPOTrainer")
     return Program("trl", f"{entry} imports trl")
 

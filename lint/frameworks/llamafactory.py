@@ -19,6 +19,7 @@ from ..lean_dataclass import lean_dataclass
 from ..own_trainer import program_imports
 from ..plan import Fact, Origin, Subject
 from ..premise import HOLDS, Premise, judge
+from ..project import ProjectView
 from . import hf, llamafactory_v1
 from .facts import Outside, divide, flag, number
 from .releases import LLAMAFACTORY
@@ -73,7 +74,7 @@ def plan(doc: Document, outside: Outside):
     if v1 is not None:
         return v1
     root = doc.root
-    ours = _program(doc)
+    ours = _program(doc, outside.view)
     if ours == "":
         return None  # `llamafactory-cli chat ...`: no training
     if ours is False:
@@ -120,7 +121,7 @@ def _by_keys(doc: Document) -> Optional[str]:
 _CLI_TRAIN = re.compile(r"llamafactory-cli(?:\s|\\)+train\b")
 
 
-def _program(doc: Document):
+def _program(doc: Document, view: ProjectView):
     """For a launch line's own settings: why they are LLaMA-Factory's (`llamafactory-cli train --stage sft
     ...`; a program that imports llamafactory); "" for a llamafactory-cli command that does not train;
     False when the program the line runs is the project's and does not import llamafactory; None for
@@ -133,7 +134,7 @@ def _program(doc: Document):
         return "llamafactory-cli train" if _CLI_TRAIN.search("\n".join(lines)) else ""
     if entry.startswith("llamafactory."):
         return f"{entry}, LLaMA-Factory's by its name"
-    imports = program_imports(doc.path, entry, "llamafactory")
+    imports = program_imports(doc.path, entry, "llamafactory", view=view)
     if imports is None:
         return None
     return f"{entry} imports llamafactory" if imports else False

@@ -135,7 +135,7 @@ def _launched(doc: LaunchDocument, view: ProjectView, home: tuple, distribution)
     `@hydra.main`), found in its config folder, with the line's overrides applied last."""
     from ..own_trainer import hydra_main
 
-    main = hydra_main(doc.path, doc.entry)
+    main = hydra_main(doc.path, doc.entry, view)
     if main is None:
         return doc  # the installed program's configs: not ours to read
     copy, folder, name = main
