@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .. import reads
+from .. import per_run, reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
 from ..lean_dataclass import lean_dataclass
@@ -127,7 +127,7 @@ def project_root(folder: str) -> Optional[str]:
         folder = parent
 
 
-_cache: dict = {}
+_cache: dict = per_run.cache()  # (real path, digest) -> the JSON read
 
 
 def _read(path: str, view: ProjectView) -> Optional[Document]:
