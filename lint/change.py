@@ -139,12 +139,13 @@ def _common_world(*plans: TrainingPlan) -> Optional[int]:
         for degree in plan.layout:
             if degree is None:
                 continue
-            if not degree.known:
+            value = degree.number
+            if value is None:
                 return None
-            if degree.value == -1:
+            if value == -1:
                 continue  # the ranks left over (TorchTitan's shard degree)
-            if degree.value < 1:
+            if value < 1:
                 return None
-            product *= degree.value
+            product *= value
         world = world * product // math.gcd(world, product)
     return world if world <= 1 << 20 else None

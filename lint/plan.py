@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 from dataclasses import field
-from typing import TYPE_CHECKING, Any, ClassVar, Optional, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Optional, TypeVar
 
 if TYPE_CHECKING:
     from .change import Change
@@ -61,7 +61,7 @@ def _by_field(names: frozenset) -> tuple:
 
 @lean_dataclass(frozen=True, many=True)
 class Fact:
-    value: Any
+    value: object
     key: str  # the name the user knows it by: "accumulative_counts", "[training] local_batch_size"
     span: Optional[Span] = None  # None: not written in this file
     origin: Origin = Origin.FILE
@@ -76,7 +76,7 @@ class Fact:
     def positive(self) -> bool:
         """Known and at least 1: a value a batch size, count or degree can take
         (a rule that divides by it, or by a product of such values, is safe)."""
-        return self.known and self.value > 0
+        return self.count is not None
 
     @property
     def number(self) -> Optional[int]:
@@ -172,9 +172,9 @@ class RL(Subject):
     # Optimizer steps per generation round, where the framework sets their number rather than the
     # mini batch (its detail says when it is only a bound).
     optimizer_steps: Optional[Fact] = None
-    micro_batch: dict = field(default_factory=dict)  # role ("actor", "critic") -> per-GPU micro batch
+    micro_batch: dict[str, Fact] = field(default_factory=dict)  # role ("actor", "critic") -> per-GPU micro batch
     # role -> micro-steps per mini-batch (its gradient accumulation), where the framework derives it per role.
-    accumulation: dict = field(default_factory=dict)
+    accumulation: dict[str, Fact] = field(default_factory=dict)
     # Evaluation's own generation batch and group size, where evaluation samples groups too.
     eval_generation_batch: Optional[Fact] = None
     eval_samples_per_prompt: Optional[Fact] = None
@@ -215,7 +215,7 @@ class TrainingPlan:
     target_global_batch: Optional[Fact] = None
     # Parallel degrees whose product must equal W (layout_exact) or divide it.
     # One of them may be -1: "the ranks left over" (TorchTitan's shard degree).
-    layout: tuple = ()
+    layout: tuple[Fact, ...] = ()
     layout_exact: bool = True
     # What the batch facts count when not sequences: "tokens" (micro batch, declared global
     # batch and the global batch are token counts: TorchTitan's registries after v0.2.2).
@@ -264,7 +264,7 @@ class TrainingPlan:
     # change touches a file it reads: the evidence of what the change did to its batch.
     change: Optional[Change] = None
 
-    def fact(self, name: str) -> Any:
+    def fact(self, name: str) -> object:
         """A fact by the name a rule's `needs` gives: a field ("micro_batch") or a
         member of one ("parallel.tp", "rl.samples_per_prompt")."""
         head, _, member = name.partition(".")
@@ -319,9 +319,10 @@ class TrainingPlan:
     def produced_global_batch(self) -> Optional[tuple]:
         """(value, formula) of micro x GA x dp when every factor is known."""
         micro, ga, dp = self.micro_batch, self.grad_accum, self.data_parallel
-        if micro is None or ga is None or dp is None or not (micro.known and ga.known and dp.known):
+        m, g, d = (f.number if f is not None else None for f in (micro, ga, dp))
+        if micro is None or ga is None or dp is None or m is None or g is None or d is None:
             return None
-        value = micro.value * ga.value * dp.value
+        value = m * g * d
         formula = f"{micro.describe()} x {ga.describe()} x dp ({dp.value})"
         return value, formula
 
@@ -331,13 +332,13 @@ class TrainingPlan:
         if self.grad_accum is not None or self.derived_from_global != "grad_accum":
             return self.grad_accum
         declared, micro, dp = self.declared_global_batch, self.micro_batch, self.data_parallel
-        if declared is None or micro is None or dp is None or not (declared.positive and micro.positive and dp.positive):
+        total, each, d = (f.count if f is not None else None for f in (declared, micro, dp))
+        if declared is None or micro is None or total is None or each is None or d is None:
             return None
-        if declared.value % (micro.value * dp.value):
+        if total % (each * d):
             return None
-        shown = f"{declared.key} {declared.value} // ({micro.key} {micro.value} x dp {dp.value})"
-        return Fact(declared.value // (micro.value * dp.value), "gradient accumulation", None, Origin.DERIVED,
-                    detail=shown)
+        shown = f"{declared.key} {total} // ({micro.key} {each} x dp {d})"
+        return Fact(total // (each * d), "gradient accumulation", None, Origin.DERIVED, detail=shown)
 
     def effective_global_batch(self) -> Optional[tuple]:
         """The global batch the job trains with: the declared one where the

@@ -241,7 +241,8 @@ def plan(doc: Document, outside: Outside):
 def _read(doc: Document, root: Mapping, kind: Scalar, view: ProjectView) -> AccelerateSettings:
     block = root.get("deepspeed_config")
     block = block if isinstance(block, Mapping) else Mapping()
-    distributed = Fact(kind.value.upper(), "distributed_type", kind.span, node=kind)
+    kind_name = str(kind.value).upper()
+    distributed = Fact(kind_name, "distributed_type", kind.span, node=kind)
     local = _text(root, "compute_environment") in (None, "LOCAL_MACHINE")
     reference = block.get("deepspeed_config_file")
     file = None
@@ -263,7 +264,7 @@ def _read(doc: Document, root: Mapping, kind: Scalar, view: ProjectView) -> Acce
                       if f is not None and f.value not in (None, "none")),
         deepspeed_file=file,
         fsdp={key: _as_written(fsdp, key, "fsdp_config.") for key in fsdp.items} if isinstance(fsdp, Mapping) else {},
-        data_parallel=_data_parallel(root, distributed.value),
+        data_parallel=_data_parallel(root, kind_name),
     )
 
 
@@ -342,16 +343,18 @@ def _elsewhere(fact: Optional[Fact], path: str) -> Optional[Fact]:
 def _file_world_size(typed: AccelerateSettings) -> Optional[Fact]:
     """num_processes // num_machines per machine, x num_machines."""
     processes, machines = typed.num_processes, typed.num_machines
-    if processes is None or not processes.positive or machines is None or not machines.positive:
+    count = processes.count if processes is not None else None
+    nodes = machines.count if machines is not None else None
+    if processes is None or machines is None or count is None or nodes is None:
         return None
-    per_machine = processes.value // machines.value
+    per_machine = count // nodes
     if per_machine < 1:
         return None
-    if per_machine * machines.value == processes.value:
-        return Fact(processes.value, "num_processes", processes.span, processes.origin, processes.node)
-    return Fact(per_machine * machines.value, "world size", processes.span, Origin.DERIVED,
+    if per_machine * nodes == count:
+        return Fact(count, "num_processes", processes.span, processes.origin, processes.node)
+    return Fact(per_machine * nodes, "world size", processes.span, Origin.DERIVED,
                 detail=f"{processes.describe()} // {machines.describe()} = {per_machine} per machine "
-                       f"x {machines.value} machines")
+                       f"x {nodes} machines")
 
 
 def _text(root: Mapping, key: str) -> Optional[str]:

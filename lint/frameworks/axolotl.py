@@ -54,7 +54,8 @@ def plan(doc: Document, outside: Outside):
         length_grouping_off="false",
         seq_len=number(root.get("sequence_len"), "sequence_len"),
     )
-    if ep is not None and ep.known and ep.value > 1:
+    experts = ep.number if ep is not None else None
+    if ep is not None and experts is not None and experts > 1:
         # The expert-parallel plugin demands ep x dp_shard x tp x cp == W (integrations/expert_parallel/plugin.py:283-290).
         plan.parallel["ep"] = ep
         plan.layout = (ep, number(root.get("dp_shard_size"), "dp_shard_size", default=1), tp, cp)
@@ -125,7 +126,7 @@ def _rl(root: Mapping, plan: TrainingPlan) -> Optional[RL]:
         facts.samples_per_prompt = number(trl.get("num_generations"), "trl.num_generations")
         facts.generation_batch = _generation_batch(root, trl)
         facts.prompts_per_step = per_group(facts.generation_batch, facts.samples_per_prompt)
-        facts.micro_batch = {"actor": plan.micro_batch}
+        facts.micro_batch = {"actor": plan.micro_batch} if plan.micro_batch is not None else {}
         # check_grpo_batch_size_divisibility (validation.py:785-867): num_generations >= 2, the
         # generation batch whole groups and at least one group per rank (W: WORLD_SIZE, cli/config.py:369).
         facts.generation_checks = GenerationChecks(refusal="axolotl refuses the config",

@@ -165,14 +165,16 @@ def _world(root: Mapping, given: Optional[Fact], launched: bool) -> Optional[Fac
     if given is not None and given.origin is not Origin.LAUNCH:
         return given
     gpus, nodes = _number(root, GPUS_PER_NODE.key), _number(root, NODES.key)
-    if not (gpus is not None and gpus.positive and nodes is not None and nodes.positive):
+    per_node = gpus.count if gpus is not None else None
+    node_count = nodes.count if nodes is not None else None
+    if gpus is None or nodes is None or per_node is None or node_count is None:
         return given
     if gpus.span is None and not launched:
         return given
     if gpus.span is None and nodes.span is None:
-        return Fact(gpus.value * nodes.value, f"{GPUS_PER_NODE.key} x {NODES.key}", None, Origin.DEFAULT)
+        return Fact(per_node * node_count, f"{GPUS_PER_NODE.key} x {NODES.key}", None, Origin.DEFAULT)
     span = gpus.span or nodes.span
-    return Fact(gpus.value * nodes.value, f"{GPUS_PER_NODE.key} x {NODES.key}", span, Origin.FILE,
+    return Fact(per_node * node_count, f"{GPUS_PER_NODE.key} x {NODES.key}", span, Origin.FILE,
                 detail=f"{gpus.describe()} x {nodes.describe()}")
 
 
@@ -222,10 +224,12 @@ def _worker(root: Mapping, role: Role, section: str) -> Worker:
 def _token_budget(micro: Optional[Fact], seq_len: Optional[Fact]) -> Optional[Fact]:
     """dynamic_batching packs each micro batch up to micro_batch_size_per_device_for_update x the
     padded sequence length (prompt + response) in tokens (dp_actor.py:241-243)."""
-    if micro is None or seq_len is None or not (micro.positive and seq_len.positive):
+    per_device = micro.count if micro is not None else None
+    tokens = seq_len.count if seq_len is not None else None
+    if micro is None or per_device is None or tokens is None:
         return None
-    return Fact(micro.value * seq_len.value, micro.key, micro.span, micro.origin, micro.node,
-                detail=f"{micro.value} x the padded sequence length {seq_len.value}")
+    return Fact(per_device * tokens, micro.key, micro.span, micro.origin, micro.node,
+                detail=f"{per_device} x the padded sequence length {tokens}")
 
 
 def _rl(root: Mapping, settings: EasyR1Settings, world: Optional[Fact], launched: bool) -> RL:

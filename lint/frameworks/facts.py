@@ -113,34 +113,38 @@ def find_key(node: Optional[Node], key: str, limit: int = 2000) -> Optional[Node
 
 def divide(world: Optional[Fact], divisors: list, key: str = "dp") -> Optional[Fact]:
     """dp = W / product(divisors), when W is known and the division is exact."""
-    if world is None or not world.known or not all(d.known for d in divisors):
+    w = world.number if world is not None else None
+    factors = [d.number for d in divisors]
+    if w is None or any(f is None for f in factors):
         return None
     product = 1
-    for d in divisors:
-        product *= d.value
-    if product <= 0 or world.value % product:
+    for f in factors:
+        product *= f or 0
+    if product <= 0 or w % product:
         return None
-    shown = " / ".join([f"W ({world.value})"] + [d.describe() for d in divisors if d.value != 1])
-    return Fact(world.value // product, key, None, Origin.DERIVED, detail=shown)
+    shown = " / ".join([f"W ({w})"] + [d.describe() for d in divisors if d.value != 1])
+    return Fact(w // product, key, None, Origin.DERIVED, detail=shown)
 
 
 def product(facts: list, key: str, shown: Optional[str] = None) -> Optional[Fact]:
     """The product of positive facts as a derived Fact (`shown`: how to write the
     formula; default the factors' descriptions joined by x); None unless each is positive."""
-    if not facts or not all(f is not None and f.positive for f in facts):
+    counts = [f.count if f is not None else None for f in facts]
+    if not facts or any(c is None for c in counts):
         return None
     value = 1
-    for f in facts:
-        value *= f.value
+    for c in counts:
+        value *= c or 0
     return Fact(value, key, None, Origin.DERIVED, detail=shown or " x ".join(f.describe() for f in facts))
 
 
 def per_group(batch: Optional[Fact], samples: Optional[Fact], key: str = "prompts per step") -> Optional[Fact]:
     """Prompts = completions / samples per prompt, when the groups are whole."""
-    if batch is None or samples is None or not (batch.positive and samples.positive) or batch.value % samples.value:
+    total = batch.count if batch is not None else None
+    each = samples.count if samples is not None else None
+    if batch is None or samples is None or total is None or each is None or total % each:
         return None
-    return Fact(batch.value // samples.value, key, None, Origin.DERIVED,
-                detail=f"{batch.key} {batch.value} / {samples.key} {samples.value}")
+    return Fact(total // each, key, None, Origin.DERIVED, detail=f"{batch.key} {total} / {samples.key} {each}")
 
 
 @overload

@@ -294,7 +294,7 @@ def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = F
     rl = RL(samples_per_prompt=samples, generation_batch=generation,
             prompts_per_step=per_group(generation, samples),
             mini_batch=product([micro, world, plan.grad_accum], "optimizer-step batch"),
-            micro_batch={"actor": micro}, generation_checks=checks)
+            micro_batch={"actor": micro} if micro is not None else {}, generation_checks=checks)
     strategy = root.get("eval_strategy")
     if isinstance(strategy, Scalar) and strategy.value in ("steps", "epoch") and world is not None:
         eval_micro = number(root.get("per_device_eval_batch_size"), "per_device_eval_batch_size", default=8)

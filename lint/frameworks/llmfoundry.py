@@ -113,12 +113,15 @@ def _plan(doc: Document, root: Mapping, world: Optional[Fact], outside: Outside)
 
 def _device_batch(declared: Optional[Fact], world: Optional[Fact]) -> Optional[Fact]:
     """global_train_batch_size / W (config_utils.py:444), when W divides it."""
-    if declared is None or world is None or not (declared.positive and world.positive):
+    if declared is None or world is None:
         return None
-    if declared.value % world.value:
+    global_batch, world_size = declared.count, world.count
+    if global_batch is None or world_size is None:
+        return None
+    if global_batch % world_size:
         return None  # refused at start-up: BL103 says so
-    return Fact(declared.value // world.value, "device_train_batch_size", None, Origin.DERIVED,
-                detail=f"{declared.key} {declared.value} / W {world.value}")
+    return Fact(global_batch // world_size, "device_train_batch_size", None, Origin.DERIVED,
+                detail=f"{declared.key} {global_batch} / W {world_size}")
 
 
 def _micro(written: Optional[Fact], device: Optional[Fact]) -> Optional[Fact]:
@@ -128,9 +131,12 @@ def _micro(written: Optional[Fact], device: Optional[Fact]) -> Optional[Fact]:
         return None
     if isinstance(written.value, str) and written.value == "auto":
         return Fact(None, _AUTO, written.span, Origin.FILE, written.node)
-    if device is not None and written.known and written.value > device.value:
-        return Fact(device.value, written.key, written.span, Origin.DERIVED, written.node,
-                    detail=f"{written.value} lowered to {device.describe()}: llm-foundry warns and lowers it")
+    if device is None:
+        return written
+    micro_batch, device_batch = written.number, device.count  # the device batch is positive (_device_batch)
+    if micro_batch is not None and device_batch is not None and micro_batch > device_batch:
+        return Fact(device_batch, written.key, written.span, Origin.DERIVED, written.node,
+                    detail=f"{micro_batch} lowered to {device.describe()}: llm-foundry warns and lowers it")
     return written
 
 
@@ -139,11 +145,14 @@ def _accumulation(micro: Optional[Fact], device: Optional[Fact]) -> Optional[Fac
     of each step holds the remainder."""
     if micro is not None and micro.key == _AUTO:
         return Fact(None, "gradient accumulation (auto, with the micro batch)", micro.span, Origin.FILE, micro.node)
-    if micro is None or device is None or not micro.positive:
+    if micro is None or device is None:
         return None
-    steps = math.ceil(device.value / micro.value)
-    shown = f"ceil({device.describe()} / {micro.key} {micro.value})"
-    left = device.value % micro.value
+    micro_batch, device_batch = micro.count, device.count  # the device batch is positive (_device_batch)
+    if micro_batch is None or device_batch is None:
+        return None
+    steps = math.ceil(device_batch / micro_batch)
+    shown = f"ceil({device.describe()} / {micro.key} {micro_batch})"
+    left = device_batch % micro_batch
     if left:
         shown += f"; the last micro batch of each step holds {left}"
     return Fact(steps, "gradient accumulation", None, Origin.DERIVED, detail=shown)

@@ -81,7 +81,7 @@ class MegatronSettings(Subject):
 _KEYS = {"micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size"}
 
 
-def plan(doc: Document, outside: Outside):
+def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     root = doc.root
     if not set(root.items) & _KEYS:
         return None
@@ -123,9 +123,10 @@ def plan(doc: Document, outside: Outside):
                                                                   "--num-layers-per-virtual-pipeline-stage")),
     )
     cp = degrees["cp"]
-    if cp.known and cp.value > 1:
-        plan.seq_len_multiple = Fact(2 * cp.value, "seq_len divisor", cp.span, Origin.DERIVED,
-                                     detail=f"2 x --context-parallel-size {cp.value}")
+    cp_size = cp.number
+    if cp_size is not None and cp_size > 1:
+        plan.seq_len_multiple = Fact(2 * cp_size, "seq_len divisor", cp.span, Origin.DERIVED,
+                                     detail=f"2 x --context-parallel-size {cp_size}")
     if plan.declared_global_batch is None:
         # Without --global-batch-size Megatron trains micro x dp with no accumulation.
         plan.grad_accum = Fact(1, "gradient accumulation", None, Origin.DERIVED, detail="no --global-batch-size")

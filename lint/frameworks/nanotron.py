@@ -78,7 +78,7 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
                for short, (key, default) in _DEGREES.items()}
     parallel = {short: fact for short, fact in written.items() if fact is not None}
     layout = tuple(parallel[short] for short in _DEGREES if short in parallel)
-    if len(layout) < len(_DEGREES) or any(f.known and f.value < 1 for f in layout):
+    if len(layout) < len(_DEGREES) or any(f.known and not f.positive for f in layout):
         layout = ()  # a degree missing or below 1 fails every W (BL211), and -1 is no "ranks left over" here
     world = outside.world_size or (product(list(layout), "dp x tp x pp x cp x ep") if layout else None)
     return TrainingPlan(

@@ -197,9 +197,12 @@ def model_number(model: Mapping, key: str, default: Optional[int] = None) -> Opt
 def _file_world_size(trainer: Mapping) -> Optional[Fact]:
     devices = number(trainer.get("devices"), "trainer.devices")
     nodes = number(trainer.get("num_nodes"), "trainer.num_nodes", default=1)
-    if devices is None or not (devices.known and nodes.known) or devices.value < 1 or nodes.value < 1:
+    if devices is None:
         return None
-    return Fact(devices.value * nodes.value, "trainer.devices x trainer.num_nodes", devices.span)
+    device_count, node_count = devices.count, nodes.count
+    if device_count is None or node_count is None:
+        return None
+    return Fact(device_count * node_count, "trainer.devices x trainer.num_nodes", devices.span)
 
 
 def _ramps_up(model: Mapping) -> bool:
@@ -229,17 +232,18 @@ def _declared_global_batch(model: Mapping) -> Optional[Fact]:
     return None if declared is not None and declared.known and declared.value == 0 else declared
 
 
-def _context_parallel_split(model: Mapping, cp: Fact):
+def _context_parallel_split(model: Mapping, cp: Fact) -> tuple[Optional[Fact], Optional[Fact]]:
     """GPT pre-training cuts every sequence into 2 x cp chunks (megatron_gpt_model.py
     get_batch_on_this_context_parallel_rank); fine-tuning datasets pad to that
     multiple themselves, so only GPT-family (encoder_seq_length, not BERT)
     pre-training configs (no data.train_ds) are checked."""
-    if not cp.known or cp.value <= 1 or not _gpt_pretraining(model):
+    cp_size = cp.number
+    if cp_size is None or cp_size <= 1 or not _gpt_pretraining(model):
         return None, None
     seq = _seq_length(model)
     if seq is None:
         return None, None
-    multiple = Fact(2 * cp.value, "seq_length divisor", cp.span, Origin.DERIVED,
+    multiple = Fact(2 * cp_size, "seq_length divisor", cp.span, Origin.DERIVED,
                     detail=f"2 x {cp.describe()}: each sequence is cut into 2 x cp chunks")
     return seq, multiple
 

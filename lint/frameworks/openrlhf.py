@@ -258,9 +258,10 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
     tp = fact(root, "ds.tensor_parallel_size", default=1)
     world = _actor_world(root, outside) if name == "train_ppo_ray" else outside.world_size
     packing = switch(root, "ds.packing_samples")
-    if name == "train_ppo_ray" and ring.known and ring.value > 1 and not packing.value:
+    ring_size = ring.number
+    if name == "train_ppo_ray" and ring_size is not None and ring_size > 1 and not packing.value:
         # train_ppo_ray.py:642-645 turns packing on (with a warning) when ring attention is on.
-        packing = Fact(True, packing.key, None, Origin.DERIVED, detail=f"forced by {ring.key} {ring.value}")
+        packing = Fact(True, packing.key, None, Origin.DERIVED, detail=f"forced by {ring.key} {ring_size}")
     plan = TrainingPlan(
         framework=NAME,
         document=doc,
@@ -298,13 +299,14 @@ def _non_ray_rl(plan: TrainingPlan) -> RL:
     prompts = fact(root, "rollout.batch_size", default=512)
     samples = fact(root, "rollout.n_samples_per_prompt", default=1)
     generation = None
-    if prompts.known and samples.known:
-        generation = Fact(prompts.value * samples.value, "generation batch", prompts.span or samples.span,
+    prompt_count, sample_count = prompts.number, samples.number
+    if prompt_count is not None and sample_count is not None:
+        generation = Fact(prompt_count * sample_count, "generation batch", prompts.span or samples.span,
                           Origin.DERIVED, detail=f"{prompts.describe()} x {samples.describe()}")
     train = plan.declared_global_batch or fact(root, "train.batch_size", default=128)
+    micro = {"actor": plan.micro_batch, "rollout": fact(root, "rollout.micro_batch_size", default=8)}
     return RL(samples_per_prompt=samples, prompts_per_step=prompts, generation_batch=generation,
-              mini_batch=train,
-              micro_batch={"actor": plan.micro_batch, "rollout": fact(root, "rollout.micro_batch_size", default=8)})
+              mini_batch=train, micro_batch={role: f for role, f in micro.items() if f is not None})
 
 
 def _actor_world(root: Mapping, outside: Outside) -> Optional[Fact]:
@@ -313,11 +315,12 @@ def _actor_world(root: Mapping, outside: Outside) -> Optional[Fact]:
         return outside.world_size
     nodes = fact(root, "actor.num_nodes", default=1)
     gpus = fact(root, "actor.num_gpus_per_node", default=8)
-    if not (nodes.positive and gpus.positive):
+    node_count, per_node = nodes.count, gpus.count
+    if node_count is None or per_node is None:
         return None
     where = gpus.span or nodes.span
     shown = f"{gpus.describe()} x {nodes.describe()}"
-    return Fact(nodes.value * gpus.value, "world size", where, Origin.LAUNCH, detail=shown)
+    return Fact(node_count * per_node, "world size", where, Origin.LAUNCH, detail=shown)
 
 
 def rl(plan: TrainingPlan) -> Optional[RL]:
@@ -334,10 +337,11 @@ def rl(plan: TrainingPlan) -> Optional[RL]:
     samples = fact(root, "rollout.n_samples_per_prompt", default=1)  # 414
     per_round = fact(root, "rollout.vllm_generate_batch_size") or prompts
     generation = None
-    if per_round.known and samples.known:
-        generation = Fact(per_round.value * samples.value, "generation batch", per_round.span or samples.span,
+    round_prompts, sample_count = per_round.number, samples.number
+    if round_prompts is not None and sample_count is not None:
+        generation = Fact(round_prompts * sample_count, "generation batch", per_round.span or samples.span,
                           Origin.DERIVED, detail=f"{per_round.describe()} x {samples.describe()}")
-    train_micro = plan.micro_batch
+    micro = {"actor": plan.micro_batch, "rollout": fact(root, "rollout.micro_batch_size", default=1)}  # 393, 377
     ppo = settings.ppo
     return RL(
         samples_per_prompt=samples,
@@ -346,5 +350,5 @@ def rl(plan: TrainingPlan) -> Optional[RL]:
         mini_batch=plan.declared_global_batch or fact(root, "train.batch_size", default=128),  # 394
         generation_checks=GenerationChecks(refusal="train_ppo_ray asserts n_samples_per_prompt > 1",
                                            group_baseline=ppo.group_baseline),
-        micro_batch={"actor": train_micro, "rollout": fact(root, "rollout.micro_batch_size", default=1)},  # 393, 377
+        micro_batch={role: f for role, f in micro.items() if f is not None},
     )

@@ -110,14 +110,15 @@ class GRPO:
     num_generations: Fact
     micro_batch_size: Fact
 
-    def generation_batch(self) -> tuple:
-        """(value, how) as resolve_generation_batch_size derives it."""
+    def generation_batch(self) -> tuple[object, str]:
+        """(value, how) as resolve_generation_batch_size derives it, for settings whose every value is
+        positive (`_rl` asks only then)."""
         given, steps, global_ = self.generation_batch_size, self.steps_per_generation, self.global_batch_size
         if given is not None:
             return given.value, given.describe()
-        factor = steps.value if steps is not None else 1
+        factor = (steps.count or 1) if steps is not None else 1
         how = global_.describe() + (f" x {steps.describe()}" if steps is not None else "")
-        return global_.value * factor, how
+        return (global_.count or 0) * factor, how
 
 
 def grpo(root: Mapping) -> GRPO:
@@ -141,7 +142,7 @@ def _rl(settings: GRPO) -> RL:
         at = next((f.span for f in (steps, global_, settings.num_generations) if f is not None and f.span), None)
         generation = given or Fact(value, "generation batch", at, Origin.DERIVED, detail=how)
         if given is not None and steps is not None:
-            alternative = Fact(global_.value * steps.value, "global_batch_size x steps_per_generation", steps.span,
+            alternative = Fact((global_.count or 0) * (steps.count or 0), "global_batch_size x steps_per_generation", steps.span,
                                Origin.DERIVED, detail=f"{global_.describe()} x {steps.describe()}")
     checks = GenerationChecks(refusal="ms-swift refuses to start", step_batch=(global_,) if given else (),
                               alternative=alternative, split_over_dp=True)

@@ -207,7 +207,8 @@ def plan(doc: Document, outside: Outside):
         derived_from_global="grad_accum",
     )
     declared = number(training.get("global_batch_size"), "[training] global_batch_size")
-    if declared is not None and not (declared.known and declared.value < 0):
+    written = declared.number if declared is not None else None
+    if declared is not None and not (written is not None and written < 0):
         plan.declared_global_batch = declared  # -1 means local x dp: nothing declared
     plan.layout = tuple(parallel[k] for k in ("dp_replicate", "dp_shard", "cp", "tp", "pp"))
     plan.settings = settings = _settings(doc, parallel, outside.world_size)
@@ -425,7 +426,7 @@ def _settings(doc: Document, parallel: dict, world: Optional[Fact]) -> TitanSett
     model = _model(doc)
     return TitanSettings(
         model=model,
-        model_support=MODELS.get(model.value, ModelSupport()),
+        model_support=MODELS.get(model.value, ModelSupport()) if isinstance(model.value, str) else ModelSupport(),
         async_tp=_setting(doc, "parallelism", "enable_async_tensor_parallel", False),  # :357
         compile_model=_compile_model(doc),
         pp_schedule=_setting(doc, "parallelism", "pipeline_parallel_schedule", "1F1B"),  # :396
@@ -482,10 +483,10 @@ def shard_degree(parallel: dict, world: Optional[Fact]) -> Optional[Fact]:
     if shard is None:
         return None
     written = parallel["dp_shard"]
-    if written.value != -1 or world is None:  # -1 resolves only against a known W (resolved_shard)
+    w = world.number if world is not None else None
+    if written.value != -1 or w is None:  # -1 resolves only against a known W (resolved_shard)
         return written
-    return Fact(shard, "dp_shard", None, Origin.DERIVED,
-                detail=f"-1 resolved to W ({world.value}) // {world.value // shard}")
+    return Fact(shard, "dp_shard", None, Origin.DERIVED, detail=f"-1 resolved to W ({w}) // {w // shard}")
 
 
 def resolved_shard(parallel: dict, world) -> int | None:

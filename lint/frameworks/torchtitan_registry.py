@@ -569,12 +569,13 @@ def plan_config(doc: Document, outside: Outside, arithmetic: Optional[str]) -> T
 def _per_dp_rank(per_micro: Fact, pp: Fact, microbatches: Fact) -> Fact:
     """The tokens one dp rank takes per accumulation step: per micro-batch x num_pp_microbatches
     when pp > 1 (trainer.py:408-414; the count is ignored without pipeline parallelism)."""
-    if not per_micro.positive or (pp.known and pp.value <= 1) or (microbatches.known and microbatches.value == 1):
+    tokens, degree, count = per_micro.count, pp.number, microbatches.count
+    if tokens is None or (degree is not None and degree <= 1) or count == 1:
         return per_micro
-    if not (pp.known and microbatches.positive):
+    if degree is None or count is None:
         return Fact(None, per_micro.key, per_micro.span, per_micro.origin, per_micro.node)
-    return Fact(per_micro.value * microbatches.value, "tokens per dp rank", per_micro.span, Origin.DERIVED,
-                detail=f"{per_micro.key} {per_micro.value} x {microbatches.key} {microbatches.value}")
+    return Fact(tokens * count, "tokens per dp rank", per_micro.span, Origin.DERIVED,
+                detail=f"{per_micro.key} {tokens} x {microbatches.key} {count}")
 
 
 def _seq_len_multiple(parallel: dict, sequence_parallel: Fact) -> Optional[Fact]:

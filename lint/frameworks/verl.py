@@ -320,19 +320,22 @@ def _micro_from_deprecated(settings: PPOSettings, dp: Optional[Fact], times_n: b
     `times_n`: a copy of verl whose workers then multiply it by rollout.n (a micro batch of prompts,
     as the forks vendoring an early verl count it: TinyZero's verl/workers/fsdp_workers.py:98-101)."""
     written = settings.micro_batch_keys[0].deprecated if settings.micro_batch_keys else None
-    if written is None or not written.positive or dp is None or not dp.positive:
+    size = written.count if written is not None else None
+    ranks = dp.count if dp is not None else None
+    if written is None or size is None or ranks is None:
         return None
-    if written.value < dp.value:  # floors to 0 per GPU (BL181): shown as the workers compute it
+    if size < ranks:  # floors to 0 per GPU (BL181): shown as the workers compute it
         return Fact(0, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
-                    detail=f"{written.key} {written.value} // dp {dp.value}")
+                    detail=f"{written.key} {size} // dp {ranks}")
     n = settings.actor.rollout_n
     if times_n:
-        if n is None or not n.positive:
+        samples = n.count if n is not None else None
+        if n is None or samples is None:
             return None
-        return Fact(written.value // dp.value * n.value, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
-                    detail=f"{written.key} {written.value} // dp {dp.value} x {n.describe()}")
-    return Fact(written.value // dp.value, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
-                detail=f"{written.key} {written.value} // dp {dp.value}")
+        return Fact(size // ranks * samples, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
+                    detail=f"{written.key} {size} // dp {ranks} x {n.describe()}")
+    return Fact(size // ranks, "ppo_micro_batch_size_per_gpu", None, Origin.DERIVED,
+                detail=f"{written.key} {size} // dp {ranks}")
 
 
 # The workers of an early verl scale the deprecated micro batch by rollout.n after dividing it by dp.
@@ -452,7 +455,9 @@ def dynamic_step_batch(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     update_policy splits the data into mini batches of that size and scales each loss by
     its share of it, @ b178a3c). None when dp does not divide it (the step is floored: BL142)."""
     step = product([role.mini, role.rollout_n], "sequences per optimizer step")
-    if step is None or (dp is not None and dp.positive and step.value % dp.value):
+    sequences = step.count if step is not None else None
+    ranks = dp.count if dp is not None else None
+    if step is None or sequences is None or (ranks is not None and sequences % ranks):
         return None
     return step
 
@@ -464,9 +469,10 @@ def _token_budget(root: Mapping, role: Role, parallel: dict) -> Optional[Fact]:
     if budget is None or not budget.positive:
         return None
     split = parallel.get("sp") or parallel.get("cp")
-    if split is not None and split.known and split.value > 1:
+    degree = split.number if split is not None else None
+    if split is not None and degree is not None and degree > 1:
         return Fact(budget.value, budget.key, budget.span, budget.origin, budget.node,
-                    detail=f"packed up to {budget.value} x {split.key} {split.value} tokens per group of {split.value} GPUs")
+                    detail=f"packed up to {budget.value} x {split.key} {degree} tokens per group of {degree} GPUs")
     return budget
 
 
@@ -489,22 +495,26 @@ def role_accumulation_steps(role: Role, dp: Optional[Fact]) -> Optional[Fact]:
     @ b178a3c). None with dynamic batching (micro batches by tokens) or when a division
     is not exact (BL141/BL142 report those)."""
     mini, n, micro = role.mini, role.rollout_n, role.micro
-    if role.dynamic is not False or mini is None or n is None or micro is None or dp is None \
-            or not (mini.positive and n.positive and micro.positive and dp.positive):
+    if role.dynamic is not False or mini is None or n is None or micro is None or dp is None:
         return None
-    sequences = mini.value * n.value
-    if sequences % dp.value or (sequences // dp.value) % micro.value:
+    prompts, samples, per_gpu, ranks = mini.count, n.count, micro.count, dp.count
+    if prompts is None or samples is None or per_gpu is None or ranks is None:
         return None
-    how = f"{mini.describe()} x {n.describe()} / dp {dp.value} / {micro.describe()}"
-    return Fact(sequences // dp.value // micro.value, "gradient accumulation", None, Origin.DERIVED, detail=how)
+    sequences = prompts * samples
+    if sequences % ranks or (sequences // ranks) % per_gpu:
+        return None
+    how = f"{mini.describe()} x {n.describe()} / dp {ranks} / {micro.describe()}"
+    return Fact(sequences // ranks // per_gpu, "gradient accumulation", None, Origin.DERIVED, detail=how)
 
 
 def sequence_length(root: Mapping) -> Optional[Fact]:
     """A sequence is a prompt and its response, each at most its limit."""
     prompt, response = _number(root, "data.max_prompt_length"), _number(root, "data.max_response_length")
-    if not (prompt is not None and prompt.positive and response is not None and response.positive):
+    prompt_len = prompt.count if prompt is not None else None
+    response_len = response.count if response is not None else None
+    if prompt is None or response is None or prompt_len is None or response_len is None:
         return None
-    return Fact(prompt.value + response.value, "sequence length", None, Origin.DERIVED,
+    return Fact(prompt_len + response_len, "sequence length", None, Origin.DERIVED,
                 detail=f"{prompt.describe()} + {response.describe()}")
 
 
@@ -528,12 +538,14 @@ def remainder_steps(settings: PPOSettings, epochs: Optional[Fact]) -> Optional[F
     refuses instead (protocol.py:351 `make_iterator` asserts the split is even), and so does the Megatron
     actor in every release (megatron_actor.py `make_iterator`): FSDP actors only. None when it divides."""
     train, mini = settings.train_batch, settings.actor.mini
-    if not settings.actor.fsdp or not (train is not None and mini is not None and train.positive and mini.positive) \
-            or train.value % mini.value == 0 or train.value < mini.value:
+    prompts = train.count if train is not None else None
+    mini_prompts = mini.count if mini is not None else None
+    if not settings.actor.fsdp or prompts is None or mini_prompts is None \
+            or prompts % mini_prompts == 0 or prompts < mini_prompts:
         return None
-    full, rest = divmod(train.value, mini.value)
-    times = epochs.value if epochs is not None and epochs.positive else 1
-    how = (f"{full} full mini-batch{'es' if full > 1 else ''} + 1 of {rest} prompts (weighted {rest}/{mini.value})"
+    full, rest = divmod(prompts, mini_prompts)
+    times = (epochs.count if epochs is not None else None) or 1
+    how = (f"{full} full mini-batch{'es' if full > 1 else ''} + 1 of {rest} prompts (weighted {rest}/{mini_prompts})"
            + (f" x ppo_epochs {times}" if times > 1 else ""))
     return Fact((full + 1) * times, "optimizer steps per PPO step", None, Origin.DERIVED, detail=how)
 
@@ -604,12 +616,14 @@ def _file_world_size(doc: Document) -> Optional[Fact]:
     # (ppo_trainer.yaml's 8, composed in) is no W of this file.
     gpus = _number(root, GPUS_PER_NODE.key)
     nodes = _number(root, NODES.key)
-    if gpus is None or gpus.span is None or framework_default(doc, gpus.span) or nodes is None \
-            or not (gpus.known and nodes.known):
+    per_node = gpus.number if gpus is not None else None
+    node_count = nodes.number if nodes is not None else None
+    if gpus is None or gpus.span is None or framework_default(doc, gpus.span) or per_node is None \
+            or node_count is None:
         return None
-    if gpus.value < 1 or nodes.value < 1:
+    if per_node < 1 or node_count < 1:
         return None
-    return Fact(gpus.value * nodes.value, f"{GPUS_PER_NODE.key} x {NODES.key}", gpus.span)
+    return Fact(per_node * node_count, f"{GPUS_PER_NODE.key} x {NODES.key}", gpus.span)
 
 
 # -- SFT (verl/trainer/fsdp_sft_trainer.py) ---------------------------------------------

@@ -327,7 +327,7 @@ def _written_for(lines: list[str], span: Span, sp: Fact) -> Optional[int]:
         stated = pattern.search(text)
         if stated is not None:
             return int(stated.group(1))
-    return sp.value if _NAMES_SP.search(text) else None
+    return sp.number if _NAMES_SP.search(text) else None
 
 
 def _hf_datasets(doc: Document) -> Iterator[HFDataset]:
@@ -359,7 +359,8 @@ def _varlen_sp_multiple(doc: Document, sp: Fact) -> Optional[Fact]:
     it pads instead, and preference_collate_fn always pads."""
     collate = collate_fn(doc)
     varlen = flag(collate.get(VARLEN), VARLEN)
-    if not (sp.known and sp.value > 1 and varlen is not None and varlen.value):
+    degree = sp.number
+    if not (degree is not None and degree > 1 and varlen is not None and varlen.value):
         return None
     if not is_xtuner_symbol(collate.get("type"), "default_collate_fn"):
         return None

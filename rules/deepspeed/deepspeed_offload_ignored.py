@@ -65,10 +65,11 @@ from batchlint.rule import Example, Finding, Related, Rule
 def check(plan: TrainingPlan, deepspeed: DeepSpeedSettings) -> Iterator[Finding]:
     zero = deepspeed.zero
     stage = zero.stage if zero is not None else None
-    if zero is None or stage is None:
+    level = stage.number if stage is not None else None  # always one of 0-3 (DeepSpeedSettings)
+    if zero is None or stage is None or level is None:
         return
     related = (Related(f"{stage.key} = {stage.value}", stage.span),)
-    if stage.value < 3 and (offload := zero.offload_param):
+    if level < 3 and (offload := zero.offload_param):
         yield Finding(
             span=offload.span,
             message=f"{_shown(offload)} has no effect at ZeRO stage {stage.value}",
@@ -77,7 +78,7 @@ def check(plan: TrainingPlan, deepspeed: DeepSpeedSettings) -> Iterator[Finding]
             fix="set zero_optimization.stage to 3 to offload the parameters, or remove the parameter offload",
             related=related,
         )
-    if stage.value == 0 and (offload := zero.offload_optimizer):
+    if level == 0 and (offload := zero.offload_optimizer):
         yield Finding(
             span=offload.span,
             message=f"{_shown(offload)} needs ZeRO stage 1, 2 or 3, but the stage is 0",

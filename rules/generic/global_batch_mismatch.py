@@ -78,14 +78,15 @@ def _declared_vs_product(plan: TrainingPlan) -> Iterator[Finding]:
 
 def _target(plan: TrainingPlan) -> Iterator[Finding]:
     target = plan.target_global_batch
+    stated = target.number if target is not None else None  # always an int: a directive, --global-batch, the project
     effective = plan.effective_global_batch()
-    if target is None or effective is None or effective[0] == target.value:
+    if target is None or stated is None or effective is None or effective[0] == stated:
         return
     value, formula = effective
     at_fault = _editable(plan)
     message = f"the global batch is {value}, not the {target.value} stated ({target.provenance})"
     notes = (f"the global batch is {formula}",)
-    fix = _fix(plan, target.value, at_fault)
+    fix = _fix(plan, stated, at_fault)
     related = (Related(f"global batch {target.value} stated here", target.span),) if target.span else ()
     span = at_fault.span if at_fault is not None else Span.point(1)
     yield Finding(span=span, message=message, notes=notes, fix=fix, related=related)

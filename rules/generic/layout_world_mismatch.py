@@ -38,6 +38,7 @@ context parallel sizes) and 0.17.0 (expert parallelism); NeMo 1.5.0-2.5.0 (pp fr
 1.7.0, cp from 1.23.0); OpenRLHF from 0.7.4; verl from 0.2 (its SFT trainer to 0.7.0).
 """
 
+import math
 from collections.abc import Iterator
 from typing import Optional
 
@@ -143,7 +144,8 @@ def _premise(plan: TrainingPlan) -> Optional[str]:
 
     def used(short: str) -> bool:
         degree = parallel.get(short)
-        return degree is not None and degree.known and degree.value > 1
+        value = degree.number if degree is not None else None
+        return value is not None and value > 1
 
     framework = plan.framework
     if framework == "nanotron":
@@ -180,11 +182,10 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     rest = [f for f in layout if f.value != -1]
     wildcard = [f for f in layout if f.value == -1]
-    if any(f.value < 1 for f in rest) or len(wildcard) > 1:
+    degrees = [d for f in rest if (d := f.count) is not None]
+    if len(degrees) < len(rest) or len(wildcard) > 1:
         return  # non-positive degrees are another finding
-    product = 1
-    for f in rest:
-        product *= f.value
+    product = math.prod(degrees)
     shown = " x ".join(f.describe() for f in rest if f.value != 1) or "1"
     if wildcard:
         if w % product == 0:
@@ -205,7 +206,8 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         fix = f"launch on a multiple of {product} GPUs, or lower the degrees"
     else:
         return
-    at_fault = max((f for f in rest if f.span is not None), key=lambda f: f.value, default=None)
+    # The largest degree written (every degree in rest is positive here).
+    at_fault = max((f for f in rest if f.span is not None), key=lambda f: f.count or 0, default=None)
     span = at_fault.span if at_fault else (world.span or layout[0].span)
     if span is None:
         return

@@ -160,9 +160,10 @@ def _premise(plan: TrainingPlan, checks: GenerationChecks, kind: str) -> str:
 
 def check(plan: TrainingPlan, rl: RL) -> Iterator[Finding]:
     checks, n = rl.generation_checks, rl.samples_per_prompt
-    if checks is None or n is None or not n.known:
+    samples = n.number if n is not None else None
+    if checks is None or n is None or samples is None:
         return
-    if checks.group_baseline is not None and n.value < 2:
+    if checks.group_baseline is not None and samples < 2:
         baseline = checks.group_baseline
         shown = baseline.describe() if baseline.span else str(baseline.value)
         yield Finding(
@@ -196,7 +197,9 @@ def check(plan: TrainingPlan, rl: RL) -> Iterator[Finding]:
 
 def _generation(plan: TrainingPlan, rl: RL, n: Fact, checks: GenerationChecks) -> Iterator[Finding]:
     batch = rl.generation_batch
-    if batch is None or not batch.positive:
+    size = batch.count if batch is not None else None
+    group = n.count  # positive: check() returned before otherwise
+    if batch is None or size is None or group is None:
         return
     alternative = checks.alternative
     if alternative is not None and alternative.known and alternative.value != batch.value:
@@ -214,7 +217,7 @@ def _generation(plan: TrainingPlan, rl: RL, n: Fact, checks: GenerationChecks) -
     how = batch.describe() if given else f"the generation batch {batch.detail} = {batch.value}"
     short = _short(batch) if given else f"generation batch {batch.value}"
     whence = _origins(batch) if given else (f"the generation batch is {batch.detail} = {batch.value}",)
-    if batch.value % n.value:
+    if size % group:
         fix = (f"set {batch.key} to a multiple of {n.value}, or {n.key} to a divisor of {batch.value}" if given else
                f"set {n.key} to a divisor of {batch.value}, or change {batch.detail} so that it holds whole groups "
                f"of {n.value}")
@@ -228,18 +231,19 @@ def _generation(plan: TrainingPlan, rl: RL, n: Fact, checks: GenerationChecks) -
         )
     for factors in (checks.step_batch, *checks.multiples):
         yield from _step_batch(plan, checks, batch, short, whence, factors)
-    if batch.value % n.value:
+    if size % group:
         return  # the splits below count whole groups
     if checks.split_over_dp:
         yield from _split_over_dp(plan, batch, how, n, rl.micro_batch.get("actor"), checks)
     world = plan.world_size
-    if checks.group_per_rank and world is not None and world.positive and batch.value < n.value * world.value:
+    gpus = world.count if world is not None else None
+    if checks.group_per_rank and gpus is not None and size < group * gpus:
         yield Finding(
             span=batch.span or n.span,
-            message=f"{short} is less than {n.value * world.value}, one group of {n.value} for each of {world.value} GPUs",
-            notes=(*whence, f"{n.describe()} x W ({world.value}) = {n.value * world.value}: each rank needs a whole group",
+            message=f"{short} is less than {group * gpus}, one group of {group} for each of {gpus} GPUs",
+            notes=(*whence, f"{n.describe()} x W ({gpus}) = {group * gpus}: each rank needs a whole group",
                    checks.refusal),
-            fix=f"raise the generation batch to at least {n.value * world.value}",
+            fix=f"raise the generation batch to at least {group * gpus}",
             related=_related(n),
             premise=_premise(plan, checks, "rank"),
         )
@@ -249,7 +253,8 @@ def _step_batch(plan: TrainingPlan, checks: GenerationChecks, batch: Fact, short
                 written: tuple[Optional[Fact], ...]) -> Iterator[Finding]:
     """The generation batch must be a whole number of what one step consumes (the product of the factors)."""
     factors = [f for f in written if f is not None]
-    if not factors or any(f.known and not f.positive for f in factors):
+    total = batch.count  # positive: _generation returned before otherwise
+    if not factors or total is None or any(f.known and not f.positive for f in factors):
         return
     known = [f for f in factors if f.positive]
     missing = [f for f in factors if not f.known]
@@ -257,8 +262,8 @@ def _step_batch(plan: TrainingPlan, checks: GenerationChecks, batch: Fact, short
         return
     size = 1
     for f in known:
-        size *= f.value
-    if batch.value % size == 0:
+        size *= f.count or 0
+    if total % size == 0:
         return
     shown = " x ".join(f"W ({f.value})" if f is plan.world_size else f.describe() for f in known)
     if len(known) > 1:
@@ -279,41 +284,47 @@ def _split_over_dp(plan: TrainingPlan, batch: Fact, how: str, n: Fact, micro: Op
                    checks: GenerationChecks) -> Iterator[Finding]:
     """The prompts are shared by the dp ranks, each rank's share in micro batches."""
     dp, world = plan.data_parallel, plan.world_size
-    if dp is None or not dp.positive or micro is None or not micro.positive:
+    ranks = dp.count if dp is not None else None
+    per_gpu = micro.count if micro is not None else None
+    gpus = world.count if world is not None else None
+    size, group = batch.count, n.count  # positive: _generation returned before otherwise
+    if ranks is None or micro is None or per_gpu is None or size is None or group is None:
         return
-    prompts = batch.value // n.value
-    per_rank = prompts // dp.value
-    shown = f"{how} / {n.key} {n.value}"
-    if prompts % dp.value:
+    prompts = size // group
+    per_rank = prompts // ranks
+    shown = f"{how} / {n.key} {group}"
+    if prompts % ranks:
         yield Finding(
             span=batch.span or n.span,
-            message=f"the {prompts} prompts per generation do not split over dp {dp.value}",
+            message=f"the {prompts} prompts per generation do not split over dp {ranks}",
             notes=(f"{shown} = {prompts} prompts", checks.refusal),
-            fix=f"make the generation batch a multiple of {n.key} x dp = {n.value * dp.value}",
+            fix=f"make the generation batch a multiple of {n.key} x dp = {group * ranks}",
             premise=_premise(plan, checks, "split"),
         )
-    elif per_rank == 0 or per_rank % micro.value:
+    elif per_rank == 0 or per_rank % per_gpu:
         yield Finding(
             span=batch.span or n.span,
-            message=(f"each of dp {dp.value} ranks gets {per_rank} prompt{'s' if per_rank != 1 else ''}, not a multiple "
+            message=(f"each of dp {ranks} ranks gets {per_rank} prompt{'s' if per_rank != 1 else ''}, not a multiple "
                      f"of {_short(micro)}"),
-            notes=(f"{shown} / dp {dp.value} = {per_rank} prompts per rank", *_origins(micro), checks.refusal),
-            fix=f"make the generation batch a multiple of {n.key} x dp x micro = {n.value * dp.value * micro.value}",
+            notes=(f"{shown} / dp {ranks} = {per_rank} prompts per rank", *_origins(micro), checks.refusal),
+            fix=f"make the generation batch a multiple of {n.key} x dp x micro = {group * ranks * per_gpu}",
             premise=_premise(plan, checks, "split"),
         )
-    elif world is not None and world.positive and batch.value < world.value:
+    elif gpus is not None and size < gpus:
         yield Finding(
             span=batch.span or n.span,
-            message=f"generation batch {batch.value} gives each of W {world.value} GPUs less than one completion",
+            message=f"generation batch {size} gives each of W {gpus} GPUs less than one completion",
             notes=(f"the generation batch is {how}", checks.refusal),
-            fix=f"raise the generation batch to at least {world.value}",
+            fix=f"raise the generation batch to at least {gpus}",
             premise=_premise(plan, checks, "split"),
         )
 
 
 def _evaluation(plan: TrainingPlan, batch: Optional[Fact], n: Optional[Fact],
                 checks: GenerationChecks) -> Iterator[Finding]:
-    if batch is None or n is None or not (batch.positive and n.positive) or batch.value % n.value == 0:
+    size = batch.count if batch is not None else None
+    group = n.count if n is not None else None
+    if batch is None or n is None or size is None or group is None or size % group == 0:
         return
     yield Finding(
         span=n.span or batch.span,

@@ -88,7 +88,7 @@ checks) @ 4.57.1. With `accelerate launch`: trainer.py:5537-5574
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
 from batchlint.document import Span
 from batchlint.frameworks.deepspeed import TrainerValues
@@ -222,7 +222,7 @@ class _Expected(NamedTuple):
     """A TrainingArguments value, how to name it (in full, and `short` for a message), and where it is
     written (None: a default)."""
 
-    value: Any
+    value: object
     described: str
     span: Optional[Span] = None
     per_world: Optional[int] = None  # train_batch_size without W: the per-GPU product W multiplies
@@ -240,9 +240,10 @@ def _expected_values(plan: TrainingPlan, trainer: TrainerArguments,
         yield ds.train_micro_batch_size_per_gpu, _of(micro, micro.describe()), True, False
     if ga is not None and ga.known:
         yield ds.gradient_accumulation_steps, _of(ga, ga.describe()), True, False
-    if batch_checked and micro is not None and micro.positive and ga is not None and ga.positive:
-        # (a micro batch or accumulation of 0 or less is BL104's finding: no product to compare)
-        yield ds.train_batch_size, _train_batch(plan.world_size, micro, ga), True, False
+    if batch_checked and micro is not None and ga is not None:
+        train_batch = _train_batch(plan.world_size, micro, ga)
+        if train_batch is not None:
+            yield ds.train_batch_size, train_batch, True, False
     for ds_fact, fact in ((ds.gradient_clipping, plan.max_grad_norm), (ds.fp16_enabled, trainer.deepspeed_fp16),
                           (ds.bf16_enabled, trainer.deepspeed_bf16)):
         if fact is not None:
@@ -255,14 +256,18 @@ def _of(fact: Fact, described: str) -> _Expected:
     return _Expected(fact.value, described, fact.span, short=f"{fact.key} {_shown(fact.value)}{default}")
 
 
-def _train_batch(world: Optional[Fact], micro: Fact, ga: Fact) -> _Expected:
+def _train_batch(world: Optional[Fact], micro: Fact, ga: Fact) -> Optional[_Expected]:
+    micro_batch, grad_accum = micro.count, ga.count
+    if micro_batch is None or grad_accum is None:
+        return None  # a micro batch or accumulation of 0 or less is BL104's finding: no product to compare
     span = ga.span or micro.span
     factors = f"micro {micro.value} x accumulation {ga.value}"
-    if world is not None and world.known:
-        value = world.value * micro.value * ga.value
-        return _Expected(value, f"W ({world.value}) x {micro.describe()} x {ga.describe()} = {value}", span,
-                         short=f"{value} (W {world.value} x {factors})")
-    per_world = micro.value * ga.value
+    world_size = world.number if world is not None else None
+    if world_size is not None:
+        value = world_size * micro_batch * grad_accum
+        return _Expected(value, f"W ({world_size}) x {micro.describe()} x {ga.describe()} = {value}", span,
+                         short=f"{value} (W {world_size} x {factors})")
+    per_world = micro_batch * grad_accum
     return _Expected(None, f"W x {micro.describe()} x {ga.describe()} = W x {per_world}", span, per_world,
                      short=factors)
 
@@ -284,7 +289,7 @@ def _comparable(ds_fact: Fact, expected: _Expected) -> bool:
     return _is_number(value)
 
 
-def _verdict(ds_value: Any, expected: _Expected) -> Optional[_Verdict]:
+def _verdict(ds_value: object, expected: _Expected) -> Optional[_Verdict]:
     """What is wrong, or None when the two agree."""
     if isinstance(ds_value, str):  # fill_match compares with `!=`: "8" is never 8
         want = expected.value if expected.per_world is None else f"a multiple of {expected.per_world}"
@@ -292,7 +297,8 @@ def _verdict(ds_value: Any, expected: _Expected) -> Optional[_Verdict]:
                         f"is a string, which never equals {expected.described} (even when it reads the same)",
                         f"write it as a number: {_shown(want)}, without quotes")
     if expected.per_world is not None:
-        if ds_value > 0 and ds_value % expected.per_world == 0:
+        # (a number: _comparable let nothing else through)
+        if isinstance(ds_value, (int, float)) and ds_value > 0 and ds_value % expected.per_world == 0:
             return None
         return _Verdict(f"is not a multiple of {expected.per_world} ({expected.short}) for any W",
                         f"is not {expected.described} for any world size W",
@@ -303,11 +309,11 @@ def _verdict(ds_value: Any, expected: _Expected) -> Optional[_Verdict]:
                     f"make it {_shown(expected.value)}")
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if isinstance(value, str):
         return f'"{value}"'
     return str(value).lower() if isinstance(value, bool) else str(value)

@@ -130,19 +130,26 @@ def _describe(fact: Fact) -> str:
     return f"{fact.key} {shown}" + (" (default)" if fact.origin is Origin.DEFAULT else "")
 
 
-def _shown(number: float) -> str:
-    return str(int(number)) if float(number).is_integer() else str(number)
+def _shown(number: object) -> str:
+    """A step count or ratio as transformers would print it: 2.0 as 2."""
+    return str(int(number)) if isinstance(number, (int, float)) and float(number).is_integer() else str(number)
 
 
 def _steps(schedule: Checkpointing, load_best: Fact, related: tuple[Related, ...], premise: str) -> Iterator[Finding]:
     save, evaluation = schedule.save_steps, schedule.eval_steps
-    if save is None or evaluation is None or _multiple(save.value, evaluation.value):
+    if save is None or evaluation is None:
         return
-    if (save.value < 1) != (evaluation.value < 1):
+    save_steps, eval_steps = save.value, evaluation.value
+    # (both are positive counts or ratios: training_arguments reads nothing else)
+    if not isinstance(save_steps, (int, float)) or not isinstance(eval_steps, (int, float)):
+        return
+    if _multiple(save_steps, eval_steps):
+        return
+    if (save_steps < 1) != (eval_steps < 1):
         why = "one is a ratio of the training steps and the other a step count, so the multiple cannot be guaranteed"
         fix = "give both as step counts, or both as ratios"
     else:
-        why = f"{_shown(save.value)} is not a multiple of {_shown(evaluation.value)}"
+        why = f"{_shown(save_steps)} is not a multiple of {_shown(eval_steps)}"
         fix = _fix(save, evaluation)
     if schedule.eval_steps_from_logging:
         why += " (eval_steps is unset, so it is logging_steps)"
@@ -166,7 +173,7 @@ def _multiple(save: float, evaluation: float) -> bool:
 
 
 def _fix(save: Fact, evaluation: Fact) -> str:
-    if save.value >= 1 and isinstance(save.value, int) and isinstance(evaluation.value, int):
+    if isinstance(save.value, int) and save.value >= 1 and isinstance(evaluation.value, int):
         lower = save.value // evaluation.value * evaluation.value
         options = " or ".join(str(v) for v in (lower, lower + evaluation.value) if v > 0)
         return f"set save_steps to a multiple of {evaluation.value} ({options}), or eval_steps to a divisor of {save.value}"

@@ -73,7 +73,7 @@ def check(plan: TrainingPlan, megatron: MegatronSettings) -> Iterator[Finding]:
     if counted % stages == 0:
         size = virtual.count if virtual is not None else None
         if virtual is not None and size is not None and (counted // stages) % size:
-            yield _virtual(layers, pp, virtual, counted // stages)
+            yield _virtual(layers, pp, virtual, counted // stages, stages, size)
         return
     per_stage = counted // stages
     shown = f"{layers.describe()}" + (f" + {extra} (embedding/loss counted in the split)" if extra else "")
@@ -95,10 +95,10 @@ def check(plan: TrainingPlan, megatron: MegatronSettings) -> Iterator[Finding]:
     )
 
 
-def _virtual(layers: Fact, pp: Fact, virtual: Fact, per_stage: int) -> Finding:
+def _virtual(layers: Fact, pp: Fact, virtual: Fact, per_stage: int, stages: int, size: int) -> Finding:
     """The layers of a stage do not split into virtual stages of the size asked: releases before the check
-    built per_stage // size chunks of that size, dropping the rest."""
-    size, stages = virtual.value, pp.value
+    built per_stage // size chunks of that size, dropping the rest. `stages` and `size` are pp's and
+    virtual's values."""
     chunks = per_stage // size
     return Finding(
         premise="interleaved",

@@ -61,10 +61,12 @@ def check(plan: TrainingPlan, megatron: MegatronSettings) -> Iterator[Finding]:
     rampup, decrease = megatron.rampup, megatron.decrease_if_needed
     micro, declared = plan.micro_batch, plan.declared_global_batch
     micro_size = micro.count if micro is not None else None
-    if rampup is None or not all(f.positive for f in rampup) or micro is None or micro_size is None:
+    if rampup is None or micro is None or micro_size is None:
         return
     start, increment, samples = rampup
-    first, step, total = start.value, increment.value, samples.value
+    first, step, total = start.count, increment.count, samples.count
+    if first is None or step is None or total is None:
+        return
     target = declared.count if declared is not None else None
     if declared is not None and target is not None:
         interval = target - first

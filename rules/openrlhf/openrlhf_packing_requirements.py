@@ -81,7 +81,9 @@ PPO_RING = Premise(
 def check(plan: TrainingPlan, args: OpenRLHFSettings) -> Iterator[Finding]:
     ring, packing = plan.parallel.get("sp"), plan.packing
     if args.ring_needs_packing:
-        if ring is not None and ring.known and ring.value > 1 and packing is not None and packing.value is False:
+        ring_size = ring.number if ring is not None else None
+        if ring is not None and ring_size is not None and ring_size > 1 and packing is not None \
+                and packing.value is False:
             yield Finding(
                 span=ring.span,
                 message=f"{ring.describe()} without {packing.key}",
@@ -92,7 +94,8 @@ def check(plan: TrainingPlan, args: OpenRLHFSettings) -> Iterator[Finding]:
             )
     elif args.ppo is not None and packing is not None and packing.value is True:
         engines = args.ppo.vllm_engines
-        if engines.value is None or (engines.known and engines.value <= 0):
+        engine_count = engines.number
+        if engines.value is None or (engine_count is not None and engine_count <= 0):
             shown = f"{engines.key} {engines.value}" if engines.value is not None else f"{engines.key} not set"
             yield Finding(
                 span=packing.span or (ring.span if ring is not None else None) or engines.span,

@@ -70,26 +70,33 @@ def check(plan: TrainingPlan, args: OpenRLHFSettings) -> Iterator[Finding]:
     prompts, n = rl.prompts_per_step, rl.samples_per_prompt
     rollout_micro = rl.micro_batch.get("rollout")
     ring, tp, world = plan.parallel["sp"], plan.parallel["tp"], plan.world_size
-    if all(f is not None and f.positive for f in (prompts, n, rollout_micro, ring, tp, world)):
-        assert prompts is not None and n is not None and rollout_micro is not None and world is not None
-        batches = n.value * prompts.value // rollout_micro.value
-        actors = world.value // ring.value // tp.value
+    prompt_count = prompts.count if prompts is not None else None
+    samples = n.count if n is not None else None
+    per_batch = rollout_micro.count if rollout_micro is not None else None
+    gpus = world.count if world is not None else None
+    ring_size, tp_size = ring.count, tp.count
+    if prompts is not None and n is not None and rollout_micro is not None and world is not None \
+            and prompt_count is not None and samples is not None and per_batch is not None \
+            and gpus is not None and ring_size is not None and tp_size is not None:
+        batches = samples * prompt_count // per_batch
+        actors = gpus // ring_size // tp_size
         if batches < actors:
             yield Finding(
                 span=next((f.span for f in (prompts, rollout_micro, n) if f.span is not None), None),
                 message=f"{batches} sample batches for {actors} actor processes",
                 notes=(f"{n.describe()} x {prompts.describe()} // {rollout_micro.describe()} = {batches} sample "
-                       f"batches; W {world.value} // {ring.key} {ring.value} // {tp.key} {tp.value} = {actors} "
+                       f"batches; W {gpus} // {ring.key} {ring_size} // {tp.key} {tp_size} = {actors} "
                        f"actor processes",
                        "train_ppo_ray asserts at least one batch per actor process and refuses to start"),
-                fix=(f"raise {prompts.key} to at least {-(-actors * rollout_micro.value // n.value)} "
+                fix=(f"raise {prompts.key} to at least {-(-actors * per_batch // samples)} "
                      f"or lower {rollout_micro.key}"),
                 related=(Related(f"W = {world.value}", world.span),) if world.span is not None else (),
                 premise=openrlhf.premise_name(plan, ACTORS),
             )
     generation, is_async = ppo.generate_batch, ppo.async_enable
-    if (generation is not None and generation.positive and prompts is not None and prompts.positive
-            and generation.value > prompts.value and not is_async.value):
+    generation_count = generation.count if generation is not None else None
+    if (generation is not None and generation_count is not None and prompts is not None and prompt_count is not None
+            and generation_count > prompt_count and not is_async.value):
         flag = "--async_train" if openrlhf.flag_style(plan.document.root) == "flat" else "--train.async_enable"
         yield Finding(
             span=generation.span,

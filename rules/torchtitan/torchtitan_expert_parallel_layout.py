@@ -101,7 +101,7 @@ def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
 def _mesh(plan: TrainingPlan, titan: TitanSettings, ep_degree: tuple[Fact, int], etp_degree: tuple[Fact, int],
           t: int) -> Iterator[Finding]:
     (ep, e), (etp, et) = ep_degree, etp_degree
-    shard = titan.shard_degree.value if titan.shard_degree is not None else None
+    shard = titan.shard_degree.number if titan.shard_degree is not None else None
     c, r, s = (plan.parallel[k].count for k in ("cp", "dp_replicate", "pp"))
     if shard is None or c is None or r is None or s is None or e * et == 1:
         return

@@ -62,7 +62,8 @@ def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]
     for whole, part in ((batch, forward), (batch, ppo), (ppo, ga)):
         if whole is None or part is None or not _known(whole, part) or part.span is None:
             continue
-        if whole.value % part.value:
+        total, size = whole.count, part.count
+        if total is not None and size is not None and total % size:
             yield Finding(
                 span=part.span,
                 message=f"{whole.key} ({whole.value}) is not divisible by {part.key} ({part.value})",
@@ -72,7 +73,8 @@ def check(plan: TrainingPlan, torchtune: TorchtuneSettings) -> Iterator[Finding]
             )
     if steps is None or batch is None or not _known(steps, batch) or steps.span is None:
         return
-    if steps.value < batch.value:
+    trajectories, prompts = steps.count, batch.count
+    if trajectories is not None and prompts is not None and trajectories < prompts:
         yield Finding(
             span=steps.span,
             message=f"{steps.key} ({steps.value}) is below {batch.key} ({batch.value}): no PPO step runs",
