@@ -1502,3 +1502,18 @@ def test_a_command_string_with_pwd_and_options_not_known_is_read_when_run():
     assert (line.world_size.value, line.entry, line.framework) == (2, "./examples/scripts/dpo.py", "transformers")
     assert [(keys, word.value, word.span.line) for keys, word, _ in line.overrides] == [
         (("per_device_train_batch_size",), "2", 1)]
+
+
+# -- `: ${NGPUS:=8}`: the idiom that gives a variable its default -------------------------------------
+
+DS_64 = '{\n  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 4,\n  "gradient_accumulation_steps": 4\n}\n'
+
+
+@pytest.mark.parametrize("head, flagged", [
+    (": ${NGPUS:=8}\n", True),           # W = 8: 4 x 4 x 8 = 128, not 64
+    ("NGPUS=4\n: ${NGPUS:=8}\n", False),  # W = 4: 64, as written
+])
+def test_a_w_set_by_a_no_op_default_reaches_the_config(repo, head, flagged):
+    write(repo, "ds.json", DS_64)
+    result = lint_script(repo, f"#!/bin/bash\n{head}deepspeed --num_gpus $NGPUS train.py --deepspeed ds.json\n")
+    assert found(result) == ([("ds.json", "BL102", 2)] if flagged else [])

@@ -581,3 +581,23 @@ def test_a_usage_check_of_required_arguments_does_not_end_the_script_read():
     assert read_shell("train.sh", 'OUT=""\nif [ -z "$OUT" ]; then\n  exit 1\nfi\ntorchrun t.py\n').commands[-1] \
         .words[0].value == "exit"
     assert variables(REQUIRED_ARGUMENTS)["save_interval"] == "1000"
+
+
+@pytest.mark.parametrize("line, value", [
+    (": ${NGPUS:=8}", "8"),                  # the idiom: set when the caller did not
+    (': "${NGPUS:=8}"', "8"),                # quoted, as shellcheck asks
+    (": ${NGPUS=8}", "8"),
+    ("NGPUS=4\n: ${NGPUS:=8}", "4"),         # set already: kept
+    ("NGPUS=\n: ${NGPUS:=8}", "8"),          # `:=` replaces an empty value too
+    ("NGPUS=\n: ${NGPUS=8}", ""),            # `=` only an unset one
+    ("true ${NGPUS:=8}", "8"),
+])
+def test_a_default_assigned_by_a_no_op_command_is_set(line, value):
+    [*_, command] = read_shell("run.sh", f"{line}\ntorchrun --nproc_per_node $NGPUS x.py\n").commands
+    assert [w.value for w in command.words][1:] == ["--nproc_per_node"] + ([value] if value else []) + ["x.py"]
+
+
+def test_a_default_that_expands_or_runs_in_a_subshell_is_not_followed():
+    text = ": ${NGPUS:=$DEFAULT}\necho $(: ${NNODES:=2})\ntorchrun --nproc_per_node $NGPUS --nnodes $NNODES x.py\n"
+    [*_, command] = read_shell("run.sh", text).commands
+    assert [w.value for w in command.words][2] is UNKNOWN and [w.value for w in command.words][4] is UNKNOWN

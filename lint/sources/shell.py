@@ -1125,11 +1125,24 @@ class _Interpreter:
         if not raw.words:
             return True, False
         self._watch(raw)
+        if raw.words[0].raw in (":", "true"):
+            self._assign_defaults(raw)
         status = self._status(raw.words)
         self.run_all(raw)
         if raw.words[0].raw == "exit" and not (self.uncertain or self.inner or self.current):
             self.dead = True  # the script ends here: nothing after it runs
         return status
+
+    def _assign_defaults(self, raw: _Raw) -> None:
+        """`: ${NGPUS:=8}` (and `: "${NGPUS=8}"`): the idiom that sets a variable the caller did not, as
+        `NGPUS=${NGPUS:-8}` does (`=`: only when it is unset). Followed for the no-op commands the idiom
+        uses, whose expansions run in this shell; a default that itself expands is not followed."""
+        for word in raw.words[1:]:
+            for part in word.parts:
+                if part[0] == "var" and part[3] in (":=", "=") and part[2] is not None and _NAME.fullmatch(part[1]):
+                    value, span = self._variable(part, word.span)
+                    if value is not None:
+                        self._set_all({part[1]: Word(value, span, word.raw)})
 
     # -- where bash stops: a variable read before the script sets it (shellstop.py) ------------
 
