@@ -95,7 +95,7 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = {
     "BL512": ("torchtune.torchtune_optimizer_in_backward", ("torchtune",), ()),
     "BL513": ("torchtune.torchtune_unsupported_dtype", ("torchtune",), ()),
     "BL520": ("deepspeed.deepspeed_duplicate_key", ("deepspeed",), ()),
-    "BL521": ("deepspeed.deepspeed_offload_ignored", ("deepspeed",), ()),
+    "BL521": ("deepspeed.deepspeed_offload_ignored", ("deepspeed", "accelerate-config"), ()),
     "BL522": ("hf.hf_load_best_model_strategy", ("transformers", "trl", "llamafactory", "swift"),
               ("trainer.checkpointing",)),
     "BL530": ("xtuner.xtuner_sp_attention", ("xtuner",), ("attention",)),

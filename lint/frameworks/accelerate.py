@@ -45,7 +45,7 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..project import ProjectView
 from . import deepspeed
-from .deepspeed import DeepSpeedSettings, TrainerValues
+from .deepspeed import DeepSpeedSettings, TrainerValues, ZeRO
 from .facts import Outside, number
 from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig
 from .releases import ACCELERATE as DISTRIBUTION
@@ -201,7 +201,10 @@ class AccelerateSettings(Subject):
     mixed_precision: Optional[Fact]
     zero_stage: Optional[Fact] = None  # deepspeed_config.zero_stage (accelerate's default 2)
     zero3_init_flag: Optional[Fact] = None
-    offload: tuple = ()  # deepspeed_config.offload_*_device written other than "none"
+    # The zero_optimization the DeepSpeedPlugin builds from deepspeed_config (no config file): a stage
+    # written as 0-3, the offload devices written "cpu" or "nvme" (dataclasses.py:437-456 @ v0.16.0,
+    # 1281-1315 @ v1.14.0: zero_stage -> zero_optimization.stage, offload_*_device -> offload_*.device).
+    zero: Optional[ZeRO] = None
     deepspeed_file: Optional[DeepSpeedFile] = None  # DEEPSPEED with a config file on the local machine
     fsdp: dict = field(default_factory=dict)  # fsdp_config key -> Fact, as written
     # With a parallelism_config: the ranks the data is split over (value None when not known); None without.
@@ -259,13 +262,26 @@ def _read(doc: Document, root: Mapping, kind: Scalar, view: ProjectView) -> Acce
         mixed_precision=_as_written(root, "mixed_precision"),
         zero_stage=number(block.get("zero_stage"), "deepspeed_config.zero_stage"),
         zero3_init_flag=_as_written(block, "zero3_init_flag", "deepspeed_config."),
-        offload=tuple(f for f in (_as_written(block, k, "deepspeed_config.") for k in
-                                  ("offload_optimizer_device", "offload_param_device"))
-                      if f is not None and f.value not in (None, "none")),
+        zero=_zero(block) if distributed.value == "DEEPSPEED" and file is None else None,
         deepspeed_file=file,
         fsdp={key: _as_written(fsdp, key, "fsdp_config.") for key in fsdp.items} if isinstance(fsdp, Mapping) else {},
         data_parallel=_data_parallel(root, kind_name),
     )
+
+
+def _zero(block: Mapping) -> ZeRO:
+    """The ZeRO settings the plugin builds: only a stage written as a number (unwritten, the plugin takes
+    ACCELERATE_DEEPSPEED_ZERO_STAGE from the environment, else 2: not judged here)."""
+    stage = number(block.get("zero_stage"), "deepspeed_config.zero_stage")
+    written = stage.number if stage is not None else None
+
+    def device(key: str) -> Optional[Fact]:
+        fact = _as_written(block, key, "deepspeed_config.")
+        value = fact.value.lower() if fact is not None and isinstance(fact.value, str) else None
+        return fact if value in ("cpu", "nvme") else None
+
+    return ZeRO(stage if written is not None and 0 <= written <= 3 else None,
+                device("offload_param_device"), device("offload_optimizer_device"))
 
 
 # parallelism_config keys (commands/launch.py:899-925, each default 1) and the dimensions they size.

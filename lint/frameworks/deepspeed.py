@@ -94,8 +94,12 @@ def plan(doc: Document, outside: Outside):
 
 
 @lean_dataclass(frozen=True)
-class ZeRO:
-    """`zero_optimization` (deepspeed/runtime/zero/config.py @ 0.19.8)."""
+class ZeRO(Subject):
+    """`zero_optimization` (deepspeed/runtime/zero/config.py @ 0.19.8), as a DeepSpeed config writes it or as
+    accelerate's DeepSpeedPlugin builds it from its own config (AccelerateSettings.zero): the subject of
+    the rules about ZeRO's settings."""
+
+    FRAMEWORKS = (NAME, "accelerate-config")
 
     # An int 0-3 as written (ZeroStageEnum); None otherwise: an absent, "auto" or
     # string stage is not judged.
@@ -105,6 +109,11 @@ class ZeRO:
     # `cpu_offload_param` / `cpu_offload` written true (config.py:188-220). None: not offloaded.
     offload_param: Optional[Fact]
     offload_optimizer: Optional[Fact]
+
+    @classmethod
+    def of(cls, plan: TrainingPlan) -> Optional[ZeRO]:
+        zero = getattr(plan.settings, "zero", None)  # DeepSpeedSettings' and AccelerateSettings'
+        return zero if isinstance(zero, ZeRO) else None
 
 
 @lean_dataclass(frozen=True)
