@@ -28,7 +28,7 @@ from .rule import Rule
 STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frameworks", "filled_facts.py")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 # Plan fields that are no fact a rule could need.
-_NOT_FACTS = {"framework", "document"}
+_NOT_FACTS = {"framework", "document", "project"}  # project: the view the plan was read through
 # Facts the engine fills for a plan of any framework, not an adapter: `change` under `check --since`.
 ENGINE_FACTS = frozenset({"change"})
 

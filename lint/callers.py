@@ -41,7 +41,7 @@ class _Files:
     complete: bool  # False: a bound was passed, a caller may be missing
 
 
-_cache: dict = per_run.cache()  # (folder, project roots) -> _Files
+_cache: per_run.Cache = per_run.cache()  # (folder, project roots) -> _Files
 
 
 def named_elsewhere(path: str) -> bool:
@@ -100,7 +100,7 @@ def running(path: str) -> Optional[tuple]:
 
 # A variable right before a suffix: `${STAGE}.json`, `$NAME.yaml` (the suffix is the group).
 _COMPOSED = re.compile(rb"\$\{?\w+\}?\.(\w+)")
-_composed: dict = per_run.cache()  # id of the _Files -> [its _Files, ((index, (suffixes, words)), ...)]
+_composed: per_run.Cache = per_run.cache()  # id of the _Files -> [its _Files, ((index, (suffixes, words)), ...)]
 
 
 def _composers(files: _Files) -> tuple:
@@ -146,7 +146,7 @@ _NAME = re.compile(rb"[\w.-]+")
 # and an index costs more than one scan; a run over the tree asks once per config, and the index keeps
 # that linear in the files in view rather than their number squared.
 SCANS_BEFORE_INDEX = 8
-_indexes: dict = per_run.cache()  # id of the _Files -> [its _Files, names asked so far, {run: file indices}]
+_indexes: per_run.Cache = per_run.cache()  # id of the _Files -> [its _Files, names asked so far, {run: file indices}]
 
 
 def _holding(files: _Files, name: bytes):

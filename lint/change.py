@@ -46,6 +46,9 @@ class Since:
     def __init__(self, revision: Revision):
         self.revision = revision
         self._plans: dict = {}  # (file linted, W) -> {job: plan} at REV, or now when W is an assumed one
+        # Each side's own record of which scripts launch what (lint/jobs.py): what a script launched at
+        # REV is not what it launches now, and a side planned at an assumed W is a third.
+        self._jobs: dict = {}  # (W, at REV) -> ProjectJobs
 
     def __repr__(self) -> str:  # the cache's salt: results hold for one commit compared with
         return f"Since({self.revision.commit})"
@@ -87,33 +90,36 @@ class Since:
         return found
 
     def _plan(self, top: str, settings, options, world: Optional[int], then: bool) -> dict:
-        from .engine import check_file
+        from .jobs import ProjectJobs
 
         if then and os.path.realpath(top) in self.revision.view.absent:
             return {}
-        given = replace(options, since=None, whole_project=True, digests=False)
+        jobs = self._jobs.setdefault((world, then), ProjectJobs())
+        given = replace(options, since=None, whole_project=True, digests=False, jobs=jobs)
         if world is not None:  # the same W on both sides: one both layouts run on
             given = replace(given, world_size=world, world_size_wins=True)
         with reads.tracking(digests=False):  # what the other side reads is not what this lint read
             if then:
                 with self.revision.reading():
-                    checker = _planned_quietly(check_file, top, settings, given)
+                    plans = _planned(top, settings, given)
             else:
-                checker = _planned_quietly(check_file, top, settings, given)
-        jobs: dict = {}
+                plans = _planned(top, settings, given)
+        found: dict = {}
         counted: dict = {}
-        for note, plan in checker.plans if checker is not None else ():
+        for note, plan in plans:
             base = job(plan, note)
             counted[base] = counted.get(base, -1) + 1
-            jobs[base + (counted[base],)] = plan
-        return jobs
+            found[base + (counted[base],)] = plan
+        return found
 
 
-def _planned_quietly(check_file, top: str, settings, options):
+def _planned(top: str, settings, options) -> list:
+    from .engine import plan_file
+
     try:
-        return check_file(top, settings, options, rules=())
+        return plan_file(top, settings, options)
     except OSError:  # not there then, or unreadable: no job to compare with
-        return None
+        return []
 
 
 def job(plan: TrainingPlan, note) -> tuple:

@@ -23,7 +23,7 @@ from .discover import display_path, is_run_artifact, is_vocabulary
 from .document import LaunchDocument, LimitExceeded, ParseError, Span, TooManyValues
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
-from .jobs import ProjectJobs, Resolver, Source, launch_label, launch_reader
+from .jobs import ProjectJobs, Resolver, Source, launch_reader, launched_from
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
@@ -185,6 +185,12 @@ def check_file(path: str, settings: Settings, options: Options, rules: tuple | L
             gc.enable()
 
 
+def plan_file(path: str, settings: Settings, options: Options) -> list:
+    """(launch note or None, plan) of each job of the file at `path`: planned, not judged (no rule runs,
+    no finding is made). Raises OSError."""
+    return check_file(path, settings, options, rules=()).plans
+
+
 def _check_file(path: str, settings: Settings, options: Options, rules: tuple | Lazy, raw: Optional[bytes],
                 shown: str) -> _Checker:
     checker = _Checker(settings, options, rules)
@@ -223,7 +229,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
         else:
             found = len(checker.diagnostics)
             checker.config(source, checker.standalone(path, checker.outside(source.directives)), held=raw)
-            if not options.whole_project:
+            if not options.whole_project and rules != ():  # a plan alone (plan_file) wants no findings
                 checker.findings_of_jobs(path, shown)
             # Asked only of a config with findings: it takes a look through the scripts in view.
             if len(checker.diagnostics) > found and (writer := written_by(path)) is not None:
@@ -231,7 +237,7 @@ def _check_file(path: str, settings: Settings, options: Options, rules: tuple | 
                 reads.notice(f"skipped {shown}: {writer} writes it before it is used; the committed file is not what runs")
         if options.whole_project and (options.world_size or settings.world_size):
             # What it launches (a config: nothing): a config's lint under the guessed W need not lint it again.
-            checker.project_jobs.record(path, settings, options, launched_by(checker), *reads.snapshot())
+            checker.project_jobs.record(path, settings, options, launched_from(checker.plans), *reads.snapshot())
     checker.unused_suppressions()
     return checker
 
@@ -428,6 +434,7 @@ class _Checker:
         self.planned.add(source.path)
         # A module of several named configs (a config registry) gives one plan per config.
         for one in plan if isinstance(plan, list) else (plan,):
+            one.project = outside.project  # what the rules read the project through: the adapter's view
             self.framework = self.framework or one.framework
             self.plans.append((note[0] if note else None, one))
             if self.options.since is not None:
@@ -463,14 +470,14 @@ class _Checker:
         """The launch lines in view that run the file at `path`, as `script:line (W=8)`."""
         if self.options.whole_project:  # every launcher is read once, and the answer inverted
             found = []
-            for lines, seen, searches in self.project_jobs.launching(path, self.settings, self.options, self.rules) or ():
+            for lines, seen, searches in self.project_jobs.launching(path, self.settings, self.options) or ():
                 _replay(seen, searches)
                 found += lines
             return found
         real = os.path.realpath(path)
         found = []
         for caller in running(path) or ():
-            known = self.project_jobs.launches(caller, self.settings, self.options, self.rules)
+            known = self.project_jobs.launches(caller, self.settings, self.options)
             if known is not None:
                 _replay(known[1], known[2])
                 found += known[0].get(real, ())
@@ -481,7 +488,7 @@ class _Checker:
         of each file in view that names the file at `path` (lint/jobs.py ProjectJobs)."""
         found = []
         for caller in running(path) or ():
-            job = self.project_jobs.linted(caller, self.settings, self.options, self.rules)
+            job = self.project_jobs.linted(caller, self.settings, self.options)
             if job is not None:
                 _replay(job[2], job[3])
                 found.append(job[:2])
@@ -575,19 +582,6 @@ class _Checker:
 
 
 
-def launched_by(checker: _Checker) -> dict:
-    """{the real path of each config a launch line of the lint runs: those lines (jobs.launch_label)}."""
-    launched: dict = {}
-    for note, plan in checker.plans:
-        if note is None:
-            continue
-        line = launch_label(note, plan)
-        lines = launched.setdefault(os.path.realpath(plan.document.path), [])
-        if line not in lines:
-            lines.append(line)
-    return launched
-
-
 def _replay(paths: tuple, searches: tuple) -> None:
     """What a lint whose result is used read, as the reads of the lint that uses it (searched only)."""
     with reads.searching():
@@ -640,7 +634,7 @@ def _gate(rule, finding, plan) -> Optional[tuple]:
     premise = premise_of(rule.premises, finding.premise, plan.framework)
     if premise is None:
         return (finding.severity or rule.severity,)
-    verdict = judge(premise, plan.document.path)
+    verdict = judge(premise, plan.document.path, plan.project)
     if verdict.outcome == HOLDS:
         return finding.severity or rule.severity, f"releases: {verdict.assumes}"
     if verdict.outcome == NEVER or closes(premise):

@@ -14,7 +14,7 @@ from dataclasses import field, replace
 from typing import Optional
 
 from .config import Settings
-from .engine import Options, check_file
+from .engine import Options, plan_file
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin, TrainingPlan
 
@@ -69,7 +69,7 @@ def explain(path: str, settings: Settings, world_sizes: tuple, global_batch: Opt
     runs = []
     for world in world_sizes or (None,):
         options = Options(world_size=world, global_batch=global_batch, world_size_wins=world is not None)
-        runs.append(check_file(path, settings, options, rules=()).plans)
+        runs.append(plan_file(path, settings, options))
     labels = tuple(f"W={w}" for w in world_sizes) if len(world_sizes) > 1 else ()
     explanations = []
     for index, (launch_note, plan) in enumerate(runs[0]):
@@ -87,13 +87,13 @@ def plans_of(path: str, settings: Settings, global_batch: Optional[int] = None) 
     from .callers import running
 
     options = Options(global_batch=global_batch, whole_project=True)
-    own = check_file(path, settings, options, rules=()).plans
+    own = plan_file(path, settings, options)
     if len(own) != 1 or own[0][0] is not None or own[0][1].framework == "launch":
         return own
     real, selected = os.path.realpath(path), own[0][1].document.selected
     jobs = []
     for caller in sorted(running(path) or ()):
-        for note, plan in check_file(caller, settings, options, rules=()).plans:
+        for note, plan in plan_file(caller, settings, options):
             if note is not None and os.path.realpath(plan.document.path) == real and plan.document.selected == selected:
                 jobs.append((note, plan))
     return jobs or own

@@ -53,12 +53,13 @@ class ProjectJobs:
     holding them found. The run fills it before and while it lints: the callers of the files it was given
     (pre-commit's, the editor's) are linted first (`prepare`), and each script of a run over the whole
     project, linted before the configs, records what it launches (`record`). A config's lint looks them
-    up; what no one prepared is linted once, when first asked (a front end that does not prepare).
+    up; it never lints another file. What it must know of a script no one recorded (a script whose lint
+    came from the cache, a run at another revision) it plans: the script's launch lines, no rule run.
     One per run, passed in `Options.jobs`: a new run starts from nothing, as the files may have changed."""
 
     def __init__(self) -> None:
-        self._launched: dict = {}  # caller's key -> (launched, reads, searches): the run's own lint of it
-        self._linted: dict = {}  # caller's key, target, --since -> (launched, findings, reads, searches)
+        self._launched: dict = {}  # caller's key -> (launched, reads, searches): the run's own lint or plan of it
+        self._linted: dict = {}  # caller's key, target, --since -> (launched, findings, reads, searches) or the error
         self._launching: dict = {}  # folder in view, settings -> {real path: [(launched lines, reads, searches)]}
 
     def __repr__(self) -> str:  # in the cache's salt: what a run found is not a setting
@@ -70,19 +71,23 @@ class ProjectJobs:
         if key is not None:
             self._launched[key] = (launched, read, searches)
 
-    def launches(self, caller: str, settings, options, rules) -> Optional[tuple]:
-        """(launched, reads, searches) of the file at `caller`: as the run's lint of it recorded, else linted
-        (in a run over the whole project, planned only: the run lints it as a file of its own too)."""
+    def launches(self, caller: str, settings, options) -> Optional[tuple]:
+        """(launched, reads, searches) of the file at `caller`: as the run's lint of it recorded or its
+        prepared lint found, else as its plan finds (what it launches does not depend on the rules)."""
         key = _caller_key(caller, options, settings)
-        known = self._launched.get(key) if key is not None else None
-        if known is None and key is not None and not _may_launch(caller):
+        if key is None:
+            return None
+        known = self._launched.get(key)
+        if known is None and not _may_launch(caller):
             known = self._launched[key] = ({}, ((os.path.abspath(caller), ""),), ())
         if known is None:
-            job = self.linted(caller, settings, options, () if options.whole_project else rules)
-            return None if job is None else (job[0], job[2], job[3])
+            prepared = self._linted.get(_lint_key(key, options))
+            if isinstance(prepared, tuple):
+                return prepared[0], prepared[2], prepared[3]
+            known = self._launched[key] = self._planned(caller, settings, options)
         return known
 
-    def launching(self, path: str, settings, options, rules) -> Optional[list]:
+    def launching(self, path: str, settings, options) -> Optional[list]:
         """[(the launch lines, as `script:line (W=8)`, reads, searches)] of each file in view that runs the
         file at `path`: in a run over the whole project, every file in view that may launch is read once
         (its scripts were linted first) and inverted, so no config searches for the files naming it."""
@@ -97,47 +102,72 @@ class ProjectJobs:
         if inverse is None:
             inverse = self._launching[key] = {}
             for caller in view[1]:
-                known = self.launches(caller, settings, options, rules) if _may_launch(caller) else None
+                known = self.launches(caller, settings, options) if _may_launch(caller) else None
                 if known is None:
                     continue
                 for launched, lines in known[0].items():
                     inverse.setdefault(launched, []).append((lines, known[1], known[2]))
         return inverse.get(real, [])
 
-    def linted(self, caller: str, settings, options, rules) -> Optional[tuple]:
-        """(launched, findings, reads, searches) of the lint of the file at `caller` as a file of a run over the
-        whole project (its launch lines' W, never a guessed one), once a run; None when it is not there."""
+    def linted(self, caller: str, settings, options) -> Optional[tuple]:
+        """(launched, findings, reads, searches) of the lint of the file at `caller` as a file of a run over
+        the whole project, as `prepare` made it; None where it was not prepared. An error its lint met is
+        raised again here, in the lint that needs it."""
         key = _caller_key(caller, options, settings)
-        if key is None:
-            return None
-        key += (options.global_batch, id(options.since), rules == ())
-        job = self._linted.get(key)
-        if job is None:
-            from .engine import Options, check_file, launched_by
-
-            # As a file of a run over the whole project: its own configs' jobs are not looked for again
-            # (a chain of configs naming configs would lint on and on).
-            quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
-                            since=options.since, whole_project=True, jobs=self)
-            with reads.tracking(options.digests) as touched:  # its notices are its own lint's
-                checker = check_file(caller, settings, quiet, rules)
-            job = self._linted[key] = (launched_by(checker), tuple(checker.diagnostics),
-                                       tuple(touched.paths.items()), tuple(touched.searches.items()))
+        job = self._linted.get(_lint_key(key, options)) if key is not None else None
+        if isinstance(job, Exception):
+            raise job
         return job
 
     def prepare(self, paths: list, settings_for: Callable, options, rules) -> None:
-        """Lint the files in view that name each of `paths`, before `paths` are linted: their lints are
-        not made from inside another. One that cannot be linted here is left to the lint that asks."""
+        """Lint the files in view that name each of `paths`, before `paths` are linted, as files of a run
+        over the whole project (their launch lines' W, never a guessed one): the lints of `paths` read
+        what these found (`linted`), and no lint is made from inside another."""
         from .callers import running
+        from .engine import Options, check_file
 
         for path in paths:
             settings = settings_for(path)
             for caller in running(path) or ():
-                try:
-                    with reads.tracking(digests=False), versions.configured(settings.versions, settings.source):
-                        self.linted(caller, settings, options, rules)
-                except Exception:  # noqa: BLE001 - the config's own lint asks again and reports what fails
+                key = _caller_key(caller, options, settings)
+                if key is None or _lint_key(key, options) in self._linted:
                     continue
+                # Its own configs' jobs are not looked for again (a chain of configs naming configs would
+                # lint on and on).
+                quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
+                                since=options.since, whole_project=True, jobs=self)
+                try:
+                    with versions.configured(settings.versions, settings.source), \
+                            reads.tracking(options.digests) as touched:  # its notices are its own lint's
+                        checker = check_file(caller, settings, quiet, rules)
+                    job: object = (launched_from(checker.plans), tuple(checker.diagnostics),
+                                   tuple(touched.paths.items()), tuple(touched.searches.items()))
+                except Exception as exc:  # noqa: BLE001 - raised again in the lint that reads it (`linted`)
+                    job = exc
+                self._linted[_lint_key(key, options)] = job
+
+    def _planned(self, caller: str, settings, options) -> tuple:
+        """(launched, reads, searches) of the file at `caller`, planned as a file of a run over the whole project."""
+        from .engine import Options, plan_file
+
+        quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
+                        whole_project=True, jobs=self)
+        with reads.tracking(options.digests) as touched:
+            plans = plan_file(caller, settings, quiet)
+        return launched_from(plans), tuple(touched.paths.items()), tuple(touched.searches.items())
+
+
+def launched_from(plans: list) -> dict:
+    """{the real path of each config a launch line among `plans` runs: those lines (`launch_label`)}."""
+    launched: dict = {}
+    for note, plan in plans:
+        if note is None:
+            continue
+        line = launch_label(note, plan)
+        lines = launched.setdefault(os.path.realpath(plan.document.path), [])
+        if line not in lines:
+            lines.append(line)
+    return launched
 
 
 def launch_label(note, plan) -> str:
@@ -160,6 +190,11 @@ def _may_launch(path: str) -> bool:
         return False
     fmt = format_of(path) or ("shell" if is_shell_script(path, raw[:128]) else None)
     return fmt == "shell" or (fmt is not None and any(task.may_be(raw) for task in tasks_for(fmt, raw)))
+
+
+def _lint_key(key: tuple, options) -> tuple:
+    """A prepared lint's key: the caller's, with what its findings depend on beside the file."""
+    return key + (options.global_batch, id(options.since))
 
 
 def _caller_key(caller: str, options, settings) -> Optional[tuple]:

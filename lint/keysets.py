@@ -20,8 +20,9 @@ import os
 from collections.abc import Callable
 from typing import Optional
 
-from . import project, versions
+from . import versions
 from .lean_dataclass import lean_dataclass
+from .project import ProjectView
 
 
 class KeySets:
@@ -103,24 +104,25 @@ class InForce:
     release: Optional[str] = None
     copy: Optional[str] = None  # the folder of the framework's copy the keys were read from
 
-    def holds(self, module: Optional[str]) -> bool:
+    def holds(self, module: Optional[str], view: Optional[ProjectView] = None) -> bool:
         """Whether a launch line's module (`pkg.trainer.main`) is one the keys are of: any,
         unless they come from a copy in the project that lacks that module (the line then runs
-        another release of the framework than the copy in view)."""
+        another release of the framework than the copy in view). Read through `view` (None: the view in force)."""
         if self.copy is None or not module or "/" in module or module.endswith(".py"):
             return True
         relative = module.replace(".", os.sep)
-        return any(project.is_file(os.path.join(self.copy, relative + tail)) for tail in (".py", os.sep + "__init__.py"))
+        view = view if view is not None else ProjectView.now()
+        return any(view.is_file(os.path.join(self.copy, relative + tail)) for tail in (".py", os.sep + "__init__.py"))
 
 
 def in_force(dist: versions.Distribution, sets: KeySets, path: str,
-             read_copy: Optional[Callable] = None) -> Optional[InForce]:
+             read_copy: Optional[Callable] = None, view: Optional[ProjectView] = None) -> Optional[InForce]:
     """The key set for the file at `path`, None when the release in force is known but
     neither embedded nor readable from a copy (rules are then silent).
     `read_copy(reader) -> frozenset | None` reads a copy's key set from its source."""
-    found = versions.release(dist, path, sets.names)
+    found = versions.release(dist, path, sets.names, view)
     if found is not None and found.copy is not None and read_copy is not None:
-        keys = read_copy(versions.copy_reader(found.copy))
+        keys = read_copy(versions.copy_reader(found.copy, view))
         if keys:
             version = f" {found.version}" if found.version else ""
             return InForce(frozenset(keys), f"{dist.shown}{version} (the copy in {found.where.split(':')[0]})",

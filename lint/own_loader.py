@@ -19,7 +19,7 @@ from . import per_run, project, reads
 MAX_FILES = 4000
 MAX_BYTES = 512 << 10
 
-_found: dict = per_run.cache()  # (project top, pattern, package) -> (path or None, the reads it took)
+_found: per_run.Cache = per_run.cache()  # (project top, pattern, package) -> (path or None, the reads it took)
 
 
 def own_loader(path: str, pattern: bytes, package: str) -> Optional[str]:

@@ -91,8 +91,8 @@ def program_trains(script: str, entry: Optional[str], view: Optional[ProjectView
 
 
 # Keyed by the project too: one run may lint files of several projects, each reading only its own.
-_held: dict = per_run.cache()  # (program, pattern, project roots) -> (verdict, the reads it took)
-_entries: dict = per_run.cache()  # (folder, project roots) -> the names in it (empty when unreadable)
+_held: per_run.Cache = per_run.cache()  # (program, pattern, project roots) -> (verdict, the reads it took)
+_entries: per_run.Cache = per_run.cache()  # (folder, project roots) -> the names in it (empty when unreadable)
 
 
 def _project_roots(view: ProjectView) -> Optional[tuple]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Optional, TypeVar
 if TYPE_CHECKING:
     from .change import Change
     from .frameworks.training_arguments import TrainerArguments
+    from .project import ProjectView
 
 from .document import Document, Node, Span
 from .lean_dataclass import lean_dataclass
@@ -263,6 +264,9 @@ class TrainingPlan:
     # The same job before the change under review (`check --since REV`: lint/change.py), where the
     # change touches a file it reads: the evidence of what the change did to its batch.
     change: Optional[Change] = None
+    # The project as the adapter read it (lint/project.py): a rule that asks which release the project
+    # runs, or reads a copy of the framework in it, reads through this view, as the adapter did.
+    project: Optional[ProjectView] = field(default=None, compare=False)
 
     def fact(self, name: str) -> object:
         """A fact by the name a rule's `needs` gives: a field ("micro_batch") or a

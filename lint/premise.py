@@ -17,10 +17,13 @@ release on the config is refused, when the window reaches the newest release; ot
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from .lean_dataclass import lean_dataclass
 from .versions import Distribution, Release, admits, clauses, release, version_key
+
+if TYPE_CHECKING:
+    from .project import ProjectView
 
 HOLDS, PARTLY, NEVER = "holds", "partly", "never"
 
@@ -138,10 +141,11 @@ def premise_of(premises: tuple, name: str, framework: Optional[str]) -> Optional
     return None
 
 
-def judge(premise: Premise, path: str) -> Verdict:
-    """Whether `premise` holds for every release the project of `path` may run."""
+def judge(premise: Premise, path: str, view: Optional[ProjectView] = None) -> Verdict:
+    """Whether `premise` holds for every release the project of `path` may run, read through `view`
+    (an adapter's or a plan's; None: the view in force, for the run layer)."""
     dist = premise.distribution
-    found = release(dist, path, dist.releases)
+    found = release(dist, path, dist.releases, view)
     versions, later, where = candidates(dist, found)
     if premise.runs_since is not None:
         floor = _key(premise.runs_since)

@@ -209,6 +209,13 @@ def viewing(view: View) -> Scoped[View]:
 
 
 _current: contextvars.ContextVar = contextvars.ContextVar("batchlint_project", default=None)
+_pinned: contextvars.ContextVar = contextvars.ContextVar("batchlint_pinned", default=None)
+
+
+def pinning(versions: Mapping[str, str], source: str) -> Scoped:
+    """Inside the block, the project config's `versions` (canonical name -> release, from `source`) are
+    the releases in force: views made there carry them (`ProjectView.pinned`)."""
+    return Scoped(_pinned, (versions, source))
 
 
 def using(project: Project) -> Scoped[Project]:
@@ -240,11 +247,20 @@ class ProjectView:
     boundary: Optional[Project] = None  # None: any path (a library caller that chose no boundary)
     overlay: Optional[Mapping[str, bytes]] = None
     revision: Optional[View] = None
+    # The project config's `versions` (canonical name -> release) and the file that gives them.
+    pinned: Optional[tuple[Mapping[str, str], str]] = None
 
     @classmethod
     def now(cls) -> ProjectView:
-        """The view in force: what the run layer set for this lint (`using`, `overlaid`, `viewing`)."""
-        return cls(_current.get(), _overlay.get(), _view.get())
+        """The view in force: what the run layer set for this lint (`using`, `overlaid`, `viewing`, `pinning`)."""
+        return cls(_current.get(), _overlay.get(), _view.get(), _pinned.get())
+
+    @property
+    def key(self) -> tuple:
+        """What tells two views apart, for caches of what was read through one: the boundary, the
+        revision, the overlaid texts (the pins are not read from files, so no cache holds them)."""
+        overlay = tuple(sorted((path, hash(data)) for path, data in self.overlay.items())) if self.overlay else ()
+        return self.boundary, id(self.revision) if self.revision is not None else None, overlay
 
     def read_bytes(self, path: str, limit: Optional[int] = None) -> bytes:
         """The content of the regular file at `path` (or its overlay: `--fix` re-lints
@@ -294,15 +310,22 @@ class ProjectView:
         roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
         return max(roots, key=len) if roots else (git_root(folder) or folder)
 
+    def contents(self, top: str, wanted: Callable[[str], bool], most_files: int, most_bytes: int,
+                 skip: Callable[[str, str], bool] = lambda folder, name: False) -> Iterator[tuple[str, bytes]]:
+        """`contents` read through this view."""
+        return contents(top, wanted, most_files, most_bytes, skip, self)
+
 
 def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_bytes: int,
-             skip: Callable[[str, str], bool] = lambda folder, name: False) -> Iterator[tuple[str, bytes]]:
+             skip: Callable[[str, str], bool] = lambda folder, name: False,
+             view: Optional[ProjectView] = None) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) of the files under `top` whose name `wanted` takes, in a sorted walk that leaves out
     the folders no project keeps its own code in (lint/discover.py SKIPPED_DIRS, hidden ones) and those
     `skip(folder, name)` names; at most `most_files` files, each read to `most_bytes`. Every read is
     recorded (read_bytes), so a cached result that weighed them is reused only while they are unchanged."""
     from .discover import SKIPPED_DIRS
 
+    view = view if view is not None else ProjectView.now()
     seen = 0
     for folder, subfolders, files in os.walk(top):
         subfolders[:] = sorted(d for d in subfolders
@@ -312,10 +335,10 @@ def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_byte
                 continue
             seen += 1
             path = os.path.join(folder, name)
-            if not may_read(path):
+            if not view.may_read(path):
                 continue
             try:
-                yield path, read_bytes(path, most_bytes)
+                yield path, view.read_bytes(path, most_bytes)
             except OSError:
                 continue
 

@@ -6,7 +6,7 @@ project, a FIFO skipped), which the CLI prints on stderr."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import field
 from typing import Optional, TypeVar
 
@@ -125,7 +125,7 @@ class tracking:
         _log = self.outer
 
 
-def remembered(cache: dict, key: object, compute: Callable[[], T]) -> T:
+def remembered(cache: MutableMapping, key: object, compute: Callable[[], T]) -> T:
     """`compute()` once for `key` in `cache` (a per_run cache): a search through files as text, its reads
     recorded once and replayed at every ask (as searched): a cached lint result depends on those files."""
     found = cache.get(key)

@@ -18,7 +18,6 @@ record, so a cached lint result is reused only while those files are unchanged.
 from __future__ import annotations
 
 import ast
-import contextvars
 import os
 import re
 import sys
@@ -27,6 +26,7 @@ from typing import Optional
 
 from . import per_run, project, reads
 from .lean_dataclass import lean_dataclass
+from .project import ProjectView
 from .scoped import Scoped
 
 # Files a folder's evidence reads: a requirements file past this is no requirements file.
@@ -227,23 +227,27 @@ class _Said:
     pins: tuple = ()  # (spec or None when unreadable, where)
 
 
-def _read_text(path: str, limit: int = MAX_MANIFEST_BYTES) -> Optional[str]:
-    if not project.may_read(path):
-        return None
-    try:
-        return project.read_bytes(path, limit).decode("utf-8", "replace")
-    except OSError:
-        reads.record(path)  # absent: creating it changes what the folder says
-        return None
+@lean_dataclass(frozen=True)
+class _Reading:
+    """How one lookup reads the project: through the view the lint was handed, with paths shown relative
+    to the project's top."""
 
+    view: ProjectView
+    top: str = ""
 
-_top: contextvars.ContextVar = contextvars.ContextVar("batchlint_versions_top", default="")
+    def text(self, path: str, limit: int = MAX_MANIFEST_BYTES) -> Optional[str]:
+        if not self.view.may_read(path):
+            return None
+        try:
+            return self.view.read_bytes(path, limit).decode("utf-8", "replace")
+        except OSError:
+            reads.record(path)  # absent: creating it changes what the folder says
+            return None
 
-
-def _where(path: str, line: Optional[int] = None) -> str:
-    """`path` by its place in the project (relative to the project root), with its line."""
-    shown = os.path.relpath(path, _top.get()) if _top.get() else os.path.basename(path)
-    return shown.replace(os.sep, "/") + (f":{line}" if line else "")
+    def where(self, path: str, line: Optional[int] = None) -> str:
+        """`path` by its place in the project (relative to the project root), with its line."""
+        shown = os.path.relpath(path, self.top) if self.top else os.path.basename(path)
+        return shown.replace(os.sep, "/") + (f":{line}" if line else "")
 
 
 def _line_of(text: str, name: str, start: int = 0) -> Optional[int]:
@@ -286,8 +290,8 @@ def _requirement(line: str, names: set) -> Optional[str]:
     return spec if clauses(spec) is not None else "?"
 
 
-def _requirements_file(path: str, names: set) -> list:
-    text = _read_text(path)
+def _requirements_file(reading: _Reading, path: str, names: set) -> list:
+    text = reading.text(path)
     if text is None:
         return []
     pins, number = [], 0
@@ -306,7 +310,7 @@ def _requirements_file(path: str, names: set) -> list:
         whole = re.sub(r"\s--hash[= ]\S+", "", whole)
         spec = _requirement(whole, names)
         if spec is not None:
-            pins.append((spec, _where(path, first)))
+            pins.append((spec, reading.where(path, first)))
     return pins
 
 
@@ -322,10 +326,12 @@ _PIP_CALL = re.compile(r"\b(?:uv_)?pip_install\s*\(")
 _STRING = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
 
 
-def install_pins(text: str, names: set, path: str) -> list:
+def install_pins(text: str, names: set, path: str, top: str = "") -> list:
     """[(spec, where)] of the install commands in `text` naming one of `names`: `pip install x==1.2`
     lines of a shell script or Dockerfile (continued lines joined), and the strings of a
-    `pip_install(...)` call in a Python job launcher. `pip install x` alone names no release ("")."""
+    `pip_install(...)` call in a Python job launcher. `pip install x` alone names no release ("").
+    `top`: the project's top, which `where` is relative to."""
+    where = _Reading(ProjectView(), top).where
     pins = []
     joined = re.sub(r"\\(\r?\n)", " \0", text)  # a continued line goes on; \0 still counts as a line below
     for match in _PIP_INSTALL.finditer(joined):
@@ -341,14 +347,14 @@ def install_pins(text: str, names: set, path: str) -> list:
             spec = _requirement(token, names)
             if spec is not None:
                 at = match.start(1) + word.start()
-                pins.append((spec, _where(path, joined.count("\n", 0, at) + joined.count("\0", 0, at) + 1)))
+                pins.append((spec, where(path, joined.count("\n", 0, at) + joined.count("\0", 0, at) + 1)))
     for call in _PIP_CALL.finditer(text):
         end = text.find(")", call.end())
         inside = text[call.end():end if end >= 0 else call.end() + 4000][:4000]
         for string in _STRING.finditer(inside):
             spec = _requirement(string.group(1) or string.group(2), names)
             if spec is not None:
-                pins.append((spec, _where(path, text.count("\n", 0, call.end() + string.start()) + 1)))
+                pins.append((spec, where(path, text.count("\n", 0, call.end() + string.start()) + 1)))
     return pins
 
 
@@ -371,8 +377,8 @@ def _toml(text: str) -> Optional[dict]:
         return None
 
 
-def _pyproject(path: str, names: set) -> list:
-    text = _read_text(path)
+def _pyproject(reading: _Reading, path: str, names: set) -> list:
+    text = reading.text(path)
     table = _toml(text) if text else None
     if not text or not isinstance(table, dict):
         return []
@@ -385,7 +391,7 @@ def _pyproject(path: str, names: set) -> list:
         for entry in entries if isinstance(entries, list) else ():
             spec = _requirement(entry, names) if isinstance(entry, str) else None
             if spec is not None:
-                pins.append((spec, _where(path, _line_of(text, entry.split(";")[0].strip()) or None)))
+                pins.append((spec, reading.where(path, _line_of(text, entry.split(";")[0].strip()) or None)))
     poetry = (table.get("tool") or {}).get("poetry") if isinstance(table.get("tool"), dict) else None
     if isinstance(poetry, dict):
         groups = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
@@ -397,12 +403,12 @@ def _pyproject(path: str, names: set) -> list:
                     continue
                 constraint = value.get("version") if isinstance(value, dict) else value
                 spec = poetry_spec(constraint) if isinstance(constraint, str) else "?"
-                pins.append((spec if clauses(spec) is not None else "?", _where(path, _line_of(text, str(name)))))
+                pins.append((spec if clauses(spec) is not None else "?", reading.where(path, _line_of(text, str(name)))))
     return pins
 
 
-def _setup_cfg(path: str, names: set) -> list:
-    text = _read_text(path)
+def _setup_cfg(reading: _Reading, path: str, names: set) -> list:
+    text = reading.text(path)
     if not text:
         return []
     import configparser  # here: few projects have a setup.cfg, and every lint would import it
@@ -417,15 +423,15 @@ def _setup_cfg(path: str, names: set) -> list:
     for line in value.splitlines():
         spec = _requirement(line.strip(), names) if line.strip() else None
         if spec is not None:
-            pins.append((spec, _where(path, _line_of(text, line.strip()))))
+            pins.append((spec, reading.where(path, _line_of(text, line.strip()))))
     return pins
 
 
-def _setup_py(path: str, names: set) -> list:
+def _setup_py(reading: _Reading, path: str, names: set) -> list:
     """Requirement strings of setup.py naming the distribution, wherever they stand: an
     install_requires list, a name bound to one, or a `_deps` table the arguments index
     (transformers-style setup.py files). Prose that names it is no requirement."""
-    text = _read_text(path, 256 << 10)
+    text = reading.text(path, 256 << 10)
     if not text:
         return []
     try:
@@ -437,34 +443,34 @@ def _setup_py(path: str, names: set) -> list:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
             spec = _requirement(node.value, names)
             if spec and spec != "?":  # a bare name (`deps["trl"]`) or prose says nothing of the release
-                pins.append((spec, _where(path, node.lineno)))
+                pins.append((spec, reading.where(path, node.lineno)))
     return pins
 
 
-def _locked(path: str, names: set) -> Optional[tuple]:
+def _locked(reading: _Reading, path: str, names: set) -> Optional[tuple]:
     """(version, where) of a uv.lock / poetry.lock package entry (scanned, not parsed: locks are large)."""
-    text = _read_text(path, 8 << 20)
+    text = reading.text(path, 8 << 20)
     if not text:
         return None
     for match in re.finditer(r'(?m)^\[\[package\]\]\s*\nname = "([^"\n]+)"\s*\nversion = "([^"\n]+)"', text):
         if canonical(match.group(1)) in names and version_key(match.group(2)) is not None:
-            return match.group(2), _where(path, text.count("\n", 0, match.start()) + 2)
+            return match.group(2), reading.where(path, text.count("\n", 0, match.start()) + 2)
     return None
 
 
-def _copy(folder: str, dist: Distribution) -> Optional[_Said]:
+def _copy(reading: _Reading, folder: str, dist: Distribution) -> Optional[_Said]:
     """A copy of the framework's package in `folder`, or in the framework's repository checked in
     as a folder of that name (`pkg/pkg/`: a fork vendored whole, or a submodule)."""
-    return _copy_at(folder, dist) or _copy_at(os.path.join(folder, dist.package), dist)
+    return _copy_at(reading, folder, dist) or _copy_at(reading, os.path.join(folder, dist.package), dist)
 
 
-def _copy_at(folder: str, dist: Distribution) -> Optional[_Said]:
+def _copy_at(reading: _Reading, folder: str, dist: Distribution) -> Optional[_Said]:
     package = os.path.join(folder, dist.package)
-    if not os.path.isfile(os.path.join(package, "__init__.py")) or not project.may_read(package):
+    if not reading.view.is_file(os.path.join(package, "__init__.py")) or not reading.view.may_read(package):
         return None
     for relative in dist.version_files:
         path = os.path.join(folder, relative)
-        text = _read_text(path, 64 << 10)
+        text = reading.text(path, 64 << 10)
         if text is None:
             continue
         if relative.endswith(".py"):
@@ -473,17 +479,17 @@ def _copy_at(folder: str, dist: Distribution) -> Optional[_Said]:
         else:
             found, line = text.strip().splitlines()[0].strip() if text.strip() else None, 1
         if found and version_key(found) is not None:
-            return _Said(found, _where(path, line), folder)
-    return _Said(None, _where(package) + "/", folder)
+            return _Said(found, reading.where(path, line), folder)
+    return _Said(None, reading.where(package) + "/", folder)
 
 
-def _folder_says(folder: str, dist: Distribution) -> Optional[_Said]:
+def _folder_says(reading: _Reading, folder: str, dist: Distribution) -> Optional[_Said]:
     names = {canonical(n) for n in dist.names}
-    copy = _copy(folder, dist)
+    copy = _copy(reading, folder, dist)
     if copy is not None:
         return copy
     for lock in ("uv.lock", "poetry.lock"):
-        found = _locked(os.path.join(folder, lock), names)
+        found = _locked(reading, os.path.join(folder, lock), names)
         if found:
             return _Said(found[0], found[1])
     files = []
@@ -498,37 +504,31 @@ def _folder_says(folder: str, dist: Distribution) -> Optional[_Said]:
         pass
     pins: list = []
     for name in files[:MAX_REQUIREMENT_FILES]:
-        pins += _requirements_file(os.path.join(folder, name), names)
-    pins += _pyproject(os.path.join(folder, "pyproject.toml"), names)
-    pins += _setup_cfg(os.path.join(folder, "setup.cfg"), names)
-    pins += _setup_py(os.path.join(folder, "setup.py"), names)
+        pins += _requirements_file(reading, os.path.join(folder, name), names)
+    pins += _pyproject(reading, os.path.join(folder, "pyproject.toml"), names)
+    pins += _setup_cfg(reading, os.path.join(folder, "setup.cfg"), names)
+    pins += _setup_py(reading, os.path.join(folder, "setup.py"), names)
     return _Said(pins=tuple(pins)) if pins else None
 
 
 # -- per project: cached, and the project config's `versions` ----------------------------------
 
-_cache: dict = per_run.cache()  # (folder, top, distribution) -> what the folder says, its reads
-# (`versions` by canonical name, the config that gives them) inside configured().
-_configured: contextvars.ContextVar[Optional[tuple[dict, str]]] = contextvars.ContextVar("batchlint_versions",
-                                                                                          default=None)
+_cache: per_run.Cache = per_run.cache()  # (folder, top, distribution, view) -> what the folder says, its reads
 
 
 def configured(versions: Optional[dict], source: str = "") -> Scoped:
-    """Inside the block, `versions = { name = "X" }` of the project config (in `source`) wins."""
-    return Scoped(_configured, ({canonical(k): v for k, v in versions.items()} if versions else {}, source))
+    """Inside the block, `versions = { name = "X" }` of the project config (in `source`) wins: the run
+    layer sets it, and the views made in it carry it (lint/project.py `ProjectView.pinned`)."""
+    return project.pinning({canonical(k): v for k, v in versions.items()} if versions else {}, source)
 
 
-def _cached_says(folder: str, top: str, dist: Distribution) -> Optional[_Said]:
-    key = (folder, top, dist)
+def _cached_says(reading: _Reading, folder: str, dist: Distribution) -> Optional[_Said]:
+    key = (folder, reading.top, dist, reading.view.key)
     if key not in _cache:
         if len(_cache) >= MAX_CACHED:
             _cache.clear()
-        token = _top.set(top)
-        try:
-            with reads.tracking() as touched:
-                said = _folder_says(folder, dist)
-        finally:
-            _top.reset(token)
+        with reads.tracking() as touched:
+            said = _folder_says(reading, folder, dist)
         _cache[key] = (said, dict(touched.paths))
     said, touched = _cache[key]
     for path, digest in touched.items():  # replayed: a cached lint result depends on these files too
@@ -536,9 +536,8 @@ def _cached_says(folder: str, top: str, dist: Distribution) -> Optional[_Said]:
     return said
 
 
-def _levels(path: str) -> tuple:
+def _levels(path: str, top: str) -> list:
     folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
-    top = project.top_of(path)
     levels = [folder]
     while folder != top and len(levels) < MAX_LEVELS:
         parent = os.path.dirname(folder)
@@ -546,34 +545,36 @@ def _levels(path: str) -> tuple:
             break
         folder = parent
         levels.append(folder)
-    return levels, top
+    return levels
 
 
-def release(dist: Distribution, path: str, known: tuple = ()) -> Optional[Release]:
-    """The release of `dist` the project of the file at `path` runs; None when the project says
-    nothing of it. `known`: the releases the caller can judge by, which decide whether a range
+def release(dist: Distribution, path: str, known: tuple = (), view: Optional[ProjectView] = None) -> Optional[Release]:
+    """The release of `dist` the project of the file at `path` runs, read through `view` (an adapter
+    passes the one it was handed; None: the view in force, for the run layer); None when the project
+    says nothing of it. `known`: the releases the caller can judge by, which decide whether a range
     names one."""
-    versions, source = _configured.get() or ({}, "")
+    view = view if view is not None else ProjectView.now()
+    versions, source = view.pinned or ({}, "")
     for name in dist.names:
         if canonical(name) in versions:
             return Release(str(versions[canonical(name)]), f"`versions` in {source or 'the project config'}")
-    levels, top = _levels(path)
-    for folder in levels:
-        said = _cached_says(folder, top, dist)
+    reading = _Reading(view, view.top_of(path))
+    for folder in _levels(path, reading.top):
+        said = _cached_says(reading, folder, dist)
         if said is None:
             continue
         if said.copy is not None or said.version is not None:
             return Release(said.version, said.where, said.copy)
         found = _resolve(said.pins, known)
-        return _installed(top, dist, known) or found if found.version is None else found
-    return _installed(top, dist, known)
+        return _installed(reading, dist, known) or found if found.version is None else found
+    return _installed(reading, dist, known)
 
 
-def _installed(top: str, dist: Distribution, known: tuple) -> Optional[Release]:
+def _installed(reading: _Reading, dist: Distribution, known: tuple) -> Optional[Release]:
     """What the project's install commands say (`pip install x==1.2` in a script or Dockerfile, a job
     launcher's `pip_install([...])`), where its requirement files name no single release: the
     commands are what runs. They must agree: two scripts installing two releases say none."""
-    pins = _cached_installs(top, dist)
+    pins = _cached_installs(reading, dist)
     if not pins:
         return None
     exacts = {exact(spec) for spec, _ in pins if spec not in ("", "?")}
@@ -590,32 +591,29 @@ MAX_INSTALL_FILES = 4000
 MAX_INSTALL_BYTES = 256 << 10
 
 
-_installs: dict = per_run.cache()  # (project top, distribution) -> (pins, the reads they took)
-_install_files: dict = per_run.cache()  # project top -> ((path, text) of files that may install, reads)
+_installs: per_run.Cache = per_run.cache()  # (project top, distribution, view) -> (pins, the reads they took)
+_install_files: per_run.Cache = per_run.cache()  # (project top, view) -> ((path, text) of files that may install, reads)
 
 
-def _cached_installs(top: str, dist: Distribution) -> tuple:
+def _cached_installs(reading: _Reading, dist: Distribution) -> tuple:
     names = {canonical(n) for n in dist.names}
 
     def pins() -> tuple:
-        token = _top.set(top)
-        try:
-            return tuple(pin for path, text in _install_texts(top) for pin in install_pins(text, names, path))
-        finally:
-            _top.reset(token)
+        return tuple(pin for path, text in _install_texts(reading)
+                     for pin in install_pins(text, names, path, reading.top))
 
-    return reads.remembered(_installs, (top, dist), pins)
+    return reads.remembered(_installs, (reading.top, dist, reading.view.key), pins)
 
 
-def _install_texts(top: str) -> tuple:
+def _install_texts(reading: _Reading) -> tuple:
     """(path, text) of the project's files that may hold install commands, read once per project."""
-    return reads.remembered(_install_files, top, lambda: _scan_installs(top))
+    return reads.remembered(_install_files, (reading.top, reading.view.key), lambda: _scan_installs(reading))
 
 
-def _scan_installs(top: str) -> tuple:
+def _scan_installs(reading: _Reading) -> tuple:
     return tuple((path, raw.decode("utf-8", "replace"))
-                 for path, raw in project.contents(top, lambda name: _INSTALL_FILES.match(name) is not None,
-                                                    MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
+                 for path, raw in reading.view.contents(reading.top, lambda name: _INSTALL_FILES.match(name) is not None,
+                                                        MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
                  if b"install" in raw and b"pip" in raw)
 
 
@@ -632,6 +630,8 @@ def _resolve(pins: tuple, known: tuple) -> Release:
     return Release(fits[0] if len(fits) == 1 else None, where, spec=joined or "any")
 
 
-def copy_reader(folder: str) -> Callable[[str], Optional[str]]:
-    """Reads files of a copy of a framework inside the project by their path relative to `folder`."""
-    return lambda relative: _read_text(os.path.join(folder, relative))
+def copy_reader(folder: str, view: Optional[ProjectView] = None) -> Callable[[str], Optional[str]]:
+    """Reads files of a copy of a framework inside the project by their path relative to `folder`,
+    through `view` (None: the view in force)."""
+    reading = _Reading(view if view is not None else ProjectView.now())
+    return lambda relative: reading.text(os.path.join(folder, relative))

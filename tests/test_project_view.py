@@ -102,3 +102,64 @@ def test_a_registry_module_it_imports_is_read_through_the_view(tmp_path):
     assert training(_view(tmp_path)).get("local_batch_size").value == 2
     changed = {"configs/shared.py": SHARED.replace("local_batch_size=2", "local_batch_size=4")}
     assert training(_view(tmp_path, changed)).get("local_batch_size").value == 4
+
+
+LLAMAFACTORY_SFT = """\
+stage: sft
+do_train: true
+finetuning_type: lora
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 4
+"""
+
+
+def test_the_release_in_force_is_read_through_the_view(tmp_path):
+    """Which release the project runs (lint/versions.py) is read through the adapter's view: its overlay,
+    its boundary, and the project config's pins it carries. LLaMA-Factory's unwritten cutoff_len is 1024
+    up to 0.9.0 and 2048 from 0.9.1."""
+    from batchlint.frameworks import llamafactory
+
+    write(tmp_path, "requirements.txt", "llamafactory==0.9.2\n")
+    path = write(tmp_path, "sft.yaml", LLAMAFACTORY_SFT)
+    doc = read(path, open(path).read(), "yaml")
+    assert llamafactory.plan(doc, Outside(project=_view(tmp_path))).seq_len.value == 2048
+    overlaid = _view(tmp_path, {"requirements.txt": "llamafactory==0.8.3\n"})
+    assert llamafactory.plan(doc, Outside(project=overlaid)).seq_len.value == 1024
+    pinned = ProjectView(Project((os.path.realpath(str(tmp_path)),)), pinned=({"llamafactory": "0.8.3"}, "batchlint.toml"))
+    assert llamafactory.plan(doc, Outside(project=pinned)).seq_len.value == 1024
+    # Outside the boundary the requirements are not read: the release is unknown, and so is the default's.
+    elsewhere = ProjectView(Project((os.path.realpath(str(tmp_path / "elsewhere")),)))
+    assert llamafactory.plan(doc, Outside(project=elsewhere)).seq_len.value == 2048
+
+
+# Who asks which release the project runs, and the argument the view goes in (its place, its name).
+RELEASE_LOOKUPS = {"release": (3, "view"), "copy_reader": (1, "view"), "judge": (2, "view"),
+                   "in_force": (4, "view"), "runs_copy": (1, "view"), "refuses": (2, "view"),
+                   "copy_arithmetic": (1, "view"), "reads_no_toml": (1, "view")}
+
+
+def _lookups_without_a_view(path: str) -> list:
+    with open(path, encoding="utf-8") as handle:
+        tree = ast.parse(handle.read())
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name not in RELEASE_LOOKUPS or name == "judge" and isinstance(node.func, ast.Attribute) \
+                and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "premise"):
+            continue
+        place, keyword = RELEASE_LOOKUPS[name]
+        if len(node.args) <= place and all(k.arg != keyword for k in node.keywords):
+            found.append(f"{os.path.relpath(path, REPO)}:{node.lineno} {name}")
+    return found
+
+
+def test_adapters_and_rules_ask_for_the_release_through_their_view():
+    """An adapter passes the view it was handed, a rule its plan's (`TrainingPlan.project`)."""
+    folders = [os.path.join(REPO, *parts) for parts in (("lint", "frameworks"), ("lint", "sources"))]
+    folders += [os.path.join(REPO, "rules", name) for name in sorted(os.listdir(os.path.join(REPO, "rules")))
+                if os.path.isdir(os.path.join(REPO, "rules", name))]
+    found = [call for folder in folders for name in sorted(os.listdir(folder)) if name.endswith(".py")
+             for call in _lookups_without_a_view(os.path.join(folder, name))]
+    assert found == []

@@ -75,10 +75,10 @@ def plan(doc: Document, outside: Outside):
     # no TRL config (which turns bf16 on from TRL 0.19.0: grpo_config.py:530 @ v0.19.0) is among them.
     plan = plan_from(doc, outside, framework,
                      precision_off=("fp16", "bf16") if program.kind == NAME and framework == NAME else ("fp16",),
-                     bf16_default=_grpo_bf16(doc) if program.kind == "grpo" else None)
+                     bf16_default=_grpo_bf16(doc, outside.view) if program.kind == "grpo" else None)
     if framework == "trl":
         plan.basis = basis or ""
-        older = _counts_without_accumulation(doc.path)
+        older = _counts_without_accumulation(doc.path, outside.view)
         plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older)
         plan.settings = TRLSettings(sft=_sft_arguments(doc.root), accumulation_left_out=older)
         # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
@@ -214,10 +214,10 @@ def _program(doc: Document, view: ProjectView) -> Program:
 BF16_ON_SINCE = "0.19.0"
 
 
-def _grpo_bf16(doc: Document) -> Optional[Fact]:
+def _grpo_bf16(doc: Document, view: ProjectView) -> Optional[Fact]:
     """bf16 as GRPOConfig sets it when unwritten, where every TRL release the project may run agrees."""
-    older = _every_release(doc.path, lambda key, bound: key < bound, BF16_ON_SINCE)
-    newer = _every_release(doc.path, lambda key, bound: key >= bound, BF16_ON_SINCE)
+    older = _every_release(doc.path, lambda key, bound: key < bound, BF16_ON_SINCE, view)
+    newer = _every_release(doc.path, lambda key, bound: key >= bound, BF16_ON_SINCE, view)
     if not (older or newer):
         return None
     fp16 = flag(doc.root.get("fp16"), "fp16")
@@ -234,18 +234,18 @@ def _grpo_bf16(doc: Document) -> Optional[Fact]:
 COUNTS_ACCUMULATION_SINCE = "0.17.0"
 
 
-def _counts_without_accumulation(path: str) -> bool:
+def _counts_without_accumulation(path: str, view: ProjectView) -> bool:
     """Whether every TRL release the project may run is one that leaves the accumulation out (pinned)."""
-    return _every_release(path, lambda key, bound: key < bound, COUNTS_ACCUMULATION_SINCE)
+    return _every_release(path, lambda key, bound: key < bound, COUNTS_ACCUMULATION_SINCE, view)
 
 
-def _every_release(path: str, holds, boundary: str) -> bool:
+def _every_release(path: str, holds, boundary: str, view: ProjectView) -> bool:
     """Whether `holds(release, boundary)` (as version keys) for every TRL release the project may run, as
     the project pins it (lint/versions.py); False where it pins none."""
     from ..premise import candidates
     from ..versions import release, version_key
 
-    found = release(TRL, path, TRL.releases)
+    found = release(TRL, path, TRL.releases, view)
     if found is None:
         return False
     versions, later, _ = candidates(TRL, found)

@@ -127,7 +127,7 @@ def project_root(folder: str) -> Optional[str]:
         folder = parent
 
 
-_cache: dict = per_run.cache()  # (real path, digest) -> the JSON read
+_cache: per_run.Cache = per_run.cache()  # (real path, digest) -> the JSON read
 
 
 def _read(path: str, view: ProjectView) -> Optional[Document]:

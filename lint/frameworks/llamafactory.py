@@ -91,7 +91,7 @@ def plan(doc: Document, outside: Outside):
         plan.unsized_data = streaming
     plan.max_steps = number(root.get("max_steps"), "max_steps")
     plan.seq_len = number(root.get("cutoff_len"), "cutoff_len", default=2048)
-    if plan.seq_len.origin is Origin.DEFAULT and judge(CUTOFF_LEN_1024, doc.path).outcome == HOLDS:
+    if plan.seq_len.origin is Origin.DEFAULT and judge(CUTOFF_LEN_1024, doc.path, outside.view).outcome == HOLDS:
         plan.seq_len = Fact(1024, "cutoff_len", None, Origin.DEFAULT, detail="default before LLaMA-Factory 0.9.1")
     plan.settings = _arguments(root)
     if plan.packing is None and stage(root) == "pt":

@@ -64,7 +64,7 @@ def plan(doc: Document, outside: Outside):
         return None
     outside = dataclasses.replace(outside, world_size=world)
     # ms-swift picks the precision from the model's dtype and has its own clipping default: neither is assumed.
-    keeps_one = judge(TRANSFORMERS_ACCUMULATION, doc.path).outcome == HOLDS
+    keeps_one = judge(TRANSFORMERS_ACCUMULATION, doc.path, outside.view).outcome == HOLDS
     plan = plan_from(doc, outside, NAME, micro_default=1,
                      grad_accum_default=_transformers_accumulation if keeps_one else _default_accumulation,
                      precision_off=(), max_grad_norm_default=None)

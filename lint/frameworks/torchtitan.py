@@ -36,6 +36,7 @@ from .spec import Count, Framework, Launcher, Select
 
 if TYPE_CHECKING:
     from ..premise import Premise
+    from ..project import ProjectView
 
 NAME = "torchtitan"
 # TOML up to v0.2.2; Python config registries after it (torchtitan_registry.py).
@@ -121,20 +122,20 @@ PRE_RELEASE_KEYS = frozenset({
 })
 
 
-def reads_no_toml(path: str) -> bool:
+def reads_no_toml(path: str, view: Optional[ProjectView]) -> bool:
     """Whether the project of `path` runs a TorchTitan that reads no TOML: a release from 0.3.0 on
     (its ConfigManager takes `--module`/`--config` only, config/manager.py:34-48 @ 0.3.0), pinned or
     the version of its copy, or a copy of the config-registry kind whatever its version file says."""
     from .. import versions
     from .torchtitan_registry import copy_arithmetic
 
-    found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases)
+    found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases, view)
     if found is None:
         return False
     key = version_key(found.version) if found.version else None
     if key is not None and key >= _REGISTRIES_FROM:
         return True
-    return found.copy is not None and copy_arithmetic(path) is not None
+    return found.copy is not None and copy_arithmetic(path, view) is not None
 
 
 _REGISTRIES_FROM: tuple = version_key("0.3.0.dev0")  # type: ignore[assignment]  # a version: never None
@@ -179,7 +180,7 @@ def plan(doc: Document, outside: Outside):
     parallelism = doc.get("parallelism")
     if not isinstance(training, Mapping) and not isinstance(parallelism, Mapping):
         return None
-    if reads_no_toml(doc.path):
+    if reads_no_toml(doc.path, outside.view):
         return None  # the project runs a TorchTitan of config registries: this file configures nothing
     training = training if isinstance(training, Mapping) else Mapping()
     parallelism = parallelism if isinstance(parallelism, Mapping) else Mapping()
@@ -193,7 +194,7 @@ def plan(doc: Document, outside: Outside):
         short: number(parallelism.get(key), f"[parallelism] {key}", default=-1 if short == "dp_shard" else 1)
         for short, key in _DEGREES.items()
     }
-    if _before_first_release(doc.path):
+    if _before_first_release(doc.path, outside.view):
         parallel.update(_pre_release_degrees(doc, parallelism))
     micro = number(training.get(local_key), f"[training] {local_key}", default=8)
     plan = TrainingPlan(
@@ -256,11 +257,11 @@ def _pre_release_degrees(doc: Document, parallelism: Mapping) -> dict:
     return found
 
 
-def _before_first_release(path: str) -> bool:
+def _before_first_release(path: str, view: ProjectView) -> bool:
     """Whether the project runs main before 0.1.0 (version.txt said 0.0.2 all that time; releases.py)."""
     from .. import versions
 
-    found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases)
+    found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases, view)
     return found is not None and found.version is not None and version_key(found.version) == version_key("0.0.2")
 
 

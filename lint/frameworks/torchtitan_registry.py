@@ -457,17 +457,17 @@ def plans(doc: Document, outside: Outside):
     if doc.selected is not None:
         if not isinstance(doc.root, Mapping) or not _is_trainer(doc.root):
             return None
-        return plan_config(doc, outside, _arithmetic(doc, doc.root))
+        return plan_config(doc, outside, _arithmetic(doc, doc.root, outside.view))
     configs = read_configs(doc, outside.view)
     found = []
     for config in configs:
         if isinstance(config.value, Mapping) and _is_trainer(config.value):
             one = config_document(doc, config)
-            found.append(plan_config(one, outside, _arithmetic(one, one.root)))
+            found.append(plan_config(one, outside, _arithmetic(one, one.root, outside.view)))
     return found or None
 
 
-def _arithmetic(doc: Document, root: Mapping) -> Optional[str]:
+def _arithmetic(doc: Document, root: Mapping, view: ProjectView) -> Optional[str]:
     """Tokens or sequences: by the keys the config writes, else by the project's own copy of
     TorchTitan (its TrainingConfig's fields); None when neither tells."""
     training = root.get("training")
@@ -476,18 +476,18 @@ def _arithmetic(doc: Document, root: Mapping) -> Optional[str]:
             return TOKENS
         if any(key in training.items for key in _SEQUENCE_KEYS):
             return SEQUENCES
-    return copy_arithmetic(doc.path)
+    return copy_arithmetic(doc.path, view)
 
 
-def copy_arithmetic(path: str) -> Optional[str]:
+def copy_arithmetic(path: str, view: Optional[ProjectView]) -> Optional[str]:
     """The arithmetic of the copy of TorchTitan inside the project of `path`, if there is one."""
     from .. import versions
     from .torchtitan import DISTRIBUTION
 
-    found = versions.release(DISTRIBUTION, path)
+    found = versions.release(DISTRIBUTION, path, view=view)
     if found is None or found.copy is None:
         return None
-    text = versions.copy_reader(found.copy)("torchtitan/config/configs.py") or ""
+    text = versions.copy_reader(found.copy, view)("torchtitan/config/configs.py") or ""
     if "num_tokens_per_microbatch_per_dp_rank" in text:
         return TOKENS
     if "class TrainingConfig" in text and "local_batch_size" in text:

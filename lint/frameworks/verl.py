@@ -45,6 +45,7 @@ from .spec import HYDRA, HYDRA_COMPOSED, Count, Framework, Launcher
 
 if TYPE_CHECKING:
     from ..premise import Premise
+    from ..project import ProjectView
 
 NAME = "verl"
 FORMATS = ("yaml",)
@@ -274,11 +275,12 @@ def _rollout_tp(doc: Document) -> Optional[Fact]:
 
 def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
     world = outside.world_size or _file_world_size(doc)
-    settings = replace(_read_ppo(doc.root), checks_mini_within_train=refuses(doc.path, "mini_within_train"),
-                       checks_micro_set_once=refuses(doc.path, "micro_set_once"),
-                       checks_sp_remove_padding=refuses(doc.path, "sp_remove_padding"),
-                       checks_train_batch_divisible=refuses(doc.path, "train_batch_divisible"),
-                       rollout_tp=_rollout_tp(doc), generates_unrepeated=_generates_unrepeated(doc.path))
+    view = outside.view
+    settings = replace(_read_ppo(doc.root), checks_mini_within_train=refuses(doc.path, "mini_within_train", view),
+                       checks_micro_set_once=refuses(doc.path, "micro_set_once", view),
+                       checks_sp_remove_padding=refuses(doc.path, "sp_remove_padding", view),
+                       checks_train_batch_divisible=refuses(doc.path, "train_batch_divisible", view),
+                       rollout_tp=_rollout_tp(doc), generates_unrepeated=_generates_unrepeated(doc.path, view))
     actor = settings.actor
     plan = TrainingPlan(
         framework=NAME,
@@ -298,7 +300,7 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
         plan.layout = _layout([actor.sp])
     plan.data_parallel = divide(world, list(plan.layout)) if plan.layout else None
     if actor.micro is None:
-        micro = _micro_from_deprecated(settings, plan.data_parallel, _scales_micro_by_n(doc.path, actor.strategy))
+        micro = _micro_from_deprecated(settings, plan.data_parallel, _scales_micro_by_n(doc.path, actor.strategy, view))
         if micro is not None:
             plan.micro_batch = micro
             actor = replace(actor, micro=micro)
@@ -343,17 +345,17 @@ _MICRO_TIMES_N = re.compile(rb"ppo_micro_batch_size\s*\*=\s*self\.config\.rollou
 _WORKERS = {"megatron": "verl/workers/megatron_workers.py"}
 
 
-def _scales_micro_by_n(path: str, strategy: Optional[str]) -> bool:
+def _scales_micro_by_n(path: str, strategy: Optional[str], view: ProjectView) -> bool:
     """Whether the copy of verl the project holds (the one its jobs run) multiplies the deprecated
     actor micro batch by rollout.n, read in its own workers' source (the release's version file
     does not tell: copies saying 0.1 differ)."""
     from .. import versions
 
-    found = versions.release(DISTRIBUTION, path)
+    found = versions.release(DISTRIBUTION, path, view=view)
     if found is None or found.copy is None:
         return False
     workers = _WORKERS[strategy] if strategy in _WORKERS else "verl/workers/fsdp_workers.py"
-    source = versions.copy_reader(found.copy)(workers)
+    source = versions.copy_reader(found.copy, view)(workers)
     return source is not None and _MICRO_TIMES_N.search(source.encode()) is not None
 
 
@@ -404,34 +406,34 @@ _CHECKS = {
 }
 
 
-def _generates_unrepeated(path: str) -> bool:
+def _generates_unrepeated(path: str, view: ProjectView) -> bool:
     """Whether the trainer hands the prompts to the rollout before repeating them rollout.n times (so the
     W ranks split train_batch_size itself): verl 0.1-0.4.1 (ray_trainer.py:436 @ v0.1, :817 and :838 @
     v0.3.0.post1; v0.5.0 :1163 repeats first; 0.4.0 adds auto-padding to the dispatch, decorator.py:93, so
     BL182 judges to 0.3.0.post1). The releases: the rule's premise says which; a copy in the project: its
     own trainer's source."""
-    return refuses(path, "generates_unrepeated")
+    return refuses(path, "generates_unrepeated", view)
 
 
-def refuses(path: str, check: str) -> bool:
+def refuses(path: str, check: str, view: Optional[ProjectView]) -> bool:
     """Whether the verl the project of the file at `path` runs makes start-up check `check`: the
     released verl does (in the releases the rule's premise names); a copy in the project only if its
     own source holds the check."""
     from .. import versions
 
-    found = versions.release(DISTRIBUTION, path)
+    found = versions.release(DISTRIBUTION, path, view=view)
     if found is None or found.copy is None:
         return True
     files, test = _CHECKS[check]
-    read = versions.copy_reader(found.copy)
+    read = versions.copy_reader(found.copy, view)
     return any((source := read(relative)) is not None and test.search(source.encode()) is not None for relative in files)
 
 
-def runs_copy(path: str) -> bool:
+def runs_copy(path: str, view: Optional[ProjectView]) -> bool:
     """Whether the project of the file at `path` runs a copy of verl it holds (whose own source `refuses` reads)."""
     from .. import versions
 
-    found = versions.release(DISTRIBUTION, path)
+    found = versions.release(DISTRIBUTION, path, view=view)
     return found is not None and found.copy is not None
 
 
@@ -664,7 +666,7 @@ def sft_remove_padding(plan: TrainingPlan) -> Optional[Fact]:
     where the verl the project runs does not refuse sp without it: an early copy)."""
     if plan.framework != NAME or isinstance(plan.document.get("actor_rollout_ref"), Mapping):
         return None
-    if not refuses(plan.document.path, "sft_sp_remove_padding"):
+    if not refuses(plan.document.path, "sft_sp_remove_padding", plan.project):
         return None
     return _flag(plan.document.root, "use_remove_padding", table=_SFT_DEFAULTS)
 

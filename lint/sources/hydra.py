@@ -89,7 +89,7 @@ def compose(doc: Document, view: ProjectView, home: tuple = (), distribution=Non
             return _launched(launched, view, home, distribution)
         return _file(doc, view, home, distribution)
     except _NotComposed as exc:
-        if exc.missing is None or exc.missing not in own or _homes(doc.path, home, distribution):
+        if exc.missing is None or exc.missing not in own or _homes(doc.path, home, distribution, view):
             reads.notice(f"{doc.path}: {exc.why}; its `defaults:` list is not composed")
         return doc
     except RecursionError:  # values nested near MAX_DEPTH in a deep composition
@@ -123,7 +123,7 @@ def _file(doc: Document, view: ProjectView, home: tuple, distribution) -> Docume
     """A config file with a `defaults:` list, read as the primary config: its folder first on the
     search path."""
     folder = os.path.dirname(os.path.abspath(doc.path))
-    search = _Search(folder, _homes(doc.path, home, distribution), view)
+    search = _Search(folder, _homes(doc.path, home, distribution, view), view)
     search.add_searchpath(doc.root, [folder])
     composer = _Composer(search, {})
     merged = composer.primary(doc.root, _header(doc.text), None)
@@ -155,7 +155,7 @@ def _launched(doc: LaunchDocument, view: ProjectView, home: tuple, distribution)
     if not name:
         return doc
     name = name[:-5] if name.endswith(".yaml") else name
-    search = _Search(folder, _homes(doc.path, home, distribution), view)
+    search = _Search(folder, _homes(doc.path, home, distribution, view), view)
     choices, settings = _overrides(doc, search)
     composer = _Composer(search, choices)
     found = search.find(name)
@@ -199,13 +199,13 @@ def _composed(doc: Document, merged: Mapping, composer: _Composer, named_at: Opt
 # -- where configs are found --------------------------------------------------------------------
 
 
-def _homes(path: str, home: tuple, distribution) -> list:
+def _homes(path: str, home: tuple, distribution, view: ProjectView) -> list:
     """The framework's own config folders in the copy of it the project holds."""
     if not home or distribution is None:
         return []
     from .. import versions
 
-    found = versions.release(distribution, path)
+    found = versions.release(distribution, path, view=view)
     if found is None or found.copy is None:
         return []
     return [os.path.join(found.copy, relative) for relative in home]

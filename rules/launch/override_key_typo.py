@@ -78,11 +78,11 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
             continue
         if line.framework not in forces:
             distribution, key_sets, from_source = KNOWN_KEYS[line.framework]()
-            forces[line.framework] = in_force(distribution, key_sets, plan.document.path, from_source)
+            forces[line.framework] = in_force(distribution, key_sets, plan.document.path, from_source, plan.project)
         force = forces[line.framework]
         if force is None:
             continue  # a release batchlint has no key set for
-        if not force.holds(line.entry):
+        if not force.holds(line.entry, plan.project):
             continue  # the line runs a module the project's copy lacks: another release, keys unknown
         name = line.config_name.value if line.config_name is not None and line.config_name.known else None
         own = hydra_keys(plan.document.path, line.entry, name)  # the project's own trainer: its config's keys exist too

@@ -104,16 +104,16 @@ _RENAMED = {
 
 def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
     doc = plan.document
-    if doc.format != "toml" or copy_arithmetic(doc.path) is not None:
+    if doc.format != "toml" or copy_arithmetic(doc.path, plan.project) is not None:
         return  # a config registry, or a project whose TorchTitan reads no TOML (its registries' release)
     if custom_config_module(doc) or doc.get("experimental", "custom_args_module") is not None:
         return  # 0.1.0's name for a module that adds keys (config_manager.py:734-762 @ v0.1.0)
-    force = in_force(DISTRIBUTION, KEY_SETS, doc.path, keys_from_source)
+    force = in_force(DISTRIBUTION, KEY_SETS, doc.path, keys_from_source, plan.project)
     if force is None:
         return  # a release batchlint has no key set for
     table = nest([k for k in KEY_SETS.table if k in force.keys] + sorted(force.keys - KEY_SETS.union))
     # Release unknown: a range whose every release is 0.2.0 or later still refuses.
-    refused = not force.known and judge(REFUSED, doc.path).outcome == HOLDS
+    refused = not force.known and judge(REFUSED, doc.path, plan.project).outcome == HOLDS
     if isinstance(doc.root, Mapping):
         yield from _walk(doc.root, table, (), table, (force, refused))
 

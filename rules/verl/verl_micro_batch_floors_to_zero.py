@@ -69,8 +69,8 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     world = plan.world_size
     if world is None or world.count is None:
         return
-    copy = verl.runs_copy(plan.document.path)
-    checked = verl.refuses(plan.document.path, "micro_at_least_dp")
+    copy = verl.runs_copy(plan.document.path, plan.project)
+    checked = verl.refuses(plan.document.path, "micro_at_least_dp", plan.project)
     for keys in settings.micro_batch_keys:
         finding = _check_role(keys, world, checked, copy)
         if finding is not None:

@@ -57,7 +57,7 @@ COPY = verl.copy_premise("micro_set_once")
 def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     if not settings.checks_micro_set_once:
         return  # a copy of verl in the project that predates the check takes the deprecated key
-    premise = COPY if verl.runs_copy(plan.document.path) else RELEASED
+    premise = COPY if verl.runs_copy(plan.document.path, plan.project) else RELEASED
     for keys in settings.micro_batch_keys:
         old, new = keys.deprecated, keys.per_gpu
         if keys.role.dynamic is not False or old is None or new is None:

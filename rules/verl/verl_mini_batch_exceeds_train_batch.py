@@ -79,7 +79,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
                    "A mini-batch cannot hold more prompts than the step it is cut from: verl refuses to start."),
             fix=f"set {mini.key} to {batch.value} or a smaller divisor of it, or raise {batch.key} to a multiple of {mini.value}",
             related=(Related(f"{other.key} = {other.value}", other.span),) if other.span else (),
-            premise=COPY.name if verl.runs_copy(plan.document.path) else RELEASED.name,
+            premise=COPY.name if verl.runs_copy(plan.document.path, plan.project) else RELEASED.name,
         )
 
 

@@ -108,7 +108,7 @@ def check(plan: TrainingPlan, settings: PPOSettings) -> Iterator[Finding]:
         return
     roles = [settings.actor] + ([settings.critic] if settings.critic and settings.critic.own else [])
     for role in roles:
-        finding = _check_role(role, world, settings.label, plan.framework, plan.document.path)
+        finding = _check_role(role, world, settings.label, plan)
         if finding is not None:
             yield finding
 
@@ -122,7 +122,8 @@ def _premise(framework: str, role: Role, sp: int, severity: str, zero: bool) -> 
     return FLOOR if severity == "warning" else ZERO if zero else MICRO
 
 
-def _check_role(role: Role, world: Fact, label: str, framework: str, path: str) -> Optional[Finding]:
+def _check_role(role: Role, world: Fact, label: str, plan: TrainingPlan) -> Optional[Finding]:
+    framework = plan.framework
     mini, n, sp, micro = role.mini, role.rollout_n, role.sp, role.micro
     if not role.fsdp or mini is None or n is None or sp is None or world.count is None:
         return None
@@ -171,8 +172,8 @@ def _check_role(role: Role, world: Fact, label: str, framework: str, path: str) 
         at_fault = located
     related = tuple(Related(f"{f.key} = {f.value}", f.span) for f in facts if f.span and f is not at_fault)
     premise = _premise(framework, role, split, severity, per_gpu == 0)
-    if framework == "verl" and verl.runs_copy(path):
-        if not verl.refuses(path, _COPY_CHECKS[premise.name]):
+    if framework == "verl" and verl.runs_copy(plan.document.path, plan.project):
+        if not verl.refuses(plan.document.path, _COPY_CHECKS[premise.name], plan.project):
             return None  # a copy whose workers do not normalise (or assert) the mini-batch this way
         premise = COPIES[premise.name]
     return Finding(span=at_fault.span, message=message, notes=notes, fix=fix, severity=severity, related=related,

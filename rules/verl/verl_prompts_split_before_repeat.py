@@ -79,7 +79,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
                "Its first step fails (DataProto.chunk: 'only support equal chunk')."),
         fix=f"set {batch.key} to a multiple of {world.value} ({options})",
         related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span and world.span != span else (),
-        premise=COPY.name if verl.runs_copy(plan.document.path) else RELEASED.name,
+        premise=COPY.name if verl.runs_copy(plan.document.path, plan.project) else RELEASED.name,
     )
 
 

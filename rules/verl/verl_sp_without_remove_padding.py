@@ -84,7 +84,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
     if settings is not None:
         if not settings.checks_sp_remove_padding:  # an early copy of verl: it starts, and says nothing
             return
-        copy = verl.runs_copy(plan.document.path)
+        copy = verl.runs_copy(plan.document.path, plan.project)
         roles = [settings.actor] + ([settings.critic] if settings.critic else [])
         for role in roles:
             if role.fsdp:
@@ -93,7 +93,7 @@ def check(plan: TrainingPlan) -> Iterator[Finding]:
         return
     padding = verl.sft_remove_padding(plan)
     if padding is not None:
-        premise = SFT_COPY if verl.runs_copy(plan.document.path) else SFT
+        premise = SFT_COPY if verl.runs_copy(plan.document.path, plan.project) else SFT
         yield from _check(plan.parallel.get("sp"), padding, "SFT trainer", premise)
 
 

@@ -95,7 +95,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     fails = ("verl's validate_config refuses to start." if settings.checks_train_batch_divisible else
              f"This copy of verl makes no start-up check of it, and its first step fails when the "
              f"{batch.count} prompts are split over the {world.count} ranks (DataProto.chunk: 'only support equal chunk').")
-    premise = COPY if verl.runs_copy(plan.document.path) else FSDP if settings.actor.fsdp else MEGATRON
+    premise = COPY if verl.runs_copy(plan.document.path, plan.project) else FSDP if settings.actor.fsdp else MEGATRON
     yield Finding(
         span=span,
         message=f"{sequences} sequences per step ({batch.count} prompts x n {n.count}) is not a multiple of {short}",
