@@ -4,7 +4,7 @@ get wrong. Each entry names the layer that must survive it:
 
     reader      lint/sources/* (parsing, evaluating, bounds)
     directives  lint/directives.py (the `# batchlint:` comments)
-    launch      lint/launch.py (launch lines, their W and overrides)
+    launch      lint/launching/lines.py (launch lines, their W and overrides)
     framework   lint/frameworks/* (adapters turning a Document into a plan)
     rules       rules/* (the checks on a plan)
 

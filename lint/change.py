@@ -46,7 +46,7 @@ class Since:
     def __init__(self, revision: Revision):
         self.revision = revision
         self._plans: dict = {}  # (file linted, W) -> {job: plan} at REV, or now when W is an assumed one
-        # Each side's own record of which scripts launch what (lint/jobs.py): what a script launched at
+        # Each side's own record of which scripts launch what (lint/launching/jobs.py): what a script launched at
         # REV is not what it launches now, and a side planned at an assumed W is a third.
         self._jobs: dict = {}  # (W, at REV) -> ProjectJobs
 
@@ -90,7 +90,7 @@ class Since:
         return found
 
     def _plan(self, top: str, settings, options, world: Optional[int], then: bool) -> dict:
-        from .jobs import ProjectJobs
+        from .launching.jobs import ProjectJobs
 
         if then and os.path.realpath(top) in self.revision.view.absent:
             return {}

@@ -165,7 +165,7 @@ class Document:
     # None: the tree is the file's alone.
     composed: Any = None
     # A config a launch line names: (that launch script, the program it runs as written), which reads
-    # the config (lint/launch.py apply_overrides); None: not known.
+    # the config (lint/launching/lines.py apply_overrides); None: not known.
     program: Optional[tuple] = None
 
     def get(self, *path: str) -> Optional[Node]:
@@ -178,7 +178,7 @@ class LaunchDocument(Document):
     adapter whose entry points differ (defaults, asserts) reads which one it is."""
 
     entry: Optional[str] = None
-    # Hydra's `--config-path` and `--config-name` (Words) and the line's overrides as launch.py
+    # Hydra's `--config-path` and `--config-name` (Words) and the line's overrides as launching/lines.py
     # reads them, for the composition of the config the line names (sources/hydra.py).
     config_path: Any = None
     config_name: Any = None

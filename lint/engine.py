@@ -16,14 +16,14 @@ from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
-from .callers import running, written_by
 from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
 from .document import LaunchDocument, LimitExceeded, ParseError, Span, TooManyValues
 from .frameworks import adapters_for, markers_for, tasks_for
 from .frameworks.facts import Outside
-from .jobs import ProjectJobs, Resolver, Source, launch_reader, launched_from
+from .launching.callers import running, written_by
+from .launching.jobs import ProjectJobs, Resolver, Source, launch_reader, launched_from
 from .lean_dataclass import lean_dataclass
 from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
@@ -74,7 +74,7 @@ class Options:
     whole_project: bool = False
     # `check --since REV`: each job the change touches is planned again as it was at REV (lint/change.py).
     since: Optional[Any] = None
-    # The run's jobs (lint/jobs.py ProjectJobs): what launch lines run each file; None: a lint of its own.
+    # The run's jobs (lint/launching/jobs.py ProjectJobs): what launch lines run each file; None: a lint of its own.
     jobs: Optional[Any] = None
 
 
@@ -485,7 +485,7 @@ class _Checker:
 
     def jobs(self, path: str) -> list:
         """({the real path each of its launch lines runs: those lines, as `script:line (W=8)`}, its findings)
-        of each file in view that names the file at `path` (lint/jobs.py ProjectJobs)."""
+        of each file in view that names the file at `path` (lint/launching/jobs.py ProjectJobs)."""
         found = []
         for caller in running(path) or ():
             job = self.project_jobs.linted(caller, self.settings, self.options)

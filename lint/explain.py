@@ -84,7 +84,7 @@ def plans_of(path: str, settings: Settings, global_batch: Optional[int] = None) 
     one plan that launch lines in view run, that plan as each of them runs it (with its W)."""
     import os
 
-    from .callers import running
+    from .launching.callers import running
 
     options = Options(global_batch=global_batch, whole_project=True)
     own = plan_file(path, settings, options)

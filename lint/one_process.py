@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Optional
 
 from . import project
-from .callers import named_elsewhere
 from .frameworks.launchers import SCHEDULER_DIRECTIVES
 from .frameworks.spec import OneProcess
-from .launch import Launch
+from .launching.callers import named_elsewhere
+from .launching.lines import Launch
 from .own_trainer import program_imports
 from .plan import Fact, Origin
 from .sources.shell import in_directory

@@ -90,7 +90,7 @@ def replay_search(key: str, sha256: str) -> None:
 
 
 # kind -> the digest of what a search of that kind reads in a folder now (registered by the module
-# that searches: lint/callers.py), for the cache to tell whether a stored result still holds.
+# that searches: lint/launching/callers.py), for the cache to tell whether a stored result still holds.
 SEARCHES: dict = {}
 
 

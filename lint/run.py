@@ -210,7 +210,7 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
 
     from . import project
     from .discover import discover
-    from .jobs import ProjectJobs
+    from .launching.jobs import ProjectJobs
     from .parallel import lint_files
     from .project import Project, find_project
 
@@ -257,7 +257,7 @@ def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -
 
     from . import project
     from .engine import lint_file
-    from .jobs import ProjectJobs
+    from .launching.jobs import ProjectJobs
 
     per_run.forget()  # a new run: the files in view may have changed
     known_jobs = ProjectJobs()
@@ -417,7 +417,7 @@ def _launched_by(settings: Settings, path: str) -> list:
     """`script:line (W=8)` of each launch line in view that runs the file at `path` (none when it is not there)."""
     from . import explain, project
     from .discover import display_path
-    from .jobs import launch_label
+    from .launching.jobs import launch_label
 
     if not os.path.isfile(path):
         return []

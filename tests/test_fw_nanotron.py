@@ -12,7 +12,7 @@ from batchlint.cli import main
 from batchlint.document import Mapping
 from batchlint.frameworks import nanotron
 from batchlint.frameworks.facts import Outside
-from batchlint.launch import launch_of
+from batchlint.launching.lines import launch_of
 from batchlint.plan import Fact, Origin
 from batchlint.sources.shell import read_shell
 from batchlint.sources.yaml import read_yaml

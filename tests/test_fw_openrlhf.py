@@ -1,6 +1,6 @@
 """OpenRLHF: launch lines (`deepspeed --module openrlhf.cli.train_*`, `python3 -m
 openrlhf.cli.train_ppo_ray`, `torchrun -m`, `ray job submit -- ...`, commands built
-in heredocs) read by the generic launch interpreter (lint/launch.py) into an inline
+in heredocs) read by the generic launch interpreter (lint/launching/lines.py) into an inline
 document, which lint/frameworks/openrlhf.py turns into a TrainingPlan; the generic
 rules (BL103, BL202, BL104) and OpenRLHF's own start-up asserts run on it.
 
@@ -13,11 +13,12 @@ import os
 
 import pytest
 
-from batchlint import explain as explaining, launch
+from batchlint import explain as explaining
 from batchlint.config import Settings
 from batchlint.engine import Options, lint_file
 from batchlint.frameworks import openrlhf
 from batchlint.frameworks.facts import Outside
+from batchlint.launching import lines as launch
 from batchlint.plan import Fact, Origin
 from batchlint.rules import RULES
 from batchlint.sources.shell import read_shell

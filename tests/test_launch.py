@@ -293,7 +293,7 @@ def test_a_config_and_its_launch_script_report_a_finding_once(repo):
 
 # -- launch lines behind wrappers and built elsewhere (the shapes real repos use) ---------------
 
-from batchlint import launch as launching  # noqa: E402
+from batchlint.launching import lines as launching  # noqa: E402
 from batchlint.sources.shell import read_shell  # noqa: E402
 
 

@@ -8,8 +8,9 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from batchlint import callers, per_run, project
+from batchlint import per_run, project
 from batchlint.cli import main
+from batchlint.launching import callers
 
 from conftest import CORPUS, write
 

@@ -153,7 +153,7 @@ def test_the_users_world_size_wins_over_w_1(repo):
 
 
 def test_past_the_files_it_looks_through_for_callers_w_stays_unknown(repo, monkeypatch):
-    from batchlint import callers
+    from batchlint.launching import callers
 
     write(repo, "a.sh", "echo a\n")
     write(repo, "b.sh", "echo b\n")

@@ -4,7 +4,7 @@ Megatron-LM, torchtitan, InternVL and open-r1."""
 
 import pytest
 
-from batchlint import launch
+from batchlint.launching import lines as launch
 from batchlint.sources.shell import read_shell
 
 from test_launch import found, launched_w, lint_script

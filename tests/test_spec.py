@@ -10,9 +10,9 @@ import re
 import pytest
 
 import batchlint.frameworks as frameworks
-from batchlint import launch
 from batchlint.frameworks import FRAMEWORKS, LAUNCHERS, verl
 from batchlint.frameworks.spec import FLAGS, Framework, Launcher
+from batchlint.launching import lines as launch
 from batchlint.sources.shell import read_shell
 
 LINT = os.path.dirname(launch.__file__)

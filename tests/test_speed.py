@@ -118,7 +118,7 @@ def test_a_yaml_lint_imports_only_what_it_uses(tmp_path):
     loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                                 check=True).stdout.split("\n")[-2].split())
     assert "batchlint.frameworks.swift" in loaded  # it was linted
-    for module in ("hashlib", "multiprocessing", "libcst", "batchlint.launch", "batchlint.sources.shell",
+    for module in ("hashlib", "multiprocessing", "libcst", "batchlint.launching.lines", "batchlint.sources.shell",
                    "batchlint.frameworks.axolotl", "batchlint.frameworks.torchtune", "batchlint.frameworks.verl",
                    "batchlint.frameworks.openrlhf", "batchlint.cache", "batchlint.fix"):
         assert module not in loaded, module

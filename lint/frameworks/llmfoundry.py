@@ -181,7 +181,7 @@ def _mcli_plan(doc: Document, parameters: Mapping, outside: Outside) -> Optional
     written = doc.resolved.written.root.get("parameters") if doc.resolved is not None else parameters
     config = written
     if launch.overrides:
-        from ..launch import apply_overrides
+        from ..launching.lines import apply_overrides
 
         config = copy.deepcopy(written)
         apply_overrides(Document(doc.path, doc.format, config, doc.text), launch.overrides, script=None)
@@ -199,7 +199,7 @@ def _parameters_launch(doc: Document, gpus: Optional[Fact]):
     """The composer launch in `command` that trains on the parameters file, or None. The platform
     runs the command with WORLD_SIZE = compute.gpus, which composer takes unless --world_size is given."""
     from ..document import LimitExceeded, ParseError
-    from ..launch import launch_of
+    from ..launching.lines import launch_of
     from ..sources.shell import UNKNOWN, Word, read_shell
     from ..sources.yaml import string_in_place
 

@@ -2,7 +2,7 @@
 `python -m openrlhf.cli.train_ppo_ray ...` (also `torchrun -m`, and behind
 `ray job submit ... --`), with the command often built in a heredoc
 (`read -r -d '' cmds <<EOF ... EOF`, then `deepspeed --module $cmds`): the
-generic launch interpreter reads them all (lint/launch.py, shell.py). OpenRLHF
+generic launch interpreter reads them all (lint/launching/lines.py, shell.py). OpenRLHF
 has no config file: the flags are the config, read as an inline Document (as
 ms-swift flags and Megatron arguments are), which carries the entry module.
 

@@ -2,7 +2,7 @@
 ends its header with `FRAMEWORK = Framework(...)`, and `lint/frameworks/__init__.py`
 registers it (as `rules/__init__.py` registers rules).
 
-A `Launcher` describes one command that starts training, as data; `lint/launch.py`
+A `Launcher` describes one command that starts training, as data; `lint/launching/lines.py`
 interprets these descriptions and knows no framework. Two kinds:
 
 - an entry point of a framework (`swift sft`, `python -m verl.trainer.main_ppo`,
@@ -273,7 +273,7 @@ class OneProcess:
     no launcher, no scheduler): it reads the variables a launcher sets, and without them discovers
     the processes in a way that, outside a launcher's or a scheduler's job, finds only itself. A config
     of its framework that such a line links (Launcher.linked: `--deepspeed_config ds.json`) then runs
-    with W = 1 (lint/launch.py `one_process` says when the line, its scripts and its program allow it).
+    with W = 1 (lint/launching/lines.py `one_process` says when the line, its scripts and its program allow it).
 
     env: the variables a launcher sets; any of them given to the line (prefixed, exported, a caller's)
         leaves W unknown.

@@ -165,7 +165,7 @@ def _launched(doc: LaunchDocument, view: ProjectView, home: tuple, distribution)
     root, text = composer.load(path, shown, name)
     search.add_searchpath(root, _upward(path, view))
     merged = composer.primary(root, _header(text), shown)
-    from ..launch import apply_overrides  # the launch reader, only when a line composes
+    from ..launching.lines import apply_overrides  # the launch reader, only when a line composes
 
     carrier = replace(doc, root=merged)
     apply_overrides(carrier, settings, script=None)

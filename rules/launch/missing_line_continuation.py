@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterator
 
 from batchlint.document import Span
-from batchlint.launch import launch_of
+from batchlint.launching.lines import launch_of
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.sources.shell import Command

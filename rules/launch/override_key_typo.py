@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from typing import Optional, cast
 
 from batchlint.keysets import InForce, KeySets, in_force
-from batchlint.launch import launches
+from batchlint.launching.lines import launches
 from batchlint.own_trainer import hydra_keys
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule

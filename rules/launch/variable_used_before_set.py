@@ -52,7 +52,7 @@ verl examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh:66 @ b178a3c (`sp_size` set
 from collections.abc import Iterator
 from typing import cast
 
-from batchlint.launch import launches
+from batchlint.launching.lines import launches
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 from batchlint.sources.shell import ShellDocument

@@ -19,12 +19,12 @@ from dataclasses import field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Optional, TypeGuard
 
-from .document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
-from .frameworks.facts import whole_number
-from .frameworks.spec import ASSIGN, FLAGS, HYDRA, Count, Launcher
-from .lean_dataclass import lean_dataclass
-from .plan import Fact, Origin
-from .sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
+from ..document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
+from ..frameworks.facts import whole_number
+from ..frameworks.spec import ASSIGN, FLAGS, HYDRA, Count, Launcher
+from ..lean_dataclass import lean_dataclass
+from ..plan import Fact, Origin
+from ..sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 
@@ -32,7 +32,7 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 @functools.cache
 def _wrappers() -> tuple:
     """The registered wrappers (read on first use: framework modules use this module's helpers)."""
-    from .frameworks.launchers import WRAPPERS
+    from ..frameworks.launchers import WRAPPERS
 
     return WRAPPERS
 
@@ -41,7 +41,7 @@ def _wrappers() -> tuple:
 def markers() -> tuple:
     """Byte strings one of which a launch script contains (the engine skips other scripts); `.sh`:
     a script that runs another, which may launch."""
-    from .frameworks import launcher_globs
+    from ..frameworks import launcher_globs
 
     return (b"python", b".sh") + tuple(dict.fromkeys(marker for *_, found in launcher_globs() for marker in found))
 
@@ -147,7 +147,7 @@ def _find(kind: str, name: str, args: tuple | list = (), under: str = "") -> Opt
     after every launcher's specific globs, whatever the order of registration. A launcher that
     `requires` flags matches only when `args` give one of them; one that names the launchers it
     runs `under`, only as the program of one of them."""
-    from .frameworks import launcher_at, launcher_globs
+    from ..frameworks import launcher_at, launcher_globs
 
     given = None
     place = ("commands", "modules", "scripts").index(kind) + 2  # its globs in a launcher_globs entry
@@ -929,7 +929,7 @@ def _value_span(word: Word, value: str) -> Span:
 
 def typed(text) -> object:
     """A command-line value as the frameworks' parsers read it: numbers, booleans, else text."""
-    from .sources.yaml import typed_plain
+    from ..sources.yaml import typed_plain
 
     if isinstance(text, ArgumentText):
         return str(text)

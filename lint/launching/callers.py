@@ -15,8 +15,8 @@ import os
 import re
 from typing import Optional
 
-from . import per_run, project, reads
-from .lean_dataclass import lean_dataclass
+from .. import per_run, project, reads
+from ..lean_dataclass import lean_dataclass
 
 # Files that may run a script or launch a config: shell and job scripts, job descriptions (YAML), make
 # and just files.

@@ -1,6 +1,6 @@
 """Launch resolution: a launch script's lines become jobs, each a config as one line runs it.
 
-A line is read by the launch reader (lint/launch.py: the launcher, its W, the configs and settings it
+A line is read by the launch reader (lint/launching/lines.py: the launcher, its W, the configs and settings it
 names); resolving finds those files in the project (from the script's folder, the working folder, the
 repository's top, the folder a `cd` moved to, a job file's mounts), follows the project's scripts a
 script runs with their arguments, and reads W from a launcher's config or hostfile. What comes out
@@ -14,18 +14,18 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
-from . import directives as directive_parser, project, reads, versions
-from .discover import display_path, is_vocabulary
-from .document import Document, LimitExceeded, Mapping, ParseError, Scalar
-from .frameworks import adapters_for
-from .frameworks.facts import Outside
-from .lean_dataclass import lean_dataclass
-from .plan import Fact, Origin
-from .rule import LAUNCH_NOTE, Related
-from .sources import format_of
+from .. import directives as directive_parser, project, reads, versions
+from ..discover import display_path, is_vocabulary
+from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar
+from ..frameworks import adapters_for
+from ..frameworks.facts import Outside
+from ..lean_dataclass import lean_dataclass
+from ..plan import Fact, Origin
+from ..rule import LAUNCH_NOTE, Related
+from ..sources import format_of
 
 if TYPE_CHECKING:
-    from .engine import _Checker
+    from ..engine import _Checker
 
 
 @lean_dataclass
@@ -123,8 +123,8 @@ class ProjectJobs:
         """Lint the files in view that name each of `paths`, before `paths` are linted, as files of a run
         over the whole project (their launch lines' W, never a guessed one): the lints of `paths` read
         what these found (`linted`), and no lint is made from inside another."""
+        from ..engine import Options, check_file
         from .callers import running
-        from .engine import Options, check_file
 
         for path in paths:
             settings = settings_for(path)
@@ -148,7 +148,7 @@ class ProjectJobs:
 
     def _planned(self, caller: str, settings, options) -> tuple:
         """(launched, reads, searches) of the file at `caller`, planned as a file of a run over the whole project."""
-        from .engine import Options, plan_file
+        from ..engine import Options, plan_file
 
         quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
                         whole_project=True, jobs=self)
@@ -181,8 +181,8 @@ def launch_label(note, plan) -> str:
 def _may_launch(path: str) -> bool:
     """Whether the file at `path` may hold launch lines: a shell script, or a job file of a framework
     that reads them (a SkyPilot task); a config (YAML, JSON, TOML, Python) launches nothing."""
-    from .frameworks import tasks_for
-    from .sources import is_shell_script
+    from ..frameworks import tasks_for
+    from ..sources import is_shell_script
 
     try:
         raw = project.read_bytes(path)
@@ -224,7 +224,7 @@ class Resolver:
         runs (`NGPU=16 ./run_train.sh`, `bash scripts/train.sh 8 cfg.yaml`): read with the caller's
         environment and arguments, `called` noting the callers' lines, `stack` their files; the jobs
         they give added to `jobs`. Returns how many launch lines were read."""
-        from .sources.shell import ShellDocument  # imported already: the script was read
+        from ..sources.shell import ShellDocument  # imported already: the script was read
 
         launch = launch_reader()
         document = source.document
@@ -273,7 +273,7 @@ class Resolver:
             return None
         if not any(marker in raw for marker in launch_reader().markers()):
             return None
-        from .sources.shell import read_shell
+        from ..sources.shell import read_shell
 
         shown = display_path(path)
         env = {name: _in_file(word, script_path) for name, word in command.env.items()}
@@ -436,7 +436,7 @@ class Resolver:
             return None
         value = str(word.value)
         if command is not None:
-            from .sources.shell import in_directory
+            from ..sources.shell import in_directory
 
             moved = in_directory(command.directory, value, command.anchored, command.placed)
             if moved is None:
@@ -504,7 +504,7 @@ _MAX_FOLDERS_UP = 8  # folders above a script where a path it names is looked fo
 
 
 def _one_process():
-    from . import one_process
+    from .. import one_process
 
     return one_process
 
@@ -512,6 +512,6 @@ def _one_process():
 def launch_reader():
     """The launch-line reader, imported only when a shell script is linted (a config lint,
     the pre-commit case, does without it and the shell reader)."""
-    from . import launch
+    from . import lines as launch
 
     return launch
