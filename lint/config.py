@@ -320,11 +320,6 @@ def _settings_from(table: dict, path: str) -> Settings:
 def split_config_args(values: Optional[str] | tuple) -> tuple[Optional[str], dict]:
     """(the config file, {key: value} given inline) of `--config` values, as ruff takes them: a file's
     path, or a TOML `key = value` of [tool.batchlint] applied over each file's config."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on old interpreters only
-        import tomli as tomllib
-
     path, inline = None, {}
     for value in (values,) if isinstance(values, str) else values or ():
         if "=" not in value or os.path.isfile(value):
@@ -332,6 +327,10 @@ def split_config_args(values: Optional[str] | tuple) -> tuple[Optional[str], dic
                 raise ConfigError(f"--config names two files: {path} and {value}")
             path = value
             continue
+        if sys.version_info >= (3, 11):  # here: a run without an inline setting imports no TOML reader
+            import tomllib
+        else:  # pragma: no cover - exercised on old interpreters only
+            import tomli as tomllib
         try:
             inline.update(tomllib.loads(value))
         except tomllib.TOMLDecodeError as exc:

@@ -11,7 +11,6 @@ import gc
 import os
 import signal
 import threading
-import traceback
 from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Optional, overload
 
@@ -125,6 +124,8 @@ def lint_file(path: str, settings: Settings, options: Options, rules: tuple | La
         except BaseException as exc:  # noqa: B036 - a defect of ours must not end the run
             why = "took longer than the per-file limit" if isinstance(exc, TimeLimit) else f"{type(exc).__name__}: {exc}"
             result.error = f"internal error while linting {shown}: {_short(why)}"
+            import traceback  # here: only a defect of ours needs it
+
             result.traceback = traceback.format_exc()
             result.diagnostics = []
     result.notices = list(touched.notices)

@@ -251,3 +251,61 @@ def test_the_default_group_size_agrees_with_grpo_config(tmp_path, monkeypatch):
         write(folder, "requirements.txt", f"trl=={trl.__version__}\n")
         found = any(code == "BL170" for _, _, code, _, _ in check(folder, monkeypatch))
         assert found == refused, (values, world, refused, found)
+
+
+# -- the first RLOOTrainer (0.9-0.21): the per-process batch in prompts of rloo_k samples, flags as the file ---
+
+RLOO_PROGRAM = """\
+from transformers import HfArgumentParser
+from trl import ModelConfig, RLOOConfig, RLOOTrainer
+
+if __name__ == "__main__":
+    config, model_config = HfArgumentParser((RLOOConfig, ModelConfig)).parse_args_into_dataclasses()
+    RLOOTrainer(config=config, processing_class=None, policy=None, ref_policy=None, reward_model=None).train()
+"""
+RLOO_LAUNCH = """\
+accelerate launch --num_processes 8 examples/rloo.py \\
+    --output_dir models/rloo \\
+    --per_device_train_batch_size 2 \\
+    --gradient_accumulation_steps {accumulation} \\
+    --num_mini_batches 3 \\
+    --rloo_k 4
+"""
+
+
+@pytest.mark.parametrize("pin, accumulation, flagged", [
+    ("0.11.4", 1, True),  # 2 x 1 x 3 = 6 samples: one prompt and a half
+    ("0.11.4", 2, False),  # 2 x 2 x 3 = 12: three prompts of 4
+    ("0.21.0", 1, True),
+    ("0.22.0", 1, False),  # rloo_k is num_generations from 0.22.0, judged by BL170
+])
+def test_the_first_rloo_trainer_splits_each_process_batch_into_prompts(tmp_path, monkeypatch, pin, accumulation,
+                                                                       flagged):
+    write(tmp_path, "examples/rloo.py", RLOO_PROGRAM)
+    write(tmp_path, "train.sh", RLOO_LAUNCH.format(accumulation=accumulation))
+    write(tmp_path, "requirements.txt", f"trl=={pin}\n")
+    found = check(tmp_path, monkeypatch)
+    if not flagged:
+        assert [f for f in found if f[2] == "BL171"] == []
+        return
+    [(path, line, code, severity, message)] = found
+    assert (path, line, code, severity) == ("train.sh", 6, "BL171", "error")
+    assert "local_batch_size = per_device_train_batch_size (2) x gradient_accumulation_steps (1) x " \
+           "num_mini_batches (3) = 6" in message
+
+
+# -- auto_find_batch_size in GRPO/RLOO: refused from TRL 1.9.0, on the line as in a file ---------------------
+
+@pytest.mark.parametrize("flag, pin, expected", [
+    ("--auto_find_batch_size", "1.9.0", "error"),
+    ("--auto_find_batch_size true", "1.16.0", "error"),
+    ("--auto_find_batch_size", "1.8.0", None),  # no check before 1.9.0
+    ("--auto_find_batch_size false", "1.9.0", None),
+])
+def test_auto_find_batch_size_in_grpo(tmp_path, monkeypatch, flag, pin, expected):
+    write(tmp_path, "src/grpo.py", GRPO_PROGRAM)
+    write(tmp_path, "train.sh", "accelerate launch --num_processes 4 src/grpo.py \\\n"
+                                f"    --per_device_train_batch_size 4 --num_generations 8 \\\n    {flag}\n")
+    write(tmp_path, "requirements.txt", f"trl=={pin}\n")
+    found = [(path, line, severity) for path, line, code, severity, _ in check(tmp_path, monkeypatch) if code == "BL562"]
+    assert found == ([("train.sh", 3, expected)] if expected else [])

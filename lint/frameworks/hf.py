@@ -44,7 +44,7 @@ FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=1000, launchers=LAUNCHERS, d
 # transformers' TrainingArguments lacks.
 _TRL = {"max_length", "dataset_name", "max_seq_length", "num_generations", "padding_free", "packing",
         "packing_strategy", "dataset_text_field", "completion_only_loss", "assistant_only_loss",
-        "generation_batch_size", "steps_per_generation", "max_prompt_length", "max_completion_length"}
+        "generation_batch_size", "steps_per_generation", "max_prompt_length", "max_completion_length", "rloo_k"}
 
 # Keys only TRL's SFTConfig has (trl/trainer/*_config.py @ 0.19.1-1.16.0): they tell an SFT
 # config from DPO's, which shares padding_free and dataset_num_proc.
@@ -80,7 +80,10 @@ def plan(doc: Document, outside: Outside):
         plan.basis = basis or ""
         older = _counts_without_accumulation(doc.path, outside.view)
         plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older)
-        plan.settings = TRLSettings(sft=_sft_arguments(doc.root), accumulation_left_out=older)
+        halving = flag(doc.root.get("auto_find_batch_size"), "auto_find_batch_size")
+        plan.settings = TRLSettings(sft=_sft_arguments(doc.root), accumulation_left_out=older,
+                                    rloo=_rloo_batch(doc.root, plan),
+                                    auto_find_batch_size=halving if halving is not None and halving.value else None)
         # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
         sft = plan.settings.sft
         plan.seq_len = sft.max_length if sft is not None and sft.max_length.value is not None else (
@@ -151,14 +154,39 @@ def _skip_prepare(kwargs) -> Optional[Fact]:
 
 
 @lean_dataclass(frozen=True)
+class RLOOBatch:
+    """The batch of TRL's first RLOOTrainer (0.9-0.21: `rloo_k` samples per prompt), which splits each
+    process's batch, per_device_train_batch_size x gradient_accumulation_steps x num_mini_batches, into
+    prompts of rloo_k samples each (rloo_trainer.py:129-150 @ v0.21.0)."""
+
+    samples: Fact  # rloo_k
+    local_batch: Optional[Fact]  # per device x accumulation x num_mini_batches; None where one is unknown
+
+
+def _rloo_batch(root: Mapping, plan: TrainingPlan) -> Optional[RLOOBatch]:
+    """Only for a config that writes rloo_k (default 2): no other config of TRL's has it, and from 0.22.0
+    it is a deprecated name of num_generations (rloo_config.py:588-613 @ v0.22.0)."""
+    samples = number(root.get("rloo_k"), "rloo_k")
+    if samples is None:
+        return None
+    minis = number(root.get("num_mini_batches"), "num_mini_batches", default=1)
+    factors = [plan.micro_batch, plan.grad_accum, minis]
+    local = product(factors, "local_batch_size") if all(f is not None for f in factors) else None
+    return RLOOBatch(samples, local)
+
+
+@lean_dataclass(frozen=True)
 class TRLSettings(Subject):
-    """TRL's own arguments its rules read: SFTConfig's padding-free settings."""
+    """TRL's own arguments its rules read: SFTConfig's padding-free settings, the first RLOOTrainer's batch."""
 
     FRAMEWORKS = ("trl",)
 
     sft: Optional[SFTArguments]
     # The release in force checks GRPO's per-device batch x W without the accumulation (TRL 0.15-0.16).
     accumulation_left_out: bool = False
+    rloo: Optional[RLOOBatch] = None
+    # auto_find_batch_size written true: the Trainer halves the per-device batch on out-of-memory.
+    auto_find_batch_size: Optional[Fact] = None
 
 
 @lean_dataclass(frozen=True)
