@@ -9,17 +9,17 @@ identical finding on a copied line is new.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 from .atomic import write_atomic
 from .codes import canonical
 from .config import ConfigError
 from .fingerprint import SourceLines, fingerprint
+from .lazy_pattern import LazyPattern
 from .project import read_bytes
 
 VERSION = 1
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 # A baseline records every finding of a legacy repository: far more than one config holds.
 MAX_BASELINE_BYTES = 1 << 28
 

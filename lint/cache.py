@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import stat
 import typing
 from typing import Any, Optional
@@ -32,6 +31,7 @@ from . import __version__, project, reads
 from .atomic import write_atomic
 from .diagnostic import Diagnostic
 from .document import Span
+from .lazy_pattern import LazyPattern
 from .rule import SEVERITIES, Edit, Related
 
 MAX_ENTRIES = 100_000
@@ -40,9 +40,9 @@ MAX_INDEX_BYTES = 64 << 20
 FORMAT = 2
 _MAX_INT = 1 << 31
 
-_KEY = re.compile(r"[0-9a-f]{64}\Z")
-_DIGEST = re.compile(r"(?:[0-9a-f]{64})?\Z")
-_CODE = re.compile(r"BL[0-9]{3}\Z")
+_KEY = LazyPattern(r"[0-9a-f]{64}\Z")
+_DIGEST = LazyPattern(r"(?:[0-9a-f]{64})?\Z")
+_CODE = LazyPattern(r"BL[0-9]{3}\Z")
 
 _SPAN_FIELDS = ("line", "column", "end_line", "end_column", "path")
 _DIAGNOSTIC_FIELDS = ("code", "name", "severity", "message", "path", "span", "framework", "fix", "related", "edits",

@@ -22,6 +22,7 @@ from typing import Optional
 from . import project, reads, revision
 from .discover import display_path
 from .explain import _show
+from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 from .revision import CompareError  # noqa: F401 (what compare raises)
 
@@ -200,7 +201,7 @@ def _derived(source: str) -> bool:
     return source.startswith("=") or ": derived:" in source
 
 
-_PLACE = re.compile(r"^[^,:()]+, (line \d+|\S+:\d+)")  # `key, line 12`, `key, ds.json:3`
+_PLACE = LazyPattern(r"^[^,:()]+, (line \d+|\S+:\d+)")  # `key, line 12`, `key, ds.json:3`
 
 
 def _cause(m: Moved) -> str:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from typing import Optional
 
 from .document import Span
+from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -43,8 +43,8 @@ class Diagnostic:
         return (self.path, self.span.line, self.span.column, self.code, self.message)
 
 
-_LONG_NUMBER = re.compile(r"\d{41,}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG_NUMBER = LazyPattern(r"\d{41,}")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 MAX_MESSAGE = 2_000
 
 

@@ -24,20 +24,21 @@ from typing import Optional
 
 from .codes import canonical, canonical_all
 from .document import Span
+from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 
 # The body ends at a second `#`, which starts the reason: `disable=BL101  # why`.
-_COMMENT = re.compile(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
+_COMMENT = LazyPattern(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
 # A reason after ` -- `, inside the directive: `disable=BL101 -- explicit literal, reviewed`.
-_REASON = re.compile(r"(?:^|\s)--(?:\s|$)")
+_REASON = LazyPattern(r"(?:^|\s)--(?:\s|$)")
 # Line breaks other than "\n" that some readers count (Python: a lone "\r"; YAML: NEL, LS, PS):
 # a file holding one numbers lines otherwise than this parser, so no edit is offered in it.
-_OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_OTHER_BREAKS = LazyPattern("\r(?!\n)|[\x85\u2028\u2029]")
 # A value is a comma-separated list, with or without spaces after the commas.
-_ITEM = re.compile(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;,]*(?:\s*,\s*[^\s;,]+)*))?")
-CODES = re.compile(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
+_ITEM = LazyPattern(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;,]*(?:\s*,\s*[^\s;,]+)*))?")
+CODES = LazyPattern(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
 # ASCII digits only (`"²".isdigit()` is true), and few enough to stay a count of GPUs.
-_WHOLE = re.compile(r"[0-9]{1,9}")
+_WHOLE = LazyPattern(r"[0-9]{1,9}")
 
 
 @lean_dataclass
@@ -135,7 +136,7 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
 
 # ruff's no-quality-assurance comment (`noqa` then a colon and codes, as BL101, E501): the codes of that line.
 # Only batchlint's codes are batchlint's to read: a bare one, or one naming other tools' codes only, is theirs.
-_NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+_NOQA = LazyPattern(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 
 
 def _noqa(found: Directives, lines: list, editable: bool, known: frozenset) -> None:
@@ -163,7 +164,7 @@ def _noqa(found: Directives, lines: list, editable: bool, known: frozenset) -> N
         found.line_disabled.setdefault(number, set()).update(comment.line_disabled.get(number, ()))
 
 
-_BARE_CODES = re.compile(r"\b(disable(?:-file)?)\s+((?:BL\d*|ALL)\b(?:\s*,\s*(?:BL\d*|ALL)\b)*)", re.IGNORECASE)
+_BARE_CODES = LazyPattern(r"\b(disable(?:-file)?)\s+((?:BL\d*|ALL)\b(?:\s*,\s*(?:BL\d*|ALL)\b)*)", re.IGNORECASE)
 
 
 def _check_codes_follow_equals(comment: Directives, body: str, number: int, body_start: int) -> None:

@@ -34,6 +34,7 @@ from dataclasses import field
 from typing import Optional
 
 from .config import Configs, Settings
+from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 from .sources import format_of, is_shell_script
 
@@ -259,7 +260,7 @@ _RUN_DIR_NAMES = frozenset({
     "swanlog",           # SwanLab: swanlog/run-<date>/files/config.yaml
     ".aim",              # Aim's repository
 })
-_RUN_DIR = re.compile(
+_RUN_DIR = LazyPattern(
     r"checkpoint-\d+"           # transformers.Trainer (LLaMA-Factory, ms-swift, axolotl, TRL): checkpoint-500/
     r"|checkpoint_\d+"          # accelerate save_state with automatic_checkpoint_naming: checkpoints/checkpoint_3/
     r"|global_step\d+"          # DeepSpeed engine.save_checkpoint: global_step500/ (mp_rank_00_model_states.pt)
@@ -271,8 +272,8 @@ _RUN_DIR = re.compile(
     r"|.*\bstep=\d+.*"          # Lightning / NeMo 2 checkpoint folders: megatron_gpt--val_loss=2.1-step=500-...
     r"|v\d+-\d{8}-\d{6}"        # ms-swift run folder: output/v0-20240101-120000/ (args.json, checkpoint-N/)
 )
-_WANDB_RUN = re.compile(r"(?:offline-)?run-.+|latest-run|sweep-.+")  # under a folder named wandb
-_HYDRA_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # outputs/<%Y-%m-%d>/<%H-%M-%S>/, multirun/<date>/<time>/<job>/
+_WANDB_RUN = LazyPattern(r"(?:offline-)?run-.+|latest-run|sweep-.+")  # under a folder named wandb
+_HYDRA_DAY = LazyPattern(r"\d{4}-\d{2}-\d{2}")  # outputs/<%Y-%m-%d>/<%H-%M-%S>/, multirun/<date>/<time>/<job>/
 
 # Files, wherever they are.
 _RUN_FILE_NAMES = frozenset({
@@ -307,7 +308,7 @@ _RUN_FILE_NAMES = frozenset({
 
 # The tokenizers library's JSON (a tokenizer.json under any name: gpt-neox's tests/data/.../gpt2.json)
 # starts with these keys, in this order (serde writes its fields as declared).
-_TOKENIZER_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
+_TOKENIZER_HEAD = LazyPattern(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
 
 
 def is_vocabulary(path: str, head: bytes) -> bool:

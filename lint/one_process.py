@@ -21,12 +21,13 @@ from .frameworks.launchers import SCHEDULER_DIRECTIVES
 from .frameworks.spec import OneProcess
 from .launching.callers import named_elsewhere
 from .launching.lines import Launch
+from .lazy_pattern import LazyPattern
 from .own_trainer import program_imports
 from .plan import Fact, Origin
 from .sources.shell import in_directory
 
 _MAX_CALLER_BYTES = 1 << 20  # of a calling script read for scheduler directives
-_DIRECTIVE = re.compile(rb"^[ \t]*(?:" + b"|".join(re.escape(d) for d in SCHEDULER_DIRECTIVES) + rb")", re.M)
+_DIRECTIVE = LazyPattern(rb"^[ \t]*(?:" + b"|".join(re.escape(d) for d in SCHEDULER_DIRECTIVES) + rb")", re.M)
 
 
 def judge(line: Launch, script: str, text: str, callers: tuple = ()) -> Optional[Callable[[OneProcess], Optional[Fact]]]:

@@ -20,11 +20,12 @@ from typing import Optional
 
 from . import per_run, reads
 from .document import Mapping, ParseError
+from .lazy_pattern import LazyPattern
 from .project import ProjectView, upward
 
 _LEVELS = 12  # folders searched upward from the launch script: a project is not deeper
 _MAX_KEYS = 20_000
-_HYDRA_MAIN = re.compile(r"""@hydra\.main\(([^)]{0,400})\)""")
+_HYDRA_MAIN = LazyPattern(r"""@hydra\.main\(([^)]{0,400})\)""")
 _ARGUMENT = r"""\b{}\s*=\s*["']([\w./-]{{1,200}})["']"""
 
 
@@ -80,7 +81,7 @@ def program_imports(script: str, entry: Optional[str], package: str | tuple, run
 # A call that trains: a trainer built (`Trainer(`, `SFTTrainer(`; not a class statement defining one),
 # `trainer.train(`, a custom loop's `loss.backward(` / `deepspeed.initialize(`, Lightning's `.fit(`.
 _TRAINS = re.compile(rb"(?<!class )(?<![\w])\w*Trainer\s*\(|\.(?:train|backward|fit)\s*\(|deepspeed\.initialize\s*\(")
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)|import[ \t]+([\w., \t]+))", re.M)
+_IMPORT = LazyPattern(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)|import[ \t]+([\w., \t]+))", re.M)
 
 
 def program_trains(script: str, entry: Optional[str], view: Optional[ProjectView] = None) -> Optional[bool]:

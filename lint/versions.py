@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Optional
 
 from . import per_run, project, reads
+from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 from .project import ProjectView
 from .scoped import Scoped
@@ -36,12 +37,12 @@ MAX_LEVELS = 64
 MAX_CACHED = 2048
 
 _INF = float("inf")
-_VERSION = re.compile(
+_VERSION = LazyPattern(
     r"v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d*))?"
     r"(?:[-_.]?(post|rev|r)[-_.]?(\d*)|-(\d+))?(?:[-_.]?(dev)[-_.]?(\d*))?(?:\+[a-z0-9.]+)?\Z", re.I)
 _PRE = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
-_CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*\Z")
-_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?\Z", re.S)
+_CLAUSE = LazyPattern(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*([^\s,;]+)\s*\Z")
+_REQUIREMENT = LazyPattern(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*?)\s*(?:;.*)?\Z", re.S)
 
 
 def canonical(name: str) -> str:
@@ -257,10 +258,10 @@ def _line_of(text: str, name: str, start: int = 0) -> Optional[int]:
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
-_GIT_URL = re.compile(r"(?:(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*)?"
+_GIT_URL = LazyPattern(r"(?:(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@\s*)?"
                       r"git\+[a-z]+://[^\s@#]*?/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?(?:@(?P<ref>[^\s#;]+))?"
                       r"(?:#egg=(?P<egg>[A-Za-z0-9._-]+))?\s*\Z")
-_TAG = re.compile(r"v?(\d+(?:\.\d+)+(?:\.?post\d+)?)\Z")
+_TAG = LazyPattern(r"v?(\d+(?:\.\d+)+(?:\.?post\d+)?)\Z")
 
 
 def _git_requirement(line: str, names: set) -> Optional[str]:
@@ -315,15 +316,15 @@ def _requirements_file(reading: _Reading, path: str, names: set) -> list:
 
 
 # `pip install ...` as shell scripts, Dockerfiles and notebooks write it (`uv pip`, `python -m pip`, `pip3`).
-_PIP_INSTALL = re.compile(r"(?:^|[\s;&|(`\"'])(?:uv\s+)?pip3?(?:\.\d+)?\s+install\s+([^\n;&|)`]*)")
+_PIP_INSTALL = LazyPattern(r"(?:^|[\s;&|(`\"'])(?:uv\s+)?pip3?(?:\.\d+)?\s+install\s+([^\n;&|)`]*)")
 # Options of `pip install` that take a value: the value is no requirement.
 _PIP_VALUED = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
                          "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root",
                          "--platform", "--python-version", "--trusted-host", "--src", "--upgrade-strategy",
                          "--python", "--implementation", "--abi", "--only-binary", "--no-binary", "--config-settings"})
 # A job launcher's image built in Python (`modal.Image...pip_install([...])`, `uv_pip_install(...)`).
-_PIP_CALL = re.compile(r"\b(?:uv_)?pip_install\s*\(")
-_STRING = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
+_PIP_CALL = LazyPattern(r"\b(?:uv_)?pip_install\s*\(")
+_STRING = LazyPattern(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
 
 
 def install_pins(text: str, names: set, path: str, top: str = "") -> list:
@@ -586,7 +587,7 @@ def _installed(reading: _Reading, dist: Distribution, known: tuple) -> Optional[
 
 
 # Files a project's install commands stand in, and how much of the project is searched for them.
-_INSTALL_FILES = re.compile(r"(?i)(?:dockerfile.*|.*\.dockerfile|containerfile|.*\.(?:sh|bash|slurm|sbatch|py))\Z")
+_INSTALL_FILES = LazyPattern(r"(?i)(?:dockerfile.*|.*\.dockerfile|containerfile|.*\.(?:sh|bash|slurm|sbatch|py))\Z")
 MAX_INSTALL_FILES = 4000
 MAX_INSTALL_BYTES = 256 << 10
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..own_trainer import _program_holds, program_imports, program_trains
 from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
@@ -94,7 +95,7 @@ def plan(doc: Document, outside: Outside):
 # Names many programs of their own give their flags too (`--packing`, `--max_seq_length`): alone they
 # do not make an unseen program TRL's.
 _COMMON = frozenset({"max_length", "dataset_name", "max_seq_length", "packing"})
-_TRL_ENTRY = re.compile(r"(?:^|[/.])trl(?:[/.]|$)")
+_TRL_ENTRY = LazyPattern(r"(?:^|[/.])trl(?:[/.]|$)")
 
 
 def _trl_basis(doc: Document, view: ProjectView) -> Optional[str]:
@@ -207,7 +208,7 @@ _PARSES_TRAINING_ARGUMENTS = re.compile(rb"\b(?:HfArgumentParser|TrlParser)\s*\(
 # (`num_generations: int = 4`), an assignment (`args.bf16 = True`) or a keyword (`GRPOConfig(num_generations=4)`).
 _OWN_DEFAULTS = re.compile(rb"\b(?:per_device_train_batch_size|gradient_accumulation_steps|bf16|num_generations)"
                            rb"[ \t]*(?::|=(?!=))")
-_TRL_GRPO_SCRIPT = re.compile(r"(?:^|[/.])trl[/.]scripts[/.]grpo(?:\.py)?$")
+_TRL_GRPO_SCRIPT = LazyPattern(r"(?:^|[/.])trl[/.]scripts[/.]grpo(?:\.py)?$")
 
 
 def _program(doc: Document, view: ProjectView) -> Program:

@@ -11,10 +11,10 @@ USE_MEGATRON_BRIDGE=1 (tp x pp x cp x ep must divide W, parser.py:336-349).
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from ..document import Document, LaunchDocument, Mapping, Scalar
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..own_trainer import program_imports
 from ..plan import Fact, Origin, Subject
@@ -118,7 +118,7 @@ def _by_keys(doc: Document) -> Optional[str]:
     return f"{doc.entry} is not in the project; keys only LLaMA-Factory has: stage, {', '.join(own)}"
 
 
-_CLI_TRAIN = re.compile(r"llamafactory-cli(?:\s|\\)+train\b")
+_CLI_TRAIN = LazyPattern(r"llamafactory-cli(?:\s|\\)+train\b")
 
 
 def _program(doc: Document, view: ProjectView):

@@ -25,10 +25,10 @@ the flat names of earlier releases (`--train_batch_size`,
 
 from __future__ import annotations
 
-import re
 from typing import Optional, overload
 
 from ..document import Document, Mapping, Node, Scalar
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from ..premise import Premise
@@ -54,7 +54,7 @@ LAUNCHERS = (Launcher("openrlhf", modules=("openrlhf.cli.train_*",), markers=(b"
 # First among YAML adapters: `plan` takes only documents launched by these lines.
 FRAMEWORK = Framework(NAME, FORMATS, MARKERS, order=5, launchers=LAUNCHERS, distribution=DISTRIBUTION)
 
-_MODULE = re.compile(r"openrlhf\.cli\.(train_\w+)|(?:.*/)?(train_(?:sft|dpo|rm|ppo|ppo_ray))\.py")
+_MODULE = LazyPattern(r"openrlhf\.cli\.(train_\w+)|(?:.*/)?(train_(?:sft|dpo|rm|ppo|ppo_ray))\.py")
 
 # Defaults per entry point: (micro batch, max_len). train_sft.py:166, 284;
 # train_dpo.py:188, 318; train_rm.py:246, 298; train_ppo_ray.py:393, 379.

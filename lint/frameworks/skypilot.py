@@ -21,10 +21,10 @@ Read as SkyPilot reads a task (sky/task.py `Task.from_yaml_config`, sky/utils/sc
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence, Span
+from ..lazy_pattern import LazyPattern
 from ..sources.shell import UNKNOWN, Word
 from .facts import whole_number
 from .spec import Framework, TaskFile
@@ -37,7 +37,7 @@ MARKERS = (b"run:",)
 _TASK_KEYS = ("resources", "num_nodes", "envs", "setup", "file_mounts", "workdir", "secrets")
 _NODE_VARIABLES = ("SKYPILOT_NODE_RANK", "SKYPILOT_NODE_IPS")  # set on each node: not known here
 # `A100:8`, `tpu-v3-8`, `A100-80GB:1`: an accelerator and its count (resources.py _set_accelerators).
-_ACCELERATOR = re.compile(r"([^:\s{}]+)(?::(\S+))?")
+_ACCELERATOR = LazyPattern(r"([^:\s{}]+)(?::(\S+))?")
 _MAX_CHOICES = 1000
 
 

@@ -24,10 +24,10 @@ filled only for the recipes that read it, with the recipes' defaults.
 from __future__ import annotations
 
 import os
-import re
 from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, flag, number
@@ -307,7 +307,7 @@ def datasets(root: Mapping) -> list:
     return [node] if isinstance(node, Mapping) else []
 
 
-_RECIPE_IN_HEADER = re.compile(r"\A\s*#[^\n]*\bin (?:recipes/)?([\w/]+)\.py")
+_RECIPE_IN_HEADER = LazyPattern(r"\A\s*#[^\n]*\bin (?:recipes/)?([\w/]+)\.py")
 
 
 def traits(doc: Document) -> set[str]:

@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Optional
 
 from ..document import Document, Mapping, Scalar
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, Origin, Subject, TrainingPlan
 from ..sources.hydra import framework_default
@@ -341,7 +342,7 @@ def _micro_from_deprecated(settings: PPOSettings, dp: Optional[Fact], times_n: b
 
 
 # The workers of an early verl scale the deprecated micro batch by rollout.n after dividing it by dp.
-_MICRO_TIMES_N = re.compile(rb"ppo_micro_batch_size\s*\*=\s*self\.config\.rollout\.n\b")
+_MICRO_TIMES_N = LazyPattern(rb"ppo_micro_batch_size\s*\*=\s*self\.config\.rollout\.n\b")
 _WORKERS = {"megatron": "verl/workers/megatron_workers.py"}
 
 

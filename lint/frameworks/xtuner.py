@@ -28,6 +28,7 @@ from ..document import (
     Symbol,
     split_lines,
 )
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..project import ProjectView
@@ -207,7 +208,7 @@ class XTunerSettings(Subject):
 # mmengine XTuner requires (>= 0.8.4 from v0.1.0 to 0.10.6 @ v0.2.0, requirements/runtime.txt), which
 # has pure-Python configs and refuses to mix them (mmengine 0.8.0 on; Refusal). Another program's
 # mmengine-style config may be loaded by mmcv's Config, which has no such configs.
-_IMPORTS_XTUNER = re.compile(r"^\s*(?:from|import)\s+xtuner\b", re.M)
+_IMPORTS_XTUNER = LazyPattern(r"^\s*(?:from|import)\s+xtuner\b", re.M)
 
 
 def _refused(doc: Inherited, refusal: Refusal, outside: Outside) -> Optional[TrainingPlan]:
@@ -302,7 +303,7 @@ def _at_sp1(doc: Document, sp: Fact, view: ProjectView) -> Optional[tuple[int, i
 
 # A comment that names sequence parallelism, and one that says which sp a value is for.
 _SP_WORDS = r"(?:\bsp\b|sequence[ _-]?parallel\w*|ulysses)"
-_NAMES_SP = re.compile(_SP_WORDS, re.I)
+_NAMES_SP = LazyPattern(_SP_WORDS, re.I)
 # `sp=1`, `sequence_parallel_size: 4`, `sp 8`; then `/ 8 sequence parallel`, `8 sp`.
 _SP_VALUE = (re.compile(_SP_WORDS + r"\s*(?:=|==|:)?\s*(\d+)\b", re.I),
              re.compile(r"\b(\d+)\s*" + _SP_WORDS, re.I))

@@ -16,6 +16,7 @@ import re
 from typing import Optional
 
 from .. import per_run, project, reads
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 
 # Files that may run a script or launch a config: shell and job scripts, job descriptions (YAML), make
@@ -99,7 +100,7 @@ def running(path: str) -> Optional[tuple]:
 
 
 # A variable right before a suffix: `${STAGE}.json`, `$NAME.yaml` (the suffix is the group).
-_COMPOSED = re.compile(rb"\$\{?\w+\}?\.(\w+)")
+_COMPOSED = LazyPattern(rb"\$\{?\w+\}?\.(\w+)")
 _composed: per_run.Cache = per_run.cache()  # id of the _Files -> [its _Files, ((index, (suffixes, words)), ...)]
 
 
@@ -141,7 +142,7 @@ def _written_before(data: bytes, start: int, end: int, name: bytes):
 
 # A name a file names another by is a whole run of these (what `_may_be` accepts is preceded by a
 # shell word's end or a `/`, and followed by neither): the index of such runs holds every file that may.
-_NAME = re.compile(rb"[\w.-]+")
+_NAME = LazyPattern(rb"[\w.-]+")
 # Names looked for by scanning every file before the runs are indexed: a lint of one file asks once,
 # and an index costs more than one scan; a run over the tree asks once per config, and the index keeps
 # that linear in the files in view rather than their number squared.
@@ -285,7 +286,7 @@ def _top(real: str) -> str:
 
 
 # A shell redirection into a file (`> f`, `>> f`, `| tee f`, `cat <<EOT > $CONFIG_JSON`): its target word.
-_REDIRECT = re.compile(rb"(?:(?<![<>&0-9])>>?|\btee(?:[ \t]+-a)?)[ \t]*[\"']?([^\s;&|\"'<>()`]+)")
+_REDIRECT = LazyPattern(rb"(?:(?<![<>&0-9])>>?|\btee(?:[ \t]+-a)?)[ \t]*[\"']?([^\s;&|\"'<>()`]+)")
 _ASSIGNED = rb"^[ \t]*(?:export[ \t]+)?%s=[\"']?([^\s;\"'#]+)"
 
 

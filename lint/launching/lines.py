@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
-import re
 from dataclasses import field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Optional, TypeGuard
@@ -22,6 +21,7 @@ from typing import Any, Optional, TypeGuard
 from ..document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from ..frameworks.facts import whole_number
 from ..frameworks.spec import ASSIGN, FLAGS, HYDRA, Count, Launcher
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin
 from ..sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
@@ -124,12 +124,12 @@ class HostRequest:
             + " + ".join(str(count) for _, count in used)
 
 
-_PYTHON = re.compile(r"(^|/)python(3(\.\d+)?)?$")
+_PYTHON = LazyPattern(r"(^|/)python(3(\.\d+)?)?$")
 _MODULE_FLAGS = ("-m", "--module")  # the program of a generic launcher is a module, not a script
 _HYDRA_META = {("config-name",), ("config-path",), ("cn",), ("cp",)}
 _HYDRA_NAME = {("config-name",), ("cn",)}
 _HYDRA_PATH = {("config-path",), ("cp",)}
-_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ENV_ASSIGNMENT = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def launches(doc: ShellDocument) -> list:
@@ -276,7 +276,7 @@ def _program_name(word: Word) -> Optional[str]:
     return name if slash and folder and _WRITTEN_SCRIPT.fullmatch(name) else None
 
 
-_WRITTEN_SCRIPT = re.compile(r"[A-Za-z0-9_.+-]+\.py")
+_WRITTEN_SCRIPT = LazyPattern(r"[A-Za-z0-9_.+-]+\.py")
 
 
 # Words that join the commands of a line another machine's shell runs (`-- source env.sh \\&\\& python ...`).
@@ -645,7 +645,7 @@ def _hostfile(text: str) -> tuple:
     return pool, lines
 
 
-_HOST_LINE = re.compile(r"(\S+)\s+slots=(\d+)")
+_HOST_LINE = LazyPattern(r"(\S+)\s+slots=(\d+)")
 _MAX_HOSTS = 100_000  # lines of a hostfile read
 
 
@@ -893,7 +893,7 @@ class ArgumentText(str):
 
 
 # What YAML 1.1 reads as a boolean and argparse as text (true/false are booleans to both).
-_YAML11_BOOLEANS = re.compile(r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)\Z")
+_YAML11_BOOLEANS = LazyPattern(r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF)\Z")
 
 
 def _as_argument(value: Word) -> Word:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
-import re
 from typing import Optional
+
+from ..lazy_pattern import LazyPattern
 
 # `concise` (one line a finding) and `full` (text with each finding's source line) are ruff's names; the
 # others are ruff's names for the formats CI tools read (docs/output-formats.md).
@@ -137,8 +138,8 @@ class Summary:
 
 # C0 and C1 controls, DEL, and the bidirectional overrides and isolates that can
 # make a terminal show other text than the file holds ("Trojan source").
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_CONTROLS = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SURROGATES = LazyPattern("[\ud800-\udfff]")
 
 
 def printable(text: str, keep_lines: bool = False) -> str:

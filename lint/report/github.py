@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import html
 import os
-import re
 
 from ..diagnostic import SEVERITY_ORDER
+from ..lazy_pattern import LazyPattern
 from . import printable, workspace_path
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -58,7 +58,7 @@ def render(diagnostics: list, summary) -> str:
 
 # Markdown's inline punctuation, escaped so a config's text cannot become a
 # link, an image, emphasis or a table cell in a public job summary.
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_MARKDOWN = LazyPattern(r"([\\`*_{}\[\]()#+!|~])")
 
 
 def markdown_text(text: str) -> str:

@@ -12,13 +12,13 @@ as ruff writes it, so the report is never empty. Every finding is a failure, wha
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
+from ..lazy_pattern import LazyPattern
 from . import printable
 
 # Characters XML 1.0 cannot hold, even escaped (printable() already drops the other controls).
-_NOT_XML = re.compile("[\ufffe\uffff]")
+_NOT_XML = LazyPattern("[\ufffe\uffff]")
 
 
 def _text(text: str, keep_lines: bool = False) -> str:

@@ -15,8 +15,9 @@ import re
 from typing import Optional
 
 from ..document import LINE_BREAKS
+from ..lazy_pattern import LazyPattern
 
-_LSP_BREAKS = re.compile(r"\r\n|\r|\n")
+_LSP_BREAKS = LazyPattern(r"\r\n|\r|\n")
 _NEWLINE = re.compile("\n")  # JSON, TOML, shell: lines end at "\n" (document.line_starts)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Optional
 
 from ..document import Document, LimitExceeded, ParseError, line_starts
+from ..lazy_pattern import LazyPattern
 from ..limits import MAX_NUMBER_DIGITS
 
 # Suffix -> format name; the reader module is imported only when a file of its
@@ -30,7 +31,7 @@ FORMATS = {
 # -- checks every reader applies to the values it keeps ---------------------------
 
 _INT_LIMIT = 10**MAX_NUMBER_DIGITS
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 def digits_why(count: int) -> str:

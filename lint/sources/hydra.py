@@ -34,19 +34,19 @@ alone, with a notice: its keys the composition would set stay unknown.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import replace
 from typing import Optional
 
 from .. import reads
 from ..discover import display_path
 from ..document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
 from ..project import ProjectView, upward
 
 _SELF = "_self_"
-_HEADER = re.compile(r"#\s*@(\S+)\s+(.*?)\s*$")
+_HEADER = LazyPattern(r"#\s*@(\S+)\s+(.*?)\s*$")
 _UPWARD = 12  # folders above a config searched for the folder a relative searchpath is seen from
 
 

@@ -43,6 +43,7 @@ from typing import Optional, TypeGuard, overload
 from .. import reads
 from ..discover import display_path
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
 from ..project import ProjectView
@@ -53,7 +54,7 @@ BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
 DEPRECATION_KEY = "_deprecation_"  # popped from each file's names before merging
 # mmengine's own pattern (Config._pre_substitute_base_vars).
-_PLACEHOLDER = re.compile(r"\{\{\s*" + BASE_KEY + r"\.([\w\.]+)\s*\}\}")
+_PLACEHOLDER = LazyPattern(r"\{\{\s*" + BASE_KEY + r"\.([\w\.]+)\s*\}\}")
 
 
 @lean_dataclass(frozen=True)

@@ -11,7 +11,6 @@ JSON's own whitespace rules have it; columns count characters.
 from __future__ import annotations
 
 import bisect
-import re
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in its stubs
 
 from ..document import (
@@ -26,11 +25,12 @@ from ..document import (
     Unknown,
     line_starts,
 )
+from ..lazy_pattern import LazyPattern
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
 from . import clean, digits_why
 
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_WHITESPACE = LazyPattern(r"[ \t\n\r]*")
+_NUMBER = LazyPattern(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS = {"t": ("true", True), "f": ("false", False), "n": ("null", None)}
 
 

@@ -40,6 +40,7 @@ from dataclasses import field, replace
 from typing import Any, NoReturn, Optional
 
 from ..document import Document, LaunchDocument, Mapping, Node, Scalar, Sequence, Span, Unknown, split_lines
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_LENGTH, MAX_NODES
 from .yaml import value_offset
@@ -381,8 +382,8 @@ def _index(part: str, node: Sequence) -> Optional[int]:
     return None
 
 
-_KEY_HEAD = re.compile(r"[^.\[]*")
-_KEY_OTHER = re.compile(r"\.([^.\[]*)|\[(.*?)\]")
+_KEY_HEAD = LazyPattern(r"[^.\[]*")
+_KEY_OTHER = LazyPattern(r"\.([^.\[]*)|\[(.*?)\]")
 
 
 def _split(key: str) -> list:
@@ -418,17 +419,17 @@ _FLOAT = re.compile(rf"[+-]?(?:{_POINT}|(?:0|[1-9](?:_?[0-9])*|{_POINT})[eE][+-]
 _INT_TOKEN = re.compile(_INT)
 _BOOL = re.compile(r"[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]")
 _NULL = re.compile(r"[Nn][Uu][Ll][Ll]")
-_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_ID = LazyPattern(r"[A-Za-z_][A-Za-z0-9_-]*")
 # Runs of an unquoted value's characters (ID's, UNQUOTED_CHAR's, COLON, WS; `$` and escapes apart),
 # a dict key's (no colon), and of an interpolation key (INTER_KEY: any but these; `${` nests).
 _PLAIN_RUN = re.compile(r"[A-Za-z0-9_\-/+.%*@?|: \t]+")
 _KEY_PLAIN = re.compile(r"[A-Za-z0-9_\-/+.%*@?| \t]+")
-_KEY_RUN = re.compile(r"(?:[^\\{}()\[\]:. \t'\"$]|\$(?!\{))+")
+_KEY_RUN = LazyPattern(r"(?:[^\\{}()\[\]:. \t'\"$]|\$(?!\{))+")
 _ESCAPABLE = frozenset("\\()[]{}:=, \t")
 _WS = " \t"
 # Literal text up to the next `$`, backslash or closing quote.
 _TEXT_RUNS = {"": re.compile(r"[^$\\]+"), "'": re.compile(r"[^$\\']+"), '"': re.compile(r'[^$\\"]+')}
-_BACKSLASHES = re.compile(r"\\+")
+_BACKSLASHES = LazyPattern(r"\\+")
 
 
 class _Parser:

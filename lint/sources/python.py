@@ -43,6 +43,7 @@ from ..document import (
     line_starts,
     split_lines,
 )
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..limits import (
     MAX_DEPS,
@@ -57,14 +58,14 @@ from ..limits import (
 from . import _INT_LIMIT, clean, long_int
 
 _new_span = tuple.__new__
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII = LazyPattern(r"[^\x00-\x7f]")
 _MARK_NON_ASCII = bytes(range(128)) + b"\x80" * 128  # bytes.translate table: ASCII kept, the rest 0x80
 # An estimate of Python's tokens: a string or a comment counts as one.
 # Unrolled loops (`[^"]*(?:\\.[^"]*)*`): the regex engine keeps no state per character of a long string.
 _STRING = (r'''(?:"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*\'\'\''''
            r'''|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*')''')
-_TOKEN = re.compile(rf"[rRbBuUfF]{{0,2}}{_STRING}|#[^\n]*|\w+|[^\w\s]", re.S)
-_FSTRING = re.compile(rf"(?<![\w])(?:[rR][fF]|[fF][rR]?){_STRING}", re.S)
+_TOKEN = LazyPattern(rf"[rRbBuUfF]{{0,2}}{_STRING}|#[^\n]*|\w+|[^\w\s]", re.S)
+_FSTRING = LazyPattern(rf"(?<![\w])(?:[rR][fF]|[fF][rR]?){_STRING}", re.S)
 # An f-string field costs Python's parser about three tokens' time.
 _FIELD_TOKENS = 3
 # A result this many bits long may have more than MAX_NUMBER_DIGITS digits: not computed.

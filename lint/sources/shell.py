@@ -39,6 +39,7 @@ from dataclasses import field, replace
 from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_BRANCHES, MAX_SHELL_NESTING, MAX_SHELL_OUTPUT
 from .shellflow import (
@@ -61,32 +62,32 @@ from .shellflow import (
 )
 from .shellstop import Stop, assigned_by, given, names_set, nounset_change, plain_assignments
 
-_POSITIONAL = re.compile(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
-_ASSIGNING = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):?=")  # `${x:=8}`, `${x=8}`: x is set if it was not
-_INDEXED_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
+_POSITIONAL = LazyPattern(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
+_ASSIGNING = LazyPattern(r"([A-Za-z_][A-Za-z0-9_]*):?=")  # `${x:=8}`, `${x=8}`: x is set if it was not
+_INDEXED_ASSIGNMENT = LazyPattern(r"([A-Za-z_][A-Za-z0-9_]*)\[[^\]]*\]\+?=")
 _OPENERS = {"if", "for", "while", "until", "case", "select"}
 _CLOSERS = {"fi", "done", "esac"}
 _KEYWORDS = {"then", "else", "elif", "do", "!", "{", "}", "time", "nohup", "exec", "command", "eval"}
 _LEADING_WORDS = _KEYWORDS | _OPENERS | _CLOSERS
 _PASSING = frozenset({"nohup", "exec", "command"})  # run the next word with the environment they are given
 _DECLARATIONS = ("export", "declare", "local", "readonly", "typeset")
-_DECLARE_FLAGS = re.compile(r"[-+][A-Za-z]+")
+_DECLARE_FLAGS = LazyPattern(r"[-+][A-Za-z]+")
 
 # Scanners, each matched at the current offset.
-_BLANKS = re.compile(r"(?:[ \t]|\\\n)+")  # spaces, tabs and line continuations
-_COMMENT = re.compile(r"#[^\n]*")
-_OPERATOR = re.compile(r"&&|\|\||;;&|;;|;&|\|&|[;|&\n]")
-_ESAC = re.compile(r"esac(?=[\s;&|)]|$)")
-_PLAIN = re.compile(r"[^ \t\n;&|()\\'\"$`]+")  # unquoted text without anything special
-_QUOTED_PLAIN = re.compile(r'[^"\\$`]+')  # the same inside double quotes
-_BACKQUOTED = re.compile(r"[^`\\]*(?:\\.[^`\\]*)*`", re.S)
-_HEREDOC_WORD = re.compile(r"<<(-?)[ \t]*([^ \t\n;|&<>]*)")
+_BLANKS = LazyPattern(r"(?:[ \t]|\\\n)+")  # spaces, tabs and line continuations
+_COMMENT = LazyPattern(r"#[^\n]*")
+_OPERATOR = LazyPattern(r"&&|\|\||;;&|;;|;&|\|&|[;|&\n]")
+_ESAC = LazyPattern(r"esac(?=[\s;&|)]|$)")
+_PLAIN = LazyPattern(r"[^ \t\n;&|()\\'\"$`]+")  # unquoted text without anything special
+_QUOTED_PLAIN = LazyPattern(r'[^"\\$`]+')  # the same inside double quotes
+_BACKQUOTED = LazyPattern(r"[^`\\]*(?:\\.[^`\\]*)*`", re.S)
+_HEREDOC_WORD = LazyPattern(r"<<(-?)[ \t]*([^ \t\n;|&<>]*)")
 _PAREN = re.compile(r"[()]")
 _BRACE = re.compile(r"[{}]")
 # `{a,b}` and `{1..100000000}`: bash expands them into many words; not followed.
-_BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
+_BRACE_EXPANSION = LazyPattern(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 # Digits past this run are a number too long to keep (whatever reads the word would call int() on it).
-_LONG_NUMBER = re.compile(r"[0-9]{%d}" % (MAX_NUMBER_DIGITS + 1))
+_LONG_NUMBER = LazyPattern(r"[0-9]{%d}" % (MAX_NUMBER_DIGITS + 1))
 
 
 class _Unknown:
@@ -215,7 +216,7 @@ def in_directory(directory, path: str, anchored: frozenset = frozenset(), placed
 
 
 # A redirection among a command's words: `> /dev/null`, `2>/dev/null`, `&>log` (the lexer keeps them as words).
-_REDIRECTION = re.compile(r"(?:[0-9]*|&)(?:>>?|<)(.*)")
+_REDIRECTION = LazyPattern(r"(?:[0-9]*|&)(?:>>?|<)(.*)")
 
 
 def _without_redirections(words: list) -> list:
@@ -641,13 +642,13 @@ _SCRIPT_PATH = r"""["']?(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE
 _RESOLVED = rf"""(?:{_SCRIPT_PATH}|["']?\$\(\s*(?:realpath|readlink\s+-[fem])\s+(?:--\s+)?{_SCRIPT_PATH}\s*\)["']?)"""
 _DIRNAME = rf"""dirname\s+(?:--\s+)?{_RESOLVED}"""
 _IN_DIRNAME = rf"""["']?\$\(\s*{_DIRNAME}\s*\)["']?"""
-_OWN_FOLDER = re.compile(
+_OWN_FOLDER = LazyPattern(
     rf"""\s*(?:{_DIRNAME}|(?:realpath|readlink\s+-[fem])\s+(?:--\s+)?{_IN_DIRNAME}"""
     rf"""|cd\s+(?:-P\s+)?(?:--\s+)?{_IN_DIRNAME}\s*(?:(?:&>|>|2>|1>)\s*/dev/null\s*(?:2>&1\s*)?)?(?:&&|;)\s*pwd(?:\s+-[PL])?)\s*""")
 
 
 # `$(cat <<EOF`, `$(cat << 'EOF'`, `$(cat <<-EOF`: a heredoc read back, to the end of the line.
-_CAT_HEREDOC = re.compile(r"""\s*cat\s+<<(-?)[ \t]*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\2[ \t]*\n""")
+_CAT_HEREDOC = LazyPattern(r"""\s*cat\s+<<(-?)[ \t]*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\2[ \t]*\n""")
 
 
 def _cat_heredoc(body: str, cat: re.Match, offset: int) -> tuple:
@@ -667,17 +668,17 @@ def _cat_heredoc(body: str, cat: re.Match, offset: int) -> tuple:
 
 
 # `$(dirname $EXAMPLE_PATH)`: the folder above a path a variable holds (a string operation, nothing run).
-_DIRNAME_OF = re.compile(r"""\s*dirname\s+(?:--\s+)?(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1\s*""")
+_DIRNAME_OF = LazyPattern(r"""\s*dirname\s+(?:--\s+)?(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1\s*""")
 
 
 # `scontrol show hostnames "$SLURM_JOB_NODELIST" | wc -l`: the job's nodes counted, as SLURM_NNODES holds them.
-_NODE_COUNT = re.compile(
+_NODE_COUNT = LazyPattern(
     r"""\s*scontrol\s+show\s+hostnames?\s+(["']?)\$\{?(?:SLURM_JOB_NODELIST|SLURM_NODELIST)\}?\1\s*\|\s*wc\s+-l\s*""")
 
 
 # `$(pwd)`, `$(pwd -P)`: the folder the shell is in, which the script's `cd`s decide (nothing is run);
 # _PWD_TEXT: where such a part is written in a string.
-_PWD = re.compile(r"\s*pwd(?:\s+-[PL])?\s*")
+_PWD = LazyPattern(r"\s*pwd(?:\s+-[PL])?\s*")
 _PWD_TEXT = re.compile(r"`\s*pwd[^`]*`|\$\(\s*pwd[^)]*\)")
 
 
@@ -720,8 +721,8 @@ def _parameter(body: str) -> tuple:
 
 # -- interpreting: raw words -> expanded commands, variable state -----------------
 
-_SHELLS = re.compile(r"(.*/)?(ba|da|z)?sh")
-_COMMAND_STRING = re.compile(r"-[a-z]*c[a-z]*")  # -c, -lc, -xc
+_SHELLS = LazyPattern(r"(.*/)?(ba|da|z)?sh")
+_COMMAND_STRING = LazyPattern(r"-[a-z]*c[a-z]*")  # -c, -lc, -xc
 _SOURCE = {"source", "."}
 _POSITIONAL_NAMES = ("@", "#") + tuple(str(number) for number in range(1, 10))
 MAX_SOURCE_DEPTH = 4  # files sourced within files sourced
@@ -1792,9 +1793,9 @@ class _Interpreter:
 # Stands for a variable's value not known while a string is split into words.
 _NOT_KNOWN = "\x00"
 # The `key=` a word not known starts with as written (`trainer.nnodes=$NNODES`, `--master_port=${PORT}`).
-WRITTEN_KEY = re.compile(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
+WRITTEN_KEY = LazyPattern(r"(--|[+~])?[A-Za-z_][\w.\-]*=")
 
-_REFERENCE = re.compile(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
+_REFERENCE = LazyPattern(r"\$(\{[^}]*\}|[A-Za-z_][A-Za-z_0-9]*|.)")
 
 
 def _written(word: Word) -> str:
@@ -1815,11 +1816,11 @@ def _checked(word: Word) -> Word:
 
 
 # `expr A OP B ...` with numbers, variables and + - * / % (`*` escaped or quoted, as a shell needs it).
-_EXPR = re.compile(r"\s*expr((?:\s+(?:[0-9]+|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|[-+/%]|\\\*|'\*'))+)\s*")
+_EXPR = LazyPattern(r"\s*expr((?:\s+(?:[0-9]+|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|[-+/%]|\\\*|'\*'))+)\s*")
 
 # -- a Slurm batch script's header: the environment Slurm gives the job -----------------
 
-_SBATCH = re.compile(r"#SBATCH[ \t]+(--[a-z-]+|-[a-zA-Z])(?:[= \t]*([^\s#]+))?")
+_SBATCH = LazyPattern(r"#SBATCH[ \t]+(--[a-z-]+|-[a-zA-Z])(?:[= \t]*([^\s#]+))?")
 # sbatch(1) options -> the variables Slurm sets from them (sbatch(1), "OUTPUT ENVIRONMENT VARIABLES").
 _SBATCH_VARIABLES = {
     "--nodes": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"), "-N": ("SLURM_NNODES", "SLURM_JOB_NUM_NODES"),
@@ -1863,7 +1864,7 @@ def _sbatch_environment(text: str) -> dict:
 # -- arithmetic: $(( ... )) as bash computes it, without recursion ------------------
 
 # A number, ${name}, $name or name, an operator, or anything else (which makes the expression unknown).
-_ARITH_TOKEN = re.compile(
+_ARITH_TOKEN = LazyPattern(
     r"([0-9][0-9A-Za-z_#@]*)|\$\{([A-Za-z_]\w*)\}|\$?([A-Za-z_]\w*)"
     r"|(\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%()<>!~&|^])|(\S)"
 )
@@ -2241,7 +2242,7 @@ class _NotFollowed(Exception):
 
 _DOUBLE_BINARY = frozenset({"==", "=", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot",
                             "-ef"})
-_UNARY_TEST = re.compile(r"-[a-hknoprstuvwxzGLNORS]")
+_UNARY_TEST = LazyPattern(r"-[a-hknoprstuvwxzGLNORS]")
 _MAX_TEST_DEPTH = 32
 
 
@@ -2349,9 +2350,9 @@ class _DoubleBracket:
 
 # -- continuations that do not continue ---------------------------------------------
 
-_BROKEN = re.compile(r"(?<!\\)\\([ \t\r]+)(#.*)?$")
-_LOOKS_LIKE_ARGUMENT = re.compile(r"^\s+(-{1,2}[A-Za-z]|[A-Za-z_+~][\w.+~\-\[\]]*=|\$\{?\w)")
-_OPTION_FIRST = re.compile(r"^\s*-{1,2}[A-Za-z]")  # a "command" no shell runs: the orphaned rest of one
+_BROKEN = LazyPattern(r"(?<!\\)\\([ \t\r]+)(#.*)?$")
+_LOOKS_LIKE_ARGUMENT = LazyPattern(r"^\s+(-{1,2}[A-Za-z]|[A-Za-z_+~][\w.+~\-\[\]]*=|\$\{?\w)")
+_OPTION_FIRST = LazyPattern(r"^\s*-{1,2}[A-Za-z]")  # a "command" no shell runs: the orphaned rest of one
 
 
 def _broken_continuations(text: str) -> list:

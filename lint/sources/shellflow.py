@@ -15,6 +15,7 @@ from dataclasses import field, replace
 from typing import Optional
 
 from ..document import LimitExceeded, Span
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from ..limits import MAX_SHELL_NESTING
 
@@ -22,8 +23,8 @@ from ..limits import MAX_SHELL_NESTING
 COMMAND_PREFIX = frozenset({"if", "elif", "while", "until", "then", "else", "do", "!", "{", "time"})
 CLOSERS = frozenset({"fi", "done", "esac", "}"})
 CASE_ENDS = (";;", ";&", ";;&")
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")  # `X=`, `X+=`: the name, whether it appends
+NAME = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
+ASSIGNMENT = LazyPattern(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")  # `X=`, `X+=`: the name, whether it appends
 
 
 @lean_dataclass
@@ -228,7 +229,7 @@ def exits(nodes: list) -> bool:
 
 # -- tests over known strings ------------------------------------------------------------
 
-_INTEGER = re.compile(r"\s*[-+]?[0-9]{1,18}\s*")
+_INTEGER = LazyPattern(r"\s*[-+]?[0-9]{1,18}\s*")
 _INTEGER_TESTS = {"-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b, "-lt": lambda a, b: a < b,
                   "-le": lambda a, b: a <= b, "-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b}
 

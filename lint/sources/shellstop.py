@@ -16,10 +16,10 @@ evidence that the script, not the environment, is meant to give the value).
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from ..document import Span
+from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from .shellflow import ASSIGNMENT, NAME, Simple
 
@@ -65,7 +65,7 @@ _DECLARERS = frozenset({"export", "declare", "local", "typeset", "readonly"})
 _VALUED_OPTIONS = {"read": frozenset({"-d", "-i", "-n", "-N", "-p", "-t", "-u"}),
                    "mapfile": frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})}
 # `x = 1`, `x += 1`, `x <<= 1`, `x++` (not == != <= >=)
-_ARITH_ASSIGNMENT = re.compile(r"\+\+|--|<<=|>>=|(?<![=!<>])=(?!=)")
+_ARITH_ASSIGNMENT = LazyPattern(r"\+\+|--|<<=|>>=|(?<![=!<>])=(?!=)")
 
 
 def given(name: str) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, ParseError, Scalar, Sequence, Unknown
+from ..lazy_pattern import LazyPattern
 from ..limits import MAX_NODES
 
 # `${VAR}`, `${VAR:-8}`, `$((A * B))`, `$(cmd)`, `$VAR`; Jinja `{{ x }}`, `{% ... %}`, `{# ... #}`.
@@ -48,7 +49,7 @@ class TemplateError(ParseError):
     not a syntax error of the file, and nothing batchlint can check."""
 
 
-_JINJA_LINE = re.compile(r"(?m)^[ \t]*\{%-?[ \t]*(?:if|for|else|elif|endif|endfor|set|macro|block|raw)\b[^\n]{0,400}?%\}")
+_JINJA_LINE = LazyPattern(r"(?m)^[ \t]*\{%-?[ \t]*(?:if|for|else|elif|endif|endfor|set|macro|block|raw)\b[^\n]{0,400}?%\}")
 
 
 def jinja_source(path: str, text: str) -> bool:

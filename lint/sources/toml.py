@@ -16,6 +16,7 @@ import re
 import sys
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown
+from ..lazy_pattern import LazyPattern
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_TOML_KEY_PARTS
 from . import long_int
 
@@ -25,27 +26,27 @@ else:  # pragma: no cover - exercised on old interpreters only
     import tomli as tomllib
 
 _KEY_PART = r'(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|\'[^\']*\')'
-_KEY = re.compile(rf"\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=\s*")
-_TABLE = re.compile(rf"\s*(\[\[?)\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*\]\]?")
-_PART = re.compile(_KEY_PART)
-_ERROR_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
+_KEY = LazyPattern(rf"\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=\s*")
+_TABLE = LazyPattern(rf"\s*(\[\[?)\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*\]\]?")
+_PART = LazyPattern(_KEY_PART)
+_ERROR_AT = LazyPattern(r"\(at line (\d+), column (\d+)\)")
 _AT_END = "(at end of document)"
 # Strings and comments, blanked out before the first pass looks for keys and brackets.
 # Unrolled loops (`"[^"]*(?:\\.[^"]*)*"`): the regex engine keeps no state per character of a long string.
-_STRING_OR_COMMENT = re.compile(
+_STRING_OR_COMMENT = LazyPattern(
     r'''"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""|\'\'\'[^']*(?:'(?!'')[^']*)*\'\'\''''
     r'''|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*'|#[^\n]*'''
 )
 # A dotted key with more than MAX_TOML_KEY_PARTS parts (a float has one dot, a date none). It is
 # tried only where a chain starts, and `(?=(w+))\1` keeps a part from being backtracked into,
 # so that the search stays linear in the text.
-_LONG_KEY = re.compile(
+_LONG_KEY = LazyPattern(
     r"(?<![\w.-])(?<!\.[ \t])(?=([\w-]+))\1(?:[ \t]*\.[ \t]*(?=([\w-]+))\2){%d}" % MAX_TOML_KEY_PARTS
 )
-_BRACKET = re.compile(r"[\[\]{}]")
+_BRACKET = LazyPattern(r"[\[\]{}]")
 # Python's own bound on int() of decimal text (PYTHONINTMAXSTRDIGITS; Python 3.10 before 3.10.7 has none).
 _INT_TEXT_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 0)()
-_LONG_INTEGER = re.compile(r"[0-9][0-9_]{%d,}" % _INT_TEXT_DIGITS)
+_LONG_INTEGER = LazyPattern(r"[0-9][0-9_]{%d,}" % _INT_TEXT_DIGITS)
 
 
 def read_toml(path: str, text: str) -> Document:

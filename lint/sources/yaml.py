@@ -29,6 +29,7 @@ from yaml.events import (
 )
 
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
+from ..lazy_pattern import LazyPattern
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
 from . import clean, digits_why, long_int
 
@@ -52,7 +53,7 @@ _TYPED = {
 _NOT_OF_TYPE = (ValueError, KeyError, IndexError, TypeError, OverflowError, yaml.YAMLError)
 # YAML 1.1 wants a dot and a signed exponent (`1.0e-4`); `1e-4`, `1E5`, `1.0e4` are our extension.
 _EXPONENT = re.compile(r"[-+]?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
-_NOT_DIGIT = re.compile(r"[^0-9a-fA-F]+")
+_NOT_DIGIT = LazyPattern(r"[^0-9a-fA-F]+")
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -353,7 +354,7 @@ def typed_plain(text: str):
 
 
 # Line breaks PyYAML counts that "\n"-only readers (the shell's) do not: a text holding one is not placed.
-_OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_OTHER_BREAKS = LazyPattern("\r(?!\n)|[\x85\u2028\u2029]")
 
 
 def string_in_place(text: str, node: Optional[Node]) -> Optional[str]:

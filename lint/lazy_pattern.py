@@ -1,0 +1,32 @@
+"""Regular expressions compiled when first used. A one-file lint imports many modules whose patterns it
+never runs (a YAML config's lint never reads a shell script's redirections), and compiling each at import
+cost more than importing its module (`docs/performance.md`). A `LazyPattern` compiles on its first use and
+then keeps the compiled pattern's methods as its own, so a use costs what a compiled pattern's does."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner",
+            "pattern", "flags", "groups", "groupindex")
+
+
+class LazyPattern:
+    """`re.compile(pattern, flags)`, made when one of its methods or attributes is first asked for."""
+
+    __slots__ = ("_source",) + _METHODS
+
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
+        self._source: tuple[Any, int] = (pattern, flags)  # Any: re.compile takes str or bytes, each alike
+
+    def __getattr__(self, name: str) -> Any:  # only while unset: each is set on the first use
+        if name not in _METHODS:
+            raise AttributeError(name)
+        compiled = re.compile(*self._source)
+        for method in _METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return f"LazyPattern({self._source[0]!r})"
