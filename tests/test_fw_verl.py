@@ -634,3 +634,75 @@ def test_a_composed_default_tensor_parallel_degree_is_reported_in_the_users_file
     [finding] = [d for d in lint("corr.yaml", text).diagnostics if d.code == "BL261"]
     assert finding.span.line == text.splitlines().index("  n_gpus_per_node: 1") + 1
     assert "tensor_model_parallel_size (default 2)" in finding.message
+
+
+# -- n_agent: a copy of verl whose trainer repeats each step's prompts n_agent times (Search-R1's) -------------
+
+_N_AGENT_TRAINER = """\
+for batch_dict in self.train_dataloader:
+    batch: DataProto = DataProto.from_single_dict(batch_dict)
+    batch = batch.repeat(repeat_times=self.config.actor_rollout_ref.rollout.n_agent, interleave=True)
+    gen_batch = batch.pop(batch_keys=['input_ids', 'attention_mask', 'position_ids'])
+    gen_batch_output = self.actor_rollout_wg.generate_sequences(gen_batch)
+    batch = batch.repeat(repeat_times=self.config.actor_rollout_ref.rollout.n, interleave=True)
+"""
+# The copy's own trainer config, which has the key (verl's releases do not).
+_N_AGENT_CONFIG = """\
+data:
+  train_batch_size: 1024
+algorithm:
+  adv_estimator: gae
+actor_rollout_ref:
+  actor:
+    strategy: fsdp
+    ppo_mini_batch_size: 256
+    ppo_micro_batch_size: 64
+  rollout:
+    n: 1
+    n_agent: 1
+trainer:
+  n_gpus_per_node: 8
+  nnodes: 1
+"""
+AGENTS = """\
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size={batch} \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=32 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size=8 \\
+    actor_rollout_ref.rollout.n_agent={agents} \\
+    actor_rollout_ref.rollout.n={n} \\
+    trainer.n_gpus_per_node=8 \\
+    trainer.nnodes=1
+"""
+
+
+def _agents_copy(tmp_path, trainer=_N_AGENT_TRAINER):
+    _copy(tmp_path, "0.1", _EARLY_WORKERS)
+    for name, text in (("verl/trainer/ppo/ray_trainer.py", trainer), ("verl/trainer/config/ppo_trainer.yaml", _N_AGENT_CONFIG)):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+
+
+@pytest.mark.parametrize("batch, agents, n, found", [
+    (4, 2, 2, []),  # 8 prompts per step over 8 ranks: even, though 4 alone are not
+    (6, 2, 2, [("BL182", "error", 3)]),  # 12 prompts over 8 ranks, though their 24 sequences would divide
+    (6, 2, 1, [("BL140", "error", 3)]),  # 12 sequences over 8 ranks
+    (8, 3, 1, []),
+])
+def test_a_copy_that_repeats_by_n_agent_is_judged_on_the_step_it_makes(lint, tmp_path, batch, agents, n, found):
+    _agents_copy(tmp_path)
+    assert _diagnostics(lint, tmp_path, "run.sh", AGENTS.format(batch=batch, agents=agents, n=n)) == found
+
+
+def test_n_agent_is_read_only_where_the_copy_repeats_by_it(lint, tmp_path):
+    """Without the repeat in the copy's trainer the same line is judged on the 4 prompts written."""
+    _agents_copy(tmp_path, trainer="gen_batch_output = self.actor_rollout_wg.generate_sequences(gen_batch)\n")
+    text = AGENTS.format(batch=4, agents=2, n=2)
+    assert _diagnostics(lint, tmp_path, "run.sh", text, code="BL182") == [("BL182", "error", 3)]
+
+
+def test_explain_counts_the_agents_in_the_step(tmp_path):
+    _agents_copy(tmp_path)
+    value, source = _explained(tmp_path, AGENTS.format(batch=96, agents=2, n=4))["prompts per generation round"]
+    assert value == 192 and "data.train_batch_size (96) x actor_rollout_ref.rollout.n_agent (2)" in source

@@ -205,6 +205,20 @@ class PPOSettings(Subject):
     rollout_tp: Optional[Fact] = None
     # The prompts of one step are split over the W ranks before rollout.n repeats them (BL182).
     generates_unrepeated: bool = False
+    # actor_rollout_ref.rollout.n_agent, where the project's copy of verl repeats each step's prompts by it
+    # before anything else (Search-R1's and its forks' ray_trainer.py `batch.repeat(repeat_times=...n_agent)`).
+    agents: Optional[Fact] = None
+
+    @property
+    def step_prompts(self) -> Optional[Fact]:
+        """The prompts a step's data holds: train_batch_size, times n_agent where the copy repeats by it (what
+        the rollout splits over the ranks and the actor splits into mini-batches; the start-up checks read
+        train_batch_size as written)."""
+        train, agents = self.train_batch, self.agents
+        if train is None or agents is None:
+            return train
+        found = product([train, agents], "prompts per step")
+        return replace(found, span=train.span) if found is not None else None
 
 
 @lean_dataclass(frozen=True)
@@ -281,7 +295,8 @@ def _ppo_plan(doc: Document, outside: Outside) -> TrainingPlan:
                        checks_micro_set_once=refuses(doc.path, "micro_set_once", view),
                        checks_sp_remove_padding=refuses(doc.path, "sp_remove_padding", view),
                        checks_train_batch_divisible=refuses(doc.path, "train_batch_divisible", view),
-                       rollout_tp=_rollout_tp(doc), generates_unrepeated=_generates_unrepeated(doc.path, view))
+                       rollout_tp=_rollout_tp(doc), generates_unrepeated=_generates_unrepeated(doc.path, view),
+                       agents=_agents(doc, view))
     actor = settings.actor
     plan = TrainingPlan(
         framework=NAME,
@@ -402,6 +417,11 @@ _CHECKS = {
     # `ppo_micro_batch_size * sp_size >= n_gpus` (0.2-0.5), workers/config/actor.py (0.7.0 on).
     "micro_at_least_dp": (("verl/trainer/ppo/ray_trainer.py", "verl/workers/config/actor.py"),
                           re.compile(rb"ppo_micro_batch_size \* sp_size (?:>=|<) n_gpus")),
+    # Search-R1's trainer (a copy of verl 0.1) repeats each step's prompts n_agent times before generating
+    # (verl/trainer/ppo/ray_trainer.py:702 @ PeterGriffinJin/Search-R1 a14dc3a): its step holds train x n_agent.
+    "repeats_by_n_agent": (("verl/trainer/ppo/ray_trainer.py",),
+                           re.compile(rb"\bbatch\s*=\s*batch\.repeat\(\s*repeat_times\s*=\s*"
+                                      rb"self\.config\.actor_rollout_ref\.rollout\.n_agent\b")),
     "critic_mini_times_n": (("verl/workers/fsdp_workers.py",),
                             re.compile(rb"self\.config\.ppo_mini_batch_size \*= self\.config\.rollout_n")),
 }
@@ -414,6 +434,15 @@ def _generates_unrepeated(path: str, view: ProjectView) -> bool:
     BL182 judges to 0.3.0.post1). The releases: the rule's premise says which; a copy in the project: its
     own trainer's source."""
     return refuses(path, "generates_unrepeated", view)
+
+
+def _agents(doc: Document, view: ProjectView) -> Optional[Fact]:
+    """actor_rollout_ref.rollout.n_agent, where the copy of verl the project runs repeats each step's
+    prompts by it (released verl has no such key); None elsewhere."""
+    agents = _number(doc.root, "actor_rollout_ref.rollout.n_agent")
+    if agents is None or not runs_copy(doc.path, view) or not refuses(doc.path, "repeats_by_n_agent", view):
+        return None
+    return agents
 
 
 def refuses(path: str, check: str, view: Optional[ProjectView]) -> bool:
@@ -524,7 +553,7 @@ def sequence_length(root: Mapping) -> Optional[Fact]:
 def _rl(settings: PPOSettings) -> RL:
     """verl counts the train batch and the mini batch in prompts; each prompt is
     sampled rollout.n times (ray_trainer.py, dp_actor.py: mini x n sequences)."""
-    prompts, samples = settings.train_batch, settings.actor.rollout_n
+    prompts, samples = settings.step_prompts, settings.actor.rollout_n
     roles = (settings.actor,) + ((settings.critic,) if settings.critic else ())
     return RL(samples_per_prompt=samples, prompts_per_step=prompts,
               generation_batch=product([prompts, samples], "generation batch"),
@@ -540,7 +569,7 @@ def remainder_steps(settings: PPOSettings, epochs: Optional[Fact]) -> Optional[F
     `rows / ppo_mini_batch_size`, :418-420 @ v0.6.0, :465-467 @ v0.7.0, :576-578 @ b178a3c). v0.1
     refuses instead (protocol.py:351 `make_iterator` asserts the split is even), and so does the Megatron
     actor in every release (megatron_actor.py `make_iterator`): FSDP actors only. None when it divides."""
-    train, mini = settings.train_batch, settings.actor.mini
+    train, mini = settings.step_prompts, settings.actor.mini
     prompts = train.count if train is not None else None
     mini_prompts = mini.count if mini is not None else None
     if not settings.actor.fsdp or prompts is None or mini_prompts is None \

@@ -44,10 +44,11 @@ verl/protocol.py:464 @ v0.2, :827 @ v0.7.0 (`assert ... % mini_batch_size == 0`)
 """
 
 from collections.abc import Iterator
+from math import gcd
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl import VerlSettings
-from batchlint.plan import TrainingPlan
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
 
@@ -65,10 +66,10 @@ MEGATRON = Premise(
 def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     if not settings.legacy_workers:
         return
-    actor, train = settings.actor, settings.train_batch
+    actor, train, written = settings.actor, settings.step_prompts, settings.train_batch
     mini = actor.mini
-    if actor.strategy not in verl.FSDP + ("megatron",) or train is None or mini is None \
-            or train.count is None or mini.count is None:
+    if actor.strategy not in verl.FSDP + ("megatron",) or train is None or written is None or mini is None \
+            or train.count is None or written.count is None or mini.count is None:
         return
     if train.count < mini.count or train.count % mini.count == 0:
         return  # a mini-batch larger than the step: BL141
@@ -76,15 +77,18 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     if at_fault.span is None:
         return
     full, rest = divmod(train.count, mini.count)
-    lower, upper = full * mini.count, (full + 1) * mini.count
-    fix = f"set {train.key} to a multiple of {mini.count} ({lower} or {upper}), or {mini.key} to a divisor of {train.count}"
+    agents = settings.agents.count if settings.agents is not None and settings.agents.count else 1
+    step = mini.count // gcd(mini.count, agents)  # train_batch_size x n_agent must be whole mini-batches
+    lower = written.count // step * step
+    options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
+    fix = f"set {written.key} to a multiple of {step} ({options}), or {mini.key} to a divisor of {train.count}"
     related = (Related(f"{other.key} = {other.value}", other.span),) if other.span else ()
     if actor.fsdp:
         steps = plan.rl.optimizer_steps if plan.rl is not None else None
         count = f"{steps.value if steps is not None else full + 1} optimizer steps"
         yield Finding(
             span=at_fault.span,
-            message=f"train_batch_size {train.count} is no multiple of the actor's mini-batch {mini.count}",
+            message=f"{_prompts(train, written)} is no multiple of the actor's mini-batch {mini.count}",
             notes=(f"{train.describe()} prompts per step, {mini.describe()} per mini-batch.",
                    f"Each PPO step makes {count}: {full} on {mini.count} prompts' sequences and one more on the "
                    f"remaining {rest}.",
@@ -93,11 +97,16 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     else:
         yield Finding(
             span=at_fault.span, severity="error",
-            message=f"train_batch_size {train.count} is no multiple of the actor's mini-batch {mini.count}",
+            message=f"{_prompts(train, written)} is no multiple of the actor's mini-batch {mini.count}",
             notes=(f"{train.describe()} prompts per step, {mini.describe()} per mini-batch.",
                    "The Megatron actor asserts an even split into mini-batches (make_iterator): the job fails at "
                    "its first update.",),
             fix=fix, related=related, premise=MEGATRON.name)
+
+
+def _prompts(step: Fact, written: Fact) -> str:
+    """The step's prompts as the message names them: train_batch_size, or its product with n_agent."""
+    return f"train_batch_size {written.count}" if step is written else f"the step's {step.count} prompts"
 
 
 RULE = Rule(

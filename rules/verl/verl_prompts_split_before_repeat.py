@@ -43,6 +43,7 @@ verl/single_controller/base/decorator.py:45-57 and verl/protocol.py:500 @ v0.3.0
 """
 
 from collections.abc import Iterator
+from math import gcd
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl import VerlSettings
@@ -61,23 +62,28 @@ COPY = verl.copy_premise("generates_unrepeated")
 def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     if not settings.generates_unrepeated or not settings.actor.fsdp:
         return
-    world, batch, n = plan.world_size, settings.train_batch, settings.actor.rollout_n
-    if world is None or batch is None or n is None or world.count is None or batch.count is None or n.count is None:
+    world, batch, n = plan.world_size, settings.step_prompts, settings.actor.rollout_n
+    written = settings.train_batch
+    if world is None or batch is None or written is None or n is None or world.count is None \
+            or batch.count is None or written.count is None or n.count is None:
         return
     if batch.count % world.count == 0 or (batch.count * n.count) % world.count:
         return  # even, or BL140's
     span = batch.span or world.span
     if span is None:
         return
-    lower = batch.count // world.count * world.count
-    options = " or ".join(str(v) for v in (lower, lower + world.count) if v > 0)
+    agents = settings.agents.count if settings.agents is not None and settings.agents.count else 1
+    step = world.count // gcd(world.count, agents)  # train_batch_size x n_agent must divide by W
+    lower = written.count // step * step
+    options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
     yield Finding(
         span=span,
-        message=f"{batch.describe()} prompts do not split evenly over W {world.count}",
+        message=(f"{batch.describe()} prompts" if batch is written else f"the step's {batch.count} prompts")
+        + f" do not split evenly over W {world.count}",
         notes=(f"This verl hands the prompts to the rollout before repeating them {n.count} times, although "
                f"{batch.count * n.count} sequences would divide.",
                "Its first step fails (DataProto.chunk: 'only support equal chunk')."),
-        fix=f"set {batch.key} to a multiple of {world.value} ({options})",
+        fix=f"set {written.key} to a multiple of {step} ({options})",
         related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span and world.span != span else (),
         premise=COPY.name if verl.runs_copy(plan.document.path, plan.project) else RELEASED.name,
     )

@@ -74,8 +74,12 @@ COPY = verl.copy_premise("train_batch_divisible")
 def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     if settings.actor.dynamic is not False:
         return
-    world, batch, n = plan.world_size, settings.train_batch, settings.actor.rollout_n
-    if world is None or batch is None or n is None or world.count is None or batch.count is None or n.count is None:
+    world, written, n = plan.world_size, settings.train_batch, settings.actor.rollout_n
+    # The start-up check reads train_batch_size as written; without it, the split that fails is of the step's
+    # data, which a copy that repeats the prompts n_agent times holds n_agent times over.
+    batch = written if settings.checks_train_batch_divisible else settings.step_prompts
+    if world is None or batch is None or written is None or n is None or world.count is None \
+            or batch.count is None or written.count is None or n.count is None:
         return
     minimal = _minimal_batch(settings, world.count)
     if minimal is None or not (settings.checks_train_batch_divisible or settings.actor.fsdp):
@@ -84,8 +88,9 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     sequences = batch.count * n.count
     if sequences % divisor == 0:
         return
-    step = divisor // gcd(divisor, n.count)  # train_batch_size must be a multiple of this
-    lower = batch.count // step * step
+    agents = batch.count // written.count
+    step = divisor // gcd(divisor, n.count * agents)  # train_batch_size must be a multiple of this
+    lower = written.count // step * step
     options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
     at_fault = next((f for f in (batch, n) if f.span is not None), None)
     span = at_fault.span if at_fault else world.span
@@ -101,7 +106,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
         message=f"{sequences} sequences per step ({batch.count} prompts x n {n.count}) is not a multiple of {short}",
         notes=(f"{batch.describe()} x {n.describe()} = {sequences} sequences per step must divide by {described}.",
                fails),
-        fix=f"set {batch.key} to a multiple of {step} ({options}), or run on a GPU count that divides {sequences}",
+        fix=f"set {written.key} to a multiple of {step} ({options}), or run on a GPU count that divides {sequences}",
         related=related,
         premise=premise.name,
     )
