@@ -309,3 +309,31 @@ def test_auto_find_batch_size_in_grpo(tmp_path, monkeypatch, flag, pin, expected
     write(tmp_path, "requirements.txt", f"trl=={pin}\n")
     found = [(path, line, severity) for path, line, code, severity, _ in check(tmp_path, monkeypatch) if code == "BL562"]
     assert found == ([("train.sh", 3, expected)] if expected else [])
+
+
+# -- TRL 0.22-0.24 read the first RLOOTrainer's rloo_k and num_mini_batches as num_generations and
+# steps_per_generation: the generation batch check (BL170) judges them under the names written ---------------
+
+RENAMED_LAUNCH = """\
+accelerate launch --num_processes 3 examples/rloo.py \\
+    --output_dir models/rloo \\
+    --per_device_train_batch_size 2 \\
+    --num_mini_batches {minis} \\
+    --rloo_k 4
+"""
+
+
+@pytest.mark.parametrize("pin, minis, found", [
+    ("0.23.0", 1, [("train.sh", 5, "BL170", "error")]),  # 2 x W 3 x 1 = 6 completions: not whole groups of 4
+    ("0.24.0", 2, []),  # 2 x 3 x 2 = 12: three groups of 4
+    ("0.21.0", 1, [("train.sh", 5, "BL171", "error")]),  # the first RLOOTrainer: 2 x 1 x 1 per process
+    ("0.25.0", 1, []),  # the old names are gone: not read as the new ones
+])
+def test_the_old_rloo_names_are_read_as_the_new_ones_from_0_22(tmp_path, monkeypatch, pin, minis, found):
+    write(tmp_path, "examples/rloo.py", RLOO_PROGRAM)
+    write(tmp_path, "train.sh", RENAMED_LAUNCH.format(minis=minis))
+    write(tmp_path, "requirements.txt", f"trl=={pin}\n")
+    result = check(tmp_path, monkeypatch)
+    assert [(path, line, code, severity) for path, line, code, severity, _ in result] == found
+    if found and found[0][2] == "BL170":
+        assert "rloo_k (4, TRL 0.22-0.24 read it as num_generations)" in result[0][4]

@@ -80,7 +80,8 @@ def plan(doc: Document, outside: Outside):
     if framework == "trl":
         plan.basis = basis or ""
         older = _counts_without_accumulation(doc.path, outside.view)
-        plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older)
+        plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older,
+                        renamed=_rloo_names_renamed(doc.path, outside.view))
         halving = flag(doc.root.get("auto_find_batch_size"), "auto_find_batch_size")
         plan.settings = TRLSettings(sft=_sft_arguments(doc.root), accumulation_left_out=older,
                                     rloo=_rloo_batch(doc.root, plan),
@@ -285,12 +286,41 @@ def _every_release(path: str, holds, boundary: str, view: ProjectView) -> bool:
     return all(k is not None and holds(k, bound) for k in keys)
 
 
+def _as_written(fact: Optional[Fact], new: str, written: Mapping) -> Optional[Fact]:
+    """`fact`, read under its new name from the old key written (RLOO_RENAMED), named as written."""
+    old = next((old for old, renamed in RLOO_RENAMED if renamed == new), None)
+    if fact is None or old is None or new in written.items or old not in written.items:
+        return fact
+    return replace(fact, key=old, detail=f"TRL 0.22-0.24 read it as {new}")
+
+
+def _renamed(root: Mapping) -> Mapping:
+    """`root` with each old RLOO name written and its new one not read as the new one (its node, so a finding
+    stands at the old key's value and names it)."""
+    moved = {new: root.items[old] for old, new in RLOO_RENAMED if old in root.items and new not in root.items}
+    if not moved:
+        return root
+    return replace(root, items={**root.items, **moved})
+
+
 # TRL's distillation configs (GOLD, IW-OPD) also have num_generations and
 # generation_batch_size, with another meaning: a per-device batch of prompts.
 _DISTILLATION_KEYS = ("lmbda", "teacher_model_name_or_path", "teacher_model_init_kwargs")
 
 
-def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = False) -> Optional[RL]:
+# RLOOConfig of TRL 0.22.0-0.24.0 takes the first RLOOTrainer's names for the new ones: rloo_k is num_generations,
+# num_mini_batches steps_per_generation (rloo_config.py:588-613 @ v0.22.0, the same @ v0.24.0); 0.25.0 drops them.
+RLOO_RENAMED = (("rloo_k", "num_generations"), ("num_mini_batches", "steps_per_generation"))
+
+
+def _rloo_names_renamed(path: str, view: ProjectView) -> bool:
+    """Whether every TRL release the project may run reads rloo_k as num_generations (0.22.0-0.24.x, pinned)."""
+    return (_every_release(path, lambda key, bound: key >= bound, "0.22.0", view)
+            and _every_release(path, lambda key, bound: key < bound, "0.25.0", view))
+
+
+def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = False,
+          renamed: bool = False) -> Optional[RL]:
     """GRPOConfig/RLOOConfig's batch and what their `__post_init__` refuses
     (grpo_config.py:1096-1141, defaults 480-486 @ 1.16.0; rloo_config.py:659-704):
     the generation batch is generation_batch_size, else per_device_train_batch_size
@@ -300,12 +330,18 @@ def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = F
     evaluation on, per_device_eval_batch_size (default 8) x W is whole groups of
     num_generations_eval (default num_generations). `grpo`: the program reads GRPOConfig, whose
     num_generations defaults to 8 (grpo_config.py:108-109 @ v0.14.0, :474-475 @ v1.9.0, 8 @ 1.16.0).
-    `older`: the release in force checks per_device_train_batch_size x W alone (TRL 0.15-0.16)."""
+    `older`: the release in force checks per_device_train_batch_size x W alone (TRL 0.15-0.16). `renamed`: the
+    release in force reads the first RLOOTrainer's names as the new ones (RLOO_RENAMED), where those are unwritten."""
+    written = root
+    if renamed:
+        root = _renamed(root)
     samples = number(root.get("num_generations"), "num_generations", default=8 if grpo else None)
+    samples = _as_written(samples, "num_generations", written)
     if samples is None or any(k in root.items for k in _DISTILLATION_KEYS):
         return None
     micro, world = plan.micro_batch, plan.world_size
-    given_steps = number(root.get("steps_per_generation"), "steps_per_generation")
+    given_steps = _as_written(number(root.get("steps_per_generation"), "steps_per_generation"), "steps_per_generation",
+                              written)
     steps = given_steps or (Fact(1, "accumulation", None, Origin.DEFAULT, detail="not counted before TRL "
                                  f"{COUNTS_ACCUMULATION_SINCE}") if older else plan.grad_accum)
     given = number(root.get("generation_batch_size"), "generation_batch_size")

@@ -47,7 +47,9 @@ from 0.14.0 and refuses these batches from 0.15.0 (0.15-0.16 check the per-devic
 batch x W, without the accumulation: every batch this rule flags fails that
 too, and where the project pins 0.15-0.16 that smaller batch is what is judged),
 `num_generations` unwritten is GRPOConfig's 8 where the program that reads the
-config is certainly GRPO's, `generation_batch_size`/`steps_per_generation` from 0.18.0 (the multiple
+config is certainly GRPO's (RLOO's old `rloo_k` and `num_mini_batches` are read as
+`num_generations` and `steps_per_generation` where the project pins 0.22.0-0.24.x, which
+map them so; rloo_config.py:588-613 @ v0.22.0), `generation_batch_size`/`steps_per_generation` from 0.18.0 (the multiple
 of the per-device batch x W from 0.19.1), `num_generations_eval` from 0.26.1;
 OpenRLHF asserts n > 1 for rloo from 0.5.3, reinforce_baseline and group_norm
 from 0.6.0, dynamic filtering from 0.8.1, dr_grpo from 0.11.0; EasyR1 makes its
