@@ -31,6 +31,7 @@ global batch for BL103.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Optional
@@ -219,6 +220,12 @@ class PPOSettings(Subject):
             return train
         found = product([train, agents], "prompts per step")
         return replace(found, span=train.span) if found is not None else None
+
+    def train_multiple(self, divisor: int, per_prompt: int = 1, agents: bool = True) -> int:
+        """What train_batch_size must be a multiple of for train_batch_size x per_prompt (x n_agent, where the
+        copy repeats by it and `agents`) to divide by `divisor`: a fix's step."""
+        times = self.agents.count if agents and self.agents is not None and self.agents.count else 1
+        return divisor // math.gcd(divisor, per_prompt * times)
 
 
 @lean_dataclass(frozen=True)

@@ -123,7 +123,7 @@ class ProjectJobs:
         """Lint the files in view that name each of `paths`, before `paths` are linted, as files of a run
         over the whole project (their launch lines' W, never a guessed one): the lints of `paths` read
         what these found (`linted`), and no lint is made from inside another."""
-        from ..engine import Options, check_file
+        from ..engine import check_file
         from .callers import running
 
         for path in paths:
@@ -132,10 +132,7 @@ class ProjectJobs:
                 key = _caller_key(caller, options, settings)
                 if key is None or _lint_key(key, options) in self._linted:
                     continue
-                # Its own configs' jobs are not looked for again (a chain of configs naming configs would
-                # lint on and on).
-                quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
-                                since=options.since, whole_project=True, jobs=self)
+                quiet = self._whole_project(options, since=options.since)
                 try:
                     with versions.configured(settings.versions, settings.source), \
                             reads.tracking(options.digests) as touched:  # its notices are its own lint's
@@ -148,13 +145,20 @@ class ProjectJobs:
 
     def _planned(self, caller: str, settings, options) -> tuple:
         """(launched, reads, searches) of the file at `caller`, planned as a file of a run over the whole project."""
-        from ..engine import Options, plan_file
+        from ..engine import plan_file
 
-        quiet = Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
-                        whole_project=True, jobs=self)
+        quiet = self._whole_project(options)
         with reads.tracking(options.digests) as touched:
             plans = plan_file(caller, settings, quiet)
         return launched_from(plans), tuple(touched.paths.items()), tuple(touched.searches.items())
+
+    def _whole_project(self, options, since=None):
+        """The options a caller is linted or planned with: as a file of a run over the whole project, whose own
+        configs' jobs are not looked for again (a chain of configs naming configs would go on and on)."""
+        from ..engine import Options
+
+        return Options(global_batch=options.global_batch, project=options.project, digests=options.digests,
+                       since=since, whole_project=True, jobs=self)
 
 
 def launched_from(plans: list) -> dict:

@@ -44,7 +44,6 @@ verl/protocol.py:464 @ v0.2, :827 @ v0.7.0 (`assert ... % mini_batch_size == 0`)
 """
 
 from collections.abc import Iterator
-from math import gcd
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl import VerlSettings
@@ -77,8 +76,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     if at_fault.span is None:
         return
     full, rest = divmod(train.count, mini.count)
-    agents = settings.agents.count if settings.agents is not None and settings.agents.count else 1
-    step = mini.count // gcd(mini.count, agents)  # train_batch_size x n_agent must be whole mini-batches
+    step = settings.train_multiple(mini.count)  # the step's prompts must be whole mini-batches
     lower = written.count // step * step
     options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
     fix = f"set {written.key} to a multiple of {step} ({options}), or {mini.key} to a divisor of {train.count}"

@@ -43,7 +43,6 @@ verl/single_controller/base/decorator.py:45-57 and verl/protocol.py:500 @ v0.3.0
 """
 
 from collections.abc import Iterator
-from math import gcd
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl import VerlSettings
@@ -72,8 +71,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     span = batch.span or world.span
     if span is None:
         return
-    agents = settings.agents.count if settings.agents is not None and settings.agents.count else 1
-    step = world.count // gcd(world.count, agents)  # train_batch_size x n_agent must divide by W
+    step = settings.train_multiple(world.count)  # the step's prompts must divide by W
     lower = written.count // step * step
     options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
     yield Finding(

@@ -49,7 +49,6 @@ worker group's world size, and protocol.py `DataProto.chunk` asserts an even spl
 """
 
 from collections.abc import Iterator
-from math import gcd
 from typing import Optional
 
 from batchlint.frameworks import verl
@@ -88,8 +87,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
     sequences = batch.count * n.count
     if sequences % divisor == 0:
         return
-    agents = batch.count // written.count
-    step = divisor // gcd(divisor, n.count * agents)  # train_batch_size must be a multiple of this
+    step = settings.train_multiple(divisor, n.count, agents=batch is not written)
     lower = written.count // step * step
     options = " or ".join(str(v) for v in (lower, lower + step) if v > 0)
     at_fault = next((f for f in (batch, n) if f.span is not None), None)
