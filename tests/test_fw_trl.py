@@ -337,3 +337,34 @@ def test_the_old_rloo_names_are_read_as_the_new_ones_from_0_22(tmp_path, monkeyp
     assert [(path, line, code, severity) for path, line, code, severity, _ in result] == found
     if found and found[0][2] == "BL170":
         assert "rloo_k (4, TRL 0.22-0.24 read it as num_generations)" in result[0][4]
+
+
+# -- a program that parses its flags with an argparse of its own: its defaults, not TrainingArguments' -------
+
+OWN_ARGPARSE_PROGRAM = """\
+import argparse
+from trl import GRPOConfig, GRPOTrainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--per_device_train_batch_size", type=int, default=1)
+parser.add_argument("--gradient_accumulation_steps", type=int, default=1)
+parser.add_argument("--num_generations", type=int, default=4)
+args = parser.parse_args()
+config = GRPOConfig(output_dir="out", per_device_train_batch_size=args.per_device_train_batch_size,
+                    gradient_accumulation_steps=args.gradient_accumulation_steps, num_generations=args.num_generations)
+GRPOTrainer(model="m", args=config).train()
+"""
+
+
+@pytest.mark.parametrize("program, micro", [(OWN_ARGPARSE_PROGRAM, "?"), (GRPO_PROGRAM, 8)])
+def test_a_program_with_its_own_parser_keeps_its_own_defaults(tmp_path, monkeypatch, program, micro):
+    write(tmp_path, "src/train.py", program)
+    write(tmp_path, "run.sh", "accelerate launch --num_processes 8 src/train.py --num_generations 4 "
+                              "--gradient_accumulation_steps 4\n")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    result = cli_runner().invoke(main, ["explain", "--format", "json", "run.sh"])
+    assert result.exit_code == 0, result.output
+    [explained] = json.loads(result.stdout)
+    rows = {row["name"]: row["values"][0] for row in explained["rows"]}
+    assert rows["micro batch (per GPU)"] == micro

@@ -74,7 +74,12 @@ def plan(doc: Document, outside: Outside):
     # bf16 is off unless written in transformers' TrainingArguments (training_args.py:1068-1069 @ v4.57.1;
     # a release without the field has no bf16 to turn on), where the program certainly parses them and
     # no TRL config (which turns bf16 on from TRL 0.19.0: grpo_config.py:530 @ v0.19.0) is among them.
-    plan = plan_from(doc, outside, framework,
+    # A program in view that parses its flags with an argparse of its own (`--per_device_train_batch_size`,
+    # default 1, passed on to GRPOConfig) has its own defaults: TrainingArguments' are not assumed.
+    own_parser = entry is not None and _program_holds(doc.path, entry, _PARSES_TRAINING_ARGUMENTS,
+                                                      view=outside.view) is False
+    plan = plan_from(doc, outside, framework, micro_default=None if own_parser else 8,
+                     grad_accum_default=_own_default if own_parser else None,
                      precision_off=("fp16", "bf16") if program.kind == NAME and framework == NAME else ("fp16",),
                      bf16_default=_grpo_bf16(doc, outside.view) if program.kind == "grpo" else None)
     if framework == "trl":
@@ -91,6 +96,11 @@ def plan(doc: Document, outside: Outside):
         plan.seq_len = sft.max_length if sft is not None and sft.max_length.value is not None else (
             None if sft is not None else number(doc.root.get("max_length"), "max_length"))
     return plan
+
+
+def _own_default(micro: Optional[Fact], world: Optional[Fact]) -> Fact:
+    """gradient_accumulation_steps unwritten to a program with a parser of its own: its default, not known here."""
+    return Fact(None, "gradient_accumulation_steps", None, Origin.DEFAULT, detail="the program's own default")
 
 
 # Names many programs of their own give their flags too (`--packing`, `--max_seq_length`): alone they

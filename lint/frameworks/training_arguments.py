@@ -45,7 +45,7 @@ def plan_from(
     doc: Document,
     outside: Outside,
     framework: str,
-    micro_default: int = 8,
+    micro_default: Optional[int] = 8,  # None: not assumed (a program with its own defaults)
     grad_accum_default: Optional[Callable] = None,
     precision_off: tuple = ("fp16",),
     max_grad_norm_default: Optional[float] = 1.0,
