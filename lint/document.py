@@ -178,6 +178,7 @@ class LaunchDocument(Document):
     adapter whose entry points differ (defaults, asserts) reads which one it is."""
 
     entry: Optional[str] = None
+    handed_over: Optional[str] = None  # the project's own program that runs `entry`'s main (Launch.handed_over)
     # Hydra's `--config-path` and `--config-name` (Words) and the line's overrides as launching/lines.py
     # reads them, for the composition of the config the line names (sources/hydra.py).
     config_path: Any = None

@@ -214,6 +214,53 @@ def _names_in(folder: str, view: ProjectView) -> frozenset:
     return found
 
 
+# -- a program that hands over to a framework's entry point --------------------------------------
+
+# What makes a program read its own arguments or config, so that the entry point it calls does not
+# read the line as it would alone: argv rewritten, a parser or Hydra config of its own, a config store.
+_OWN_READING = LazyPattern(r"\bsys\.argv\b|@hydra\.main\b|\bArgumentParser\b|\bparse_args\b|\bConfigStore\b"
+                           r"|\bcompose\s*\(|\binitialize(?:_config_dir|_config_module)?\s*\(|\bfire\.Fire\b|\bclick\.")
+# `from pkg.mod import main [as alias]`, `from pkg import mod [as alias]`, `import pkg.mod [as alias]`.
+_FROM_MAIN = LazyPattern(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+main\b(?:[ \t]+as[ \t]+(\w+))?", re.M)
+_FROM_MODULE = LazyPattern(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+(\w+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*$", re.M)
+_IMPORT_MODULE = LazyPattern(r"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*$", re.M)
+_handovers: per_run.Cache = per_run.cache()  # (program, project roots) -> the modules it hands over to
+
+
+def handed_over(script: str, entry: str, module: bool, view: ProjectView) -> tuple:
+    """The modules whose `main()` the project's own program a line runs calls with nothing of its own
+    read first (`scripts/train_fold.py`: `from verl.trainer.main_ppo import main; main()`): that entry
+    point then reads the line's arguments as it would run alone, so the line is read as its own.
+    Empty when the program is not the project's, reads its arguments itself (argparse, Hydra, sys.argv)
+    or calls no module's main without arguments."""
+    path = own_copy(script, entry, view) if module else own_script(script, entry, view)
+    if path is None:
+        return ()
+    return reads.remembered(_handovers, (path, _project_roots(view)), lambda: _handed_over(path, view))
+
+
+def _handed_over(path: str, view: ProjectView) -> tuple:
+    try:
+        text = view.read_bytes(path, limit=_MAX_PROGRAM_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ()
+    if _OWN_READING.search(text):
+        return ()
+    found = []
+    for match in _FROM_MAIN.finditer(text):  # from pkg.mod import main [as alias]; alias()
+        if re.search(rf"(?<![\w.]){re.escape(match.group(2) or 'main')}\(\s*\)", text):
+            found.append(match.group(1))
+    for match in _FROM_MODULE.finditer(text):  # from pkg import mod [as alias]; alias.main()
+        name = match.group(3) or match.group(2)
+        if match.group(2) != "main" and re.search(rf"(?<![\w.]){re.escape(name)}\.main\(\s*\)", text):
+            found.append(f"{match.group(1)}.{match.group(2)}")
+    for match in _IMPORT_MODULE.finditer(text):  # import pkg.mod [as alias]; pkg.mod.main()
+        name = match.group(2) or match.group(1)
+        if re.search(rf"(?<![\w.]){re.escape(name)}\.main\(\s*\)", text):
+            found.append(match.group(1))
+    return tuple(dict.fromkeys(found))
+
+
 def config_keys(path: str, view: ProjectView) -> frozenset:
     """Every dotted key of the YAML config at `path` (empty when it cannot be read)."""
     from .sources import read  # the YAML reader only when a project brings a trainer

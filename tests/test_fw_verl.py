@@ -5,6 +5,7 @@ import json
 import os
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import CORPUS
 
@@ -706,3 +707,92 @@ def test_explain_counts_the_agents_in_the_step(tmp_path):
     _agents_copy(tmp_path)
     value, source = _explained(tmp_path, AGENTS.format(batch=96, agents=2, n=4))["prompts per generation round"]
     assert value == 192 and "data.train_batch_size (96) x actor_rollout_ref.rollout.n_agent (2)" in source
+
+
+# -- a program of the project's own that runs verl's entry point as it is ------------------------------
+
+# The shape of FoldAgent's scripts/train_fold.py: it registers an agent loop, then calls verl's main_ppo main,
+# whose @hydra.main reads the line's overrides as `python -m verl.trainer.main_ppo` would.
+HANDOVER = """\
+import logging
+
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, register
+
+
+@register("fold_agent")
+class FoldAgentLoop(AgentLoopBase):
+    async def run(self, sampling_params, **kwargs):
+        return None
+
+
+def main():
+{body}
+
+
+if __name__ == "__main__":
+    main()
+"""
+HANDS_OVER = "    from verl.trainer.main_ppo import main as verl_main\n    verl_main()"
+
+
+@pytest.mark.parametrize("body, found", [
+    (HANDS_OVER, [("BL182", "error", 3)]),  # read as verl's: 60 prompts over 8 ranks at 0.3.0.post1
+    ("    from verl.trainer import main_ppo\n    main_ppo.main()", [("BL182", "error", 3)]),
+    # The program reads something of its own first: what verl reads is no longer the line as written.
+    ("    import sys\n    sys.argv.append('data.train_batch_size=64')\n" + HANDS_OVER, []),
+    ("    from verl.trainer.main_ppo import run_ppo\n    run_ppo(build_config())", []),
+])
+def test_a_program_that_runs_verls_main_as_it_is_is_read_as_verl(lint, tmp_path, body, found):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts/__init__.py").write_text("")
+    (tmp_path / "scripts/train_fold.py").write_text(HANDOVER.format(body=body))
+    text = PROMPTS.format(batch=60).replace("-m verl.trainer.main_ppo", "-m scripts.train_fold")
+    assert _diagnostics(lint, tmp_path, "run.sh", text, "0.3.0.post1", code="BL182") == found
+
+
+def test_a_program_with_a_hydra_config_of_its_own_is_not_verls_entry_point(lint, tmp_path):
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts/train_fold.py").write_text(
+        "import hydra\nfrom verl.trainer.main_ppo import main\n\n\n"
+        "@hydra.main(config_path='config', config_name='fold')\ndef run(config):\n    main()\n")
+    text = PROMPTS.format(batch=60).replace("-m verl.trainer.main_ppo", "-m scripts.train_fold")
+    assert _diagnostics(lint, tmp_path, "run.sh", text, "0.3.0.post1", code="BL182") == []
+
+
+def test_a_program_out_of_view_is_not_read_as_verls(lint, tmp_path):
+    text = PROMPTS.format(batch=60).replace("-m verl.trainer.main_ppo", "-m scripts.train_fold")
+    assert _diagnostics(lint, tmp_path, "run.sh", text, "0.3.0.post1") == []
+
+
+def test_the_handover_is_shown_as_what_the_label_rests_on(tmp_path):
+    from batchlint.cli import main as cli
+
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts/train_fold.py").write_text(HANDOVER.format(body=HANDS_OVER))
+    (tmp_path / "run.sh").write_text(PROMPTS.format(batch=60).replace("-m verl.trainer.main_ppo", "-m scripts.train_fold"))
+    result = CliRunner().invoke(cli, ["--show-files", str(tmp_path / "run.sh")])
+    assert "verl: scripts.train_fold calls verl.trainer.main_ppo.main() as it is" in result.output
+
+
+SFT_MODULE_LINE = """\
+torchrun --nproc_per_node=8 -m {module} \\
+    data.train_batch_size=60 \\
+    data.micro_batch_size_per_gpu=4 \\
+    model.partial_pretrain=Qwen/Qwen2.5-0.5B
+"""
+
+
+@pytest.mark.parametrize("module", ["verl.trainer.fsdp_sft_trainer", "recipe.sft"])
+def test_a_program_under_torchrun_that_runs_verls_sft_main_is_read_as_verl(lint, tmp_path, module):
+    (tmp_path / "recipe").mkdir()
+    (tmp_path / "recipe/sft.py").write_text(
+        "from verl.trainer.fsdp_sft_trainer import main\n\nif __name__ == '__main__':\n    main()\n")
+    result = lint("run.sh", SFT_MODULE_LINE.format(module=module))
+    # 60 over micro 4 x dp 8: the same finding as for verl's own module (a notice until a release is pinned).
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL103", 2)]
+
+
+def test_a_program_under_torchrun_that_does_not_run_verls_main_is_not_verls(lint, tmp_path):
+    (tmp_path / "recipe").mkdir()
+    (tmp_path / "recipe/sft.py").write_text("from verl.trainer.fsdp_sft_trainer import FSDPSFTTrainer\n")
+    assert not lint("run.sh", SFT_MODULE_LINE.format(module="recipe.sft")).diagnostics

@@ -453,6 +453,26 @@ def test_mpirun_gives_w_and_its_python_program_is_read(line, world, entry):
     assert (found.world_size.value if found.world_size else None, found.entry) == (world, entry)
 
 
+@pytest.mark.parametrize("line, world, entry", [
+    # MindSpeed-LLM's examples/mindspore scripts: --worker_num is the total over the nodes.
+    ("msrun --worker_num 32 --local_worker_num 8 --node_rank 0 --join False pretrain_gpt.py --lr 1\n",
+     32, "pretrain_gpt.py"),
+    ("msrun --worker_num=2 --local_worker_num=2 --master_port=8118 --join=True run_llama3.py\n", 2, "run_llama3.py"),
+    ("msrun --log_dir=msrun_log train.py\n", 8, "train.py"),  # run.py get_args: --worker_num defaults to 8
+])
+def test_msrun_gives_w_and_its_program_is_read(line, world, entry):
+    [found] = lines(line)
+    assert (found.launcher, found.world_size.value, found.entry) == ("msrun", world, entry)
+    assert found.world_size_given == ("--worker_num" in line)
+
+
+def test_a_megatron_line_under_msrun_is_judged_at_its_worker_count(repo):
+    text = ("msrun --worker_num 8 --local_worker_num 8 pretrain_gpt.py --tensor-model-parallel-size 2 \\\n"
+            "    --micro-batch-size 2 --global-batch-size {gbs} --num-layers 8 --seq-length 1024\n")
+    assert [code for _, code, _ in found(lint_script(repo, text.format(gbs=12)))] == ["BL103"]  # 12 % (micro 2 x dp 4)
+    assert found(lint_script(repo, text.format(gbs=16))) == []
+
+
 def test_a_trainer_script_under_mpirun(repo):
     text = "mpirun -np 16 python train.py --per_device_train_batch_size 4 --fp16 true --bf16 true\n"
     assert [code for _, code, _ in found(lint_script(repo, text))] == ["BL501"]

@@ -55,7 +55,15 @@ COMPOSER = Launcher(
     nproc=Count(flags=("-n", "--nproc"), env=("LOCAL_WORLD_SIZE",)),
     tasks=Count(flags=("--world_size",), env=("WORLD_SIZE",)))
 
-LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN, COMPOSER)
+# MindSpore's `msrun --worker_num=N --local_worker_num=M ... script.py ...` (MindSpeed-LLM's and MindFormers'
+# scripts on Ascend): --worker_num processes in all, default 8; every option takes a value
+# (mindspore/python/mindspore/parallel/cluster/run.py get_args, in the 2.3 and 2.5 trees alike).
+MSRUN = Launcher(
+    "msrun", commands=("msrun",), markers=(b"msrun",), program=True, total=True,
+    nproc=Count(flags=("--worker_num",), default=8,
+                source="mindspore/parallel/cluster/run.py get_args: --worker_num default 8"))
+
+LAUNCHERS = (TORCHRUN, DEEPSPEED, ACCELERATE, MPIRUN, COMPOSER, MSRUN)
 
 # `ray job submit [options] -- ENTRYPOINT...` (ray/dashboard/modules/job/cli.py: the entrypoint is
 # the arguments left after the options; scripts put `--` before it).

@@ -9,6 +9,7 @@ is a list of immutable `Job`s; the engine plans and judges each (lint/engine.py 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,6 +21,7 @@ from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar
 from ..frameworks import adapters_for
 from ..frameworks.facts import Outside
 from ..lean_dataclass import lean_dataclass
+from ..own_trainer import handed_over
 from ..plan import Fact, Origin
 from ..rule import LAUNCH_NOTE, Related
 from ..sources import format_of
@@ -235,6 +237,7 @@ class Resolver:
         if not isinstance(document, ShellDocument):
             return 0  # not so: a script's source
         base = base or os.path.dirname(os.path.abspath(document.path))
+        handover = functools.partial(handed_over, document.path, view=project.ProjectView.now())
         count = 0
         for command in document.commands:
             callee = self.called_script(command, base, source.path, stack)
@@ -245,7 +248,7 @@ class Resolver:
                 if inner:
                     count += inner
                     continue  # else the command itself may be a launcher's (a spec of the script's name)
-            line = launch.launch_of(command, source.document.path)
+            line = launch.launch_of(command, source.document.path, handover)
             if line is not None:
                 found = self.launch_line(line, source, base, called, command)
                 if jobs is not None:

@@ -16,6 +16,7 @@ import os
 import posixpath
 from dataclasses import field, replace
 from fnmatch import fnmatchcase
+from collections.abc import Callable
 from typing import Any, Optional, TypeGuard
 
 from ..document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
@@ -75,6 +76,9 @@ class Launch:
     launcher_options: dict = field(default_factory=dict)
     # A config picked by name from a module (spec.Select), for the engine to read.
     selected: Optional[Selection] = None
+    # The project's own program as written (`scripts.train_fold`) that calls `entry`'s main as it is:
+    # the line is read as that entry point's (own_trainer.handed_over).
+    handed_over: Optional[str] = None
     # A plain interpreter runs the program's script itself (`python train.py`, no launcher or wrapper
     # that starts processes): one process, unless its environment or its program say otherwise
     # (lint/one_process.py judges that for the runtime of each config it links).
@@ -141,19 +145,19 @@ def launches(doc: ShellDocument) -> list:
     return found
 
 
-def _find(kind: str, name: str, args: tuple | list = (), under: str = "") -> Optional[tuple]:
+def _find(kind: str, name: str, args: tuple | list = (), under: str = "", fallback: bool = True) -> Optional[tuple]:
     """(Launcher, owning framework or None) whose `kind` globs (commands, modules, scripts) match
     `name`. A glob that starts with `*` (any script, any module) is a fallback: it is tried only
     after every launcher's specific globs, whatever the order of registration. A launcher that
     `requires` flags matches only when `args` give one of them; one that names the launchers it
-    runs `under`, only as the program of one of them."""
+    runs `under`, only as the program of one of them. `fallback`: False tries the specific globs alone."""
     from ..frameworks import launcher_at, launcher_globs
 
     given = None
     place = ("commands", "modules", "scripts").index(kind) + 2  # its globs in a launcher_globs entry
-    for fallback in (False, True):
+    for wide in (False, True)[:1 + fallback]:
         for entry in launcher_globs():
-            if not any(glob.startswith("*") == fallback and _matches(kind, name, glob) for glob in entry[place]):
+            if not any(glob.startswith("*") == wide and _matches(kind, name, glob) for glob in entry[place]):
                 continue
             launcher, owner = launcher_at(entry[0], entry[1])  # imported only now: its globs match
             if launcher.under and under not in launcher.under:
@@ -178,9 +182,11 @@ def _matches(kind: str, name: str, glob: str) -> bool:
     return fnmatchcase(path, glob) or fnmatchcase(path, "*/" + glob)
 
 
-def launch_of(command: Command, script: str) -> Optional[Launch]:
+def launch_of(command: Command, script: str, handover: Optional[Callable[[str, bool], tuple]] = None) -> Optional[Launch]:
     """The launch one command is, if a registered launcher recognises it (a command a
-    framework rebuilt can be read this way too); through wrappers to the command they run."""
+    framework rebuilt can be read this way too); through wrappers to the command they run.
+    `handover(program, is_module)`: the modules whose main the project's own program (one no entry
+    point owns) calls as it is, reading the line as they would (own_trainer.handed_over)."""
     words = command.words
     if not words or not words[0].known:
         return None
@@ -200,12 +206,16 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         command = Command(words[start:], env, command.span)  # the span of the whole line, wrapper included
         words = command.words
     first = str(words[0].value)
-    entry = None
+    entry = handed = None
     interpreted = _interpreted(words, 1) if _PYTHON.search(first) else None
     if interpreted is not None and (named := _program_name(interpreted[1])) is not None:
         module, name, at = interpreted
         args = words[at:]
-        found = _find("modules" if module else "scripts", named, args)
+        kind = "modules" if module else "scripts"
+        found = _find(kind, named, args, fallback=False)
+        if found is None and name.known:
+            found, named, handed = _handed_over(handover, named, module, args)
+        found = found or _find(kind, named, args)
         entry = named if name.known else None  # its file is not in view: only its name is known
     elif _PYTHON.search(first):
         found, args = None, words[1:]  # `python -c CODE`, `python -` (stdin): no program file is named
@@ -221,7 +231,7 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         if submitted is not None or found is None:
             return submitted
     launcher, owner = found
-    launch = Launch(launcher.name, command, entry=entry)
+    launch = Launch(launcher.name, command, entry=entry, handed_over=handed)
     if not launcher.program:
         _settings(launch, launcher, owner, args)
         given = {keys: value for keys, value, _ in launch.overrides}
@@ -254,7 +264,11 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
     matched = None
     name = _program_name(program[0]) if program else None
     if name is not None:
-        matched = _find("modules" if module else "scripts", name, program[1:], under=launcher.name)
+        kind = "modules" if module else "scripts"
+        matched = _find(kind, name, program[1:], under=launcher.name, fallback=False)
+        if matched is None and program[0].known:
+            matched, name, launch.handed_over = _handed_over(handover, name, module, program[1:], launcher.name)
+        matched = matched or _find(kind, name, program[1:], under=launcher.name)
         launch.entry = name if matched and program[0].known else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
@@ -264,6 +278,17 @@ def launch_of(command: Command, script: str) -> Optional[Launch]:
         # written, under this launch's W.
         launch.linked, launch.configs, launch.overrides = launch.linked + launch.configs, [], []
     return launch
+
+
+def _handed_over(handover, name: str, module, args, under: str = "") -> tuple:
+    """(the entry point, the module it is, the program as written) for a program of the project's own that
+    calls a module's main as it is, where that module is an entry point's by its own name (not by a
+    fallback glob); else (None, `name`, None)."""
+    for target in handover(name, bool(module)) if handover is not None else ():
+        found = _find("modules", target, args, under=under, fallback=False)
+        if found is not None:
+            return found, target, name
+    return None, name, None
 
 
 def _program_name(word: Word) -> Optional[str]:
@@ -973,7 +998,8 @@ def apply_overrides(doc: Document, overrides: list, script: Optional[str]) -> No
 def inline_document(launch: Launch, script: str, text: str) -> Document:
     """The settings of a launch line that holds them all (its `Launcher.inline` settings)."""
     doc = LaunchDocument(path=script, format="yaml", root=Mapping(span=launch.command.span), text=text,
-                         launched_by=launch.framework, entry=launch.entry, config_path=launch.config_path,
+                         launched_by=launch.framework, entry=launch.entry, handed_over=launch.handed_over,
+                         config_path=launch.config_path,
                          config_name=launch.config_name,
                          overrides=list(launch.overrides))
     if launch.config_name is not None and launch.config_name.known:
