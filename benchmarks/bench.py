@@ -189,7 +189,8 @@ def main() -> None:
         growth(batchlint)
         return
     if "--instructions" in sys.argv[1:] and "--w-cost" not in sys.argv[1:]:
-        count_instructions(batchlint)
+        # valgrind follows an interpreter, not a shell shim (pyenv's) in front of the console script.
+        count_instructions([sys.executable, "-m", "batchlint"])
         return
     if "--w-cost" in sys.argv[1:] and "--instructions" in sys.argv[1:]:
         if os.path.isdir(CORPUS):  # CPU time on a shared machine moves more than the 20% asked of -w

@@ -1,3 +1,3 @@
-from batchlint.cli import main
+from batchlint.entry import main
 
 main()

@@ -5,14 +5,13 @@ Exit codes: 0 clean, 1 findings, 2 usage, config or I/O error.
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from typing import NoReturn
 
 import click
 
-from . import __version__
+from . import __version__, checking
+from .checking import Printed, fail, guarded
 from .report import FORMATS
 
 
@@ -25,19 +24,8 @@ class _DefaultToCheck(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx):
-        """A defect of ours is exit 2 with one line (the traceback with -v), never exit 1,
-        which CI reads as "findings"."""
-        try:
-            return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except Exception as exc:  # noqa: BLE001
-            import traceback
-
-            if "-v" in sys.argv or "--verbose" in sys.argv:
-                click.echo(traceback.format_exc(), err=True, nl=False)
-            click.echo(f"batchlint: error: internal error: {type(exc).__name__}: {exc}", err=True)
-            sys.exit(2)
+        """A defect of ours is exit 2 with one line (checking.guarded)."""
+        return guarded(super().invoke, ctx)
 
 
 @click.group(cls=_DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
@@ -50,7 +38,6 @@ def main():
     """
 
 
-_TEXT = ("text", "concise", "full")
 
 
 class _Formats(click.ParamType):
@@ -75,18 +62,8 @@ class _Formats(click.ParamType):
                 printed = fmt
             else:
                 self.fail(f"{value!r} prints two formats: write the others to files (`sarif:out.sarif`)", param, ctx)
-        return _Printed(printed or "text", tuple(also))
+        return Printed(printed or "text", tuple(also))
 
-
-class _Printed(str):
-    """The printed format, with the (format, file) pairs also written from the run."""
-
-    also: tuple
-
-    def __new__(cls, value: str, also: tuple = ()):
-        made = super().__new__(cls, value)
-        made.also = also
-        return made
 
 
 @main.command()
@@ -145,247 +122,9 @@ class _Printed(str):
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, notices or fix lines.")
 @click.option("-s", "--silent", is_flag=True, help="Print nothing; the exit code tells (0 clean, 1 findings, 2 errors).")
 @click.option("-v", "--verbose", is_flag=True, help="Show the traceback of an internal error.")
-def check(paths, world_size, global_batch, fmt, output, select, extend_select, ignore, exclude, extend_exclude,
-          config_path, force_exclude, respect_gitignore, exit_zero, fail_on, since, statistics, show_source, show_files, show_settings,
-          show_fixes, stdin_filename, baseline, write_baseline, apply_fixes, unsafe_fixes, show_diff, jobs, cache_dir,
-          no_cache, exit_non_zero_on_fix, color, quiet, silent, verbose):
+def check(**options):
     """Lint the training configs under PATHS (default: the current folder; `-`: standard input)."""
-    from . import run as runs
-
-    cache_dir = None if no_cache else cache_dir
-    from .config import ConfigError
-    from .engine import Options
-    from .report import Summary, render, statistics_report
-
-    quiet = quiet or silent
-    given_paths = paths
-    if "-" in paths:
-        if len(paths) > 1:
-            _fail("`-` (standard input) cannot be linted together with other paths")
-        paths = ()
-    stdin_text = sys.stdin.buffer.read() if stdin_filename or "-" in given_paths else None
-    if stdin_text is not None and not stdin_filename:  # its content says how to read it, as ruff's `-` does
-        from .sources import stdin_name
-
-        stdin_filename = stdin_name(stdin_text)
-    if baseline or write_baseline:  # json and hashlib: not for a plain lint
-        from . import baseline as baselines
-    try:
-        settings = runs.settings_for(config_path, select, ignore, extend_select, exclude, extend_exclude)
-        if show_settings:
-            target = stdin_filename or (paths[0] if len(paths) == 1 else None)
-            if target is None:
-                _fail("--show-settings needs one file")
-            _write(runs.settings_report(settings.for_path(target), target, fmt), output)
-            return
-        known = baselines.load(baseline) if baseline else None
-    except ConfigError as exc:
-        _fail(str(exc))
-    # Digests of the files read only for what compares them: the cache and the fixes.
-    options = Options(world_size=world_size, global_batch=global_batch,
-                      digests=bool(apply_fixes or show_diff or cache_dir),
-                      since=_since(since, stdin_filename or (paths[0] if paths else ".")) if since else None)
-    request = runs.Request(tuple(paths), settings, options,
-                           force_exclude=force_exclude, respect_gitignore=respect_gitignore, jobs=jobs or 0,
-                           cache_dir=cache_dir or "", stdin=(stdin_filename, stdin_text) if stdin_filename else None)
-    show_source = show_source or fmt == "full"
-    colored = _colored(color, fmt, output)
-    summary_of = functools.partial(Summary, unsafe_fixes=unsafe_fixes, quiet=quiet, show_fixes=show_fixes)
-    try:
-        if stdin_text is not None and (apply_fixes or show_diff):
-            _fix_buffer(request, fmt, output, summary_of, unsafe_fixes, show_diff, exit_zero, silent, verbose, colored,
-                        runs.fail_on(settings, fail_on))
-        run = runs.lint(request)
-        if show_files:
-            _report_problems(run, verbose, quiet, silent)
-            if not silent:
-                _write(runs.files_report(run, fmt), output)
-            sys.exit(2 if run.errors else 0)
-        fixed = 0
-        if (apply_fixes or show_diff) and stdin_text is None:
-            request = request.with_project()
-            results = runs.fix(request, run, write=apply_fixes and not show_diff, unsafe=unsafe_fixes)
-            changed, failed = _print_fixes(results, quiet, silent)
-            if show_diff:
-                _report_problems(run, verbose, quiet, silent)
-                sys.exit(2 if run.errors or failed else 1 if changed else 0)  # like ruff --diff: 1 while fixes are pending
-            names = {d.code: d.name for d in run.diagnostics}
-            fixed = sum(sum(r.codes.values()) for r in results if r.written)
-            if show_fixes and not silent:
-                click.echo(runs.fixes_report(results, names), nl=False)
-            if changed:
-                run = runs.lint(request)  # what is left
-            if failed:
-                run.errors.append("a fix could not be written (see above)")
-    except ConfigError as exc:  # a sub-project's config, found while linting
-        _fail(str(exc))
-    _report_problems(run, verbose, quiet, silent)
-    diagnostics = run.diagnostics
-    lines = None
-    if show_source or write_baseline or known is not None:
-        from .fingerprint import SourceLines
-
-        lines = SourceLines({run.files[0]: stdin_text.decode("utf-8", "replace")} if stdin_text is not None else None)
-        if write_baseline:
-            try:
-                baselines.write(write_baseline, diagnostics, lines)
-            except (ConfigError, OSError) as exc:
-                _fail(str(exc))
-            if not quiet:
-                click.echo(f"batchlint: recorded {len(diagnostics)} findings in {write_baseline}", err=True)
-            sys.exit(2 if run.errors else 0)
-        if known is not None:
-            diagnostics = baselines.new_findings(diagnostics, known, lines)
-    summary = summary_of(files=len(run.files), configs=run.configs, unreadable=len(run.errors), fixed=fixed)
-    if not run.files and not run.errors and not quiet:  # on stderr, so it never mixes into json or github output
-        click.echo("batchlint: warning: no Python, YAML, TOML, JSON or shell files found", err=True)
-    if since and fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):  # the Action: one run says it all
-        _summarise_change(since, paths, settings, world_size, global_batch)
-    if statistics:
-        report = statistics_report(fmt, diagnostics, summary)
-    else:
-        report = render(fmt, diagnostics, summary, color=colored, source=lines if show_source else None)
-    if not silent or output:
-        _write(report, output, colored)
-    for also, path in getattr(fmt, "also", ()):  # pylint's `github,sarif:out.sarif`: one run, more reports
-        _write(render(also, diagnostics, summary, source=lines if show_source else None), path)
-    code = runs.exit_code(run, diagnostics, exit_zero, runs.fail_on(settings, fail_on))
-    sys.exit(1 if code == 0 and fixed and exit_non_zero_on_fix else code)
-
-
-def _summarise_change(rev: str, paths: tuple, settings, world_size, global_batch) -> None:
-    """The job summary's table of the batch numbers the change since `rev` moves (`explain --compare`),
-    before the findings' table, and in the log; a change that cannot be compared is a warning, never a
-    failure of the run."""
-    from . import compare
-    from .config import ConfigError
-    from .report.github import escape_data
-
-    try:
-        commit, changes = compare.compare(rev, tuple(paths), settings, (world_size,) if world_size else (),
-                                          global_batch)
-    except (compare.CompareError, ConfigError, OSError) as exc:
-        click.echo(f"::warning title=batchlint compare::{escape_data(f'could not compare with {rev}: {exc}')}")
-        return
-    table = compare.as_markdown(changes, commit) if changes else f"### batchlint: no batch number moved since `{rev}`\n"
-    click.echo(table, nl=False, err=True)
-    try:
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
-            handle.write(table + "\n")
-    except OSError as exc:
-        click.echo(f"::warning title=batchlint compare::cannot write the job summary: {exc.strerror or exc}")
-
-
-def _since(rev: str, where: str):
-    """The change since `rev` of the repository holding `where`; exit 2 when it cannot be read (HEAD of a
-    repository without a commit is no change: a first commit changes nothing that was there)."""
-    from .change import Since
-    from .revision import CompareError, at
-
-    try:
-        found = at(rev, where, empty_head=True)
-    except CompareError as exc:
-        _fail(f"--since: {exc}")
-    return Since(found) if found is not None else None
-
-
-def _fix_buffer(request, fmt: str, output, summary_of, unsafe: bool, show_diff: bool, exit_zero: bool,
-                silent: bool, verbose: bool, colored: bool, fail_on: str) -> None:
-    """`--fix` (or `--diff`) on standard input: the fixed buffer (or its diff) on standard output,
-    what is left on standard error, as ruff does for editors' fix-on-save. Exits."""
-    from . import run as runs
-    from .fix import FileFix
-    from .report import render
-
-    fixed = runs.fix_buffer(request, unsafe)
-    run = fixed.run
-    name = request.stdin[0]
-    if fixed.refused and not silent:
-        click.echo(f"batchlint: not fixing {name}: {fixed.refused}", err=True)
-    if show_diff:
-        before = request.stdin[1].decode("utf-8-sig", "replace")
-        diff = FileFix(name, before, fixed.text.lstrip("\ufeff")).diff()
-        if not silent:
-            click.echo(diff, nl=False)
-        _report_problems(run, verbose, True, silent)
-        sys.exit(2 if run.errors else 1 if diff else 0)
-    sys.stdout.buffer.write(fixed.text.encode("utf-8", "surrogateescape"))
-    sys.stdout.flush()
-    _report_problems(run, verbose, False, silent)
-    summary = summary_of(files=len(run.files), configs=run.configs, unreadable=len(run.errors), fixed=fixed.fixed)
-    if not silent or output:
-        report = render(fmt, run.diagnostics, summary, color=colored and fmt in _TEXT)
-        if output:
-            _write(report, output)
-        else:
-            click.echo(report, nl=False, err=True, color=colored or None)
-    sys.exit(runs.exit_code(run, run.diagnostics, exit_zero, fail_on))
-
-
-def _colored(choice: str, fmt: str, output) -> bool:
-    """Colour for text output: --color, else NO_COLOR off, FORCE_COLOR on (each when set and not
-    empty), else when standard output is a terminal and no file is written."""
-    if fmt not in _TEXT or choice == "never":
-        return False
-    if choice == "always":
-        return True
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return not output and sys.stdout.isatty()
-
-
-def _report_problems(run, verbose: bool, quiet: bool = False, silent: bool = False) -> None:
-    """Notices and errors on stderr: one line each, after linting everything that could be
-    (no notices with --quiet, nothing with --silent)."""
-    from .report import printable
-
-    if silent:
-        return
-    for notice in () if quiet else run.notices:
-        click.echo(printable(f"batchlint: notice: {notice}"), err=True)
-    for error in run.errors:
-        hint = " (run with --verbose for the traceback)" if "internal error" in error and not verbose else ""
-        click.echo(printable(f"batchlint: error: {error}{hint}"), err=True)
-    if verbose:
-        for trace in run.tracebacks:
-            click.echo(trace, err=True)
-
-
-def _print_fixes(fixes: list, quiet: bool = False, silent: bool = False) -> tuple:
-    """Each fix as a line (written) or a diff (not written); returns (files changed, whether a write failed)."""
-    changed, failed = 0, False
-    for result in fixes:
-        if result.refused:
-            failed = failed or result.error
-            if not silent:
-                click.echo(f"batchlint: not fixing {result.path}: {result.refused}", err=True)
-        elif result.changed:
-            changed += 1
-            if result.written:
-                fixed = ", ".join(f"{code} x{n}" if n > 1 else code for code, n in sorted(result.codes.items()))
-                if not quiet:
-                    click.echo(f"batchlint: fixed {result.path} ({fixed})", err=True)
-            elif not silent:
-                click.echo(result.diff(), nl=False)
-    return changed, failed
-
-
-def _write(report: str, output, color: bool = False):
-    """`color`: keep the colour codes (click strips them where it sees no terminal)."""
-    from .report import without_surrogates
-
-    report = without_surrogates(report)  # fields were made printable by each reporter
-    if not output:
-        click.echo(report, nl=False, color=color or None)
-        return
-    from .atomic import write_atomic
-
-    try:
-        write_atomic(output, report)
-    except OSError as exc:
-        _fail(f"cannot write {output}: {exc.strerror or exc}")
+    checking.check(**options)
 
 
 @main.command()
@@ -413,16 +152,16 @@ def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
         _explain_compare(rev, paths, world_sizes, global_batch, fmt, config_path)
         return
     if fmt == "markdown":
-        _fail("markdown output is for --compare REV")
+        fail("markdown output is for --compare REV")
     paths = paths or (".",)
     for path in paths:
         if not os.path.exists(path):
-            _fail(f"no such file or directory: {path}")
+            fail(f"no such file or directory: {path}")
     try:
         settings = running.settings_for(config_path)
         files = _explained_files(paths, settings)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     notices: list = []
     explanations: list = []
     seen: set = set()  # a folder's config and the script that runs it explain one job: once
@@ -430,11 +169,11 @@ def explain(paths, world_sizes, global_batch, fmt, config_path, rev):
         try:
             found = running.explain(path, settings.for_path(path), tuple(world_sizes), global_batch, notices)
         except OSError as exc:
-            _fail(f"cannot read {path}: {exc.strerror or exc}")
+            fail(f"cannot read {path}: {exc.strerror or exc}")
         except ConfigError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a defect of ours is exit 2 with one line, not a traceback
-            _fail(f"internal error while explaining {path}: {type(exc).__name__}: {exc}")
+            fail(f"internal error while explaining {path}: {type(exc).__name__}: {exc}")
         for explanation in found:
             if (explanation.config, explanation.title) in seen or (explanation.config, None) in seen:
                 continue  # a script's job that its config's table (a column per launch line) shows
@@ -475,12 +214,12 @@ def _explain_compare(rev: str, paths: tuple, world_sizes: tuple, global_batch, f
     from .config import ConfigError
 
     if len(world_sizes) > 1:
-        _fail("--compare takes at most one --world-size")
+        fail("--compare takes at most one --world-size")
     try:
         commit, changes = compare.compare(rev, tuple(paths), running.settings_for(config_path), tuple(world_sizes),
                                           global_batch)
     except (compare.CompareError, ConfigError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if fmt == "json":
         click.echo(json.dumps(compare.as_json(changes), indent=2))
     else:
@@ -524,13 +263,10 @@ def rule(code, show_all, fmt):
         return
     found = find(code)
     if found is None:
-        _fail(f"unknown rule {code!r}; `batchlint rule --all` lists them")
+        fail(f"unknown rule {code!r}; `batchlint rule --all` lists them")
     if fmt == "json":
         click.echo(json.dumps(pages.as_dict(found, describe(found)), indent=2, ensure_ascii=False))
     else:
         click.echo(pages.page(found, describe(found)), nl=False)
 
 
-def _fail(message: str) -> NoReturn:
-    click.echo(f"batchlint: error: {message}", err=True)
-    sys.exit(2)

@@ -5,7 +5,10 @@ then keeps the compiled pattern's methods as its own, so a use costs what a comp
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner",
@@ -30,3 +33,24 @@ class LazyPattern:
 
     def __repr__(self) -> str:
         return f"LazyPattern({self._source[0]!r})"
+
+
+@contextlib.contextmanager
+def compiling_lazily() -> Iterator[None]:
+    """While a dependency is imported, the patterns its modules compile at import are LazyPatterns:
+    PyYAML's reader and resolver compile ten at import, ~70 M instructions, a quarter of a YAML lint,
+    and a lint through libyaml runs few of them, if any. Only in this thread: another thread's
+    `re.compile` meanwhile gets a compiled pattern, as always."""
+    real = re.compile
+    importing = threading.get_ident()
+
+    def compile_(pattern: Any, flags: int = 0) -> Any:
+        if threading.get_ident() != importing or isinstance(pattern, re.Pattern):
+            return real(pattern, flags)
+        return LazyPattern(pattern, flags)
+
+    re.compile = compile_  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        re.compile = real

@@ -109,11 +109,37 @@ def test_a_class_made_by_the_many_is_frozen_the_same_way_without_the_guard_in_in
     with pytest.raises(dataclasses.FrozenInstanceError):
         del a.key
     assert dataclasses.replace(a, key="j") == Reading(1, "j") and pickle.loads(pickle.dumps(a)) == a
-    # Its __init__ sets the fields without a call to the guard; a plain frozen class's goes through it.
+    # Neither its compiled __init__ nor the shared one of a plain frozen class calls the guard.
     calls = []
     monkeypatch.setattr(Reading, "__setattr__", lambda self, name, value: calls.append(name))
     monkeypatch.setattr(Point, "__setattr__", lambda self, name, value: calls.append(name))
     Reading(3)
-    assert calls == []
     Point(3)
-    assert calls == ["x", "y", "label"]
+    assert calls == []
+
+
+@lean_dataclass
+class Later:
+    first: int
+    made: list = field(default_factory=list, init=False)
+    unset: int = field(init=False)
+    second: str = "s"
+
+    def __post_init__(self):
+        self.made.append(self.first)
+
+
+def test_the_shared_init_takes_arguments_as_the_dataclass_one():
+    """Only a class made by the many compiles its own `__init__` (`many=True`); the others share one."""
+    assert Point(1, 2, "a") == Point(x=1, y=2, label="a") == Point(1, label="a", y=2)
+    assert Point(1).y == 0 and Box().items == [] and Box().items is not Box().items
+    later = Later(3, second="t")
+    assert (later.first, later.made, later.second) == (3, [3], "t") and not hasattr(later, "unset")
+    assert [f.name for f in dataclasses.fields(later)] == ["first", "made", "unset", "second"]
+    for call, said in [(lambda: Point(), "missing 1 required positional argument: 'x'"),
+                       (lambda: Point(1, 2, "a", 4), "takes 4 positional arguments but 5 were given"),
+                       (lambda: Point(1, x=2), "got multiple values for argument 'x'"),
+                       (lambda: Point(1, z=2), "got an unexpected keyword argument 'z'"),
+                       (lambda: Later(1, made=[]), "got an unexpected keyword argument 'made'")]:
+        with pytest.raises(TypeError, match=re.escape(said)):
+            call()

@@ -19,17 +19,18 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-import yaml
-from yaml.events import (
-    AliasEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceStartEvent,
-    StreamEndEvent,
-)
-
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
-from ..lazy_pattern import LazyPattern
+from ..lazy_pattern import LazyPattern, compiling_lazily
+
+with compiling_lazily():  # PyYAML's patterns compile when first run (lint/lazy_pattern.py)
+    import yaml
+    from yaml.events import (
+        AliasEvent,
+        MappingStartEvent,
+        ScalarEvent,
+        SequenceStartEvent,
+        StreamEndEvent,
+    )
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
 from . import clean, digits_why, long_int
 
