@@ -436,9 +436,10 @@ class _Checker:
         # A module of several named configs (a config registry) gives one plan per config.
         for one in plan if isinstance(plan, list) else (plan,):
             one.project = outside.project  # what the rules read the project through: the adapter's view
-            handed = getattr(source.document, "handed_over", None)
-            if handed and not one.basis:  # the project's own program runs the entry point's main as it is
-                one.basis = f"{handed} calls {source.document.entry}.main() as it is"
+            document = source.document
+            if isinstance(document, LaunchDocument) and document.handed_over and not one.basis:
+                # the project's own program runs the entry point's main as it is
+                one.basis = f"{document.handed_over} calls {document.entry}.main() as it is"
             self.framework = self.framework or one.framework
             self.plans.append((note[0] if note else None, one))
             if self.options.since is not None:

@@ -49,7 +49,7 @@ def compiling_lazily() -> Iterator[None]:
             return real(pattern, flags)
         return LazyPattern(pattern, flags)
 
-    re.compile = compile_  # type: ignore[assignment]
+    re.compile = compile_
     try:
         yield
     finally:

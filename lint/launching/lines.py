@@ -14,9 +14,9 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import field, replace
 from fnmatch import fnmatchcase
-from collections.abc import Callable
 from typing import Any, Optional, TypeGuard
 
 from ..document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown

@@ -67,7 +67,13 @@ deepspeed: ds_z2.json
 By release: transformers compares the batch sizes, the accumulation, the
 clipping and `fp16` from 4.7.0 (before, it only fills in "auto"), `bf16` and
 the `*_full_eval` flags from 4.18.0, and checks the config `accelerate
-launch` hands it from 4.30.0.
+launch` hands it from 4.30.0. From 4.30.0 TrainingArguments also hands the
+config it names to accelerate's DeepSpeedPlugin, which adds
+`"gradient_accumulation_steps": 1` when the config writes none: where the
+config writes `train_batch_size` (a number, or "auto" filled in with the
+Trainer's accumulation) and the Trainer accumulates more than 1, the job
+refuses to start (DeepSpeed's batch check). The finding is at the `deepspeed`
+reference.
 
 ## Source
 transformers/deepspeed.py:157-181 `fill_match`, 193-222, 252 @ 4.7.0 (first;
@@ -95,7 +101,7 @@ from batchlint.frameworks.deepspeed import TrainerValues
 from batchlint.frameworks.linked import BuiltBy, LinkedConfig
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
 from batchlint.frameworks.training_arguments import TrainerArguments
-from batchlint.plan import Fact, TrainingPlan
+from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
@@ -127,7 +133,18 @@ TRL_LAUNCHED = Premise(
     TRL, name="TRL accelerate launch", since="0.7.5", frameworks=("trl",),
     source="v0.7.4 setup.py:64 (transformers>=4.18.0: before 4.30 the launcher's plugin is unused); v0.7.5 "
            "setup.py:64 (transformers>=4.31.0) (first); v1.16.0 METADATA transformers>=4.56.2 (still)")
-_PREMISES = {"transformers": (VALUES, PRECISION, LAUNCHED), "trl": (TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED)}
+# TrainingArguments hands its DeepSpeed config to accelerate's DeepSpeedPlugin, which adds
+# "gradient_accumulation_steps": 1 when the config writes none, after the Trainer filled the batch in.
+PLUGIN = Premise(
+    TRANSFORMERS, name="accumulation 1 added by accelerate", since="4.30.0", frameworks=("transformers",),
+    source="v4.29.2 training_args.py:1521 (the config processed, no plugin); v4.30.0 training_args.py:1564-1570 "
+           "`DeepSpeedPlugin(hf_ds_config=...)` (first); v4.57.1 training_args.py:2075-2081 (still); accelerate "
+           "0.20.3 utils/dataclasses.py:531-532 and 1.11.0 :1237-1238 add the key")
+TRL_PLUGIN = Premise(
+    TRL, name="TRL accumulation 1 added by accelerate", since="0.7.5", frameworks=("trl",),
+    source="v0.7.5 setup.py:64 requires transformers>=4.31.0, whose TrainingArguments builds the plugin (4.30.0 on)")
+_PREMISES = {"transformers": (VALUES, PRECISION, LAUNCHED, PLUGIN),
+             "trl": (TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED, TRL_PLUGIN)}
 
 
 def check(plan: TrainingPlan, trainer: TrainerArguments) -> Iterator[Finding]:
@@ -136,11 +153,20 @@ def check(plan: TrainingPlan, trainer: TrainerArguments) -> Iterator[Finding]:
         return
     where = linked.path or "the inline deepspeed config"
     windows = _PREMISES.get(plan.framework)
-    for ds_fact, expected, filled, precision in _expected_values(plan, trainer, linked.settings.trainer_values):
+    values = linked.settings.trainer_values
+    written = getattr(linked.reference, "value", None)
+    named = written.strip() if linked.path is not None and isinstance(written, str) else where  # as it is named
+    added = _added_accumulation(linked, values, named)
+    if added is not None:
+        values = TrainerValues(**{**values.__dict__, "gradient_accumulation_steps": added})
+    for ds_fact, expected, filled, precision in _expected_values(plan, trainer, values):
         if ds_fact is None or not _comparable(ds_fact, expected):
             continue
         verdict = _verdict(ds_fact.value, expected)
         if verdict is None:
+            continue
+        if ds_fact is added:
+            yield _added(linked, named, ds_fact, expected, "" if windows is None else windows[3].name)
             continue
         premise = "" if windows is None else windows[2 if linked.built_by is not None else int(precision)].name
         if linked.built_by is not None:
@@ -155,6 +181,33 @@ def check(plan: TrainingPlan, trainer: TrainerArguments) -> Iterator[Finding]:
             edits=_auto(linked, ds_fact) if filled else (),
             premise=premise,
         )
+
+
+def _added_accumulation(linked: LinkedConfig, values: TrainerValues, where: str) -> Optional[Fact]:
+    """The accumulation 1 accelerate's DeepSpeedPlugin adds to a config the program names that writes
+    none, where the config writes `train_batch_size` and `train_micro_batch_size_per_gpu` (numbers, or
+    "auto" the Trainer filled in with its own accumulation): DeepSpeed's batch check then fails. Without
+    both DeepSpeed derives the one left out and starts (with the plugin's accumulation): not judged."""
+    if linked.built_by is not None or values.gradient_accumulation_steps is not None \
+            or values.train_batch_size is None or values.train_micro_batch_size_per_gpu is None:
+        return None
+    return Fact(1, f"gradient_accumulation_steps (added by accelerate: {where} writes none)", None, Origin.DEFAULT)
+
+
+def _added(linked: LinkedConfig, named: str, ds_fact: Fact, expected: _Expected, premise: str) -> Finding:
+    """At the `deepspeed` reference: the key to add is in the config it names."""
+    return Finding(
+        span=linked.reference.span if linked.path is not None else ds_fact.span or expected.span,
+        message=f"{named} writes no gradient_accumulation_steps: DeepSpeed runs 1, not {expected.short}",
+        notes=(f"gradient_accumulation_steps (1) is what accelerate's DeepSpeedPlugin adds when {named} writes "
+               "none: TrainingArguments hands the config to it after filling in its batch sizes with "
+               f"{expected.described}",
+               "the job refuses to start: DeepSpeed's batch check (train_batch_size is not equal to "
+               "micro_batch_per_gpu * gradient_acc_step * world_size)"),
+        fix=f'add "gradient_accumulation_steps": "auto" to {named} so the Trainer fills it in',
+        related=(Related(f"{expected.described} set here", expected.span),) if expected.span else (),
+        premise=premise,
+    )
 
 
 # How the Trainer refuses (integrations/deepspeed.py:269-274 @ 4.57.1).
@@ -330,6 +383,9 @@ accelerate launch --config_file accelerate_config.yaml train.py \\
     --output_dir out --per_device_train_batch_size 4 --gradient_accumulation_steps 4
 """
 
+_NO_ACCUMULATION = ('{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", '
+                    '"zero_optimization": {"stage": 3}}\n')
+
 RULE = Rule(
     code="BL120",
     name="hf-deepspeed-mismatch",
@@ -337,7 +393,7 @@ RULE = Rule(
     summary="a DeepSpeed config value that differs from the TrainingArguments that name it",
     check=check,
     subject=TrainerArguments,
-    premises=(VALUES, PRECISION, LAUNCHED, TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED),
+    premises=(VALUES, PRECISION, LAUNCHED, PLUGIN, TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED, TRL_PLUGIN),
     doc=__doc__,
     examples=(
         # No transformers release pinned: 4.6 and older compare nothing.
@@ -386,6 +442,30 @@ deepspeed:
   zero_optimization:
     stage: 2
 """, files=(("requirements.txt", "transformers==4.6.1\n"),)),
+        # From transformers 4.30 accelerate's plugin adds an accumulation of 1 to a config that writes none.
+        Example("sft_plugin_accumulation.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+deepspeed: ds_z3.json
+""", flagged=(4,), files=(("requirements.txt", "transformers==4.30.0\n"), ("ds_z3.json", _NO_ACCUMULATION)),
+                severity="error",
+                message="ds_z3.json writes no gradient_accumulation_steps: DeepSpeed runs 1, not "
+                        "gradient_accumulation_steps 8",
+                fix='add "gradient_accumulation_steps": "auto" to ds_z3.json so the Trainer fills it in'),
+        Example("sft_plugin_accumulation_auto.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+deepspeed: ds_z3.json
+""", files=(("requirements.txt", "transformers==4.30.0\n"),
+            ("ds_z3.json", _NO_ACCUMULATION.replace('"auto",', '"auto", "gradient_accumulation_steps": "auto",', 1)))),
+        Example("sft_plugin_accumulation_before.yaml", """\
+model_name_or_path: Qwen/Qwen2.5-0.5B
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 8
+deepspeed: ds_z3.json
+""", files=(("requirements.txt", "transformers==4.29.2\n"), ("ds_z3.json", _NO_ACCUMULATION))),
         Example("sft_inline_auto.yaml", """\
 model_name_or_path: Qwen/Qwen2.5-0.5B
 per_device_train_batch_size: 2

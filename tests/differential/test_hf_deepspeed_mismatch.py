@@ -1,7 +1,9 @@
 """Differential test: transformers' own comparison of a DeepSpeed config with TrainingArguments
 (``HfTrainerDeepSpeedConfig.trainer_config_process`` collects the mismatches, and
 ``trainer_config_finalize`` raises "Please correct the following DeepSpeed config values that mismatch
-TrainingArguments values") judges BL120.
+TrainingArguments values"), then, where DeepSpeed is installed, DeepSpeed's own batch check on the
+config TrainingArguments hands over (accelerate's plugin adds an accumulation of 1 where it writes
+none), judges BL120.
 
 For every TrainingArguments (micro batch, accumulation, max_grad_norm) and DeepSpeed JSON (each of
 its batch keys and gradient_clipping absent, "auto", equal, different, or the equal number written
@@ -26,6 +28,11 @@ pytest.importorskip("accelerate")
 
 from transformers import TrainingArguments  # noqa: E402
 from transformers.integrations.deepspeed import HfTrainerDeepSpeedConfig  # noqa: E402
+
+try:  # DeepSpeed's own batch check, where DeepSpeed is installed
+    from deepspeed.runtime.config import DeepSpeedConfig
+except Exception:  # noqa: BLE001
+    DeepSpeedConfig = None
 
 ABSENT = object()
 TRAINER = [(2, 1, 1.0), (4, 8, 0.5)]  # per_device_train_batch_size, gradient_accumulation_steps, max_grad_norm
@@ -60,7 +67,29 @@ def _transformers_refuses(trainer, ds, tmp_path) -> bool:
         assert "mismatch TrainingArguments" in str(error)
         return True
     # trainer_config_finalize (run by deepspeed_init, once the model exists) raises on what was collected.
-    return bool(config.mismatches)
+    return bool(config.mismatches) or _deepspeed_refuses(trainer, ds, tmp_path)
+
+
+def _deepspeed_refuses(trainer, ds, tmp_path) -> bool:
+    """DeepSpeed's batch check on the config as TrainingArguments hands it over (`--deepspeed ds.json`):
+    filled in, and with the accumulation accelerate's DeepSpeedPlugin adds where it writes none."""
+    if DeepSpeedConfig is None:
+        return False
+    micro, accumulation, clip = trainer
+    path = tmp_path / "handed.json"
+    path.write_text(json.dumps(ds))
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), per_device_train_batch_size=micro,
+                             gradient_accumulation_steps=accumulation, max_grad_norm=clip, report_to=[],
+                             deepspeed=str(path))
+    if args.hf_deepspeed_config.mismatches:
+        return True
+    try:
+        DeepSpeedConfig(dict(args.hf_deepspeed_config.config))
+    except AssertionError as error:  # (neither batch size written: accelerate fills them in from the loader)
+        return "Check batch related parameters" in str(error)
+    except Exception:  # noqa: BLE001  (a value DeepSpeed cannot read at all: a string where a number goes)
+        return False
+    return False
 
 
 def test_bl120_agrees_with_transformers(tmp_path):

@@ -1,0 +1,2 @@
+#!/bin/bash
+axolotl train placeholder.yaml

@@ -1,0 +1,2 @@
+#!/bin/bash
+llamafactory-cli train qwen3_full_sft.yaml

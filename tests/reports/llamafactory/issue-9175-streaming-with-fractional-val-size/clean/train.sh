@@ -1,0 +1,2 @@
+#!/bin/bash
+llamafactory-cli train qwen2_5vl_full_sft.yaml

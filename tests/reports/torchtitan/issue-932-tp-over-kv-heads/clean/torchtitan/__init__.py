@@ -1,0 +1,1 @@
+# Copyright (c) Meta Platforms, Inc. and affiliates.

@@ -1,0 +1,2 @@
+#!/bin/bash
+tune validate custom_config.yaml
