@@ -103,6 +103,7 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = {
     "BL540": ("nemo.nemo_fsdp_with_fp8", ("nemo",), ()),
     "BL541": ("easyr1.easyr1_offload_with_accumulation", ("easyr1",), ("world_size",)),
     "BL550": ("generic.max_steps_required", ("llamafactory", "llamafactory-v1", "swift"), ("unsized_data",)),
+    "BL551": ("llamafactory.llamafactory_streaming_split", ("llamafactory",), ()),
     "BL561": ("trl.trl_packing_skipped_preparation", ("trl",), ()),
     "BL562": ("trl.trl_group_trainer_auto_find_batch_size", ("trl",), ()),
     "BL601": ("launch.broken_line_continuation", ("launch",), ()),

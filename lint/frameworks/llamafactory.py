@@ -118,6 +118,13 @@ def _by_keys(doc: Document) -> Optional[str]:
     return f"{doc.entry} is not in the project; keys only LLaMA-Factory has: stage, {', '.join(own)}"
 
 
+def _written(node, key: str) -> Optional[Fact]:
+    """A scalar as written (None: not written, or a null, which leaves the argument unset)."""
+    if not isinstance(node, Scalar) or node.value is None:
+        return None
+    return Fact(node.value, key, node.span, node=node)
+
+
 _CLI_TRAIN = LazyPattern(r"llamafactory-cli(?:\s|\\)+train\b")
 
 
@@ -150,6 +157,9 @@ class LlamaFactorySettings(Subject):
     neat_packing: Optional[Fact]
     flash_attn: Optional[Fact]  # as written ("fa2", "auto", ...)
     gpt_oss: bool  # a gpt-oss model, which LLaMA-Factory runs with FlashAttention-3
+    streaming: Optional[Fact] = None  # as written (a bool), None when not written
+    val_size: Optional[Fact] = None  # a number as written
+    max_samples: Optional[Fact] = None  # as written (null: not set)
 
 
 def _arguments(root: Mapping) -> LlamaFactorySettings:
@@ -158,6 +168,9 @@ def _arguments(root: Mapping) -> LlamaFactorySettings:
     return LlamaFactorySettings(
         stage=Fact(stage(root), "stage", node.span, node=node) if node is not None else Fact("sft", "stage", None, Origin.DEFAULT),
         neat_packing=flag(root.get("neat_packing"), "neat_packing"),
+        streaming=flag(root.get("streaming"), "streaming"),
+        val_size=number(root.get("val_size"), "val_size"),
+        max_samples=_written(root.get("max_samples"), "max_samples"),
         flash_attn=Fact(getattr(attn, "value", None), "flash_attn", attn.span, node=attn) if attn is not None else None,
         gpt_oss="gpt-oss" in model or "gpt_oss" in model,
     )
