@@ -127,6 +127,8 @@ def in_force(dist: versions.Distribution, sets: KeySets, path: str,
             version = f" {found.version}" if found.version else ""
             return InForce(frozenset(keys), f"{dist.shown}{version} (the copy in {found.where.split(':')[0]})",
                            True, found.version, found.copy)
+    if found is not None and found.copy is not None and read_copy is not None:
+        return None  # a copy whose own config is out of view: a fork's keys need not be its release's
     if found is not None and found.version is not None:
         embedded = sets.has(found.version)
         if embedded is None:

@@ -98,6 +98,15 @@ def test_a_vendored_copy_is_judged_by_its_own_config(tmp_path):
     assert "is not a key of verl 0.1 (the copy in verl/version/version)" in " ".join(finding.notes)
 
 
+def test_a_copy_whose_config_is_out_of_view_is_not_judged_by_its_release(tmp_path):
+    """Logic-RL, TinyZero's lineage: a copy whose version file says 0.1 and whose own ppo_trainer.yaml is
+    not in view may define keys verl 0.1 had not (`rollout.n`): its keys are unknown, nothing is said."""
+    copy = {"verl/__init__.py": "", "verl/version/version": "0.1\n", "verl/trainer/main_ppo.py": ""}
+    assert _verl(tmp_path, copy, mini="ppo_mini_batchsize") == []
+    # The same line with the release pinned and no copy: judged by that release's keys.
+    assert len(_verl(tmp_path / "pinned", {"requirements.txt": "verl==0.1\n"}, mini="ppo_mini_batchsize")) == 1
+
+
 def test_a_copy_of_the_frameworks_repository_in_a_folder_of_its_name_is_the_copy(tmp_path):
     """rllm keeps its verl fork whole in verl/ (the package in verl/verl/): keys the fork added
     (`rollout.n_val`) are keys of the release it runs, not typos."""
