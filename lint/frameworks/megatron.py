@@ -74,8 +74,12 @@ class MegatronSettings(Subject):
     # stage, a layout, virtual stages by rank, T5's encoder/decoder layers, a standalone embedding stage): the
     # flag as written, None when there is none.
     uneven_split: Optional[str] = None
+    uneven_flags: tuple = ()  # every such flag written, in _UNEVEN's order
     # --num-layers-per-virtual-pipeline-stage (the interleaved schedule), None when not written.
     layers_per_virtual_stage: Optional[Fact] = None
+    # --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers (core_v0.11.0 on), None when not written.
+    first_stage_layers: Optional[Fact] = None
+    last_stage_layers: Optional[Fact] = None
 
 
 _KEYS = {"micro-batch-size", "global-batch-size", "tensor-model-parallel-size", "pipeline-model-parallel-size"}
@@ -119,8 +123,13 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
                                   num_layers=number(root.get("num-layers"), "--num-layers"),
                                   pipeline_split_extra=sum(_written_true(root.get(k)) for k in _SPLIT_EXTRA),
                                   uneven_split=next((f"--{k}" for k in _UNEVEN if root.get(k) is not None), None),
+                                  uneven_flags=tuple(f"--{k}" for k in _UNEVEN if root.get(k) is not None),
                                   layers_per_virtual_stage=number(root.get("num-layers-per-virtual-pipeline-stage"),
-                                                                  "--num-layers-per-virtual-pipeline-stage")),
+                                                                  "--num-layers-per-virtual-pipeline-stage"),
+                                  first_stage_layers=number(root.get("decoder-first-pipeline-num-layers"),
+                                                            "--decoder-first-pipeline-num-layers"),
+                                  last_stage_layers=number(root.get("decoder-last-pipeline-num-layers"),
+                                                           "--decoder-last-pipeline-num-layers")),
     )
     cp = degrees["cp"]
     cp_size = cp.number
