@@ -77,6 +77,9 @@ class MegatronSettings(Subject):
     uneven_flags: tuple = ()  # every such flag written, in _UNEVEN's order
     # --num-layers-per-virtual-pipeline-stage (the interleaved schedule), None when not written.
     layers_per_virtual_stage: Optional[Fact] = None
+    # --num-attention-heads; --num-query-groups where --group-query-attention is written (else every head its own).
+    attention_heads: Optional[Fact] = None
+    query_groups: Optional[Fact] = None
     # --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers (core_v0.11.0 on), None when not written.
     first_stage_layers: Optional[Fact] = None
     last_stage_layers: Optional[Fact] = None
@@ -126,6 +129,9 @@ def plan(doc: Document, outside: Outside) -> Optional[TrainingPlan]:
                                   uneven_flags=tuple(f"--{k}" for k in _UNEVEN if root.get(k) is not None),
                                   layers_per_virtual_stage=number(root.get("num-layers-per-virtual-pipeline-stage"),
                                                                   "--num-layers-per-virtual-pipeline-stage"),
+                                  attention_heads=number(root.get("num-attention-heads"), "--num-attention-heads"),
+                                  query_groups=number(root.get("num-query-groups"), "--num-query-groups")
+                                  if _written_true(root.get("group-query-attention")) else None,
                                   first_stage_layers=number(root.get("decoder-first-pipeline-num-layers"),
                                                             "--decoder-first-pipeline-num-layers"),
                                   last_stage_layers=number(root.get("decoder-last-pipeline-num-layers"),
