@@ -308,6 +308,16 @@ class ModelSupport:
     # 108-112 @ v0.1.0), so it cannot run the config at all (a rule's Premise.runs_since). The other
     # fields hold in every release that has the model (checked at each tag).
     since: Optional[str] = None
+    # (flavor, attention heads, key/value heads) of the flavors whose attention the parallelize function
+    # shards over tp column-wise (wq, wk, wv), each rank viewing its share as whole heads; a flavor's
+    # variants (_VARIANTS: `8B_flex`, `debugmodel_flex_attn`) have its heads.
+    heads: tuple = ()
+
+    def heads_of(self, flavor: object) -> Optional[tuple]:
+        """(attention heads, key/value heads) of a flavor, None when not known."""
+        if not isinstance(flavor, str):
+            return None
+        return next(((n, kv) for name, n, kv in self.heads for variant in _VARIANTS if flavor == name + variant), None)
 
 
 # Every TorchTitan model the rules know, by [model] name, @ v0.2.2. The lines are of the
@@ -323,7 +333,13 @@ class ModelSupport:
 # parallelize.py:166-168, 166-168, 103-105 @ v0.2.0), but from 0.2.1 they and gpt_oss test the 1-D
 # dp_replicate mesh (`dp_mesh.ndim > 1`, never true: deepseek_v3 :197-199, qwen3 :177-179, vlm
 # :101-103, gpt_oss :162-164 @ v0.2.2), so the newest releases do not refuse: not flagged.
-_LLAMA3 = ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True)  # models/llama3: 70; 96; 148-151
+# A flavor's variants with other attention (v0.2.2 models/llama3/__init__.py: `8B_flex`, `debugmodel_varlen_attn`).
+_VARIANTS = ("", "_flex", "_varlen", "_flex_attn", "_varlen_attn")
+# llama3's flavors (models/llama/__init__.py:29-56 @ 9a2f5784c, main 2025-03; models/llama3/__init__.py:29-62 @ v0.1.0,
+# :29-95 @ v0.2.2: the same heads; debugmodel writes no n_kv_heads: every head its own).
+_LLAMA3_HEADS = (("debugmodel", 16, 16), ("8B", 32, 8), ("70B", 64, 8), ("405B", 128, 8))
+_LLAMA3 = ModelSupport(seq_len_checked=True, async_tp=True, refuses_ddp=True,  # models/llama3: 70; 96; 148-151
+                       heads=_LLAMA3_HEADS)
 MODELS = {
     "llama3": _LLAMA3,
     # models/llama3_ft/__init__.py:24 uses llama3's parallelize
@@ -408,6 +424,7 @@ class TitanSettings(Subject):
 
     model: Fact  # [model] name (None when not a string)
     model_support: ModelSupport  # MODELS[model]
+    flavor: Fact  # [model] flavor
     async_tp: Fact  # [parallelism] enable_async_tensor_parallel
     # Whether the model is compiled: `[training] compile` where written (0.1.0 and main before it),
     # else [compile] (enable, and "model" in components; 0.2.0 on); None when it cannot be told. Its
@@ -428,6 +445,7 @@ def _settings(doc: Document, parallel: dict, world: Optional[Fact]) -> TitanSett
     return TitanSettings(
         model=model,
         model_support=MODELS.get(model.value, ModelSupport()) if isinstance(model.value, str) else ModelSupport(),
+        flavor=_setting(doc, "model", "flavor", "debugmodel"),  # job_config.py:104
         async_tp=_setting(doc, "parallelism", "enable_async_tensor_parallel", False),  # :357
         compile_model=_compile_model(doc),
         pp_schedule=_setting(doc, "parallelism", "pipeline_parallel_schedule", "1F1B"),  # :396
