@@ -119,15 +119,18 @@ def in_force(dist: versions.Distribution, sets: KeySets, path: str,
              read_copy: Optional[Callable] = None, view: Optional[ProjectView] = None) -> Optional[InForce]:
     """The key set for the file at `path`, None when the release in force is known but
     neither embedded nor readable from a copy (rules are then silent).
-    `read_copy(reader) -> frozenset | None` reads a copy's key set from its source."""
+    `read_copy(reader) -> frozenset | None` reads a copy's key set from its source: None when the copy
+    holds no file to read it from (its keys are then not known: a fork's need not be its release's),
+    empty when the file is there but gives none (judged by the copy's release, where it is known)."""
     found = versions.release(dist, path, sets.names, view)
+    keys = None
     if found is not None and found.copy is not None and read_copy is not None:
         keys = read_copy(versions.copy_reader(found.copy, view))
         if keys:
             version = f" {found.version}" if found.version else ""
             return InForce(frozenset(keys), f"{dist.shown}{version} (the copy in {found.where.split(':')[0]})",
                            True, found.version, found.copy)
-    if found is not None and found.copy is not None and read_copy is not None:
+    if found is not None and found.copy is not None and read_copy is not None and keys is None:
         return None  # a copy whose own config is out of view: a fork's keys need not be its release's
     if found is not None and found.version is not None:
         embedded = sets.has(found.version)

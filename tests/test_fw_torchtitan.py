@@ -133,7 +133,9 @@ def test_the_degrees_of_early_2025_are_read_where_main_before_0_1_0_runs(tmp_pat
     assert _degrees(tmp_path, text)["tp"] == (1, "[parallelism] tensor_parallel_degree")
     _pin(tmp_path, "torchtitan==0.0.2")
     pinned = lint_text(tmp_path, "llama3_8b.toml", text, world_size=8)
-    assert [(d.code, d.span.line, d.severity) for d in pinned.diagnostics] == [("BL202", 15, "error")]
+    # tp 3 splits neither W 8 nor the 8 key/value heads of llama3 8B (BL217).
+    assert [(d.code, d.span.line, d.severity) for d in pinned.diagnostics] == [("BL202", 15, "error"),
+                                                                              ("BL217", 15, "error")]
     assert _degrees(tmp_path, text) == {
         "dp_replicate": (1, "[training] data_parallel_replicate_degree"),
         "dp_shard": (-1, "[training] data_parallel_shard_degree"),
@@ -403,8 +405,8 @@ def test_the_top_level_train_py_of_main_before_2025_runs_the_config(tmp_path):
     script = ('#!/usr/bin/bash\nNGPU=${NGPU:-"8"}\nCONFIG_FILE=${CONFIG_FILE:-"./train_configs/t.toml"}\n'
               'torchrun --nproc_per_node=${NGPU} train.py --job.config_file ${CONFIG_FILE} $overrides\n')
     result = lint_text(tmp_path, "run_llama_train.sh", script)
-    # At the config's tensor_parallel_degree (line 9 of t.toml).
-    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL202", 9)]
+    # At the config's tensor_parallel_degree (line 9 of t.toml), which splits neither W nor llama3 8B's heads.
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("BL202", 9), ("BL217", 9)]
     assert "W (8)" in result.diagnostics[0].message
     # Without the config flag a train.py is any program's.
     assert lint_text(tmp_path, "other.sh", "#!/bin/bash\ntorchrun --nproc_per_node=8 train.py --lr 1e-4\n").diagnostics == []

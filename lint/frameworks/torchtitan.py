@@ -146,7 +146,8 @@ KEY_SOURCES = ("torchtitan/config/job_config.py", "torchtitan/config_manager.py"
 
 def keys_from_source(read: Callable[[str], Optional[str]]) -> Optional[frozenset[str]]:
     """The sections and keys of JobConfig in a TorchTitan source tree, as dotted paths (a section
-    ends with "."; keysets.nest rebuilds the table), read with `ast`, never imported."""
+    ends with "."; keysets.nest rebuilds the table), read with `ast`, never imported. Empty when the
+    file is there but defines no JobConfig read here; None when the tree holds none of the files."""
     from ..keysets import flatten, nested_fields
 
     for name in KEY_SOURCES:
@@ -156,8 +157,8 @@ def keys_from_source(read: Callable[[str], Optional[str]]) -> Optional[frozenset
         try:
             table = nested_fields(text, "JobConfig")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        return frozenset(flatten(table)) if table else None
+            return frozenset()
+        return frozenset(flatten(table)) if table else frozenset()
     return None
 
 _DEGREES = {
