@@ -143,8 +143,8 @@ def test_the_degrees_of_early_2025_are_read_where_main_before_0_1_0_runs(tmp_pat
         "pp": (1, "[experimental] pipeline_parallel_degree"),
         "cp": (1, "[experimental] context_parallel_degree"),
     }
-    # The same layout on 6 GPUs fits: dp_shard takes 6 // 3 = 2.
-    assert lint_text(tmp_path, "llama3_8b.toml", text, world_size=6).diagnostics == []
+    # The same layout on 6 GPUs fits W (dp_shard takes 6 // 3 = 2), not llama3 8B's heads.
+    assert [d.code for d in lint_text(tmp_path, "llama3_8b.toml", text, world_size=6).diagnostics] == ["BL217"]
 
 
 # The layout of April-May 2024 (c22d1a8d1 to aafe0e870): one dp degree, pp under [training].
