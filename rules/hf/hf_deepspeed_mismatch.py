@@ -138,11 +138,14 @@ TRL_LAUNCHED = Premise(
 PLUGIN = Premise(
     TRANSFORMERS, name="accumulation 1 added by accelerate", since="4.30.0", frameworks=("transformers",),
     source="v4.29.2 training_args.py:1521 (the config processed, no plugin); v4.30.0 training_args.py:1564-1570 "
-           "`DeepSpeedPlugin(hf_ds_config=...)` (first); v4.57.1 training_args.py:2075-2081 (still); accelerate "
-           "0.20.3 utils/dataclasses.py:531-532 and 1.11.0 :1237-1238 add the key")
+           "`DeepSpeedPlugin(hf_ds_config=...)` (first); v4.57.1 training_args.py:2075-2081; v5.24.0 "
+           "training_args.py:1711-1715 (still); accelerate 0.20.3 utils/dataclasses.py:531-532 and 1.11.0 :1237-1238 "
+           "add the key")
 TRL_PLUGIN = Premise(
     TRL, name="TRL accumulation 1 added by accelerate", since="0.7.5", frameworks=("trl",),
-    source="v0.7.5 setup.py:64 requires transformers>=4.31.0, whose TrainingArguments builds the plugin (4.30.0 on)")
+    source="v0.7.4 setup.py:64 (transformers>=4.18.0: before 4.30 no plugin); v0.7.5 setup.py:64 requires "
+           "transformers>=4.31.0, whose TrainingArguments builds the plugin (4.30.0 on) (first); v1.16.0 METADATA "
+           "transformers>=4.56.2 (still)")
 _PREMISES = {"transformers": (VALUES, PRECISION, LAUNCHED, PLUGIN),
              "trl": (TRL_VALUES, TRL_PRECISION, TRL_LAUNCHED, TRL_PLUGIN)}
 

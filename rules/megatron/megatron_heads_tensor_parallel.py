@@ -41,11 +41,11 @@ from batchlint.rule import Example, Finding, Related, Rule
 HEADS = Premise(
     MEGATRON, name="heads",
     source="23.04 megatron/model/transformer.py:228-229 (divide asserts); core_v0.4.0 megatron/core/transformer/"
-           "transformer_config.py:204-208 (first in the config); core_v0.19.0 transformer_config.py:1323-1327 (still)")
+           "transformer_config.py:204-208 (first in the config); core_v0.16.1 transformer_config.py:924-928 (still)")
 GROUPS = Premise(
     MEGATRON, name="groups",
     source="core_v0.4.0 transformer_config.py:219-223 (a multiple); core_v0.16.0 :939-947 (a multiple or divisor); "
-           "core_v0.19.0 :1338-1345 (still)")
+           "core_v0.16.1 :939-947 (still)")
 GROUPS_MULTIPLE = Premise(
     MEGATRON, name="groups below the degree", until="0.15.3",
     source="core_v0.4.0 transformer_config.py:219-223 to core_v0.15.3 (groups a multiple of tp only); core_v0.16.0 "

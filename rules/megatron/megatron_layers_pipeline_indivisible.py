@@ -64,11 +64,12 @@ ASSERTED = Premise(
 # core_v0.16.0 layers are left exactly when middle stages are; before, the stages that exist were built alone.
 UNEVEN_MIDDLE = Premise(
     MEGATRON, name="uneven middle", since="0.11.0", runs_since="0.11.0",
-    source="core_v0.11.0 megatron/core/transformer/transformer_config.py:594-644 (first); core_v0.16.0 "
-           "transformer_config.py:1412-1417 (still)")
+    source="core_v0.10.0 (no uneven stage flags in TransformerConfig); core_v0.11.0 megatron/core/transformer/"
+           "transformer_config.py:594-644 (first); core_v0.16.1 transformer_config.py:1413-1418 (still)")
 UNEVEN_MISMATCH = Premise(
     MEGATRON, name="uneven mismatch", since="0.16.0",
-    source="core_v0.15.3 transformer_config.py (no such check); core_v0.16.0 transformer_config.py:1405-1410 (first)")
+    source="core_v0.15.3 transformer_config.py (no such check); core_v0.16.0 transformer_config.py:1405-1410 "
+           "(first); core_v0.16.1 :1406-1410 (still)")
 UNEVEN_DROPPED = Premise(
     MEGATRON, name="uneven dropped", since="0.11.0", until="0.15.3", runs_since="0.11.0",
     source="core_v0.11.0 to core_v0.15.3 megatron/core/transformer/transformer_block.py get_num_layers_to_build "
