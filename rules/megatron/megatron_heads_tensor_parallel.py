@@ -58,12 +58,13 @@ def check(plan: TrainingPlan, megatron: MegatronSettings) -> Iterator[Finding]:
     if degree is None or degree <= 1 or tp.span is None:
         return
     heads = megatron.attention_heads
-    if _count(heads) is not None and _count(heads) % degree:
+    heads_count = _count(heads)
+    if heads is not None and heads_count is not None and heads_count % degree:
         yield _finding(tp, heads, "attention heads", "HEADS", f"{heads.key} ({heads.value}) must be a multiple of "
-                       f"tensor_model_parallel_size ({degree})", _divisors(_count(heads), degree))
+                       f"tensor_model_parallel_size ({degree})", _divisors(heads_count, degree))
     groups = megatron.query_groups
     count = _count(groups)
-    if count is None or count % degree == 0:
+    if groups is None or count is None or count % degree == 0:
         return
     refused = f"num_query_groups ({count}) must be a multiple of tensor_model_parallel_size ({degree})"
     if degree % count:
