@@ -82,7 +82,7 @@ class Node:
     origin: Optional[str] = None
 
 
-@lean_dataclass(eq=False)
+@lean_dataclass(eq=False, many=True)  # one per value read: its compiled __init__ (lean_dataclass)
 class Scalar(Node):
     """A single value: a number, a string, a bool, None, or a Symbol (Python configs)."""
 
@@ -94,7 +94,7 @@ class Scalar(Node):
     quoted: bool = False
 
 
-@lean_dataclass(eq=False)
+@lean_dataclass(eq=False, many=True)  # one per value read: its compiled __init__ (lean_dataclass)
 class Mapping(Node):
     """Keys to values, each key with where it is written."""
 
@@ -117,7 +117,7 @@ class Mapping(Node):
         return iter(self.items)
 
 
-@lean_dataclass(eq=False)
+@lean_dataclass(eq=False, many=True)  # one per value read: its compiled __init__ (lean_dataclass)
 class Sequence(Node):
     """A list or a tuple."""
 
