@@ -181,9 +181,11 @@ def growth(batchlint: list, copies=(1, 4, 16, 64)) -> None:
 
 
 def main() -> None:
-    batchlint = [sys.executable, "-m", "batchlint"]
-    if shutil.which("batchlint"):
-        batchlint = [shutil.which("batchlint")]
+    # The console script beside this interpreter (a venv's, as users run it), not a shell shim in front of it
+    # (pyenv's), whose own start-up would be counted; else the one on PATH, else `python -m batchlint`.
+    beside = os.path.join(os.path.dirname(sys.executable), "batchlint")
+    found = beside if os.path.isfile(beside) else shutil.which("batchlint")
+    batchlint = [found] if found else [sys.executable, "-m", "batchlint"]
     rows: list = []
     if "--growth" in sys.argv[1:]:
         growth(batchlint)
