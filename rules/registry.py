@@ -57,6 +57,7 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = {
     "BL215": ("torchtune.torchtune_tensor_parallel_setup", ("torchtune",), ("parallel.tp",)),
     "BL216": ("megatron.megatron_heads_tensor_parallel", ("megatron",), ("parallel.tp",)),
     "BL217": ("torchtitan.torchtitan_heads_tensor_parallel", ("torchtitan",), ("parallel.tp",)),
+    "BL218": ("torchtitan.torchtitan_split_point_not_a_block", ("torchtitan",), ("parallel.pp",)),
     "BL230": ("mmengine.mmengine_config_type_mismatch", ("xtuner",), ()),
     "BL240": ("verl.verl_sp_without_remove_padding", ("verl",), ()),
     "BL242": ("nemo.nemo_virtual_pipeline_invalid", ("nemo",), ("parallel.pp",)),

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Optional
 
-from ..document import Document, Mapping, Scalar, Sequence
+from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..versions import version_key
@@ -426,6 +426,9 @@ class TitanSettings(Subject):
     model: Fact  # [model] name (None when not a string)
     model_support: ModelSupport  # MODELS[model]
     flavor: Fact  # [model] flavor
+    # pipeline_parallel_split_points ([parallelism], or [experimental] in main before 785c34c99): the node as
+    # written, None when not written (0.2.0 on refuse the key: torchtitan_unknown_key.py).
+    split_points: Optional[Node] = None
     async_tp: Fact  # [parallelism] enable_async_tensor_parallel
     # Whether the model is compiled: `[training] compile` where written (0.1.0 and main before it),
     # else [compile] (enable, and "model" in components; 0.2.0 on); None when it cannot be told. Its
@@ -447,6 +450,8 @@ def _settings(doc: Document, parallel: dict, world: Optional[Fact]) -> TitanSett
         model=model,
         model_support=MODELS.get(model.value, ModelSupport()) if isinstance(model.value, str) else ModelSupport(),
         flavor=_setting(doc, "model", "flavor", "debugmodel"),  # job_config.py:104
+        split_points=doc.get("parallelism", "pipeline_parallel_split_points")
+        or doc.get("experimental", "pipeline_parallel_split_points"),
         async_tp=_setting(doc, "parallelism", "enable_async_tensor_parallel", False),  # :357
         compile_model=_compile_model(doc),
         pp_schedule=_setting(doc, "parallelism", "pipeline_parallel_schedule", "1F1B"),  # :396
