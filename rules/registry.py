@@ -42,6 +42,7 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = {
     "BL180": ("verl.verl_mini_batch_remainder", ("verl",), ()),
     "BL181": ("verl.verl_micro_batch_floors_to_zero", ("verl",), ()),
     "BL182": ("verl.verl_prompts_split_before_repeat", ("verl",), ()),
+    "BL183": ("verl.verl_token_budget_below_sequence", ("verl",), ()),
     "BL190": ("megatron.megatron_rampup_batch_indivisible", ("megatron",), ("micro_batch",)),
     "BL191": ("megatron.megatron_layers_pipeline_indivisible", ("megatron",), ("parallel.pp",)),
     "BL201": ("xtuner.sp_unsafe_sampler", ("xtuner",), ("parallel.sp", "sampler")),

@@ -1,0 +1,2 @@
+#!/bin/bash
+llamafactory-cli train qwen_full_sft.yaml
