@@ -36,6 +36,9 @@ ACCELERATE = Launcher(
     # over machines), else the default config in the user's home, which is not the project's.
     nproc=Count(flags=("--num_processes", "--num-processes"), file=("--config_file", "--config-file"),
                 file_key="num_processes"),
+    # The machines the total is spread over (default 1): only the processes per machine read it (W is the total).
+    nnodes=Count(flags=("--num_machines", "--num-machines"), file=("--config_file", "--config-file"),
+                 file_key="num_machines"),
     config_file=("--config_file", "--config-file"))
 
 # Open MPI / MPICH `mpirun -np N program ...` (and `mpiexec`): N processes in all.

@@ -426,9 +426,6 @@ class TitanSettings(Subject):
     model: Fact  # [model] name (None when not a string)
     model_support: ModelSupport  # MODELS[model]
     flavor: Fact  # [model] flavor
-    # pipeline_parallel_split_points ([parallelism], or [experimental] in main before 785c34c99): the node as
-    # written, None when not written (0.2.0 on refuse the key: torchtitan_unknown_key.py).
-    split_points: Optional[Node] = None
     async_tp: Fact  # [parallelism] enable_async_tensor_parallel
     # Whether the model is compiled: `[training] compile` where written (0.1.0 and main before it),
     # else [compile] (enable, and "model" in components; 0.2.0 on); None when it cannot be told. Its
@@ -441,6 +438,9 @@ class TitanSettings(Subject):
     # The shard degree TorchTitan runs with: as written, or -1 resolved with W
     # (distributed/parallel_dims.py:49-50); None when it cannot be known.
     shard_degree: Optional[Fact]
+    # pipeline_parallel_split_points ([parallelism], or [experimental] in main before 785c34c99): the node as
+    # written, None when not written (0.2.0 on refuse the key: torchtitan_unknown_key.py).
+    split_points: Optional[Node] = None
 
 
 # The defaults are torchtitan/config/job_config.py's @ v0.2.2, at the line given.

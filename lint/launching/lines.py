@@ -79,6 +79,12 @@ class Launch:
     # The project's own program as written (`scripts.train_fold`) that calls `entry`'s main as it is:
     # the line is read as that entry point's (own_trainer.handed_over).
     handed_over: Optional[str] = None
+    # The processes the line starts on each machine, where written (not a default), and the devices
+    # CUDA_VISIBLE_DEVICES lists to them (`_per_node`).
+    per_node: Optional[Fact] = None
+    visible: Optional[Fact] = None
+    # Where per_node holds only if the launcher's config file gives one machine: (the Word naming it, the key).
+    machines_file: Optional[tuple[Any, str]] = None
     # A plain interpreter runs the program's script itself (`python train.py`, no launcher or wrapper
     # that starts processes): one process, unless its environment or its program say otherwise
     # (lint/one_process.py judges that for the runtime of each config it links).
@@ -595,6 +601,7 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
         return
     nproc = _factor(launcher.nproc, options, command.env, given, args)
     nnodes = None if launcher.total else _factor(launcher.nnodes, options, command.env, given, args)
+    _per_node(launch, launcher, nproc, options, command.env)
     if nproc is None and launcher.total and launcher.nproc.file:
         word = next((options[f] for f in launcher.nproc.file if f in options), None)
         if isinstance(word, Word) and word.known:
@@ -606,6 +613,33 @@ def _world_size(launch: Launch, launcher: Launcher, options: dict, command: Comm
     where = nproc[2] + (f" x {nnodes[2]}" if nnodes else "")
     launch.world_size = Fact(nproc[0] * nodes, "world size", span.elsewhere(script), Origin.LAUNCH, detail=where)
     launch.world_size_given = nproc[1] is not None and (nnodes is None or nnodes[1] is not None)
+
+
+def _per_node(launch: Launch, launcher: Launcher, nproc: Optional[tuple], options: dict, env: dict) -> None:
+    """launch.per_node and launch.visible: the processes the line starts on each machine, where its flags or
+    environment write them (a launcher whose count is the total, over its machines given as `nnodes` flags,
+    one by default), and the devices CUDA_VISIBLE_DEVICES lists to them; their spans as the words have them
+    (a path: another file's words, a caller's argument or a sourced file's variable)."""
+    if nproc is None or nproc[0] is UNKNOWN or nproc[1] is None:
+        return
+    count = nproc[0]
+    if launcher.total:
+        if not launcher.nnodes.flags:
+            return  # the total over machines that no flag names: not known per machine
+        machines = _count(options, launcher.nnodes.flags)
+        if machines is None:
+            # Not on the line: the launcher's config file says (read by who asks), or one the line does not
+            # name (`accelerate launch` reads the user's default config): not known.
+            named = next((options[f] for f in launcher.nnodes.file if f in options), None)
+            if not isinstance(named, Word) or not named.known:
+                return
+            launch.machines_file = (named, launcher.nnodes.file_key)
+        elif machines[0] != 1:
+            return
+    visible = _devices(env, ("CUDA_VISIBLE_DEVICES",))
+    launch.per_node = Fact(count, "processes per machine", nproc[1], Origin.LAUNCH, detail=nproc[2])
+    if visible is not None and visible[0] is not UNKNOWN and visible[1] is not None:
+        launch.visible = Fact(visible[0], "visible devices", visible[1], Origin.LAUNCH, detail=visible[2])
 
 
 def _on_hosts(launch: Launch, launcher: Launcher, options: dict, env: dict, script: str) -> bool:
