@@ -115,5 +115,5 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...] | None, tuple[str, ...]]] = {
     "BL603": ("launch.variable_used_before_set", ("launch",), ()),
     "BL604": ("generic.truncating_division", None, ()),
     "BL610": ("launch.missing_line_continuation", ("launch",), ()),
-    "BL611": ("launch.processes_over_visible_devices", None, ()),
+    "BL611": ("launch.processes_over_visible_devices", ("launch",), ()),
 }
