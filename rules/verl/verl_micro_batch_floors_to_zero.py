@@ -49,6 +49,8 @@ from typing import Optional
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import VERL_RELEASES
 from batchlint.frameworks.verl import MicroBatchKeys, VerlSettings
+from batchlint.frameworks.verl_keys import KEY_SETS
+from batchlint.keysets import in_force
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
@@ -71,13 +73,16 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
         return
     copy = verl.runs_copy(plan.document.path, plan.project)
     checked = verl.refuses(plan.document.path, "micro_at_least_dp", plan.project)
+    force = in_force(verl.DISTRIBUTION, KEY_SETS, plan.document.path, verl.keys_from_source, plan.project)
+    known = force.keys if force is not None and force.known else None  # the keys of the release or copy in force
     for keys in settings.micro_batch_keys:
-        finding = _check_role(keys, world, checked, copy)
+        finding = _check_role(keys, world, checked, copy, known)
         if finding is not None:
             yield finding
 
 
-def _check_role(keys: MicroBatchKeys, world: Fact, checked: bool, copy: bool) -> Optional[Finding]:
+def _check_role(keys: MicroBatchKeys, world: Fact, checked: bool, copy: bool,
+                known: Optional[frozenset]) -> Optional[Finding]:
     """The actor's or the critic's deprecated ppo_micro_batch_size (not the rollout's log-prob one)."""
     role, micro = keys.role, keys.deprecated
     if micro is None or keys.per_gpu is not None or not micro.key.endswith(".ppo_micro_batch_size"):
@@ -98,8 +103,10 @@ def _check_role(keys: MicroBatchKeys, world: Fact, checked: bool, copy: bool) ->
         span=micro.span,
         message=f"{micro.describe()} over dp {dp} is 0 sequences per GPU",
         notes=(f"{micro.key} is a global micro batch, floor-divided over dp ({dp}): {value} // {dp} = 0.", how),
+        # The per-GPU key only where the verl in force has it (0.1 and its copies, TinyZero's, do not).
         fix=(f"set {micro.key}_per_gpu to {micro.value} in its place (a per-GPU micro batch), or {micro.key} to a "
-             f"multiple of {dp}"),
+             f"multiple of {dp}" if known is None or f"{micro.key}_per_gpu" in known
+             else f"set {micro.key} to a multiple of {dp}"),
         related=(Related(f"W = {world.value} ({world.key})", world.span),) if world.span else (),
         premise=(COPY.name if checked else COPY_FLOOR.name) if copy else RELEASED.name,
     )
@@ -131,6 +138,22 @@ trainer:
                 message="actor_rollout_ref.actor.ppo_micro_batch_size (4) over dp 8 is 0 sequences per GPU",
                 fix="set actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu to 4 in its place (a per-GPU "
                     "micro batch), or actor_rollout_ref.actor.ppo_micro_batch_size to a multiple of 8"),
+        # verl 0.1 has no per-GPU key: the fix names only the one it reads.
+        Example("micro_4_on_8_v01.yaml", """\
+data:
+  train_batch_size: 64
+actor_rollout_ref:
+  actor:
+    ppo_mini_batch_size: 64
+    ppo_micro_batch_size: 4
+  rollout:
+    n: 1
+trainer:
+  n_gpus_per_node: 8
+""", flagged=(6,),
+                files=(("requirements.txt", "verl==0.1\n"),), severity="error",
+                message="actor_rollout_ref.actor.ppo_micro_batch_size (4) over dp 8 is 0 sequences per GPU",
+                fix="set actor_rollout_ref.actor.ppo_micro_batch_size to a multiple of 8"),
         Example("micro_8_on_8.yaml", """\
 data:
   train_batch_size: 64
