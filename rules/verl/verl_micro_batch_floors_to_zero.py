@@ -82,7 +82,7 @@ def check(plan: TrainingPlan, settings: VerlSettings) -> Iterator[Finding]:
 
 
 def _check_role(keys: MicroBatchKeys, world: Fact, checked: bool, copy: bool,
-                known: Optional[frozenset]) -> Optional[Finding]:
+                known: Optional[frozenset[str]]) -> Optional[Finding]:
     """The actor's or the critic's deprecated ppo_micro_batch_size (not the rollout's log-prob one)."""
     role, micro = keys.role, keys.deprecated
     if micro is None or keys.per_gpu is not None or not micro.key.endswith(".ppo_micro_batch_size"):
