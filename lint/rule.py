@@ -153,6 +153,20 @@ class Rule:
         return inspect.cleandoc(self.doc or "")
 
 
+def splitting_degrees(counts: tuple, limit: int, shown: int = 4, budget: int = 10_000) -> tuple:
+    """The degrees above 1 and at most `limit` that divide every one of `counts` (heads, groups), largest
+    first, at most `shown` of them, for a fix to suggest; the search looks at most `budget` candidates down
+    from the top, so a value of 30 digits costs no more than a small one."""
+    top = min((limit, *counts))
+    found: list = []
+    for degree in range(top, max(top - budget, 1), -1):
+        if all(count % degree == 0 for count in counts):
+            found.append(degree)
+            if len(found) == shown:
+                break
+    return tuple(found)
+
+
 def largest_divisor(value: int, limit: int, budget: int = 10_000) -> int:
     """The largest divisor of `value` (> 0) that is at most `limit`, for a fix to
     suggest. The search takes at most about 2 x `budget` steps, so a value of 30

@@ -88,3 +88,15 @@ def test_examples_are_literal_files(rule):
             for text in texts:
                 literal = isinstance(text, ast.Constant) or (isinstance(text, ast.Name) and text.id in constants)
                 assert literal, f"line {text.lineno}: write the example's file as a literal"
+
+
+def test_the_degrees_a_fix_suggests_divide_every_count_and_stay_bounded():
+    """splitting_degrees (lint/rule.py), which BL216 and BL217 name in their fixes."""
+    from batchlint.rule import splitting_degrees
+
+    assert splitting_degrees((12,), 8) == (6, 4, 3, 2)
+    assert splitting_degrees((8, 32), 16) == (8, 4, 2)
+    assert splitting_degrees((7,), 4) == ()
+    huge = 10 ** 30
+    # A count of 30 digits: only the candidates near the top are tried, at once (no hang).
+    assert splitting_degrees((huge,), huge, budget=1000) == (huge,)

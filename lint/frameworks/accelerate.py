@@ -47,7 +47,7 @@ from ..project import ProjectView
 from . import deepspeed
 from .deepspeed import DeepSpeedSettings, TrainerValues, ZeRO
 from .facts import Outside, number
-from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig
+from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig, accumulation_added
 from .releases import ACCELERATE as DISTRIBUTION
 from .spec import Framework
 
@@ -113,10 +113,8 @@ def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
     moved = {name: _elsewhere(getattr(written, name), link.path) for name in written.__dataclass_fields__}
     if moved["gradient_accumulation_steps"] is None:
         written_at = file.reference.span  # the file's name as written: always in the config
-        moved["gradient_accumulation_steps"] = Fact(
-            1, f"gradient_accumulation_steps (added by accelerate: {link.path} writes none)",
-            written_at.elsewhere(path) if written_at is not None else None, Origin.DEFAULT,
-            detail="utils/dataclasses.py:1274-1275")
+        moved["gradient_accumulation_steps"] = accumulation_added(
+            link.path, written_at.elsewhere(path) if written_at is not None else None)
     return replace(link, settings=replace(link.settings, trainer_values=TrainerValues(**moved)), built_by=BuiltBy(
         f"the DeepSpeed config accelerate takes from {link.path} ({path})", _VERSIONS,
         'set "{key}" to "auto"'))

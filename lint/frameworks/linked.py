@@ -19,6 +19,7 @@ from .. import per_run, reads
 from ..discover import display_path
 from ..document import Document, Mapping, Node, ParseError, Scalar
 from ..lean_dataclass import lean_dataclass
+from ..plan import Fact, Origin
 from ..project import ProjectView
 from ..sources import format_of, read
 from .deepspeed import DeepSpeedSettings, read_settings
@@ -35,6 +36,14 @@ class LinkedConfig:
     # Set when a launcher built it from its own config and handed it to the program (BuiltDeepSpeed).
     # Its facts' spans then carry the file each is written in.
     built_by: Optional[BuiltBy] = None
+
+
+def accumulation_added(named: str, span=None) -> Fact:
+    """The `gradient_accumulation_steps` of 1 accelerate's DeepSpeedPlugin adds to a DeepSpeed config that
+    writes none (utils/dataclasses.py:531-532 @ accelerate 0.20.3, :1237-1238 @ 1.11.0), whether the config
+    comes from `accelerate launch --config_file` or from TrainingArguments (transformers 4.30 on)."""
+    return Fact(1, f"gradient_accumulation_steps (added by accelerate: {named} writes none)", span, Origin.DEFAULT,
+                detail="accelerate utils/dataclasses.py:1237-1238 @ 1.11.0")
 
 
 @lean_dataclass(frozen=True)

@@ -217,11 +217,7 @@ def launch_of(command: Command, script: str, handover: Optional[Callable[[str, b
     if interpreted is not None and (named := _program_name(interpreted[1])) is not None:
         module, name, at = interpreted
         args = words[at:]
-        kind = "modules" if module else "scripts"
-        found = _find(kind, named, args, fallback=False)
-        if found is None and name.known:
-            found, named, handed = _handed_over(handover, named, module, args)
-        found = found or _find(kind, named, args)
+        found, named, handed = _entry_point(handover, named, module, args, name.known)
         entry = named if name.known else None  # its file is not in view: only its name is known
     elif _PYTHON.search(first):
         found, args = None, words[1:]  # `python -c CODE`, `python -` (stdin): no program file is named
@@ -270,11 +266,8 @@ def launch_of(command: Command, script: str, handover: Optional[Callable[[str, b
     matched = None
     name = _program_name(program[0]) if program else None
     if name is not None:
-        kind = "modules" if module else "scripts"
-        matched = _find(kind, name, program[1:], under=launcher.name, fallback=False)
-        if matched is None and program[0].known:
-            matched, name, launch.handed_over = _handed_over(handover, name, module, program[1:], launcher.name)
-        matched = matched or _find(kind, name, program[1:], under=launcher.name)
+        matched, name, launch.handed_over = _entry_point(handover, name, module, program[1:], program[0].known,
+                                                         launcher.name)
         launch.entry = name if matched and program[0].known else None
     spec, owner = matched or (launcher, None)
     _settings(launch, spec, owner, program[1:])
@@ -286,15 +279,20 @@ def launch_of(command: Command, script: str, handover: Optional[Callable[[str, b
     return launch
 
 
-def _handed_over(handover, name: str, module, args, under: str = "") -> tuple:
-    """(the entry point, the module it is, the program as written) for a program of the project's own that
-    calls a module's main as it is, where that module is an entry point's by its own name (not by a
-    fallback glob); else (None, `name`, None)."""
-    for target in handover(name, bool(module)) if handover is not None else ():
+def _entry_point(handover, name: str, module, args, known: bool, under: str = "") -> tuple:
+    """(the entry point that reads the program's line or None, the program it is taken for, the program as
+    written where it hands over, else None). An entry point's own glob first; then, for a program written
+    out, the module whose main it calls as it is (`handover`), where that module is an entry point's by its
+    own glob; then the fallback globs (any script, any module)."""
+    kind = "modules" if module else "scripts"
+    found = _find(kind, name, args, under=under, fallback=False)
+    if found is not None:
+        return found, name, None
+    for target in handover(name, bool(module)) if handover is not None and known else ():
         found = _find("modules", target, args, under=under, fallback=False)
         if found is not None:
             return found, target, name
-    return None, name, None
+    return _find(kind, name, args, under=under), name, None
 
 
 def _program_name(word: Word) -> Optional[str]:

@@ -98,10 +98,10 @@ from typing import NamedTuple, Optional
 
 from batchlint.document import Span
 from batchlint.frameworks.deepspeed import TrainerValues
-from batchlint.frameworks.linked import BuiltBy, LinkedConfig
+from batchlint.frameworks.linked import BuiltBy, LinkedConfig, accumulation_added
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
 from batchlint.frameworks.training_arguments import TrainerArguments
-from batchlint.plan import Fact, Origin, TrainingPlan
+from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
 
@@ -194,7 +194,7 @@ def _added_accumulation(linked: LinkedConfig, values: TrainerValues, where: str)
     if linked.built_by is not None or values.gradient_accumulation_steps is not None \
             or values.train_batch_size is None or values.train_micro_batch_size_per_gpu is None:
         return None
-    return Fact(1, f"gradient_accumulation_steps (added by accelerate: {where} writes none)", None, Origin.DEFAULT)
+    return accumulation_added(where)
 
 
 def _added(linked: LinkedConfig, named: str, ds_fact: Fact, expected: _Expected, premise: str) -> Finding:

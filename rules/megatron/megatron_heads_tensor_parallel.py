@@ -36,7 +36,7 @@ from batchlint.frameworks.megatron import MegatronSettings
 from batchlint.frameworks.releases import MEGATRON
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Example, Finding, Related, Rule, splitting_degrees
 
 HEADS = Premise(
     MEGATRON, name="heads",
@@ -80,8 +80,8 @@ def _count(fact: Optional[Fact]) -> Optional[int]:
 
 
 def _divisors(count: int, degree: int) -> str:
-    """The degrees at most `degree` that split `count`, largest first."""
-    return " or ".join(str(d) for d in range(min(count, degree), 0, -1) if count % d == 0 and d > 1) or "1"
+    """The degrees below `degree` that split `count`, largest first (1 where none does)."""
+    return " or ".join(map(str, splitting_degrees((count,), degree))) or "1"
 
 
 def _finding(tp: Fact, heads: Fact, what: str, premise: str, refused: str, fits: str) -> Finding:

@@ -47,7 +47,7 @@ from collections.abc import Iterator
 
 from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window
 from batchlint.plan import TrainingPlan
-from batchlint.rule import Example, Finding, Related, Rule
+from batchlint.rule import Example, Finding, Related, Rule, splitting_degrees
 
 PREMISES = model_premises({
     "0.0.2": "torchtitan/models/llama/parallelize_llama.py:187-189, model.py:197 @ 9a2f5784c",
@@ -70,7 +70,7 @@ def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
     if not split:
         return
     count, what = split[0]
-    fits = [d for d in range(min(kv_heads, degree), 1, -1) if kv_heads % d == 0 and n_heads % d == 0]
+    fits = splitting_degrees((kv_heads, n_heads), degree)
     flavor = titan.flavor
     yield Finding(
         premise=model_window(titan.model_support),
