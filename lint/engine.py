@@ -258,8 +258,14 @@ class _Checker:
         self.planned: set = set()  # shown paths whose rules ran: only their directives can be judged unused
         self.mounts: dict = {}  # path on the machine that runs a job file's script -> local path (TaskFile.mounts)
         self.top = ""  # the file linted
-        self.resolver = Resolver(self)  # its launch scripts' lines, as jobs
         self.project_jobs = options.jobs if options.jobs is not None else ProjectJobs()  # other files' jobs
+
+    @property
+    def resolver(self) -> Resolver:
+        """Its launch scripts' lines, as jobs. Made when asked, not kept: a resolver holds its checker,
+        and that cycle would leave each file's documents and plans to the cyclic collector (most of its
+        work on a tree), where reference counting frees them as the file's lint ends."""
+        return Resolver(self)
 
     def emit(self, path, code, name, severity, message, span, framework=None, fix=None, related=(), edits=(),
              unsafe_fix=False, suppressible=True, notes=()):
