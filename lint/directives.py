@@ -23,7 +23,7 @@ from dataclasses import field
 from typing import Optional
 
 from .codes import canonical, canonical_all
-from .document import Span
+from .document import Span, breaks_other_than_newline
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 
@@ -31,9 +31,6 @@ from .lean_dataclass import lean_dataclass
 _COMMENT = LazyPattern(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")
 # A reason after ` -- `, inside the directive: `disable=BL101 -- explicit literal, reviewed`.
 _REASON = LazyPattern(r"(?:^|\s)--(?:\s|$)")
-# Line breaks other than "\n" that some readers count (Python: a lone "\r"; YAML: NEL, LS, PS):
-# a file holding one numbers lines otherwise than this parser, so no edit is offered in it.
-_OTHER_BREAKS = LazyPattern("\r(?!\n)|[\x85\u2028\u2029]")
 # A value is a comma-separated list, with or without spaces after the commas.
 _ITEM = LazyPattern(r"(?P<key>[A-Za-z][\w-]*)(?:\s*=\s*(?P<value>[^\s;,]*(?:\s*,\s*[^\s;,]+)*))?")
 CODES = LazyPattern(r"^(BL\d{0,3}|ALL)$", re.IGNORECASE)
@@ -91,14 +88,18 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
     items: `disable BL501` (no `=`) must not silently disable everything.
     `known`: the codes a `disable` may name (empty: any code of the right shape)."""
     found = Directives()
-    has_noqa = "noqa" in text or "NOQA" in text
+    # `noqa` in any case, searched in the text's ASCII (lowering every character of a text with CJK
+    # comments costs more than the rest of this function): line numbers stay, and each line is matched again.
+    lowered = (text if text.isascii() else text.encode("ascii", "ignore").decode("ascii")).lower()
+    has_noqa = "noqa" in lowered
     if "batchlint:" not in text and not has_noqa:
         return found
     lines = text.split("\n")  # the line numbering every reader shares for comments
-    editable = not _OTHER_BREAKS.search(text)
+    editable = not breaks_other_than_newline(text)  # else lines are numbered otherwise: no edit offered
     if has_noqa:
-        _noqa(found, lines, editable, known)
-    for index, line in enumerate(lines):
+        _noqa(found, lines, _holding(lowered, "noqa"), editable, known)
+    for index in _holding(text, "batchlint:"):
+        line = lines[index]
         match = _COMMENT.search(line)
         if not match:
             continue
@@ -139,9 +140,25 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
 _NOQA = LazyPattern(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 
 
-def _noqa(found: Directives, lines: list, editable: bool, known: frozenset) -> None:
-    for index, line in enumerate(lines):
-        match = _NOQA.search(line) if "noqa" in line.lower() else None
+def _holding(text: str, marker: str) -> list:
+    """The indexes of the lines of `text` (split at "\\n") that hold `marker`, in order: found by
+    searching the text, not each line (most configs hold a `noqa` or two in hundreds of lines)."""
+    found: list = []
+    start = text.find(marker)
+    line, counted = 0, 0
+    while start >= 0:
+        line += text.count("\n", counted, start)
+        counted = start
+        if not found or found[-1] != line:
+            found.append(line)
+        start = text.find(marker, start + len(marker))
+    return found
+
+
+def _noqa(found: Directives, lines: list, indexes: list, editable: bool, known: frozenset) -> None:
+    for index in indexes:
+        line = lines[index]
+        match = _NOQA.search(line)
         if match is None:
             continue
         written = [c.strip().upper() for c in match.group("codes").split(",")]

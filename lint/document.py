@@ -38,6 +38,15 @@ def split_lines(text: str, fmt: Optional[str]) -> list:
     return LINE_BREAKS.get(fmt, _NEWLINE_ONLY).split(text)
 
 
+def breaks_other_than_newline(text: str) -> bool:
+    """Whether `text` holds a line break that some readers count and "\\n"-only ones do not (Python's
+    lone "\\r"; YAML's NEL, LS and PS): its lines are numbered otherwise by different readers.
+    Substring tests, not a regex: this runs on every file with a directive."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return True
+    return not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text)
+
+
 class Span(NamedTuple):
     """1-based line and column; the end column is exclusive. `path` is set only
     for a value written in another file than the document's own (a launch

@@ -234,3 +234,24 @@ def test_parse_records_placement():
 def test_parse_without_marker_is_empty():
     found = directives.parse("x = 1  # noqa\n")
     assert (found.line_disabled, found.file_disabled, found.world_size, found.problems) == ({}, set(), None, [])
+
+
+@pytest.mark.parametrize("comment", ["# noqa: BL101", "# NOQA: BL101", "# NoQa: BL101", "#noqa:BL101"])
+def test_noqa_in_any_case_among_other_scripts_lines(comment):
+    # The parser finds its lines by searching the text (in its ASCII, for a text with CJK comments):
+    # each directive still lands on its own line, whatever the case and whatever other lines hold.
+    text = ("# 中文的说明：序列并行 noqa\n" * 3) + f"x = 1  {comment}\ny = 2  # 中文\n" + "z = 3  # batchlint: disable=BL2\n"
+    found = directives.parse(text)
+    assert found.line_disabled == {4: {"BL101"}, 6: {"BL2"}}
+    assert found.suppresses("BL101", 4) and not found.suppresses("BL101", 5)
+
+
+@pytest.mark.parametrize("text, editable", [
+    ("a = 1  # noqa: BL101\n", True), ("a = 1  # noqa: BL101\r\n", True), ("a = 1\rb = 2  # noqa: BL101\n", False),
+    ("a = 1  # noqa: BL101\n# \u2028\n", False), ("a = 1  # noqa: BL101\n# \x85\n", False),
+    ("a = 1  # noqa: BL101\r\n\r\r\n", False), ("a = 'é'  # noqa: BL101\n", True),
+])
+def test_an_edit_is_offered_only_where_lines_break_at_newlines(text, editable):
+    # A lone "\r", NEL, LS or PS break lines for some readers and not for others: no removal offered there.
+    found = directives.parse(text)
+    assert [s.removal is not None for s in found.suppressions] == [editable]

@@ -19,7 +19,18 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
+from ..document import (
+    Document,
+    LimitExceeded,
+    Mapping,
+    Node,
+    ParseError,
+    Scalar,
+    Sequence,
+    Span,
+    Unknown,
+    breaks_other_than_newline,
+)
 from ..lazy_pattern import LazyPattern, compiling_lazily
 
 with compiling_lazily():  # PyYAML's patterns compile when first run (lint/lazy_pattern.py)
@@ -354,9 +365,6 @@ def typed_plain(text: str):
     return node.value if isinstance(node, Scalar) else text
 
 
-# Line breaks PyYAML counts that "\n"-only readers (the shell's) do not: a text holding one is not placed.
-_OTHER_BREAKS = LazyPattern("\r(?!\n)|[\x85\u2028\u2029]")
-
 
 def string_in_place(text: str, node: Optional[Node]) -> Optional[str]:
     """The YAML text with only the string `node` holds left where it is written (lines kept, every
@@ -364,7 +372,7 @@ def string_in_place(text: str, node: Optional[Node]) -> Optional[str]:
     under `run: |`) counts lines and columns as the file does. For a literal block (`|`, `|-`, `|+`),
     whose lines keep their indentation (a shell skips it), and a string on one line; None for a
     folded block, a string over several lines, escapes, or lines not broken at "\\n" only."""
-    if not isinstance(node, Scalar) or not isinstance(node.value, str) or _OTHER_BREAKS.search(text):
+    if not isinstance(node, Scalar) or not isinstance(node.value, str) or breaks_other_than_newline(text):
         return None
     lines = text.replace("\r\n", "\n").split("\n")
     span = node.span
