@@ -5,13 +5,17 @@ A result is keyed by the file's bytes, its path and the working directory
 settings, command-line facts and result schema. It also records the other
 files linting read (a launch line's config, a linked DeepSpeed JSON) with the
 sha256 of the bytes read, and is reused only while they still hold those bytes
-(a file that was looked for and missing must still be missing).
+(a file that was looked for and missing must still be missing). A search through
+many files (the scripts that may launch a config) is recorded by their stamps
+instead: each one's path, size, inode and times, as ruff's and mypy's caches judge
+files, so that a warm run stats the project's scripts rather than reading them all.
 
 The index is JSON, read with a size bound and checked field by field: loading
 it runs no code, whoever wrote it (a cache folder committed in a pull request
 is data, never a program), and a corrupt, truncated, hostile or foreign index
 is ignored and rewritten. One index file per settings, read once and written
-once (atomically), keeps a warm run to reading and hashing the files. Opt-in
+once (atomically; not at all by a run that found every result in it), keeps a
+warm run to reading and hashing the files it lints. Opt-in
 because batchlint writes no file it was not asked to.
 """
 
@@ -25,6 +29,7 @@ import math
 import os
 import stat
 import typing
+from collections.abc import Callable
 from typing import Any, Optional
 
 from . import __version__, project, reads
@@ -110,7 +115,7 @@ class Cache:
             if searcher is None:
                 import importlib
 
-                importlib.import_module(".callers", __package__)  # the searches it registers
+                importlib.import_module(".launching.callers", __package__)  # the searches it registers
                 searcher = reads.SEARCHES.get(kind)
             if searcher is None:
                 self.searched[key] = ""
@@ -135,7 +140,10 @@ class Cache:
         self.fresh[key] = entry
 
     def save(self) -> None:
-        """Keep this run's entries and, room permitting, the older ones."""
+        """Keep this run's entries and, room permitting, the older ones. A run that found every result it
+        used in the index, and put none, leaves it as it is: writing it again would change nothing kept."""
+        if self.entries and all(self.entries.get(key) is entry for key, entry in self.fresh.items()):
+            return
         parts: list[str] = []
         size = 64
         for key, entry in list(self.fresh.items()) + [(k, e) for k, e in self.entries.items() if k not in self.fresh]:
@@ -371,57 +379,118 @@ def _plain(value):
 
 
 def _hints(cls) -> dict:
-    try:
-        return typing.get_type_hints(cls)
-    except Exception:  # noqa: BLE001 - an annotation that does not resolve: such fields take scalars only
-        return {}
+    """The resolved annotations of `cls`, resolved once: typing evaluates each annotation string anew on
+    every call, which cost more than reading a warm cache's entries did."""
+    found = _HINTS.get(cls)
+    if found is None:
+        try:
+            found = typing.get_type_hints(cls)
+        except Exception:  # noqa: BLE001 - an annotation that does not resolve: such fields take scalars only
+            found = {}
+        _HINTS[cls] = found
+    return found
+
+
+_HINTS: dict = {}
 
 
 def _typed(hint, value):
     """`value` checked against the annotation `hint`; a bare list or dict holds scalars."""
+    return _checker(hint)(value)
+
+
+def _checker(hint) -> Callable[[Any], Any]:
+    """The check `_typed` makes for `hint`, built once per annotation: a warm run checks every field
+    of every stored result, and reading the annotation again for each was most of its time."""
+    try:
+        return _CHECKERS[hint]
+    except KeyError:
+        pass
+    except TypeError:  # an annotation that cannot be a key: checked, not remembered
+        return _build_checker(hint)
+    found = _CHECKERS[hint] = _build_checker(hint)
+    return found
+
+
+_CHECKERS: dict = {}
+
+
+def _build_checker(hint) -> Callable[[Any], Any]:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
-        if not isinstance(value, _SCALARS):
-            raise Invalid("scalar")
-        return value
+        return _scalar
     if origin is typing.Union or (origin is not None and type(hint).__name__ == "UnionType"):
-        for option in args:
-            try:
-                return _typed(option, value)
-            except Invalid:
-                continue
-        raise Invalid("union")
+        options = [_checker(option) for option in args]
+
+        def union(value):
+            for option in options:
+                try:
+                    return option(value)
+                except Invalid:
+                    continue
+            raise Invalid("union")
+        return union
     if hint is type(None) or hint is None:
-        if value is not None:
-            raise Invalid("None")
-        return None
+        return _none
     if hint is bool:
-        if not isinstance(value, bool):
-            raise Invalid("bool")
-        return value
+        return _bool
     if hint is int:
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise Invalid("int")
-        return value
+        return _any_int
     if hint is float:
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise Invalid("float")
-        return float(value)
+        return _float
     if hint is str:
-        return _str(value)
+        return _str
     if hint in (list, tuple) or origin in (list, tuple):
-        items = _list(value)
+        as_tuple = hint is tuple or origin is tuple
         if origin is tuple and args and args[-1] is not Ellipsis:
-            if len(args) != len(items):
-                raise Invalid("tuple")
-            checked = [_typed(a, v) for a, v in zip(args, items)]
-        else:
-            item = args[0] if args else Any
-            checked = [_typed(item, v) for v in items]
-        return tuple(checked) if (hint is tuple or origin is tuple) else checked
+            each = [_checker(a) for a in args]
+
+            def fixed(value):
+                items = _list(value)
+                if len(each) != len(items):
+                    raise Invalid("tuple")
+                return tuple(check(v) for check, v in zip(each, items))
+            return fixed
+        item = _checker(args[0] if args else Any)
+
+        def sequence(value):
+            checked = [item(v) for v in _list(value)]
+            return tuple(checked) if as_tuple else checked
+        return sequence
     if hint is dict or origin is dict:
-        if not isinstance(value, dict):
-            raise Invalid("dict")
         key_hint, item_hint = args if len(args) == 2 else (str, Any)
-        return {_typed(key_hint, k): _typed(item_hint, v) for k, v in value.items()}
-    raise Invalid(f"no stored form for {hint!r}")
+        key, item = _checker(key_hint), _checker(item_hint)
+
+        def mapping(value):
+            if not isinstance(value, dict):
+                raise Invalid("dict")
+            return {key(k): item(v) for k, v in value.items()}
+        return mapping
+
+    def unstored(value):
+        raise Invalid(f"no stored form for {hint!r}")
+    return unstored
+
+
+def _scalar(value):
+    if not isinstance(value, _SCALARS):
+        raise Invalid("scalar")
+    return value
+
+
+def _none(value):
+    if value is not None:
+        raise Invalid("None")
+    return None
+
+
+def _any_int(value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise Invalid("int")
+    return value
+
+
+def _float(value):
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise Invalid("float")
+    return float(value)

@@ -273,3 +273,62 @@ def test_a_path_that_is_not_utf8_is_stored_and_read_back(workdir):
     cache.save()
     again = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options())
     assert again.get("a" * 64) == result
+
+
+# --- a search through the project's scripts: valid while their stamps hold --------------------------------
+
+
+def _check_in_a_new_process(folder, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "batchlint", "check", *args], cwd=folder, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_a_warm_run_in_a_new_process_checks_the_scripts_searched(workdir):
+    # A new process has imported none of the searches a stored result depends on (the callers' search
+    # here): the cache imports it to check them, and gives what a fresh lint gives.
+    shutil.copy(os.path.join(EXAMPLES, "deepspeed", "ds_zero2.json"), "ds_zero2.json")
+    write(workdir, "train.sh", "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --deepspeed ds_zero2.json\n")
+    fresh = _check_in_a_new_process(workdir, "ds_zero2.json")
+    cold = _check_in_a_new_process(workdir, "ds_zero2.json", "--cache-dir", "cache")
+    warm = _check_in_a_new_process(workdir, "ds_zero2.json", "--cache-dir", "cache")
+    assert fresh.returncode == cold.returncode == warm.returncode == 1, warm.stderr
+    assert "is not 128" in fresh.stdout and "train.sh:2:1" in fresh.stdout
+    assert fresh.stdout == cold.stdout == warm.stdout
+
+
+@pytest.mark.parametrize("change", ["added", "edited", "removed"])
+def test_a_script_added_edited_or_removed_since_invalidates(workdir, change):
+    from batchlint.cli import main
+
+    shutil.copy(os.path.join(EXAMPLES, "deepspeed", "ds_zero2.json"), "ds_zero2.json")
+    launch = "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --deepspeed ds_zero2.json\n"
+    if change != "added":
+        write(workdir, "train.sh", launch)
+    runner = cli_runner()
+    cold = runner.invoke(main, ["ds_zero2.json", "--cache-dir", "cache"])
+    if change == "added":
+        write(workdir, "train.sh", launch)
+    elif change == "edited":  # the same size: only the stamp's times tell
+        write(workdir, "train.sh", launch.replace("--num_gpus 8", "--num_gpus 6"))
+    else:
+        os.remove("train.sh")
+    warm = runner.invoke(main, ["ds_zero2.json", "--cache-dir", "cache"])
+    fresh = runner.invoke(main, ["ds_zero2.json"])
+    assert warm.stdout == fresh.stdout != cold.stdout
+    assert ("train.sh:2:1" in warm.stdout) == (change != "removed")
+
+
+def test_a_warm_run_that_lints_nothing_writes_nothing(workdir):
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    lint([path], workdir, workdir / "cache")
+    index = [os.path.join("cache", name) for name in os.listdir("cache") if name.endswith(".json")]
+    before = {name: os.stat(name).st_mtime_ns for name in index}
+    os.utime(index[0], ns=(1, 1))
+    assert codes(lint([path], workdir, workdir / "cache")) == [["BL301"]]
+    assert os.stat(index[0]).st_mtime_ns == 1  # not written again
+    write(workdir, "sft.yaml", TRL_PACKED_GROUPED.replace("group_by_length: true", "group_by_length: false"))
+    assert codes(lint([path], workdir, workdir / "cache")) == [[]]
+    assert os.stat(index[0]).st_mtime_ns != 1 and set(before) == set(index)

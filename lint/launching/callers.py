@@ -13,6 +13,8 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import stat
+from collections.abc import Iterator
 from typing import Optional
 
 from .. import per_run, project, reads
@@ -40,6 +42,8 @@ class _Files:
     starts: tuple
     paths: tuple
     complete: bool  # False: a bound was passed, a caller may be missing
+    # Each file's stamp (`_stamp`), taken as it was read; None when read through an overlay or a revision.
+    stamps: Optional[bytes] = None
 
 
 _cache: per_run.Cache = per_run.cache()  # (folder, project roots) -> _Files
@@ -205,59 +209,109 @@ SEARCH = "callers"
 
 
 def search_digest(top: str) -> str:
-    """The digest of the files a search for callers under `top` reads now (the cache's check)."""
-    current = project.current()
-    found = _cache.get((top, current.roots if current else None))
-    if found is None:
-        with reads.tracking(digests=False):
-            found = _read(top)
-    return _digest(found)
+    """What a search for callers under `top` would read now, for the cache's check: each file's path,
+    size, inode and modification time (`_stamps`), not its bytes. A warm run then stats the files
+    instead of reading them all again; a file rewritten since has another time (as ruff's and mypy's
+    caches judge files)."""
+    return _stamps(top)
 
 
 def _digest(found: _Files) -> str:
-    import hashlib
+    """The digest of the stamps the search was read under; when it was read through an overlay or a git
+    revision (whose bytes are not the files' own), of its bytes, which no later stamp matches: no cached
+    result outlives it."""
+    if found.stamps is None:
+        return reads.digest(b"read through a view: " + found.data)
+    return reads.digest(found.stamps)
 
-    digest = hashlib.sha256(b"complete" if found.complete else b"partial")
-    for path in found.paths:
-        digest.update(os.fsencode(path) + b"\0")
-    digest.update(found.data)
-    return digest.hexdigest()
+
+def _stamps(top: str) -> str:
+    """The digest `_digest` gives a search under `top` read now, from the files' stamps alone."""
+    if _through_view():
+        return ""
+    return reads.digest(b"\n".join(_stamp(candidate, info) for candidate, info in _walk(top)))
+
+
+def _stamp(candidate: Optional[str], info) -> bytes:
+    """A file's path, size, inode and times; "partial" for the end of a walk cut short by a bound."""
+    if candidate is None:
+        return b"partial"
+    return b"%s\0%d\0%d\0%d\0%d" % (os.fsencode(candidate), info.st_size, info.st_ino, info.st_mtime_ns,
+                                     info.st_ctime_ns)
+
+
+def _through_view() -> bool:
+    """Whether files are read through other bytes than their own (an editor's overlay, a git revision)."""
+    view = project.ProjectView.now()
+    return bool(view.overlay) or view.revision is not None
 
 
 reads.SEARCHES[SEARCH] = search_digest
 
 
 def _read(top: str) -> _Files:
+    stamped: Optional[list] = None if _through_view() else []
     chunks: list = []
     starts: list = []
     paths: list = []
-    size = seen = entries = 0
+    size = 0
+    for candidate, info in _walk(top):
+        if stamped is not None:  # the stat taken before the read: a file written since has a newer time
+            stamped.append(_stamp(candidate, info))
+        if candidate is None:
+            return _Files(b"", (), (), False, _joined(stamped))
+        try:
+            data = project.read_bytes(candidate, limit=MAX_FILE_BYTES)
+        except OSError:
+            continue  # not a regular file, or past the bound: a data file, not a caller
+        starts.append(size)
+        chunks.append(data + _SEPARATOR)
+        # os.walk enters no linked folder, so under a real top only a linked file has another real path.
+        paths.append(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
+        size += len(data) + len(_SEPARATOR)
+        if size > MAX_BYTES:
+            return _Files(b"", (), (), False, _joined(stamped and stamped + [b"cut"]))  # no stamp walk matches
+    return _Files(b"".join(chunks), tuple(starts), tuple(paths), True, _joined(stamped))
+
+
+def _joined(stamped: Optional[list]) -> Optional[bytes]:
+    return None if stamped is None else b"\n".join(stamped)  # what _stamps digests
+
+
+def _walk(top: str) -> Iterator[tuple]:
+    """(path, its stat) of each file under `top` a search for callers reads, in order; (None, None) last
+    when a bound on the files or folders looked at is passed. One walk for the search and its stamps."""
+    seen = entries = 0
     for folder, dirs, names in os.walk(top):
         entries += len(dirs) + len(names)
         if entries > MAX_ENTRIES:
-            return _Files(b"", (), (), False)
+            yield None, None
+            return
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
+        # os.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
+        folder_in_view: Optional[bool] = None
         for name in sorted(names):
             if not (name.endswith(SUFFIXES) or name in NAMES):
                 continue
             seen += 1
             if seen > MAX_FILES:
-                return _Files(b"", (), (), False)
+                yield None, None
+                return
             candidate = os.path.join(folder, name)
-            if not project.may_read(candidate):
-                continue
             try:
-                data = project.read_bytes(candidate, limit=MAX_FILE_BYTES)
+                info = os.lstat(candidate)
+                if stat.S_ISLNK(info.st_mode):
+                    if not project.may_read(candidate):
+                        continue
+                    info = os.stat(candidate)
+                else:
+                    if folder_in_view is None:
+                        folder_in_view = project.may_read(folder)
+                    if not folder_in_view:
+                        continue
             except OSError:
-                continue  # not a regular file, or past the bound: a data file, not a caller
-            starts.append(size)
-            chunks.append(data + _SEPARATOR)
-            # os.walk enters no linked folder, so under a real top only a linked file has another real path.
-            paths.append(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
-            size += len(data) + len(_SEPARATOR)
-            if size > MAX_BYTES:
-                return _Files(b"", (), (), False)
-    return _Files(b"".join(chunks), tuple(starts), tuple(paths), True)
+                continue
+            yield candidate, info
 
 
 def _may_be(written: bytes, folders: list) -> bool:
