@@ -13,7 +13,6 @@ lint anything), and tests/test_needs.py checks the stored table is current.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import os
 import tempfile
@@ -22,6 +21,7 @@ from typing import Optional
 
 from .config import Settings
 from .engine import Options, lint_file
+from .lean_dataclass import fields, is_lean_dataclass
 from .plan import Fact, TrainingPlan
 from .rule import Rule
 
@@ -36,15 +36,15 @@ ENGINE_FACTS = frozenset({"change"})
 def present(plan: TrainingPlan) -> frozenset:
     """The names of every fact the plan has, as `Rule.needs` spells them."""
     names = set()
-    for f in dataclasses.fields(plan):
+    for f in fields(plan):
         if f.name in _NOT_FACTS or not plan.has(f.name):
             continue
         names.add(f.name)
         value = getattr(plan, f.name)
         if isinstance(value, dict):
             names.update(f"{f.name}.{k}" for k, v in value.items() if v is not None)
-        elif dataclasses.is_dataclass(value) and not isinstance(value, Fact):  # a group of facts (rl)
-            names.update(f"{f.name}.{m.name}" for m in dataclasses.fields(value) if plan.has(f"{f.name}.{m.name}"))
+        elif is_lean_dataclass(value) and not isinstance(value, Fact):  # a group of facts (rl)
+            names.update(f"{f.name}.{m.name}" for m in fields(value) if plan.has(f"{f.name}.{m.name}"))
     return frozenset(names)
 
 

@@ -22,7 +22,6 @@ because batchlint writes no file it was not asked to.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import math
@@ -37,6 +36,7 @@ from .atomic import write_atomic
 from .diagnostic import Diagnostic
 from .document import Span
 from .lazy_pattern import LazyPattern
+from .lean_dataclass import fields
 from .rule import SEVERITIES, Edit, Related
 
 MAX_ENTRIES = 100_000
@@ -227,7 +227,7 @@ def _others(value) -> dict:
 def result_to_dict(result) -> dict:
     """Every field of a FileResult: diagnostics explicitly, the rest as plain data."""
     out = {}
-    for f in dataclasses.fields(result):
+    for f in fields(result):
         value = getattr(result, f.name)
         out[f.name] = [diagnostic_to_dict(d) for d in value] if f.name == "diagnostics" else _plain(value)
     return out
@@ -237,7 +237,7 @@ def result_from_dict(data):
     """The FileResult `data` describes; raises Invalid unless every field is there with its type."""
     from .engine import FileResult
 
-    names = [f.name for f in dataclasses.fields(FileResult)]
+    names = [f.name for f in fields(FileResult)]
     if not isinstance(data, dict) or set(data) != set(names):
         raise Invalid("result")
     hints = _hints(FileResult)
@@ -319,13 +319,13 @@ def _schema() -> tuple:
     """What a stored result looks like: another shape is another index."""
     from .engine import FileResult
 
-    return (FORMAT, tuple(f.name for f in dataclasses.fields(FileResult)),
-            tuple(f.name for f in dataclasses.fields(Diagnostic)), tuple(Span._fields),
-            tuple(f.name for f in dataclasses.fields(Related)), tuple(f.name for f in dataclasses.fields(Edit)))
+    return (FORMAT, tuple(f.name for f in fields(FileResult)),
+            tuple(f.name for f in fields(Diagnostic)), tuple(Span._fields),
+            tuple(f.name for f in fields(Related)), tuple(f.name for f in fields(Edit)))
 
 
 def _same_fields(cls, expected: tuple) -> None:
-    if tuple(f.name for f in dataclasses.fields(cls)) != expected:
+    if tuple(f.name for f in fields(cls)) != expected:
         raise Invalid(f"{cls.__name__} has fields this cache does not know")
 
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
 from . import reads
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import lean_dataclass, replace
 from .plan import Subject
 from .revision import Revision
 

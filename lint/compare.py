@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import field
 from typing import Optional
 
 from . import project, reads, revision
 from .discover import display_path
 from .explain import _show
 from .lazy_pattern import LazyPattern
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 from .revision import CompareError  # noqa: F401 (what compare raises)
 
 

@@ -14,12 +14,11 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import field, replace
 from typing import Optional
 
 from .codes import canonical_all
 from .directives import CODES, code_matches
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass, replace
 
 
 class ConfigError(Exception):

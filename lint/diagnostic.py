@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Optional
 
 from .document import Span
 from .lazy_pattern import LazyPattern
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

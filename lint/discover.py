@@ -30,12 +30,11 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import field
 from typing import Optional
 
 from .config import Configs, Settings
 from .lazy_pattern import LazyPattern
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 from .sources import format_of, is_shell_script
 
 # Folders no one wants linted; pruned before descending.

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import field
 from typing import Any, NamedTuple, Optional, Union
 
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
@@ -91,7 +90,7 @@ class Node:
     origin: Optional[str] = None
 
 
-@lean_dataclass(eq=False, many=True)  # one per value read: its compiled __init__ (lean_dataclass)
+@lean_dataclass(eq=False)
 class Scalar(Node):
     """A single value: a number, a string, a bool, None, or a Symbol (Python configs)."""
 
@@ -103,7 +102,7 @@ class Scalar(Node):
     quoted: bool = False
 
 
-@lean_dataclass(eq=False, many=True)  # one per value read: its compiled __init__ (lean_dataclass)
+@lean_dataclass(eq=False)
 class Mapping(Node):
     """Keys to values, each key with where it is written."""
 
@@ -126,7 +125,7 @@ class Mapping(Node):
         return iter(self.items)
 
 
-@lean_dataclass(eq=False, many=True)  # one per value read: its compiled __init__ (lean_dataclass)
+@lean_dataclass(eq=False)
 class Sequence(Node):
     """A list or a tuple."""
 

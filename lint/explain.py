@@ -10,12 +10,11 @@ columns come from different places names each column's source.
 
 from __future__ import annotations
 
-from dataclasses import field, replace
 from typing import Optional
 
 from .config import Settings
 from .engine import Options, plan_file
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass, replace
 from .plan import Fact, Origin, TrainingPlan
 
 _DEGREES = {"sp": "sequence parallel", "cp": "context parallel", "tp": "tensor parallel",

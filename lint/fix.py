@@ -25,13 +25,12 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import field
 from typing import Optional
 
 from . import project as projects
 from .atomic import rewrite_in_place, write_atomic
 from .document import LINE_BREAKS, ParseError, line_starts
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 from .reads import digest
 from .sources import format_of, is_shell_script, read
 

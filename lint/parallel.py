@@ -11,7 +11,6 @@ file, reported as an internal error, and the run goes on with a new worker.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import os
 from collections import deque
@@ -19,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Optional, TypeVar
 
 from .engine import FILE_SECONDS, FileResult, lint_file
+from .lean_dataclass import replace
 
 # Below this many files one process is faster than starting others.
 MIN_FILES_PER_WORKER = 48
@@ -55,7 +55,7 @@ def lint_files(paths: list, settings, options, rules, jobs: int = 0, cache_dir: 
     if cache_dir:
         from .cache import Cache
 
-        options = dataclasses.replace(options, digests=True)  # a cached result is checked against them
+        options = replace(options, digests=True)  # a cached result is checked against them
         cache = Cache(cache_dir, settings, options)
     keys = [cache.key(path) for path in paths] if cache else [None] * len(paths)
     results = [cache.get(key) for key in keys] if cache else [None] * len(paths)

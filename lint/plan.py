@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import functools
-from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, Optional, TypeVar
 
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from .project import ProjectView
 
 from .document import Document, Node, Span
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, fields, is_lean_dataclass, lean_dataclass
 
 
 class Origin(enum.Enum):
@@ -60,7 +59,7 @@ def _by_field(names: frozenset) -> tuple:
     return tuple((head, tuple(members)) for head, members in groups.items())
 
 
-@lean_dataclass(frozen=True, many=True)
+@lean_dataclass(frozen=True)
 class Fact:
     value: object
     key: str  # the name the user knows it by: "accumulative_counts", "[training] local_batch_size"
@@ -303,7 +302,7 @@ class TrainingPlan:
     def facts(self) -> list:
         """Every Fact the plan holds: its fields, and the tables, tuples and typed settings below
         them (a framework's settings dataclass), at most a few thousand."""
-        found, stack, seen = [], [getattr(self, name) for name in self.__dataclass_fields__ if name != "document"], 0
+        found, stack, seen = [], [getattr(self, f.name) for f in fields(self) if f.name != "document"], 0
         while stack and seen < 5000:
             value = stack.pop()
             seen += 1
@@ -313,8 +312,8 @@ class TrainingPlan:
                 stack.extend(value.values())
             elif isinstance(value, (list, tuple)):
                 stack.extend(value)
-            elif hasattr(value, "__dataclass_fields__") and not isinstance(value, (Document, Node)):
-                stack.extend(getattr(value, name, None) for name in value.__dataclass_fields__)
+            elif is_lean_dataclass(value) and not isinstance(value, (Document, Node)):
+                stack.extend(getattr(value, f.name, None) for f in fields(value))
         return found
 
     def factor(self, name: str) -> Optional[Fact]:

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, MutableMapping
-from dataclasses import field
 from typing import Optional, TypeVar
 
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 
 T = TypeVar("T")
 

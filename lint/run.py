@@ -5,18 +5,16 @@ findings, and what could not be linted. Front ends only print.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import field
 from typing import Optional
 
 from . import per_run
 from .config import Configs, Settings
 from .diagnostic import Diagnostic
 from .engine import Options
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass, replace
 from .rule import LAUNCH_NOTE
 
 
@@ -40,7 +38,7 @@ class Request:
         from .project import find_project
 
         project = find_project(list(self.paths) or ["."], base_settings(self.settings))
-        return dataclasses.replace(self, options=dataclasses.replace(self.options, project=project))
+        return replace(self, options=replace(self.options, project=project))
 
 
 def settings_for(config_path: Optional[str] | tuple, select: Iterable[str] = (), ignore: Iterable[str] = (),
@@ -64,7 +62,7 @@ def settings_for(config_path: Optional[str] | tuple, select: Iterable[str] = (),
     def adjust(settings: Settings) -> Settings:
         kept = settings.exclude if not excluded else anchored(excluded, settings.root)
         settings = overridden(settings, inline)
-        settings = dataclasses.replace(settings, select=chosen or settings.select,
+        settings = replace(settings, select=chosen or settings.select,
                                        extend_select=settings.extend_select + extended,
                                        ignore=settings.ignore + ignored,
                                        exclude=kept + anchored(extra, settings.root))
@@ -94,7 +92,7 @@ def lint(request: Request) -> Run:
 
 def applicable(diagnostics: list, unsafe: bool = False) -> list:
     """The findings with the edits `--fix` may make: an unsafe fix's only with `--unsafe-fixes`."""
-    return list(diagnostics) if unsafe else [dataclasses.replace(d, edits=()) if d.unsafe_fix and d.edits else d
+    return list(diagnostics) if unsafe else [replace(d, edits=()) if d.unsafe_fix and d.edits else d
                                             for d in diagnostics]
 
 
@@ -104,7 +102,7 @@ def fix(request: Request, run: Run, write: bool, unsafe: bool = False) -> list:
     from .fix import fix_until_stable
     from .project import overlaid
 
-    request = dataclasses.replace(request.with_project(), jobs=1, cache_dir="")  # the cache knows no overlay
+    request = replace(request.with_project(), jobs=1, cache_dir="")  # the cache knows no overlay
 
     def lint_round(overlay: dict) -> tuple:
         with overlaid(overlay):
@@ -152,7 +150,7 @@ def fix_buffer(request: Request, unsafe: bool = False, max_rounds: int = 8) -> B
         if after == text:
             break
         text, fixed = after, fixed + codes
-        current = lint(dataclasses.replace(request, stdin=(name, (bom + text).encode("utf-8"))))
+        current = lint(replace(request, stdin=(name, (bom + text).encode("utf-8"))))
     if text == original:
         return BufferFix(bom + original, run)
     problem = parse_problem(name, text, fmt)
@@ -231,7 +229,7 @@ def lint_paths(paths: list, settings: Settings | Configs, options: Options, *, f
     whole = all(any(root == p or root.startswith(p.rstrip(os.sep) + os.sep) for p in given_paths)
                 for root in boundary.roots)
     known_jobs = ProjectJobs()
-    options = dataclasses.replace(options, project=boundary, whole_project=whole, jobs=known_jobs)
+    options = replace(options, project=boundary, whole_project=whole, jobs=known_jobs)
     if not whole:  # the jobs of the files given are linted before them, not from inside their lints
         with project.using(boundary):
             known_jobs.prepare(run.files, settings.for_path, options, LAZY)
@@ -261,7 +259,7 @@ def lint_text(filename: str, raw: bytes, settings: Settings, options: Options) -
 
     per_run.forget()  # a new run: the files in view may have changed
     known_jobs = ProjectJobs()
-    options = dataclasses.replace(options, jobs=known_jobs)
+    options = replace(options, jobs=known_jobs)
     with project.using(options.project or project.find_project([filename], settings)):
         known_jobs.prepare([filename], lambda path: settings, options, LAZY)
     return collect(Run(files=[filename], results=[lint_file(filename, settings, options, LAZY, raw=raw)]))
@@ -344,17 +342,15 @@ def _one_job(same: list) -> list:
     chosen = min(jobs, key=lambda notes: (min(_SEVERITY.get(d.severity, 3) for d in jobs[notes]), not notes,
                                           [(r.path or "", r.span, r.message) for r in notes]))
     others = tuple(dict.fromkeys(r for notes in jobs if notes != chosen for r in notes if r not in chosen))
-    return [dataclasses.replace(d, related=d.related + tuple(r for r in others if r not in d.related))
+    return [replace(d, related=d.related + tuple(r for r in others if r not in d.related))
             for d in jobs[chosen]]
 
 
 def _merge(a: Diagnostic, b: Diagnostic) -> Diagnostic:
-    import dataclasses
-
     related = tuple(sorted(set(a.related) | set(b.related), key=lambda r: (r.path or "", r.span, r.message)))
     edits = a.edits if a.edits else b.edits
     unsafe = a.unsafe_fix if a.edits else b.unsafe_fix
-    return dataclasses.replace(a, related=related, edits=edits, fix=a.fix or b.fix, unsafe_fix=unsafe)
+    return replace(a, related=related, edits=edits, fix=a.fix or b.fix, unsafe_fix=unsafe)
 
 
 def order(d: Diagnostic) -> tuple:

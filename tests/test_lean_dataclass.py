@@ -1,18 +1,26 @@
 """`lean_dataclass` behaves as `dataclasses.dataclass` where batchlint relies on it (equality,
 hashing, repr, frozenness, `replace`/`asdict`/`fields`, pickling for workers), and every class
-of the package uses it: a plain `@dataclass` compiles up to six methods at import, a cost each
-one-file lint pays (tests/test_speed.py; README, Performance)."""
+of the package uses it: a plain `@dataclass` compiles up to six methods at import, and the
+`dataclasses` module brings `inspect` with it, a cost each one-file lint pays (README, Performance)."""
 
-import dataclasses
 import pathlib
 import pickle
 import re
-from dataclasses import field
-from typing import Optional
+import subprocess
+import sys
+from typing import ClassVar, Optional
 
 import pytest
 
-from batchlint.lean_dataclass import lean_dataclass
+from batchlint.lean_dataclass import (
+    FrozenInstanceError,
+    asdict,
+    field,
+    fields,
+    is_lean_dataclass,
+    lean_dataclass,
+    replace,
+)
 
 
 @lean_dataclass(frozen=True)
@@ -62,9 +70,9 @@ def test_repr_names_the_fields_and_survives_cycles():
 
 def test_frozen_refuses_assignment_and_deletion():
     point = Point(1)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         point.x = 3
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         del point.y
     assert point.x == 1
     box = Box()
@@ -74,12 +82,12 @@ def test_frozen_refuses_assignment_and_deletion():
 
 def test_dataclass_functions_and_pickling_work():
     point = Labelled(1, 2, "a", "u")
-    assert [f.name for f in dataclasses.fields(point)] == ["x", "y", "label", "tag"]
-    assert dataclasses.replace(point, x=5) == Labelled(5, 2, "a", "u")
-    assert dataclasses.asdict(point) == {"x": 1, "y": 2, "label": "a", "tag": "u"}
+    assert [f.name for f in fields(point)] == ["x", "y", "label", "tag"]
+    assert replace(point, x=5) == Labelled(5, 2, "a", "u")
+    assert asdict(point) == {"x": 1, "y": 2, "label": "a", "tag": "u"}
     copy = pickle.loads(pickle.dumps(point))
     assert copy == point and copy.label == "a"
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(FrozenInstanceError):
         copy.x = 0
 
 
@@ -92,30 +100,53 @@ def test_every_class_of_the_package_is_lean():
     assert plain == [], "use @lean_dataclass (lint/lean_dataclass.py): " + ", ".join(plain)
 
 
-@lean_dataclass(frozen=True, many=True)
+@lean_dataclass(frozen=True)
 class Reading:
     value: int
     key: str = "k"
     notes: tuple = field(default_factory=tuple, compare=False)
 
 
-def test_a_class_made_by_the_many_is_frozen_the_same_way_without_the_guard_in_init(monkeypatch):
+def test_a_class_made_often_gets_a_compiled_init_that_behaves_the_same(monkeypatch):
+    from batchlint import lean_dataclass as module
 
-    a = Reading(1)
-    assert a == Reading(1, "k", ("x",)) and hash(a) == hash(Reading(1)) and a != Reading(2)
-    assert repr(a) == "Reading(value=1, key='k', notes=())"
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        a.value = 2
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        del a.key
-    assert dataclasses.replace(a, key="j") == Reading(1, "j") and pickle.loads(pickle.dumps(a)) == a
-    # Neither its compiled __init__ nor the shared one of a plain frozen class calls the guard.
+    shared = Reading.__init__
+    made = [Reading(n, notes=("x",)) for n in range(module.COMPILE_AFTER + 2)]
+    assert Reading.__init__ is not shared  # compiled for it once made often: the shared one is slower
+    assert [r.value for r in made] == list(range(module.COMPILE_AFTER + 2)) and made[-1].notes == ("x",)
+    for before_and_after in (shared, Reading.__init__):
+        monkeypatch.setattr(Reading, "__init__", before_and_after)
+        a = Reading(1)
+        assert a == Reading(1, "k", ("x",)) and hash(a) == hash(Reading(1)) and a != Reading(2)
+        assert repr(a) == "Reading(value=1, key='k', notes=())" and Reading(1).notes is not None
+        assert Reading(key="j", value=2) == Reading(2, "j")
+        with pytest.raises(FrozenInstanceError):
+            a.value = 2
+        with pytest.raises(FrozenInstanceError):
+            del a.key
+        assert replace(a, key="j") == Reading(1, "j") and pickle.loads(pickle.dumps(a)) == a
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'value'"):
+            Reading()
+        with pytest.raises(TypeError, match="got an unexpected keyword argument 'other'"):
+            Reading(1, other=2)
+    # Neither the compiled __init__ nor the shared one calls a frozen class's guard.
     calls = []
     monkeypatch.setattr(Reading, "__setattr__", lambda self, name, value: calls.append(name))
     monkeypatch.setattr(Point, "__setattr__", lambda self, name, value: calls.append(name))
     Reading(3)
     Point(3)
     assert calls == []
+
+
+def test_a_compiled_init_keeps_factories_init_false_fields_and_post_init():
+    from batchlint import lean_dataclass as module
+
+    made = [Later(n, second="t") for n in range(module.COMPILE_AFTER + 2)]
+    last = made[-1]
+    assert (last.first, last.made, last.second) == (module.COMPILE_AFTER + 1, [module.COMPILE_AFTER + 1], "t")
+    assert not hasattr(last, "unset") and made[0].made is not last.made
+    with pytest.raises(TypeError, match="unexpected keyword argument 'made'"):
+        Later(1, made=[])
 
 
 @lean_dataclass
@@ -130,12 +161,12 @@ class Later:
 
 
 def test_the_shared_init_takes_arguments_as_the_dataclass_one():
-    """Only a class made by the many compiles its own `__init__` (`many=True`); the others share one."""
+    """The `__init__` every class starts with, before one is compiled for it."""
     assert Point(1, 2, "a") == Point(x=1, y=2, label="a") == Point(1, label="a", y=2)
     assert Point(1).y == 0 and Box().items == [] and Box().items is not Box().items
     later = Later(3, second="t")
     assert (later.first, later.made, later.second) == (3, [3], "t") and not hasattr(later, "unset")
-    assert [f.name for f in dataclasses.fields(later)] == ["first", "made", "unset", "second"]
+    assert [f.name for f in fields(later)] == ["first", "made", "unset", "second"]
     for call, said in [(lambda: Point(), "missing 1 required positional argument: 'x'"),
                        (lambda: Point(1, 2, "a", 4), "takes 4 positional arguments but 5 were given"),
                        (lambda: Point(1, x=2), "got multiple values for argument 'x'"),
@@ -143,3 +174,45 @@ def test_the_shared_init_takes_arguments_as_the_dataclass_one():
                        (lambda: Later(1, made=[]), "got an unexpected keyword argument 'made'")]:
         with pytest.raises(TypeError, match=re.escape(said)):
             call()
+
+
+@lean_dataclass
+class Counted:
+    limit: ClassVar[int] = 3  # a class variable, not a field
+    value: int = 0
+
+
+def test_class_variables_are_no_fields_and_defaults_stay_on_the_class():
+    assert [f.name for f in fields(Counted)] == ["value"] and Counted.limit == 3 and Counted.value == 0
+    assert Point.label == "" and not hasattr(Box, "items")  # field(default=...) as a value; a factory: none
+    assert is_lean_dataclass(Point) and is_lean_dataclass(Point(1)) and not is_lean_dataclass(object())
+    with pytest.raises(TypeError):
+        fields(object())
+
+
+def test_what_a_dataclass_refuses_is_refused():
+    with pytest.raises(ValueError, match="mutable default"):
+        @lean_dataclass
+        class Shared:
+            items: list = []  # noqa: RUF012 - the mistake under test
+    with pytest.raises(TypeError, match="non-default argument 'y' follows default argument"):
+        @lean_dataclass
+        class Ordered:
+            x: int = 0
+            y: int
+    with pytest.raises(ValueError, match="both default and default_factory"):
+        field(default=1, default_factory=list)
+    with pytest.raises(ValueError, match="init=False"):
+        replace(Later(1), made=[])
+
+
+def test_a_one_file_lint_imports_neither_dataclasses_nor_inspect(tmp_path):
+    # The standard library's dataclasses brings inspect, dis, tokenize and ast: ~30 M instructions of a
+    # one-file lint's start-up, which a YAML or JSON lint has no use for.
+    config = tmp_path / "ds.json"
+    config.write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}\n')
+    code = ("import runpy, sys\nsys.argv = ['batchlint', 'check', sys.argv[1]]\n"
+            "try:\n    runpy.run_module('batchlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('dataclasses', 'inspect', 'ast', 'dis', 'tokenize') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr

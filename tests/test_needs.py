@@ -2,20 +2,20 @@
 on a plan that has every one, and "applies to" is computed from the facts each
 adapter was seen to fill (lint/applies.py, stored in lint/frameworks/filled_facts.py)."""
 
-import dataclasses
 import json
 
 import pytest
 
 from batchlint import applies
+from batchlint.lean_dataclass import fields, replace
 from batchlint.plan import RL, Fact, TrainingPlan
 from batchlint.rule import Rule
 from batchlint.rules import RULES, find
 
 from conftest import lint_text, run
 
-FIELDS = {f.name for f in dataclasses.fields(TrainingPlan)} - {"framework", "document"}
-RL_FIELDS = {f.name for f in dataclasses.fields(RL)}
+FIELDS = {f.name for f in fields(TrainingPlan)} - {"framework", "document"}
+RL_FIELDS = {f.name for f in fields(RL)}
 
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.needs], ids=lambda r: r.code)
@@ -85,7 +85,7 @@ def test_a_rule_runs_only_when_every_needed_fact_is_present():
     rule = Rule(code="BL999", name="t", severity="info", summary="", check=lambda plan: (), needs=("fp16", "bf16"))
     assert not rule.runs_on(_plan(fp16=Fact(True, "fp16")))
     assert rule.runs_on(_plan(fp16=Fact(True, "fp16"), bf16=Fact(False, "bf16")))
-    restricted = dataclasses.replace(rule, frameworks=("y",))
+    restricted = replace(rule, frameworks=("y",))
     assert not restricted.runs_on(_plan(fp16=Fact(True, "fp16"), bf16=Fact(False, "bf16")))
 
 

@@ -37,11 +37,10 @@ releases (4.36 sets ACCELERATE_MIXED_PRECISION from the flags before building it
 
 from __future__ import annotations
 
-from dataclasses import field, replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, fields, lean_dataclass, replace
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..project import ProjectView
 from . import deepspeed
@@ -110,7 +109,7 @@ def _built_from_file(file: DeepSpeedFile, path: str) -> Optional[LinkedConfig]:
     if link is None or link.path is None:
         return None
     written = link.settings.trainer_values
-    moved = {name: _elsewhere(getattr(written, name), link.path) for name in written.__dataclass_fields__}
+    moved = {name: _elsewhere(getattr(written, name), link.path) for name in (f.name for f in fields(written))}
     if moved["gradient_accumulation_steps"] is None:
         written_at = file.reference.span  # the file's name as written: always in the config
         moved["gradient_accumulation_steps"] = accumulation_added(

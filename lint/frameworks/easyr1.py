@@ -36,11 +36,10 @@ workers normalise the batch as verl's do.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from .facts import Outside, divide, number, product
 from .releases import EASYR1 as DISTRIBUTION

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import field
 from typing import TYPE_CHECKING, Optional, overload
 
 from ..document import Mapping, Node, Scalar, Sequence
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass
 from ..limits import MAX_NUMBER_DIGITS
 from ..plan import RL, Fact, Origin
 

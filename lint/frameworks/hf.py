@@ -11,12 +11,11 @@ a rule needs it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..own_trainer import _program_holds, program_imports, program_trains
 from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from ..project import ProjectView

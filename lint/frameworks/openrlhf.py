@@ -116,8 +116,7 @@ def flag_style(root: Mapping) -> str:
 def variants(premise: Premise) -> tuple[Premise, ...]:
     """`premise` and its twins for a line in the dotted flags (weighed from 0.10.2 on) and for one in the
     flat flags (weighed to 0.10.1.post2): a rule declares all three, `premise_name` picks one."""
-    from dataclasses import replace
-
+    from ..lean_dataclass import replace
     from ..versions import version_key
 
     def key(version: Optional[str]) -> tuple:

@@ -11,12 +11,11 @@ given on the command line or in the project config wins over it.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..plan import RL, Fact, GenerationChecks, Origin
 from ..premise import HOLDS, Premise, judge
 from . import swift_megatron
@@ -62,7 +61,7 @@ def plan(doc: Document, outside: Outside):
         return megatron
     if not is_training_arguments(root):
         return None
-    outside = dataclasses.replace(outside, world_size=world)
+    outside = replace(outside, world_size=world)
     # ms-swift picks the precision from the model's dtype and has its own clipping default: neither is assumed.
     keeps_one = judge(TRANSFORMERS_ACCUMULATION, doc.path, outside.view).outcome == HOLDS
     plan = plan_from(doc, outside, NAME, micro_default=1,

@@ -33,12 +33,11 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..plan import RL, Fact, Origin, Subject, TrainingPlan
 from ..sources.hydra import framework_default
 from .facts import Outside, divide, number, product

@@ -28,11 +28,10 @@ The arithmetic (xtuner main @ b934f46):
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Optional
 
 from ..document import Mapping, Node, Scalar, Sequence, Symbol
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..plan import RL, Fact, TrainingPlan
 from .facts import Outside, divide, number, product
 

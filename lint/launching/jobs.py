@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
 from .. import directives as directive_parser, project, reads, versions
@@ -20,7 +19,7 @@ from ..discover import display_path, is_vocabulary
 from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar
 from ..frameworks import adapters_for
 from ..frameworks.facts import Outside
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..own_trainer import handed_over
 from ..plan import Fact, Origin
 from ..rule import LAUNCH_NOTE, Related

@@ -15,7 +15,6 @@ import functools
 import os
 import posixpath
 from collections.abc import Callable
-from dataclasses import field, replace
 from fnmatch import fnmatchcase
 from typing import Any, Optional, TypeGuard
 
@@ -23,7 +22,7 @@ from ..document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span
 from ..frameworks.facts import whole_number
 from ..frameworks.spec import ASSIGN, FLAGS, HYDRA, Count, Launcher
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass, replace
 from ..plan import Fact, Origin
 from ..sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
 

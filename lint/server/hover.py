@@ -8,12 +8,11 @@ step from the global batch, dp from W and the degrees that divide it).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from typing import Optional
 
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import fields, lean_dataclass
 from ..plan import Fact, TrainingPlan
 
 
@@ -59,7 +58,7 @@ def _facts(plan: TrainingPlan) -> list:
 
     for holder in (plan, plan.rl):
         if holder is not None:
-            for f in dataclasses.fields(holder):
+            for f in fields(holder):
                 add(getattr(holder, f.name))
     add(plan.accumulation())
     return found

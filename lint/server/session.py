@@ -10,13 +10,12 @@ beside the config it runs is linted with the config as the editor shows it, save
 from __future__ import annotations
 
 import os
-from dataclasses import field
 from typing import Optional
 
 from .. import run as runs
 from ..config import ConfigError
 from ..engine import Options
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass
 from ..project import overlaid, read_bytes
 from ..sources import format_of
 from .positions import Text

@@ -34,14 +34,13 @@ alone, with a notice: its keys the composition would set stay unknown.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Optional
 
 from .. import reads
 from ..discover import display_path
 from ..document import Document, LaunchDocument, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import lean_dataclass, replace
 from ..limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
 from ..project import ProjectView, upward
 

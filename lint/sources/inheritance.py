@@ -37,14 +37,13 @@ import ast
 import os
 import re
 import sys
-from dataclasses import field
 from typing import Optional, TypeGuard, overload
 
 from .. import reads
 from ..discover import display_path
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Unknown
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass
 from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
 from ..project import ProjectView
 from . import format_of, read

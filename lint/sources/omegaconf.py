@@ -36,12 +36,11 @@ default) is placed on its own characters when the scalar is written on one line 
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
 from typing import Any, NoReturn, Optional
 
 from ..document import Document, LaunchDocument, Mapping, Node, Scalar, Sequence, Span, Unknown, split_lines
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass, replace
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_LENGTH, MAX_NODES
 from .yaml import value_offset
 

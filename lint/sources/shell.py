@@ -35,12 +35,11 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import field, replace
 from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass, replace
 from ..limits import MAX_LENGTH, MAX_NODES, MAX_NUMBER_DIGITS, MAX_SHELL_BRANCHES, MAX_SHELL_NESTING, MAX_SHELL_OUTPUT
 from .shellflow import (
     ABSENT,

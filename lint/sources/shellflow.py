@@ -11,12 +11,11 @@ script: each command is looked at once, each pattern match is bounded.
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
 from typing import Optional
 
 from ..document import LimitExceeded, Span
 from ..lazy_pattern import LazyPattern
-from ..lean_dataclass import lean_dataclass
+from ..lean_dataclass import field, lean_dataclass, replace
 from ..limits import MAX_SHELL_NESTING
 
 # The keywords a command may start with before the command itself (`then A=1`, `else if [ x ]`).
