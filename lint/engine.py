@@ -9,9 +9,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
-import signal
 import threading
-from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
@@ -19,23 +17,25 @@ from .config import Settings
 from .diagnostic import Diagnostic, clean_text
 from .discover import display_path, is_run_artifact, is_vocabulary
 from .document import LaunchDocument, LimitExceeded, ParseError, Span, TooManyValues
-from .frameworks import adapters_for, markers_for, tasks_for
+from .frameworks import adapters_for, by_name, markers_for, tasks_for
 from .frameworks.facts import Outside
 from .launching.callers import running, written_by
 from .launching.jobs import ProjectJobs, Resolver, Source, launch_reader, launched_from
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass, replace
 from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
-from .sources import format_of, is_shell_script, read
-from .sources.template import TemplateError
+from .sources import TemplateError, format_of, is_shell_script, read
 
-try:  # the C function `signal.signal` wraps: the wrapper turns the handler it returns into an enum, and
-    # ours, which is no member, by raising and catching ValueError: 3% of a tree's lint, set twice a file
-    from _signal import signal as _set_handler  # type: ignore[import-not-found]  # no stub: typeshed has none
+try:  # the C module `signal` wraps: the wrapper turns the handler it returns into an enum, and ours, which
+    # is no member, by raising and catching ValueError (3% of a tree's lint, set twice a file); and importing
+    # the wrapper builds its enums, which a one-file lint pays for nothing
+    import _signal as _signals  # type: ignore[import-not-found]  # no stub: typeshed has none
 except ImportError:  # pragma: no cover - an interpreter without CPython's _signal
-    _set_handler = signal.signal
+    import signal as _signals
+_set_handler = _signals.signal
 
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Callable
     from types import FrameType
     from typing import Any, Union
@@ -152,16 +152,16 @@ class _time_limit:
         self.armed = False  # no timer set: nothing to restore
 
     def __enter__(self) -> None:
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer") \
-                and signal.getitimer(signal.ITIMER_REAL)[0] <= 0:
-            self.previous = _set_handler(signal.SIGALRM, _expire)
+        if threading.current_thread() is threading.main_thread() and hasattr(_signals, "setitimer") \
+                and _signals.getitimer(_signals.ITIMER_REAL)[0] <= 0:
+            self.previous = _set_handler(_signals.SIGALRM, _expire)
             self.armed = True
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            _signals.setitimer(_signals.ITIMER_REAL, self.seconds)
 
     def __exit__(self, *exc) -> None:
         if self.armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            _set_handler(signal.SIGALRM, self.previous)
+            _signals.setitimer(_signals.ITIMER_REAL, 0)
+            _set_handler(_signals.SIGALRM, self.previous)
 
 
 def _expire(signum, frame):
@@ -419,9 +419,11 @@ class _Checker:
         if outside.project is None:  # the project as this lint reads it, passed to the adapter
             outside = replace(outside, project=project.ProjectView.now())
         owner = source.document.launched_by if isinstance(source.document, LaunchDocument) else None
-        for adapter in adapters_for(source.document.format, held):  # each imported only when tried
-            if owner is not None and adapter.name != owner:
-                continue  # a launch line's own settings belong to the framework whose entry point it runs
+        # A launch line's own settings belong to the framework whose entry point it runs: only its adapter
+        # is asked (and imported); else each adapter of the format, imported only when tried.
+        adapters = adapters_for(source.document.format, held) if owner is None else \
+            [a for a in (by_name(owner),) if a is not None and source.document.format in a.formats]
+        for adapter in adapters:
             adapt = adapter.plan
             if adapt is None:  # not so: the registry gives each framework its module's `plan`
                 continue

@@ -15,14 +15,16 @@ what the generators in tools/ and a project's copy of a framework share.
 
 from __future__ import annotations
 
-import ast
 import os
 from collections.abc import Callable
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from . import versions
 from .lean_dataclass import lean_dataclass
 from .project import ProjectView
+
+if TYPE_CHECKING:
+    import ast
 
 
 class KeySets:
@@ -159,6 +161,8 @@ def dotted_keys(node, prefix: str = "") -> set:
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:
+    import ast
+
     for decorator in node.decorator_list:
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         if (isinstance(target, ast.Name) and target.id == "dataclass") or (
@@ -169,6 +173,8 @@ def _is_dataclass(node: ast.ClassDef) -> bool:
 
 def _is_pseudo_field(annotation: ast.expr) -> bool:
     """ClassVar and InitVar annotations are no dataclass fields."""
+    import ast
+
     head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     name = head.id if isinstance(head, ast.Name) else head.attr if isinstance(head, ast.Attribute) else ""
     return name in ("ClassVar", "InitVar")
@@ -176,7 +182,10 @@ def _is_pseudo_field(annotation: ast.expr) -> bool:
 
 def dataclass_fields(source: str) -> dict:
     """class name -> [(field, the annotation's bare name or None)] for each
-    top-level @dataclass of a module, a base dataclass's fields first."""
+    top-level @dataclass of a module, a base dataclass's fields first. (`ast` is imported here: only a
+    project's copy of a framework is read so, and a lint of a data config or a script needs no parser.)"""
+    import ast
+
     classes = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and _is_dataclass(n)]
     found: dict = {}
     for node in classes:

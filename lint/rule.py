@@ -6,13 +6,11 @@ holds the documentation (ruff's sections); its examples are run by the suite.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import field
 from typing import TYPE_CHECKING, Optional
 
 from .document import Span
-from .lean_dataclass import lean_dataclass
+from .lean_dataclass import field, lean_dataclass
 
 if TYPE_CHECKING:
     from .plan import Subject, TrainingPlan
@@ -150,7 +148,18 @@ class Rule:
 
     @property
     def documentation(self) -> str:
+        import inspect  # here: only the rule pages read it, and `inspect` is a third of a lint's standard imports
+
         return inspect.cleandoc(self.doc or "")
+
+
+def closest(word: str, candidates: Iterable[str], cutoff: float) -> Optional[str]:
+    """The candidate most like `word` (difflib's ratio at least `cutoff`), for a "did you mean". difflib is
+    imported here, when a near miss is looked for: most lints look for none, and it is not cheap to import."""
+    import difflib
+
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=cutoff)
+    return found[0] if found else None
 
 
 def splitting_degrees(counts: tuple, limit: int, shown: int = 4, budget: int = 10_000) -> tuple:

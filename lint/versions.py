@@ -17,7 +17,6 @@ record, so a cached lint result is reused only while those files are unchanged.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import sys
@@ -435,6 +434,8 @@ def _setup_py(reading: _Reading, path: str, names: set) -> list:
     text = reading.text(path, 256 << 10)
     if not text:
         return []
+    import ast  # here: a project with a setup.py is the rarer case, and a data config's lint needs no parser of Python
+
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

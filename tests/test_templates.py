@@ -7,8 +7,7 @@ import time
 import pytest
 
 from batchlint.document import ParseError, Unknown
-from batchlint.sources import read
-from batchlint.sources.template import TemplateError
+from batchlint.sources import TemplateError, read
 
 from conftest import lint_text
 

@@ -11,12 +11,12 @@ checks the table against the modules).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib
 from collections.abc import Callable, Iterator
 from typing import Optional
 
+from ..lean_dataclass import replace
 from .spec import Framework, Launcher, TaskFile
 
 
@@ -30,22 +30,31 @@ def _framework(module_name: str) -> Optional[Framework]:
     if framework.interpolation:
         plan = _resolving(framework, plan)
     if plan is not framework.plan:
-        framework = dataclasses.replace(framework, plan=plan)
+        framework = replace(framework, plan=plan)
     return framework
 
 
 def _resolving(framework: Framework, plan: Callable) -> Callable:
     """The adapter `plan`, reading the document with its interpolations resolved (spec.OMEGACONF),
     composed first for a Hydra app (spec.HYDRA_COMPOSED)."""
-    from ..sources.omegaconf import resolve
     from .spec import HYDRA_COMPOSED
 
+    # The readers are imported when a document is planned, not when the framework is: a launch line's
+    # launcher is looked up in every framework that declares one, and most of them never plan.
     if framework.interpolation != HYDRA_COMPOSED:
-        return lambda doc, outside: plan(resolve(doc), outside)
-    from ..sources.hydra import compose
+        def resolving(doc, outside):
+            from ..sources.omegaconf import resolve
 
+            return plan(resolve(doc), outside)
+        return resolving
     home, distribution, names = framework.configs, framework.distribution, framework.config_names
-    return lambda doc, outside: plan(resolve(compose(doc, outside.view, home, distribution, names)), outside)
+
+    def composing(doc, outside):
+        from ..sources.hydra import compose
+        from ..sources.omegaconf import resolve
+
+        return plan(resolve(compose(doc, outside.view, home, distribution, names)), outside)
+    return composing
 
 
 @functools.cache

@@ -13,6 +13,12 @@ from ..document import Document, LimitExceeded, ParseError, line_starts
 from ..lazy_pattern import LazyPattern
 from ..limits import MAX_NUMBER_DIGITS
 
+
+class TemplateError(ParseError):
+    """A template whose shape depends on what its Jinja statements produce:
+    not a syntax error of the file, and nothing batchlint can check (lint/sources/template.py).
+    Here, not there: every lint imports this class, few read a template."""
+
 # Suffix -> format name; the reader module is imported only when a file of its
 # format is actually read, which keeps the pre-commit path lean.
 FORMATS = {
@@ -132,16 +138,10 @@ def read(path: str, text: str, fmt: str, *, from_utf8: bool = False, **options) 
                 from .template import jinja_source
 
                 if jinja_source(path, text):  # a cookiecutter or Jinja template of a program: not Python yet
-                    from .template import TemplateError
-
                     raise TemplateError("a Jinja template of a program, not Python until rendered") from None
             if fmt not in ("json", "yaml", "toml"):
                 raise
-            from .template import (  # a file that does not parse may be a template
-                TemplateError,
-                json_lines,
-                read_template,
-            )
+            from .template import json_lines, read_template  # a file that does not parse may be a template
 
             if fmt == "json" and json_lines(text):
                 raise TemplateError("JSON Lines data (one record per line), not a config") from None

@@ -18,12 +18,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Optional
 
 from ..document import Document, Mapping, ParseError, Scalar, Sequence, Unknown
 from ..lazy_pattern import LazyPattern
+from ..lean_dataclass import replace
 from ..limits import MAX_NODES
+from . import TemplateError
 
 # `${VAR}`, `${VAR:-8}`, `$((A * B))`, `$(cmd)`, `$VAR`; Jinja `{{ x }}`, `{% ... %}`, `{# ... #}`.
 # Each on one line, and of bounded length: the scan is linear.
@@ -42,11 +43,6 @@ _STATEMENT = ("{%", "{#")
 # config writes and every format allows inside a string (YAML in a plain scalar too).
 _MARK = "\ue000"
 _WHY = "a template placeholder, filled in before the file is used"
-
-
-class TemplateError(ParseError):
-    """A template whose shape depends on what its Jinja statements produce:
-    not a syntax error of the file, and nothing batchlint can check."""
 
 
 _JINJA_LINE = LazyPattern(r"(?m)^[ \t]*\{%-?[ \t]*(?:if|for|else|elif|endif|endfor|set|macro|block|raw)\b[^\n]{0,400}?%\}")

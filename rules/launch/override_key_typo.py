@@ -42,7 +42,6 @@ for the key sets (tools/generate_verl_keys.py; it also embeds main at b178a3c,
 embedded set: a project pinning one is not judged).
 """
 
-import difflib
 from collections.abc import Callable, Iterator
 from typing import Optional, cast
 
@@ -50,7 +49,7 @@ from batchlint.keysets import InForce, KeySets, in_force
 from batchlint.launching.lines import launches
 from batchlint.own_trainer import hydra_keys
 from batchlint.plan import TrainingPlan
-from batchlint.rule import Example, Finding, Rule
+from batchlint.rule import Example, Finding, Rule, closest
 from batchlint.sources.shell import ShellDocument
 from batchlint.versions import Distribution
 
@@ -112,11 +111,10 @@ def _leaf(dotted: str, guess: str) -> str:
 def _closest(dotted: str, known: frozenset[str]) -> Optional[str]:
     parent, _, leaf = dotted.rpartition(".")
     siblings = [k.rpartition(".")[2] for k in known if k.rpartition(".")[0] == parent]
-    match = difflib.get_close_matches(leaf, siblings, n=1, cutoff=0.85)
+    match = closest(leaf, siblings, 0.85)
     if match:
-        return f"{parent}.{match[0]}" if parent else match[0]
-    match = difflib.get_close_matches(dotted, known, n=1, cutoff=0.92)
-    return match[0] if match else None
+        return f"{parent}.{match}" if parent else match
+    return closest(dotted, known, 0.92)
 
 
 RULE = Rule(

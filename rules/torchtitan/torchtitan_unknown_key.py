@@ -55,7 +55,6 @@ keys before 0.1.0: batchlint/frameworks/torchtitan.py PRE_RELEASE_KEYS. Custom
 modules: manager.py:86-116 @ v0.2.2, config_manager.py:734-762 @ v0.1.0.
 """
 
-import difflib
 from collections.abc import Iterator
 from typing import Any, Optional
 
@@ -73,7 +72,7 @@ from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import InForce, in_force, nest
 from batchlint.plan import TrainingPlan
 from batchlint.premise import HOLDS, Premise, judge
-from batchlint.rule import Example, Finding, Rule
+from batchlint.rule import Example, Finding, Rule, closest
 from batchlint.versions import version_key
 
 # The first release whose config manager refuses an unknown name; 0.1.0 drops it
@@ -126,7 +125,7 @@ def _walk(mapping: Mapping, known: dict[str, Any], path: tuple[str, ...], table:
             # A new section is what a custom config module given at launch adds
             # (the transformers_modeling_backend experiment's [hf_transformers]):
             # only a near-miss of a known one is surely a mistake.
-            if path or difflib.get_close_matches(key, list(known), n=1, cutoff=0.8):
+            if path or closest(key, known, 0.8) is not None:
                 yield _unknown(path, key, known, span, table, force)
         elif isinstance(known[key], dict) and isinstance(node, Mapping):
             yield from _walk(node, known[key], path + (key,), table, force)
@@ -144,8 +143,8 @@ def _unknown(path: tuple[str, ...], key: str, known: dict[str, Any], span: Optio
     elif moved:
         fix = f"move it to [{moved[0]}], where {force.named if force.known else 'TorchTitan 0.1.0 on'} reads it"
     else:
-        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
-        fix = f"did you mean {close[0]}?" if close else f"remove it; {where} holds: {', '.join(sorted(known))}"
+        close = closest(key, known, 0.6)
+        fix = f"did you mean {close}?" if close else f"remove it; {where} holds: {', '.join(sorted(known))}"
     release = version_key(force.release) if force.release else None
     named = force.named[:1].upper() + force.named[1:]
     if not force.known:

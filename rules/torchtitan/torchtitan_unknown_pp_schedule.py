@@ -33,12 +33,11 @@ name up (see "When it holds"); an older PyPI torch may know fewer names
 (DualPipeV is recent), which only makes the rule miss.
 """
 
-import difflib
 from collections.abc import Iterator
 
 from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window
 from batchlint.plan import TrainingPlan
-from batchlint.rule import Example, Finding, Rule
+from batchlint.rule import Example, Finding, Rule, closest
 
 PREMISES = model_premises({
     "0.0.2": "torchtitan/models/llama/pipeline_llama.py:144 @ 785c34c99 (the first to read [parallelism])",
@@ -63,13 +62,13 @@ def check(plan: TrainingPlan, titan: TitanSettings) -> Iterator[Finding]:
     schedule = written.value
     if written.span is None or not isinstance(schedule, str) or schedule.lower() in {s.lower() for s in SCHEDULES}:
         return
-    close = difflib.get_close_matches(schedule, SCHEDULES, n=1, cutoff=0.5)
+    close = closest(schedule, SCHEDULES, 0.5)
     yield Finding(
         premise=model_window(titan.model_support),
         span=written.span,
         message=f"pipeline_parallel_schedule {schedule!r} is not a schedule PyTorch knows (pp = {stages})",
         notes=(f"With {pp.describe()} the job fails when it builds the pipeline.",),
-        fix=f"use {close[0]!r}" if close else f"use one of {', '.join(SCHEDULES)}",
+        fix=f"use {close!r}" if close else f"use one of {', '.join(SCHEDULES)}",
     )
 
 
