@@ -27,8 +27,10 @@ _OPTIONS = {
     "-w": ("world_size", True), "--world-size": ("world_size", True),
     "--global-batch": ("global_batch", True),
     "--output-format": ("fmt", True), "--format": ("fmt", True),
+    "-j": ("jobs", True), "--jobs": ("jobs", True),
+    "--cache-dir": ("cache_dir", True),
 }
-_COUNTS = ("world_size", "global_batch")  # click.IntRange(min=1)
+_COUNTS = ("world_size", "global_batch", "jobs")  # click.IntRange(min=1)
 # Options click also reads from the environment: with one set, click parses the line.
 _ENVIRONMENT = ("BATCHLINT_OUTPUT_FORMAT", "BATCHLINT_CACHE_DIR")
 
@@ -100,6 +102,8 @@ def _value(key: str, value: str):
         from .report import FORMATS
 
         return Printed(value) if value in FORMATS else None
+    if key == "cache_dir" and os.path.exists(value) and not (os.path.isdir(value) and os.access(value, os.R_OK)):
+        return None  # click.Path(file_okay=False) judges a file or an unreadable folder
     return value if value and not value.startswith("-") else None
 
 

@@ -34,6 +34,8 @@ def test_the_commands_left_to_click_are_the_groups():
     ["--world-size=16", "--format=json", "--no-cache", "-s", "-v", "--show-source", "--statistics", "a"],
     ["--", "-odd-name.yaml"],
     ["-"],
+    ["--exit-zero", "--jobs", "1", "corpus", "configs"],  # the benchmark's and a CI's line
+    ["-j", "4", "--cache-dir", ".batchlint_cache", "x"], ["--jobs=2", "--cache-dir=new/folder", "x"],
 ])
 def test_a_plain_lint_gets_what_click_would_give(args, monkeypatch):
     monkeypatch.delenv("BATCHLINT_OUTPUT_FORMAT", raising=False)
@@ -49,8 +51,10 @@ def test_a_plain_lint_gets_what_click_would_give(args, monkeypatch):
     ["-w", "0", "x"],  # click refuses it, with its message
     ["-w", "eight", "x"], ["--output-format", "github,sarif:out.sarif", "x"], ["--format", "nope"],
     ["--fix", "x"], ["--select", "BL1", "x"], ["-w8", "x"], ["--since"], ["--exit-zero=1"],
+    ["-j", "0", "x"], ["--jobs", "many", "x"], ["--cache-dir", "pyproject.toml", "x"],  # click refuses them
 ])
-def test_anything_else_is_left_to_click(args):
+def test_anything_else_is_left_to_click(args, monkeypatch):
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # where pyproject.toml is a file
     assert entry.plain_lint(args) is None
 
 
