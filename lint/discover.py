@@ -335,6 +335,7 @@ def _artifact_parts(parts: list, is_dir: bool) -> bool:
     return not is_dir and _artifact_file(parts[-1], tuple(parts[:-1]))
 
 
+@functools.lru_cache(maxsize=4096)  # the same folders are asked of every file below them
 def _artifact_dir(name: str, parent: str) -> bool:
     return (name in _RUN_DIR_NAMES or _RUN_DIR.fullmatch(name) is not None
             or (parent == "wandb" and _WANDB_RUN.fullmatch(name) is not None)

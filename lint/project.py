@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Optional
 
-from . import limits, reads
+from . import limits, per_run, reads
 from .lean_dataclass import lean_dataclass
 from .scoped import Scoped
 
@@ -99,8 +99,30 @@ class Project:
     def contains(self, path: str) -> bool:
         if "\x00" in path:
             return False  # no file has such a name (os.path.realpath would raise)
-        real = os.path.realpath(path)
+        real = real_path(path)
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
+
+
+_real_folders: per_run.Cache = per_run.cache()  # folder -> os.path.realpath of it, for the run
+
+
+def real_path(path: str) -> str:
+    """`os.path.realpath(path)`, its folder's part remembered for the run: a file that is no link is an
+    entry of its folder's real path, which costs one lstat, not one for each folder above it (the
+    boundary checks every file a lint reads)."""
+    if ".." in path:  # `link/..` is the link's target's parent, which abspath would take lexically
+        return os.path.realpath(path)
+    absolute = os.path.abspath(path)
+    folder, name = os.path.split(absolute)
+    try:
+        if not name or stat.S_ISLNK(os.lstat(absolute).st_mode):
+            return os.path.realpath(path)
+    except OSError:  # not there (or not to be looked at): as os.path.realpath says
+        return os.path.realpath(path)
+    real_folder = _real_folders.get(folder)
+    if real_folder is None:
+        real_folder = _real_folders[folder] = os.path.realpath(folder)
+    return os.path.join(real_folder, name)
 
 
 def upward(folder: str, levels: int) -> Iterator[str]:

@@ -163,3 +163,27 @@ def test_adapters_and_rules_ask_for_the_release_through_their_view():
     found = [call for folder in folders for name in sorted(os.listdir(folder)) if name.endswith(".py")
              for call in _lookups_without_a_view(os.path.join(folder, name))]
     assert found == []
+
+
+def test_the_boundary_resolves_paths_as_realpath_does(tmp_path, monkeypatch):
+    # `real_path` remembers each folder's real path for the run and looks at the file alone: through
+    # linked folders and files, `link/..`, `.` and missing names it must say what os.path.realpath says.
+    from batchlint import per_run
+    from batchlint.project import real_path
+
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    (tmp_path / "x" / "f").write_text("")
+    (tmp_path / "b").write_text("")
+    os.symlink(tmp_path / "x" / "y", tmp_path / "link")
+    os.symlink(tmp_path / "b", tmp_path / "x" / "y" / "to_b")
+    monkeypatch.chdir(tmp_path)
+    per_run.forget()
+    paths = ["link/../f", "link/g", "link", "link/to_b", "b", "./b", "x/./f", "missing/file", str(tmp_path / "link" / "to_b"),
+             "x/y/", "."]
+    assert [real_path(p) for p in paths] == [os.path.realpath(p) for p in paths]
+    os.remove(tmp_path / "link")  # the folder a link pointed at is remembered for the run only
+    os.symlink(tmp_path / "x", tmp_path / "link")
+    per_run.forget()
+    assert real_path("link/f") == os.path.realpath("link/f") == str(tmp_path / "x" / "f")
+    outside = Project((str(tmp_path / "x"),))
+    assert outside.contains("link/f") and not outside.contains("b") and not outside.contains("x/y/to_b")
