@@ -198,10 +198,12 @@ def editor_rows() -> list:
 
     rows = []
     for config, launch in editor.LARGEST:
-        times = editor.latencies(config, launch, 40)
-        p95 = statistics.quantiles(times, n=20)[-1]
-        rows.append((f"editor: edit -> diagnostics, {config.split('/')[-1]} with its launch script open",
-                     statistics.median(times) / 1000, f"p50; p95 {p95:.0f} ms (budget p95 50 ms)"))
+        for in_repository in (False, True):
+            times = editor.latencies(config, launch, 40, in_repository)
+            p95 = statistics.quantiles(times, n=20)[-1]
+            where = "in its repository" if in_repository else "in a small project"
+            rows.append((f"editor: edit -> diagnostics, {config.split('/')[-1]} {where}, launch script open",
+                         statistics.median(times) / 1000, f"p50; p95 {p95:.0f} ms (budget p95 50 ms)"))
     return rows
 
 

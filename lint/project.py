@@ -290,7 +290,7 @@ class ProjectView:
         recorded with its digest, for the cache and for `--fix`'s check that a file
         did not change between linting and writing."""
         overlay, view = self.overlay, self.revision
-        real = os.path.realpath(path) if overlay or view else ""
+        real = real_path(path) if overlay or view else ""
         data = overlay.get(real) if overlay else None
         limit = limits.MAX_FILE_BYTES if limit is None else limit
         if data is None and view is not None and view.covers(real):
@@ -304,7 +304,7 @@ class ProjectView:
         """Whether a regular file is at `path`, as `read_bytes` sees files (through a revision)."""
         view = self.revision
         if view is not None:
-            real = os.path.realpath(path)
+            real = real_path(path)
             if view.covers(real):
                 return real in view.files
         return os.path.isfile(path)
@@ -313,7 +313,7 @@ class ProjectView:
         """Whether a folder is at `path`, as `read_bytes` sees files (through a revision)."""
         view = self.revision
         if view is not None:
-            real = os.path.realpath(path)
+            real = real_path(path)
             if real in view.folders:
                 return True
             if real in view.absent_folders:
@@ -327,7 +327,7 @@ class ProjectView:
     def top_of(self, path: str) -> str:
         """The top of the project the file at `path` belongs to: the innermost root of the boundary
         holding it, else its git checkout's top, else its own folder."""
-        folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        folder = real_path(os.path.dirname(os.path.abspath(path)))
         boundary = self.boundary
         roots = [r for r in (boundary.roots if boundary else ()) if folder == r or folder.startswith(r.rstrip(os.sep) + os.sep)]
         return max(roots, key=len) if roots else (git_root(folder) or folder)
