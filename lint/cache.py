@@ -8,7 +8,10 @@ sha256 of the bytes read, and is reused only while they still hold those bytes
 (a file that was looked for and missing must still be missing). A search through
 many files (the scripts that may launch a config) is recorded by their stamps
 instead: each one's path, size, inode and times, as ruff's and mypy's caches judge
-files, so that a warm run stats the project's scripts rather than reading them all.
+files, so that a warm run stats the project's scripts rather than reading them all;
+a script changed within two seconds of its stat is stamped with its bytes' digest
+too, since a rewrite within the file system's clock tick keeps its times (git's
+"racily clean" files).
 
 The index is JSON, read with a size bound and checked field by field: loading
 it runs no code, whoever wrote it (a cache folder committed in a pull request

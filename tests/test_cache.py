@@ -332,3 +332,20 @@ def test_a_warm_run_that_lints_nothing_writes_nothing(workdir):
     write(workdir, "sft.yaml", TRL_PACKED_GROUPED.replace("group_by_length: true", "group_by_length: false"))
     assert codes(lint([path], workdir, workdir / "cache")) == [[]]
     assert os.stat(index[0]).st_mtime_ns != 1 and set(before) == set(index)
+
+
+def test_a_script_changed_within_the_file_systems_tick_is_stamped_with_its_bytes():
+    # A rewrite within one tick of the clock the file system keeps leaves the size and the times as they
+    # were: a script changed that recently is stamped with its bytes' digest too, so the change tells.
+    import time
+    from types import SimpleNamespace
+
+    from batchlint.launching import callers
+
+    now = time.time_ns()
+    recent = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now, st_ctime_ns=now)
+    settled = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now - 10 * callers.RACY_NS,
+                              st_ctime_ns=now - 10 * callers.RACY_NS)
+    assert callers._stamp("run.sh", recent, lambda _: b"W=8\n") != callers._stamp("run.sh", recent, lambda _: b"W=6\n")
+    assert callers._stamp("run.sh", settled, lambda _: b"W=8\n") == callers._stamp("run.sh", settled, lambda _: b"W=6\n")
+    assert callers._stamp(None, None, lambda _: b"") == b"partial"

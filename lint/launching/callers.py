@@ -14,7 +14,8 @@ import bisect
 import os
 import re
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Optional
 
 from .. import per_run, project, reads
@@ -226,18 +227,42 @@ def _digest(found: _Files) -> str:
 
 
 def _stamps(top: str) -> str:
-    """The digest `_digest` gives a search under `top` read now, from the files' stamps alone."""
+    """The digest `_digest` gives a search under `top` read now, from the files' stamps alone (and the
+    bytes of those changed too recently for their times to tell)."""
     if _through_view():
         return ""
-    return reads.digest(b"\n".join(_stamp(candidate, info) for candidate, info in _walk(top)))
+    return reads.digest(b"\n".join(_stamp(candidate, info, _read_or_nothing) for candidate, info in _walk(top)))
 
 
-def _stamp(candidate: Optional[str], info) -> bytes:
-    """A file's path, size, inode and times; "partial" for the end of a walk cut short by a bound."""
+# A file changed this recently may change again within the file system's tick, keeping its size and its
+# times: its stamp holds its bytes' digest too (git's answer to a "racily clean" file).
+RACY_NS = 2_000_000_000
+
+
+def _stamp(candidate: Optional[str], info, read: Callable[[str], bytes]) -> bytes:
+    """A file's path, size, inode and times, and when it changed within RACY_NS of now, its bytes (`read`
+    gives them; hashed with the rest only when a cache asks: a plain lint imports no hashlib); "partial"
+    for the end of a walk cut short by a bound."""
     if candidate is None:
         return b"partial"
-    return b"%s\0%d\0%d\0%d\0%d" % (os.fsencode(candidate), info.st_size, info.st_ino, info.st_mtime_ns,
-                                     info.st_ctime_ns)
+    stamp = b"%s\0%d\0%d\0%d\0%d" % (os.fsencode(candidate), info.st_size, info.st_ino, info.st_mtime_ns,
+                                      info.st_ctime_ns)
+    if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS:
+        data = read(candidate)
+        stamp += b"\0%d\0%s" % (len(data), data)
+    return stamp
+
+
+def _given(data: Optional[bytes]) -> Callable[[str], bytes]:
+    """What `_stamp` reads of a file whose bytes are in hand (none: it could not be read)."""
+    return lambda _: data or b""
+
+
+def _read_or_nothing(candidate: str) -> bytes:
+    try:
+        return project.read_bytes(candidate, limit=MAX_FILE_BYTES)
+    except OSError:
+        return b""
 
 
 def _through_view() -> bool:
@@ -256,14 +281,16 @@ def _read(top: str) -> _Files:
     paths: list = []
     size = 0
     for candidate, info in _walk(top):
-        if stamped is not None:  # the stat taken before the read: a file written since has a newer time
-            stamped.append(_stamp(candidate, info))
         if candidate is None:
-            return _Files(b"", (), (), False, _joined(stamped))
+            return _Files(b"", (), (), False, _joined(stamped and stamped + [_stamp(None, None, _read_or_nothing)]))
         try:
             data = project.read_bytes(candidate, limit=MAX_FILE_BYTES)
         except OSError:
-            continue  # not a regular file, or past the bound: a data file, not a caller
+            data = None  # not a regular file, or past the bound: a data file, not a caller
+        if stamped is not None:  # the stat was taken before the read: a file written since has a newer time
+            stamped.append(_stamp(candidate, info, _given(data)))
+        if data is None:
+            continue
         starts.append(size)
         chunks.append(data + _SEPARATOR)
         # os.walk enters no linked folder, so under a real top only a linked file has another real path.
