@@ -346,6 +346,8 @@ def test_a_script_changed_within_the_file_systems_tick_is_stamped_with_its_bytes
     recent = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now, st_ctime_ns=now)
     settled = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now - 10 * callers.RACY_NS,
                               st_ctime_ns=now - 10 * callers.RACY_NS)
-    assert callers._stamp("run.sh", recent, lambda _: b"W=8\n") != callers._stamp("run.sh", recent, lambda _: b"W=6\n")
-    assert callers._stamp("run.sh", settled, lambda _: b"W=8\n") == callers._stamp("run.sh", settled, lambda _: b"W=6\n")
-    assert callers._stamp(None, None, lambda _: b"") == b"partial"
+    (stamp, racy), (same, settled_racy) = callers._stamp("run.sh", recent), callers._stamp("run.sh", settled)
+    assert racy and not settled_racy and same != stamp
+    assert callers._stamp_digest([(stamp, b"W=8\n")]) != callers._stamp_digest([(stamp, b"W=6\n")])
+    assert callers._stamp_digest([(stamp, b"W=8\n")]) != callers._stamp_digest([(stamp, None)])
+    assert callers._stamp(None, None) == (b"partial", False)

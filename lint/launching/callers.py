@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Optional
 
 from .. import per_run, project, reads
@@ -43,8 +43,9 @@ class _Files:
     starts: tuple
     paths: tuple
     complete: bool  # False: a bound was passed, a caller may be missing
-    # Each file's stamp (`_stamp`), taken as it was read; None when read through an overlay or a revision.
-    stamps: Optional[bytes] = None
+    # (stamp, the bytes of a racily clean file or None) of each file, taken as it was read (`_stamp`);
+    # None when read through an overlay or a revision. Joined and hashed only when a cache asks.
+    stamps: Optional[tuple] = None
 
 
 _cache: per_run.Cache = per_run.cache()  # (folder, project roots) -> _Files
@@ -223,7 +224,7 @@ def _digest(found: _Files) -> str:
     result outlives it."""
     if found.stamps is None:
         return reads.digest(b"read through a view: " + found.data)
-    return reads.digest(found.stamps)
+    return _stamp_digest(found.stamps)
 
 
 def _stamps(top: str) -> str:
@@ -231,31 +232,31 @@ def _stamps(top: str) -> str:
     bytes of those changed too recently for their times to tell)."""
     if _through_view():
         return ""
-    return reads.digest(b"\n".join(_stamp(candidate, info, _read_or_nothing) for candidate, info in _walk(top)))
+    parts = []
+    for candidate, info in _walk(top):
+        stamp, racy = _stamp(candidate, info)
+        parts.append((stamp, _read_or_nothing(candidate) if racy and candidate is not None else None))
+    return _stamp_digest(parts)
+
+
+def _stamp_digest(parts) -> str:
+    return reads.digest(b"\n".join(stamp if data is None else b"%s\0%d\0%s" % (stamp, len(data), data)
+                                   for stamp, data in parts))
 
 
 # A file changed this recently may change again within the file system's tick, keeping its size and its
-# times: its stamp holds its bytes' digest too (git's answer to a "racily clean" file).
+# times: its stamp holds its bytes too (git's answer to a "racily clean" file).
 RACY_NS = 2_000_000_000
 
 
-def _stamp(candidate: Optional[str], info, read: Callable[[str], bytes]) -> bytes:
-    """A file's path, size, inode and times, and when it changed within RACY_NS of now, its bytes (`read`
-    gives them; hashed with the rest only when a cache asks: a plain lint imports no hashlib); "partial"
-    for the end of a walk cut short by a bound."""
+def _stamp(candidate: Optional[str], info) -> tuple[bytes, bool]:
+    """(a file's path, size, inode and times; whether it changed within RACY_NS of now, so that its bytes
+    go with them). "partial" for the end of a walk cut short by a bound."""
     if candidate is None:
-        return b"partial"
+        return b"partial", False
     stamp = b"%s\0%d\0%d\0%d\0%d" % (os.fsencode(candidate), info.st_size, info.st_ino, info.st_mtime_ns,
                                       info.st_ctime_ns)
-    if time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS:
-        data = read(candidate)
-        stamp += b"\0%d\0%s" % (len(data), data)
-    return stamp
-
-
-def _given(data: Optional[bytes]) -> Callable[[str], bytes]:
-    """What `_stamp` reads of a file whose bytes are in hand (none: it could not be read)."""
-    return lambda _: data or b""
+    return stamp, time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
 
 
 def _read_or_nothing(candidate: str) -> bytes:
@@ -282,13 +283,14 @@ def _read(top: str) -> _Files:
     size = 0
     for candidate, info in _walk(top):
         if candidate is None:
-            return _Files(b"", (), (), False, _joined(stamped and stamped + [_stamp(None, None, _read_or_nothing)]))
+            return _Files(b"", (), (), False, _kept(stamped, b"partial"))
+        stamp, racy = _stamp(candidate, info)  # the stat was taken before the read: a file written since has a newer time
         try:
             data = project.read_bytes(candidate, limit=MAX_FILE_BYTES)
         except OSError:
             data = None  # not a regular file, or past the bound: a data file, not a caller
-        if stamped is not None:  # the stat was taken before the read: a file written since has a newer time
-            stamped.append(_stamp(candidate, info, _given(data)))
+        if stamped is not None:
+            stamped.append((stamp, (data or b"") if racy else None))
         if data is None:
             continue
         starts.append(size)
@@ -297,12 +299,15 @@ def _read(top: str) -> _Files:
         paths.append(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
         size += len(data) + len(_SEPARATOR)
         if size > MAX_BYTES:
-            return _Files(b"", (), (), False, _joined(stamped and stamped + [b"cut"]))  # no stamp walk matches
-    return _Files(b"".join(chunks), tuple(starts), tuple(paths), True, _joined(stamped))
+            return _Files(b"", (), (), False, _kept(stamped, b"cut"))  # no stamp walk matches
+    return _Files(b"".join(chunks), tuple(starts), tuple(paths), True, _kept(stamped))
 
 
-def _joined(stamped: Optional[list]) -> Optional[bytes]:
-    return None if stamped is None else b"\n".join(stamped)  # what _stamps digests
+def _kept(stamped: Optional[list], last: Optional[bytes] = None) -> Optional[tuple]:
+    """The stamps as _Files keeps them, `last` ended with (a bound passed), in the order _stamps walks."""
+    if stamped is None:
+        return None
+    return tuple(stamped) + (((last, None),) if last is not None else ())
 
 
 def _walk(top: str) -> Iterator[tuple]:
