@@ -14,12 +14,11 @@ from collections import Counter
 from .atomic import write_atomic
 from .codes import canonical
 from .config import ConfigError
+from .document import SURROGATE
 from .fingerprint import SourceLines, fingerprint
-from .lazy_pattern import LazyPattern
 from .project import read_bytes
 
 VERSION = 1
-_SURROGATE = LazyPattern("[\ud800-\udfff]")
 # A baseline records every finding of a legacy repository: far more than one config holds.
 MAX_BASELINE_BYTES = 1 << 28
 
@@ -32,7 +31,7 @@ def write(path: str, diagnostics: list, lines: SourceLines) -> None:
     text = json.dumps({"batchlint_baseline": VERSION, "findings": entries}, indent=2, ensure_ascii=False) + "\n"
     # A path that is not UTF-8 holds lone surrogates: written as \u escapes, the file stays valid
     # UTF-8 and reads back to the same path.
-    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     try:
         # A full disk leaves the old baseline as it was. A path that is not UTF-8 keeps its bytes.
         write_atomic(path, text.encode("utf-8", "surrogateescape"))

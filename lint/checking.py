@@ -266,7 +266,7 @@ def _print_fixes(fixes: list, quiet: bool = False, silent: bool = False) -> tupl
 
 def write(report: str, output) -> None:
     """The report on standard output, or into the file `output`."""
-    from .report import without_surrogates
+    from .document import without_surrogates
 
     report = without_surrogates(report)  # fields were made printable by each reporter
     if not output:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .document import Span
+from .document import Span, without_surrogates
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
 
@@ -43,7 +43,6 @@ class Diagnostic:
 
 
 _LONG_NUMBER = LazyPattern(r"\d{41,}")
-_SURROGATE = LazyPattern("[\ud800-\udfff]")
 MAX_MESSAGE = 2_000
 
 
@@ -51,5 +50,5 @@ def clean_text(text: str) -> str:
     """A message fit for any output: long digit runs abbreviated (a config may hold a
     number with thousands of digits), lone surrogates replaced, the length bounded."""
     text = _LONG_NUMBER.sub(lambda m: f"{m.group()[:6]}...({len(m.group())} digits)", text)
-    text = _SURROGATE.sub("\ufffd", text)
+    text = without_surrogates(text)
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "..."

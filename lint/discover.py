@@ -337,7 +337,8 @@ def _artifact_parts(parts: list, is_dir: bool) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # the same folders are asked of every file below them
 def _artifact_dir(name: str, parent: str) -> bool:
-    return (name in _RUN_DIR_NAMES or _RUN_DIR.fullmatch(name) is not None
+    # Each run folder's pattern holds a digit: most folders are tried without compiling it.
+    return (name in _RUN_DIR_NAMES or (any(c.isdigit() for c in name) and _RUN_DIR.fullmatch(name) is not None)
             or (parent == "wandb" and _WANDB_RUN.fullmatch(name) is not None)
             or (parent in ("outputs", "multirun") and _HYDRA_DAY.fullmatch(name) is not None))
 

@@ -9,20 +9,20 @@ how a value was derived, not only what it is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple, Optional, Union
 
+from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
 
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
 # U+2029, which JSON and TOML allow inside strings: every later line would be off.
-LINE_BREAKS: dict[Optional[str], re.Pattern[str]] = {
-    "python": re.compile(r"\r\n|\r|\n"),  # the tokenizer's
-    "yaml": re.compile("\r\n|[\r\n\x85\u2028\u2029]"),  # PyYAML's and libyaml's
+LINE_BREAKS: dict[Optional[str], LazyPattern] = {
+    "python": LazyPattern(r"\r\n|\r|\n"),  # the tokenizer's
+    "yaml": LazyPattern("\r\n|[\r\n\x85\u2028\u2029]"),  # PyYAML's and libyaml's
 }
-_NEWLINE_ONLY = re.compile("\n")  # JSON, TOML, shell; CRLF ends a line at its "\n"
+_NEWLINE_ONLY = LazyPattern("\n")  # JSON, TOML, shell; CRLF ends a line at its "\n"
 
 
 def line_starts(text: str, fmt: Optional[str]) -> list:
@@ -35,6 +35,21 @@ def split_lines(text: str, fmt: Optional[str]) -> list:
     if "\r" not in text and (fmt != "yaml" or text.isascii()):
         return text.split("\n")  # the same lines, without a regex: only "\n" breaks them here
     return LINE_BREAKS.get(fmt, _NEWLINE_ONLY).split(text)
+
+
+SURROGATE = LazyPattern("[\ud800-\udfff]")  # a lone surrogate: no UTF-8 output can encode it
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (from an undecodable file name, or an escape such as `\\ud800` in
+    a config) as U+FFFD, so any output encodes it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")  # none: the common case, without a regex
+        return text
+    except UnicodeEncodeError:
+        return SURROGATE.sub("\ufffd", text)
 
 
 def breaks_other_than_newline(text: str) -> bool:

@@ -12,16 +12,17 @@ from collections.abc import Iterator
 from typing import Any
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner",
-            "pattern", "flags", "groups", "groupindex")
+            "flags", "groups", "groupindex")
 
 
 class LazyPattern:
     """`re.compile(pattern, flags)`, made when one of its methods or attributes is first asked for."""
 
-    __slots__ = ("_source",) + _METHODS
+    __slots__ = ("_source", "pattern") + _METHODS
 
     def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self._source: tuple[Any, int] = (pattern, flags)  # Any: re.compile takes str or bytes, each alike
+        self.pattern: Any = pattern  # as the compiled pattern's, without compiling (a cache's key)
 
     def __getattr__(self, name: str) -> Any:  # only while unset: each is set on the first use
         if name not in _METHODS:

@@ -125,14 +125,16 @@ def lean_dataclass(cls: Any = None, /, *, frozen: bool = False, eq: bool = True)
         klass.__lean_fields__ = found
         if "__init__" not in own:
             klass.__init__ = _init_of(klass, found)
-        shown = tuple(f.name for f in found if f.repr)
-        klass.__repr__ = _repr_of(shown)
+        klass.__lean_shown__ = tuple(f.name for f in found if f.repr)
+        klass.__repr__ = _repr
         if eq and "__eq__" not in own:
-            compared = tuple(f.name for f in found if f.compare)
-            klass.__eq__ = _eq_of(_key_of(compared))
+            klass.__lean_compared__ = _key_of(tuple(f.name for f in found if f.compare))
+            klass.__eq__ = _eq
             if "__hash__" not in own:
-                hashed = tuple(f.name for f in found if (f.compare if f.hash is None else f.hash))
-                klass.__hash__ = _hash_of(_key_of(hashed)) if frozen else None
+                if frozen:
+                    klass.__lean_hashed__ = _key_of(tuple(f.name for f in found
+                                                          if (f.compare if f.hash is None else f.hash)))
+                klass.__hash__ = _hash if frozen else None
         if frozen:
             klass.__setattr__ = _set_once
             klass.__delattr__ = _never_delete
@@ -230,22 +232,27 @@ def _setting(name: str, value: str, frozen: bool) -> str:
 def _init_of(klass: Any, found: tuple) -> Callable[..., None]:
     """An `__init__` taking the class's `init` fields in order, by position or name, as dataclass's would:
     a missing one takes its default or its factory's value; then `__post_init__`, if the class has one.
-    Its COMPILE_AFTER-th call puts the class's compiled one (`_compiled_init`) in its place."""
-    taken = tuple(f for f in found if f.init)
-    names = tuple(f.name for f in taken)
-    index = {name: at for at, name in enumerate(names)}
+    What it needs is worked out on its first call (most classes a one-file lint imports are never made);
+    its COMPILE_AFTER-th call puts the class's compiled one (`_compiled_init`) in its place."""
     missing = MISSING
-    # (name, default, factory, init) of every field, in order: an `init=False` one takes its default.
-    plan = tuple((f.name, f.default, f.default_factory, f.init) for f in found)
-    post_init = getattr(klass, "__post_init__", None) is not None
     set_field = object.__setattr__
     qualname = klass.__qualname__
     calls = 0
+    names: tuple = ()
+    index: dict = {}
+    plan: tuple = ()
+    post_init = False
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        nonlocal calls
+        nonlocal calls, names, index, plan, post_init
         calls += 1
-        if calls == COMPILE_AFTER and klass.__dict__.get("__init__") is __init__:
+        if calls == 1:
+            names = tuple(f.name for f in found if f.init)
+            index = {name: at for at, name in enumerate(names)}
+            # (name, default, factory, init) of every field, in order: an `init=False` one takes its default.
+            plan = tuple((f.name, f.default, f.default_factory, f.init) for f in found)
+            post_init = getattr(klass, "__post_init__", None) is not None
+        elif calls == COMPILE_AFTER and klass.__dict__.get("__init__") is __init__:
             klass.__init__ = _compiled_init(klass, found)
         if len(args) > len(names):
             raise TypeError(f"{qualname}.__init__() takes {len(names) + 1} positional arguments "
@@ -287,29 +294,23 @@ def _key_of(names: tuple) -> Callable[[Any], tuple]:
     return attrgetter(*names)
 
 
-def _eq_of(key: Callable[[Any], tuple]) -> Callable[[Any, Any], Any]:
-    def __eq__(self: Any, other: Any) -> Any:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return key(self) == key(other)
-
-    return __eq__
-
-
-def _hash_of(key: Callable[[Any], tuple]) -> Callable[[Any], int]:
-    def __hash__(self: Any) -> int:
-        return hash(key(self))
-
-    return __hash__
+# Shared by every lean dataclass, each reading its class's fields as the decorator found them: a function
+# made for each class (as dataclass's are) cost its decoration twice as much.
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    key = self.__class__.__lean_compared__
+    return key(self) == key(other)
 
 
-def _repr_of(names: tuple) -> Callable[[Any], str]:
-    @reprlib.recursive_repr()
-    def __repr__(self: Any) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
-        return f"{self.__class__.__qualname__}({shown})"
+def _hash(self: Any) -> int:
+    return hash(self.__class__.__lean_hashed__(self))
 
-    return __repr__
+
+@reprlib.recursive_repr()
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__class__.__lean_shown__)
+    return f"{self.__class__.__qualname__}({shown})"
 
 
 def _set_once(self: Any, name: str, value: Any) -> None:

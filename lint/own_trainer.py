@@ -80,7 +80,7 @@ def program_imports(script: str, entry: Optional[str], package: str | tuple, run
 
 # A call that trains: a trainer built (`Trainer(`, `SFTTrainer(`; not a class statement defining one),
 # `trainer.train(`, a custom loop's `loss.backward(` / `deepspeed.initialize(`, Lightning's `.fit(`.
-_TRAINS = re.compile(rb"(?<!class )(?<![\w])\w*Trainer\s*\(|\.(?:train|backward|fit)\s*\(|deepspeed\.initialize\s*\(")
+_TRAINS = LazyPattern(rb"(?<!class )(?<![\w])\w*Trainer\s*\(|\.(?:train|backward|fit)\s*\(|deepspeed\.initialize\s*\(")
 _IMPORT = LazyPattern(rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w \t,*]+)|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -100,7 +100,7 @@ def _project_roots(view: ProjectView) -> Optional[tuple]:
     return view.boundary.roots if view.boundary else None
 
 
-def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern, runtime: tuple = (),
+def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern | LazyPattern, runtime: tuple = (),
                    view: Optional[ProjectView] = None) -> Optional[bool]:
     """Whether `pattern` is in the program's file or in a module of the project it imports, followed
     import by import; None when the program is not the project's or its code cannot all be read.
@@ -113,7 +113,7 @@ def _program_holds(script: str, entry: Optional[str], pattern: re.Pattern, runti
                             lambda: _search(path, pattern, runtime, view))
 
 
-def _search(path: str, pattern: re.Pattern, runtime: tuple, view: ProjectView) -> Optional[bool]:
+def _search(path: str, pattern: re.Pattern | LazyPattern, runtime: tuple, view: ProjectView) -> Optional[bool]:
     """`runtime`: packages whose own modules are not followed (a copy of the runtime the program hands
     its config to: what its code imports is the runtime's doing, not the program's)."""
     roots = _roots(path, view)

@@ -117,8 +117,8 @@ def real_path(path: str) -> str:
     try:
         if not name or stat.S_ISLNK(os.lstat(absolute).st_mode):
             return os.path.realpath(path)
-    except OSError:  # not there (or not to be looked at): as os.path.realpath says
-        return os.path.realpath(path)
+    except OSError:  # not there (or not to be looked at): os.path.realpath, too, joins its name to its folder's
+        pass  # (a lint looks for many files that are not there: requirements, lock files, a config's siblings)
     real_folder = _real_folders.get(folder)
     if real_folder is None:
         real_folder = _real_folders[folder] = os.path.realpath(folder)

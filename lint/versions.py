@@ -17,6 +17,7 @@ record, so a cached lint result is reused only while those files are unchanged.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -51,15 +52,20 @@ def canonical(name: str) -> str:
 
 # -- PEP 440, the part requirement files use ---------------------------------------------------
 
+@functools.lru_cache(maxsize=4096)  # a premise weighs each release of its framework's table, for every rule
 def version_key(text: str) -> Optional[tuple]:
     """A sort key ordering versions as pip does; None for what is no version."""
-    match = _VERSION.match(text.strip()) if len(text) < 64 else None
+    if len(text) >= 64:
+        return None
+    text = text.strip()
+    plain = _plain_key(text)
+    if plain is not None:
+        return plain
+    match = _VERSION.match(text)
     if match is None:
         return None
     release, phase, pre_n, post, post_n, post_bare, dev, dev_n = match.groups()
     numbers = [int(part) for part in release.split(".")]
-    while len(numbers) > 1 and numbers[-1] == 0:
-        numbers.pop()
     is_post = post is not None or post_bare is not None
     pre: tuple[float, ...]
     if phase:
@@ -68,7 +74,29 @@ def version_key(text: str) -> Optional[tuple]:
         pre = (-_INF,) if dev and not is_post else (_INF,)
     post_key = (int(post_n or post_bare or 0),) if is_post else (-_INF,)
     dev_key = (int(dev_n or 0),) if dev else (_INF,)
-    return (tuple(numbers), pre, post_key, dev_key)
+    return _release_key(numbers, pre, post_key, dev_key)
+
+
+def _plain_key(text: str) -> Optional[tuple]:
+    """version_key of `4.57.1`, `2.0.3.post1`, `0.3.0.dev0`, as release tables write them, without the
+    pattern (None: another shape)."""
+    parts = text.split(".")
+    dev: tuple = (_INF,)
+    if parts[-1][:3] == "dev" and len(parts) > 1 and parts[-1][3:].isdigit():
+        dev = (int(parts.pop()[3:]),)
+    post: tuple = (-_INF,)
+    if parts[-1][:4] == "post" and len(parts) > 1 and parts[-1][4:].isdigit():
+        post = (int(parts.pop()[4:]),)
+    if not (text.isascii() and all(part.isdigit() for part in parts)):
+        return None
+    pre = (-_INF,) if dev[0] != _INF and post[0] == -_INF else (_INF,)  # a dev release comes before its rcs
+    return _release_key([int(part) for part in parts], pre, post, dev)
+
+
+def _release_key(numbers: list, pre: tuple, post: tuple, dev: tuple) -> tuple:
+    while len(numbers) > 1 and numbers[-1] == 0:  # 1.0 is 1.0.0
+        numbers.pop()
+    return (tuple(numbers), pre, post, dev)
 
 
 def _written_release(text: str) -> Optional[tuple]:

@@ -17,6 +17,16 @@ def test_a_lazy_pattern_matches_as_the_compiled_one():
     assert lazy.match(text).groups() == ("a", "1") and lazy.pattern == compiled.pattern and lazy.groups == 2
 
 
+def test_a_lazy_patterns_text_is_read_without_compiling_it(monkeypatch):
+    # A cache keyed by the text (own_trainer._program_holds) asks for it before any search.
+    compiled = []
+    real = re.compile
+    monkeypatch.setattr(re, "compile", lambda *args: compiled.append(args) or real(*args))
+    lazy = LazyPattern(rb"\bTrainer\(")
+    assert lazy.pattern == rb"\bTrainer\(" and compiled == []
+    assert lazy.search(b"x = Trainer(") and len(compiled) == 1 and lazy.pattern == rb"\bTrainer\("
+
+
 def test_only_the_importing_thread_gets_lazy_patterns():
     other = []
     with compiling_lazily():

@@ -178,8 +178,9 @@ def test_the_boundary_resolves_paths_as_realpath_does(tmp_path, monkeypatch):
     os.symlink(tmp_path / "b", tmp_path / "x" / "y" / "to_b")
     monkeypatch.chdir(tmp_path)
     per_run.forget()
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
     paths = ["link/../f", "link/g", "link", "link/to_b", "b", "./b", "x/./f", "missing/file", str(tmp_path / "link" / "to_b"),
-             "x/y/", "."]
+             "x/y/", ".", "link/missing", "link/missing/deeper", "x/f/under_a_file", "dangling", "dangling/g"]
     assert [real_path(p) for p in paths] == [os.path.realpath(p) for p in paths]
     os.remove(tmp_path / "link")  # the folder a link pointed at is remembered for the run only
     os.symlink(tmp_path / "x", tmp_path / "link")

@@ -149,7 +149,7 @@ def test_a_shell_word_holding_a_long_number_is_unknown():
 
 
 def test_a_launch_override_holding_a_long_number_stays_text():
-    from batchlint.sources.yaml import typed_plain
+    from batchlint.sources.plain import typed_plain
 
     assert typed_plain("9" * 31) == "9" * 31
     assert typed_plain("9" * 30) == int("9" * 30)

@@ -55,6 +55,88 @@ def test_plain_scalars_are_typed_like_pyyaml(text):
     assert node.quoted is False
 
 
+def _plain_texts():
+    """Texts shaped as every resolver's pattern and their near misses: each character of the patterns'
+    alphabets at each place of short texts, and the words and numbers configs write."""
+    import itertools
+
+    alphabet = "0189_.-+:eExXbBoO aT\n"
+    short = ["".join(chars) for size in range(1, 4) for chars in itertools.product(alphabet, repeat=size)]
+    written = SAME_AS_PYYAML + [
+        "2024-01-01", "2024-1-1 10:30:00", "2024-01-01T10:30:00.5Z", "2024-01-0", "1234-", "12345-6",
+        "1.5e+3", "1.e-3", "1.5ee+3", "1.5e3", "5.0e-05", "1_000.5", "0.1_0", "-0", "+0", "-", "-abc",
+        "0755", "0789", "1\u0661", "\u0661", "1_", "_1", "0b", "0b2", "0xg", "1:60", "1:5:9.5", "1.5\n",
+        "on_policy", "nullable", "<<<", "==", "!x", "~~", "yes!", ".", "..", "1..2", "1.2.", ".5.",
+    ]
+    return short + written
+
+
+def test_plain_tags_are_the_resolvers():
+    # The reader types the common plain scalars without PyYAML's patterns (sources/plain.py);
+    # whenever it answers, its tag is the one the resolver gives.
+    from batchlint.sources.plain import plain_tag
+    from batchlint.sources.yaml import _RESOLVER
+
+    answered = 0
+    for text in _plain_texts():
+        tag = plain_tag(text)
+        if tag is not None:
+            answered += 1
+            assert tag == _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)), text
+    assert answered > 1000  # it answers for most: the patterns are asked only for the rare shapes
+
+
+def test_launch_values_are_typed_as_pyyaml_types_them_without_importing_it():
+    # A launch line's `key=value` is typed by sources/plain.py; PyYAML's path (typed_by_pyyaml) is the judge.
+    from batchlint.sources.plain import typed_plain
+    from batchlint.sources.yaml import typed_by_pyyaml
+
+    for text in _plain_texts() + ["9" * 18, "9" * 19, "-" + "9" * 17 + ".5", "1e-4", "5E5", "1_0e2"]:
+        ours, theirs = typed_plain(text), typed_by_pyyaml(text)
+        assert type(ours) is type(theirs), text
+        assert ours == theirs or (ours != ours and theirs != theirs), text  # NaN is not NaN
+
+
+def test_a_launch_scripts_lint_imports_no_pyyaml(tmp_path):
+    # Typing its overrides needs no PyYAML: a fifth of such a lint was importing it.
+    (tmp_path / "train.sh").write_text("torchrun --nproc_per_node 8 -m verl.trainer.main_ppo "
+                                       "data.train_batch_size=1024 actor_rollout_ref.actor.ppo_mini_batch_size=256\n")
+    code = ("import sys\nfrom batchlint.entry import main\nsys.argv = ['batchlint', 'train.sh']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\nprint('yaml' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
+
+
+def test_plain_tags_are_the_resolvers_on_the_corpus():
+    # Every plain scalar of the corpus's YAML files: the tag the reader gives is the resolver's.
+    import glob
+
+    from batchlint.sources.plain import plain_tag
+    from batchlint.sources.yaml import _RESOLVER
+
+    from conftest import CORPUS
+
+    files = sorted(glob.glob(f"{CORPUS}/**/*.y*ml", recursive=True))
+    if not files:
+        pytest.skip("needs ../shared/corpus")
+    seen = set()
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            try:
+                events = list(yaml.parse(handle.read(), Loader=yaml.CSafeLoader))
+            except yaml.YAMLError:
+                continue
+        seen.update(e.value for e in events if isinstance(e, yaml.ScalarEvent) and e.implicit[0])
+    asked = 0
+    for text in seen:
+        tag = plain_tag(text)
+        if tag is None:
+            asked += 1
+        else:
+            assert tag == _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)), text
+    assert len(seen) > 3000 and asked < len(seen) / 50
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [

@@ -228,6 +228,21 @@ def test_specifiers(spec, version, admitted):
     assert versions.admits(spec, version) is admitted
 
 
+def test_version_keys_order_plain_and_marked_releases_as_pip():
+    # A plain release (`4.57.1`) is keyed without the pattern; the marked ones through it: one order.
+    ordered = ["0.9", "1.0.dev1", "1.0.dev2", "1.0a1", "1.0rc1", "1", "1.0.0", " 1.0 ", "v1.0.0", "1.0.post1", "1.0.0.post2", "1.0.1",
+               "1.10", "10.0"]
+    keys = [versions.version_key(v) for v in ordered]
+    assert keys == sorted(keys)
+    assert keys[5] == keys[6] == keys[7] == keys[8]  # 1, 1.0.0, padded and v-prefixed: one release
+    assert keys[4] < keys[5] < keys[9] < keys[10] < keys[11]
+    assert versions.version_key("1.0.dev1") == versions.version_key("1.0-dev1") == versions.version_key("1.0dev1")
+    assert versions.version_key("1.0.post1.dev2") == versions.version_key("1.0post1dev2") < keys[9]
+    assert versions.version_key("1.0.post1") == versions.version_key("1.0-1") == versions.version_key("1.0.0post1")
+    assert versions.version_key("1..2") is None and versions.version_key("") is None
+    assert versions.version_key("\u0661.0") == versions.version_key("1.0")  # as the pattern's \d reads it
+
+
 @pytest.mark.parametrize("spec, side", [
     (">=0.29.0", True), (">0.20", True), ("==0.21.*", None), ("~=0.20.1", True), (">=0.19.1", None),
     (">=0.19.1,<0.20", False), ("<0.20.0", False), ("<=0.19.9", False), ("<=0.20", None), ("==0.18.0", False),

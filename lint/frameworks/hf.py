@@ -10,7 +10,6 @@ a rule needs it.
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from ..document import Document, Mapping, Scalar
@@ -210,13 +209,13 @@ class Program:
 
 
 # TRL's trainers and configs (trl/trainer/*_config.py): a program naming GRPO's and no other's reads GRPOConfig.
-_GRPO = re.compile(rb"\bGRPO(?:Trainer|Config)\b")
-_OTHER_TRL = re.compile(rb"\b(?:SFT|DPO|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|Reward|GKD|XPO|NashMD|BCO|PRM|GOLD|"
+_GRPO = LazyPattern(rb"\bGRPO(?:Trainer|Config)\b")
+_OTHER_TRL = LazyPattern(rb"\b(?:SFT|DPO|KTO|ORPO|CPO|PPO|RLOO|OnlineDPO|Reward|GKD|XPO|NashMD|BCO|PRM|GOLD|"
                         rb"MiniLLM|IterativeSFT|AlignProp|DDPO)(?:Trainer|Config)\b")
-_PARSES_TRAINING_ARGUMENTS = re.compile(rb"\b(?:HfArgumentParser|TrlParser)\s*\(")
+_PARSES_TRAINING_ARGUMENTS = LazyPattern(rb"\b(?:HfArgumentParser|TrlParser)\s*\(")
 # What may change a default this adapter assumes in the program's code: a dataclass field of its own
 # (`num_generations: int = 4`), an assignment (`args.bf16 = True`) or a keyword (`GRPOConfig(num_generations=4)`).
-_OWN_DEFAULTS = re.compile(rb"\b(?:per_device_train_batch_size|gradient_accumulation_steps|bf16|num_generations)"
+_OWN_DEFAULTS = LazyPattern(rb"\b(?:per_device_train_batch_size|gradient_accumulation_steps|bf16|num_generations)"
                            rb"[ \t]*(?::|=(?!=))")
 _TRL_GRPO_SCRIPT = LazyPattern(r"(?:^|[/.])trl[/.]scripts[/.]grpo(?:\.py)?$")
 

@@ -212,6 +212,9 @@ TORCHTITAN_RELEASES = ("0.0.2", "0.1.0", "0.2.0", "0.2.1", "0.2.2", "0.3.0")
 # A checkout of main before b0a80df20 (2024-12-17) wrote it at the top, version.txt.
 TORCHTITAN = Distribution(("torchtitan",), "torchtitan", ("assets/version.txt", "version.txt"), title="TorchTitan",
                             releases=TORCHTITAN_RELEASES)
+# Why a premise about TorchTitan's TOML configs ends at 0.2.2 (cited in their sources).
+NO_TOML = ("0.3.0 reads no TOML (config/manager.py:34-48 @ release/0.3 4f9e9a47d, the PyPI wheel: --module/--config "
+           "registries), so a project that runs it has no TOML config (torchtitan.py reads_no_toml)")
 
 # -- torchtune ---------------------------------------------------------------------------------
 # Every torchtune release on PyPI (oldest first): what a rule's window (lint/premise.py) is weighed

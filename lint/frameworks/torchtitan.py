@@ -31,7 +31,7 @@ from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..versions import version_key
 from .facts import Outside, number
-from .releases import TORCHTITAN as DISTRIBUTION
+from .releases import NO_TOML, TORCHTITAN as DISTRIBUTION
 from .spec import Count, Framework, Launcher, Select
 
 if TYPE_CHECKING:
@@ -127,7 +127,6 @@ def reads_no_toml(path: str, view: Optional[ProjectView]) -> bool:
     (its ConfigManager takes `--module`/`--config` only, config/manager.py:34-48 @ 0.3.0), pinned or
     the version of its copy, or a copy of the config-registry kind whatever its version file says."""
     from .. import versions
-    from .torchtitan_registry import copy_arithmetic
 
     found = versions.release(DISTRIBUTION, path, DISTRIBUTION.releases, view)
     if found is None:
@@ -136,6 +135,24 @@ def reads_no_toml(path: str, view: Optional[ProjectView]) -> bool:
     if key is not None and key >= _REGISTRIES_FROM:
         return True
     return found.copy is not None and copy_arithmetic(path, view) is not None
+
+
+TOKENS, SEQUENCES = "tokens", "sequences"  # the batch arithmetic of a config registry (torchtitan_registry.py)
+
+
+def copy_arithmetic(path: str, view: Optional[ProjectView]) -> Optional[str]:
+    """The arithmetic of the copy of TorchTitan inside the project of `path`, if there is one."""
+    from .. import versions
+
+    found = versions.release(DISTRIBUTION, path, view=view)
+    if found is None or found.copy is None:
+        return None
+    text = versions.copy_reader(found.copy, view)("torchtitan/config/configs.py") or ""
+    if "num_tokens_per_microbatch_per_dp_rank" in text:
+        return TOKENS
+    if "class TrainingConfig" in text and "local_batch_size" in text:
+        return SEQUENCES
+    return None
 
 
 _REGISTRIES_FROM: tuple = version_key("0.3.0.dev0")  # type: ignore[assignment]  # a version: never None
@@ -373,8 +390,6 @@ def later(*releases: Optional[str]) -> Optional[str]:
 
 
 # What a TOML rule's window says of 0.3.0 (the newest release), and of the models new in 0.2.0/0.2.1.
-NO_TOML = ("0.3.0 reads no TOML (config/manager.py:34-48 @ release/0.3 4f9e9a47d, the PyPI wheel: --module/--config "
-           "registries), so a project that runs it has no TOML config (torchtitan.py reads_no_toml)")
 NEW_MODELS = {
     "0.2.0": "v0.1.0 has none of llama3_ft, deepseek_v3, qwen3, vlm, simple_fsdp.* (protocols/train_spec.py:108-112 "
              "refuses the name)",

@@ -48,6 +48,7 @@ from ..plan import Fact, Origin, Subject, TrainingPlan
 from ..project import ProjectView
 from ..sources.python import Evaluator, read_python
 from .facts import Outside, number
+from .torchtitan import SEQUENCES, TOKENS, copy_arithmetic
 
 # Trainer.Config's fields that hold a config with defaults (torchtitan/trainer.py:89-116 @ b5bcd76):
 # an attribute set on one a function did not write sets it on the default.
@@ -60,7 +61,6 @@ MAX_CALLS = 32
 MAX_MODULES = 16
 MAX_LEVELS = 16
 
-TOKENS, SEQUENCES = "tokens", "sequences"
 # The keys that tell which arithmetic a config is written for (config/configs.py @ b5bcd76 and @ 0.3.0).
 _TOKEN_KEYS = ("num_tokens_per_microbatch_per_dp_rank", "num_tokens_per_train_step", "max_context_length")
 _SEQUENCE_KEYS = ("local_batch_size", "global_batch_size", "seq_len")
@@ -477,22 +477,6 @@ def _arithmetic(doc: Document, root: Mapping, view: ProjectView) -> Optional[str
         if any(key in training.items for key in _SEQUENCE_KEYS):
             return SEQUENCES
     return copy_arithmetic(doc.path, view)
-
-
-def copy_arithmetic(path: str, view: Optional[ProjectView]) -> Optional[str]:
-    """The arithmetic of the copy of TorchTitan inside the project of `path`, if there is one."""
-    from .. import versions
-    from .torchtitan import DISTRIBUTION
-
-    found = versions.release(DISTRIBUTION, path, view=view)
-    if found is None or found.copy is None:
-        return None
-    text = versions.copy_reader(found.copy, view)("torchtitan/config/configs.py") or ""
-    if "num_tokens_per_microbatch_per_dp_rank" in text:
-        return TOKENS
-    if "class TrainingConfig" in text and "local_batch_size" in text:
-        return SEQUENCES
-    return None
 
 
 def _field(section: Optional[Node], name: str, key: str, default) -> Fact:

@@ -176,15 +176,21 @@ def _find(kind: str, name: str, args: tuple | list = (), under: str = "", fallba
     return None
 
 
+def _fits(name: str, glob: str) -> bool:
+    """fnmatchcase, without compiling a pattern for a glob with no wildcard (most launchers' names): a
+    launch line is tried against every launcher's globs."""
+    return fnmatchcase(name, glob) if "*" in glob or "?" in glob or "[" in glob else name == glob
+
+
 def _matches(kind: str, name: str, glob: str) -> bool:
     """A script glob with a `/` matches the end of the script's path (`tool/cli/*.py` matches
     `./tool/cli/sft.py`), any other its base name; commands and modules match whole."""
     if kind != "scripts":
-        return fnmatchcase(name, glob)
+        return _fits(name, glob)
     if "/" not in glob:
-        return fnmatchcase(os.path.basename(name), glob)
+        return _fits(os.path.basename(name), glob)
     path = name.replace("\\", "/")
-    return fnmatchcase(path, glob) or fnmatchcase(path, "*/" + glob)
+    return _fits(path, glob) or _fits(path, "*/" + glob)
 
 
 def launch_of(command: Command, script: str, handover: Optional[Callable[[str, bool], tuple]] = None) -> Optional[Launch]:
@@ -224,7 +230,7 @@ def launch_of(command: Command, script: str, handover: Optional[Callable[[str, b
         found, args = _find("commands", os.path.basename(first)), words[1:]
         if found is not None and args and found[0].subcommands:
             word = str(args[0].value) if args[0].known else ""
-            if any(fnmatchcase(word, glob) for glob in found[0].subcommands):
+            if any(_fits(word, glob) for glob in found[0].subcommands):
                 args = args[1:]  # the sub-command: sft, train, launch...
     if found is None or entry is not None:
         # `python mason.py --gpus 8 -- torchrun ...`: a submitter's `--` line is the launch, whatever reads its flags.
@@ -388,7 +394,7 @@ def _unwrapped(words: list, start: int, env: dict, options: dict) -> Optional[in
     name = os.path.basename(str(words[start].value))
     for wrapper in _wrappers():
         index = start + 1 + len(wrapper.subcommands)
-        if not any(fnmatchcase(name, glob) for glob in wrapper.commands) \
+        if not any(_fits(name, glob) for glob in wrapper.commands) \
                 or tuple(w.value for w in words[start + 1:index]) != wrapper.subcommands:
             continue
         if wrapper.starts is not None:
@@ -887,7 +893,7 @@ def _assigned_config(text: object, spec: Launcher) -> TypeGuard[str]:
 
 
 def _names_config(flag: str, names: tuple) -> bool:
-    return any(fnmatchcase(flag.lstrip("-"), glob) for glob in names)
+    return any(_fits(flag.lstrip("-"), glob) for glob in names)
 
 
 def _surely_config(flag: str, names: tuple) -> bool:
@@ -985,7 +991,7 @@ def _value_span(word: Word, value: str) -> Span:
 
 def typed(text) -> object:
     """A command-line value as the frameworks' parsers read it: numbers, booleans, else text."""
-    from ..sources.yaml import typed_plain
+    from ..sources.plain import typed_plain
 
     if isinstance(text, ArgumentText):
         return str(text)

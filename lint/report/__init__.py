@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
+from ..document import without_surrogates
 from ..lazy_pattern import LazyPattern
 
 # `concise` (one line a finding) and `full` (text with each finding's source line) are ruff's names; the
@@ -139,7 +140,6 @@ class Summary:
 # C0 and C1 controls, DEL, and the bidirectional overrides and isolates that can
 # make a terminal show other text than the file holds ("Trojan source").
 _CONTROLS = LazyPattern("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_SURROGATES = LazyPattern("[\ud800-\udfff]")
 
 
 def printable(text: str, keep_lines: bool = False) -> str:
@@ -148,13 +148,10 @@ def printable(text: str, keep_lines: bool = False) -> str:
     undecodable file names) shown as U+FFFD."""
     if not keep_lines:
         text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-    text = _SURROGATES.sub("\ufffd", text)
+        if text.isascii() and text.isprintable():
+            return text  # no control character to take out: most messages, without the pattern
+    text = without_surrogates(text)
     return _CONTROLS.sub("", text) if keep_lines else _CONTROLS.sub("", text.replace("\t", " "))
-
-
-def without_surrogates(text: str) -> str:
-    """Lone surrogates (from undecodable file names) as U+FFFD, so any output encodes."""
-    return _SURROGATES.sub("\ufffd", text)
 
 
 def fingerprints(diagnostics: list, lines=None) -> list:

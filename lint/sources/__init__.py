@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import Optional
 
 from ..document import Document, LimitExceeded, ParseError, line_starts
-from ..lazy_pattern import LazyPattern
 from ..limits import MAX_NUMBER_DIGITS
 
 
@@ -37,7 +36,6 @@ FORMATS = {
 # -- checks every reader applies to the values it keeps ---------------------------
 
 _INT_LIMIT = 10**MAX_NUMBER_DIGITS
-_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 def digits_why(count: int) -> str:
@@ -51,14 +49,6 @@ def long_int(value: int) -> Optional[str]:
     bits = value.bit_length()
     # str() itself refuses past 4,300 digits and is quadratic: estimate beyond a few hundred.
     return digits_why(len(str(abs(value))) if bits < 1000 else int(bits * 0.30103) + 1)
-
-
-def clean(text: str) -> str:
-    """`text` with each lone surrogate (written as an escape such as `\\ud800`)
-    replaced by U+FFFD: a surrogate cannot be encoded as UTF-8 by a report."""
-    if text.isascii():
-        return text
-    return _SURROGATE.sub("\ufffd", text)
 
 
 def surrogate_at(text: str) -> Optional[int]:

@@ -24,10 +24,11 @@ from ..document import (
     TooManyValues,
     Unknown,
     line_starts,
+    without_surrogates,
 )
 from ..lazy_pattern import LazyPattern
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
-from . import clean, digits_why
+from . import digits_why
 
 _WHITESPACE = LazyPattern(r"[ \t\n\r]*")
 _NUMBER = LazyPattern(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -91,7 +92,7 @@ class _Parser:
             return self.array(offset, depth)
         if ch == '"':
             string, end = self.string(offset)
-            return Scalar(clean(string), self.scalar_span(offset, end), quoted=True), end
+            return Scalar(without_surrogates(string), self.scalar_span(offset, end), quoted=True), end
         if ch in _LITERALS:
             word, literal = _LITERALS[ch]
             if self.text.startswith(word, offset):
@@ -128,7 +129,7 @@ class _Parser:
             if not self.text.startswith('"', offset):
                 self.fail("expected a key in double quotes", offset)
             key, key_end = self.string(offset)
-            key = clean(key)
+            key = without_surrogates(key)
             key_span = self.scalar_span(offset, key_end)
             offset = self.skip(key_end)
             if not self.text.startswith(":", offset):

@@ -42,7 +42,7 @@ from ..document import Document, LaunchDocument, Mapping, Node, Scalar, Sequence
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import field, lean_dataclass, replace
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_LENGTH, MAX_NODES
-from .yaml import value_offset
+from .plain import value_offset
 
 _OPEN = "${"
 # Nesting of interpolations, brackets and quotes inside one value, and of interpolations followed

@@ -42,6 +42,7 @@ from ..document import (
     Unknown,
     line_starts,
     split_lines,
+    without_surrogates,
 )
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
@@ -55,7 +56,7 @@ from ..limits import (
     MAX_NUMBER_DIGITS,
     MAX_PYTHON_TOKENS,
 )
-from . import _INT_LIMIT, clean, long_int
+from . import _INT_LIMIT, long_int
 
 _new_span = tuple.__new__
 _NON_ASCII = LazyPattern(r"[^\x00-\x7f]")
@@ -637,7 +638,7 @@ class _Evaluator:
     def expr_Constant(self, node: ast.Constant) -> Node:
         value = node.value
         if isinstance(value, str):  # `'\\ud800'` would not encode as UTF-8
-            return Scalar(value if value.isascii() else clean(value), self.span(node))
+            return Scalar(value if value.isascii() else without_surrogates(value), self.span(node))
         if isinstance(value, int) and not isinstance(value, bool):
             too_long = long_int(value)  # `0xfff...` takes no digit limit; `str()` of it later would
             return Unknown(self.span(node), too_long) if too_long else Scalar(value, self.span(node))

@@ -81,8 +81,8 @@ _PLAIN = LazyPattern(r"[^ \t\n;&|()\\'\"$`]+")  # unquoted text without anything
 _QUOTED_PLAIN = LazyPattern(r'[^"\\$`]+')  # the same inside double quotes
 _BACKQUOTED = LazyPattern(r"[^`\\]*(?:\\.[^`\\]*)*`", re.S)
 _HEREDOC_WORD = LazyPattern(r"<<(-?)[ \t]*([^ \t\n;|&<>]*)")
-_PAREN = re.compile(r"[()]")
-_BRACE = re.compile(r"[{}]")
+_PAREN = LazyPattern(r"[()]")
+_BRACE = LazyPattern(r"[{}]")
 # `{a,b}` and `{1..100000000}`: bash expands them into many words; not followed.
 _BRACE_EXPANSION = LazyPattern(r"\{[^{}\s]*(?:,|\.\.)[^{}\s]*\}")
 # Digits past this run are a number too long to keep (whatever reads the word would call int() on it).
@@ -678,7 +678,7 @@ _NODE_COUNT = LazyPattern(
 # `$(pwd)`, `$(pwd -P)`: the folder the shell is in, which the script's `cd`s decide (nothing is run);
 # _PWD_TEXT: where such a part is written in a string.
 _PWD = LazyPattern(r"\s*pwd(?:\s+-[PL])?\s*")
-_PWD_TEXT = re.compile(r"`\s*pwd[^`]*`|\$\(\s*pwd[^)]*\)")
+_PWD_TEXT = LazyPattern(r"`\s*pwd[^`]*`|\$\(\s*pwd[^)]*\)")
 
 
 def _own_folder(body: Optional[str]) -> tuple:

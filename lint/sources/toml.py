@@ -16,14 +16,15 @@ import re
 import sys
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Scalar, Sequence, Span, Unknown
-from ..lazy_pattern import LazyPattern
+from ..lazy_pattern import LazyPattern, compiling_lazily
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_TOML_KEY_PARTS
 from . import long_int
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on old interpreters only
-    import tomli as tomllib
+with compiling_lazily():  # tomllib's date and time patterns, and string.Template's, compile when first run
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on old interpreters only
+        import tomli as tomllib
 
 _KEY_PART = r'(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|\'[^\']*\')'
 _KEY = LazyPattern(rf"\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=\s*")

@@ -16,7 +16,6 @@ PyYAML and libyaml count them; columns count characters.
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from ..document import (
@@ -30,6 +29,7 @@ from ..document import (
     Span,
     Unknown,
     breaks_other_than_newline,
+    without_surrogates,
 )
 from ..lazy_pattern import LazyPattern, compiling_lazily
 
@@ -43,16 +43,15 @@ with compiling_lazily():  # PyYAML's patterns compile when first run (lint/lazy_
         StreamEndEvent,
     )
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
-from . import clean, digits_why, long_int
+from . import digits_why, long_int
+from .plain import BOOL, BOOLEANS, EXPONENT, INT, MERGE, NULL, NUMBER_START, STR, plain_tag, value_offset
 
 try:
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _Loader
 
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_MERGE = "tag:yaml.org,2002:merge"
+_STR, _INT, _MERGE, _NULL, _BOOL = STR, INT, MERGE, NULL, BOOL
 # Only scalar constructors, which build plain values from text; never objects.
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _TYPED = {
@@ -63,8 +62,6 @@ _TYPED = {
 }
 # What a constructor raises on text that is not of its type (`!!int`, `!!bool x`, `!!float abc`).
 _NOT_OF_TYPE = (ValueError, KeyError, IndexError, TypeError, OverflowError, yaml.YAMLError)
-# YAML 1.1 wants a dot and a signed exponent (`1.0e-4`); `1e-4`, `1E5`, `1.0e4` are our extension.
-_EXPONENT = re.compile(r"[-+]?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9][0-9_]*)[eE][-+]?[0-9]+$")
 _NOT_DIGIT = LazyPattern(r"[^0-9a-fA-F]+")
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
@@ -85,22 +82,17 @@ _RESOLVER = yaml.resolver.Resolver()
 # and resolving tries a regex per candidate type. Bounded: only short texts, and so many.
 _RESOLVED: dict = {}
 _RESOLVED_MAX = 8192
-_NULL = "tag:yaml.org,2002:null"
-_BOOL = "tag:yaml.org,2002:bool"
-_BOOL_VALUES = yaml.constructor.SafeConstructor.bool_values
-_NUMBER_START = frozenset("+-.0123456789")  # what _EXPONENT can match first
 _new_span = tuple.__new__
 _NO_DEPS = Scalar.deps  # Scalar's defaults, given positionally: a keyword costs a third of the call
 _QUOTES = ("'", '"')
 
 
 def _resolve(text: str, implicit) -> str:
-    key = (text, implicit)
-    tag = _RESOLVED.get(key)
-    if tag is None:
-        tag = _RESOLVER.resolve(yaml.ScalarNode, text, implicit)
-        if len(text) <= 64 and len(_RESOLVED) < _RESOLVED_MAX:
-            _RESOLVED[key] = tag
+    """The tag of an untagged scalar: every one not plain is a string; a plain one's as PyYAML's resolver
+    gives it (sources/plain.py, else the resolver itself). Remembered for short texts."""
+    tag = (plain_tag(text) or _RESOLVER.resolve(yaml.ScalarNode, text, implicit)) if implicit[0] else _STR
+    if len(text) <= 64 and len(_RESOLVED) < _RESOLVED_MAX:
+        _RESOLVED[(text, implicit)] = tag
     return tag
 
 
@@ -203,7 +195,7 @@ class _Builder:
                     start, end = event.start_mark, event.end_mark
                     span = _new_span(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1, None))
                     text = event.value
-                    value = _scalar(tag, text if text.isascii() else clean(text), event.style, span)
+                    value = _scalar(tag, text if text.isascii() else without_surrogates(text), event.style, span)
                 else:
                     value = self.scalar(event, tag)
                 size, merge = 1, tag == _MERGE
@@ -321,14 +313,14 @@ class _Builder:
         span = _span(event.start_mark, event.end_mark)
         if tag not in _STANDARD_TAGS:
             return Unknown(span, f"YAML tag {tag} is not interpreted")
-        return _scalar(tag, clean(event.value), event.style, span)
+        return _scalar(tag, without_surrogates(event.value), event.style, span)
 
 
 def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
     """Type a scalar by its (resolved or explicit) tag, as PyYAML's safe loader would."""
     if tag == _STR:
         # Quoted, block, `!!str`, or plain text that YAML 1.1 leaves a string.
-        if not style and text[:1] in _NUMBER_START and _EXPONENT.match(text):
+        if not style and text[:1] in NUMBER_START and EXPONENT.match(text):
             return Scalar(float(text.replace("_", "")), span)
         return Scalar(text, span, _NO_DEPS, None, style in _QUOTES)  # positional: a call per value
     construct = _TYPED.get(tag)
@@ -343,8 +335,8 @@ def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
         value = int(text)  # decimal: no sign, `_`, base prefix, octal `0` or base-60 `:`
     elif tag == _NULL:
         value = None
-    elif tag == _BOOL and text.lower() in _BOOL_VALUES:
-        value = _BOOL_VALUES[text.lower()]
+    elif tag == _BOOL and text.lower() in BOOLEANS:
+        value = BOOLEANS[text.lower()]
     else:
         try:
             value = construct(yaml.ScalarNode(tag, text, style=style))
@@ -356,11 +348,9 @@ def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
     return Scalar(value, span, _NO_DEPS, None, style in _QUOTES)
 
 
-def typed_plain(text: str):
-    """The value `text` has when written unquoted: how the frameworks' parsers
-    read a command-line override such as `data.train_batch_size=1024`. Text
-    that would be a number too long to keep stays text."""
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+def typed_by_pyyaml(text: str):
+    """plain.typed_plain, for the shapes it leaves to PyYAML's resolver and constructors."""
+    tag = _resolve(text, (True, False))
     node = _scalar(tag, text, None, Span(1, 1, 1, 1))
     return node.value if isinstance(node, Scalar) else text
 
@@ -392,16 +382,3 @@ def string_in_place(text: str, node: Optional[Node]) -> Optional[str]:
             return None  # over several lines, or escapes in a quoted string
         kept[span.line - 1] = " " * start + node.value
     return "\n".join(kept)
-
-
-def value_offset(lines: list, node: Scalar) -> Optional[int]:
-    """Where on its line the string `node` holds starts (0-based), when the line writes it as it
-    reads: on one line, plain or quoted without escapes; else None. `lines`: the file's lines."""
-    span = node.span
-    if span.line != span.end_line or span.line > len(lines) or not isinstance(node.value, str):
-        return None
-    head = lines[span.line - 1]
-    start, end = span.column - 1, span.end_column - 1
-    if head[start:start + 1] in ("'", '"'):
-        start, end = start + 1, end - 1
-    return start if head[start:end] == node.value else None

@@ -41,9 +41,7 @@ huggingface/nanotron src/nanotron/parallel/context.py:25-36 @ v0.4 (and v0.1),
 
 from collections.abc import Iterator
 
-from batchlint.frameworks.releases import NANOTRON, TORCHTITAN, TORCHTUNE
-from batchlint.frameworks.torchtitan import NO_TOML
-from batchlint.frameworks.torchtune import traits
+from batchlint.frameworks.releases import NANOTRON, NO_TOML, TORCHTITAN, TORCHTUNE
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Rule
@@ -78,8 +76,11 @@ NANOTRON_DEGREES = Premise(
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:
     tune = plan.framework == "torchtune"
-    if tune and traits(plan.document) & {"lora", "quantizer"}:
-        return  # the released LoRA and QAT recipes read no *_parallel_dim
+    if tune:
+        from batchlint.frameworks.torchtune import traits  # a torchtune plan's: imported with it
+
+        if traits(plan.document) & {"lora", "quantizer"}:
+            return  # the released LoRA and QAT recipes read no *_parallel_dim
     for short, fact in plan.parallel.items():
         value = fact.number
         if value is None or fact.span is None or (tune and short != "tp"):

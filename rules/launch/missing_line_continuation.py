@@ -35,18 +35,18 @@ found" (status 127). The option lines are not a command any launcher or program
 reads.
 """
 
-import re
 from collections.abc import Iterator
 
 from batchlint.document import Span
 from batchlint.launching.lines import launch_of
+from batchlint.lazy_pattern import LazyPattern
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 from batchlint.sources.shell import Command
 
 # A word bash would look up as a command but that is an option: `--deepspeed`, `-m` is left out
 # (`-` alone and numbers are not options of anything).
-_OPTION = re.compile(r"--?[A-Za-z][\w.-]*(=.*)?")
+_OPTION = LazyPattern(r"--?[A-Za-z][\w.-]*(=.*)?")
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:

@@ -64,11 +64,11 @@ from batchlint.frameworks.torchtitan import (
     NO_TOML,
     PRE_RELEASE_KEYS,
     TitanSettings,
+    copy_arithmetic,
     custom_config_module,
     keys_from_source,
 )
 from batchlint.frameworks.torchtitan_keys import KEY_SETS
-from batchlint.frameworks.torchtitan_registry import copy_arithmetic
 from batchlint.keysets import InForce, in_force, nest
 from batchlint.plan import TrainingPlan
 from batchlint.premise import HOLDS, Premise, judge
