@@ -15,7 +15,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Optional
 
 from .. import per_run, project, reads
@@ -46,6 +46,7 @@ class _Files:
     # (stamp, the bytes of a racily clean file or None) of each file, taken as it was read (`_stamp`);
     # None when read through an overlay or a revision. Joined and hashed only when a cache asks.
     stamps: Optional[tuple] = None
+    marks: tuple = ()  # of each file in `paths`, what tells its bytes from another run's (`_mark`); () for a revision's
 
 
 _cache: per_run.Cache = per_run.cache()  # (folder, project roots) -> _Files
@@ -107,23 +108,36 @@ def running(path: str) -> Optional[tuple]:
 
 # A variable right before a suffix: `${STAGE}.json`, `$NAME.yaml` (the suffix is the group).
 _COMPOSED = LazyPattern(rb"\$\{?\w+\}?\.(\w+)")
-_composed: per_run.Cache = per_run.cache()  # id of the _Files -> [its _Files, ((index, (suffixes, words)), ...)]
 
 
 def _composers(files: _Files) -> tuple:
     """(index, (the suffixes it composes a name with, its words)) of each file that composes a name from a
-    variable, found in one pass over them all."""
-    entry = _composed.get(id(files))
-    if entry is None or entry[0] is not files:
+    variable, found in one pass over them all; a file whose mark is as the last run found it is not
+    looked through again."""
+    def find() -> tuple:
         found = []
-        data, starts = files.data, files.starts
+        data, starts, marks = files.data, files.starts, files.marks
         for number, start in enumerate(starts):
-            end = starts[number + 1] if number + 1 < len(starts) else len(data)
-            suffixes = frozenset(_COMPOSED.findall(data, start, end))
-            if suffixes:
-                found.append((number, (suffixes, frozenset(_NAME.findall(data, start, end)))))
-        entry = _composed[id(files)] = [files, tuple(found)]
-    return entry[1]
+            path = files.paths[number]
+            kept = _composed_by_file.get(path) if marks else None
+            if kept is not None and kept[0] == marks[number]:
+                composes = kept[1]
+            else:
+                end = starts[number + 1] if number + 1 < len(starts) else len(data)
+                suffixes = frozenset(_COMPOSED.findall(data, start, end))
+                composes = (suffixes, frozenset(_NAME.findall(data, start, end))) if suffixes else None
+                if marks:
+                    if len(_composed_by_file) >= 2 * MAX_FILES:
+                        _composed_by_file.clear()
+                    _composed_by_file[path] = (marks[number], composes)
+            if composes is not None:
+                found.append((number, composes))
+        return (tuple(found),)
+
+    return _derived(_composed, files, find)[1]
+
+
+_composed_by_file: dict = {}  # path -> (its mark, (suffixes, words) or None), kept beyond the run
 
 
 _WORD_END = frozenset(b" \t\n\r\x0b\x0c'\"=;|&()<>`,[]{}")  # what ends a shell word: the path before a name starts after it
@@ -153,15 +167,27 @@ _NAME = LazyPattern(rb"[\w.-]+")
 # and an index costs more than one scan; a run over the tree asks once per config, and the index keeps
 # that linear in the files in view rather than their number squared.
 SCANS_BEFORE_INDEX = 8
-_indexes: per_run.Cache = per_run.cache()  # id of the _Files -> [its _Files, names asked so far, {run: file indices}]
+# Of a _Files (whose bytes never change): kept beyond the run, as the next run may read the same _Files
+# again (`_last`), each entry holding its _Files so that an id is never taken for another's.
+_indexes: dict = {}  # id of the _Files -> [its _Files, names asked so far, {run: file indices}]
+_composed: dict = {}  # id of the _Files -> [its _Files, ((index, (suffixes, words)), ...)]
+_DERIVED_KEPT = 16
+
+
+def _derived(table: dict, files: _Files, make) -> list:
+    """The entry `table` holds for `files`, made with `make()` when it holds none (a few are kept)."""
+    entry = table.get(id(files))
+    if entry is None or entry[0] is not files:
+        if len(table) >= _DERIVED_KEPT:
+            table.clear()
+        entry = table[id(files)] = [files, *make()]
+    return entry
 
 
 def _holding(files: _Files, name: bytes):
     """The indices of the files in `files` whose bytes hold `name`, in order (a superset of those that
     name it as a path: the caller checks each)."""
-    entry = _indexes.get(id(files))
-    if entry is None or entry[0] is not files:
-        entry = _indexes[id(files)] = [files, 0, None]
+    entry = _derived(_indexes, files, lambda: (0, None))
     entry[1] += 1
     if entry[2] is None and entry[1] > SCANS_BEFORE_INDEX:
         entry[2] = _index(files)
@@ -275,32 +301,101 @@ def _through_view() -> bool:
 reads.SEARCHES[SEARCH] = search_digest
 
 
+# What the last runs read, kept beyond the run: the next one (an editor's lint after a keystroke) takes
+# a file's bytes, and what _composers found in them, again when its mark is as it was (`_mark`), and a
+# whole search again when no file's mark differs. Bounded: a few searches, and MAX_BYTES of files.
+_last: dict = {}  # (folder, project roots, overlaid) -> (the marks of its walk, _Files)
+_LAST_KEPT = 4
+_by_file: dict = {}  # path -> (its mark, its bytes or None when it could not be read)
+_by_file_bytes = 0
+
+
 def _read(top: str) -> _Files:
-    stamped: Optional[list] = None if _through_view() else []
+    view = project.ProjectView.now()
+    walked = list(_walk(top))
+    if view.revision is not None:  # a git revision's files: their bytes are not the files' own
+        return _read_walked(walked, (), None)
+    overlay = view.overlay
+    marks = tuple(_mark(candidate, info, overlay) for candidate, info in walked)
+    current = project.current()
+    key = (top, current.roots if current else None, bool(overlay))
+    last = _last.get(key)
+    if last is not None and last[0] == marks:
+        return last[1]
+    found = _read_walked(walked, marks, None if overlay else [])
+    if len(_last) >= _LAST_KEPT:
+        _last.clear()
+    _last[key] = (marks, found)
+    return found
+
+
+def _mark(candidate: Optional[str], info, overlay: Optional[Mapping[str, bytes]]) -> tuple:
+    """What tells a file's bytes from another run's: (its stamp, None) when its stamp does; (its stamp, its
+    bytes, or False when it cannot be read) when it changed within the clock tick or is open in the editor."""
+    stamp, racy = _stamp(candidate, info)
+    data = overlay.get(project.real_path(candidate)) if overlay and candidate is not None else None
+    if data is None and racy and candidate is not None:
+        data = _read_or_none(candidate)
+        return stamp, False if data is None else data
+    return stamp, data
+
+
+def _read_or_none(candidate: str) -> Optional[bytes]:
+    try:
+        return project.read_bytes(candidate, limit=MAX_FILE_BYTES)
+    except OSError:
+        return None  # not a regular file, or past the bound: a data file, not a caller
+
+
+def _read_marked(candidate: str, mark: tuple) -> Optional[bytes]:
+    """The file's bytes: told by its mark, else as the last run read them under the same mark, else read."""
+    global _by_file_bytes
+    told = mark[1]
+    if told is not None:
+        return None if told is False else told
+    kept = _by_file.get(candidate)
+    if kept is not None and kept[0] == mark:
+        return kept[1]
+    data = _read_or_none(candidate)
+    if _by_file_bytes + len(data or b"") > MAX_BYTES:
+        _by_file.clear()
+        _by_file_bytes = 0
+    _by_file[candidate] = (mark, data)
+    _by_file_bytes += len(data or b"")
+    return data
+
+
+def _read_walked(walked: list, marks: tuple, stamped: Optional[list]) -> _Files:
+    """The search's files as `walked` found them, each as its mark in `marks` tells (() for a revision's:
+    each read); `stamped`: a list to keep their stamps in, or None when they are read through an overlay
+    or a revision."""
     chunks: list = []
     starts: list = []
     paths: list = []
+    kept_marks: list = []
     size = 0
-    for candidate, info in _walk(top):
+    for at, (candidate, _) in enumerate(walked):
         if candidate is None:
             return _Files(b"", (), (), False, _kept(stamped, b"partial"))
-        stamp, racy = _stamp(candidate, info)  # the stat was taken before the read: a file written since has a newer time
-        try:
-            data = project.read_bytes(candidate, limit=MAX_FILE_BYTES)
-        except OSError:
-            data = None  # not a regular file, or past the bound: a data file, not a caller
-        if stamped is not None:
-            stamped.append((stamp, (data or b"") if racy else None))
+        if marks:
+            stamp, told = mark = marks[at]
+            data = _read_marked(candidate, mark)
+            if stamped is not None:  # the stat was taken before the read: a file written since has a newer time
+                stamped.append((stamp, None if told is None else (data or b"")))
+        else:
+            data = _read_or_none(candidate)
         if data is None:
             continue
         starts.append(size)
         chunks.append(data + _SEPARATOR)
         # os.walk enters no linked folder, so under a real top only a linked file has another real path.
         paths.append(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
+        if marks:
+            kept_marks.append(marks[at])
         size += len(data) + len(_SEPARATOR)
         if size > MAX_BYTES:
             return _Files(b"", (), (), False, _kept(stamped, b"cut"))  # no stamp walk matches
-    return _Files(b"".join(chunks), tuple(starts), tuple(paths), True, _kept(stamped))
+    return _Files(b"".join(chunks), tuple(starts), tuple(paths), True, _kept(stamped), tuple(kept_marks))
 
 
 def _kept(stamped: Optional[list], last: Optional[bytes] = None) -> Optional[tuple]:
