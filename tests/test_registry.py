@@ -65,7 +65,8 @@ def test_the_adapter_registry_is_what_each_module_declares():
         framework = getattr(importlib.import_module(f"batchlint.frameworks.{name}"), "FRAMEWORK", None)
         if framework is not None:
             launchers = tuple((tuple(launcher.commands), tuple(launcher.modules), tuple(launcher.scripts),
-                               tuple(launcher.markers)) for launcher in framework.launchers)
+                               tuple(launcher.markers), tuple(launcher.requires), tuple(launcher.under))
+                              for launcher in framework.launchers)
             declared[name] = (framework.name, tuple(framework.formats), framework.order, tuple(framework.markers),
                               framework.task is not None, launchers)
     assert ADAPTERS == declared, "lint/frameworks/registry.py differs from the modules' FRAMEWORK"

@@ -6,6 +6,8 @@ import importlib
 import os
 import pkgutil
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -91,7 +93,8 @@ def with_tool(monkeypatch):
 
     globs, at = frameworks.launcher_globs, frameworks.launcher_at
     monkeypatch.setattr(frameworks, "launcher_globs",
-                        lambda: globs() + (("mytool", 0, TOOL.commands, TOOL.modules, TOOL.scripts, TOOL.markers),))
+                        lambda: globs() + (("mytool", 0, TOOL.commands, TOOL.modules, TOOL.scripts, TOOL.markers,
+                                            TOOL.requires, TOOL.under),))
     monkeypatch.setattr(frameworks, "launcher_at", lambda module, index: (TOOL, "mytool") if module == "mytool"
                         else at(module, index))
 
@@ -128,3 +131,21 @@ def test_verl_world_size_is_one_policy():
     assert line.world_size.value == verl.GPUS_PER_NODE.default * 2
     assert f"assumed: {verl.GPUS_PER_NODE.key} defaults to {verl.GPUS_PER_NODE.default}" in line.world_size.detail
     assert verl.DEFAULTS[verl.NODES.key] == verl.NODES.default
+
+
+@pytest.mark.parametrize("line, imported", [
+    ("deepspeed --num_gpus 8 train.py --deepspeed ds.json\n", set()),
+    ("torchrun --nproc_per_node 8 train.py --job.config_file llama.toml\n", {"torchtitan"}),
+    ("composer train.py cfg.yaml\n", {"llmfoundry"}),
+])
+def test_a_launchers_framework_is_imported_only_when_the_command_may_be_its(tmp_path, line, imported):
+    # `train.py` is a script glob of TorchTitan's (with --job.config_file) and LLM Foundry's (under composer):
+    # the registry's requirements decide before either is imported.
+    (tmp_path / "train.sh").write_text("#!/bin/bash\n" + line)
+    code = ("import sys\nfrom batchlint.entry import main\nsys.argv = ['batchlint', 'train.sh']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m.rsplit('.', 1)[-1] for m in sys.modules if m.startswith('batchlint.frameworks.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    loaded = set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    candidates = {"torchtitan", "llmfoundry", "megatron", "llamafactory"}
+    assert loaded & candidates == imported, done.stdout + done.stderr

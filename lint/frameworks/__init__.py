@@ -83,15 +83,16 @@ def _launchers() -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def launcher_globs() -> tuple:
-    """(module or None for a generic launcher, its index there, commands, modules, scripts, markers) of
-    every launcher, in `_launchers`' order, from the registry without importing the frameworks. A command's
-    launcher is imported once one of its globs matches (`launcher_at`): a one-file lint of a DeepSpeed
-    script imports no RL framework."""
+    """(module or None for a generic launcher, its index there, commands, modules, scripts, markers, the
+    flags it requires, the launchers it runs under) of every launcher, in `_launchers`' order, from the
+    registry without importing the frameworks. A command's launcher is imported once one of its globs
+    matches and its requirements hold (`launcher_at`): a one-file lint of a DeepSpeed script imports no
+    RL framework, and `deepspeed train.py` no framework whose `train.py` runs under another launcher."""
     from .launchers import LAUNCHERS as generic
     from .registry import ADAPTERS
 
-    found = [(None, index, launcher.commands, launcher.modules, launcher.scripts, launcher.markers)
-             for index, launcher in enumerate(generic)]
+    found = [(None, index, launcher.commands, launcher.modules, launcher.scripts, launcher.markers,
+              launcher.requires, launcher.under) for index, launcher in enumerate(generic)]
     for _, module, _, _ in _entries():
         found += [(module, index, *globs) for index, globs in enumerate(ADAPTERS[module][5])]
     return tuple(found)

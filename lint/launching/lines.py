@@ -43,7 +43,7 @@ def markers() -> tuple:
     a script that runs another, which may launch."""
     from ..frameworks import launcher_globs
 
-    return (b"python", b".sh") + tuple(dict.fromkeys(marker for *_, found in launcher_globs() for marker in found))
+    return (b"python", b".sh") + tuple(dict.fromkeys(marker for entry in launcher_globs() for marker in entry[5]))
 
 
 @lean_dataclass
@@ -164,15 +164,15 @@ def _find(kind: str, name: str, args: tuple | list = (), under: str = "", fallba
         for entry in launcher_globs():
             if not any(glob.startswith("*") == wide and _matches(kind, name, glob) for glob in entry[place]):
                 continue
-            launcher, owner = launcher_at(entry[0], entry[1])  # imported only now: its globs match
-            if launcher.under and under not in launcher.under:
+            requires, runs_under = entry[6], entry[7]
+            if runs_under and under not in runs_under:
                 continue
-            if launcher.requires:
+            if requires:
                 given = given if given is not None else {
                     str(w.value).partition("=")[0] for w in args if w.known and str(w.value).startswith("-")}
-                if not given & set(launcher.requires):
+                if not given & set(requires):
                     continue
-            return launcher, owner
+            return launcher_at(entry[0], entry[1])  # imported only now: it is the command's
     return None
 
 
