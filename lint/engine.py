@@ -487,7 +487,7 @@ class _Checker:
                 _replay(seen, searches)
                 found += lines
             return found
-        real = os.path.realpath(path)
+        real = project.real_path(path)
         found = []
         for caller in running(path) or ():
             known = self.project_jobs.launches(caller, self.settings, self.options)
@@ -510,7 +510,7 @@ class _Checker:
     def findings_of_jobs(self, path: str, shown: str) -> None:
         """The findings that the lint of a job running the config at `path` makes in it: a file linted alone
         (pre-commit's, the editor's) gets what the run over the whole project gives it."""
-        real = os.path.realpath(path)
+        real = project.real_path(path)
         for launched, diagnostics in self.jobs(path):
             if real in launched:
                 self.diagnostics.extend(d for d in diagnostics if d.path == shown)

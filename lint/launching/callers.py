@@ -63,7 +63,7 @@ def named_elsewhere(path: str) -> bool:
 def naming(path: str) -> Optional[tuple]:
     """The real paths of the files in view, other than the one at `path`, that name it by a path that
     may be its own; None when there are too many files to look through."""
-    real = os.path.realpath(path)
+    real = project.real_path(path)
     files = _files(_top(real))
     if not files.complete:
         return None
@@ -96,7 +96,7 @@ def running(path: str) -> Optional[tuple]:
     named = naming(path)
     if named is None:
         return None
-    real = os.path.realpath(path)
+    real = project.real_path(path)
     stem, dot, suffix = os.fsencode(os.path.basename(real)).rpartition(b".")
     if not (stem and dot and suffix):
         return named
@@ -163,10 +163,12 @@ def _written_before(data: bytes, start: int, end: int, name: bytes):
 # A name a file names another by is a whole run of these (what `_may_be` accepts is preceded by a
 # shell word's end or a `/`, and followed by neither): the index of such runs holds every file that may.
 _NAME = LazyPattern(rb"[\w.-]+")
-# Names looked for by scanning every file before the runs are indexed: a lint of one file asks once,
-# and an index costs more than one scan; a run over the tree asks once per config, and the index keeps
-# that linear in the files in view rather than their number squared.
-SCANS_BEFORE_INDEX = 8
+# Names looked for by scanning every file before the runs are indexed: an index costs what 130-170 scans
+# do (measured on the corpus's repositories: it makes an object of every run of name characters, a scan
+# is one pass of `bytes.find`). Built once so many were asked, neither a lint that asks a few times (a
+# launch script's, or each config's under `-w`) nor a run asking once per config pays more than twice the
+# cheaper of the two.
+SCANS_BEFORE_INDEX = 128
 # Of a _Files (whose bytes never change): kept beyond the run, as the next run may read the same _Files
 # again (`_last`), each entry holding its _Files so that an id is never taken for another's.
 _indexes: dict = {}  # id of the _Files -> [its _Files, names asked so far, {run: file indices}]
@@ -475,7 +477,7 @@ def written_by(path: str) -> Optional[str]:
     """"file:line" of a script in view that writes the file at `path` with a redirection (the target its
     name, or a variable assigned a path ending in it): the file is that script's output, made again
     before the job reads it, and what is committed is not what runs. None when no such script is in view."""
-    real = os.path.realpath(path)
+    real = project.real_path(path)
     name = os.fsencode(os.path.basename(real))
     folder = os.path.dirname(real)
     # The nearest first: a script beside the file (or above it) is the likeliest to mean this one.

@@ -94,7 +94,7 @@ class ProjectJobs:
         (its scripts were linted first) and inverted, so no config searches for the files naming it."""
         from .callers import in_view
 
-        real = os.path.realpath(path)
+        real = project.real_path(path)
         view = in_view(real)
         if view is None:
             return None
@@ -169,7 +169,7 @@ def launched_from(plans: list) -> dict:
         if note is None:
             continue
         line = launch_label(note, plan)
-        lines = launched.setdefault(os.path.realpath(plan.document.path), [])
+        lines = launched.setdefault(project.real_path(plan.document.path), [])
         if line not in lines:
             lines.append(line)
     return launched
@@ -207,7 +207,7 @@ def _caller_key(caller: str, options, settings) -> Optional[tuple]:
         info = os.stat(caller)
     except OSError:
         return None
-    return os.path.realpath(caller), info.st_mtime_ns, info.st_size, options.project, settings.source
+    return project.real_path(caller), info.st_mtime_ns, info.st_size, options.project, settings.source
 
 
 class Resolver:
