@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import NamedTuple, Optional
+from typing import Optional
 
 from ..document import (
     Document,
@@ -51,7 +51,8 @@ LENGTH_GROUPED = "LengthGroupedSampler"
 VARLEN = "use_varlen_attn"
 
 
-class SamplerSpec(NamedTuple):
+@lean_dataclass(frozen=True)
+class SamplerSpec:
     package: str  # where the class lives: a same-named class from elsewhere is not this one
     accepts: tuple[str, ...]  # keyword arguments besides `dataset`, which mmengine passes with `seed`
     requires: tuple[str, ...]

@@ -94,13 +94,14 @@ checks) @ 4.57.1. With `accelerate launch`: trainer.py:5537-5574
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple, Optional
+from typing import Optional
 
 from batchlint.document import Span
 from batchlint.frameworks.deepspeed import TrainerValues
 from batchlint.frameworks.linked import BuiltBy, LinkedConfig, accumulation_added
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
 from batchlint.frameworks.training_arguments import TrainerArguments
+from batchlint.lean_dataclass import lean_dataclass
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
@@ -218,7 +219,8 @@ _REFUSED = ('the Hugging Face Trainer refuses to start ("Please correct the foll
             'mismatch TrainingArguments values")')
 
 
-class _Verdict(NamedTuple):
+@lean_dataclass(frozen=True)
+class _Verdict:
     """What is wrong: in the message (`short`), in full for the notes, and the other fix than "auto"."""
 
     short: str
@@ -274,7 +276,8 @@ def _related(linked: LinkedConfig, ds_fact: Fact, expected: _Expected) -> tuple[
     return tuple(related)
 
 
-class _Expected(NamedTuple):
+@lean_dataclass(frozen=True)
+class _Expected:
     """A TrainingArguments value, how to name it (in full, and `short` for a message), and where it is
     written (None: a default)."""
 
