@@ -34,7 +34,7 @@ LARGEST = (
 
 
 def latencies(config: str, launch: str, edits: int, in_repository: bool = False) -> list:
-    from batchlint.launching import callers
+    from batchlint import project
     from batchlint.server.session import Document, Session, key
 
     folder = tempfile.mkdtemp(prefix="batchlint-editor-")
@@ -47,8 +47,8 @@ def latencies(config: str, launch: str, edits: int, in_repository: bool = False)
             path = os.path.join(folder, config)
             launch = launch.replace("--config-path=conf", f"--config-path={os.path.dirname(config)}")
             # A repository sits on disk before an editor opens it: past the file system's clock tick, when
-            # a script's stamp tells whether it changed (launching/callers.py RACY_NS).
-            time.sleep(callers.RACY_NS / 1e9)
+            # a file's stamp tells whether it changed (lint/project.py RACY_NS).
+            time.sleep(project.RACY_NS / 1e9)
         else:
             path = os.path.join(folder, "conf", os.path.basename(config))
             os.makedirs(os.path.dirname(path))

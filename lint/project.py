@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import os
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Optional
 
@@ -38,6 +39,14 @@ def read_bytes(path: str, limit: Optional[int] = None) -> bytes:
     return ProjectView.now().read_bytes(path, limit)
 
 
+def read_on_disk(path: str, limit: Optional[int] = None) -> bytes:
+    """What `ProjectView.read_bytes` gives for a path that no overlay or revision holds (its caller knows:
+    lint/launching/callers.py looked the overlay up by name): the regular file's bytes, recorded."""
+    data = _read_regular(path, limits.MAX_FILE_BYTES if limit is None else limit)
+    reads.record(path, data)
+    return data
+
+
 def is_file(path: str) -> bool:
     """`ProjectView.is_file` of the view in force."""
     return ProjectView.now().is_file(path)
@@ -48,8 +57,57 @@ def is_dir(path: str) -> bool:
     return ProjectView.now().is_dir(path)
 
 
+# A file changed this recently may change again within the file system's clock tick, keeping its size and
+# its times: its stamp cannot tell (git's "racily clean" files). Such a file is read, never taken as kept.
+RACY_NS = 2_000_000_000
+
+# Files a long-lived process (the editor's server, each keystroke a new run reading the same files) read in
+# earlier runs, while `keeping` is in force: absolute path -> (its stamp when read, its bytes), bounded.
+_kept: dict = {}
+_kept_bytes = 0
+_keeping: contextvars.ContextVar[int] = contextvars.ContextVar("keeping", default=0)  # the bound, in bytes
+
+
+def keeping(most_bytes: int) -> Scoped[int]:
+    """Inside the block, a regular file whose stamp (size, inode, times) is as when an earlier read took it
+    is not read again: its bytes are those (up to `most_bytes` of files kept)."""
+    return Scoped(_keeping, most_bytes)
+
+
+def stamp_of(info: os.stat_result) -> tuple:
+    """(size, inode, modification and change times) of a file: what tells that it changed since."""
+    return info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns
+
+
+def is_racy(info: os.stat_result) -> bool:
+    """Whether the file changed within RACY_NS of now, where its stamp cannot tell a change since."""
+    return time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
+
+
 def _read_regular(path: str, limit: int) -> bytes:
-    _require_regular(os.stat(path), path)
+    global _kept_bytes
+    info = os.stat(path)
+    _require_regular(info, path)
+    most = _keeping.get()
+    if not most:
+        return _read_open(path, limit)
+    where = os.path.abspath(path)
+    kept = _kept.get(where)
+    if kept is not None and kept[0] == stamp_of(info) and not is_racy(info):
+        if info.st_size > limit:
+            raise TooLarge(f"{info.st_size:,} bytes, over the {limit:,}-byte bound")
+        return kept[1]
+    data = _read_open(path, limit)
+    if not is_racy(info) and len(data) == info.st_size:  # as the stat before the read found it
+        if _kept_bytes + len(data) > most:
+            _kept.clear()
+            _kept_bytes = 0
+        _kept[where] = (stamp_of(info), data)
+        _kept_bytes += len(data)
+    return data
+
+
+def _read_open(path: str, limit: int) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(fd)

@@ -340,12 +340,13 @@ def test_a_script_changed_within_the_file_systems_tick_is_stamped_with_its_bytes
     import time
     from types import SimpleNamespace
 
+    from batchlint import project
     from batchlint.launching import callers
 
     now = time.time_ns()
     recent = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now, st_ctime_ns=now)
-    settled = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now - 10 * callers.RACY_NS,
-                              st_ctime_ns=now - 10 * callers.RACY_NS)
+    settled = SimpleNamespace(st_size=5, st_ino=1, st_mtime_ns=now - 10 * project.RACY_NS,
+                              st_ctime_ns=now - 10 * project.RACY_NS)
     (stamp, racy), (same, settled_racy) = callers._stamp("run.sh", recent), callers._stamp("run.sh", settled)
     assert racy and not settled_racy and same != stamp
     assert callers._stamp_digest([(stamp, b"W=8\n")]) != callers._stamp_digest([(stamp, b"W=6\n")])

@@ -7,6 +7,8 @@ import ast
 import json
 import os
 
+import pytest
+
 from batchlint.frameworks import hf, torchtitan_registry, xtuner
 from batchlint.frameworks.facts import Outside
 from batchlint.project import Project, ProjectView
@@ -188,3 +190,25 @@ def test_the_boundary_resolves_paths_as_realpath_does(tmp_path, monkeypatch):
     assert real_path("link/f") == os.path.realpath("link/f") == str(tmp_path / "x" / "f")
     outside = Project((str(tmp_path / "x"),))
     assert outside.contains("link/f") and not outside.contains("b") and not outside.contains("x/y/to_b")
+
+
+def test_kept_reads_are_taken_while_the_stamp_holds(tmp_path, monkeypatch):
+    # project.keeping (the editor's server): a settled file is read once, and again when its stamp changes;
+    # a file changed within the clock tick is always read; the size bound holds for a kept file too.
+    from batchlint import project
+
+    path = tmp_path / "run.sh"
+    path.write_text("W=8\n")
+    opened = []
+    real = project._read_open
+    monkeypatch.setattr(project, "_read_open", lambda p, limit: opened.append(p) or real(p, limit))
+    with project.keeping(1 << 20):
+        assert project.read_bytes(str(path)) == b"W=8\n" and len(opened) == 1  # within the tick: not kept
+        monkeypatch.setattr(project, "RACY_NS", 0)  # settled from here on
+        assert project.read_bytes(str(path)) == b"W=8\n" and len(opened) == 2
+        assert project.read_bytes(str(path)) == b"W=8\n" and len(opened) == 2  # kept
+        path.write_text("W=16\n")
+        assert project.read_bytes(str(path)) == b"W=16\n" and len(opened) == 3  # its stamp changed
+        with pytest.raises(project.TooLarge):
+            project.read_bytes(str(path), limit=2)
+    assert project.read_bytes(str(path)) == b"W=16\n" and len(opened) == 4  # outside the block: read

@@ -14,7 +14,6 @@ import bisect
 import os
 import re
 import stat
-import time
 from collections.abc import Iterator, Mapping
 from typing import Optional
 
@@ -261,7 +260,7 @@ def _stamps(top: str) -> str:
     if _through_view():
         return ""
     parts = []
-    for candidate, info in _walk(top):
+    for candidate, info, _ in _walk(top):
         stamp, racy = _stamp(candidate, info)
         parts.append((stamp, _read_or_nothing(candidate) if racy and candidate is not None else None))
     return _stamp_digest(parts)
@@ -272,19 +271,13 @@ def _stamp_digest(parts) -> str:
                                    for stamp, data in parts))
 
 
-# A file changed this recently may change again within the file system's tick, keeping its size and its
-# times: its stamp holds its bytes too (git's answer to a "racily clean" file).
-RACY_NS = 2_000_000_000
-
-
 def _stamp(candidate: Optional[str], info) -> tuple[bytes, bool]:
-    """(a file's path, size, inode and times; whether it changed within RACY_NS of now, so that its bytes
-    go with them). "partial" for the end of a walk cut short by a bound."""
+    """(a file's path and stamp, project.stamp_of; whether it changed within project.RACY_NS of now, so
+    that its bytes go with them). "partial" for the end of a walk cut short by a bound."""
     if candidate is None:
         return b"partial", False
-    stamp = b"%s\0%d\0%d\0%d\0%d" % (os.fsencode(candidate), info.st_size, info.st_ino, info.st_mtime_ns,
-                                      info.st_ctime_ns)
-    return stamp, time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
+    stamp = b"%s\0%d\0%d\0%d\0%d" % (os.fsencode(candidate), *project.stamp_of(info))
+    return stamp, project.is_racy(info)
 
 
 def _read_or_nothing(candidate: str) -> bytes:
@@ -303,13 +296,11 @@ def _through_view() -> bool:
 reads.SEARCHES[SEARCH] = search_digest
 
 
-# What the last runs read, kept beyond the run: the next one (an editor's lint after a keystroke) takes
-# a file's bytes, and what _composers found in them, again when its mark is as it was (`_mark`), and a
-# whole search again when no file's mark differs. Bounded: a few searches, and MAX_BYTES of files.
+# The last searches read, kept beyond the run: the next one (an editor's lint after a keystroke) takes a
+# search whole when no file's mark differs (`_mark`), and what _composers found in a file while its mark
+# is the same; the files' bytes themselves come from project.keeping in the editor's server.
 _last: dict = {}  # (folder, project roots, overlaid) -> (the marks of its walk, _Files)
 _LAST_KEPT = 4
-_by_file: dict = {}  # path -> (its mark, its bytes or None when it could not be read)
-_by_file_bytes = 0
 
 
 def _read(top: str) -> _Files:
@@ -318,7 +309,10 @@ def _read(top: str) -> _Files:
     if view.revision is not None:  # a git revision's files: their bytes are not the files' own
         return _read_walked(walked, (), None)
     overlay = view.overlay
-    marks = tuple(_mark(candidate, info, overlay) for candidate, info in walked)
+    # Only a file of an overlaid name (or a link, whose real name may be one) is looked up in the overlay.
+    overlaid = frozenset(os.path.basename(path) for path in overlay) if overlay else frozenset()
+    marks = tuple(_mark(candidate, info, overlay if linked or os.path.basename(candidate or "") in overlaid else None)
+                  for candidate, info, linked in walked)
     current = project.current()
     key = (top, current.roots if current else None, bool(overlay))
     last = _last.get(key)
@@ -350,21 +344,15 @@ def _read_or_none(candidate: str) -> Optional[bytes]:
 
 
 def _read_marked(candidate: str, mark: tuple) -> Optional[bytes]:
-    """The file's bytes: told by its mark, else as the last run read them under the same mark, else read."""
-    global _by_file_bytes
+    """The file's bytes: those its mark holds (read already, or the editor's buffer), else the file's on
+    disk (no overlay holds it, and a revision's search has no marks)."""
     told = mark[1]
     if told is not None:
         return None if told is False else told
-    kept = _by_file.get(candidate)
-    if kept is not None and kept[0] == mark:
-        return kept[1]
-    data = _read_or_none(candidate)
-    if _by_file_bytes + len(data or b"") > MAX_BYTES:
-        _by_file.clear()
-        _by_file_bytes = 0
-    _by_file[candidate] = (mark, data)
-    _by_file_bytes += len(data or b"")
-    return data
+    try:
+        return project.read_on_disk(candidate, limit=MAX_FILE_BYTES)
+    except OSError:
+        return None
 
 
 def _read_walked(walked: list, marks: tuple, stamped: Optional[list]) -> _Files:
@@ -376,7 +364,7 @@ def _read_walked(walked: list, marks: tuple, stamped: Optional[list]) -> _Files:
     paths: list = []
     kept_marks: list = []
     size = 0
-    for at, (candidate, _) in enumerate(walked):
+    for at, (candidate, _, _) in enumerate(walked):
         if candidate is None:
             return _Files(b"", (), (), False, _kept(stamped, b"partial"))
         if marks:
@@ -408,13 +396,14 @@ def _kept(stamped: Optional[list], last: Optional[bytes] = None) -> Optional[tup
 
 
 def _walk(top: str) -> Iterator[tuple]:
-    """(path, its stat) of each file under `top` a search for callers reads, in order; (None, None) last
-    when a bound on the files or folders looked at is passed. One walk for the search and its stamps."""
+    """(path, its stat, whether it is a link) of each file under `top` a search for callers reads, in
+    order; (None, None, False) last when a bound on the files or folders looked at is passed. One walk for
+    the search and its stamps."""
     seen = entries = 0
     for folder, dirs, names in os.walk(top):
         entries += len(dirs) + len(names)
         if entries > MAX_ENTRIES:
-            yield None, None
+            yield None, None, False
             return
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
         # os.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
@@ -424,12 +413,13 @@ def _walk(top: str) -> Iterator[tuple]:
                 continue
             seen += 1
             if seen > MAX_FILES:
-                yield None, None
+                yield None, None, False
                 return
             candidate = os.path.join(folder, name)
             try:
                 info = os.lstat(candidate)
-                if stat.S_ISLNK(info.st_mode):
+                linked = stat.S_ISLNK(info.st_mode)
+                if linked:
                     if not project.may_read(candidate):
                         continue
                     info = os.stat(candidate)
@@ -440,7 +430,7 @@ def _walk(top: str) -> Iterator[tuple]:
                         continue
             except OSError:
                 continue
-            yield candidate, info
+            yield candidate, info, linked
 
 
 def _may_be(written: bytes, folders: list) -> bool:

@@ -16,12 +16,15 @@ from .. import run as runs
 from ..config import ConfigError
 from ..engine import Options
 from ..lean_dataclass import field, lean_dataclass
-from ..project import overlaid, read_bytes
+from ..project import keeping, overlaid, read_bytes
 from ..sources import format_of
 from .positions import Text
 
 # A change to one of these can change the settings of every file below it.
 PROJECT_CONFIGS = ("batchlint.toml", "pyproject.toml")
+# Bytes of the project's files kept from one lint to the next while their stamps hold (project.keeping):
+# each keystroke's lint reads the same scripts, install files and configs again.
+KEPT_BYTES = 64 << 20
 
 
 def key(path: str) -> str:
@@ -91,7 +94,7 @@ class Session:
                 return linted
             request = runs.Request((), settings, Options(digests=False),
                                    stdin=(doc.path, doc.text.encode("utf-8", "surrogatepass")))
-            with overlaid(self.overlay()):
+            with overlaid(self.overlay()), keeping(KEPT_BYTES):
                 run = runs.lint(request)
         except ConfigError as exc:
             linted.errors.append(str(exc))
