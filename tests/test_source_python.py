@@ -968,3 +968,23 @@ def test_names_an_undecided_branch_touches_keep_one_order_whatever_the_hash_seed
                              env={**os.environ, "PYTHONHASHSEED": str(seed)}, check=True).stdout
               for seed in range(6)}
     assert len(orders) == 1, orders
+
+
+def test_the_evaluators_walk_is_ast_walk_node_for_node():
+    # sources/python.walked replaces list(ast.walk(...)): the same nodes in the same order (what a
+    # block not evaluated forgets is bound in that order), on batchlint's own modules and a config.
+    import ast
+    import glob
+
+    from batchlint.sources.python import walked
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(read.__code__.co_filename)))
+    sources = sorted(glob.glob(os.path.join(package, "**", "*.py"), recursive=True))[:40]
+    assert len(sources) == 40
+    for path in sources:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in [tree] + tree.body:
+            expected = list(ast.walk(node))
+            found = walked(node)
+            assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected)), path
