@@ -140,7 +140,7 @@ class _Open:
         self.tag = tag
         self.anchor = anchor
         self.size = 1  # nodes below and including it, aliases counted in full
-        self.key = _NO_KEY  # a mapping's key waiting for its value
+        self.key = _NO_KEY  # a mapping's key waiting for its value: (its name, its span)
         self.merges: list = []  # `<<` values, applied at the end
 
 
@@ -195,7 +195,16 @@ class _Builder:
                     start, end = event.start_mark, event.end_mark
                     span = _new_span(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1, None))
                     text = event.value
-                    value = _scalar(tag, text if text.isascii() else without_surrogates(text), event.style, span)
+                    if not text.isascii():
+                        text = without_surrogates(text)
+                    if tag == _STR and stack and stack[-1].key is _NO_KEY and stack[-1].mapping and (
+                            event.anchor is None and (event.style or text[:1] not in NUMBER_START
+                                                      or not EXPONENT.match(text))):
+                        frame = stack[-1]  # a mapping's string key: its name and place, and no node
+                        frame.size += 1
+                        frame.key = (text, span)
+                        continue
+                    value = _scalar(tag, text, event.style, span)
                 else:
                     value = self.scalar(event, tag)
                 size, merge = 1, tag == _MERGE
@@ -217,8 +226,13 @@ class _Builder:
                 frame.node.items.append(value)
                 continue
             key = frame.key
-            if key is _NO_KEY:  # `value` is a key
-                frame.key = _MERGE_KEY if merge else value if isinstance(value, Scalar) else _SKIPPED_KEY
+            if key is _NO_KEY:  # `value` is a key: its name and place are kept
+                if merge:
+                    frame.key = _MERGE_KEY
+                elif isinstance(value, Scalar):
+                    frame.key = (value.value if isinstance(value.value, str) else str(value.value), value.span)
+                else:
+                    frame.key = _SKIPPED_KEY
                 continue
             frame.key = _NO_KEY
             if key is _MERGE_KEY:  # not a value of the mapping: only the keys it brings count (in merge())
@@ -226,12 +240,12 @@ class _Builder:
                 frame.merges.append(value)
                 self.count -= size
             elif key is not _SKIPPED_KEY:
-                name = key.value if isinstance(key.value, str) else str(key.value)
+                name, key_span = key
                 node = frame.node
                 if name in node.items:
-                    node.duplicates.append((name, key.span))
+                    node.duplicates.append((name, key_span))
                 node.items[name] = value
-                node.key_spans[name] = key.span
+                node.key_spans[name] = key_span
 
     # -- counting --------------------------------------------------------------
     def counted(self, size: int, event, alias: bool = False) -> None:
