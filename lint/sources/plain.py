@@ -75,13 +75,18 @@ def plain_tag(text: str) -> Optional[str]:
     return STR  # `1e-4`, `3b`: no int (digits and `_` only, but for 0x/0b), float or timestamp
 
 
+def exponent_number(text: str) -> bool:
+    """Whether plain text YAML 1.1 leaves a string is a number to the frameworks' parsers (`1e-4`)."""
+    return text[:1] in NUMBER_START and EXPONENT.match(text) is not None
+
+
 def typed_plain(text: str):
     """The value `text` has when written unquoted: how the frameworks' parsers read a command-line
     override such as `data.train_batch_size=1024`. Text that would be a number too long to keep stays
     text."""
     tag = plain_tag(text)
     if tag == STR:
-        return float(text.replace("_", "")) if text[0] in NUMBER_START and EXPONENT.match(text) else text
+        return float(text.replace("_", "")) if exponent_number(text) else text
     if tag == NULL:
         return None
     if tag == BOOL:

@@ -44,20 +44,19 @@ with compiling_lazily():  # PyYAML's patterns compile when first run (lint/lazy_
     )
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
 from . import digits_why, long_int
-from .plain import BOOL, BOOLEANS, EXPONENT, INT, MERGE, NULL, NUMBER_START, STR, plain_tag, value_offset
+from .plain import BOOL, BOOLEANS, INT, MERGE, NULL, STR, exponent_number, plain_tag, value_offset
 
 try:
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _Loader
 
-_STR, _INT, _MERGE, _NULL, _BOOL = STR, INT, MERGE, NULL, BOOL
 # Only scalar constructors, which build plain values from text; never objects.
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _TYPED = {
     "tag:yaml.org,2002:null": _CONSTRUCTOR.construct_yaml_null,
     "tag:yaml.org,2002:bool": _CONSTRUCTOR.construct_yaml_bool,
-    _INT: _CONSTRUCTOR.construct_yaml_int,
+    INT: _CONSTRUCTOR.construct_yaml_int,
     "tag:yaml.org,2002:float": _CONSTRUCTOR.construct_yaml_float,
 }
 # What a constructor raises on text that is not of its type (`!!int`, `!!bool x`, `!!float abc`).
@@ -90,7 +89,7 @@ _QUOTES = ("'", '"')
 def _resolve(text: str, implicit) -> str:
     """The tag of an untagged scalar: every one not plain is a string; a plain one's as PyYAML's resolver
     gives it (sources/plain.py, else the resolver itself). Remembered for short texts."""
-    tag = (plain_tag(text) or _RESOLVER.resolve(yaml.ScalarNode, text, implicit)) if implicit[0] else _STR
+    tag = (plain_tag(text) or _RESOLVER.resolve(yaml.ScalarNode, text, implicit)) if implicit[0] else STR
     if len(text) <= 64 and len(_RESOLVED) < _RESOLVED_MAX:
         _RESOLVED[(text, implicit)] = tag
     return tag
@@ -197,9 +196,8 @@ class _Builder:
                     text = event.value
                     if not text.isascii():
                         text = without_surrogates(text)
-                    if tag == _STR and stack and stack[-1].key is _NO_KEY and stack[-1].mapping and (
-                            event.anchor is None and (event.style or text[:1] not in NUMBER_START
-                                                      or not EXPONENT.match(text))):
+                    if tag == STR and stack and stack[-1].key is _NO_KEY and stack[-1].mapping and (
+                            event.anchor is None and (event.style or not exponent_number(text))):
                         frame = stack[-1]  # a mapping's string key: its name and place, and no node
                         frame.size += 1
                         frame.key = (text, span)
@@ -207,7 +205,7 @@ class _Builder:
                     value = _scalar(tag, text, event.style, span)
                 else:
                     value = self.scalar(event, tag)
-                size, merge = 1, tag == _MERGE
+                size, merge = 1, tag == MERGE
                 if event.anchor is not None:
                     self.anchor(event, [value, 1])
             elif kind is AliasEvent:
@@ -332,24 +330,24 @@ class _Builder:
 
 def _scalar(tag: str, text: str, style: Optional[str], span: Span) -> Node:
     """Type a scalar by its (resolved or explicit) tag, as PyYAML's safe loader would."""
-    if tag == _STR:
+    if tag == STR:
         # Quoted, block, `!!str`, or plain text that YAML 1.1 leaves a string.
-        if not style and text[:1] in NUMBER_START and EXPONENT.match(text):
+        if not style and exponent_number(text):
             return Scalar(float(text.replace("_", "")), span)
         return Scalar(text, span, _NO_DEPS, None, style in _QUOTES)  # positional: a call per value
     construct = _TYPED.get(tag)
     if construct is None:  # a timestamp, `=`, `<<`, binary...: kept as written
         return Scalar(text, span)
-    if tag == _INT and len(text) > MAX_NUMBER_DIGITS:
+    if tag == INT and len(text) > MAX_NUMBER_DIGITS:
         digits = len(_NOT_DIGIT.sub("", text))
         if digits > MAX_NUMBER_DIGITS:  # before int(): past 4,300 digits it raises, and it is quadratic
             return Unknown(span, digits_why(digits))
     # The common cases without a node and a constructor call, as SafeConstructor reads them.
-    if tag == _INT and text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
+    if tag == INT and text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
         value = int(text)  # decimal: no sign, `_`, base prefix, octal `0` or base-60 `:`
-    elif tag == _NULL:
+    elif tag == NULL:
         value = None
-    elif tag == _BOOL and text.lower() in BOOLEANS:
+    elif tag == BOOL and text.lower() in BOOLEANS:
         value = BOOLEANS[text.lower()]
     else:
         try:
