@@ -1,3 +1,3 @@
-from batchlint.entry import main
+from batchlint.entry import run
 
-main()
+run()

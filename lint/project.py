@@ -179,8 +179,29 @@ def real_path(path: str) -> str:
         pass  # (a lint looks for many files that are not there: requirements, lock files, a config's siblings)
     real_folder = _real_folders.get(folder)
     if real_folder is None:
-        real_folder = _real_folders[folder] = os.path.realpath(folder)
+        real_folder = _real_folder(folder)
     return os.path.join(real_folder, name)
+
+
+def _real_folder(folder: str) -> str:
+    """`os.path.realpath` of an absolute, normal `folder`, from its parent's, remembered: a folder that is no
+    link is an entry of its parent's real path, as realpath resolves one part after the other (one lstat
+    for each folder not seen yet, not one for each folder above it)."""
+    missing = []  # folders below the nearest one remembered, nearest last
+    while (found := _real_folders.get(folder)) is None:
+        parent, name = os.path.split(folder)
+        if not name or parent == folder:
+            found = _real_folders[folder] = os.path.realpath(folder)
+            break
+        missing.append((folder, name))
+        folder = parent
+    for folder, name in reversed(missing):
+        try:
+            linked = stat.S_ISLNK(os.lstat(folder).st_mode)
+        except OSError:  # not there: realpath, too, joins its name to its parent's
+            linked = False
+        found = _real_folders[folder] = os.path.realpath(folder) if linked else os.path.join(found, name)
+    return found
 
 
 def upward(folder: str, levels: int) -> Iterator[str]:
@@ -410,13 +431,21 @@ def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_byte
     for folder, subfolders, files in os.walk(top):
         subfolders[:] = sorted(d for d in subfolders
                                if d not in SKIPPED_DIRS and not d.startswith(".") and not skip(folder, d))
+        # os.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
+        folder_in_view: Optional[bool] = None
         for name in sorted(files):
             if seen >= most_files or not wanted(name):
                 continue
             seen += 1
             path = os.path.join(folder, name)
-            if not view.may_read(path):
-                continue
+            if os.path.islink(path):
+                if not view.may_read(path):
+                    continue
+            else:
+                if folder_in_view is None:
+                    folder_in_view = view.may_read(folder)
+                if not folder_in_view:
+                    continue
             try:
                 yield path, view.read_bytes(path, most_bytes)
             except OSError:

@@ -140,6 +140,28 @@ def remembered(cache: MutableMapping, key: object, compute: Callable[[], T]) -> 
     return found[0]
 
 
+def kept(cache: MutableMapping, key: object, compute: Callable[[], T]) -> T:
+    """`compute()` once for `key` in `cache` (a per_run cache), and at every ask what it touched, as it
+    touched it: a file read as read, a file searched as searched, its searches and its notices."""
+    found = cache.get(key)
+    if found is None:
+        with tracking(digests=None) as touched:
+            value = compute()
+        found = cache[key] = (value, tuple((path, digest_, path in touched.read) for path, digest_ in touched.paths.items()),
+                              tuple(touched.searches.items()), tuple(touched.notices))
+    if _log is not None:
+        for path, digest_, read in found[1]:
+            if read:
+                replay(path, digest_)
+            else:
+                with searching():
+                    replay(path, digest_)
+        for key_, digest_ in found[2]:
+            replay_search(key_, digest_)
+        for message in found[3]:
+            notice(message)
+    return found[0]
+
 
 def snapshot() -> tuple:
     """(the reads, the searches) of the lint in progress until now, as `replay` takes them."""

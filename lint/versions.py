@@ -21,7 +21,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Optional
 
 from . import per_run, project, reads
@@ -342,8 +342,11 @@ def _requirements_file(reading: _Reading, path: str, names: set) -> list:
     return pins
 
 
-# `pip install ...` as shell scripts, Dockerfiles and notebooks write it (`uv pip`, `python -m pip`, `pip3`).
-_PIP_INSTALL = LazyPattern(r"(?:^|[\s;&|(`\"'])(?:uv\s+)?pip3?(?:\.\d+)?\s+install\s+([^\n;&|)`]*)")
+# `pip install ...` as shell scripts, Dockerfiles and notebooks write it (`uv pip`, `python -m pip`, `pip3`),
+# its `pip` at the start or after a space or one of _PIP_AFTER (checked apart: a pattern that begins with
+# `pip` is searched for as a string, several times faster on a long file).
+_PIP_INSTALL = LazyPattern(r"pip3?(?:\.\d+)?\s+install\s+([^\n;&|)`]*)")
+_PIP_AFTER = frozenset(";&|(`\"'")
 # Options of `pip install` that take a value: the value is no requirement.
 _PIP_VALUED = frozenset({"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
                          "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root",
@@ -354,15 +357,26 @@ _PIP_CALL = LazyPattern(r"\b(?:uv_)?pip_install\s*\(")
 _STRING = LazyPattern(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
 
 
-def install_pins(text: str, names: set, path: str, top: str = "") -> list:
-    """[(spec, where)] of the install commands in `text` naming one of `names`: `pip install x==1.2`
-    lines of a shell script or Dockerfile (continued lines joined), and the strings of a
-    `pip_install(...)` call in a Python job launcher. `pip install x` alone names no release ("").
-    `top`: the project's top, which `where` is relative to."""
-    where = _Reading(ProjectView(), top).where
-    pins = []
-    joined = re.sub(r"\\(\r?\n)", " \0", text)  # a continued line goes on; \0 still counts as a line below
-    for match in _PIP_INSTALL.finditer(joined):
+def _pip_installs(text: str) -> Iterator[re.Match]:
+    """_PIP_INSTALL's matches whose `pip` starts the text or follows a space or one of _PIP_AFTER."""
+    search, start = _PIP_INSTALL.search, 0
+    while (match := search(text, start)) is not None:
+        at = match.start()
+        if at == 0 or text[at - 1].isspace() or text[at - 1] in _PIP_AFTER:
+            yield match
+            start = max(match.end(), at + 1)
+        else:  # not a command (`mypip install`): a command may still start inside what it took
+            start = at + 1
+
+
+def install_requirements(text: str) -> tuple:
+    """(requirement as written, line) of each install command in `text`: `pip install x==1.2` lines of a
+    shell script or Dockerfile (continued lines joined), and the strings of a `pip_install(...)` call in a
+    Python job launcher. Found once per file: a project's lint asks it for each distribution."""
+    found = []
+    joined = re.sub(r"\\(\r?\n)", " \0", text) if "\\" in text else text  # a continued line goes on; \0 still counts as a line below
+    lines, counted = 1, 0  # the line at offset `counted` of `joined`, counted as the matches go on
+    for match in _pip_installs(joined):
         skip = False
         for word in re.finditer(r"[^\s\0\"']+", match.group(1)):
             token = word.group()
@@ -372,18 +386,23 @@ def install_pins(text: str, names: set, path: str, top: str = "") -> list:
             if token.startswith("-"):
                 skip = token in _PIP_VALUED
                 continue
-            spec = _requirement(token, names)
-            if spec is not None:
-                at = match.start(1) + word.start()
-                pins.append((spec, where(path, joined.count("\n", 0, at) + joined.count("\0", 0, at) + 1)))
-    for call in _PIP_CALL.finditer(text):
+            at = match.start(1) + word.start()
+            lines += joined.count("\n", counted, at) + joined.count("\0", counted, at)
+            counted = at
+            found.append((token, lines))
+    lines, counted = 1, 0
+    for call in _PIP_CALL.finditer(text) if "pip_install" in text else ():
         end = text.find(")", call.end())
         inside = text[call.end():end if end >= 0 else call.end() + 4000][:4000]
         for string in _STRING.finditer(inside):
-            spec = _requirement(string.group(1) or string.group(2), names)
-            if spec is not None:
-                pins.append((spec, where(path, text.count("\n", 0, call.end() + string.start()) + 1)))
-    return pins
+            at = call.end() + string.start()
+            if at >= counted:  # strings of one call come in order; a later call's may start inside it
+                lines += text.count("\n", counted, at)
+            else:
+                lines = text.count("\n", 0, at) + 1
+            counted = at
+            found.append((string.group(1) or string.group(2), lines))
+    return tuple(found)
 
 
 def _toml(text: str) -> Optional[dict]:
@@ -566,8 +585,9 @@ def _cached_says(reading: _Reading, folder: str, dist: Distribution) -> Optional
     return said
 
 
-def _levels(path: str, top: str) -> list:
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+def _levels(folder: str, top: str) -> list:
+    """`folder` (absolute) and the folders above it up to `top`, as real paths."""
+    folder = project.real_path(folder)
     levels = [folder]
     while folder != top and len(levels) < MAX_LEVELS:
         parent = os.path.dirname(folder)
@@ -588,8 +608,19 @@ def release(dist: Distribution, path: str, known: tuple = (), view: Optional[Pro
     for name in dist.names:
         if canonical(name) in versions:
             return Release(str(versions[canonical(name)]), f"`versions` in {source or 'the project config'}")
+    # What the project says depends on the file's folder alone: its configs ask once for all of them.
+    folder = os.path.dirname(os.path.abspath(path))
+    if len(_releases) >= MAX_CACHED:
+        _releases.clear()
+    return reads.kept(_releases, (folder, dist, known, view.key), lambda: _release(dist, path, known, view))
+
+
+_releases: per_run.Cache = per_run.cache()  # (folder, distribution, known, view) -> (Release, what it touched)
+
+
+def _release(dist: Distribution, path: str, known: tuple, view: ProjectView) -> Optional[Release]:
     reading = _Reading(view, view.top_of(path))
-    for folder in _levels(path, reading.top):
+    for folder in _levels(os.path.dirname(os.path.abspath(path)), reading.top):
         said = _cached_says(reading, folder, dist)
         if said is None:
             continue
@@ -622,29 +653,31 @@ MAX_INSTALL_BYTES = 256 << 10
 
 
 _installs: per_run.Cache = per_run.cache()  # (project top, distribution, view) -> (pins, the reads they took)
-_install_files: per_run.Cache = per_run.cache()  # (project top, view) -> ((path, text) of files that may install, reads)
+_install_files: per_run.Cache = per_run.cache()  # (project top, view) -> ((path, install_requirements), reads)
 
 
 def _cached_installs(reading: _Reading, dist: Distribution) -> tuple:
     names = {canonical(n) for n in dist.names}
 
     def pins() -> tuple:
-        return tuple(pin for path, text in _install_texts(reading)
-                     for pin in install_pins(text, names, path, reading.top))
+        return tuple((spec, reading.where(path, line)) for path, found in _install_commands(reading)
+                     for token, line in found if (spec := _requirement(token, names)) is not None)
 
     return reads.remembered(_installs, (reading.top, dist, reading.view.key), pins)
 
 
-def _install_texts(reading: _Reading) -> tuple:
-    """(path, text) of the project's files that may hold install commands, read once per project."""
+def _install_commands(reading: _Reading) -> tuple:
+    """(path, its install_requirements) of the project's files that hold install commands, read once per
+    project."""
     return reads.remembered(_install_files, (reading.top, reading.view.key), lambda: _scan_installs(reading))
 
 
 def _scan_installs(reading: _Reading) -> tuple:
-    return tuple((path, raw.decode("utf-8", "replace"))
-                 for path, raw in reading.view.contents(reading.top, lambda name: _INSTALL_FILES.match(name) is not None,
-                                                        MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
-                 if b"install" in raw and b"pip" in raw)
+    found = ((path, install_requirements(raw.decode("utf-8", "replace")))
+             for path, raw in reading.view.contents(reading.top, lambda name: _INSTALL_FILES.match(name) is not None,
+                                                    MAX_INSTALL_FILES, MAX_INSTALL_BYTES)
+             if b"install" in raw and b"pip" in raw)
+    return tuple((path, requirements) for path, requirements in found if requirements)
 
 
 def _resolve(pins: tuple, known: tuple) -> Release:

@@ -2,6 +2,8 @@
 exactly what the click command gives it, and leave every other line to click."""
 
 import os
+import subprocess
+import sys
 
 import click
 import pytest
@@ -77,5 +79,32 @@ def test_the_entry_point_lints_as_the_click_command_does(tmp_path, capfd, monkey
 
 def test_the_console_script_is_the_entry_point():
     with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pyproject.toml")) as handle:
-        assert 'batchlint = "batchlint.entry:main"' in handle.read()
+        assert 'batchlint = "batchlint.entry:run"' in handle.read()
     assert isinstance(cli.main, click.Group)
+
+
+def test_the_console_script_ends_the_process_at_once_with_every_line_written(tmp_path, capfd, monkeypatch):
+    # More findings than one pipe buffer holds, so what is written must be flushed before the process ends.
+    for index in range(200):
+        (tmp_path / f"ds{index:03}.json").write_text('{"train_batch_size": 6, "train_micro_batch_size_per_gpu": 4}\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["batchlint", ".", "-w", "1"])
+    with pytest.raises(SystemExit) as done:
+        entry.main()
+    in_process = capfd.readouterr()
+    # An exit hook of the caller's would run at the interpreter's teardown: `run` ends the process before it.
+    code = ("import atexit, sys\natexit.register(lambda: print('torn down'))\n"
+            "sys.argv = ['batchlint', '.', '-w', '1']\nfrom batchlint.entry import run\nrun()\n")
+    console = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert (console.returncode, console.stdout, console.stderr) == (done.value.code, in_process.out, in_process.err)
+    assert done.value.code == 1 and len(in_process.out) > 65536 and "torn down" not in console.stdout
+
+
+def test_python_dash_m_is_the_console_script(tmp_path):
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 4}\n')
+    clean = subprocess.run([sys.executable, "-m", "batchlint", "ds.json", "-w", "2"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    wrong = subprocess.run([sys.executable, "-m", "batchlint", "ds.json", "-w", "3"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert clean.returncode == 0 and "All checks passed" in clean.stdout
+    assert wrong.returncode == 1 and "BL" in wrong.stdout

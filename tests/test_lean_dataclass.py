@@ -211,8 +211,8 @@ def test_a_one_file_lint_imports_neither_dataclasses_nor_inspect(tmp_path):
     # one-file lint's start-up, which a YAML or JSON lint has no use for.
     config = tmp_path / "ds.json"
     config.write_text('{"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2}\n')
-    code = ("import runpy, sys\nsys.argv = ['batchlint', 'check', sys.argv[1]]\n"
-            "try:\n    runpy.run_module('batchlint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+    code = ("import sys\nsys.argv = ['batchlint', 'check', sys.argv[1]]\nfrom batchlint.entry import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('dataclasses', 'inspect', 'ast', 'dis', 'tokenize') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr

@@ -160,9 +160,9 @@ def test_the_console_script(built):
     files = wheel_files(wheel)
     [name] = [n for n in files if n.endswith(".dist-info/entry_points.txt")]
     entry_points = files[name].decode("utf-8")
-    assert re.search(r"^\[console_scripts\]\s*\nbatchlint = batchlint\.entry:main$", entry_points, re.M), entry_points
+    assert re.search(r"^\[console_scripts\]\s*\nbatchlint = batchlint\.entry:run$", entry_points, re.M), entry_points
     assert "batchlint/entry.py" in files and "batchlint/cli.py" in files
-    assert b"def main(" in files["batchlint/entry.py"]
+    assert b"def run(" in files["batchlint/entry.py"]
 
 
 def test_the_wheel_holds_the_engine_and_every_rule_and_no_tests(built):

@@ -192,6 +192,46 @@ def test_the_boundary_resolves_paths_as_realpath_does(tmp_path, monkeypatch):
     assert outside.contains("link/f") and not outside.contains("b") and not outside.contains("x/y/to_b")
 
 
+def test_a_folders_real_path_is_built_from_its_parents_as_realpath_resolves_it(tmp_path, monkeypatch):
+    # project._real_folder takes a folder's real path from its parent's, remembered: deep folders under a
+    # linked one, a link to a link, a loop of links and missing folders must come out as realpath says.
+    from batchlint import per_run
+    from batchlint.project import real_path
+
+    (tmp_path / "a" / "b" / "c").mkdir(parents=True)
+    os.symlink(tmp_path / "a", tmp_path / "to_a")
+    os.symlink(tmp_path / "to_a" / "b", tmp_path / "a" / "to_b")  # a link through a link
+    os.symlink("loop2", tmp_path / "loop1")
+    os.symlink("loop1", tmp_path / "loop2")
+    monkeypatch.chdir(tmp_path)
+    paths = ["to_a/b/c/f", "a/to_b/c/f", "to_a/to_b/c/f", "loop1/x/f", "loop2/f", "a/missing/deeper/f",
+             "to_a/missing/f", "a/b/c", "to_a/to_b", str(tmp_path / "to_a" / "to_b" / "c" / "f")]
+    for order in (paths, paths[::-1]):  # the folders remembered first are those above the others, or not
+        per_run.forget()
+        assert [real_path(p) for p in order] == [os.path.realpath(p) for p in order]
+
+
+def test_contents_reads_the_files_in_view_and_no_link_out_of_it(tmp_path):
+    from batchlint.project import contents
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.sh").write_text("pip install x==1\n")
+    top = tmp_path / "repo"
+    (top / "scripts").mkdir(parents=True)
+    (top / "scripts" / "a.sh").write_text("a\n")
+    (top / "b.sh").write_text("b\n")
+    os.symlink(tmp_path / "outside" / "secret.sh", top / "scripts" / "out.sh")  # out of the project
+    os.symlink(top / "b.sh", top / "scripts" / "in.sh")  # a link that stays in it
+    os.symlink(tmp_path / "outside", top / "linked")  # a linked folder: os.walk does not enter it
+    view = ProjectView(Project((str(top),)))
+    found = [(os.path.relpath(p, top), data) for p, data in contents(str(top), lambda n: n.endswith(".sh"), 10, 100,
+                                                                     view=view)]
+    assert found == [("b.sh", b"b\n"), (os.path.join("scripts", "a.sh"), b"a\n"), (os.path.join("scripts", "in.sh"), b"b\n")]
+    outside_view = ProjectView(Project((str(tmp_path / "outside"),)))
+    assert list(contents(str(top), lambda n: n.endswith(".sh"), 10, 100, view=outside_view)) == [
+        (str(top / "scripts" / "out.sh"), b"pip install x==1\n")]
+
+
 def test_kept_reads_are_taken_while_the_stamp_holds(tmp_path, monkeypatch):
     # project.keeping (the editor's server): a settled file is read once, and again when its stamp changes;
     # a file changed within the clock tick is always read; the size bound holds for a kept file too.
