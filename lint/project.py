@@ -417,25 +417,36 @@ class ProjectView:
         return contents(top, wanted, most_files, most_bytes, skip, self)
 
 
+# Files and folders `contents` looks at, at most: run from a large folder that is no repository (the project
+# is then the working folder), a walk of all of it would take longer than any lint.
+MAX_WALKED = 100_000
+
+
 def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_bytes: int,
              skip: Callable[[str, str], bool] = lambda folder, name: False,
              view: Optional[ProjectView] = None) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) of the files under `top` whose name `wanted` takes, in a sorted walk that leaves out
     the folders no project keeps its own code in (lint/discover.py SKIPPED_DIRS, hidden ones) and those
-    `skip(folder, name)` names; at most `most_files` files, each read to `most_bytes`. Every read is
-    recorded (read_bytes), so a cached result that weighed them is reused only while they are unchanged."""
+    `skip(folder, name)` names; at most `most_files` files, each read to `most_bytes`, and MAX_WALKED files
+    and folders looked at. Every read is recorded (read_bytes), so a cached result that weighed them is
+    reused only while they are unchanged."""
     from .discover import SKIPPED_DIRS
 
     view = view if view is not None else ProjectView.now()
-    seen = 0
+    seen = entries = 0
     for folder, subfolders, files in os.walk(top):
+        entries += len(subfolders) + len(files)
+        if entries > MAX_WALKED:
+            return
         subfolders[:] = sorted(d for d in subfolders
                                if d not in SKIPPED_DIRS and not d.startswith(".") and not skip(folder, d))
         # os.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
         folder_in_view: Optional[bool] = None
         for name in sorted(files):
-            if seen >= most_files or not wanted(name):
+            if not wanted(name):
                 continue
+            if seen >= most_files:
+                return  # no file after it is read: the walk need not go on
             seen += 1
             path = os.path.join(folder, name)
             if os.path.islink(path):

@@ -232,6 +232,30 @@ def test_contents_reads_the_files_in_view_and_no_link_out_of_it(tmp_path):
         (str(top / "scripts" / "out.sh"), b"pip install x==1\n")]
 
 
+def test_contents_stops_at_its_bounds_without_walking_the_rest(tmp_path, monkeypatch):
+    # Run from a large folder that is no repository, the project is that folder: the install-command
+    # search walks it, and must stop once no file after the walk's point can be read.
+    from batchlint import project
+
+    for index in range(5):
+        (tmp_path / f"d{index}").mkdir()
+        (tmp_path / f"d{index}" / "run.sh").write_text(f"{index}\n")
+    looked = []
+    real_walk = os.walk
+
+    def walk(top):
+        for found in real_walk(top):
+            looked.append(found[0])
+            yield found
+
+    monkeypatch.setattr(project.os, "walk", walk)
+    view = ProjectView(Project((str(tmp_path),)))
+    first = [data for _, data in project.contents(str(tmp_path), lambda n: n.endswith(".sh"), 2, 100, view=view)]
+    assert first == [b"0\n", b"1\n"] and len(looked) == 4  # the top, d0, d1, and d2, whose file is the third
+    monkeypatch.setattr(project, "MAX_WALKED", 4)  # the top's 5 folders are past it
+    assert list(project.contents(str(tmp_path), lambda n: n.endswith(".sh"), 10, 100, view=view)) == []
+
+
 def test_kept_reads_are_taken_while_the_stamp_holds(tmp_path, monkeypatch):
     # project.keeping (the editor's server): a settled file is read once, and again when its stamp changes;
     # a file changed within the clock tick is always read; the size bound holds for a kept file too.
