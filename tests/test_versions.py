@@ -5,6 +5,8 @@ install_requires, setup.cfg, uv.lock / poetry.lock, a vendored framework folder,
 `versions` in the project config."""
 
 import os
+import random
+import re
 
 import pytest
 
@@ -449,6 +451,51 @@ def test_a_bare_install_names_none_and_a_requirement_pin_wins_over_no_install(tm
 def test_an_install_command_decides_where_the_requirements_name_no_release(tmp_path):
     found = _release(tmp_path, {"requirements.txt": "torchtune\n", "a.sh": "pip install torchtune==0.6.1\n"})
     assert found.version == "0.6.1"
+
+
+# What the install-command search was written as, one pattern over the whole text (its `pip` at the start or
+# after a space or one of `;&|(`"'`): the search now looks for `pip` as a string and checks before it apart.
+_PIP_INSTALL_AS_WRITTEN = re.compile(r"(?:^|[\s;&|(`\"'])(?:uv\s+)?pip3?(?:\.\d+)?\s+install\s+([^\n;&|)`]*)")
+
+
+def test_the_install_search_finds_what_its_one_pattern_found():
+    pieces = ["pip", " ", "install", "\n", "a", "x", "uv", "3", ".1", ";", "|", "(", "'", '"', "`", "-r", "==1.2",
+              "\\\n", "\u2028", "\t", "mypip", "pip3.10", "\u00a0"]
+    generated = random.Random(28)
+    for _ in range(20_000):
+        text = "".join(generated.choice(pieces) for _ in range(generated.randint(1, 14)))
+        written = [(m.start(1), m.group(1)) for m in _PIP_INSTALL_AS_WRITTEN.finditer(text)]
+        assert [(m.start(1), m.group(1)) for m in versions._pip_installs(text)] == written, repr(text)
+
+
+def test_install_requirements_are_numbered_by_the_lines_they_are_on():
+    text = ("# setup\npip install torch==2.5.1 \\\n    'trl==0.19.0' \\\n  -r req.txt peft\n"
+            "RUN uv pip install --system deepspeed==0.16.7; pip3 install vllm\n"
+            "image = Image.pip_install(\n  'a==1',\n  \"b\")\nimage.pip_install('c')\n")
+    assert versions.install_requirements(text) == (
+        ("torch==2.5.1", 2), ("trl==0.19.0", 3), ("peft", 4), ("deepspeed==0.16.7", 5), ("vllm", 5),
+        ("a==1", 7), ("b", 8), ("c", 9))
+
+
+def test_a_release_is_asked_of_a_folder_once_and_its_reads_replayed_for_every_file(tmp_path):
+    from batchlint import reads
+
+    _project(tmp_path, {"configs/a.yaml": "batch_size: 4\n", "configs/b.yaml": "batch_size: 2\n",
+                        "requirements.txt": "torchtune==0.5.0\n", "scripts/setup.sh": "pip install torchtune\n"})
+    asked = []
+    real = versions._release
+    versions._release = lambda *args: asked.append(args[1]) or real(*args)
+    try:
+        touched = []
+        for name in ("a.yaml", "b.yaml"):
+            with reads.tracking() as seen:
+                found = versions.release(TUNE, str(tmp_path / "configs" / name), TUNE.releases)
+            touched.append((found.version, found.where, dict(seen.paths), set(seen.read), set(seen.searched)))
+    finally:
+        versions._release = real
+    assert len(asked) == 1 and touched[0] == touched[1]
+    assert touched[0][:2] == ("0.5.0", "requirements.txt:1")
+    assert str(tmp_path / "requirements.txt") in touched[0][3]  # read, as the requirements are
 
 
 def test_prose_and_other_distributions_are_no_install(tmp_path):
