@@ -10,10 +10,11 @@ how a value was derived, not only what it is.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, Optional, Union
 
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
+from .span import Span
 
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
@@ -59,28 +60,6 @@ def breaks_other_than_newline(text: str) -> bool:
     if "\r" in text and text.count("\r") != text.count("\r\n"):
         return True
     return not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text)
-
-
-class Span(NamedTuple):
-    """1-based line and column; the end column is exclusive. `path` is set only
-    for a value written in another file than the document's own (a launch
-    script's override applied to a config). A NamedTuple: readers create one
-    per value, so it must be cheap."""
-
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    path: Optional[str] = None
-
-    @classmethod
-    def point(cls, line: int, column: int = 1) -> Span:
-        return cls(line, column, line, column + 1)
-
-    def elsewhere(self, path: Optional[str]) -> Span:
-        """The same place, marked as being in file `path` (unless it is marked already: a word a
-        calling script gave the script read)."""
-        return Span(self.line, self.column, self.end_line, self.end_column, self.path or path)
 
 
 @lean_dataclass(frozen=True)

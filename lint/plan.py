@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import TYPE_CHECKING, ClassVar, Optional, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from .change import Change
     from .frameworks.training_arguments import TrainerArguments
     from .project import ProjectView
@@ -105,7 +107,8 @@ class Fact:
         return f"{self.key} ({self.value}, {self.provenance})"
 
 
-S = TypeVar("S", bound="Subject")
+if TYPE_CHECKING:  # the annotations alone use it: a bound written as a string is compiled at run time
+    S = TypeVar("S", bound="Subject")
 
 
 class Subject:

@@ -122,3 +122,27 @@ def test_a_yaml_lint_imports_only_what_it_uses(tmp_path):
                    "batchlint.frameworks.axolotl", "batchlint.frameworks.torchtune", "batchlint.frameworks.verl",
                    "batchlint.frameworks.openrlhf", "batchlint.cache", "batchlint.fix"):
         assert module not in loaded, module
+
+
+@pytest.mark.parametrize("example", ["examples/swift/qwen2_5_sft_fixed.yaml", "examples/deepspeed/ds_zero2_fixed.json",
+                                     "examples/deepspeed/train.sh"])
+def test_a_lint_of_no_python_file_calls_compile(tmp_path, example):
+    # The first `compile()` of a process builds the `ast` module's node classes (~10 M instructions of a
+    # one-file lint's start-up in a clean environment); `typing` calls it for every annotation written as a
+    # string that it evaluates (a NamedTuple's fields, a TypeVar's bound: lint/span.py). Only Python needs it.
+    folder = tmp_path / "configs"
+    shutil.copytree(os.path.dirname(os.path.join(REPO, example)), folder)
+    probe = (
+        "import builtins, sys\n"
+        "calls = []\n"
+        "real = builtins.compile\n"
+        # the import system compiles a module's source where no bytecode is cached (PYTHONDONTWRITEBYTECODE)
+        "builtins.compile = lambda *args, **kwargs: (str(args[1]).endswith('.py') or calls.append(args[1])) "
+        "and 0 or real(*args, **kwargs)\n"
+        f"sys.argv = ['batchlint', 'check', {str(folder / os.path.basename(example))!r}]\n"
+        "from batchlint.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(calls)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr
