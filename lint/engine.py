@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import gc
 import os
-import threading
 from typing import TYPE_CHECKING, Any, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
@@ -152,9 +151,11 @@ class _time_limit:
         self.armed = False  # no timer set: nothing to restore
 
     def __enter__(self) -> None:
-        if threading.current_thread() is threading.main_thread() and hasattr(_signals, "setitimer") \
-                and _signals.getitimer(_signals.ITIMER_REAL)[0] <= 0:
-            self.previous = _set_handler(_signals.SIGALRM, _expire)
+        if hasattr(_signals, "setitimer") and _signals.getitimer(_signals.ITIMER_REAL)[0] <= 0:
+            try:
+                self.previous = _set_handler(_signals.SIGALRM, _expire)
+            except ValueError:  # not the main thread, where alone signals arrive (no `threading` to ask)
+                return
             self.armed = True
             _signals.setitimer(_signals.ITIMER_REAL, self.seconds)
 

@@ -130,6 +130,22 @@ def test_a_library_callers_alarm_handler_is_put_back(workdir):
     assert signal.getsignal(signal.SIGALRM) is previous
 
 
+def test_a_file_linted_in_another_thread_sets_no_alarm(workdir):
+    """Signals arrive in the main thread only: a lint in another (an editor's server) runs without the
+    per-file limit, leaves SIGALRM's handler as it was, and finds what the main thread finds."""
+    import threading
+
+    write(workdir, "ds.json", DS_MISMATCH)
+    before = signal.getsignal(signal.SIGALRM)
+    found: list = []
+    worker = threading.Thread(target=lambda: found.append(
+        lint_file(str(workdir / "ds.json"), Settings(world_size=8), Options(), RULES)))
+    worker.start()
+    worker.join(60)
+    assert [d.code for d in found[0].diagnostics] == ["BL102"] and found[0].error is None
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
 # --- determinism and completeness -------------------------------------------------------------
 
 def test_two_findings_at_one_place_are_both_kept_in_a_fixed_order():
