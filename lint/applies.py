@@ -17,13 +17,16 @@ import functools
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
-from typing import Optional
 
 from .config import Settings
 from .engine import Options, lint_file
 from .lean_dataclass import fields, is_lean_dataclass
 from .plan import Fact, TrainingPlan
 from .rule import Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 STORED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frameworks", "filled_facts.py")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")

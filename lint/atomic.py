@@ -19,7 +19,10 @@ import errno as errnos
 import os
 import stat
 import tempfile
-from typing import Optional, Union
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Union
 
 _TEMP_SUFFIX = ".batchlint-tmp"
 

@@ -387,7 +387,7 @@ def _hints(cls) -> dict:
     found = _HINTS.get(cls)
     if found is None:
         try:
-            found = typing.get_type_hints(cls)
+            found = typing.get_type_hints(cls, localns=_TYPING_NAMES)
         except Exception:  # noqa: BLE001 - an annotation that does not resolve: such fields take scalars only
             found = {}
         _HINTS[cls] = found
@@ -395,6 +395,9 @@ def _hints(cls) -> dict:
 
 
 _HINTS: dict = {}
+# The names of typing's that annotations use: batchlint's modules import them for the type checker only
+# (lint/annotations.py), so they are not in the modules whose annotations are resolved here.
+_TYPING_NAMES = {name: getattr(typing, name) for name in ("Any", "ClassVar", "NoReturn", "Optional", "Union")}
 
 
 def _typed(hint, value):

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Optional
 
 from . import reads
 from .lean_dataclass import lean_dataclass, replace
 from .plan import Subject
 from .revision import Revision
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from .plan import TrainingPlan
 
 
@@ -126,9 +128,6 @@ def job(plan: TrainingPlan, note) -> tuple:
     selects), the launch script."""
     script = os.path.realpath(note.path) if note is not None and note.path else ""
     return os.path.realpath(plan.document.path), plan.document.selected or "", script
-
-
-
 
 
 def _knows_world(plan: TrainingPlan) -> bool:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 TEXT_FORMATS = ("text", "concise", "full")
 

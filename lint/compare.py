@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
 from . import project, reads, revision
 from .discover import display_path
@@ -24,6 +23,10 @@ from .explain import _show
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
 from .revision import CompareError  # noqa: F401 (what compare raises)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @lean_dataclass

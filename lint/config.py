@@ -14,11 +14,14 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Optional
 
 from .codes import canonical_all
 from .directives import CODES, code_matches
 from .lean_dataclass import field, lean_dataclass, replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class ConfigError(Exception):

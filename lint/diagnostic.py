@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .document import Span, without_surrogates
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

@@ -19,12 +19,15 @@ suppressed a finding, so the engine can report the ones that suppress nothing
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from .codes import canonical, canonical_all
 from .document import Span, breaks_other_than_newline
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # The body ends at a second `#`, which starts the reason: `disable=BL101  # why`.
 _COMMENT = LazyPattern(r"(?:^|(?<=\s))#\s*batchlint:\s*(?P<body>[^#]*)")

@@ -30,12 +30,15 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from typing import Optional
 
 from .config import Configs, Settings
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
 from .sources import format_of, is_shell_script
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Folders no one wants linted; pruned before descending.
 # https://bford.info/cachedir/: a folder holding this file is a cache, never a source of configs.

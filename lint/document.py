@@ -10,11 +10,14 @@ how a value was derived, not only what it is.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Optional, Union
 
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import field, lean_dataclass
 from .span import Span
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, Union
 
 # Where each reader starts a new line, which is what a Span's line counts.
 # str.splitlines() would also break at \x0b, \x0c, \x1c-\x1e, U+0085, U+2028 and
@@ -139,7 +142,8 @@ class Unknown(Node):
     origin: Optional[str] = None
 
 
-Value = Union[Scalar, Mapping, Sequence, Unknown]
+if TYPE_CHECKING:
+    Value = Union[Scalar, Mapping, Sequence, Unknown]
 
 
 @lean_dataclass

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import gc
 import os
-from typing import TYPE_CHECKING, Any, Optional, overload
 
 from . import directives as directive_parser, project, reads, versions
 from .config import Settings
@@ -25,6 +24,8 @@ from .plan import Fact, Origin
 from .rule import LAUNCH_NOTE, Edit, Related
 from .sources import TemplateError, format_of, is_shell_script, read
 
+TYPE_CHECKING = False
+
 try:  # the C module `signal` wraps: the wrapper turns the handler it returns into an enum, and ours, which
     # is no member, by raising and catching ValueError (3% of a tree's lint, set twice a file); and importing
     # the wrapper builds its enums, which a one-file lint pays for nothing
@@ -37,11 +38,13 @@ if TYPE_CHECKING:
     import signal
     from collections.abc import Callable
     from types import FrameType
-    from typing import Any, Union
+    from typing import Any, Optional, Union, overload
 
     from batchlint.rules import Lazy
 
     _Handler = Union[Callable[[int, Optional[FrameType]], Any], int, signal.Handlers, None]  # signal.signal's
+else:
+    from .annotations import overload
 
 PARSE_ERROR = ("BL001", "parse-error")
 BAD_DIRECTIVE = ("BL002", "invalid-directive")

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Options taken here: (the `check` parameter, whether it takes a value).
 _OPTIONS = {

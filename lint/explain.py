@@ -10,12 +10,14 @@ columns come from different places names each column's source.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .config import Settings
 from .engine import Options, plan_file
 from .lean_dataclass import field, lean_dataclass, replace
 from .plan import Fact, Origin, TrainingPlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _DEGREES = {"sp": "sequence parallel", "cp": "context parallel", "tp": "tensor parallel",
             "pp": "pipeline parallel", "ep": "expert parallel", "dp_replicate": "dp replicate", "dp_shard": "dp shard"}

@@ -4,10 +4,13 @@ edits elsewhere in the file (SARIF's primaryLocationLineHash, baselines)."""
 from __future__ import annotations
 
 import hashlib
-from typing import Optional
 
 from .document import split_lines
 from .sources import format_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class SourceLines:

@@ -25,7 +25,6 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable
-from typing import Optional
 
 from . import project as projects
 from .atomic import rewrite_in_place, write_atomic
@@ -33,6 +32,10 @@ from .document import LINE_BREAKS, ParseError, line_starts
 from .lean_dataclass import field, lean_dataclass
 from .reads import digest
 from .sources import format_of, is_shell_script, read
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _BOM = b"\xef\xbb\xbf"
 

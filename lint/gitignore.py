@@ -30,7 +30,10 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # A .gitignore larger than this is not a list of patterns anyone wrote.
 _MAX_BYTES = 1 << 20

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional
 
 from . import versions
 from .lean_dataclass import lean_dataclass
 from .project import ProjectView
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    from typing import Optional
 
 
 class KeySets:

@@ -9,7 +9,10 @@ import contextlib
 import re
 from _thread import get_ident  # `threading` itself costs a one-file lint ~4 M instructions to import
 from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner",
             "flags", "groups", "groupindex")

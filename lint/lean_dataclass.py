@@ -26,9 +26,11 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # tells type checkers the classes are dataclasses; nothing to do at run time
+    from typing import Any
+
     from typing_extensions import dataclass_transform
 else:
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from typing import Optional
 
 from . import project
 from .frameworks.launchers import SCHEDULER_DIRECTIVES
@@ -25,6 +24,10 @@ from .lazy_pattern import LazyPattern
 from .own_trainer import program_imports
 from .plan import Fact, Origin
 from .sources.shell import in_directory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _MAX_CALLER_BYTES = 1 << 20  # of a calling script read for scheduler directives
 _DIRECTIVE = LazyPattern(rb"^[ \t]*(?:" + b"|".join(re.escape(d) for d in SCHEDULER_DIRECTIVES) + rb")", re.M)

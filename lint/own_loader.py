@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
 from . import per_run, project, reads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 MAX_FILES = 4000
 MAX_BYTES = 512 << 10

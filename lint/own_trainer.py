@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
 from . import per_run, reads
 from .document import Mapping, ParseError
 from .lazy_pattern import LazyPattern
 from .project import ProjectView, upward
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _LEVELS = 12  # folders searched upward from the launch script: a project is not deeper
 _MAX_KEYS = 20_000

@@ -15,10 +15,15 @@ import gc
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Optional, TypeVar
 
 from .engine import FILE_SECONDS, FileResult, lint_file
 from .lean_dataclass import replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, TypeVar
+
+    _T = TypeVar("_T")
 
 # Below this many files one process is faster than starting others.
 MIN_FILES_PER_WORKER = 48
@@ -79,8 +84,6 @@ def _map(lint: Callable[[str], FileResult], paths: list, jobs: int) -> list:
         return [lint(path) for path in _collecting_rarely(paths)]
     return _Pool(lint, paths, workers).run()
 
-
-_T = TypeVar("_T")
 
 # Files linted between two passes of the cyclic garbage collector in a run of many.
 COLLECT_EVERY = 256

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _declared = 0  # how many handles the imported modules declared: each has its index in a storage
 

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import TYPE_CHECKING, ClassVar, Optional
 
+from .document import Document, Node, Span
+from .lean_dataclass import field, fields, is_lean_dataclass, lean_dataclass
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from typing import ClassVar, Optional, TypeVar
 
     from .change import Change
     from .frameworks.training_arguments import TrainerArguments
     from .project import ProjectView
-
-from .document import Document, Node, Span
-from .lean_dataclass import field, fields, is_lean_dataclass, lean_dataclass
+    S = TypeVar("S", bound="Subject")
 
 
 class Origin(enum.Enum):
@@ -105,10 +106,6 @@ class Fact:
         if self.origin is Origin.DEFAULT and not self.detail:
             return f"{self.key} (default {self.value})"
         return f"{self.key} ({self.value}, {self.provenance})"
-
-
-if TYPE_CHECKING:  # the annotations alone use it: a bound written as a string is compiled at run time
-    S = TypeVar("S", bound="Subject")
 
 
 class Subject:

@@ -17,13 +17,15 @@ release on the config is refused, when the window reaches the newest release; ot
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
-
 from .lean_dataclass import lean_dataclass
 from .versions import Distribution, Release, admits, clauses, release, version_key
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from .project import ProjectView
+
 
 HOLDS, PARTLY, NEVER = "holds", "partly", "never"
 

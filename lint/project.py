@@ -19,11 +19,14 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Optional
 
 from . import limits, per_run, reads
 from .lean_dataclass import lean_dataclass
 from .scoped import Scoped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class NotRegular(OSError):
@@ -68,7 +71,7 @@ _kept_bytes = 0
 _keeping: contextvars.ContextVar[int] = contextvars.ContextVar("keeping", default=0)  # the bound, in bytes
 
 
-def keeping(most_bytes: int) -> Scoped[int]:
+def keeping(most_bytes: int) -> Scoped:
     """Inside the block, a regular file whose stamp (size, inode, times) is as when an earlier read took it
     is not read again: its bytes are those (up to `most_bytes` of files kept)."""
     return Scoped(_keeping, most_bytes)
@@ -256,7 +259,7 @@ def _working_folder_holding(path: str) -> Optional[str]:
 _overlay: contextvars.ContextVar = contextvars.ContextVar("batchlint_overlay", default=None)
 
 
-def overlaid(texts: dict) -> Scoped[dict]:
+def overlaid(texts: dict) -> Scoped:
     """Inside the block, `read_bytes` of a path in `texts` (real path -> bytes) gives that content."""
     return Scoped(_overlay, {os.path.realpath(p): data for p, data in texts.items()})
 
@@ -304,7 +307,7 @@ def _folders_of(path: str) -> Iterator[str]:
 _view: contextvars.ContextVar = contextvars.ContextVar("batchlint_view", default=None)
 
 
-def viewing(view: View) -> Scoped[View]:
+def viewing(view: View) -> Scoped:
     """Inside the block, files are read, and looked for, through `view`."""
     return Scoped(_view, view)
 
@@ -319,7 +322,7 @@ def pinning(versions: Mapping[str, str], source: str) -> Scoped:
     return Scoped(_pinned, (versions, source))
 
 
-def using(project: Project) -> Scoped[Project]:
+def using(project: Project) -> Scoped:
     """Make `project` the boundary for references read inside the block."""
     return Scoped(_current, project)
 

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, MutableMapping
-from typing import Optional, TypeVar
 
 from .lean_dataclass import field, lean_dataclass
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, TypeVar
+
+    T = TypeVar("T")
 
 
 @lean_dataclass

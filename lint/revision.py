@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import Optional
 
 from . import per_run, project
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 GIT_TIMEOUT = 60  # seconds per git command: a hung git (a lock, a prompt) must not hang CI
 

@@ -7,13 +7,16 @@ holds the documentation (ruff's sections); its examples are run by the suite.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Optional
 
 from .document import Span
 from .lean_dataclass import field, lean_dataclass
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from .plan import Subject, TrainingPlan
+
 
 SEVERITIES = ("error", "warning", "info")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import Optional
 
 from . import per_run
 from .config import Configs, Settings
@@ -16,6 +15,10 @@ from .diagnostic import Diagnostic
 from .engine import Options
 from .lean_dataclass import field, lean_dataclass, replace
 from .rule import LAUNCH_NOTE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @lean_dataclass(frozen=True)
@@ -378,7 +381,6 @@ def fail_on(settings: Settings | Configs, given: Optional[str]) -> str:
 
     base = settings if isinstance(settings, Settings) else settings.default
     return given or base.fail_on or DEFAULT_FAIL_ON
-
 
 
 def settings_data(settings: Settings, path: str) -> dict:

@@ -22,13 +22,16 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Optional
 
 from . import per_run, project, reads
 from .lazy_pattern import LazyPattern
 from .lean_dataclass import lean_dataclass
 from .project import ProjectView
 from .scoped import Scoped
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Files a folder's evidence reads: a requirements file past this is no requirements file.
 MAX_MANIFEST_BYTES = 1 << 20

@@ -7,16 +7,21 @@ BL004 directive-overridden-by-launch, BL005 unused-suppression) live in the engi
 batchlint.codes, which imports no rule) redirects it to its successor.
 """
 
+from __future__ import annotations
+
 import functools
 import importlib
 from collections.abc import Iterable, Iterator
-from typing import Optional
 
 from batchlint.codes import RETIRED, canonical  # noqa: F401 (re-exported: the redirect table)
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Finding, Rule
 
 from .registry import REGISTRY
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def module_of(code: str) -> str:

@@ -137,3 +137,23 @@ def test_every_rule_check_is_typed():
 
     untyped = [rule.code for rule in RULES if not typed(rule)]
     assert len(RULES) > 70 and untyped == []
+
+
+def test_typing_is_imported_for_the_type_checker_only():
+    """`typing` costs a one-file lint ~16 M instructions to import where nothing did before (a clean venv, as
+    pre-commit makes one): the package imports it under `if TYPE_CHECKING:` (`TYPE_CHECKING = False` in the
+    module, a name mypy knows), and calls `overload` and `cast` from lint/annotations.py. lint/cache.py
+    resolves annotations, which is typing's work, and runs only with --cache-dir."""
+    import ast
+
+    found = []
+    for folder in ("lint", "rules"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path == ROOT / "lint" / "cache.py":
+                continue
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:  # module level, outside any `if`
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module] if isinstance(node, ast.ImportFrom) else []
+                if "typing" in names:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []

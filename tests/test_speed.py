@@ -146,3 +146,30 @@ def test_a_lint_of_no_python_file_calls_compile(tmp_path, example):
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("example", ["examples/swift/qwen2_5_sft_fixed.yaml", "examples/deepspeed/ds_zero2_fixed.json",
+                                     "examples/deepspeed/train.sh", "examples/xtuner/internlm2_7b_sp4_sft_fixed.py"])
+def test_a_lint_imports_neither_typing_nor_threading(tmp_path, example):
+    # `typing` is ~16 M instructions of a one-file lint's start-up where nothing imported it before (a clean
+    # venv, as pre-commit makes one), `threading` ~3 M: batchlint imports `typing` for the type checker only
+    # (lint/annotations.py). A TOML lint imports it anyway: tomllib does. Every import statement run calls
+    # __import__, so one is seen here even where the site packages imported the module already.
+    folder = tmp_path / "configs"
+    shutil.copytree(os.path.dirname(os.path.join(REPO, example)), folder)
+    probe = (
+        "import builtins, sys\n"
+        "asked = []\n"
+        "real = builtins.__import__\n"
+        "def watched(name, globals=None, *rest):\n"
+        "    if name in ('typing', 'threading'):\n"
+        "        asked.append(((globals or {}).get('__name__'), name))\n"
+        "    return real(name, globals, *rest)\n"
+        "builtins.__import__ = watched\n"
+        f"sys.argv = ['batchlint', 'check', {str(folder / os.path.basename(example))!r}]\n"
+        "from batchlint.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(set(asked)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr

@@ -34,12 +34,14 @@ with the upstream line that sets them, and typed settings for its own rules.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document
 from ..plan import Fact, Origin, TrainingPlan
 from .facts import Outside, number
 from .spec import Framework
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "{name}"
 # Recognised by a key only its configs have: files without these bytes are never parsed.

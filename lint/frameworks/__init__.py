@@ -14,10 +14,13 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Iterator
-from typing import Optional
 
 from ..lean_dataclass import replace
 from .spec import Framework, Launcher, TaskFile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @functools.cache

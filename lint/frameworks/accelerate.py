@@ -37,8 +37,6 @@ releases (4.36 sets ACCELERATE_MIXED_PRECISION from the flags before building it
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import field, fields, lean_dataclass, replace
 from ..plan import Fact, Origin, Subject, TrainingPlan
@@ -49,6 +47,10 @@ from .facts import Outside, number
 from .linked import BuiltBy, BuiltDeepSpeed, DeepSpeedLink, LinkedConfig, accumulation_added
 from .releases import ACCELERATE as DISTRIBUTION
 from .spec import Framework
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "accelerate-config"  # the config file; "accelerate launch" is a generic launcher (launchers.py)
 FORMATS = ("yaml", "json")

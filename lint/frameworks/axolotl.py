@@ -13,14 +13,16 @@ not modelled. The axolotl rules share the helpers at the end of this module.
 
 from __future__ import annotations
 
-from typing import Optional, TypeGuard
-
 from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from .facts import Outside, algorithm, divide, flag, number, per_group
 from .releases import AXOLOTL
 from .spec import Framework
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, TypeGuard
 
 NAME = "axolotl"
 FORMATS = ("yaml",)

@@ -20,14 +20,16 @@ TrainingArguments file names.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, number
 from .releases import DEEPSPEED as DISTRIBUTION
 from .spec import LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, OneProcess
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "deepspeed"
 FORMATS = ("json",)

@@ -36,8 +36,6 @@ workers normalise the batch as verl's do.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass, replace
 from ..plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
@@ -45,6 +43,10 @@ from .facts import Outside, divide, number, product
 from .releases import EASYR1 as DISTRIBUTION
 from .spec import ASSIGN, Count, Framework, Launcher
 from .verl import PPOSettings, Role, dynamic_step_batch, role_accumulation_steps, sequence_length
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "easyr1"
 FORMATS = ("yaml",)

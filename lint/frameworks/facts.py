@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, overload
-
 from ..document import Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import field, lean_dataclass
 from ..limits import MAX_NUMBER_DIGITS
 from ..plan import RL, Fact, Origin
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional, overload
+
     from ..project import ProjectView
+else:
+    from ..annotations import overload
 
 
 @lean_dataclass(frozen=True)

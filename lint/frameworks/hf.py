@@ -10,8 +10,6 @@ a rule needs it.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, Mapping, Scalar
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass, replace
@@ -22,6 +20,10 @@ from .facts import Outside, flag, number, per_group, product
 from .releases import TRANSFORMERS, TRL
 from .spec import FLAGS, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_from
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "transformers"
 __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "SFT_KEYS", "TRANSFORMERS", "TRL", "plan"]

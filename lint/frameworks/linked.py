@@ -13,7 +13,6 @@ is the DeepSpeed config itself.
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from .. import per_run, reads
 from ..discover import display_path
@@ -23,6 +22,10 @@ from ..plan import Fact, Origin
 from ..project import ProjectView
 from ..sources import format_of, read
 from .deepspeed import DeepSpeedSettings, read_settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _ROOT_MARKERS = ("pyproject.toml", ".git")
 

@@ -11,8 +11,6 @@ USE_MEGATRON_BRIDGE=1 (tp x pp x cp x ep must divide W, parser.py:336-349).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, LaunchDocument, Mapping, Scalar
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
@@ -25,6 +23,10 @@ from .facts import Outside, divide, flag, number
 from .releases import LLAMAFACTORY
 from .spec import ASSIGN, FLAGS, Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "llamafactory"
 __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "plan"]

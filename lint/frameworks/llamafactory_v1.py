@@ -15,12 +15,14 @@ schema first.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "llamafactory-v1"
 

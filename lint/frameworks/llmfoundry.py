@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Optional
 
 from ..document import Document, Mapping, Node
 from ..lean_dataclass import lean_dataclass
@@ -34,6 +33,10 @@ from .facts import Outside, number
 from .launchers import COMPOSER
 from .releases import LLMFOUNDRY as DISTRIBUTION
 from .spec import ASSIGN, OMEGACONF, Framework, Launcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "llm-foundry"
 FORMATS = ("yaml",)

@@ -12,13 +12,16 @@ stages (BL191) read.
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..document import Document, Node, Scalar, Span
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .spec import FLAGS, LAUNCHER_VARIABLES, STARTS_PROCESSES, Framework, Launcher, OneProcess
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "megatron"
 FORMATS = ("yaml",)  # launch lines become YAML-like documents; Megatron has no config file

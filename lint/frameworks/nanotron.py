@@ -20,14 +20,16 @@ saving the YAML) are code, never run: they are not read.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, number, product
 from .releases import NANOTRON as DISTRIBUTION
 from .spec import Framework, Launcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "nanotron"
 FORMATS = ("yaml",)

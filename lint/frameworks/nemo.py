@@ -21,14 +21,18 @@ MegatronBaseModel validates, written or its defaults.
 
 from __future__ import annotations
 
-from typing import Optional, overload
-
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .releases import NEMO as DISTRIBUTION
 from .spec import HYDRA_COMPOSED, Framework
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, overload
+else:
+    from ..annotations import overload
 
 NAME = "nemo"
 FORMATS = ("yaml",)

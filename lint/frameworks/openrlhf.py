@@ -25,8 +25,6 @@ the flat names of earlier releases (`--train_batch_size`,
 
 from __future__ import annotations
 
-from typing import Optional, overload
-
 from ..document import Document, Mapping, Node, Scalar
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
@@ -35,6 +33,12 @@ from ..premise import Premise
 from .facts import Outside, divide, flag, number
 from .releases import OPENRLHF as DISTRIBUTION
 from .spec import FLAGS, Framework, Launcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, overload
+else:
+    from ..annotations import overload
 
 NAME = "openrlhf"
 FORMATS = ("yaml",)

@@ -21,13 +21,15 @@ Read as SkyPilot reads a task (sky/task.py `Task.from_yaml_config`, sky/utils/sc
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Mapping, Node, Scalar, Sequence, Span
 from ..lazy_pattern import LazyPattern
 from ..sources.shell import UNKNOWN, Word
 from .facts import whole_number
 from .spec import Framework, TaskFile
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "skypilot"
 FORMATS = ("yaml",)

@@ -28,10 +28,13 @@ W = 16 from deepspeed's spec, and the flags become the document the framework's
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
 
 from ..lean_dataclass import lean_dataclass
 from ..versions import Distribution
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = ["ASSIGN", "FLAGS", "HYDRA", "HYDRA_COMPOSED", "OMEGACONF", "Count", "Distribution", "Framework", "Launcher",
            "OneProcess", "Select", "TaskFile", "Wrapper", "STARTS_PROCESSES", "LAUNCHER_VARIABLES"]

@@ -12,7 +12,6 @@ given on the command line or in the project config wins over it.
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass, replace
@@ -23,6 +22,10 @@ from .facts import Outside, algorithm, flag, number, per_group, product, whole_n
 from .releases import MS_SWIFT
 from .spec import Count, Framework, Launcher
 from .training_arguments import FORMATS, MARKERS as _TA_MARKERS, is_training_arguments, plan_from
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "swift"
 __all__ = ["NAME", "FORMATS", "MARKERS", "FRAMEWORK", "plan"]

@@ -13,12 +13,14 @@ against ms-swift's releases (swift.MS_SWIFT).
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional
-
 from ..document import Document, Mapping, Node, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import RL, Fact, GenerationChecks, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number, per_group
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar, Optional
 
 NAME = "swift-megatron"
 # ms-swift 4.x: MegatronArguments.__post_init__ sets sequence_parallel = False with tp <= 1 and logs

@@ -24,7 +24,6 @@ config (`reads_no_toml`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lean_dataclass import lean_dataclass
@@ -34,9 +33,13 @@ from .facts import Outside, number
 from .releases import NO_TOML, TORCHTITAN as DISTRIBUTION
 from .spec import Count, Framework, Launcher, Select
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from ..premise import Premise
     from ..project import ProjectView
+
 
 NAME = "torchtitan"
 # TOML up to v0.2.2; Python config registries after it (torchtitan_registry.py).

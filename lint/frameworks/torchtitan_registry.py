@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, Node, ParseError, Scalar, Sequence, Span, Symbol, Unknown
 from ..lean_dataclass import lean_dataclass
@@ -49,6 +48,10 @@ from ..project import ProjectView
 from ..sources.python import Evaluator, read_python
 from .facts import Outside, number
 from .torchtitan import SEQUENCES, TOKENS, copy_arithmetic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Trainer.Config's fields that hold a config with defaults (torchtitan/trainer.py:89-116 @ b5bcd76):
 # an attribute set on one a function did not write sets it on the default.

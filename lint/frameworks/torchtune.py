@@ -24,7 +24,6 @@ filled only for the recipes that read it, with the recipes' defaults.
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from ..document import Document, Mapping, Node, Scalar, Sequence
 from ..lazy_pattern import LazyPattern
@@ -33,6 +32,10 @@ from ..plan import RL, Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, flag, number
 from .releases import TORCHTUNE as DISTRIBUTION
 from .spec import ASSIGN, OMEGACONF, Framework, Launcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "torchtune"
 FORMATS = ("yaml",)

@@ -11,13 +11,16 @@ checkpoint schedule, the precision the DeepSpeed integration demands, and the
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lean_dataclass import lean_dataclass
 from ..plan import Fact, Origin, Subject, TrainingPlan
 from .facts import Outside, divide, flag, number
 from .linked import DeepSpeedLink, deepspeed_link
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 FORMATS = ("yaml", "json")
 # One of _BATCH_KEYS | _SAMPLING_KEYS is how is_training_arguments() recognises a config (Framework.markers).

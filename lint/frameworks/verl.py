@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import TYPE_CHECKING, ClassVar, Optional
 
 from ..document import Document, Mapping, Scalar
 from ..lazy_pattern import LazyPattern
@@ -44,9 +43,13 @@ from .facts import Outside, divide, number, product
 from .releases import VERL as DISTRIBUTION, VERL_RELEASES as RELEASES
 from .spec import HYDRA, HYDRA_COMPOSED, Count, Framework, Launcher
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import ClassVar, Optional
+
     from ..premise import Premise
     from ..project import ProjectView
+
 
 NAME = "verl"
 FORMATS = ("yaml",)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Optional
 
 from ..document import (
     Document,
@@ -36,6 +35,10 @@ from ..sources.inheritance import Inherited, Refusal, inherit, read_config, text
 from .facts import Outside, divide, find_key, flag, number
 from .releases import XTUNER as DISTRIBUTION
 from .spec import Count, Framework, Launcher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "xtuner"
 FORMATS = ("python",)

@@ -20,7 +20,6 @@ with packing in v1, so the v0.1 packing facts are not filled.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Optional
 
 from ..document import Document, Mapping, Scalar, Sequence, Symbol
 from ..lean_dataclass import lean_dataclass
@@ -30,6 +29,10 @@ from .releases import XTUNER_V1 as DISTRIBUTION
 from .spec import Framework
 from .xtuner import is_v1
 from .xtuner_v1_rl import TRAINERS, Rollout, fill as fill_rl, trainer_call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 NAME = "xtuner-v1"
 FORMATS = ("python",)

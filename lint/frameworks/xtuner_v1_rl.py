@@ -28,12 +28,14 @@ The arithmetic (xtuner main @ b934f46):
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Mapping, Node, Scalar, Sequence, Symbol
 from ..lean_dataclass import lean_dataclass, replace
 from ..plan import RL, Fact, TrainingPlan
 from .facts import Outside, divide, number, product
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 TRAINERS = ("RLColocateTrainerConfig", "RLDisaggregatedTrainerConfig")
 # The agent loop whose group is prompt_repeat_k trained samples; the others (tools, sandboxes) may

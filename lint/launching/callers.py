@@ -15,11 +15,14 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Mapping
-from typing import Optional
 
 from .. import per_run, project, reads
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # Files that may run a script or launch a config: shell and job scripts, job descriptions (YAML), make
 # and just files.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional
 
 from .. import directives as directive_parser, project, reads, versions
 from ..discover import display_path, is_vocabulary
@@ -25,7 +24,10 @@ from ..plan import Fact, Origin
 from ..rule import LAUNCH_NOTE, Related
 from ..sources import format_of
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional
+
     from ..engine import _Checker
 
 

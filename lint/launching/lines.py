@@ -16,7 +16,6 @@ import os
 import posixpath
 from collections.abc import Callable
 from fnmatch import fnmatchcase
-from typing import Any, Optional, TypeGuard
 
 from ..document import Document, LaunchDocument, Mapping, Scalar, Sequence, Span, Unknown
 from ..frameworks.facts import whole_number
@@ -25,6 +24,10 @@ from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import field, lean_dataclass, replace
 from ..plan import Fact, Origin
 from ..sources.shell import UNKNOWN, WRITTEN_KEY, Command, ShellDocument, Truncation, Word
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, TypeGuard
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py")
 

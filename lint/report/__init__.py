@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
-from typing import Optional
 
 from ..document import without_surrogates
 from ..lazy_pattern import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # `concise` (one line a finding) and `full` (text with each finding's source line) are ruff's names; the
 # others are ruff's names for the formats CI tools read (docs/output-formats.md).

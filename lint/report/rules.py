@@ -3,9 +3,11 @@ list (`batchlint rule --all`): one text for the command line and the generated d
 
 from __future__ import annotations
 
-from typing import Optional
-
 from . import rule_page, rule_url
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def page(rule, scope: str) -> str:

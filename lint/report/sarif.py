@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from .. import __version__
 from ..discover import display_path
 from . import fingerprints, home_url, rule_url
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}

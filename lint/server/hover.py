@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
 
 from ..lean_dataclass import fields, lean_dataclass
 from ..plan import Fact, TrainingPlan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @lean_dataclass

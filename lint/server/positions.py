@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Optional
 
 from ..document import LINE_BREAKS
 from ..lazy_pattern import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _LSP_BREAKS = LazyPattern(r"\r\n|\r|\n")
 _NEWLINE = re.compile("\n")  # JSON, TOML, shell: lines end at "\n" (document.line_starts)

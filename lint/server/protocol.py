@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Optional
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -22,6 +21,10 @@ from ..report import rule_url
 from ..report.json import fix_of
 from .hover import hover_text
 from .session import Document, Session, key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
             "info": types.DiagnosticSeverity.Information}

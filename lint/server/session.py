@@ -10,7 +10,6 @@ beside the config it runs is linted with the config as the editor shows it, save
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from .. import run as runs
 from ..config import ConfigError
@@ -19,6 +18,10 @@ from ..lean_dataclass import field, lean_dataclass
 from ..project import keeping, overlaid, read_bytes
 from ..sources import format_of
 from .positions import Text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # A change to one of these can change the settings of every file below it.
 PROJECT_CONFIGS = ("batchlint.toml", "pyproject.toml")

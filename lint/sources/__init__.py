@@ -7,10 +7,13 @@ import gc
 import os
 import re
 from collections.abc import Callable
-from typing import Optional
 
 from ..document import Document, LimitExceeded, ParseError, line_starts
 from ..limits import MAX_NUMBER_DIGITS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class TemplateError(ParseError):

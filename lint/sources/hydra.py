@@ -34,7 +34,6 @@ alone, with a notice: its keys the composition would set stay unknown.
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from .. import reads
 from ..discover import display_path
@@ -43,6 +42,10 @@ from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass, replace
 from ..limits import MAX_COMPOSE_DEPTH, MAX_COMPOSED_CONFIGS
 from ..project import ProjectView, upward
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _SELF = "_self_"
 _HEADER = LazyPattern(r"#\s*@(\S+)\s+(.*?)\s*$")

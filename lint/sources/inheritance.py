@@ -37,7 +37,6 @@ import ast
 import os
 import re
 import sys
-from typing import Optional, TypeGuard, overload
 
 from .. import reads
 from ..discover import display_path
@@ -48,6 +47,12 @@ from ..limits import MAX_BASE_DEPTH, MAX_BASE_FILES
 from ..project import ProjectView
 from . import format_of, read
 from .python import Scope, _bound_sizes, _Evaluator, parse_python, read_python
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, TypeGuard, overload
+else:
+    from ..annotations import overload
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"

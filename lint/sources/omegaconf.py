@@ -36,13 +36,16 @@ default) is placed on its own characters when the scalar is written on one line 
 from __future__ import annotations
 
 import re
-from typing import Any, NoReturn, Optional
 
 from ..document import Document, LaunchDocument, Mapping, Node, Scalar, Sequence, Span, Unknown, split_lines
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import field, lean_dataclass, replace
 from ..limits import MAX_DEPTH, MAX_EVAL_STEPS, MAX_LENGTH, MAX_NODES
 from .plain import value_offset
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, Optional
 
 _OPEN = "${"
 # Nesting of interpolations, brackets and quotes inside one value, and of interpolations followed

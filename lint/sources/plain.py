@@ -13,10 +13,12 @@ interpolations), which need no PyYAML either.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Scalar
 from ..lazy_pattern import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 STR = "tag:yaml.org,2002:str"
 INT = "tag:yaml.org,2002:int"

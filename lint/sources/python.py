@@ -27,7 +27,6 @@ import operator
 import re
 import warnings
 from collections.abc import Callable
-from typing import Any, Optional, Union
 
 from ..document import (
     Document,
@@ -57,6 +56,10 @@ from ..limits import (
     MAX_PYTHON_TOKENS,
 )
 from . import _INT_LIMIT, long_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional, Union
 
 _new_span = tuple.__new__
 _NON_ASCII = LazyPattern(r"[^\x00-\x7f]")

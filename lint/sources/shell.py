@@ -35,7 +35,6 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
-from typing import Optional
 
 from ..document import Document, LimitExceeded, Mapping, ParseError, Span, line_starts
 from ..lazy_pattern import LazyPattern
@@ -60,6 +59,10 @@ from .shellflow import (
     test_result,
 )
 from .shellstop import Stop, assigned_by, given, names_set, nounset_change, plain_assignments
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _POSITIONAL = LazyPattern(r"[0-9]|@|#")  # ${1}, ${1:-8}, ${@}, ${#}
 _ASSIGNING = LazyPattern(r"([A-Za-z_][A-Za-z0-9_]*):?=")  # `${x:=8}`, `${x=8}`: x is set if it was not

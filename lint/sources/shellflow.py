@@ -11,12 +11,15 @@ script: each command is looked at once, each pattern match is bounded.
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from ..document import LimitExceeded, Span
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import field, lean_dataclass, replace
 from ..limits import MAX_SHELL_NESTING
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # The keywords a command may start with before the command itself (`then A=1`, `else if [ x ]`).
 COMMAND_PREFIX = frozenset({"if", "elif", "while", "until", "then", "else", "do", "!", "{", "time"})

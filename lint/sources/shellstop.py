@@ -16,12 +16,14 @@ evidence that the script, not the environment, is meant to give the value).
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import Span
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
 from .shellflow import ASSIGNMENT, NAME, Simple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 @lean_dataclass

@@ -18,13 +18,16 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from typing import Optional
 
 from ..document import Document, Mapping, ParseError, Scalar, Sequence, Unknown
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import replace
 from ..limits import MAX_NODES
 from . import TemplateError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # `${VAR}`, `${VAR:-8}`, `$((A * B))`, `$(cmd)`, `$VAR`; Jinja `{{ x }}`, `{% ... %}`, `{# ... #}`.
 # Each on one line, and of bounded length: the scan is linear.

@@ -16,8 +16,6 @@ PyYAML and libyaml count them; columns count characters.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ..document import (
     Document,
     LimitExceeded,
@@ -45,6 +43,10 @@ with compiling_lazily():  # PyYAML's patterns compile when first run (lint/lazy_
 from ..limits import MAX_DEPTH, MAX_NODES, MAX_NUMBER_DIGITS
 from . import digits_why, long_int
 from .plain import BOOL, BOOLEANS, INT, MERGE, NULL, STR, exponent_number, plain_tag, value_offset
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 try:
     from yaml import CSafeLoader as _Loader
@@ -365,7 +367,6 @@ def typed_by_pyyaml(text: str):
     tag = _resolve(text, (True, False))
     node = _scalar(tag, text, None, Span(1, 1, 1, 1))
     return node.value if isinstance(node, Scalar) else text
-
 
 
 def string_in_place(text: str, node: Optional[Node]) -> Optional[str]:

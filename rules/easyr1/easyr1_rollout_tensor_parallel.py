@@ -44,8 +44,9 @@ verl: verl/workers/fsdp_workers.py:293 @ v0.2 (first), :384 @ v0.4.0, :465-466 @
 verl/trainer/config/ppo_trainer.yaml:63 @ v0.1, rollout/rollout.yaml:50 @ v0.7.0.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import EASYR1
@@ -53,6 +54,10 @@ from batchlint.frameworks.verl import PPOSettings
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 EASYR1_MESH = Premise(
     EASYR1, name="EasyR1", frameworks=("easyr1",),

@@ -31,12 +31,17 @@ deepspeed/runtime/config.py `_batch_assertion` (train_batch_size is not equal
 to micro_batch_per_gpu * gradient_acc_step * world_size).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.document import Span
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:

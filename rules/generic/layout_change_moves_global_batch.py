@@ -63,11 +63,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
-from typing import Optional
 
 from batchlint.change import Change
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
+
+    _Moved = tuple[str, object, object, Optional[Fact]]
 
 # The facts that set the batch: a change to any of them is a change of the batch on purpose.
 _BATCH = ("micro_batch", "grad_accum", "declared_global_batch", "step_batch", "micro_tokens")
@@ -101,7 +106,6 @@ def check(plan: TrainingPlan, change: Change) -> Iterator[Finding]:
     )
 
 
-_Moved = tuple[str, object, object, Optional[Fact]]
 
 
 def _moved(before: TrainingPlan, after: TrainingPlan, plan: TrainingPlan) -> list[_Moved]:

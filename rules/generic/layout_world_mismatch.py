@@ -38,15 +38,20 @@ context parallel sizes) and 0.17.0 (expert parallelism); NeMo 1.5.0-2.5.0 (pp fr
 1.7.0, cp from 1.23.0); OpenRLHF from 0.7.4; verl from 0.2 (its SFT trainer to 0.7.0).
 """
 
+from __future__ import annotations
+
 import math
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.document import Mapping
 from batchlint.frameworks.releases import AXOLOTL, EASYR1, MEGATRON, MS_SWIFT, NEMO, OPENRLHF, VERL, XTUNER
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # TorchTitan (0.0.2's torchtitan/parallelisms/parallel_dims.py:40-45 @ b0a80df20 to 0.3.0
 # distributed/parallel_dims.py:183-188), nanotron (v0.1 to v0.5 parallel/context.py:22-37) and XTuner v1

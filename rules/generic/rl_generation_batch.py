@@ -67,8 +67,9 @@ verl/trainer/ray_trainer.py:211-236 @ v0.3.2. Replaces BL121 (TRL),
 BL152 (axolotl) and BL153 (ms-swift Megatron), whose codes redirect here.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks import openrlhf
 from batchlint.frameworks.hf import TRLSettings
@@ -76,6 +77,10 @@ from batchlint.frameworks.releases import AXOLOTL, EASYR1, TRL
 from batchlint.plan import RL, Fact, GenerationChecks, Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # TRL: GRPOConfig is new in 0.14.0; no earlier release runs a GRPO config.
 TRL_GROUPS = Premise(

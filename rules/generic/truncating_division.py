@@ -53,12 +53,14 @@ InternVL internvl_chat/shell/internvl2.0/2nd_finetune/*.sh
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Optional
 
 from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.rule import Example, Finding, Rule
 
-if TYPE_CHECKING:  # a config linted alone never imports the shell reader
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
+
     from batchlint.sources.shell import Truncation
 
 

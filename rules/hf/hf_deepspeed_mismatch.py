@@ -94,7 +94,6 @@ checks) @ 4.57.1. With `accelerate launch`: trainer.py:5537-5574
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.document import Span
 from batchlint.frameworks.deepspeed import TrainerValues
@@ -105,6 +104,10 @@ from batchlint.lean_dataclass import lean_dataclass
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Edit, Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # The comparison is transformers'. A TRL config runs a transformers its TRL release requires; the release of
 # LLaMA-Factory and ms-swift is not weighed (not gated).

@@ -48,8 +48,9 @@ training_args.py:1748-1775 and 1575-1578 @ 5.23.0; trl/trainer/base_config.py
 (`logging_steps` default 10) @ 1.16.0.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.document import Span
 from batchlint.frameworks.releases import TRANSFORMERS, TRL
@@ -57,6 +58,10 @@ from batchlint.frameworks.training_arguments import Checkpointing, TrainerArgume
 from batchlint.plan import Fact, Origin, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # The checks are transformers'. A TRL config runs a transformers its TRL release requires; LLaMA-Factory's
 # release is not weighed (not gated).

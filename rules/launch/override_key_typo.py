@@ -42,8 +42,9 @@ for the key sets (tools/generate_verl_keys.py; it also embeds main at b178a3c,
 embedded set: a project pinning one is not judged).
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable, Iterator
-from typing import Optional, cast
 
 from batchlint.keysets import InForce, KeySets, in_force
 from batchlint.launching.lines import launches
@@ -53,9 +54,15 @@ from batchlint.rule import Example, Finding, Rule, closest
 from batchlint.sources.shell import ShellDocument
 from batchlint.versions import Distribution
 
-# What a framework's keys come from: its distribution (to find the release), its key sets by release, and the
-# reader of a copy's keys.
-KeyReaders = tuple[Distribution, KeySets, Callable[..., Optional[frozenset[str]]]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, cast
+
+    # What a framework's keys come from: its distribution (to find the release), its key sets by release, and
+    # the reader of a copy's keys.
+    KeyReaders = tuple[Distribution, KeySets, Callable[..., Optional[frozenset[str]]]]
+else:
+    from batchlint.annotations import cast
 
 
 def _verl() -> KeyReaders:

@@ -30,14 +30,21 @@ of `cuda:LOCAL_RANK`), the same in state.py @ v1.11.0; torch/distributed/run.py
 are the visible devices, renumbered from 0.
 """
 
+from __future__ import annotations
+
 import os
 from collections.abc import Iterator
-from typing import cast
 
 from batchlint.launching.lines import launches
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 from batchlint.sources.shell import ShellDocument, Word
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import cast
+else:
+    from batchlint.annotations import cast
 
 
 def check(plan: TrainingPlan) -> Iterator[Finding]:

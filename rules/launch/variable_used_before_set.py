@@ -49,13 +49,20 @@ mode goes on with the next command). Upstream example:
 verl examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh:66 @ b178a3c (`sp_size` set on line 72).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import cast
 
 from batchlint.launching.lines import launches
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
 from batchlint.sources.shell import ShellDocument
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import cast
+else:
+    from batchlint.annotations import cast
 
 _SHOWN = 60  # characters of an expression shown in full
 

@@ -29,14 +29,19 @@ groups), :924-947 @ core_v0.16.0 (groups: "a multiple or divisor", first),
 (megatron/model/transformer.py:228-229 @ 23.04), which asserts divisibility.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks.megatron import MegatronSettings
 from batchlint.frameworks.releases import MEGATRON
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, splitting_degrees
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 HEADS = Premise(
     MEGATRON, name="heads",

@@ -41,14 +41,19 @@ megatron/core/num_microbatches_calculator.py:429-433 and :474-482 (skipped with
 The flag is gone from core_v0.18.0 (`--step-batch-size-schedule` replaces it).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks.megatron import MegatronSettings
 from batchlint.frameworks.releases import MEGATRON
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 RAMPUP = Premise(
     MEGATRON, name="Megatron-LM",

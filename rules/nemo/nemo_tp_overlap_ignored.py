@@ -40,14 +40,19 @@ megatron_base_model.py:1019-1025 (sequence parallel off with tp 1), then
 First: v1.19.0 megatron_base_model.py:564-570, v1.23.0 :938-944 (FSDP).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks.nemo import NemoSettings
 from batchlint.frameworks.releases import NEMO
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 WITHOUT_SP = Premise(
     NEMO, since="1.19.0", until="2.5.0", runs_until="2.5.0",  # NeMo-1 Megatron YAML: gone after 2.5.0

@@ -52,12 +52,17 @@ warning, schedule construction); torch/distributed/pipelining/schedules.py
 ScheduleInterleavedZeroBubble 3046-3053, ScheduleDualPipeV 3439-3443.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks.torchtitan import TitanSettings, model_premises, model_window, old_batch_name
 from batchlint.plan import TrainingPlan
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # The count (local // microbatch size) and the schedule built with it; the schedule's own check is
 # PyTorch's (torch/distributed/pipelining/schedules.py).

@@ -55,8 +55,9 @@ keys before 0.1.0: batchlint/frameworks/torchtitan.py PRE_RELEASE_KEYS. Custom
 modules: manager.py:86-116 @ v0.2.2, config_manager.py:734-762 @ v0.1.0.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Any, Optional
 
 from batchlint.document import Mapping, Span
 from batchlint.frameworks.torchtitan import (
@@ -74,6 +75,10 @@ from batchlint.plan import TrainingPlan
 from batchlint.premise import HOLDS, Premise, judge
 from batchlint.rule import Example, Finding, Rule, closest
 from batchlint.versions import version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Optional
 
 # The first release whose config manager refuses an unknown name; 0.1.0 drops it
 # (torchtitan/config_manager.py:805-818 @ v0.1.0 keeps only the dataclass's fields).

@@ -43,14 +43,19 @@ full_dpo_distributed.py:146-156 @ v0.6.0 and v0.6.1;
 ppo_full_finetune_single_device.py:311-315 @ v0.3.0, :410-414 @ v0.6.1.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks.releases import TORCHTUNE
 from batchlint.frameworks.torchtune import TorchtuneSettings, traits
 from batchlint.plan import TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 SINGLE_DEVICE = Premise(
     TORCHTUNE, name="single-device accumulation", since="0.1.0",

@@ -43,8 +43,9 @@ actor.py:216 and critic.py:220 @ b178a3c. A copy of verl in the project
 is judged by its own source (lint/frameworks/verl.py `refuses`).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import VERL_RELEASES
@@ -54,6 +55,10 @@ from batchlint.keysets import in_force
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 RELEASED = Premise(
     verl.DISTRIBUTION, until="0.7.1", name="released",

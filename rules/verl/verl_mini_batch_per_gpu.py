@@ -58,9 +58,10 @@ EasyR1 (a fork of verl) normalises its `worker.actor.global_batch_size` and
 "global batch size per device must be divisible by the micro batch size").
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
 from math import gcd
-from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.releases import EASYR1
@@ -68,6 +69,10 @@ from batchlint.frameworks.verl import PPOSettings, Role
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule, largest_divisor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 _LEGACY_GONE = "0.8.0 has no verl/workers/fsdp_workers.py (engine workers only)"
 ZERO = Premise(

@@ -49,14 +49,19 @@ verl/trainer/config/model/hf_model.yaml:40 (true) and critic/dp_critic.yaml
 verl/trainer/ppo/ray_trainer.py:448-458 and fsdp_sft_trainer.py:198 @ v0.2 (first).
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl import VerlSettings
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 # ulysses_sequence_parallel_size is new in 0.2 (PPO and SFT): no earlier release runs a config that sets it.
 ACTOR = Premise(

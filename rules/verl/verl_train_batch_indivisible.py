@@ -48,14 +48,19 @@ pool = n_gpus_per_node x nnodes). Early copies: single_controller/base/decorator
 worker group's world size, and protocol.py `DataProto.chunk` asserts an even split.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterator
-from typing import Optional
 
 from batchlint.frameworks import verl
 from batchlint.frameworks.verl import VerlSettings
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.premise import Premise
 from batchlint.rule import Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 FSDP = Premise(
     verl.DISTRIBUTION, since="0.2", name="fsdp",

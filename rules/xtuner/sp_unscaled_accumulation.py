@@ -55,8 +55,10 @@ main @ b934f46); 214 of xtuner 0.2.0's configs write
 `accumulative_counts *= sequence_parallel_size`.
 """
 
+from __future__ import annotations
+
+from collections import namedtuple
 from collections.abc import Iterator
-from typing import NamedTuple, Optional
 
 from batchlint.frameworks.xtuner import (
     Accumulation,
@@ -67,6 +69,10 @@ from batchlint.frameworks.xtuner import (
 )
 from batchlint.plan import Fact, TrainingPlan
 from batchlint.rule import Edit, Example, Finding, Related, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Optional
 
 # What the framework does with it: nothing refuses a global batch.
 _SILENT = "nothing refuses it: XTuner trains with this global batch and says nothing"
@@ -87,16 +93,19 @@ def check(plan: TrainingPlan, xtuner: XTunerSettings) -> Iterator[Finding]:
         yield from _stated(plan, written, written.written_for, batch)
 
 
-class _Batch(NamedTuple):
-    """The facts of the global batch and their values, all known."""
-
-    sp: Fact
-    ga: Fact
-    micro: Fact
-    degree: int
-    accumulation: int
-    per_device: int
-    world: Optional[int]
+# The facts of the global batch and their values, all known: a NamedTuple to the type checker, made by
+# collections.namedtuple at run time (typing.NamedTuple would import `typing`: lint/annotations.py).
+if TYPE_CHECKING:
+    class _Batch(NamedTuple):
+        sp: Fact
+        ga: Fact
+        micro: Fact
+        degree: int
+        accumulation: int
+        per_device: int
+        world: Optional[int]
+else:
+    _Batch = namedtuple("_Batch", ("sp", "ga", "micro", "degree", "accumulation", "per_device", "world"))
 
 
 def _derived(plan: TrainingPlan, written: Accumulation, batch: _Batch) -> Iterator[Finding]:
