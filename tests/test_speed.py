@@ -124,28 +124,36 @@ def test_a_yaml_lint_imports_only_what_it_uses(tmp_path):
         assert module not in loaded, module
 
 
+def _watched_lint(tmp_path, example: str, watch: str, seen: str) -> str:
+    """What `seen` (an expression) says after a lint of `example` (beside its folder's files, in a process
+    of its own) that ran with `watch` (statements) in force first: the last line the process printed."""
+    folder = tmp_path / "configs"
+    shutil.copytree(os.path.dirname(os.path.join(REPO, example)), folder)
+    probe = (
+        "import builtins, sys\n" + watch +
+        f"sys.argv = ['batchlint', 'check', {str(folder / os.path.basename(example))!r}]\n"
+        "from batchlint.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print({seen})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return done.stdout.splitlines()[-1] if done.stdout else done.stderr
+
+
 @pytest.mark.parametrize("example", ["examples/swift/qwen2_5_sft_fixed.yaml", "examples/deepspeed/ds_zero2_fixed.json",
                                      "examples/deepspeed/train.sh"])
 def test_a_lint_of_no_python_file_calls_compile(tmp_path, example):
     # The first `compile()` of a process builds the `ast` module's node classes (~10 M instructions of a
     # one-file lint's start-up in a clean environment); `typing` calls it for every annotation written as a
     # string that it evaluates (a NamedTuple's fields, a TypeVar's bound: lint/span.py). Only Python needs it.
-    folder = tmp_path / "configs"
-    shutil.copytree(os.path.dirname(os.path.join(REPO, example)), folder)
-    probe = (
-        "import builtins, sys\n"
+    watch = (
         "calls = []\n"
         "real = builtins.compile\n"
         # the import system compiles a module's source where no bytecode is cached (PYTHONDONTWRITEBYTECODE)
         "builtins.compile = lambda *args, **kwargs: (str(args[1]).endswith('.py') or calls.append(args[1])) "
         "and 0 or real(*args, **kwargs)\n"
-        f"sys.argv = ['batchlint', 'check', {str(folder / os.path.basename(example))!r}]\n"
-        "from batchlint.entry import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(calls)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert _watched_lint(tmp_path, example, watch, "calls") == "[]"
 
 
 @pytest.mark.parametrize("example", ["examples/swift/qwen2_5_sft_fixed.yaml", "examples/deepspeed/ds_zero2_fixed.json",
@@ -155,10 +163,7 @@ def test_a_lint_imports_neither_typing_nor_threading(tmp_path, example):
     # venv, as pre-commit makes one), `threading` ~3 M: batchlint imports `typing` for the type checker only
     # (lint/annotations.py). A TOML lint imports it anyway: tomllib does. Every import statement run calls
     # __import__, so one is seen here even where the site packages imported the module already.
-    folder = tmp_path / "configs"
-    shutil.copytree(os.path.dirname(os.path.join(REPO, example)), folder)
-    probe = (
-        "import builtins, sys\n"
+    watch = (
         "asked = []\n"
         "real = builtins.__import__\n"
         "def watched(name, globals=None, *rest):\n"
@@ -166,10 +171,5 @@ def test_a_lint_imports_neither_typing_nor_threading(tmp_path, example):
         "        asked.append(((globals or {}).get('__name__'), name))\n"
         "    return real(name, globals, *rest)\n"
         "builtins.__import__ = watched\n"
-        f"sys.argv = ['batchlint', 'check', {str(folder / os.path.basename(example))!r}]\n"
-        "from batchlint.entry import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(set(asked)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.splitlines()[-1] == "[]", done.stdout + done.stderr
+    assert _watched_lint(tmp_path, example, watch, "sorted(set(asked))") == "[]"
