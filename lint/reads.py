@@ -130,40 +130,43 @@ class tracking:
 def remembered(cache: MutableMapping, key: object, compute: Callable[[], T]) -> T:
     """`compute()` once for `key` in `cache` (a per_run cache): a search through files as text, its reads
     recorded once and replayed at every ask (as searched): a cached lint result depends on those files."""
-    found = cache.get(key)
-    if found is None:
-        with tracking(digests=None) as touched:
-            value = compute()
-        found = cache[key] = (value, tuple(touched.paths.items()), tuple(touched.searches.items()))
+    value, paths, searches, _ = _computed(cache, key, compute)
     with searching():
-        for path, digest in found[1]:
-            replay(path, digest)
-    for key_, digest in found[2]:
-        replay_search(key_, digest)
-    return found[0]
+        for path, digest_, _ in paths:
+            replay(path, digest_)
+    for key_, digest_ in searches:
+        replay_search(key_, digest_)
+    return value
 
 
 def kept(cache: MutableMapping, key: object, compute: Callable[[], T]) -> T:
     """`compute()` once for `key` in `cache` (a per_run cache), and at every ask what it touched, as it
     touched it: a file read as read, a file searched as searched, its searches and its notices."""
+    value, paths, searches, notices = _computed(cache, key, compute)
+    if _log is not None:
+        for path, digest_, read in paths:
+            if read:
+                replay(path, digest_)
+            else:
+                with searching():
+                    replay(path, digest_)
+        for key_, digest_ in searches:
+            replay_search(key_, digest_)
+        for message in notices:
+            notice(message)
+    return value
+
+
+def _computed(cache: MutableMapping, key: object, compute: Callable[[], T]) -> tuple:
+    """(value, ((path, digest, whether read rather than searched), ...), searches, notices) of `compute()`,
+    computed once for `key` in `cache`: what `remembered` and `kept` replay, each its way."""
     found = cache.get(key)
     if found is None:
         with tracking(digests=None) as touched:
             value = compute()
         found = cache[key] = (value, tuple((path, digest_, path in touched.read) for path, digest_ in touched.paths.items()),
                               tuple(touched.searches.items()), tuple(touched.notices))
-    if _log is not None:
-        for path, digest_, read in found[1]:
-            if read:
-                replay(path, digest_)
-            else:
-                with searching():
-                    replay(path, digest_)
-        for key_, digest_ in found[2]:
-            replay_search(key_, digest_)
-        for message in found[3]:
-            notice(message)
-    return found[0]
+    return found
 
 
 def snapshot() -> tuple:
