@@ -420,6 +420,56 @@ class ProjectView:
         return contents(top, wanted, most_files, most_bytes, skip, self)
 
 
+_listings: per_run.Cache = per_run.cache()  # folder -> its listing (walk), for the run
+
+
+def walk(top: str) -> Iterator[tuple[str, list, list]]:
+    """`os.walk(top)`: (folder, its subfolders, its files) top-down, a linked folder listed but not
+    entered, a folder that cannot be listed left out; the caller may prune or sort the subfolders, which
+    are then entered in that order. Each folder is listed once in a run: the searches of a one-file lint
+    (install commands, callers) walk the same project, and in a cold page cache a listing costs a read."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        listing = _listings.get(folder)
+        if listing is None:
+            listing = _listings[folder] = _listing(folder)
+        if listing is _UNLISTED:
+            continue
+        subfolders, files, linked = listing
+        subfolders = list(subfolders)
+        yield folder, subfolders, list(files)
+        stack.extend(os.path.join(folder, name) for name in reversed(subfolders) if name not in linked)
+
+
+_UNLISTED = ()
+
+
+def _listing(folder: str) -> tuple:
+    """(subfolders, files, linked subfolders) of `folder`, as os.walk tells them apart (a link to a
+    folder is a subfolder it does not enter), or _UNLISTED."""
+    subfolders, files, linked = [], [], set()
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    files.append(entry.name)
+                    continue
+                subfolders.append(entry.name)
+                try:
+                    if entry.is_symlink():
+                        linked.add(entry.name)
+                except OSError:  # os.walk asks os.path.islink, which says no when it cannot tell
+                    pass
+    except OSError:
+        return _UNLISTED
+    return tuple(subfolders), tuple(files), frozenset(linked)
+
+
 # Files and folders `contents` looks at, at most: run from a large folder that is no repository (the project
 # is then the working folder), a walk of all of it would take longer than any lint.
 MAX_WALKED = 100_000
@@ -437,13 +487,13 @@ def contents(top: str, wanted: Callable[[str], bool], most_files: int, most_byte
 
     view = view if view is not None else ProjectView.now()
     seen = entries = 0
-    for folder, subfolders, files in os.walk(top):
+    for folder, subfolders, files in walk(top):
         entries += len(subfolders) + len(files)
         if entries > MAX_WALKED:
             return
         subfolders[:] = sorted(d for d in subfolders
                                if d not in SKIPPED_DIRS and not d.startswith(".") and not skip(folder, d))
-        # os.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
+        # walk enters no linked folder: a file that is no link is in view exactly when its folder is.
         folder_in_view: Optional[bool] = None
         for name in sorted(files):
             if not wanted(name):

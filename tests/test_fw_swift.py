@@ -46,6 +46,27 @@ def test_default_accumulation_follows_the_release(tmp_path, lint):
     assert lint("s.yaml", text, world_size=4, global_batch=16).diagnostics == []
 
 
+def test_the_release_is_asked_only_for_an_unwritten_accumulation(tmp_path, lint, monkeypatch):
+    # Finding the release reads the requirements and, last, every script of the project for an install
+    # command: a pre-commit run in a large repository pays for it only when the default is needed.
+    from batchlint import premise
+
+    asked = []
+    real_release = premise.release
+
+    def release(distribution, *args, **kwargs):
+        asked.append(distribution.names[0])
+        return real_release(distribution, *args, **kwargs)
+
+    monkeypatch.setattr(premise, "release", release)
+    (tmp_path / "requirements.txt").write_text("ms-swift==3.2.1\n")
+    written = "model_type: qwen2\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 4\n"
+    assert lint("w.yaml", written, world_size=4, global_batch=16).diagnostics == [] and asked == []
+    [finding] = lint("u.yaml", "model_type: qwen2\nper_device_train_batch_size: 1\n", world_size=4,
+                     global_batch=16).diagnostics
+    assert "the global batch is 4" in finding.message and asked == ["ms-swift"]
+
+
 def test_env_block_states_the_world_size(lint):
     text = "ENV:\n  NPROC_PER_NODE: '4'\n  NNODES: 2\nmodel_type: qwen2\nper_device_train_batch_size: 3\n"
     # W = 4 x 2 = 8: ceil(16 / 3 / 8) = 1 -> 3 x 1 x 8 = 24.

@@ -241,19 +241,79 @@ def test_contents_stops_at_its_bounds_without_walking_the_rest(tmp_path, monkeyp
         (tmp_path / f"d{index}").mkdir()
         (tmp_path / f"d{index}" / "run.sh").write_text(f"{index}\n")
     looked = []
-    real_walk = os.walk
+    real_walk = project.walk
 
     def walk(top):
         for found in real_walk(top):
             looked.append(found[0])
             yield found
 
-    monkeypatch.setattr(project.os, "walk", walk)
+    monkeypatch.setattr(project, "walk", walk)
     view = ProjectView(Project((str(tmp_path),)))
     first = [data for _, data in project.contents(str(tmp_path), lambda n: n.endswith(".sh"), 2, 100, view=view)]
     assert first == [b"0\n", b"1\n"] and len(looked) == 4  # the top, d0, d1, and d2, whose file is the third
     monkeypatch.setattr(project, "MAX_WALKED", 4)  # the top's 5 folders are past it
     assert list(project.contents(str(tmp_path), lambda n: n.endswith(".sh"), 10, 100, view=view)) == []
+
+
+def _tree_to_walk(top):
+    """Folders nested three deep, a link to a folder (listed, not entered), links to a file and to nothing,
+    and a loop of links."""
+    (top / "a" / "b" / "c").mkdir(parents=True)
+    (top / "z").mkdir()
+    for path in ("f.sh", "a/g.yaml", "a/b/h.sh", "a/b/c/i.sh", "z/j.sh"):
+        (top / path).write_text("x\n")
+    os.symlink(top / "a", top / "z" / "to_a")
+    os.symlink(top / "f.sh", top / "a" / "to_f.sh")
+    os.symlink(top / "missing", top / "a" / "to_nothing")
+    os.symlink("loop2", top / "loop1")
+    os.symlink("loop1", top / "loop2")
+
+
+@pytest.mark.parametrize("prune", [False, True])
+def test_walk_is_os_walk(tmp_path, prune):
+    # project.walk, which the install-command and callers' searches share, lists what os.walk lists, in its
+    # order, entering the subfolders the caller keeps in the order it leaves them.
+    from batchlint import per_run, project
+
+    _tree_to_walk(tmp_path)
+
+    def walked(walk):
+        found = []
+        for folder, subfolders, files in walk(str(tmp_path)):
+            found.append((folder, sorted(subfolders), sorted(files)))
+            if prune:
+                subfolders[:] = sorted((d for d in subfolders if d != "b"), reverse=True)
+        return found
+
+    per_run.forget()
+    assert walked(project.walk) == walked(os.walk)
+    assert walked(project.walk) == walked(os.walk)  # and again, from the listings the run keeps
+    folders = {folder: subfolders for folder, subfolders, _ in walked(project.walk)}
+    assert folders[str(tmp_path / "z")] == ["to_a"] and str(tmp_path / "z" / "to_a") not in folders
+
+
+def test_walk_lists_each_folder_once_a_run(tmp_path, monkeypatch):
+    from batchlint import per_run, project
+
+    _tree_to_walk(tmp_path)
+    listed = []
+    real_scandir = os.scandir
+
+    def scandir(path):
+        listed.append(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(project.os, "scandir", scandir)
+    per_run.forget()
+    first = list(project.walk(str(tmp_path)))
+    assert len(listed) == 5  # the top, a, a/b, a/b/c and z; not z/to_a, a link
+    under_a = [found for found in first if found[0].startswith(str(tmp_path / "a"))]
+    assert sorted(project.walk(str(tmp_path / "a"))) == sorted(under_a) and len(listed) == 5
+    (tmp_path / "a" / "new.sh").write_text("x\n")
+    per_run.forget()  # a new run: the folders may have changed since
+    assert "new.sh" in dict((f, files) for f, _, files in project.walk(str(tmp_path)))[str(tmp_path / "a")]
+    assert len(listed) == 10
 
 
 def test_kept_reads_are_taken_while_the_stamp_holds(tmp_path, monkeypatch):

@@ -66,9 +66,7 @@ def plan(doc: Document, outside: Outside):
         return None
     outside = replace(outside, world_size=world)
     # ms-swift picks the precision from the model's dtype and has its own clipping default: neither is assumed.
-    keeps_one = judge(TRANSFORMERS_ACCUMULATION, doc.path, outside.view).outcome == HOLDS
-    plan = plan_from(doc, outside, NAME, micro_default=1,
-                     grad_accum_default=_transformers_accumulation if keeps_one else _default_accumulation,
+    plan = plan_from(doc, outside, NAME, micro_default=1, grad_accum_default=_accumulation_default(doc, outside),
                      precision_off=(), max_grad_norm_default=None)
     # The sequence-parallel mesh is (W // sp, sp): sp must divide W (sequence_parallel/sequence_parallel.py:650-664).
     plan.layout, plan.layout_exact = (plan.parallel["sp"],), False
@@ -161,6 +159,16 @@ TRANSFORMERS_ACCUMULATION = Premise(
     MS_SWIFT, since="3.0.0", until="3.2.1", runs_since="3.0.0",
     source="v3.0.0 and v3.2.1 swift/trainers/arguments.py, swift/llm/argument/ (no default); v3.2.2 "
            "swift/trainers/arguments.py:84-86 (first formula); v4.5.2 swift/trainers/arguments.py:283-285 (still)")
+
+
+def _accumulation_default(doc: Document, outside: Outside):
+    """gradient_accumulation_steps unwritten, as the release in force fills it. The release is asked only
+    then: finding it reads the project's requirements and, last, every script for an install command."""
+    def default(micro, world):
+        keeps_one = judge(TRANSFORMERS_ACCUMULATION, doc.path, outside.view).outcome == HOLDS
+        return (_transformers_accumulation if keeps_one else _default_accumulation)(micro, world)
+
+    return default
 
 
 def _transformers_accumulation(micro, world):

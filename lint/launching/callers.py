@@ -367,7 +367,7 @@ def _read_walked(walked: list, marks: tuple, stamped: Optional[list]) -> _Files:
     paths: list = []
     kept_marks: list = []
     size = 0
-    for at, (candidate, _, _) in enumerate(walked):
+    for at, (candidate, _, linked) in enumerate(walked):
         if candidate is None:
             return _Files(b"", (), (), False, _kept(stamped, b"partial"))
         if marks:
@@ -381,8 +381,8 @@ def _read_walked(walked: list, marks: tuple, stamped: Optional[list]) -> _Files:
             continue
         starts.append(size)
         chunks.append(data + _SEPARATOR)
-        # os.walk enters no linked folder, so under a real top only a linked file has another real path.
-        paths.append(os.path.realpath(candidate) if os.path.islink(candidate) else candidate)
+        # project.walk enters no linked folder, so under a real top only a linked file has another real path.
+        paths.append(os.path.realpath(candidate) if linked else candidate)
         if marks:
             kept_marks.append(marks[at])
         size += len(data) + len(_SEPARATOR)
@@ -403,13 +403,13 @@ def _walk(top: str) -> Iterator[tuple]:
     order; (None, None, False) last when a bound on the files or folders looked at is passed. One walk for
     the search and its stamps."""
     seen = entries = 0
-    for folder, dirs, names in os.walk(top):
+    for folder, dirs, names in project.walk(top):
         entries += len(dirs) + len(names)
         if entries > MAX_ENTRIES:
             yield None, None, False
             return
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
-        # os.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
+        # project.walk enters no linked folder: a file that is no link is in view exactly when its folder is.
         folder_in_view: Optional[bool] = None
         for name in sorted(names):
             if not (name.endswith(SUFFIXES) or name in NAMES):
