@@ -147,6 +147,39 @@ def test_matching_strategies_on_the_line_pass(tmp_path, monkeypatch):
     assert check(tmp_path, monkeypatch) == []
 
 
+# -- the release in force, asked only where a verdict needs it ------------------------------------------------
+
+SFT_PROGRAM = GRPO_PROGRAM.replace("GRPOConfig, GRPOTrainer", "SFTConfig, SFTTrainer").replace(
+    "(GRPOConfig,", "(SFTConfig,").replace("GRPOTrainer(", "SFTTrainer(")
+
+
+def test_the_release_is_asked_only_for_a_generation_batch(tmp_path, monkeypatch):
+    # Finding TRL's release may read every script of the project for an install command: an SFT job, whose
+    # verdicts are the same in every release, does not ask; a GRPO job, whose generation batch TRL 0.15-0.16
+    # checked without the accumulation, does.
+    from batchlint import versions
+
+    asked = []
+    real_release = versions.release
+
+    def release(distribution, *args, **kwargs):
+        asked.append(distribution.names[0])
+        return real_release(distribution, *args, **kwargs)
+
+    monkeypatch.setattr(versions, "release", release)
+    sft = tmp_path / "sft"
+    write(sft, "src/sft.py", SFT_PROGRAM)
+    write(sft, "recipes/sft.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 2\n"
+                                   "gradient_accumulation_steps: 4\nbf16: true\n")
+    write(sft, "train.sh", "accelerate launch --num_processes=4 src/sft.py --config recipes/sft.yaml\n")
+    write(sft, "requirements.txt", "trl==0.16.1\n")
+    assert check(sft, monkeypatch) == [] and "trl" not in asked
+    grpo = tmp_path / "grpo"
+    grpo_project(grpo, micro=2, w=7, pin="0.16.1")
+    [(_, _, code, _, message)] = check(grpo, monkeypatch)
+    assert code == "BL170" and "not counted before TRL 0.17.0" in message and "trl" in asked
+
+
 # -- packing with skip_prepare_dataset ---------------------------------------------------------------------------
 
 SFT = """\

@@ -23,6 +23,7 @@ from .training_arguments import FORMATS, MARKERS, is_training_arguments, plan_fr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Optional
 
 NAME = "transformers"
@@ -81,14 +82,20 @@ def plan(doc: Document, outside: Outside):
     plan = plan_from(doc, outside, framework, micro_default=None if own_parser else 8,
                      grad_accum_default=_own_default if own_parser else None,
                      precision_off=("fp16", "bf16") if program.kind == NAME and framework == NAME else ("fp16",),
-                     bf16_default=_grpo_bf16(doc, outside.view) if program.kind == "grpo" else None)
+                     bf16_default=_grpo_bf16(doc, outside.view)
+                     if program.kind == "grpo" and "bf16" not in doc.root.items else None)
     if framework == "trl":
         plan.basis = basis or ""
-        older = _counts_without_accumulation(doc.path, outside.view)
-        plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older,
-                        renamed=_rloo_names_renamed(doc.path, outside.view))
+        # The release in force is asked only where the verdict needs it: finding it may read every script of
+        # the project for an install command (lint/versions.py), which a one-file lint in a large repository
+        # pays for (asked twice, it is read once: versions.release remembers it for the folder).
+        older = lambda: _counts_without_accumulation(doc.path, outside.view)  # noqa: E731
+        renamed = any(old in doc.root.items and new not in doc.root.items for old, new in RLOO_RENAMED) and \
+            _rloo_names_renamed(doc.path, outside.view)
+        plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older, renamed=renamed)
         halving = flag(doc.root.get("auto_find_batch_size"), "auto_find_batch_size")
-        plan.settings = TRLSettings(sft=_sft_arguments(doc.root), accumulation_left_out=older,
+        plan.settings = TRLSettings(sft=_sft_arguments(doc.root),
+                                    accumulation_left_out=plan.rl is not None and older(),
                                     rloo=_rloo_batch(doc.root, plan),
                                     auto_find_batch_size=halving if halving is not None and halving.value else None)
         # SFTConfig's max_length, with its default 1024 (null: no limit); other configs' as written.
@@ -194,7 +201,8 @@ class TRLSettings(Subject):
     FRAMEWORKS = ("trl",)
 
     sft: Optional[SFTArguments]
-    # The release in force checks GRPO's per-device batch x W without the accumulation (TRL 0.15-0.16).
+    # The release in force checks GRPO's per-device batch x W without the accumulation (TRL 0.15-0.16): asked
+    # of a plan with generation batches (plan.rl) only, whose rule alone reads it (rules/generic/rl_generation_batch.py).
     accumulation_left_out: bool = False
     rloo: Optional[RLOOBatch] = None
     # auto_find_batch_size written true: the Trainer halves the per-device batch on out-of-memory.
@@ -329,7 +337,7 @@ def _rloo_names_renamed(path: str, view: ProjectView) -> bool:
             and _every_release(path, lambda key, bound: key < bound, "0.25.0", view))
 
 
-def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = False,
+def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: Callable[[], bool] = lambda: False,
           renamed: bool = False) -> Optional[RL]:
     """GRPOConfig/RLOOConfig's batch and what their `__post_init__` refuses
     (grpo_config.py:1096-1141, defaults 480-486 @ 1.16.0; rloo_config.py:659-704):
@@ -340,7 +348,7 @@ def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = F
     evaluation on, per_device_eval_batch_size (default 8) x W is whole groups of
     num_generations_eval (default num_generations). `grpo`: the program reads GRPOConfig, whose
     num_generations defaults to 8 (grpo_config.py:108-109 @ v0.14.0, :474-475 @ v1.9.0, 8 @ 1.16.0).
-    `older`: the release in force checks per_device_train_batch_size x W alone (TRL 0.15-0.16). `renamed`: the
+    `older()`: the release in force checks per_device_train_batch_size x W alone (TRL 0.15-0.16). `renamed`: the
     release in force reads the first RLOOTrainer's names as the new ones (RLOO_RENAMED), where those are unwritten."""
     written = root
     if renamed:
@@ -353,7 +361,7 @@ def _grpo(root: Mapping, plan: TrainingPlan, grpo: bool = False, older: bool = F
     given_steps = _as_written(number(root.get("steps_per_generation"), "steps_per_generation"), "steps_per_generation",
                               written)
     steps = given_steps or (Fact(1, "accumulation", None, Origin.DEFAULT, detail="not counted before TRL "
-                                 f"{COUNTS_ACCUMULATION_SINCE}") if older else plan.grad_accum)
+                                 f"{COUNTS_ACCUMULATION_SINCE}") if older() else plan.grad_accum)
     given = number(root.get("generation_batch_size"), "generation_batch_size")
     generation = given or product([micro, world, steps], "generation batch",
                                   f"{micro.describe()} x W ({world.value}) x {steps.describe()}"
