@@ -89,7 +89,9 @@ def plan(doc: Document, outside: Outside):
         # The release in force is asked only where the verdict needs it: finding it may read every script of
         # the project for an install command (lint/versions.py), which a one-file lint in a large repository
         # pays for (asked twice, it is read once: versions.release remembers it for the folder).
-        older = lambda: _counts_without_accumulation(doc.path, outside.view)  # noqa: E731
+        def older() -> bool:
+            return _counts_without_accumulation(doc.path, outside.view)
+
         renamed = any(old in doc.root.items and new not in doc.root.items for old, new in RLOO_RENAMED) and \
             _rloo_names_renamed(doc.path, outside.view)
         plan.rl = _grpo(doc.root, plan, grpo=program.kind == "grpo", older=older, renamed=renamed)
