@@ -65,6 +65,21 @@ def xtuner_sp(sp=1, acc=16, micro=1):
     return XTUNER_TEMPLATE.format(sp=sp, acc=acc, micro=micro)
 
 
+def releases_asked(monkeypatch, owner):
+    """The distributions (their first name) whose release `owner.release` is asked for from here on, in
+    order: a list that grows as the test goes on. `owner`: the module whose `release` the code under test
+    calls (lint/premise.py binds its own name; lint/versions.py's callers look it up there)."""
+    asked = []
+    real_release = owner.release
+
+    def release(distribution, *args, **kwargs):
+        asked.append(distribution.names[0])
+        return real_release(distribution, *args, **kwargs)
+
+    monkeypatch.setattr(owner, "release", release)
+    return asked
+
+
 def git(folder, *args):
     """Run git in `folder` as a user with a name would; returns its output."""
     import subprocess

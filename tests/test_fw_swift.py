@@ -8,7 +8,7 @@ import pytest
 
 from batchlint import per_run
 
-from conftest import CORPUS
+from conftest import CORPUS, releases_asked
 
 
 def codes(result):
@@ -51,14 +51,7 @@ def test_the_release_is_asked_only_for_an_unwritten_accumulation(tmp_path, lint,
     # command: a pre-commit run in a large repository pays for it only when the default is needed.
     from batchlint import premise
 
-    asked = []
-    real_release = premise.release
-
-    def release(distribution, *args, **kwargs):
-        asked.append(distribution.names[0])
-        return real_release(distribution, *args, **kwargs)
-
-    monkeypatch.setattr(premise, "release", release)
+    asked = releases_asked(monkeypatch, premise)
     (tmp_path / "requirements.txt").write_text("ms-swift==3.2.1\n")
     written = "model_type: qwen2\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 4\n"
     assert lint("w.yaml", written, world_size=4, global_batch=16).diagnostics == [] and asked == []

@@ -10,7 +10,7 @@ import pytest
 
 from batchlint.cli import main
 
-from conftest import cli_runner, write
+from conftest import cli_runner, releases_asked, write
 
 GRPO_PROGRAM = """\
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser
@@ -159,14 +159,7 @@ def test_the_release_is_asked_only_for_a_generation_batch(tmp_path, monkeypatch)
     # checked without the accumulation, does.
     from batchlint import versions
 
-    asked = []
-    real_release = versions.release
-
-    def release(distribution, *args, **kwargs):
-        asked.append(distribution.names[0])
-        return real_release(distribution, *args, **kwargs)
-
-    monkeypatch.setattr(versions, "release", release)
+    asked = releases_asked(monkeypatch, versions)
     sft = tmp_path / "sft"
     write(sft, "src/sft.py", SFT_PROGRAM)
     write(sft, "recipes/sft.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\nper_device_train_batch_size: 2\n"
