@@ -93,7 +93,9 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
     # `noqa` in any case, searched in the text's ASCII (lowering every character of a text with CJK
     # comments costs more than the rest of this function): line numbers stay, and each line is matched again.
     lowered = (text if text.isascii() else text.encode("ascii", "ignore").decode("ascii")).lower()
-    has_noqa = "noqa" in lowered
+    # Only a `noqa` with one of batchlint's codes after it on its line is read: a `noqa` of E501 on every
+    # line of a config's imports is other tools' business, and needs no line of the text split.
+    has_noqa = _ours_after_noqa(lowered)
     if "batchlint:" not in text and not has_noqa:
         return found
     lines = text.split("\n")  # the line numbering every reader shares for comments
@@ -140,6 +142,20 @@ def parse(text: str, known: frozenset = frozenset()) -> Directives:
 # ruff's no-quality-assurance comment (`noqa` then a colon and codes, as BL101, E501): the codes of that line.
 # Only batchlint's codes are batchlint's to read: a bare one, or one naming other tools' codes only, is theirs.
 _NOQA = LazyPattern(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+
+
+def _ours_after_noqa(lowered: str) -> bool:
+    """Whether a line of the lowered text holds `bl` after a `noqa`, as every `noqa` of batchlint's codes
+    does (_NOQA: a code starting with BL). Each line is looked at once: a regex would scan a line again
+    from each of its `noqa`s."""
+    start = lowered.find("noqa")
+    while start >= 0:
+        end = lowered.find("\n", start)
+        end = len(lowered) if end < 0 else end
+        if lowered.find("bl", start + 4, end) >= 0:
+            return True
+        start = lowered.find("noqa", end)
+    return False
 
 
 def _holding(text: str, marker: str) -> list:

@@ -41,6 +41,13 @@ def split_lines(text: str, fmt: Optional[str]) -> list:
     return LINE_BREAKS.get(fmt, _NEWLINE_ONLY).split(text)
 
 
+def first_lines(text: str, fmt: Optional[str], count: int) -> list:
+    """`split_lines(text, fmt)[:count]`, without splitting the lines after them."""
+    if "\r" not in text and (fmt != "yaml" or text.isascii()):
+        return text.split("\n", count)[:count]
+    return split_lines(text, fmt)[:count]
+
+
 SURROGATE = LazyPattern("[\ud800-\udfff]")  # a lone surrogate: no UTF-8 output can encode it
 
 

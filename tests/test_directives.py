@@ -255,3 +255,28 @@ def test_an_edit_is_offered_only_where_lines_break_at_newlines(text, editable):
     # A lone "\r", NEL, LS or PS break lines for some readers and not for others: no removal offered there.
     found = directives.parse(text)
     assert [s.removal is not None for s in found.suppressions] == [editable]
+
+
+def _parsed(text):
+    found = directives.parse(text, frozenset({"BL101", "BL201"}))
+    return (found.file_disabled, found.line_disabled, found.problems,
+            [sorted(vars(s).items()) for s in found.suppressions])
+
+
+def test_noqa_lines_without_batchlint_codes_are_not_read(monkeypatch):
+    # Only a `noqa` followed on its line by a code starting with BL can be batchlint's: the parser reads no
+    # other (a `noqa` of E501 on every import line of a config). Held to the parser that reads every `noqa`
+    # line, on generated texts of other tools' codes, ours, case, non-ASCII spaces and other line breaks.
+    import random
+
+    pieces = ["# noqa: E501", "# NOQA: BL101", "#noqa:bl101,E501", "# noqa : E501, BL201", "# noqa: BLX1",
+              "# noqa\u3000: BL101", "# noqa: ſ1, BL101", "# noqa", "noqa: BL101", "# noqa: E5\u00a0BL101",
+              "# batchlint: disable=BL201", "x = 1", "# 中文 noqa", "bl", "  ", "\r", "\u2028", "é"]
+    rng = random.Random(20261129)
+    texts = ["".join(rng.choice(pieces) + rng.choice(["", " ", "\n", "\r\n", "\n\n"]) for _ in range(rng.randrange(1, 12)))
+             for _ in range(3000)]
+    filtered = [_parsed(text) for text in texts]
+    monkeypatch.setattr(directives, "_ours_after_noqa", lambda lowered: "noqa" in lowered)  # every `noqa` read
+    assert filtered == [_parsed(text) for text in texts]
+    assert sum(1 for found in filtered if found[1]) > 300  # the texts hold codes of ours that apply
+

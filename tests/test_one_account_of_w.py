@@ -116,6 +116,30 @@ def test_the_index_of_names_finds_what_the_scan_finds(monkeypatch):
     assert sum(1 for found in scanned if found) > 20, "the corpus names its configs in scripts"
 
 
+def test_the_index_holds_every_whole_run_with_a_dot_in_each_file():
+    """The index of names makes objects only of the runs of name characters that hold a dot (the names
+    looked up in it have one): the same index as keeping those of all runs, on generated files."""
+    import random
+
+    rng = random.Random(20261129)
+    pieces = [b"sft.yaml", b"configs/", b"a.b", b".", b"..", b"-", b"_", b"x", b"9", b" ", b"\n", b"/", b"$", b"=",
+              b"\"", b"\xc3\xa9", b"ds_config.json", b".hidden", b"end.", b"-.-", b"\t", b"${STAGE}.json"]
+    chunks = [b"".join(rng.choice(pieces) for _ in range(rng.randrange(0, 60))) for _ in range(400)]
+    starts, size = [], 0
+    for chunk in chunks:
+        starts.append(size)
+        size += len(chunk) + len(callers._SEPARATOR)
+    files = callers._Files(b"".join(chunk + callers._SEPARATOR for chunk in chunks), tuple(starts),
+                           tuple(f"f{i}" for i in range(len(chunks))), True)
+    every_run: dict = {}
+    for number, chunk in enumerate(chunks):
+        for run in set(callers._NAME.findall(chunk)):
+            if b"." in run:
+                every_run.setdefault(run, []).append(number)
+    assert callers._index(files) == every_run
+    assert len(every_run) > 100
+
+
 def test_the_run_lints_the_jobs_of_the_files_it_was_given_before_them(tmp_path, monkeypatch):
     """pre-commit's list: the scripts that run a given config are linted by the run first (ProjectJobs.prepare),
     once each, not from inside the config's lint."""

@@ -25,7 +25,7 @@ from ..document import (
     Sequence,
     Span,
     Symbol,
-    split_lines,
+    first_lines,
 )
 from ..lazy_pattern import LazyPattern
 from ..lean_dataclass import lean_dataclass
@@ -265,7 +265,8 @@ def _accumulation(doc: Document, micro: Fact, ga: Fact, sp: Fact, view: ProjectV
     follows_sp = any(fact.node is not None and sp.key in fact.node.deps for fact in (micro, ga))
     at_sp1 = _at_sp1(doc, sp, view) if follows_sp and sp.known and sp.value != 1 else None
     text = text_at(doc, ga.span) if ga.span is not None else None
-    lines = split_lines(text, doc.format) if text is not None else []
+    # Up to its line (the comments above it say which sp it is written for): the lines after it are not split.
+    lines = first_lines(text, doc.format, ga.span.line) if text is not None and ga.span is not None else []
     written_for = _written_for(lines, ga.span, sp) if ga.span is not None and not follows_sp else None
     written_in = None
     if written_for is None and not follows_sp and ga.span is not None and isinstance(doc, Inherited):
