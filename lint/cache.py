@@ -13,6 +13,12 @@ a script changed within two seconds of its stat is stamped with its bytes' diges
 too, since a rewrite within the file system's clock tick keeps its times (git's
 "racily clean" files).
 
+A file's bytes are known by their digest, kept in the index with the file's stamp (size, inode, times)
+when it was read: a warm run stats a file whose stamp is unchanged instead of reading it again, as git's
+index does, unless it changed within two seconds of a stat (project.RACY_NS), where its times cannot tell;
+a stamp is kept only when taken before the bytes were read, or when the file had not changed since before
+the run began. Through an overlay (`--fix`) or a git revision every file is read.
+
 The index is JSON, read with a size bound and checked field by field: loading
 it runs no code, whoever wrote it (a cache folder committed in a pull request
 is data, never a program), and a corrupt, truncated, hostile or foreign index
@@ -30,6 +36,7 @@ import json
 import math
 import os
 import stat
+import time
 import typing
 from collections.abc import Callable
 from typing import Any, Optional
@@ -45,7 +52,8 @@ from .rule import SEVERITIES, Edit, Related
 MAX_ENTRIES = 100_000
 # The index is read whole: past this it is not read, and a save keeps the newest entries under it.
 MAX_INDEX_BYTES = 64 << 20
-FORMAT = 2
+FORMAT = 3
+MAX_STAMPS = 200_000  # files whose stamps the index keeps
 _MAX_INT = 1 << 31
 
 _KEY = LazyPattern(r"[0-9a-f]{64}\Z")
@@ -74,7 +82,10 @@ class Cache:
     def __init__(self, folder: str, settings, options):
         salt = repr((__version__, settings, options, _schema())).encode("utf-8")
         self.index_path = os.path.join(folder, f"{__version__}-{hashlib.sha256(salt).hexdigest()[:16]}.json")
+        self.started = time.time_ns()  # a file not changed since before this is as the run read it
+        self.stamps: dict = {}  # absolute path -> ((size, inode, mtime, ctime), sha256 of its bytes), as stored
         self.entries = self._read_index()  # key -> stored entry (checked when used)
+        self.stamped: dict = {}  # the same, of the files this run knew the digest of
         self.fresh: dict = {}  # key -> entry of this run
         self.digests: dict = {}  # path -> sha256 of its bytes now ("" when unreadable)
         self.searched: dict = {}  # "kind:folder" -> sha256 of what that search reads now
@@ -85,14 +96,36 @@ class Cache:
             self.cwd = ""
 
     def key(self, path: str) -> Optional[str]:
-        try:
-            raw = project.read_bytes(path)
-        except OSError:
-            return None  # linted without the cache, so the engine reports it
         if not self.cwd:
             return None
-        where = f"{self.cwd}\0{os.path.abspath(path)}\0".encode("utf-8", "surrogateescape")
-        return hashlib.sha256(where + raw).hexdigest()
+        try:
+            content = self._content(path)
+        except OSError:
+            return None  # linted without the cache, so the engine reports it
+        where = f"{self.cwd}\0{os.path.abspath(path)}\0{content}".encode("utf-8", "surrogateescape")
+        return hashlib.sha256(where).hexdigest()
+
+    def _content(self, path: str) -> str:
+        """The sha256 of the bytes of the file at `path`: the one stored, without a read, while the file's
+        stamp is the one stored with it; else read, keeping the stamp taken before the read. Raises OSError
+        as project.read_bytes."""
+        absolute = os.path.abspath(path)
+        view = project.ProjectView.now()
+        info = None
+        if not view.overlay and view.revision is None:
+            try:
+                info = os.stat(path)
+            except OSError:
+                info = None
+            if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info):
+                known = self.stamps.get(absolute)
+                if known is not None and known[0] == project.stamp_of(info):
+                    self.stamped[absolute] = known
+                    return known[1]
+        digest = reads.digest(project.read_bytes(path))
+        if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info):
+            self.stamped[absolute] = (project.stamp_of(info), digest)  # taken before the read: a change after it shows
+        return digest
 
     def get(self, key: Optional[str]):
         """The stored FileResult for `key`, if every file it read still has the bytes it read."""
@@ -135,6 +168,9 @@ class Cache:
         others = getattr(others, "paths", others)  # a reads.Touched
         if not isinstance(others, dict):
             others = {os.path.abspath(p): self._digest(os.path.abspath(p)) for p in others}
+        for path, digest in others.items():
+            if isinstance(path, str) and isinstance(digest, str):
+                self._stamp_read(path, digest)
         try:
             entry = {"result": result_to_dict(result), "others": {str(p): str(d) for p, d in others.items()},
                      "searches": {str(k): str(d) for k, d in getattr(result, "searches", {}).items()}}
@@ -145,10 +181,20 @@ class Cache:
     def save(self) -> None:
         """Keep this run's entries and, room permitting, the older ones. A run that found every result it
         used in the index, and put none, leaves it as it is: writing it again would change nothing kept."""
-        if self.entries and all(self.entries.get(key) is entry for key, entry in self.fresh.items()):
+        if self.entries and all(self.entries.get(key) is entry for key, entry in self.fresh.items()) and all(
+                self.stamps.get(path) == known for path, known in self.stamped.items()):
             return
+        stamps = dict(self.stamped)
+        for path, known in self.stamps.items():
+            if len(stamps) >= MAX_STAMPS:
+                break
+            stamps.setdefault(path, known)
+        try:
+            stamps_text = json.dumps({path: [*stamp, digest] for path, (stamp, digest) in stamps.items()})
+        except (TypeError, ValueError):
+            stamps_text = "{}"
         parts: list[str] = []
-        size = 64
+        size = 64 + len(stamps_text)  # stamps are at most MAX_STAMPS short lines: the entries take what is left
         for key, entry in list(self.fresh.items()) + [(k, e) for k, e in self.entries.items() if k not in self.fresh]:
             if len(parts) >= MAX_ENTRIES:
                 break
@@ -161,8 +207,8 @@ class Cache:
             if size > MAX_INDEX_BYTES:
                 break
             parts.append(part)
-        text = '{"batchlint_cache": %d, "version": %s, "entries": {\n%s\n}}\n' % (
-            FORMAT, json.dumps(__version__), ",\n".join(parts))
+        text = '{"batchlint_cache": %d, "version": %s, "stamps": %s, "entries": {\n%s\n}}\n' % (
+            FORMAT, json.dumps(__version__), stamps_text, ",\n".join(parts))
         try:
             folder = os.path.dirname(self.index_path)
             os.makedirs(folder, exist_ok=True)
@@ -176,10 +222,23 @@ class Cache:
     def _digest(self, path: str) -> str:
         if path not in self.digests:
             try:
-                self.digests[path] = reads.digest(project.read_bytes(path))
+                self.digests[path] = self._content(path)
             except OSError:
                 self.digests[path] = ""
         return self.digests[path]
+
+    def _stamp_read(self, path: str, digest: str) -> None:
+        """Keep the stamp of a file a lint read (`digest`: of the bytes it read) when the file has not changed
+        since well before the run began: those are the bytes the stamp stands for."""
+        view = project.ProjectView.now()
+        if not digest or path in self.stamped or view.overlay or view.revision is not None:
+            return
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+        if stat.S_ISREG(info.st_mode) and max(info.st_mtime_ns, info.st_ctime_ns) < self.started - project.RACY_NS:
+            self.stamped[path] = (project.stamp_of(info), digest)
 
     def _read_index(self) -> dict:
         """The stored entries; {} for anything that is not an index this version wrote."""
@@ -190,6 +249,7 @@ class Cache:
             entries = data.get("entries")
             if not isinstance(entries, dict):
                 return {}
+            self.stamps = _stamps(data.get("stamps"))
             return {k: e for k, e in entries.items() if isinstance(k, str) and _KEY.match(k) and isinstance(e, dict)}
         except Exception:  # noqa: BLE001 - a cache that cannot be read only costs speed
             return {}
@@ -207,6 +267,20 @@ def _read_bounded(path: str, limit: int) -> bytes:
     if len(data) > limit:
         raise Invalid("not a cache index")
     return data
+
+
+def _stamps(value) -> dict:
+    """{absolute path: ((size, inode, mtime, ctime), sha256)} as stored; {} unless every one is of that form."""
+    if not isinstance(value, dict) or len(value) > MAX_STAMPS:
+        return {}
+    found = {}
+    for path, stored in value.items():
+        if not (isinstance(path, str) and os.path.isabs(path) and isinstance(stored, list) and len(stored) == 5
+                and all(type(n) is int and 0 <= n < 1 << 64 for n in stored[:4])
+                and isinstance(stored[4], str) and _KEY.match(stored[4])):
+            return {}
+        found[path] = (tuple(stored[:4]), stored[4])
+    return found
 
 
 def _searches(value) -> dict:

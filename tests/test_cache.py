@@ -352,3 +352,60 @@ def test_a_script_changed_within_the_file_systems_tick_is_stamped_with_its_bytes
     assert callers._stamp_digest([(stamp, b"W=8\n")]) != callers._stamp_digest([(stamp, b"W=6\n")])
     assert callers._stamp_digest([(stamp, b"W=8\n")]) != callers._stamp_digest([(stamp, None)])
     assert callers._stamp(None, None) == (b"partial", False)
+
+
+# --- stamps: a file unchanged since it was read is not read again --------------------------------------
+
+
+def test_a_warm_run_reads_no_file_whose_stamp_is_unchanged(workdir, monkeypatch):
+    from batchlint import project
+
+    monkeypatch.setattr(project, "RACY_NS", 0)  # files written by the test are not too recent to tell
+    config = write(workdir, "sft.yaml", HF)
+    linked = write(workdir, "ds.json", DS % 4)
+    cold = lint([config], workdir, workdir / "cache")
+    read: list = []
+    reading = project._read_regular
+    monkeypatch.setattr(project, "_read_regular", lambda path, limit: read.append(os.path.abspath(path)) or reading(path, limit))
+    warm = lint([config], workdir, workdir / "cache")
+    assert codes(warm) == codes(cold) == [["BL120"]]
+    assert os.path.abspath(config) not in read and os.path.abspath(linked) not in read
+    write(workdir, "ds.json", DS % 2)  # same size; its stamp (inode, times) changes
+    assert codes(lint([config], workdir, workdir / "cache")) == [[]]
+    assert os.path.abspath(linked) in read
+
+
+def test_a_file_changed_within_the_clock_tick_is_read_again(workdir, monkeypatch):
+    # On a file system whose stamps cannot tell two writes in one tick apart (here: a stamp of the size
+    # alone), a file changed within RACY_NS of the stat is never taken as unchanged.
+    from batchlint import project
+
+    monkeypatch.setattr(project, "stamp_of", lambda info: (info.st_size, 0, 0, 0))
+    offload = '{\n  "train_micro_batch_size_per_gpu": 1,\n  "zero_optimization": {"stage": %d, "offload_param": {"device": "cpu"}}\n}\n'
+    path = write(workdir, "ds.json", offload % 0)  # no script searched for callers holds a JSON's bytes
+    assert codes(lint([path], workdir, workdir / "cache")) == [["BL521"]]
+    write(workdir, "ds.json", offload % 3)  # the same size
+    assert codes(lint([path], workdir, workdir / "cache")) == [[]]
+
+
+@pytest.mark.parametrize("stamps", [
+    {"/x.yaml": [1, 2, 3, 4, "zz"]}, {"x.yaml": [1, 2, 3, 4, "0" * 64]}, {"/x.yaml": [1, 2, 3, "4", "0" * 64]},
+    {"/x.yaml": [1, 2, 3, 4]}, ["/x.yaml"], {"/x.yaml": [-1, 2, 3, 4, "0" * 64]},
+])
+def test_stamps_not_of_their_form_are_ignored(workdir, monkeypatch, stamps):
+    from batchlint import project
+
+    monkeypatch.setattr(project, "RACY_NS", 0)
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    lint([path], workdir, workdir / "cache")
+    index = next(os.path.join("cache", n) for n in os.listdir("cache") if n.endswith(".json"))
+    with open(index, encoding="utf-8") as handle:
+        data = json.load(handle)
+    stored = data["stamps"].pop(os.path.abspath(path))
+    assert stored[4] == hashlib.sha256(TRL_PACKED_GROUPED.encode()).hexdigest()
+    data["stamps"] = stamps if not isinstance(stamps, dict) else {**stamps, os.path.abspath(path): stored}
+    with open(index, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options(digests=True))
+    assert cache.stamps == {}
+    assert codes(lint([path], workdir, workdir / "cache")) == [["BL301"]]
