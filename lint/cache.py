@@ -123,7 +123,7 @@ class Cache:
                     self.stamped[absolute] = known
                     return known[1]
         digest = reads.digest(project.read_bytes(path))
-        if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info):
+        if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info) and _storable(info):
             self.stamped[absolute] = (project.stamp_of(info), digest)  # taken before the read: a change after it shows
         return digest
 
@@ -237,7 +237,8 @@ class Cache:
             info = os.stat(path)
         except OSError:
             return
-        if stat.S_ISREG(info.st_mode) and max(info.st_mtime_ns, info.st_ctime_ns) < self.started - project.RACY_NS:
+        if stat.S_ISREG(info.st_mode) and max(info.st_mtime_ns, info.st_ctime_ns) < self.started - project.RACY_NS \
+                and _storable(info):
             self.stamped[path] = (project.stamp_of(info), digest)
 
     def _read_index(self) -> dict:
@@ -267,6 +268,11 @@ def _read_bounded(path: str, limit: int) -> bytes:
     if len(data) > limit:
         raise Invalid("not a cache index")
     return data
+
+
+def _storable(info: os.stat_result) -> bool:
+    """Whether a stamp's numbers are of the range an index holds (`_stamps`): a time before 1970 is not."""
+    return all(type(n) is int and 0 <= n < 1 << 64 for n in project.stamp_of(info))
 
 
 def _stamps(value) -> dict:

@@ -409,3 +409,15 @@ def test_stamps_not_of_their_form_are_ignored(workdir, monkeypatch, stamps):
     cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options(digests=True))
     assert cache.stamps == {}
     assert codes(lint([path], workdir, workdir / "cache")) == [["BL301"]]
+
+
+def test_a_file_dated_before_1970_is_read_and_leaves_the_other_stamps_usable(workdir, monkeypatch):
+    from batchlint import project
+
+    monkeypatch.setattr(project, "RACY_NS", 0)
+    old = write(workdir, "old.yaml", TRL_PACKED_GROUPED)
+    new = write(workdir, "new.yaml", TRL_PACKED_GROUPED)
+    os.utime(old, ns=(-10**9, -10**9))
+    assert codes(lint([old, new], workdir, workdir / "cache")) == [["BL301"], ["BL301"]]
+    cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options(digests=True))
+    assert set(cache.stamps) == {os.path.abspath(new)}
