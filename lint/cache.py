@@ -110,21 +110,21 @@ class Cache:
         stamp is the one stored with it; else read, keeping the stamp taken before the read. Raises OSError
         as project.read_bytes."""
         absolute = os.path.abspath(path)
-        view = project.ProjectView.now()
-        info = None
-        if not view.overlay and view.revision is None:
+        stamp = None
+        if not project.ProjectView.now().substituted:
             try:
                 info = os.stat(path)
             except OSError:
                 info = None
-            if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info):
+            if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info) and _storable(info):
+                stamp = project.stamp_of(info)
                 known = self.stamps.get(absolute)
-                if known is not None and known[0] == project.stamp_of(info):
+                if known is not None and known[0] == stamp:
                     self.stamped[absolute] = known
                     return known[1]
         digest = reads.digest(project.read_bytes(path))
-        if info is not None and stat.S_ISREG(info.st_mode) and not project.is_racy(info) and _storable(info):
-            self.stamped[absolute] = (project.stamp_of(info), digest)  # taken before the read: a change after it shows
+        if stamp is not None:
+            self.stamped[absolute] = (stamp, digest)  # taken before the read: a change after it shows
         return digest
 
     def get(self, key: Optional[str]):
@@ -230,8 +230,7 @@ class Cache:
     def _stamp_read(self, path: str, digest: str) -> None:
         """Keep the stamp of a file a lint read (`digest`: of the bytes it read) when the file has not changed
         since well before the run began: those are the bytes the stamp stands for."""
-        view = project.ProjectView.now()
-        if not digest or path in self.stamped or view.overlay or view.revision is not None:
+        if not digest or path in self.stamped or project.ProjectView.now().substituted:
             return
         try:
             info = os.stat(path)

@@ -36,16 +36,21 @@ def line_starts(text: str, fmt: Optional[str]) -> list:
 
 def split_lines(text: str, fmt: Optional[str]) -> list:
     """The lines of `text` as Spans number them, without their line breaks."""
-    if "\r" not in text and (fmt != "yaml" or text.isascii()):
+    if _newline_only(text, fmt):
         return text.split("\n")  # the same lines, without a regex: only "\n" breaks them here
     return LINE_BREAKS.get(fmt, _NEWLINE_ONLY).split(text)
 
 
 def first_lines(text: str, fmt: Optional[str], count: int) -> list:
     """`split_lines(text, fmt)[:count]`, without splitting the lines after them."""
-    if "\r" not in text and (fmt != "yaml" or text.isascii()):
+    if _newline_only(text, fmt):
         return text.split("\n", count)[:count]
     return split_lines(text, fmt)[:count]
+
+
+def _newline_only(text: str, fmt: Optional[str]) -> bool:
+    """Whether only "\n" breaks the lines of `text` for the reader of `fmt`."""
+    return "\r" not in text and (fmt != "yaml" or text.isascii())
 
 
 SURROGATE = LazyPattern("[\ud800-\udfff]")  # a lone surrogate: no UTF-8 output can encode it

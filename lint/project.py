@@ -360,6 +360,12 @@ class ProjectView:
         return cls(_current.get(), _overlay.get(), _view.get(), _pinned.get())
 
     @property
+    def substituted(self) -> bool:
+        """Whether files are read through other bytes than their own (an editor's or `--fix`'s overlay, a git
+        revision): their stamps on disk say nothing of what is read."""
+        return bool(self.overlay) or self.revision is not None
+
+    @property
     def key(self) -> tuple:
         """What tells two views apart, for caches of what was read through one: the boundary, the
         revision, the overlaid texts (the pins are not read from files, so no cache holds them)."""

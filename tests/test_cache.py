@@ -421,3 +421,19 @@ def test_a_file_dated_before_1970_is_read_and_leaves_the_other_stamps_usable(wor
     assert codes(lint([old, new], workdir, workdir / "cache")) == [["BL301"], ["BL301"]]
     cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options(digests=True))
     assert set(cache.stamps) == {os.path.abspath(new)}
+
+
+def test_through_an_overlay_a_file_is_read_not_known_by_its_stamp(workdir, monkeypatch):
+    # An overlay's bytes are not the file's on disk: its stamp says nothing of them.
+    from batchlint import project
+
+    monkeypatch.setattr(project, "RACY_NS", 0)
+    path = write(workdir, "sft.yaml", TRL_PACKED_GROUPED)
+    lint([path], workdir, workdir / "cache")
+    cache = Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options(digests=True))
+    on_disk = cache._content(path)
+    assert on_disk == hashlib.sha256(TRL_PACKED_GROUPED.encode()).hexdigest() == cache.stamps[os.path.abspath(path)][1]
+    overlaid = TRL_PACKED_GROUPED.replace("true", "false")
+    with project.overlaid({path: overlaid.encode()}):
+        assert Cache(str(workdir / "cache"), Settings(root=str(workdir)), Options(digests=True))._content(path) \
+            == hashlib.sha256(overlaid.encode()).hexdigest()

@@ -552,3 +552,24 @@ def test_the_atomic_module_is_the_one_writer():
         assert "write_atomic" in source
         assert '"w"' not in source and '"wb"' not in source and "pickle" not in source
     assert atomic.write_atomic is write_atomic
+
+
+def test_the_first_lines_are_those_every_reader_splits():
+    # document.first_lines (XTuner's accumulation reads its own line and those above it) splits no line
+    # after them, and gives what split_lines gives, whatever breaks the lines: "\r", CRLF, NEL, LS.
+    import random
+
+    from batchlint.document import LINE_BREAKS, first_lines, split_lines
+
+    def by_regex(text, fmt):  # each reader's own line breaks, without the "\n"-only shortcut
+        return LINE_BREAKS["yaml" if fmt == "yaml" else "python"].split(text) if fmt in ("python", "yaml") \
+            else text.split("\n")
+
+    rng = random.Random(20261130)
+    pieces = ["a", "\n", "\r", "\r\n", "\u2028", "\x85", "é", "# sp=4"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+        for fmt in ("python", "yaml", "toml", None):
+            count = rng.randrange(1, 12)
+            assert first_lines(text, fmt, count) == split_lines(text, fmt)[:count] == by_regex(text, fmt)[:count], \
+                (text, fmt, count)

@@ -274,7 +274,7 @@ def _digest(found: _Files) -> str:
 def _stamps(top: str) -> str:
     """The digest `_digest` gives a search under `top` read now, from the files' stamps alone (and the
     bytes of those changed too recently for their times to tell)."""
-    if _through_view():
+    if project.ProjectView.now().substituted:
         return ""
     parts = []
     for candidate, info, _ in _walk(top):
@@ -302,12 +302,6 @@ def _read_or_nothing(candidate: str) -> bytes:
         return project.read_bytes(candidate, limit=MAX_FILE_BYTES)
     except OSError:
         return b""
-
-
-def _through_view() -> bool:
-    """Whether files are read through other bytes than their own (an editor's overlay, a git revision)."""
-    view = project.ProjectView.now()
-    return bool(view.overlay) or view.revision is not None
 
 
 reads.SEARCHES[SEARCH] = search_digest
