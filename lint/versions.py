@@ -6,7 +6,9 @@ that says anything about the distribution: a copy of the framework's package
 inside it (vendored, or the framework's own repository: its version file),
 an exact version in uv.lock / poetry.lock, else the requirements in
 requirements*.txt, requirements/*.txt, pyproject.toml (PEP 621 and poetry),
-setup.cfg and setup.py (read with `ast`, never run). Requirements of one folder
+setup.cfg and setup.py (read with `ast`, never run), and where those are silent
+the folder's README (its install commands, and the environment it lists in a
+code block as `pip freeze` or `pip list` prints it). Requirements of one folder
 must all hold: an exact `==` pin names the release, a range names it only when
 exactly one release a rule knows satisfies it; anything else is unknown.
 
@@ -544,10 +546,12 @@ def _folder_says(reading: _Reading, folder: str, dist: Distribution) -> Optional
         found = _locked(reading, os.path.join(folder, lock), names)
         if found:
             return _Said(found[0], found[1])
-    files = []
+    files, readmes = [], []
     try:
         with os.scandir(folder) as entries:
-            files = sorted(e.name for e in entries if re.fullmatch(r"requirements.*\.txt", e.name))
+            names_here = sorted(e.name for e in entries if e.is_file())
+        files = [name for name in names_here if re.fullmatch(r"requirements.*\.txt", name)]
+        readmes = [name for name in names_here if _README.fullmatch(name)]
         sub = os.path.join(folder, "requirements")
         if os.path.isdir(sub):
             with os.scandir(sub) as entries:
@@ -560,7 +564,36 @@ def _folder_says(reading: _Reading, folder: str, dist: Distribution) -> Optional
     pins += _pyproject(reading, os.path.join(folder, "pyproject.toml"), names)
     pins += _setup_cfg(reading, os.path.join(folder, "setup.cfg"), names)
     pins += _setup_py(reading, os.path.join(folder, "setup.py"), names)
+    if not pins:  # the manifests are what pip installs: a README speaks only where they are silent
+        for name in readmes[:MAX_REQUIREMENT_FILES]:
+            pins += _readme(reading, os.path.join(folder, name), names)
     return _Said(pins=tuple(pins)) if pins else None
+
+
+# A folder's README, whose setup section says what to install: `pip install x==1.2`, or the environment the
+# authors ran as `pip freeze` or `pip list` prints it (`x==1.2`, `x   1.2`) in a fenced code block.
+_README = LazyPattern(r"(?i)readme(?:\.(?:md|markdown|rst|txt))?\Z")
+_FENCE = LazyPattern(r" {0,3}(?:```|~~~)")
+_LISTED = LazyPattern(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(?:\s*==\s*|[ \t]+)v?(\d+(?:\.\d+)+[A-Za-z0-9.+-]*)\s*\Z")
+
+
+def _readme(reading: _Reading, path: str, names: set) -> list:
+    """(spec, where) of each requirement of `names` a README states: its install commands, and each
+    `name==version` or `name  version` line of a fenced code block (a freeze, a `pip list`)."""
+    text = reading.text(path)
+    if text is None:
+        return []
+    pins = [(spec, reading.where(path, line)) for token, line in install_requirements(text)
+            if (spec := _requirement(token, names)) is not None]
+    fenced = False
+    for number, line in enumerate(text.splitlines(), 1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        listed = _LISTED.match(line) if fenced else None
+        if listed is not None and canonical(listed.group(1)) in names:
+            pins.append((f"=={listed.group(2)}", reading.where(path, number)))
+    return pins
 
 
 # -- per project: cached, and the project config's `versions` ----------------------------------

@@ -529,3 +529,23 @@ def test_a_program_with_its_own_train_batch_size_flag_is_not_the_trainer(tmp_pat
     assert frameworks("diffusers.sh", line) == []
     assert frameworks("trainer.sh", line.replace("--train_batch_size=1", "--per_device_train_batch_size 1")) == \
         ["transformers"]
+
+
+# A research repository of 2021 (its README lists the environment as `pip list` prints it, no requirements file):
+# DeepSpeed's fp16 on where TrainingArguments leave it off, refused only from transformers 4.7.0.
+README_ENVIRONMENT = "# Model\n\n### Dependencies\n\n```\ndatasets                1.6.2\ndeepspeed               0.3.16\n" \
+                     "transformers            {version}\n```\n"
+
+
+@pytest.mark.parametrize("version, severity", [("4.6.1", None), ("4.7.0", "error"), (None, "info")])
+def test_the_release_a_readme_lists_decides_the_fp16_check(tmp_path, version, severity):
+    (tmp_path / ".git").mkdir()
+    if version:
+        write(tmp_path, "README.md", README_ENVIRONMENT.format(version=version))
+    write(tmp_path, "longlm/ds.json", '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "fp16": {"enabled": true}\n}\n')
+    config = write(tmp_path, "longlm/train.yaml", "model_name_or_path: ./LongLM-large\nper_device_train_batch_size: 3\n"
+                                                  "deepspeed: ds.json\n")
+    found = [d for d in lint_path(config, project_root=tmp_path).diagnostics if d.code == "BL120"]
+    assert [d.severity for d in found] == ([severity] if severity else [])
+    if severity == "error":
+        assert "transformers 4.7.0, pinned in README.md:8" in said(found[0])

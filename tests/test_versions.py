@@ -502,3 +502,48 @@ def test_prose_and_other_distributions_are_no_install(tmp_path):
     files = {"README.sh": "# run: pip install torchtune-extras==1.0\necho pip install torchtunes==2.0\n",
              "b.py": 'print("pip install")\n'}
     assert _release(tmp_path, files) is None
+
+
+# -- a README's setup section: what a project that has no manifest says to install --------------------
+
+LISTED = "## Dependencies\n\n```\nPackage      Version\n------------ -------\ntorch        2.5.1\ntorchtune    0.5.0\n```\n"
+
+
+@pytest.mark.parametrize("readme, version, where", [
+    ("# Setup\n\n```bash\nconda create -n t python=3.10\npip install torchtune==0.6.1 wandb\n```\n", "0.6.1", "README.md:5"),
+    (LISTED, "0.5.0", "README.md:7"),  # the authors' environment, as `pip list` prints it
+    ("Installed:\n\n~~~\ntorch==2.5.1\ntorchtune==0.4.0\n~~~\n", "0.4.0", "README.md:5"),  # as `pip freeze` prints it
+])
+def test_a_readme_names_the_release_where_no_manifest_does(tmp_path, readme, version, where):
+    found = _release(tmp_path, {"README.md": readme})
+    assert (found.version, found.where) == (version, where)
+
+
+@pytest.mark.parametrize("files", [
+    {"README.md": "Developed upon torchtune 0.5.0, see below.\n"},  # prose, not a setup step
+    {"README.md": "torchtune    0.5.0\n"},  # a line outside a code block
+    {"README.md": "```python\nassert torchtune.__version__ == '0.5.0'\n```\n"},  # code that is no listing
+    {"README.md": "```\ntorchtune-extras   0.5.0\ntorchtunes==0.6.1\n```\n"},  # other distributions
+    {"eval/README.md": "```\npip install torchtune==0.6.1\n```\n"},  # another folder's README: its own tools
+])
+def test_a_readme_that_names_no_release_of_it_says_nothing(tmp_path, files):
+    assert _release(tmp_path, files) is None
+
+
+def test_a_manifest_wins_over_the_readme_and_a_readme_naming_two_releases_names_none(tmp_path):
+    found = _release(tmp_path, {"requirements.txt": "torchtune==0.4.0\n", "README.md": LISTED})
+    assert (found.version, found.where) == ("0.4.0", "requirements.txt:1")
+    versions._cache.clear()
+    per_run.forget()
+    found = _release(tmp_path, {"requirements.txt": "", "README.md": LISTED + "\n```\npip install torchtune==0.6.1\n```\n"})
+    assert found is not None and found.version is None
+
+
+def test_a_readme_above_the_config_speaks_for_it_and_is_recorded_as_read(tmp_path):
+    from batchlint import reads
+
+    _project(tmp_path, {"recipes/sft/full.yaml": "batch_size: 4\n", "README.md": LISTED})
+    with reads.tracking() as seen:
+        found = versions.release(TUNE, str(tmp_path / "recipes/sft/full.yaml"), TUNE.releases)
+    assert found.version == "0.5.0"
+    assert str(tmp_path / "README.md") in seen.paths  # a cached result is reused only while it is unchanged
