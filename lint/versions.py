@@ -549,7 +549,7 @@ def _folder_says(reading: _Reading, folder: str, dist: Distribution) -> Optional
     files, readmes = [], []
     try:
         with os.scandir(folder) as entries:
-            names_here = sorted(e.name for e in entries if e.is_file())
+            names_here = sorted(e.name for e in entries)
         files = [name for name in names_here if re.fullmatch(r"requirements.*\.txt", name)]
         readmes = [name for name in names_here if _README.fullmatch(name)]
         sub = os.path.join(folder, "requirements")
