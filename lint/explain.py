@@ -214,8 +214,9 @@ def _sequence_rows(plans: list, labels: tuple = (), settings: Optional[Settings]
     cols = _Columns(plans, labels, settings)
     first = plans[0]
     dynamic = first.micro_tokens is not None
-    rows = [_dynamic_micro(cols) if dynamic else cols.facts("micro batch (per GPU)", [p.micro_batch for p in plans],
-                                                            why=_WHY["micro"])]
+    derived = "derived from the declared global batch: needs W" if first.derived_from_global == "micro_batch" else None
+    rows = [_dynamic_micro(cols) if dynamic else cols.facts("micro batch (per GPU)", [p.micro() for p in plans],
+                                                            missing=derived or "not set", why=_WHY["micro"])]
     if dynamic:
         rows.append(cols.row("gradient accumulation", ["dynamic"] * len(plans),
                              ["dynamic: as many micro-steps as the mini batch needs micro batches of the token budget"]

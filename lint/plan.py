@@ -343,6 +343,20 @@ class TrainingPlan:
         shown = f"{declared.key} {total} // ({micro.key} {each} x dp {d})"
         return Fact(total // (each * d), "gradient accumulation", None, Origin.DERIVED, detail=shown)
 
+    def micro(self) -> Optional[Fact]:
+        """The micro batch as written, or as the framework derives it from the declared global batch
+        (DeepSpeed without train_micro_batch_size_per_gpu): global // (accumulation x dp)."""
+        if self.micro_batch is not None or self.derived_from_global != "micro_batch":
+            return self.micro_batch
+        declared, accumulation, dp = self.declared_global_batch, self.grad_accum, self.data_parallel
+        total, steps, d = (f.count if f is not None else None for f in (declared, accumulation, dp))
+        if declared is None or accumulation is None or total is None or steps is None or d is None:
+            return None
+        if total % (steps * d):
+            return None  # DeepSpeed's batch check refuses it: no micro batch runs
+        shown = f"{declared.key} {total} // ({accumulation.key} {steps} x dp {d})"
+        return Fact(total // (steps * d), "micro batch", None, Origin.DERIVED, detail=shown)
+
     def effective_global_batch(self) -> Optional[tuple]:
         """The global batch the job trains with: the declared one where the
         framework derives a factor from it, else micro x GA x dp."""

@@ -211,3 +211,24 @@ def test_explain_says_what_check_says_of_a_config_that_is_not_there(tmp_path, mo
     checked, explained = run("check", "run.sh"), run("explain", "run.sh")
     assert checked.exit_code == 0 and notice in checked.stderr.splitlines()
     assert explained.exit_code == 1 and notice in explained.stderr.splitlines()
+
+
+def test_deepspeed_derives_the_micro_batch_from_train_batch_size(tmp_path, monkeypatch):
+    """train_batch_size and the accumulation without train_micro_batch_size_per_gpu: DeepSpeed takes the micro
+    batch as train_batch_size // (accumulation x W) (runtime/config.py _set_batch_related_parameters), and
+    refuses a W that does not divide it; with W unknown the row says what it waits for."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ds.json").write_text('{\n  "train_batch_size": 32,\n  "gradient_accumulation_steps": 2,\n'
+                                      '  "zero_optimization": {"stage": 1}\n}\n')
+    [e] = explain("ds.json", "-w", "4", "-w", "3")
+    micro = _by_name(e)["micro batch (per GPU)"]
+    assert micro["values"] == [4, "?"]
+    assert micro["sources"][0] == ("micro batch: derived: train_batch_size 32 // "
+                                   "(gradient_accumulation_steps 2 x dp 4)")
+    assert micro["sources"][1].startswith("fails: train_batch_size 32 is not a multiple of 6")
+    [e] = explain("ds.json")
+    assert _by_name(e)["micro batch (per GPU)"]["sources"] == ["derived from the declared global batch: needs W"]
+    (tmp_path / "ds.json").write_text('{\n  "train_batch_size": 32,\n  "train_micro_batch_size_per_gpu": 2\n}\n')
+    [e] = explain("ds.json", "-w", "4")  # written: as written, and the accumulation derived instead
+    assert _by_name(e)["micro batch (per GPU)"]["values"] == [2]
+    assert _by_name(e)["gradient accumulation"]["values"] == [4]
