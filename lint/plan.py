@@ -334,28 +334,24 @@ class TrainingPlan:
         the declared global batch (TorchTitan, Megatron): global // (micro x dp)."""
         if self.grad_accum is not None or self.derived_from_global != "grad_accum":
             return self.grad_accum
-        declared, micro, dp = self.declared_global_batch, self.micro_batch, self.data_parallel
-        total, each, d = (f.count if f is not None else None for f in (declared, micro, dp))
-        if declared is None or micro is None or total is None or each is None or d is None:
-            return None
-        if total % (each * d):
-            return None
-        shown = f"{declared.key} {total} // ({micro.key} {each} x dp {d})"
-        return Fact(total // (each * d), "gradient accumulation", None, Origin.DERIVED, detail=shown)
+        return self._from_declared(self.micro_batch, "gradient accumulation")
 
     def micro(self) -> Optional[Fact]:
         """The micro batch as written, or as the framework derives it from the declared global batch
         (DeepSpeed without train_micro_batch_size_per_gpu): global // (accumulation x dp)."""
         if self.micro_batch is not None or self.derived_from_global != "micro_batch":
             return self.micro_batch
-        declared, accumulation, dp = self.declared_global_batch, self.grad_accum, self.data_parallel
-        total, steps, d = (f.count if f is not None else None for f in (declared, accumulation, dp))
-        if declared is None or accumulation is None or total is None or steps is None or d is None:
+        return self._from_declared(self.grad_accum, "micro batch")
+
+    def _from_declared(self, other: Optional[Fact], name: str) -> Optional[Fact]:
+        """The factor of the declared global batch left unwritten: global // (`other` x dp); None where a
+        factor is unknown or the division is not whole (the framework refuses to start)."""
+        declared, dp = self.declared_global_batch, self.data_parallel
+        total, each, d = (f.count if f is not None else None for f in (declared, other, dp))
+        if declared is None or other is None or total is None or each is None or d is None or total % (each * d):
             return None
-        if total % (steps * d):
-            return None  # DeepSpeed's batch check refuses it: no micro batch runs
-        shown = f"{declared.key} {total} // ({accumulation.key} {steps} x dp {d})"
-        return Fact(total // (steps * d), "micro batch", None, Origin.DERIVED, detail=shown)
+        shown = f"{declared.key} {total} // ({other.key} {each} x dp {d})"
+        return Fact(total // (each * d), name, None, Origin.DERIVED, detail=shown)
 
     def effective_global_batch(self) -> Optional[tuple]:
         """The global batch the job trains with: the declared one where the
