@@ -586,7 +586,7 @@ def _readme(reading: _Reading, path: str, names: set) -> list:
     pins = [(spec, reading.where(path, line)) for token, line in install_requirements(text)
             if (spec := _requirement(token, names)) is not None]
     fenced = False
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # lines as install_requirements counts them
         if _FENCE.match(line):
             fenced = not fenced
             continue

@@ -513,6 +513,8 @@ LISTED = "## Dependencies\n\n```\nPackage      Version\n------------ -------\nto
     ("# Setup\n\n```bash\nconda create -n t python=3.10\npip install torchtune==0.6.1 wandb\n```\n", "0.6.1", "README.md:5"),
     (LISTED, "0.5.0", "README.md:7"),  # the authors' environment, as `pip list` prints it
     ("Installed:\n\n~~~\ntorch==2.5.1\ntorchtune==0.4.0\n~~~\n", "0.4.0", "README.md:5"),  # as `pip freeze` prints it
+    # lines counted at "\n" only, as its install commands are (a form feed or U+2028 in prose ends no line)
+    ("Setup\f notes\u2028 more\r\n```\r\ntorchtune   0.6.1\r\n```\r\n", "0.6.1", "README.md:3"),
 ])
 def test_a_readme_names_the_release_where_no_manifest_does(tmp_path, readme, version, where):
     found = _release(tmp_path, {"README.md": readme})
